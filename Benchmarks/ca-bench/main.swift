@@ -1,0 +1,1 @@
+print("ca-bench: not yet implemented")

@@ -1,0 +1,47 @@
+# The README's two commands: `make demo` and `make test`. Each installs what is
+# missing first (scripts/install-deps.sh), then builds and runs.
+SWIFT ?= swift
+RELEASE_BIN = .build/release
+
+.PHONY: all deps deps-python build test demo bench soak lint format server clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+deps-python:
+	@scripts/install-deps.sh --python
+
+build: deps
+	$(SWIFT) build
+
+test: deps-python
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: deps
+	$(SWIFT) build -c release --product cloudassets
+	$(RELEASE_BIN)/cloudassets demo
+
+server: deps
+	$(SWIFT) build -c release --product fake-s3
+	$(RELEASE_BIN)/fake-s3 seed --root .fake-s3 --assets 200
+	$(RELEASE_BIN)/fake-s3 serve --root .fake-s3 --port 9000 --access-key demo --secret-key demo-secret
+
+bench: deps
+	$(SWIFT) build -c release --product ca-bench --product fake-s3
+	$(RELEASE_BIN)/ca-bench
+
+soak: deps
+	$(SWIFT) build -c release --product ca-bench
+	$(RELEASE_BIN)/ca-bench --soak
+
+lint:
+	$(SWIFT) format lint --strict --recursive Package.swift Sources TestServer Tests Benchmarks
+
+format:
+	$(SWIFT) format format --in-place --recursive Package.swift Sources TestServer Tests Benchmarks
+
+clean:
+	rm -rf .build

@@ -1,0 +1,105 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny")
+]
+
+let package = Package(
+    name: "CloudAssets",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "CloudAssets", targets: ["CloudAssets"]),
+        .library(name: "FakeS3", targets: ["FakeS3"]),
+        .executable(name: "cloudassets", targets: ["cloudassets"]),
+        .executable(name: "fake-s3", targets: ["fake-s3"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // C shims: typed wrappers around libcurl's variadic API, and zlib's crc32.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
+
+        // AWS Signature Version 4, shared by the client (signing) and the fake server (verifying).
+        .target(
+            name: "AWSSigV4",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
+
+        // SQLite persistence; knows nothing about HTTP.
+        .target(
+            name: "AssetStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+
+        // libcurl HTTP engine, S3 operations, the downloader.
+        .target(
+            name: "S3Transfer",
+            dependencies: [
+                "CCurl", "CZlib", "AWSSigV4",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+
+        // Public API.
+        .target(
+            name: "CloudAssets",
+            dependencies: ["AssetStore", "S3Transfer"],
+            swiftSettings: strict),
+
+        .executableTarget(
+            name: "cloudassets",
+            dependencies: [
+                "CloudAssets", "FakeS3",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+
+        // The bundled fake S3 server.
+        .target(
+            name: "FakeS3",
+            dependencies: [
+                "AWSSigV4", "CZlib",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "TestServer/FakeS3",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "fake-s3",
+            dependencies: [
+                "FakeS3",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "TestServer/fake-s3",
+            swiftSettings: strict),
+
+        .executableTarget(
+            name: "ca-bench",
+            dependencies: ["CloudAssets", "AssetStore", "S3Transfer", "FakeS3"],
+            path: "Benchmarks/ca-bench",
+            swiftSettings: strict),
+
+        .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
+        .testTarget(
+            name: "AssetStoreTests",
+            dependencies: ["AssetStore", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3"]),
+        .testTarget(
+            name: "CloudAssetsTests",
+            dependencies: [
+                "CloudAssets", "FakeS3", .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
+        .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4"]),
+        .testTarget(name: "CLITests", dependencies: ["FakeS3"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

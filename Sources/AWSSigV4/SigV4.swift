@@ -1,0 +1,223 @@
+import Crypto
+import Foundation
+
+/// The pieces of AWS Signature Version 4 that both a client (signing) and a
+/// server (verifying) need. All functions are pure and thread-safe.
+public enum SigV4 {
+    /// The algorithm name that opens every `Authorization` header.
+    public static let algorithm = "AWS4-HMAC-SHA256"
+    /// The payload hash value that tells S3 the body is not signed.
+    public static let unsignedPayload = "UNSIGNED-PAYLOAD"
+    /// The payload hash value of an aws-chunked streaming upload.
+    public static let streamingPayload = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
+    /// SHA-256 of the empty string, the payload hash of a request without a body.
+    public static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    private static let unreserved: [Bool] = {
+        var table = [Bool](repeating: false, count: 256)
+        for c in UInt8(ascii: "A")...UInt8(ascii: "Z") { table[Int(c)] = true }
+        for c in UInt8(ascii: "a")...UInt8(ascii: "z") { table[Int(c)] = true }
+        for c in UInt8(ascii: "0")...UInt8(ascii: "9") { table[Int(c)] = true }
+        for c in "-_.~".utf8 { table[Int(c)] = true }
+        return table
+    }()
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// Percent-encodes every byte of the UTF-8 form of `string` except the
+    /// unreserved characters `A–Z a–z 0–9 - _ . ~`, as AWS's `UriEncode` does.
+    /// - Parameters:
+    ///   - string: The decoded text (an object key, a query name or value).
+    ///   - encodeSlash: `false` for an S3 path, where `/` separates segments;
+    ///     `true` for query strings.
+    public static func uriEncode(_ string: String, encodeSlash: Bool = true) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(string.utf8.count)
+        for byte in string.utf8 {
+            if unreserved[Int(byte)] || (!encodeSlash && byte == UInt8(ascii: "/")) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes `%XX` escapes. Returns nil for a truncated or non-hex escape or
+    /// for bytes that are not valid UTF-8.
+    /// - Parameters:
+    ///   - string: Percent-encoded text.
+    ///   - plusAsSpace: Treat `+` as a space (HTML form encoding). S3 paths and
+    ///     SigV4 query strings do not; pass `false` for them.
+    public static func percentDecode(_ string: String, plusAsSpace: Bool = false) -> String? {
+        var out = [UInt8]()
+        out.reserveCapacity(string.utf8.count)
+        var iterator = Array(string.utf8).makeIterator()
+        func hexValue(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let h = iterator.next(), let l = iterator.next(), let hv = hexValue(h), let lv = hexValue(l)
+                else { return nil }
+                out.append(hv << 4 | lv)
+            } else if plusAsSpace && byte == UInt8(ascii: "+") {
+                out.append(UInt8(ascii: " "))
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
+    /// The canonical query string: each name and value URI-encoded, sorted by
+    /// encoded name then value, joined with `&`.
+    /// - Parameter items: Decoded name/value pairs (a name without `=` has an empty value).
+    public static func canonicalQueryString(_ items: [(name: String, value: String)]) -> String {
+        var encoded: [(name: String, value: String)] = items.map { item in
+            (name: uriEncode(item.name), value: uriEncode(item.value))
+        }
+        encoded.sort { (a: (name: String, value: String), b: (name: String, value: String)) -> Bool in
+            a.name == b.name ? a.value < b.value : a.name < b.name
+        }
+        var parts: [String] = []
+        parts.reserveCapacity(encoded.count)
+        for item in encoded { parts.append(item.name + "=" + item.value) }
+        return parts.joined(separator: "&")
+    }
+
+    /// Collapses runs of spaces and trims, as SigV4 requires of header values.
+    public static func canonicalHeaderValue(_ value: String) -> String {
+        var out = ""
+        var lastWasSpace = false
+        for ch in value.trimmingCharacters(in: .whitespaces) {
+            if ch == " " {
+                if !lastWasSpace { out.append(ch) }
+                lastWasSpace = true
+            } else {
+                out.append(ch)
+                lastWasSpace = false
+            }
+        }
+        return out
+    }
+
+    /// Builds the canonical request.
+    /// - Parameters:
+    ///   - method: HTTP method, upper case.
+    ///   - canonicalURI: The URI-encoded path (see ``uriEncode(_:encodeSlash:)`` with `encodeSlash: false`).
+    ///   - canonicalQuery: See ``canonicalQueryString(_:)``.
+    ///   - headers: Lower-cased names with their values, for every signed header.
+    ///   - payloadHash: The `x-amz-content-sha256` value.
+    /// - Returns: The canonical request and the `SignedHeaders` list.
+    public static func canonicalRequest(
+        method: String, canonicalURI: String, canonicalQuery: String,
+        headers: [(name: String, value: String)], payloadHash: String
+    ) -> (request: String, signedHeaders: String) {
+        var merged: [String: [String]] = [:]
+        for (name, value) in headers {
+            merged[name.lowercased(), default: []].append(canonicalHeaderValue(value))
+        }
+        let names = merged.keys.sorted()
+        let canonicalHeaders = names.map { "\($0):\(merged[$0]!.joined(separator: ","))\n" }.joined()
+        let signed = names.joined(separator: ";")
+        let request = [method, canonicalURI, canonicalQuery, canonicalHeaders, signed, payloadHash]
+            .joined(separator: "\n")
+        return (request, signed)
+    }
+
+    /// `yyyyMMdd'T'HHmmss'Z'` in UTC.
+    public static func amzDate(_ date: Date) -> String {
+        let t = Int64(date.timeIntervalSince1970.rounded(.down))
+        var tmValue = tm()
+        var time = time_t(t)
+        gmtime_r(&time, &tmValue)
+        return String(
+            format: "%04d%02d%02dT%02d%02d%02dZ", Int(tmValue.tm_year) + 1900, Int(tmValue.tm_mon) + 1,
+            Int(tmValue.tm_mday), Int(tmValue.tm_hour), Int(tmValue.tm_min), Int(tmValue.tm_sec))
+    }
+
+    /// Parses `yyyyMMdd'T'HHmmss'Z'`; nil when malformed.
+    public static func parseAmzDate(_ string: String) -> Date? {
+        let b = Array(string.utf8)
+        guard b.count == 16, b[8] == UInt8(ascii: "T"), b[15] == UInt8(ascii: "Z") else { return nil }
+        func num(_ r: Range<Int>) -> Int? {
+            var v = 0
+            for i in r {
+                guard b[i] >= 48, b[i] <= 57 else { return nil }
+                v = v * 10 + Int(b[i] - 48)
+            }
+            return v
+        }
+        guard let y = num(0..<4), let mo = num(4..<6), let d = num(6..<8), let h = num(9..<11),
+            let mi = num(11..<13), let s = num(13..<15), (1...12).contains(mo), (1...31).contains(d), h < 24,
+            mi < 60, s < 61
+        else { return nil }
+        var tmValue = tm()
+        tmValue.tm_year = Int32(y - 1900)
+        tmValue.tm_mon = Int32(mo - 1)
+        tmValue.tm_mday = Int32(d)
+        tmValue.tm_hour = Int32(h)
+        tmValue.tm_min = Int32(mi)
+        tmValue.tm_sec = Int32(s)
+        return Date(timeIntervalSince1970: TimeInterval(timegm(&tmValue)))
+    }
+
+    /// The credential scope `date/region/service/aws4_request`.
+    public static func scope(date: String, region: String, service: String) -> String {
+        "\(date)/\(region)/\(service)/aws4_request"
+    }
+
+    /// The string to sign for a canonical request.
+    public static func stringToSign(canonicalRequest: String, amzDate: String, scope: String) -> String {
+        "\(algorithm)\n\(amzDate)\n\(scope)\n\(sha256Hex(canonicalRequest))"
+    }
+
+    /// The derived signing key for one day, region and service.
+    public static func signingKey(secret: String, date: String, region: String, service: String) -> SymmetricKey {
+        var key = SymmetricKey(data: Array("AWS4\(secret)".utf8))
+        for part in [date, region, service, "aws4_request"] {
+            key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Array(part.utf8), using: key)))
+        }
+        return key
+    }
+
+    /// Hex HMAC-SHA256 of `string` under `key`.
+    public static func signature(_ string: String, key: SymmetricKey) -> String {
+        hex(HMAC<SHA256>.authenticationCode(for: Array(string.utf8), using: key))
+    }
+
+    /// Lower-case hex SHA-256 of UTF-8 text.
+    public static func sha256Hex(_ string: String) -> String { hex(SHA256.hash(data: Array(string.utf8))) }
+
+    /// Lower-case hex SHA-256 of bytes.
+    public static func sha256Hex<D: DataProtocol>(data: D) -> String { hex(SHA256.hash(data: data)) }
+
+    /// Lower-case hex of any byte sequence.
+    public static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Compares two strings in time independent of where they first differ.
+    public static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var diff: UInt8 = 0
+        for i in 0..<x.count { diff |= x[i] ^ y[i] }
+        return diff == 0
+    }
+}

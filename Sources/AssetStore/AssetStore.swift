@@ -1,0 +1,1 @@
+// Module AssetStore — see DESIGN.md.

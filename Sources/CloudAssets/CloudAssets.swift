@@ -1,0 +1,1 @@
+// Module CloudAssets — see DESIGN.md.

@@ -1,0 +1,1 @@
+// Module S3Transfer — see DESIGN.md.

@@ -1,0 +1,2 @@
+import CloudAssets
+print("cloudassets: not yet implemented")

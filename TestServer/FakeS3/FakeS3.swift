@@ -1,0 +1,1 @@
+// The fake S3 server library.

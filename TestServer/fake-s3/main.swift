@@ -1,0 +1,2 @@
+import FakeS3
+print("fake-s3: not yet implemented")

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what `make test`, `make demo` and `make bench` need and is missing:
+# Debian packages (with apt-get when root; otherwise prints the command and
+# fails) and the Python S3 tools the interop tests drive (with pip).
+set -euo pipefail
+
+debs=(libcurl4-openssl-dev libsqlite3-dev zlib1g-dev curl)
+missing=()
+for pkg in "${debs[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$pkg")
+    fi
+done
+if ((${#missing[@]})); then
+    if [ "$(id -u)" = 0 ]; then
+        echo "install-deps: apt-get install ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        echo "install-deps: missing Debian packages. Run:" >&2
+        echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+    echo "install-deps: the Swift 6 toolchain is not on PATH (expected at /opt/swift/usr/bin)." >&2
+    exit 1
+fi
+
+if [ "${1:-}" = "--python" ]; then
+    py=()
+    command -v aws >/dev/null 2>&1 || py+=(awscli)
+    python3 -c 'import boto3' >/dev/null 2>&1 || py+=(boto3)
+    if ((${#py[@]})); then
+        echo "install-deps: pip install ${py[*]}"
+        python3 -m pip install -q "${py[@]}"
+    fi
+fi
