@@ -1,2 +1,3 @@
 import FakeS3
+
 print("fake-s3: not yet implemented")
