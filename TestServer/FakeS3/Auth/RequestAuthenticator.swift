@@ -47,14 +47,18 @@ struct RequestAuthenticator: Sendable {
             return .signed(try verifyPresigned(request, now: now))
         }
         if request.hasQuery("Signature") || request.hasQuery("AWSAccessKeyId") {
-            throw S3Error(
-                status: 400, code: "InvalidRequest",
-                message: "Signature Version 2 is not supported; please use AWS4-HMAC-SHA256.")
+            return .signed(try SigV2Verifier(credentials: credentials).verifyPresigned(request, now: now))
         }
         return .anonymous
     }
 
     private func lookup(_ accessKeyID: String) throws(S3Error) -> AWSCredentials {
+        try Self.lookup(accessKeyID, in: credentials)
+    }
+
+    static func lookup(_ accessKeyID: String, in credentials: [String: AWSCredentials]) throws(S3Error)
+        -> AWSCredentials
+    {
         guard let c = credentials[accessKeyID] else {
             throw S3Error(
                 status: 403, code: "InvalidAccessKeyId",
@@ -90,9 +94,7 @@ struct RequestAuthenticator: Sendable {
 
     private func verifyHeader(_ header: String, _ request: S3Request, now: Date) throws(S3Error) -> SignedRequest {
         if header.hasPrefix("AWS ") {
-            throw S3Error(
-                status: 400, code: "InvalidRequest",
-                message: "Signature Version 2 is not supported; please use AWS4-HMAC-SHA256.")
+            return try SigV2Verifier(credentials: credentials).verifyHeader(header, request, now: now)
         }
         guard let auth = SigV4Authorization(header: header) else {
             throw S3Error(

@@ -7,6 +7,10 @@ struct S3Request {
     var head: HTTPRequestHead
     /// The decoded request path (what the signature's canonical URI encodes).
     var path: String
+    /// The path as sent, still percent-encoded.
+    var rawPath: String
+    /// Whether the bucket came from the `Host` header (virtual-hosted style).
+    var isVirtualHosted = false
     /// The raw query string (without `?`).
     var rawQuery: String
     /// Decoded query items in the order sent.
@@ -35,6 +39,7 @@ struct S3Request {
             rawQuery = ""
         }
         guard pathPart.hasPrefix("/") else { throw .invalidURI }
+        rawPath = String(pathPart)
         path = try Self.decode(pathPart)
         var items: [(name: String, value: String)] = []
         for part in rawQuery.split(separator: "&", omittingEmptySubsequences: true) {
@@ -60,6 +65,7 @@ struct S3Request {
         }
         let rest = path.dropFirst()  // drop the leading "/"
         if let virtualBucket {
+            isVirtualHosted = true
             bucket = virtualBucket
             key = rest.isEmpty ? nil : String(rest)
         } else if rest.isEmpty {

@@ -26,7 +26,7 @@ public final class FakeS3Server: Sendable {
         var stopped = false
     }
 
-    private let core: ServerCore
+    let core: ServerCore
     private let running = Locked(Running())
 
     /// The configuration the server was created with.
