@@ -1,17 +1,108 @@
 import Foundation
 import GRDB
 
+/// The values of one sort criterion for every identifier of a fetch, stored unboxed for cheap copies.
+public enum SortColumn: Sendable {
+    case real(ContiguousArray<Double>)
+    case integer(ContiguousArray<Int64>)
+    case text(ContiguousArray<String>)
+
+    /// An empty column of the kind `key` produces.
+    public init(for key: StoreSortKey) {
+        switch key {
+        case .creationDate, .modificationDate: self = .real([])
+        case .key: self = .text([])
+        case .size, .pixelCount: self = .integer([])
+        }
+    }
+
+    public var count: Int {
+        switch self {
+        case .real(let values): values.count
+        case .integer(let values): values.count
+        case .text(let values): values.count
+        }
+    }
+
+    public subscript(index: Int) -> SortValue {
+        switch self {
+        case .real(let values): .real(values[index])
+        case .integer(let values): .integer(values[index])
+        case .text(let values): .text(values[index])
+        }
+    }
+
+    /// Appends a value of the column's kind (a value of another kind is a programming error).
+    public mutating func append(_ value: SortValue) {
+        switch (self, value) {
+        case (.real(var values), .real(let new)):
+            self = .integer([])
+            values.append(new)
+            self = .real(values)
+        case (.integer(var values), .integer(let new)):
+            self = .real([])
+            values.append(new)
+            self = .integer(values)
+        case (.text(var values), .text(let new)):
+            self = .real([])
+            values.append(new)
+            self = .text(values)
+        default:
+            preconditionFailure("sort value \(value) does not match the column kind")
+        }
+    }
+
+    /// Appends `other[range]` (same kind).
+    public mutating func append(contentsOf other: SortColumn, _ range: Range<Int>) {
+        switch (self, other) {
+        case (.real(var values), .real(let source)):
+            self = .integer([])
+            values.append(contentsOf: source[range])
+            self = .real(values)
+        case (.integer(var values), .integer(let source)):
+            self = .real([])
+            values.append(contentsOf: source[range])
+            self = .integer(values)
+        case (.text(var values), .text(let source)):
+            self = .real([])
+            values.append(contentsOf: source[range])
+            self = .text(values)
+        default:
+            preconditionFailure("sort columns of different kinds")
+        }
+    }
+
+    public mutating func reserveCapacity(_ count: Int) {
+        switch self {
+        case .real(var values):
+            self = .integer([])
+            values.reserveCapacity(count)
+            self = .real(values)
+        case .integer(var values):
+            self = .real([])
+            values.reserveCapacity(count)
+            self = .integer(values)
+        case .text(var values):
+            self = .real([])
+            values.reserveCapacity(count)
+            self = .text(values)
+        }
+    }
+}
+
 /// Identifiers in query order with their sort key values, as a fetch result keeps them.
 public struct SortedIdentifiers: Sendable {
     /// The identifiers, in query order.
     public var ids: ContiguousArray<Int64>
     /// One column per sort criterion: `keys[c][i]` is the value of criterion `c` for `ids[i]`.
-    public var keys: [ContiguousArray<SortValue>]
+    public var keys: [SortColumn]
 
-    public init(ids: ContiguousArray<Int64> = [], keys: [ContiguousArray<SortValue>] = []) {
+    public init(ids: ContiguousArray<Int64> = [], keys: [SortColumn] = []) {
         self.ids = ids
         self.keys = keys
     }
+
+    public var count: Int { ids.count }
 }
 
 /// Reads. Each call runs on a reader connection and sees the last committed state; none waits for a writer.
@@ -32,15 +123,16 @@ extension AssetStore {
             if query.sort.isEmpty {
                 return SortedIdentifiers(ids: ContiguousArray(try Int64.fetchAll(db, sql: sql, arguments: arguments)))
             }
-            var result = SortedIdentifiers(keys: Array(repeating: [], count: query.sort.count))
+            var ids = ContiguousArray<Int64>()
+            var columns = query.sort.map { SortColumn(for: $0.key) }
             let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
             while let row = try rows.next() {
-                result.ids.append(row[0])
+                ids.append(row[0])
                 for (column, sort) in query.sort.enumerated() {
-                    result.keys[column].append(Self.sortValue(sort.key, row, column + 1))
+                    columns[column].append(Self.sortValue(sort.key, row, column + 1))
                 }
             }
-            return result
+            return SortedIdentifiers(ids: ids, keys: columns)
         }
     }
 

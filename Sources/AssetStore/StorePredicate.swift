@@ -53,12 +53,9 @@ public indirect enum StorePredicate: Sendable, Hashable {
         case .creationDate(let range): return Self.between("creationDate", range, &arguments)
         case .modificationDate(let range): return Self.between("modificationDate", range, &arguments)
         case .availability(let set): return Self.inList("availability", set.map(\.rawValue).sorted(), &arguments)
-        case .isFavorite(let value):
-            arguments += [value]
-            return "isFavorite = ?"
-        case .isHidden(let value):
-            arguments += [value]
-            return "isHidden = ?"
+        // Booleans are written as literals (not values from outside) so partial indexes on them apply.
+        case .isFavorite(let value): return value ? "isFavorite = 1" : "isFavorite = 0"
+        case .isHidden(let value): return value ? "isHidden = 1" : "isHidden = 0"
         case .keyPrefix(let prefix):
             guard !prefix.isEmpty else { return "1" }
             arguments += [Self.globEscaped(prefix) + "*"]
