@@ -46,9 +46,22 @@ public final class HTTPEngine: Sendable {
     /// - Returns: The id to cancel, pause or resume the transfer with.
     @discardableResult
     public func start(_ request: HTTPRequest, handler: any HTTPResponseHandler) -> HTTPTransferID {
-        let id = core.nextID()
-        core.enqueue(.add(HTTPTransferBox(id: id, request: request, handler: handler)))
-        return HTTPTransferID(rawValue: id)
+        let id = makeTransferID()
+        start(request, handler: handler, id: id)
+        return id
+    }
+
+    /// Reserves an id for ``start(_:handler:id:)``, so a handler can know its transfer's id before the
+    /// first callback can run.
+    public func makeTransferID() -> HTTPTransferID { HTTPTransferID(rawValue: core.nextID()) }
+
+    /// Starts a transfer under an id from ``makeTransferID()`` (use each id once).
+    /// - Parameters:
+    ///   - request: What to send.
+    ///   - handler: Receives the response on the engine thread.
+    ///   - id: The reserved id.
+    public func start(_ request: HTTPRequest, handler: any HTTPResponseHandler, id: HTTPTransferID) {
+        core.enqueue(.add(HTTPTransferBox(id: id.rawValue, request: request, handler: handler)))
     }
 
     /// Cancels a transfer; its handler then completes with ``HTTPTransportError/cancelled`` (unless it had
