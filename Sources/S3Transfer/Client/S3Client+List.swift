@@ -84,7 +84,9 @@ extension S3Client {
         for element in root.children("Contents") {
             let key = try decode(try element.requiredText("Key"))
             let sizeText = try element.requiredText("Size")
-            guard let size = Int64(sizeText), size >= 0 else { throw .malformedResponse("bad Size \(sizeText) of \(key)") }
+            guard let size = Int64(sizeText), size >= 0 else {
+                throw .malformedResponse("bad Size \(sizeText) of \(key)")
+            }
             let etag = S3ETag.unquoted(try element.requiredText("ETag"))
             let modifiedText = try element.requiredText("LastModified")
             guard let modified = HTTPDate.parseISO8601(modifiedText) else {
@@ -100,7 +102,8 @@ extension S3Client {
         if let countText = root.child("KeyCount")?.text {
             guard let count = Int(countText), count == objects.count + prefixes.count else {
                 throw .malformedResponse(
-                    "KeyCount \(countText) but \(objects.count) objects and \(prefixes.count) prefixes: incomplete listing")
+                    "KeyCount \(countText) but \(objects.count) objects and \(prefixes.count) prefixes: incomplete listing"
+                )
             }
         }
         var token = root.child("NextContinuationToken")?.text

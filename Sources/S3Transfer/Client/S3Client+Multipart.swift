@@ -33,7 +33,8 @@ extension S3Client {
             headers.append(("x-amz-meta-\(name.lowercased())", value))
         }
         let (_, body) = try await send {
-            makeRequest(method: "POST", bucket: bucket, key: key, query: [("uploads", "")], headers: headers, body: Data())
+            makeRequest(
+                method: "POST", bucket: bucket, key: key, query: [("uploads", "")], headers: headers, body: Data())
         }
         let root = try S3XMLParser.parse(body)
         guard root.name == "InitiateMultipartUploadResult" else {
@@ -78,7 +79,8 @@ extension S3Client {
     {
         var xml = "<CompleteMultipartUpload>"
         for part in parts {
-            xml += "<Part><PartNumber>\(part.partNumber)</PartNumber><ETag>\(Self.xmlEscape(S3ETag.quoted(part.etag)))</ETag></Part>"
+            xml +=
+                "<Part><PartNumber>\(part.partNumber)</PartNumber><ETag>\(Self.xmlEscape(S3ETag.quoted(part.etag)))</ETag></Part>"
         }
         xml += "</CompleteMultipartUpload>"
         let payload = Data(xml.utf8)

@@ -86,7 +86,8 @@ public final class S3Client: Sendable {
         {
             let message = root.child("Message")?.text ?? ""
             result = S3Error.fromService(
-                code: code, message: message, status: head.status, requestID: root.child("RequestId")?.text ?? requestID,
+                code: code, message: message, status: head.status,
+                requestID: root.child("RequestId")?.text ?? requestID,
                 region: region ?? root.child("Region")?.text)
         }
         if result == .requestTimeTooSkewed {

@@ -87,10 +87,12 @@ public struct S3ClientConfiguration: Sendable, Hashable {
             credentials = AWSCredentials(accessKeyID: key, secretAccessKey: secret, sessionToken: token)
         }
         if let raw = environment["AWS_ENDPOINT_URL"], !raw.isEmpty {
-            guard let url = URL(string: raw), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            guard let url = URL(string: raw), let scheme = url.scheme?.lowercased(),
+                scheme == "http" || scheme == "https",
                 url.host != nil
             else { throw .invalidEndpoint(raw) }
-            return S3ClientConfiguration(endpoint: url, region: region, credentials: credentials, addressingStyle: .path)
+            return S3ClientConfiguration(
+                endpoint: url, region: region, credentials: credentials, addressingStyle: .path)
         }
         return S3ClientConfiguration(
             endpoint: URL(string: "https://s3.\(region).amazonaws.com")!, region: region, credentials: credentials,
@@ -107,7 +109,8 @@ public enum S3ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
 
     public var description: String {
         switch self {
-        case .invalidEndpoint(let raw): return "AWS_ENDPOINT_URL \"\(raw)\" is not an http:// or https:// URL with a host."
+        case .invalidEndpoint(let raw):
+            return "AWS_ENDPOINT_URL \"\(raw)\" is not an http:// or https:// URL with a host."
         case .missingSecretKey: return "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not. Set both."
         }
     }

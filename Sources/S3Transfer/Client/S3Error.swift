@@ -44,17 +44,21 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
 
     public var description: String {
         switch self {
-        case .noSuchKey: return "The object does not exist in the bucket (NoSuchKey). Check the key, or re-list the bucket."
+        case .noSuchKey:
+            return "The object does not exist in the bucket (NoSuchKey). Check the key, or re-list the bucket."
         case .noSuchBucket: return "The bucket does not exist (NoSuchBucket). Check the bucket name and the endpoint."
         case .accessDenied:
             return "Access denied (AccessDenied). The credentials are valid but lack permission for this bucket or key."
         case .invalidAccessKeyId:
             return "The access key id is not known to the service (InvalidAccessKeyId). Check AWS_ACCESS_KEY_ID."
         case .signatureDoesNotMatch:
-            return "The request signature was rejected (SignatureDoesNotMatch). Check AWS_SECRET_ACCESS_KEY and the region."
-        case .slowDown: return "The service asked to slow down (SlowDown). Retry later or lower the number of connections."
+            return
+                "The request signature was rejected (SignatureDoesNotMatch). Check AWS_SECRET_ACCESS_KEY and the region."
+        case .slowDown:
+            return "The service asked to slow down (SlowDown). Retry later or lower the number of connections."
         case .requestTimeTooSkewed:
-            return "This computer's clock differs too much from the service's (RequestTimeTooSkewed). Set the clock right."
+            return
+                "This computer's clock differs too much from the service's (RequestTimeTooSkewed). Set the clock right."
         case .permanentRedirect(let region):
             if let region { return "The bucket is in region \(region) (PermanentRedirect). Configure that region." }
             return "The bucket is in another region (PermanentRedirect). Configure the bucket's region or endpoint."
@@ -62,7 +66,8 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
             return "The object is no longer the version asked for (PreconditionFailed). Refresh and request again."
         case .invalidRange: return "The byte range lies outside the object (InvalidRange)."
         case .service(let code, let message, let status, let requestID):
-            return "The service answered HTTP \(status) \(code): \(message)" + (requestID.map { " (request id \($0))" } ?? "")
+            return "The service answered HTTP \(status) \(code): \(message)"
+                + (requestID.map { " (request id \($0))" } ?? "")
         case .transport(let code, let message):
             return "The connection failed (curl error \(code): \(message)). Check the network and the endpoint."
         case .malformedResponse(let detail): return "The service sent a response that could not be read: \(detail)."
@@ -71,7 +76,8 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
         case .objectChanged:
             return "The object changed on the server while it was being read. Refresh and request again."
         case .networkAccessNotAllowed:
-            return "The data is in the cloud and network access is not allowed for this request. Allow network access to download it."
+            return
+                "The data is in the cloud and network access is not allowed for this request. Allow network access to download it."
         case .cancelled: return "The request was cancelled."
         case .retriesExhausted(let lastError, let attempts):
             return "Gave up after \(attempts) attempts. Last error: \(lastError.description)"
@@ -118,11 +124,13 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
         case 412: return .preconditionFailed
         case 416: return .invalidRange
         case 503: return .slowDown
-        default: return .service(code: "HTTP\(status)", message: "no error details", status: status, requestID: requestID)
+        default:
+            return .service(code: "HTTP\(status)", message: "no error details", status: status, requestID: requestID)
         }
     }
 
     init(_ transport: HTTPTransportError) {
-        self = transport.isCancellation ? .cancelled : .transport(curlCode: transport.curlCode, message: transport.message)
+        self =
+            transport.isCancellation ? .cancelled : .transport(curlCode: transport.curlCode, message: transport.message)
     }
 }

@@ -157,7 +157,8 @@ enum S3ETag {
 
     /// True when the ETag is a plain MD5 of the content (32 hex digits, no multipart suffix).
     static func isPlainMD5(_ etag: String) -> Bool {
-        etag.utf8.count == 32 && etag.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }
+        etag.utf8.count == 32
+            && etag.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }
     }
 }
 

@@ -109,7 +109,8 @@ enum S3XMLParser {
             var result = S3XMLElement(name: Self.localName(qualified))
             // Attributes (values checked, then ignored: S3 only puts xmlns here).
             while true {
-                let hadSpace = i < bytes.count && (bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D)
+                let hadSpace =
+                    i < bytes.count && (bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D)
                 skipSpace()
                 guard !atEnd else { throw fail("truncated start tag") }
                 if peek("/>") {

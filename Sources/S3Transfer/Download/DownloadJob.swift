@@ -258,7 +258,8 @@ final class DownloadJob: @unchecked Sendable {
                         failures += 1
                         if failures >= policy.maxAttempts {
                             return .failure(
-                                policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: attempts) : error)
+                                policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: attempts) : error
+                            )
                         }
                         do {
                             try await policy.backoff(afterAttempt: failures)
@@ -289,7 +290,8 @@ final class DownloadJob: @unchecked Sendable {
             requiredETag: request.expectedETag, requiredSize: request.expectedSize, acceptsWholeObject: true)
         let engine = client.engine
         let id = engine.makeTransferID()
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<DownloadAttemptOutcome, Never>) in
+        let outcome = await withCheckedContinuation {
+            (continuation: CheckedContinuation<DownloadAttemptOutcome, Never>) in
             let handler = DownloadStreamHandler(
                 client: client, writer: writer, expectation: expectation,
                 onHead: { [weak self] head in self?.progress.withLock { $0.total = head.total } },

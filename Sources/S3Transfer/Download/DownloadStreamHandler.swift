@@ -120,7 +120,8 @@ final class DownloadStreamHandler: HTTPResponseHandler, @unchecked Sendable {
             }
             let wantedEnd = min(expectation.rangeEnd ?? total, total)
             guard range.range.lowerBound == expectation.offset, range.range.upperBound == wantedEnd else {
-                failure = .malformedResponse("the service sent bytes \(range.range) where \(expectation.offset)..<\(wantedEnd) was asked for")
+                failure = .malformedResponse(
+                    "the service sent bytes \(range.range) where \(expectation.offset)..<\(wantedEnd) was asked for")
                 return false
             }
             attemptHead = DownloadAttemptHead(

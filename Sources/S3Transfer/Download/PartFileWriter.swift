@@ -163,7 +163,8 @@ final class PartFileWriter: @unchecked Sendable {
     }
 
     private func takeBuffer() -> UnsafeMutableRawBufferPointer {
-        shared.withLock { $0.free.popLast() } ?? UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 64)
+        shared.withLock { $0.free.popLast() }
+            ?? UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 64)
     }
 
     private func submitCurrent() {
