@@ -44,3 +44,18 @@ CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) 
 }
 size_t ccurl_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 size_t ccurl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
+int ccurl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
+    int queued = 0;
+    CURLMsg *msg;
+    while ((msg = curl_multi_info_read(multi, &queued)) != NULL) {
+        if (msg->msg == CURLMSG_DONE) {
+            *easy = msg->easy_handle;
+            *result = msg->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}
+CURLcode ccurl_easy_pause_receive(CURL *handle) { return curl_easy_pause(handle, CURLPAUSE_RECV); }
+CURLcode ccurl_easy_continue(CURL *handle) { return curl_easy_pause(handle, CURLPAUSE_CONT); }
+long ccurl_http_version_2tls(void) { return CURL_HTTP_VERSION_2TLS; }

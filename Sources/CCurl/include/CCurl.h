@@ -34,4 +34,15 @@ CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 size_t ccurl_writefunc_pause(void);
 size_t ccurl_readfunc_abort(void);
 
+/* Reads finished transfers off the multi handle: returns 1 and fills `easy`
+   and `result` for the next CURLMSG_DONE message, 0 when none is left. */
+int ccurl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result);
+
+/* curl_easy_pause with the CURLPAUSE_* macros spelt out. */
+CURLcode ccurl_easy_pause_receive(CURL *handle);
+CURLcode ccurl_easy_continue(CURL *handle);
+
+/* CURL_HTTP_VERSION_2TLS as a long. */
+long ccurl_http_version_2tls(void);
+
 #endif

@@ -1,0 +1,91 @@
+import AWSSigV4
+import CZlib
+import Crypto
+import Foundation
+
+extension S3Client {
+    /// Reads an object's size, ETag, dates, content type, user metadata and checksums (HeadObject, with
+    /// checksum mode enabled).
+    /// - Parameters:
+    ///   - bucket: The bucket.
+    ///   - key: The key.
+    /// - Returns: The head. A missing key throws ``S3Error/noSuchKey``.
+    public func headObject(bucket: String, key: String) async throws(S3Error) -> S3ObjectHead {
+        let (head, _) = try await send {
+            makeRequest(method: "HEAD", bucket: bucket, key: key, headers: [("x-amz-checksum-mode", "ENABLED")])
+        }
+        return try S3ObjectHead(head: head)
+    }
+
+    /// Reads a small object (or a range of one) into memory — meant for thumbnails and sidecars, not originals
+    /// (use ``Downloader`` for those).
+    ///
+    /// The body's length is checked against the response; a whole object is also checked against its MD5
+    /// ETag and any checksum the service returns (``S3Error/checksumMismatch(expected:actual:algorithm:)``).
+    /// - Parameters:
+    ///   - bucket: The bucket.
+    ///   - key: The key.
+    ///   - range: A byte range, or nil for the whole object.
+    ///   - ifMatch: Only if the object still has this ETag (else ``S3Error/preconditionFailed``).
+    /// - Returns: The bytes and the object's head (its ``S3ObjectHead/size`` is the whole object's).
+    public func getObject(bucket: String, key: String, range: Range<Int64>? = nil, ifMatch: String? = nil)
+        async throws(S3Error) -> (Data, S3ObjectHead)
+    {
+        var headers: [(name: String, value: String)] = [("x-amz-checksum-mode", "ENABLED")]
+        if let range {
+            guard !range.isEmpty, range.lowerBound >= 0 else { throw .invalidRange }
+            headers.append(("range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)"))
+        }
+        if let ifMatch { headers.append(("if-match", S3ETag.quoted(S3ETag.unquoted(ifMatch)))) }
+        let (head, body) = try await send { makeRequest(method: "GET", bucket: bucket, key: key, headers: headers) }
+        let objectHead = try S3ObjectHead(head: head)
+        if let length = head["content-length"].flatMap({ Int($0) }), length != body.count {
+            throw .transport(curlCode: 18, message: "got \(body.count) of \(length) bytes")
+        }
+        if head.status == 200 {
+            guard Int64(body.count) == objectHead.size else {
+                throw .malformedResponse("body of \(body.count) bytes for an object of \(objectHead.size)")
+            }
+            let verifier = IntegrityHasher(etag: objectHead.etag, checksums: objectHead.checksums)
+            body.withUnsafeBytes { verifier.update($0) }
+            if let mismatch = verifier.firstMismatch() { throw mismatch }
+        } else if let range {
+            guard let served = head["content-range"].flatMap(ContentRange.init(header:)),
+                served.range == range.clamped(to: 0..<objectHead.size)
+            else { throw .malformedResponse("the service sent a different range than asked for") }
+        }
+        return (body, objectHead)
+    }
+
+    /// Writes an object in one request, signed over the body's SHA-256.
+    /// - Parameters:
+    ///   - bucket: The bucket.
+    ///   - key: The key.
+    ///   - body: The bytes.
+    ///   - contentType: The `Content-Type` to store.
+    ///   - metadata: User metadata, stored as `x-amz-meta-*`.
+    /// - Returns: The new ETag.
+    @discardableResult
+    public func putObject(
+        bucket: String, key: String, body: Data, contentType: String? = nil, metadata: [String: String] = [:]
+    ) async throws(S3Error) -> String {
+        var headers: [(name: String, value: String)] = [("content-length", String(body.count))]
+        if let contentType { headers.append(("content-type", contentType)) }
+        for (name, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            headers.append(("x-amz-meta-\(name.lowercased())", value))
+        }
+        headers.append(("content-md5", Data(Insecure.MD5.hash(data: body)).base64EncodedString()))
+        let (head, _) = try await send {
+            makeRequest(method: "PUT", bucket: bucket, key: key, headers: headers, body: body)
+        }
+        return S3ETag.unquoted(head["etag"] ?? "")
+    }
+
+    /// Deletes an object. Deleting a key that does not exist succeeds, as in S3.
+    /// - Parameters:
+    ///   - bucket: The bucket.
+    ///   - key: The key.
+    public func deleteObject(bucket: String, key: String) async throws(S3Error) {
+        _ = try await send { makeRequest(method: "DELETE", bucket: bucket, key: key) }
+    }
+}

@@ -1,0 +1,132 @@
+import AWSSigV4
+import Foundation
+
+/// An S3 client on an ``HTTPEngine``: signs every request (afresh on every attempt), maps error responses to
+/// ``S3Error`` and retries what may succeed on another attempt (``RetryPolicy``).
+///
+/// Thread-safe; every operation may be called from any task. Operations throw ``S3Error`` only.
+/// A `RequestTimeTooSkewed` answer is fixed by measuring the clock offset from the response's `Date` header
+/// and retrying once re-signed; the offset is kept for every later request.
+public final class S3Client: Sendable {
+    /// The settings the client was made with.
+    public let configuration: S3ClientConfiguration
+    /// The engine that moves the bytes (shared with a ``Downloader`` built on this client).
+    public let engine: HTTPEngine
+    private let clockOffset = Locked<TimeInterval>(0)
+
+    /// - Parameters:
+    ///   - configuration: Endpoint, region, credentials, timeouts.
+    ///   - engine: An engine to share; by default the client makes its own from the configuration.
+    public init(configuration: S3ClientConfiguration, engine: HTTPEngine? = nil) {
+        self.configuration = configuration
+        self.engine =
+            engine
+            ?? HTTPEngine(
+                configuration: HTTPEngineConfiguration(
+                    maxTotalConnections: configuration.maxConnections,
+                    maxConnectionsPerHost: configuration.maxConnections,
+                    connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
+                    verifyTLS: configuration.verifyTLS, caBundlePath: configuration.caBundlePath))
+    }
+
+    /// The measured difference between the service's clock and this computer's, in seconds.
+    public var measuredClockOffset: TimeInterval { clockOffset.withLock { $0 } }
+
+    /// The current time as the service sees it.
+    var correctedNow: Date { Date().addingTimeInterval(measuredClockOffset) }
+
+    // MARK: Building requests
+
+    /// Builds and signs one request (with the corrected clock).
+    func makeRequest(
+        method: String, bucket: String, key: String?, query: [(name: String, value: String)] = [],
+        headers: [(name: String, value: String)] = [], body: Data? = nil, payloadHash: String? = nil,
+        stallTimeout: TimeInterval? = nil
+    ) -> HTTPRequest {
+        let endpoint = configuration.endpoint
+        let scheme = endpoint.scheme?.lowercased() ?? "https"
+        var host = endpoint.host ?? "localhost"
+        if host.contains(":") { host = "[\(host)]" }  // IPv6 literal
+        var path: String
+        switch configuration.addressingStyle {
+        case .path:
+            path = "/" + bucket
+            if let key { path += "/" + key }
+        case .virtualHosted:
+            host = bucket + "." + host
+            path = "/" + (key ?? "")
+        }
+        if let port = endpoint.port, !(scheme == "http" && port == 80), !(scheme == "https" && port == 443) {
+            host += ":\(port)"
+        }
+        var url = "\(scheme)://\(host)\(SigV4.uriEncode(path, encodeSlash: false))"
+        if !query.isEmpty { url += "?" + SigV4.canonicalQueryString(query) }
+        var allHeaders = headers
+        if let credentials = configuration.credentials {
+            let signer = SigV4Signer(credentials: credentials, region: configuration.region)
+            let hash = payloadHash ?? (body.map { SigV4.sha256Hex(data: $0) } ?? SigV4.emptyPayloadHash)
+            allHeaders += signer.sign(
+                method: method, path: path, query: query, host: host, headers: headers, payloadHash: hash,
+                date: correctedNow)
+        }
+        var request = HTTPRequest(method: method, url: url, headers: allHeaders, body: body)
+        request.stallTimeout = stallTimeout
+        return request
+    }
+
+    // MARK: Responses
+
+    /// The error an unsuccessful response stands for; records the clock offset on a skew error.
+    func error(for head: HTTPResponseHead, body: Data) -> S3Error {
+        let region = head["x-amz-bucket-region"]
+        let requestID = head["x-amz-request-id"]
+        var result = S3Error.fromStatus(head.status, region: region, requestID: requestID)
+        if !body.isEmpty, let root = try? S3XMLParser.parse(body), root.name == "Error",
+            let code = root.child("Code")?.text
+        {
+            let message = root.child("Message")?.text ?? ""
+            result = S3Error.fromService(
+                code: code, message: message, status: head.status,
+                requestID: root.child("RequestId")?.text ?? requestID,
+                region: region ?? root.child("Region")?.text)
+        }
+        if result == .requestTimeTooSkewed {
+            let serverDate =
+                head["date"].flatMap(HTTPDate.parse)
+                ?? ((try? S3XMLParser.parse(body))?.child("ServerTime").flatMap { HTTPDate.parseISO8601($0.text) })
+            if let serverDate { clockOffset.withLock { $0 = serverDate.timeIntervalSinceNow } }
+        }
+        return result
+    }
+
+    /// Sends one request built by `build` (called again for each attempt, so each is signed afresh) and
+    /// returns a 2xx response; retries per ``S3ClientConfiguration/retryPolicy`` and once more after a
+    /// clock-skew correction.
+    func send(_ build: () -> HTTPRequest) async throws(S3Error) -> (HTTPResponseHead, Data) {
+        let policy = configuration.retryPolicy
+        var attempt = 0
+        var skewRetried = false
+        while true {
+            attempt += 1
+            let failure: S3Error
+            do {
+                let (head, body) = try await engine.data(for: build())
+                if (200..<300).contains(head.status) { return (head, body) }
+                failure = error(for: head, body: body)
+            } catch {
+                failure = S3Error(error)
+            }
+            if failure == .requestTimeTooSkewed, !skewRetried {
+                skewRetried = true
+                attempt -= 1
+                continue
+            }
+            if Task.isCancelled { throw .cancelled }
+            guard failure.isRetryable else { throw failure }
+            guard attempt < policy.maxAttempts else {
+                throw policy.maxAttempts > 1 ? .retriesExhausted(lastError: failure, attempts: attempt) : failure
+            }
+            try await policy.backoff(afterAttempt: attempt)
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+
+/// Everything that can go wrong talking to S3 or downloading from it. Each case's ``description`` says
+/// what happened and what to do about it.
+public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The key does not exist (HTTP 404 `NoSuchKey`).
+    case noSuchKey
+    /// The bucket does not exist (HTTP 404 `NoSuchBucket`).
+    case noSuchBucket
+    /// The credentials may not do this (HTTP 403 `AccessDenied`).
+    case accessDenied
+    /// The access key id is unknown to the service.
+    case invalidAccessKeyId
+    /// The service computed a different signature: usually a wrong secret key.
+    case signatureDoesNotMatch
+    /// The service asks to slow down (HTTP 503 `SlowDown`).
+    case slowDown
+    /// The local clock is too far from the service's, even after correcting it once.
+    case requestTimeTooSkewed
+    /// The bucket lives in another region (HTTP 301); the region comes from `x-amz-bucket-region`.
+    case permanentRedirect(region: String?)
+    /// An `If-Match` (or other) precondition failed (HTTP 412): the object is not the version asked for.
+    case preconditionFailed
+    /// The byte range asked for lies outside the object (HTTP 416).
+    case invalidRange
+    /// Any other error response.
+    case service(code: String, message: String, status: Int, requestID: String?)
+    /// No complete response arrived: connection refused or reset, timeout, stall, truncated body.
+    case transport(curlCode: Int, message: String)
+    /// The response could not be understood (malformed, truncated or incomplete XML, bad headers).
+    case malformedResponse(String)
+    /// The downloaded bytes do not match the checksum the service gave for them.
+    case checksumMismatch(expected: String, actual: String, algorithm: String)
+    /// The object changed (a different ETag) while it was being read.
+    case objectChanged
+    /// The data is in the cloud and this request may not use the network.
+    case networkAccessNotAllowed
+    /// The request was cancelled.
+    case cancelled
+    /// Every attempt failed; `lastError` is the last cause.
+    case retriesExhausted(lastError: S3Error, attempts: Int)
+    /// A local file could not be created, written, synced or renamed.
+    case fileSystem(path: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .noSuchKey:
+            return "The object does not exist in the bucket (NoSuchKey). Check the key, or re-list the bucket."
+        case .noSuchBucket: return "The bucket does not exist (NoSuchBucket). Check the bucket name and the endpoint."
+        case .accessDenied:
+            return "Access denied (AccessDenied). The credentials are valid but lack permission for this bucket or key."
+        case .invalidAccessKeyId:
+            return "The access key id is not known to the service (InvalidAccessKeyId). Check AWS_ACCESS_KEY_ID."
+        case .signatureDoesNotMatch:
+            return
+                "The request signature was rejected (SignatureDoesNotMatch). Check AWS_SECRET_ACCESS_KEY and the region."
+        case .slowDown:
+            return "The service asked to slow down (SlowDown). Retry later or lower the number of connections."
+        case .requestTimeTooSkewed:
+            return
+                "This computer's clock differs too much from the service's (RequestTimeTooSkewed). Set the clock right."
+        case .permanentRedirect(let region):
+            if let region { return "The bucket is in region \(region) (PermanentRedirect). Configure that region." }
+            return "The bucket is in another region (PermanentRedirect). Configure the bucket's region or endpoint."
+        case .preconditionFailed:
+            return "The object is no longer the version asked for (PreconditionFailed). Refresh and request again."
+        case .invalidRange: return "The byte range lies outside the object (InvalidRange)."
+        case .service(let code, let message, let status, let requestID):
+            return "The service answered HTTP \(status) \(code): \(message)"
+                + (requestID.map { " (request id \($0))" } ?? "")
+        case .transport(let code, let message):
+            return "The connection failed (curl error \(code): \(message)). Check the network and the endpoint."
+        case .malformedResponse(let detail): return "The service sent a response that could not be read: \(detail)."
+        case .checksumMismatch(let expected, let actual, let algorithm):
+            return "The downloaded data is corrupt: \(algorithm) is \(actual), expected \(expected). Nothing was kept."
+        case .objectChanged:
+            return "The object changed on the server while it was being read. Refresh and request again."
+        case .networkAccessNotAllowed:
+            return
+                "The data is in the cloud and network access is not allowed for this request. Allow network access to download it."
+        case .cancelled: return "The request was cancelled."
+        case .retriesExhausted(let lastError, let attempts):
+            return "Gave up after \(attempts) attempts. Last error: \(lastError.description)"
+        case .fileSystem(let path, let code):
+            return "Could not write \(path): \(String(cString: strerror(code))). Check free space and permissions."
+        }
+    }
+
+    /// Whether another attempt may succeed: connection errors, stalls, 5xx, SlowDown.
+    public var isRetryable: Bool {
+        switch self {
+        case .slowDown: return true
+        case .transport(let code, _): return code != -1
+        case .service(_, _, let status, _): return status >= 500
+        default: return false
+        }
+    }
+
+    /// The error S3 reports with this code, status and message.
+    static func fromService(code: String, message: String, status: Int, requestID: String?, region: String?)
+        -> S3Error
+    {
+        switch code {
+        case "NoSuchKey": return .noSuchKey
+        case "NoSuchBucket": return .noSuchBucket
+        case "AccessDenied": return .accessDenied
+        case "InvalidAccessKeyId": return .invalidAccessKeyId
+        case "SignatureDoesNotMatch": return .signatureDoesNotMatch
+        case "SlowDown": return .slowDown
+        case "RequestTimeTooSkewed": return .requestTimeTooSkewed
+        case "PermanentRedirect": return .permanentRedirect(region: region)
+        case "PreconditionFailed": return .preconditionFailed
+        case "InvalidRange": return .invalidRange
+        default: return .service(code: code, message: message, status: status, requestID: requestID)
+        }
+    }
+
+    /// The error for a response without a readable body (HEAD, or a proxy's page).
+    static func fromStatus(_ status: Int, region: String?, requestID: String?) -> S3Error {
+        switch status {
+        case 301: return .permanentRedirect(region: region)
+        case 403: return .accessDenied
+        case 404: return .noSuchKey
+        case 412: return .preconditionFailed
+        case 416: return .invalidRange
+        case 503: return .slowDown
+        default:
+            return .service(code: "HTTP\(status)", message: "no error details", status: status, requestID: requestID)
+        }
+    }
+
+    init(_ transport: HTTPTransportError) {
+        self =
+            transport.isCancellation ? .cancelled : .transport(curlCode: transport.curlCode, message: transport.message)
+    }
+}

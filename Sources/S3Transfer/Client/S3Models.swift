@@ -1,0 +1,188 @@
+import Foundation
+
+/// One object in a listing.
+public struct S3ObjectSummary: Sendable, Hashable {
+    /// The full key.
+    public var key: String
+    /// Size in bytes.
+    public var size: Int64
+    /// The ETag, without quotes.
+    public var etag: String
+    /// When the object was last written.
+    public var lastModified: Date
+
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - size: Size in bytes.
+    ///   - etag: ETag without quotes.
+    ///   - lastModified: Last write time.
+    public init(key: String, size: Int64, etag: String, lastModified: Date) {
+        self.key = key
+        self.size = size
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+}
+
+/// One page of a ListObjectsV2 listing. A page is only ever produced from a complete, well-formed
+/// response: a truncated or malformed listing throws instead of returning fewer objects.
+public struct ListObjectsPage: Sendable, Hashable {
+    /// The objects on this page, in key order.
+    public var objects: [S3ObjectSummary]
+    /// The common prefixes (with a delimiter), in order.
+    public var commonPrefixes: [String]
+    /// Whether more pages follow.
+    public var isTruncated: Bool
+    /// The token for the next page; present whenever ``isTruncated`` is true.
+    public var nextContinuationToken: String?
+
+    /// - Parameters:
+    ///   - objects: Objects on this page.
+    ///   - commonPrefixes: Common prefixes.
+    ///   - isTruncated: More pages follow.
+    ///   - nextContinuationToken: Token of the next page.
+    public init(
+        objects: [S3ObjectSummary], commonPrefixes: [String], isTruncated: Bool, nextContinuationToken: String?
+    ) {
+        self.objects = objects
+        self.commonPrefixes = commonPrefixes
+        self.isTruncated = isTruncated
+        self.nextContinuationToken = nextContinuationToken
+    }
+}
+
+/// The full-object checksums S3 returned (with `x-amz-checksum-mode: ENABLED`), base64 as sent.
+public struct S3Checksums: Sendable, Hashable, Codable {
+    /// `x-amz-checksum-crc32`.
+    public var crc32: String?
+    /// `x-amz-checksum-crc32c`.
+    public var crc32c: String?
+    /// `x-amz-checksum-sha256`.
+    public var sha256: String?
+
+    /// - Parameters:
+    ///   - crc32: Base64 CRC-32.
+    ///   - crc32c: Base64 CRC-32C.
+    ///   - sha256: Base64 SHA-256.
+    public init(crc32: String? = nil, crc32c: String? = nil, sha256: String? = nil) {
+        self.crc32 = crc32
+        self.crc32c = crc32c
+        self.sha256 = sha256
+    }
+
+    /// True when none was returned.
+    public var isEmpty: Bool { crc32 == nil && crc32c == nil && sha256 == nil }
+
+    init(head: HTTPResponseHead) {
+        // A composite checksum ("…-N", of a multipart upload) does not cover the object as a whole.
+        func full(_ name: String) -> String? {
+            guard let value = head[name], !value.contains("-") else { return nil }
+            return value
+        }
+        self.init(
+            crc32: full("x-amz-checksum-crc32"), crc32c: full("x-amz-checksum-crc32c"),
+            sha256: full("x-amz-checksum-sha256"))
+    }
+}
+
+/// What HeadObject (or a GetObject response) says about an object.
+public struct S3ObjectHead: Sendable, Hashable {
+    /// Size of the whole object in bytes.
+    public var size: Int64
+    /// The ETag, without quotes.
+    public var etag: String
+    /// Last write time, when sent.
+    public var lastModified: Date?
+    /// The `Content-Type`, when sent.
+    public var contentType: String?
+    /// User metadata from `x-amz-meta-*` headers, names lower-cased without the prefix.
+    public var metadata: [String: String]
+    /// Full-object checksums, when the service returned them.
+    public var checksums: S3Checksums
+
+    /// - Parameters:
+    ///   - size: Object size.
+    ///   - etag: ETag without quotes.
+    ///   - lastModified: Last write time.
+    ///   - contentType: Content type.
+    ///   - metadata: User metadata.
+    ///   - checksums: Checksums.
+    public init(
+        size: Int64, etag: String, lastModified: Date?, contentType: String?, metadata: [String: String],
+        checksums: S3Checksums
+    ) {
+        self.size = size
+        self.etag = etag
+        self.lastModified = lastModified
+        self.contentType = contentType
+        self.metadata = metadata
+        self.checksums = checksums
+    }
+
+    /// Reads a HEAD or GET response's headers. For a 206 the size is the total from `Content-Range`.
+    init(head: HTTPResponseHead) throws(S3Error) {
+        guard let rawETag = head["etag"] else { throw .malformedResponse("response without an ETag header") }
+        let etag = S3ETag.unquoted(rawETag)
+        var size: Int64
+        if head.status == 206 {
+            guard let range = head["content-range"].flatMap(ContentRange.init(header:)), let total = range.total
+            else { throw .malformedResponse("206 response without a usable Content-Range") }
+            size = total
+        } else {
+            guard let length = head["content-length"].flatMap({ Int64($0) }), length >= 0 else {
+                throw .malformedResponse("response without a Content-Length")
+            }
+            size = length
+        }
+        var metadata: [String: String] = [:]
+        for (name, value) in head.headers where name.hasPrefix("x-amz-meta-") {
+            metadata[String(name.dropFirst("x-amz-meta-".count))] = value
+        }
+        self.init(
+            size: size, etag: etag, lastModified: head["last-modified"].flatMap(HTTPDate.parse),
+            contentType: head["content-type"], metadata: metadata, checksums: S3Checksums(head: head))
+    }
+}
+
+/// ETag helpers.
+enum S3ETag {
+    static func unquoted(_ raw: String) -> String {
+        var s = raw.trimmingCharacters(in: .whitespaces)
+        if s.hasPrefix("W/") { s.removeFirst(2) }
+        if s.count >= 2, s.hasPrefix("\""), s.hasSuffix("\"") { s = String(s.dropFirst().dropLast()) }
+        return s
+    }
+
+    static func quoted(_ etag: String) -> String { "\"\(etag)\"" }
+
+    /// True when the ETag is a plain MD5 of the content (32 hex digits, no multipart suffix).
+    static func isPlainMD5(_ etag: String) -> Bool {
+        etag.utf8.count == 32
+            && etag.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }
+    }
+}
+
+/// A parsed `Content-Range: bytes a-b/total` header.
+struct ContentRange: Equatable {
+    var range: Range<Int64>
+    var total: Int64?
+
+    init?(header: String) {
+        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasPrefix("bytes ") else { return nil }
+        let spec = trimmed.dropFirst(6)
+        let parts = spec.split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        let bounds = parts[0].split(separator: "-", maxSplits: 1)
+        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first <= last else {
+            return nil
+        }
+        range = first..<(last + 1)
+        if parts[1] == "*" {
+            total = nil
+        } else {
+            guard let t = Int64(parts[1]), t >= last + 1 else { return nil }
+            total = t
+        }
+    }
+}

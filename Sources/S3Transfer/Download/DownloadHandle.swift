@@ -1,0 +1,121 @@
+import Foundation
+
+/// One caller's view of a download: its progress reports, its result, its cancel/pause/resume.
+///
+/// Several handles may share one transfer (the same bucket, key and destination requested twice): each gets
+/// progress and the result; cancelling one detaches only that one (the transfer stops when none is left);
+/// the transfer pauses while every handle sharing it is paused.
+public final class DownloadHandle: Sendable {
+    /// Identifies this request.
+    public let id: UUID
+    let attachment: DownloadAttachment
+
+    init(attachment: DownloadAttachment) {
+        self.attachment = attachment
+        id = attachment.id
+    }
+
+    /// Cancels this request: ``result()`` throws ``S3Error/cancelled`` at once. Safe from any thread.
+    /// The `.part` file and its sidecar stay, so a later request resumes.
+    public func cancel() { attachment.cancel() }
+
+    /// Pauses: the connection is closed and its slot given up; bytes received so far are kept.
+    public func pause() { attachment.setPaused(true) }
+
+    /// Continues a paused download from the bytes on disk.
+    public func resume() { attachment.setPaused(false) }
+
+    /// Waits for the verified file (or the error). Every progress report of this request has been
+    /// delivered before this returns. Cancelling the waiting task cancels the request.
+    /// - Returns: The result.
+    /// - Throws: ``S3Error``.
+    public func result() async throws(S3Error) -> DownloadResult {
+        let attachment = self.attachment
+        let result = await withTaskCancellationHandler {
+            await attachment.result()
+        } onCancel: {
+            attachment.cancel()
+        }
+        return try result.get()
+    }
+}
+
+/// The per-request side of a (possibly shared) ``DownloadJob``.
+final class DownloadAttachment: @unchecked Sendable {
+    let id = UUID()
+    let queue: DispatchQueue
+    let progress: (@Sendable (DownloadProgress, inout Bool) -> Void)?
+    let priority: DownloadPriority
+
+    private struct State {
+        var result: Result<DownloadResult, S3Error>?
+        var waiters: [CheckedContinuation<Result<DownloadResult, S3Error>, Never>] = []
+        var job: DownloadJob?
+        var stopped = false
+    }
+    private let state = Locked(State())
+
+    init(request: DownloadRequest) {
+        queue = DispatchQueue(label: "DownloadHandle.progress", target: request.progressQueue)
+        progress = request.progress
+        priority = request.priority
+    }
+
+    func bind(to job: DownloadJob) { state.withLock { $0.job = job } }
+
+    func deliver(_ report: DownloadProgress) {
+        guard let progress, !state.withLock({ $0.stopped }) else { return }
+        queue.async { [self] in
+            guard !state.withLock({ $0.stopped }) else { return }
+            var stop = false
+            progress(report, &stop)
+            if stop { cancel() }
+        }
+    }
+
+    /// Delivers the final progress (on success) and then the result, in that order.
+    func finish(_ result: Result<DownloadResult, S3Error>, finalProgress: DownloadProgress?) {
+        queue.async { [self] in
+            if case .success = result, let finalProgress, let progress, !state.withLock({ $0.stopped }) {
+                var stop = false
+                progress(finalProgress, &stop)
+            }
+            complete(result)
+        }
+    }
+
+    func complete(_ result: Result<DownloadResult, S3Error>) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Result<DownloadResult, S3Error>, Never>] in
+            guard state.result == nil else { return [] }
+            state.result = result
+            state.job = nil
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: result) }
+    }
+
+    func result() async -> Result<DownloadResult, S3Error> {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Result<DownloadResult, S3Error>? in
+                if let result = state.result { return result }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    func cancel() {
+        let job = state.withLock { state -> DownloadJob? in
+            state.stopped = true
+            return state.job
+        }
+        job?.detach(id)
+        complete(.failure(.cancelled))
+    }
+
+    func setPaused(_ paused: Bool) {
+        state.withLock { $0.job }?.setPaused(id, paused)
+    }
+}

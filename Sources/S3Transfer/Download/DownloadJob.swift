@@ -1,0 +1,377 @@
+import Foundation
+
+/// One transfer of one object to one destination, shared by every ``DownloadAttachment`` that asked for it.
+///
+/// Runs as a task: waits for a slot, resumes from a `.part` file and its sidecar when they belong to the
+/// right version, makes GET attempts (Range + If-Match when continuing), retries within the budget, verifies
+/// and moves the file into place. Only a verified file is ever renamed to the destination.
+final class DownloadJob: @unchecked Sendable {
+    struct Key: Hashable {
+        var bucket: String
+        var key: String
+        var destination: String
+    }
+
+    let jobKey: Key
+    let request: DownloadRequest
+    let partURL: URL
+    private let client: S3Client
+    private let configuration: DownloaderConfiguration
+    private let scheduler: TransferScheduler
+    private let onFinish: @Sendable (DownloadJob) -> Void
+
+    private struct State {
+        var attachments: [UUID: DownloadAttachment] = [:]
+        var pausedAttachments: Set<UUID> = []
+        var finished = false
+        var cancelled = false
+        var paused = false
+        var resumeWaiter: CheckedContinuation<Void, Never>?
+        var currentTransfer: HTTPTransferID?
+        var task: Task<Void, Never>?
+    }
+    private let state = Locked(State())
+
+    private struct Progress {
+        var total: Int64?
+        var written: Int64 = 0
+        var transferred: Int64 = 0
+        var lastReport: UInt64 = 0
+        var started = DispatchTime.now().uptimeNanoseconds
+    }
+    private let progress = Locked(Progress())
+
+    init(
+        key: Key, request: DownloadRequest, client: S3Client, configuration: DownloaderConfiguration,
+        scheduler: TransferScheduler, onFinish: @escaping @Sendable (DownloadJob) -> Void
+    ) {
+        jobKey = key
+        self.request = request
+        partURL = URL(fileURLWithPath: request.destination.path + ".part")
+        self.client = client
+        self.configuration = configuration
+        self.scheduler = scheduler
+        self.onFinish = onFinish
+    }
+
+    // MARK: Attachments
+
+    /// Adds a request; false when the job has already finished (then start a new one).
+    func attach(_ attachment: DownloadAttachment) -> Bool {
+        let ok = state.withLock { state -> Bool in
+            guard !state.finished, !state.cancelled else { return false }
+            state.attachments[attachment.id] = attachment
+            state.paused = false
+            state.pausedAttachments.remove(attachment.id)
+            return true
+        }
+        if ok {
+            attachment.bind(to: self)
+            wakeIfResumed()
+        }
+        return ok
+    }
+
+    /// Removes a request; cancels the transfer when none is left.
+    func detach(_ id: UUID) {
+        let (engineCancel, task) = state.withLock { state -> (HTTPTransferID?, Task<Void, Never>?) in
+            guard state.attachments.removeValue(forKey: id) != nil else { return (nil, nil) }
+            state.pausedAttachments.remove(id)
+            guard state.attachments.isEmpty, !state.finished else { return (nil, nil) }
+            state.cancelled = true
+            return (state.currentTransfer, state.task)
+        }
+        if let engineCancel { client.engine.cancel(engineCancel) }
+        task?.cancel()
+        wakeIfResumed(force: true)
+    }
+
+    /// Pauses while every attached request is paused.
+    func setPaused(_ id: UUID, _ paused: Bool) {
+        let cancelTransfer = state.withLock { state -> HTTPTransferID? in
+            guard state.attachments[id] != nil else { return nil }
+            if paused { state.pausedAttachments.insert(id) } else { state.pausedAttachments.remove(id) }
+            let allPaused = state.pausedAttachments.count == state.attachments.count
+            state.paused = allPaused
+            return allPaused ? state.currentTransfer : nil
+        }
+        if let cancelTransfer { client.engine.cancel(cancelTransfer) }
+        if !paused { wakeIfResumed() }
+    }
+
+    private func wakeIfResumed(force: Bool = false) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard force || !state.paused || state.cancelled else { return nil }
+            defer { state.resumeWaiter = nil }
+            return state.resumeWaiter
+        }
+        waiter?.resume()
+    }
+
+    private var isCancelled: Bool { state.withLock { $0.cancelled } }
+    private var isPaused: Bool { state.withLock { $0.paused && !$0.cancelled } }
+
+    private func waitWhilePaused() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let proceed = state.withLock { state -> Bool in
+                guard state.paused, !state.cancelled else { return true }
+                state.resumeWaiter = continuation
+                return false
+            }
+            if proceed { continuation.resume() }
+        }
+    }
+
+    // MARK: Running
+
+    /// Starts the job's task, after `previous` (a cancelled job for the same file) has finished.
+    func start(after previous: DownloadJob? = nil) {
+        let previousTask = previous?.state.withLock { $0.task }
+        let task = Task.detached { [self] in
+            await previousTask?.value
+            let result = await run()
+            let attachments = state.withLock { state -> [DownloadAttachment] in
+                state.finished = true
+                return Array(state.attachments.values)
+            }
+            onFinish(self)
+            let final: DownloadProgress? = progress.withLock { p in
+                guard case .success(let r) = result else { return nil }
+                return DownloadProgress(bytesReceived: r.size, totalBytes: r.size, bytesPerSecond: Self.rate(p))
+            }
+            for attachment in attachments { attachment.finish(result, finalProgress: final) }
+        }
+        state.withLock { $0.task = task }
+    }
+
+    private static func rate(_ p: Progress) -> Double {
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - p.started) / 1e9
+        return elapsed > 0 ? Double(p.transferred) / elapsed : 0
+    }
+
+    private func reportProgress(written: Int64) {
+        let report = progress.withLock { p -> DownloadProgress? in
+            p.written = written
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now - p.lastReport >= UInt64(configuration.progressInterval) * 1_000_000 else { return nil }
+            p.lastReport = now
+            return DownloadProgress(bytesReceived: written, totalBytes: p.total, bytesPerSecond: Self.rate(p))
+        }
+        guard let report else { return }
+        for attachment in state.withLock({ Array($0.attachments.values) }) { attachment.deliver(report) }
+    }
+
+    /// The whole download: slot, resume, attempts, verification, rename.
+    private func run() async -> Result<DownloadResult, S3Error> {
+        guard await scheduler.acquire(priority: request.priority) else { return .failure(.cancelled) }
+        var holdsSlot = true
+        defer { if holdsSlot { scheduler.release() } }
+        do {
+            let writer = try PartFileWriter(path: partURL.path)
+            writer.onWritten = { [weak self] written in self?.reportProgress(written: written) }
+            var version = ObjectVersion()
+            // Continue a `.part` left by an earlier run when its sidecar names the right version.
+            if let sidecar = PartSidecar.load(forPart: partURL),
+                request.expectedETag.map({ S3ETag.unquoted($0) == sidecar.etag }) ?? true
+            {
+                var keep = min(sidecar.contiguousPrefix, writer.fileSize())
+                if let size = sidecar.size, keep > size { keep = 0 }
+                version = ObjectVersion(etag: sidecar.etag, total: sidecar.size, checksums: sidecar.checksums)
+                let hasher = IntegrityHasher(etag: sidecar.etag, checksums: sidecar.checksums)
+                try await writer.resume(keeping: keep, hasher: keep > 0 ? hasher : nil).get()
+                if keep == 0 { version = ObjectVersion() }
+            } else {
+                PartSidecar.remove(forPart: partURL)
+                try await writer.resume(keeping: 0, hasher: nil).get()
+            }
+            progress.withLock { $0.total = version.total }
+
+            var attempts = 0
+            var failures = 0
+            var checksumRetried = false
+            var restartedForChange = false
+            let policy = configuration.retryPolicy
+            while true {
+                if isCancelled || Task.isCancelled { return .failure(.cancelled) }
+                if isPaused {
+                    scheduler.release()
+                    holdsSlot = false
+                    await waitWhilePaused()
+                    if isCancelled { return .failure(.cancelled) }
+                    guard await scheduler.acquire(priority: request.priority) else { return .failure(.cancelled) }
+                    holdsSlot = true
+                    continue
+                }
+                let offset = writer.written
+                attempts += 1
+                let outcome = await attempt(writer: writer, offset: offset, version: version)
+                switch outcome {
+                case .completed(let head):
+                    version.adopt(head)
+                    if let mismatch = verify(writer: writer, version: version) {
+                        writer.restart(hasher: nil)
+                        await writer.drain()
+                        PartSidecar.remove(forPart: partURL)
+                        version = ObjectVersion()
+                        if case .checksumMismatch = mismatch, !checksumRetried {
+                            checksumRetried = true
+                            continue
+                        }
+                        if case .checksumMismatch = mismatch { return .failure(mismatch) }
+                        failures += 1
+                        if failures >= policy.maxAttempts {
+                            return .failure(.retriesExhausted(lastError: mismatch, attempts: attempts))
+                        }
+                        continue
+                    }
+                    return try await finalize(writer: writer, version: version, attempts: attempts)
+                case .failed(let error, let head):
+                    if let head { version.adopt(head) }
+                    saveSidecar(writer: writer, version: version)
+                    switch error {
+                    case .cancelled:
+                        if isPaused {
+                            attempts -= 1
+                            continue
+                        }
+                        return .failure(.cancelled)
+                    case .preconditionFailed, .objectChanged:
+                        if request.expectedETag != nil {
+                            discard(writer: writer)
+                            await writer.drain()
+                            return .failure(.objectChanged)
+                        }
+                        // The object changed since the bytes on disk were fetched: never mix versions.
+                        discard(writer: writer)
+                        await writer.drain()
+                        version = ObjectVersion()
+                        if !restartedForChange {
+                            restartedForChange = true
+                            continue
+                        }
+                        failures += 1
+                        if failures >= policy.maxAttempts {
+                            return .failure(.retriesExhausted(lastError: .objectChanged, attempts: attempts))
+                        }
+                    default:
+                        guard error.isRetryable else { return .failure(error) }
+                        failures += 1
+                        if failures >= policy.maxAttempts {
+                            return .failure(
+                                policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: attempts) : error
+                            )
+                        }
+                        do {
+                            try await policy.backoff(afterAttempt: failures)
+                        } catch {
+                            return .failure(.cancelled)
+                        }
+                    }
+                }
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// One GET: starts it (unless cancelled or paused meanwhile) and waits for its end and for the writer.
+    private func attempt(writer: PartFileWriter, offset: Int64, version: ObjectVersion) async
+        -> DownloadAttemptOutcome
+    {
+        var headers: [(name: String, value: String)] = [("x-amz-checksum-mode", "ENABLED")]
+        if offset > 0, let etag = version.etag {
+            headers.append(("range", "bytes=\(offset)-"))
+            headers.append(("if-match", S3ETag.quoted(etag)))
+        } else if let expected = request.expectedETag {
+            headers.append(("if-match", S3ETag.quoted(S3ETag.unquoted(expected))))
+        }
+        let expectation = DownloadStreamHandler.Expectation(
+            offset: offset, rangeEnd: nil, knownETag: version.etag, knownTotal: version.total,
+            requiredETag: request.expectedETag, requiredSize: request.expectedSize, acceptsWholeObject: true)
+        let engine = client.engine
+        let id = engine.makeTransferID()
+        let outcome = await withCheckedContinuation {
+            (continuation: CheckedContinuation<DownloadAttemptOutcome, Never>) in
+            let handler = DownloadStreamHandler(
+                client: client, writer: writer, expectation: expectation,
+                onHead: { [weak self] head in self?.progress.withLock { $0.total = head.total } },
+                onBytes: { [weak self] n in self?.progress.withLock { $0.transferred += Int64(n) } },
+                completion: { continuation.resume(returning: $0) })
+            writer.attach(engine, id)
+            let request = client.makeRequest(
+                method: "GET", bucket: request.bucket, key: request.key, headers: headers,
+                stallTimeout: configuration.stallTimeout)
+            let started = state.withLock { state -> Bool in
+                guard !state.cancelled, !state.paused else { return false }
+                state.currentTransfer = id
+                engine.start(request, handler: handler, id: id)
+                return true
+            }
+            if !started { continuation.resume(returning: .failed(.cancelled, nil)) }
+        }
+        state.withLock { $0.currentTransfer = nil }
+        await writer.drain()
+        return outcome
+    }
+
+    /// Length and hashes; nil when everything matches.
+    private func verify(writer: PartFileWriter, version: ObjectVersion) -> S3Error? {
+        guard let total = version.total, writer.written == total else {
+            return .transport(
+                curlCode: 18, message: "received \(writer.written) of \(version.total.map(String.init) ?? "?") bytes")
+        }
+        if let expected = request.expectedSize, expected != total { return .objectChanged }
+        if let code = writer.writeError { return .fileSystem(path: writer.path, errno: code) }
+        if writer.hasher?.etag != version.etag, version.etag != nil, total > 0 {
+            // Hash state from another version must never vouch for these bytes.
+            return .checksumMismatch(expected: version.etag ?? "", actual: writer.hasher?.etag ?? "", algorithm: "ETag")
+        }
+        return writer.hasher?.firstMismatch()
+    }
+
+    private func finalize(writer: PartFileWriter, version: ObjectVersion, attempts: Int) async throws(S3Error)
+        -> Result<DownloadResult, S3Error>
+    {
+        try await writer.sync().get()
+        let destination = request.destination.path
+        guard rename(partURL.path, destination) == 0 else { throw .fileSystem(path: destination, errno: errno) }
+        let directory = request.destination.deletingLastPathComponent().path
+        let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirFD >= 0 {
+            fsync(dirFD)
+            close(dirFD)
+        }
+        PartSidecar.remove(forPart: partURL)
+        let verification = Set([IntegrityCheck.length]).union(writer.hasher?.checks ?? [])
+        let transferred = progress.withLock { $0.transferred }
+        return .success(
+            DownloadResult(
+                url: request.destination, etag: version.etag ?? "", size: version.total ?? 0,
+                verification: verification, bytesTransferred: transferred, attempts: attempts))
+    }
+
+    private func saveSidecar(writer: PartFileWriter, version: ObjectVersion) {
+        guard let etag = version.etag, writer.written > 0 else { return }
+        let sidecar = PartSidecar(
+            etag: etag, size: version.total, checksums: version.checksums, ranges: [0..<writer.written])
+        try? sidecar.save(forPart: partURL)
+    }
+
+    private func discard(writer: PartFileWriter) {
+        writer.restart(hasher: nil)
+        PartSidecar.remove(forPart: partURL)
+    }
+}
+
+/// The version of the object the bytes on disk belong to.
+struct ObjectVersion: Sendable {
+    var etag: String?
+    var total: Int64?
+    var checksums = S3Checksums()
+
+    mutating func adopt(_ head: DownloadAttemptHead) {
+        etag = head.etag
+        total = head.total
+        if head.status == 200 { checksums = head.checksums }
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+
+/// What one GET attempt learned from its response head.
+struct DownloadAttemptHead: Sendable {
+    var status: Int
+    var etag: String
+    var checksums: S3Checksums
+    /// The size of the whole object.
+    var total: Int64
+    /// The first byte of the body within the object.
+    var start: Int64
+    /// The number of body bytes announced.
+    var length: Int64
+}
+
+/// The end of one GET attempt.
+enum DownloadAttemptOutcome: Sendable {
+    case completed(DownloadAttemptHead)
+    case failed(S3Error, DownloadAttemptHead?)
+}
+
+/// Receives one GET attempt on the engine thread and streams a successful body into a ``PartFileWriter``.
+/// Error bodies are collected in memory (they are small) to become an ``S3Error``.
+final class DownloadStreamHandler: HTTPResponseHandler, @unchecked Sendable {
+    /// What the response must match.
+    struct Expectation: Sendable {
+        /// The byte asked to start at (a `Range` request when > 0 or when `rangeEnd` is set).
+        var offset: Int64
+        /// The end (exclusive) of a bounded range request.
+        var rangeEnd: Int64?
+        /// The ETag the bytes on disk belong to.
+        var knownETag: String?
+        /// The object size already known.
+        var knownTotal: Int64?
+        /// A version the caller insists on (a different one is ``S3Error/objectChanged``).
+        var requiredETag: String?
+        /// A size the caller insists on.
+        var requiredSize: Int64?
+        /// Whether a 200 (whole object) is acceptable where a range was asked for (full downloads: yes).
+        var acceptsWholeObject: Bool
+    }
+
+    private let client: S3Client
+    private let writer: PartFileWriter
+    private let expectation: Expectation
+    private let completion: @Sendable (DownloadAttemptOutcome) -> Void
+    private let onBytes: @Sendable (Int) -> Void
+    private let onHead: @Sendable (DownloadAttemptHead) -> Void
+
+    // Engine thread only.
+    private var head: HTTPResponseHead?
+    private var attemptHead: DownloadAttemptHead?
+    private var failure: S3Error?
+    private var errorBody = Data()
+    private var isErrorResponse = false
+
+    init(
+        client: S3Client, writer: PartFileWriter, expectation: Expectation,
+        onHead: @escaping @Sendable (DownloadAttemptHead) -> Void = { _ in },
+        onBytes: @escaping @Sendable (Int) -> Void, completion: @escaping @Sendable (DownloadAttemptOutcome) -> Void
+    ) {
+        self.onHead = onHead
+        self.client = client
+        self.writer = writer
+        self.expectation = expectation
+        self.onBytes = onBytes
+        self.completion = completion
+    }
+
+    func didReceiveHead(_ head: HTTPResponseHead) -> Bool {
+        self.head = head
+        guard head.status == 200 || head.status == 206 else {
+            isErrorResponse = true
+            return true
+        }
+        guard let rawETag = head["etag"] else {
+            failure = .malformedResponse("GetObject response without an ETag")
+            return false
+        }
+        let etag = S3ETag.unquoted(rawETag)
+        let checksums = S3Checksums(head: head)
+        let isRange = expectation.offset > 0 || expectation.rangeEnd != nil
+        if let required = expectation.requiredETag, S3ETag.unquoted(required) != etag {
+            failure = .objectChanged
+            return false
+        }
+        if head.status == 200 {
+            guard let length = head["content-length"].flatMap({ Int64($0) }), length >= 0 else {
+                failure = .malformedResponse("GetObject response without a Content-Length")
+                return false
+            }
+            if isRange && !expectation.acceptsWholeObject {
+                failure = .malformedResponse("the service sent the whole object where a range was asked for")
+                return false
+            }
+            if let required = expectation.requiredSize, required != length {
+                failure = .objectChanged
+                return false
+            }
+            attemptHead = DownloadAttemptHead(
+                status: 200, etag: etag, checksums: checksums, total: length, start: 0, length: length)
+            // The whole object replaces whatever was on disk (also when a range was asked for).
+            if expectation.rangeEnd == nil {
+                writer.restart(hasher: IntegrityHasher(etag: etag, checksums: checksums))
+            }
+        } else {
+            guard isRange, let range = head["content-range"].flatMap(ContentRange.init(header:)),
+                let total = range.total
+            else {
+                failure = .malformedResponse("206 response without a usable Content-Range")
+                return false
+            }
+            if let known = expectation.knownETag, known != etag {
+                failure = .objectChanged
+                return false
+            }
+            if let knownTotal = expectation.knownTotal, knownTotal != total {
+                failure = .objectChanged
+                return false
+            }
+            let wantedEnd = min(expectation.rangeEnd ?? total, total)
+            guard range.range.lowerBound == expectation.offset, range.range.upperBound == wantedEnd else {
+                failure = .malformedResponse(
+                    "the service sent bytes \(range.range) where \(expectation.offset)..<\(wantedEnd) was asked for")
+                return false
+            }
+            attemptHead = DownloadAttemptHead(
+                status: 206, etag: etag, checksums: checksums, total: total, start: range.range.lowerBound,
+                length: Int64(range.range.count))
+        }
+        if let attemptHead { onHead(attemptHead) }
+        return true
+    }
+
+    func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition {
+        if isErrorResponse {
+            if errorBody.count < 1 << 20 { errorBody.append(bytes.assumingMemoryBound(to: UInt8.self)) }
+            return .consumed
+        }
+        let disposition = writer.accept(bytes)
+        if case .consumed = disposition { onBytes(bytes.count) }
+        return disposition
+    }
+
+    func didComplete(_ result: Result<Void, HTTPTransportError>) {
+        writer.flush()
+        if let failure {
+            completion(.failed(failure, attemptHead))
+            return
+        }
+        switch result {
+        case .failure(let error):
+            if error == .aborted, let code = writer.writeError {
+                completion(.failed(.fileSystem(path: writer.path, errno: code), attemptHead))
+            } else {
+                completion(.failed(S3Error(error), attemptHead))
+            }
+        case .success:
+            if isErrorResponse, let head {
+                completion(.failed(client.error(for: head, body: errorBody), nil))
+            } else if let attemptHead {
+                completion(.completed(attemptHead))
+            } else {
+                completion(.failed(.malformedResponse("no response head"), nil))
+            }
+        }
+    }
+}

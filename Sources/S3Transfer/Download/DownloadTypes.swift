@@ -1,0 +1,171 @@
+import Foundation
+
+/// How urgently a download should get a connection. Higher priorities are served first; within one
+/// priority, first come first served.
+public enum DownloadPriority: Int, Sendable, Hashable, Comparable, CaseIterable {
+    /// Speculative work (prefetching), served last.
+    case prefetch = 0
+    /// Background work the user did not wait for.
+    case utility = 1
+    /// Something the user is waiting for.
+    case userInitiated = 2
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// The library-wide rule for using the network.
+public enum NetworkPolicy: Sendable, Hashable {
+    /// No downloads at all.
+    case offline
+    /// Downloads whose request allows network access.
+    case allowed
+    /// Only downloads that are user requests and allow network access.
+    case userRequestsOnly
+}
+
+/// Settings of a ``Downloader``.
+public struct DownloaderConfiguration: Sendable, Hashable {
+    /// The most downloads moving bytes at once; others wait in priority order.
+    public var maxConnections: Int
+    /// Retries for connection errors, 5xx, SlowDown and stalls.
+    public var retryPolicy: RetryPolicy
+    /// The shortest time between two progress reports of one download, in milliseconds.
+    public var progressInterval: Int
+    /// Seconds without progress before an attempt counts as stalled (and is retried).
+    public var stallTimeout: TimeInterval
+    /// The network gate.
+    public var networkPolicy: NetworkPolicy
+
+    /// - Parameters:
+    ///   - maxConnections: Concurrent downloads.
+    ///   - retryPolicy: Retry budget and backoff.
+    ///   - progressInterval: Milliseconds between progress reports.
+    ///   - stallTimeout: Stall timeout in seconds.
+    ///   - networkPolicy: The network gate.
+    public init(
+        maxConnections: Int = 6, retryPolicy: RetryPolicy = RetryPolicy(), progressInterval: Int = 100,
+        stallTimeout: TimeInterval = 30, networkPolicy: NetworkPolicy = .allowed
+    ) {
+        self.maxConnections = max(1, maxConnections)
+        self.retryPolicy = retryPolicy
+        self.progressInterval = max(0, progressInterval)
+        self.stallTimeout = stallTimeout
+        self.networkPolicy = networkPolicy
+    }
+}
+
+/// How far a download has come.
+public struct DownloadProgress: Sendable, Hashable {
+    /// Bytes of the object on disk so far (including bytes kept from an earlier, interrupted attempt).
+    public var bytesReceived: Int64
+    /// The object's size; nil until the response headers arrive.
+    public var totalBytes: Int64?
+    /// `bytesReceived / totalBytes`, 0 while the total is unknown.
+    public var fractionCompleted: Double
+    /// The recent transfer rate.
+    public var bytesPerSecond: Double
+
+    /// - Parameters:
+    ///   - bytesReceived: Bytes on disk.
+    ///   - totalBytes: Object size, if known.
+    ///   - bytesPerSecond: Recent rate.
+    public init(bytesReceived: Int64, totalBytes: Int64?, bytesPerSecond: Double) {
+        self.bytesReceived = bytesReceived
+        self.totalBytes = totalBytes
+        self.bytesPerSecond = bytesPerSecond
+        if let totalBytes, totalBytes > 0 {
+            fractionCompleted = min(1, Double(bytesReceived) / Double(totalBytes))
+        } else {
+            fractionCompleted = totalBytes == 0 ? 1 : 0
+        }
+    }
+}
+
+/// What to download, where to, and how to report.
+public struct DownloadRequest: Sendable {
+    /// The bucket.
+    public var bucket: String
+    /// The key.
+    public var key: String
+    /// Where the verified file ends up. The bytes go to `<destination>.part` first.
+    public var destination: URL
+    /// Only this version (ETag); another version fails with ``S3Error/objectChanged``.
+    public var expectedETag: String?
+    /// The size the object must have; another size fails with ``S3Error/objectChanged``.
+    public var expectedSize: Int64?
+    /// Scheduling priority.
+    public var priority: DownloadPriority
+    /// Whether a user asked for this (see ``NetworkPolicy/userRequestsOnly``).
+    public var isUserRequest: Bool
+    /// Whether this request may use the network at all.
+    public var networkAccessAllowed: Bool
+    /// The queue progress is reported on (a private serial queue targeting it is used, so reports stay in
+    /// order); nil for a private serial queue.
+    public var progressQueue: DispatchQueue?
+    /// Called with progress at most every ``DownloaderConfiguration/progressInterval`` ms, in order; set
+    /// the flag to true to cancel this request.
+    public var progress: (@Sendable (DownloadProgress, inout Bool) -> Void)?
+
+    /// - Parameters:
+    ///   - bucket: The bucket.
+    ///   - key: The key.
+    ///   - destination: Final file URL.
+    ///   - expectedETag: Required version.
+    ///   - expectedSize: Required size.
+    ///   - priority: Priority.
+    ///   - isUserRequest: A user's request.
+    ///   - networkAccessAllowed: May use the network.
+    ///   - progressQueue: Queue for progress.
+    ///   - progress: Progress handler with stop flag.
+    public init(
+        bucket: String, key: String, destination: URL, expectedETag: String? = nil, expectedSize: Int64? = nil,
+        priority: DownloadPriority = .utility, isUserRequest: Bool = false, networkAccessAllowed: Bool = true,
+        progressQueue: DispatchQueue? = nil, progress: (@Sendable (DownloadProgress, inout Bool) -> Void)? = nil
+    ) {
+        self.bucket = bucket
+        self.key = key
+        self.destination = destination
+        self.expectedETag = expectedETag
+        self.expectedSize = expectedSize
+        self.priority = priority
+        self.isUserRequest = isUserRequest
+        self.networkAccessAllowed = networkAccessAllowed
+        self.progressQueue = progressQueue
+        self.progress = progress
+    }
+}
+
+/// A finished, verified download.
+public struct DownloadResult: Sendable, Hashable {
+    /// The destination; the file there is complete and verified.
+    public var url: URL
+    /// The ETag of the version downloaded.
+    public var etag: String
+    /// Its size in bytes.
+    public var size: Int64
+    /// The checks the bytes passed.
+    public var verification: Set<IntegrityCheck>
+    /// Bytes that came over the network for this download (less than ``size`` after a resume).
+    public var bytesTransferred: Int64
+    /// HTTP attempts made.
+    public var attempts: Int
+
+    /// - Parameters:
+    ///   - url: Destination.
+    ///   - etag: ETag.
+    ///   - size: Size.
+    ///   - verification: Checks passed.
+    ///   - bytesTransferred: Network bytes.
+    ///   - attempts: Attempts.
+    public init(
+        url: URL, etag: String, size: Int64, verification: Set<IntegrityCheck>, bytesTransferred: Int64,
+        attempts: Int
+    ) {
+        self.url = url
+        self.etag = etag
+        self.size = size
+        self.verification = verification
+        self.bytesTransferred = bytesTransferred
+        self.attempts = attempts
+    }
+}

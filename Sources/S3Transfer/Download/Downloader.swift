@@ -1,0 +1,79 @@
+import Foundation
+
+/// Downloads objects to files: a priority queue under a connection limit, shared transfers for identical
+/// requests, a network gate, retries, resume and integrity checks.
+///
+/// Every public method may be called from any thread. Results and progress are delivered as described on
+/// ``DownloadRequest`` and ``DownloadHandle``. A file appears at its destination only complete and verified
+/// (renamed from `<destination>.part` after `fsync`); otherwise the destination is left untouched.
+public final class Downloader: Sendable {
+    /// The client requests are signed and sent with.
+    public let client: S3Client
+    /// The settings the downloader was made with (its network policy can change later).
+    public let configuration: DownloaderConfiguration
+    let scheduler: TransferScheduler
+    private let jobs = Locked<[DownloadJob.Key: DownloadJob]>([:])
+    private let policy: Locked<NetworkPolicy>
+
+    /// - Parameters:
+    ///   - client: The S3 client (and its engine) to use.
+    ///   - configuration: Limits, retries, progress interval, network policy.
+    public init(client: S3Client, configuration: DownloaderConfiguration = DownloaderConfiguration()) {
+        self.client = client
+        self.configuration = configuration
+        scheduler = TransferScheduler(slots: configuration.maxConnections)
+        policy = Locked(configuration.networkPolicy)
+    }
+
+    /// The network gate now in force; changing it affects requests made afterwards.
+    public var networkPolicy: NetworkPolicy {
+        get { policy.withLock { $0 } }
+        set { policy.withLock { $0 = newValue } }
+    }
+
+    /// Whether the gate lets this request use the network.
+    public func isNetworkAllowed(for request: DownloadRequest) -> Bool {
+        guard request.networkAccessAllowed else { return false }
+        switch networkPolicy {
+        case .offline: return false
+        case .allowed: return true
+        case .userRequestsOnly: return request.isUserRequest
+        }
+    }
+
+    /// Starts (or joins) a download.
+    ///
+    /// A request the network gate refuses fails at once with ``S3Error/networkAccessNotAllowed`` and makes no
+    /// connection. A request for the same bucket, key and destination as a running one shares its transfer.
+    /// - Parameter request: What, where, how.
+    /// - Returns: The handle to follow, pause, resume or cancel it.
+    public func download(_ request: DownloadRequest) -> DownloadHandle {
+        let attachment = DownloadAttachment(request: request)
+        let handle = DownloadHandle(attachment: attachment)
+        guard isNetworkAllowed(for: request) else {
+            attachment.complete(.failure(.networkAccessNotAllowed))
+            return handle
+        }
+        let key = DownloadJob.Key(
+            bucket: request.bucket, key: request.key, destination: request.destination.standardizedFileURL.path)
+        let started = jobs.withLock { jobs -> (job: DownloadJob, previous: DownloadJob?)? in
+            if let existing = jobs[key], existing.attach(attachment) { return nil }
+            let job = DownloadJob(
+                key: key, request: request, client: client, configuration: configuration, scheduler: scheduler,
+                onFinish: { [weak self] job in self?.remove(job) })
+            _ = job.attach(attachment)
+            let previous = jobs[key]
+            jobs[key] = job
+            return (job, previous)
+        }
+        // A cancelled job for the same file may still be letting go of it: start after it has.
+        if let started { started.job.start(after: started.previous) }
+        return handle
+    }
+
+    private func remove(_ job: DownloadJob) {
+        jobs.withLock { jobs in
+            if jobs[job.jobKey] === job { jobs[job.jobKey] = nil }
+        }
+    }
+}

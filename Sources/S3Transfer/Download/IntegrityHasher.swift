@@ -1,0 +1,101 @@
+import CZlib
+import Crypto
+import Foundation
+
+/// One integrity check a download passed.
+public enum IntegrityCheck: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The byte count matched `Content-Length` / `Content-Range` (and the expected size, if given).
+    case length
+    /// The MD5 of the bytes matched a plain-MD5 ETag.
+    case md5
+    /// `x-amz-checksum-crc32` matched.
+    case crc32
+    /// `x-amz-checksum-crc32c` matched.
+    case crc32c
+    /// `x-amz-checksum-sha256` matched.
+    case sha256
+}
+
+/// Hashes a whole object incrementally with every check that applies to it: MD5 when the ETag is a plain
+/// MD5, and each full-object checksum the service returned. Not thread-safe: one thread feeds it at a time.
+final class IntegrityHasher: @unchecked Sendable {
+    let etag: String
+    let checksums: S3Checksums
+    private var md5: Insecure.MD5?
+    private var sha256: SHA256?
+    private var crc32: UInt32?
+    private var crc32c: UInt32?
+    private(set) var byteCount: Int64 = 0
+
+    init(etag: String, checksums: S3Checksums) {
+        self.etag = etag
+        self.checksums = checksums
+        reset()
+    }
+
+    /// Starts over (after a restart from byte zero).
+    func reset() {
+        md5 = S3ETag.isPlainMD5(etag) ? Insecure.MD5() : nil
+        sha256 = checksums.sha256 != nil ? SHA256() : nil
+        crc32 = checksums.crc32 != nil ? 0 : nil
+        crc32c = checksums.crc32c != nil ? 0 : nil
+        byteCount = 0
+    }
+
+    func update(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        md5?.update(bufferPointer: bytes)
+        sha256?.update(bufferPointer: bytes)
+        if let c = crc32 { crc32 = czlib_crc32(c, bytes.baseAddress, bytes.count) }
+        if let c = crc32c { crc32c = czlib_crc32c(c, bytes.baseAddress, bytes.count) }
+        byteCount += Int64(bytes.count)
+    }
+
+    private static func base64(_ value: UInt32) -> String {
+        withUnsafeBytes(of: value.bigEndian) { Data($0).base64EncodedString() }
+    }
+
+    /// Finishes every hash and returns the first mismatch, or nil when all match. Call once.
+    func firstMismatch() -> S3Error? {
+        if let md5 {
+            let actual = SigV4Hex.hex(Data(md5.finalize()))
+            if actual != etag.lowercased() {
+                return .checksumMismatch(expected: etag.lowercased(), actual: actual, algorithm: "MD5")
+            }
+        }
+        if let expected = checksums.crc32, let c = crc32, Self.base64(c) != expected {
+            return .checksumMismatch(expected: expected, actual: Self.base64(c), algorithm: "CRC32")
+        }
+        if let expected = checksums.crc32c, let c = crc32c, Self.base64(c) != expected {
+            return .checksumMismatch(expected: expected, actual: Self.base64(c), algorithm: "CRC32C")
+        }
+        if let expected = checksums.sha256, let sha256 {
+            let actual = Data(sha256.finalize()).base64EncodedString()
+            if actual != expected { return .checksumMismatch(expected: expected, actual: actual, algorithm: "SHA256") }
+        }
+        return nil
+    }
+
+    /// The hash checks this hasher performs.
+    var checks: Set<IntegrityCheck> {
+        var result: Set<IntegrityCheck> = []
+        if md5 != nil { result.insert(.md5) }
+        if crc32 != nil { result.insert(.crc32) }
+        if crc32c != nil { result.insert(.crc32c) }
+        if sha256 != nil { result.insert(.sha256) }
+        return result
+    }
+}
+
+enum SigV4Hex {
+    static func hex(_ data: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(data.count * 2)
+        for b in data {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

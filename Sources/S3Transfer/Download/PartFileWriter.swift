@@ -1,0 +1,215 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Streams a body into a `.part` file off the engine thread.
+///
+/// The engine thread only copies each run of bytes into a large chunk buffer (``accept(_:)``); a serial
+/// worker queue writes full chunks with `pwrite(2)` at their offset and feeds the hashes, so hashing never
+/// slows the curl thread. At most ``maxInFlight`` chunks wait for the worker; beyond that the transfer is
+/// paused (libcurl keeps the bytes) and resumed by the worker as soon as a chunk is free — so memory stays
+/// flat whatever the object's size.
+final class PartFileWriter: @unchecked Sendable {
+    let path: String
+    let fd: Int32
+    let chunkSize: Int
+    let maxInFlight: Int
+    private let queue: DispatchQueue
+
+    private struct Shared {
+        var inFlight = 0
+        var free: [UnsafeMutableRawBufferPointer] = []
+        var pausedTransfer: (HTTPEngine, HTTPTransferID)?
+        var writeError: Int32?
+    }
+    private let shared = Locked(Shared())
+
+    // Engine thread only.
+    private var current: UnsafeMutableRawBufferPointer?
+    private var fill = 0
+    private var transfer: (HTTPEngine, HTTPTransferID)?
+
+    // Worker queue only (read by others only after ``drain()``).
+    private(set) var written: Int64 = 0
+    private(set) var hasher: IntegrityHasher?
+    /// Where the next chunk lands; equals the file offset of the attempt's next byte.
+    private var nextOffset: Int64 = 0
+    /// Called on the worker queue after each chunk with the running total on disk.
+    var onWritten: (@Sendable (Int64) -> Void)?
+
+    /// Opens (creating if needed) the file for reading and writing.
+    init(path: String, chunkSize: Int = 1 << 20, maxInFlight: Int = 4) throws(S3Error) {
+        self.path = path
+        self.chunkSize = chunkSize
+        self.maxInFlight = maxInFlight
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .fileSystem(path: path, errno: errno) }
+        self.fd = fd
+        queue = DispatchQueue(label: "PartFileWriter")
+    }
+
+    deinit {
+        close(fd)
+        if let current { current.deallocate() }
+        shared.withLock { state in
+            for buffer in state.free { buffer.deallocate() }
+        }
+    }
+
+    /// The current size of the file on disk.
+    func fileSize() -> Int64 {
+        var st = stat()
+        return fstat(fd, &st) == 0 ? Int64(st.st_size) : 0
+    }
+
+    // MARK: Worker-queue operations (each returns once done)
+
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: body()) }
+        }
+    }
+
+    /// Waits for every chunk handed over so far to be written and hashed.
+    func drain() async { await onQueue {} }
+
+    /// Keeps the first `length` bytes, re-reading them through a fresh hasher (after a restart of the
+    /// process, when the hash state of the earlier run is gone).
+    func resume(keeping length: Int64, hasher: IntegrityHasher?) async -> Result<Void, S3Error> {
+        await onQueue { [self] in
+            guard ftruncate(fd, off_t(length)) == 0 else { return .failure(.fileSystem(path: path, errno: errno)) }
+            hasher?.reset()
+            if let hasher {
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+                defer { buffer.deallocate() }
+                var offset: Int64 = 0
+                while offset < length {
+                    let n = pread(fd, buffer.baseAddress, min(chunkSize, Int(length - offset)), off_t(offset))
+                    guard n > 0 else { return .failure(.fileSystem(path: path, errno: n < 0 ? errno : EIO)) }
+                    hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    offset += Int64(n)
+                }
+            }
+            self.hasher = hasher
+            written = length
+            nextOffset = length
+            return .success(())
+        }
+    }
+
+    /// Discards everything: the file becomes empty and hashing starts over with `hasher`.
+    /// Ordered after every chunk handed over before it.
+    func restart(hasher: IntegrityHasher?) {
+        queue.async { [self] in
+            if ftruncate(fd, 0) != 0 { shared.withLock { $0.writeError = errno } }
+            hasher?.reset()
+            self.hasher = hasher
+            written = 0
+            nextOffset = 0
+        }
+    }
+
+    /// Positions the next chunk at `offset` without truncating (ranged writes into a sparse file).
+    func seek(to offset: Int64) {
+        queue.async { [self] in
+            nextOffset = offset
+            written = 0
+        }
+    }
+
+    /// `fsync(2)`; the only way a `.part` becomes eligible for its final name.
+    func sync() async -> Result<Void, S3Error> {
+        await onQueue { [self] in fsync(fd) == 0 ? .success(()) : .failure(.fileSystem(path: path, errno: errno)) }
+    }
+
+    /// The first write error, if any.
+    var writeError: Int32? { shared.withLock { $0.writeError } }
+
+    // MARK: Engine-thread operations
+
+    /// Tells the writer which transfer feeds it (to resume it after a backpressure pause).
+    func attach(_ engine: HTTPEngine, _ id: HTTPTransferID) { transfer = (engine, id) }
+
+    /// Takes a run of body bytes (engine thread). Copies them into the current chunk, handing full chunks to
+    /// the worker; pauses the transfer when too many chunks are waiting.
+    func accept(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition {
+        let verdict = shared.withLock { state -> HTTPBodyDisposition in
+            if state.writeError != nil { return .abort }
+            if state.inFlight >= maxInFlight {
+                state.pausedTransfer = transfer
+                return .pause
+            }
+            return .consumed
+        }
+        guard case .consumed = verdict else { return verdict }
+        var offset = 0
+        while offset < bytes.count {
+            let chunk = current ?? takeBuffer()
+            current = chunk
+            let n = min(chunk.count - fill, bytes.count - offset)
+            (chunk.baseAddress! + fill).copyMemory(from: bytes.baseAddress! + offset, byteCount: n)
+            fill += n
+            offset += n
+            if fill == chunk.count { submitCurrent() }
+        }
+        return .consumed
+    }
+
+    /// Hands the partly filled chunk to the worker (engine thread, at the end of an attempt).
+    func flush() {
+        if fill > 0 { submitCurrent() }
+    }
+
+    private func takeBuffer() -> UnsafeMutableRawBufferPointer {
+        shared.withLock { $0.free.popLast() }
+            ?? UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 64)
+    }
+
+    private func submitCurrent() {
+        guard let chunk = current else { return }
+        let count = fill
+        current = nil
+        fill = 0
+        shared.withLock { $0.inFlight += 1 }
+        let box = ChunkBox(chunk)
+        queue.async { [self] in self.write(box.buffer, count: count) }
+    }
+
+    private func write(_ chunk: UnsafeMutableRawBufferPointer, count: Int) {
+        let failed = shared.withLock { $0.writeError != nil }
+        if !failed {
+            var done = 0
+            while done < count {
+                let n = pwrite(fd, chunk.baseAddress! + done, count - done, off_t(nextOffset + Int64(done)))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    let code = errno
+                    shared.withLock { $0.writeError = code }
+                    break
+                }
+                done += n
+            }
+            if done == count {
+                hasher?.update(UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
+                nextOffset += Int64(count)
+                written += Int64(count)
+            }
+        }
+        let resume = shared.withLock { state -> (HTTPEngine, HTTPTransferID)? in
+            state.inFlight -= 1
+            if state.free.count < maxInFlight { state.free.append(chunk) } else { chunk.deallocate() }
+            defer { state.pausedTransfer = nil }
+            return state.pausedTransfer
+        }
+        if let (engine, id) = resume { engine.resume(id) }
+        if !failed { onWritten?(written) }
+    }
+}
+
+/// Carries a chunk pointer to the worker queue.
+private struct ChunkBox: @unchecked Sendable {
+    let buffer: UnsafeMutableRawBufferPointer
+    init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// The small JSON file beside a `.part` file (`<part>.json`) that lets a later run continue it: the ETag the
+/// bytes belong to, the object's size and checksums when known, and the byte ranges on disk that were
+/// received whole under that ETag. Written atomically (temporary file, then rename).
+struct PartSidecar: Codable, Equatable, Sendable {
+    var version = 1
+    var etag: String
+    var size: Int64?
+    var checksums: S3Checksums
+    /// Sorted, non-overlapping, non-adjacent ranges as `[start, end)` pairs.
+    var ranges: [[Int64]]
+
+    init(etag: String, size: Int64?, checksums: S3Checksums, ranges: [Range<Int64>]) {
+        self.etag = etag
+        self.size = size
+        self.checksums = checksums
+        self.ranges = RangeSet64.normalized(ranges).map { [$0.lowerBound, $0.upperBound] }
+    }
+
+    var byteRanges: [Range<Int64>] {
+        RangeSet64.normalized(ranges.compactMap { $0.count == 2 && $0[0] < $0[1] && $0[0] >= 0 ? $0[0]..<$0[1] : nil })
+    }
+
+    /// How many bytes from offset zero are present.
+    var contiguousPrefix: Int64 {
+        guard let first = byteRanges.first, first.lowerBound == 0 else { return 0 }
+        return first.upperBound
+    }
+
+    static func url(forPart part: URL) -> URL { URL(fileURLWithPath: part.path + ".json") }
+
+    static func load(forPart part: URL) -> PartSidecar? {
+        guard let data = try? Data(contentsOf: url(forPart: part)) else { return nil }
+        return try? JSONDecoder().decode(PartSidecar.self, from: data)
+    }
+
+    func save(forPart part: URL) throws(S3Error) {
+        let target = Self.url(forPart: part)
+        let temp = URL(fileURLWithPath: target.path + ".tmp")
+        do {
+            try JSONEncoder().encode(self).write(to: temp)
+        } catch {
+            throw .fileSystem(path: temp.path, errno: EIO)
+        }
+        guard rename(temp.path, target.path) == 0 else { throw .fileSystem(path: target.path, errno: errno) }
+    }
+
+    static func remove(forPart part: URL) {
+        unlink(url(forPart: part).path)
+    }
+}
+
+/// Helpers for lists of byte ranges.
+enum RangeSet64 {
+    /// Sorted, with overlapping or touching ranges merged and empty ones dropped.
+    static func normalized(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
+        var result: [Range<Int64>] = []
+        for range in ranges.filter({ !$0.isEmpty }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = result.last, range.lowerBound <= last.upperBound {
+                result[result.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+            } else {
+                result.append(range)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,266 @@
+import CCurl
+import Foundation
+
+/// Identifies one transfer started on an ``HTTPEngine``.
+public struct HTTPTransferID: Sendable, Hashable {
+    let rawValue: UInt64
+}
+
+/// An HTTP client on libcurl's multi interface, driven by one dedicated thread.
+///
+/// All transfers share that thread and libcurl's connection cache (keep-alive, HTTP/2 multiplexing where
+/// a TLS server offers it). ``start(_:handler:)``, ``cancel(_:)``, ``pause(_:)`` and ``resume(_:)`` may be
+/// called from any thread: they enqueue a command under a lock and wake the engine thread
+/// (`curl_multi_wakeup`), which applies commands in the order they were made. Handlers are called only on
+/// the engine thread. A cancelled transfer's handler gets ``HTTPResponseHandler/didComplete(_:)`` with
+/// ``HTTPTransportError/cancelled`` after libcurl has let go of it, and is never called again.
+///
+/// The engine thread stops when the engine is released; transfers still running then complete as cancelled.
+public final class HTTPEngine: Sendable {
+    /// The settings the engine was made with.
+    public let configuration: HTTPEngineConfiguration
+    private let core: HTTPEngineCore
+
+    private static let globalInit: Bool = {
+        curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+    }()
+
+    /// Starts the engine thread.
+    /// - Parameter configuration: Connection limits, timeouts and TLS settings.
+    public init(configuration: HTTPEngineConfiguration = HTTPEngineConfiguration()) {
+        _ = Self.globalInit
+        self.configuration = configuration
+        core = HTTPEngineCore(configuration: configuration)
+        let core = self.core
+        let thread = Thread { core.run() }
+        thread.name = "HTTPEngine"
+        thread.start()
+    }
+
+    deinit { core.stop() }
+
+    /// Starts a transfer.
+    /// - Parameters:
+    ///   - request: What to send.
+    ///   - handler: Receives the response on the engine thread; retained until it has been told the end.
+    /// - Returns: The id to cancel, pause or resume the transfer with.
+    @discardableResult
+    public func start(_ request: HTTPRequest, handler: any HTTPResponseHandler) -> HTTPTransferID {
+        let id = makeTransferID()
+        start(request, handler: handler, id: id)
+        return id
+    }
+
+    /// Reserves an id for ``start(_:handler:id:)``, so a handler can know its transfer's id before the
+    /// first callback can run.
+    public func makeTransferID() -> HTTPTransferID { HTTPTransferID(rawValue: core.nextID()) }
+
+    /// Starts a transfer under an id from ``makeTransferID()`` (use each id once).
+    /// - Parameters:
+    ///   - request: What to send.
+    ///   - handler: Receives the response on the engine thread.
+    ///   - id: The reserved id.
+    public func start(_ request: HTTPRequest, handler: any HTTPResponseHandler, id: HTTPTransferID) {
+        core.enqueue(.add(HTTPTransferBox(id: id.rawValue, request: request, handler: handler)))
+    }
+
+    /// Cancels a transfer; its handler then completes with ``HTTPTransportError/cancelled`` (unless it had
+    /// already completed). Safe from any thread, also for a finished or unknown transfer.
+    public func cancel(_ id: HTTPTransferID) { core.enqueue(.cancel(id.rawValue)) }
+
+    /// Stops receiving on a transfer until ``resume(_:)``.
+    public func pause(_ id: HTTPTransferID) { core.enqueue(.pause(id.rawValue)) }
+
+    /// Continues a transfer paused by ``pause(_:)`` or by a handler returning ``HTTPBodyDisposition/pause``.
+    public func resume(_ id: HTTPTransferID) { core.enqueue(.resume(id.rawValue)) }
+
+    /// Sends a request and collects the whole response body in memory. Meant for small responses
+    /// (listings, errors, thumbnails). Cancelling the task cancels the transfer.
+    /// - Parameter request: What to send.
+    /// - Returns: The response head and body.
+    /// - Throws: ``HTTPTransportError`` when no complete response arrived.
+    public func data(for request: HTTPRequest) async throws(HTTPTransportError) -> (HTTPResponseHead, Data) {
+        let collector = HTTPDataCollector()
+        let result: Result<(HTTPResponseHead, Data), HTTPTransportError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                collector.onComplete = { continuation.resume(returning: $0) }
+                let id = start(request, handler: collector)
+                collector.setTransfer(id, engine: self)
+            }
+        } onCancel: {
+            collector.cancel()
+        }
+        return try result.get()
+    }
+}
+
+/// Commands from other threads to the engine thread.
+enum HTTPEngineCommand {
+    case add(HTTPTransferBox)
+    case cancel(UInt64)
+    case pause(UInt64)
+    case resume(UInt64)
+}
+
+/// The engine thread's state. `active` and the multi handle are touched only on that thread.
+final class HTTPEngineCore: @unchecked Sendable {
+    private let multi: UnsafeMutableRawPointer
+    private let configuration: HTTPEngineConfiguration
+    private let pending = Locked<(commands: [HTTPEngineCommand], stopping: Bool, nextID: UInt64)>(([], false, 1))
+    private var active: [UInt64: HTTPTransferBox] = [:]
+
+    init(configuration: HTTPEngineConfiguration) {
+        self.configuration = configuration
+        multi = curl_multi_init()
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxTotalConnections)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(configuration.maxTotalConnections, 4))
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, 2)  // CURLPIPE_MULTIPLEX
+    }
+
+    func nextID() -> UInt64 {
+        pending.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+    }
+
+    func enqueue(_ command: HTTPEngineCommand) {
+        let accepted = pending.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.commands.append(command)
+            return true
+        }
+        if accepted {
+            curl_multi_wakeup(multi)
+        } else if case .add(let box) = command {
+            box.complete(.failure(.cancelled))
+        }
+    }
+
+    func stop() {
+        pending.withLock { $0.stopping = true }
+        curl_multi_wakeup(multi)
+    }
+
+    func run() {
+        var running: Int32 = 0
+        while true {
+            let (commands, stopping) = pending.withLock { state in
+                defer { state.commands = [] }
+                return (state.commands, state.stopping)
+            }
+            for command in commands { apply(command) }
+            if stopping { break }
+            curl_multi_perform(multi, &running)
+            collectFinished()
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        for id in Array(active.keys) { finish(id, .failure(.cancelled)) }
+        curl_multi_cleanup(multi)
+    }
+
+    private func apply(_ command: HTTPEngineCommand) {
+        switch command {
+        case .add(let box):
+            if configure(box) {
+                active[box.id] = box
+                curl_multi_add_handle(multi, box.easy)
+            }
+        case .cancel(let id):
+            finish(id, .failure(.cancelled))
+        case .pause(let id):
+            if let easy = active[id]?.easy { _ = ccurl_easy_pause_receive(easy) }
+        case .resume(let id):
+            if let easy = active[id]?.easy { _ = ccurl_easy_continue(easy) }
+        }
+    }
+
+    private func collectFinished() {
+        var easy: UnsafeMutableRawPointer?
+        var code = CURLE_OK
+        while ccurl_multi_next_done(multi, &easy, &code) != 0 {
+            guard let easy else { continue }
+            var raw: UnsafeMutableRawPointer?
+            _ = ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &raw)
+            guard let raw else { continue }
+            let box = Unmanaged<HTTPTransferBox>.fromOpaque(raw).takeUnretainedValue()
+            if code == CURLE_OK {
+                finish(box.id, .success(()))
+            } else if box.handlerAborted {
+                finish(box.id, .failure(.aborted))
+            } else {
+                let message = String(cString: curl_easy_strerror(code))
+                finish(box.id, .failure(HTTPTransportError(curlCode: Int(code.rawValue), message: message)))
+            }
+        }
+    }
+
+    /// Removes the handle from libcurl, then tells the handler, then frees the handle and the box.
+    private func finish(_ id: UInt64, _ result: Result<Void, HTTPTransportError>) {
+        guard let box = active.removeValue(forKey: id), let easy = box.easy else { return }
+        curl_multi_remove_handle(multi, easy)
+        box.complete(result)
+        curl_easy_cleanup(easy)
+        box.easy = nil
+        if let list = box.headerList { curl_slist_free_all(list) }
+        box.headerList = nil
+        Unmanaged.passUnretained(box).release()
+    }
+
+    /// Creates and configures the easy handle; on failure completes the box at once.
+    private func configure(_ box: HTTPTransferBox) -> Bool {
+        guard let easy = curl_easy_init() else {
+            box.complete(.failure(HTTPTransportError(curlCode: 2, message: "curl_easy_init failed")))
+            return false
+        }
+        let request = box.request
+        let me = Unmanaged.passRetained(box).toOpaque()
+        box.easy = easy
+        _ = ccurl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, me)
+        _ = ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url)
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, ccurl_http_version_2tls())
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, configuration.receiveBufferSize)
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
+        let stall = request.stallTimeout ?? configuration.stallTimeout
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, configuration.lowSpeedLimit)
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, Int(stall.rounded(.up))))
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, configuration.verifyTLS ? 1 : 0)
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, configuration.verifyTLS ? 2 : 0)
+        if let ca = configuration.caBundlePath { _ = ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, ca) }
+        _ = ccurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, httpWriteCallback)
+        _ = ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me)
+        _ = ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, httpHeaderCallback)
+        _ = ccurl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me)
+
+        var list: UnsafeMutablePointer<curl_slist>?
+        for header in request.headers {
+            list = curl_slist_append(list, "\(header.name): \(header.value)")
+        }
+        list = curl_slist_append(list, "Expect:")  // no 100-continue round trip
+        box.headerList = list
+        _ = ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list)
+
+        switch request.method {
+        case "GET": break
+        case "HEAD": _ = ccurl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        default: _ = ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+        if let body = request.body {
+            _ = ccurl_easy_setopt_data_callback(easy, CURLOPT_READFUNCTION, httpReadCallback)
+            _ = ccurl_easy_setopt_pointer(easy, CURLOPT_READDATA, me)
+            if request.method == "PUT" {
+                _ = ccurl_easy_setopt_long(easy, CURLOPT_UPLOAD, 1)
+                _ = ccurl_easy_setopt_off_t(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(body.count))
+            } else {
+                _ = ccurl_easy_setopt_long(easy, CURLOPT_POST, 1)
+                _ = ccurl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// Settings of an ``HTTPEngine``: connection limits, timeouts and TLS.
+public struct HTTPEngineConfiguration: Sendable, Hashable {
+    /// The most connections open at once, over all hosts (`CURLMOPT_MAX_TOTAL_CONNECTIONS`). Transfers
+    /// beyond it wait inside libcurl for a free connection.
+    public var maxTotalConnections: Int
+    /// The most connections open to one host (`CURLMOPT_MAX_HOST_CONNECTIONS`).
+    public var maxConnectionsPerHost: Int
+    /// How long establishing a connection (TCP and TLS) may take, in seconds.
+    public var connectTimeout: TimeInterval
+    /// A transfer slower than ``lowSpeedLimit`` bytes per second for this many seconds fails as stalled.
+    public var stallTimeout: TimeInterval
+    /// The bytes-per-second floor of the stall check.
+    public var lowSpeedLimit: Int
+    /// Verify the server's TLS certificate and host name. On by default; turn off only for tests.
+    public var verifyTLS: Bool
+    /// A PEM file of trusted CA certificates, replacing the system bundle.
+    public var caBundlePath: String?
+    /// libcurl's receive buffer size (`CURLOPT_BUFFERSIZE`); larger buffers mean fewer callbacks.
+    public var receiveBufferSize: Int
+
+    /// - Parameters:
+    ///   - maxTotalConnections: Connection limit over all hosts.
+    ///   - maxConnectionsPerHost: Connection limit per host.
+    ///   - connectTimeout: Connect timeout in seconds.
+    ///   - stallTimeout: Seconds below `lowSpeedLimit` before a transfer fails as stalled.
+    ///   - lowSpeedLimit: Bytes per second.
+    ///   - verifyTLS: Verify certificates.
+    ///   - caBundlePath: A custom CA bundle.
+    ///   - receiveBufferSize: libcurl's receive buffer size.
+    public init(
+        maxTotalConnections: Int = 16, maxConnectionsPerHost: Int = 16, connectTimeout: TimeInterval = 10,
+        stallTimeout: TimeInterval = 30, lowSpeedLimit: Int = 1, verifyTLS: Bool = true, caBundlePath: String? = nil,
+        receiveBufferSize: Int = 512 * 1024
+    ) {
+        self.maxTotalConnections = maxTotalConnections
+        self.maxConnectionsPerHost = maxConnectionsPerHost
+        self.connectTimeout = connectTimeout
+        self.stallTimeout = stallTimeout
+        self.lowSpeedLimit = lowSpeedLimit
+        self.verifyTLS = verifyTLS
+        self.caBundlePath = caBundlePath
+        self.receiveBufferSize = receiveBufferSize
+    }
+}

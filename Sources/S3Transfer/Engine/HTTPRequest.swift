@@ -1,0 +1,104 @@
+import Foundation
+
+/// One HTTP request as the engine sends it.
+///
+/// The engine adds no headers of its own except what libcurl needs (`Host`); in particular it never sends
+/// `Accept-Encoding`, so a body arrives exactly as stored (lengths and hashes stay meaningful).
+public struct HTTPRequest: Sendable {
+    /// Upper-case method (`GET`, `HEAD`, `PUT`, `POST`, `DELETE`).
+    public var method: String
+    /// The absolute URL, already percent-encoded.
+    public var url: String
+    /// Headers to send, in order.
+    public var headers: [(name: String, value: String)]
+    /// The request body, if any (sent with a `Content-Length`).
+    public var body: Data?
+    /// Overrides the engine's stall limit for this request: the transfer fails with a timeout
+    /// (``HTTPTransportError/isTimeout``) when fewer than the engine's low-speed limit of bytes per second
+    /// arrive for this many seconds (rounded up to whole seconds).
+    public var stallTimeout: TimeInterval?
+
+    /// - Parameters:
+    ///   - method: Upper-case method.
+    ///   - url: The absolute, encoded URL.
+    ///   - headers: Headers to send.
+    ///   - body: The body, if any.
+    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Data? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// The status line and headers of a response.
+public struct HTTPResponseHead: Sendable, Hashable {
+    /// The HTTP status code.
+    public var status: Int
+    /// Headers with lower-cased names; repeated headers are joined with `", "`.
+    public var headers: [String: String]
+
+    /// - Parameters:
+    ///   - status: The status code.
+    ///   - headers: Lower-cased header names and values.
+    public init(status: Int, headers: [String: String]) {
+        self.status = status
+        self.headers = headers
+    }
+
+    /// The value of a header, by case-insensitive name.
+    public subscript(name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// What a body handler tells the engine after receiving bytes.
+public enum HTTPBodyDisposition: Sendable {
+    /// The bytes were consumed; keep going.
+    case consumed
+    /// Nothing was consumed; libcurl keeps the bytes and the transfer stays paused until
+    /// ``HTTPEngine/resume(_:)`` is called, which delivers the same bytes again.
+    case pause
+    /// Stop the transfer; it completes with ``HTTPTransportError/aborted``.
+    case abort
+}
+
+/// A transport-level failure (no HTTP status, or the body was cut off).
+public struct HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// libcurl's `CURLcode` (0 never appears here).
+    public var curlCode: Int
+    /// libcurl's explanation.
+    public var message: String
+
+    /// - Parameters:
+    ///   - curlCode: The `CURLcode`.
+    ///   - message: The explanation.
+    public init(curlCode: Int, message: String) {
+        self.curlCode = curlCode
+        self.message = message
+    }
+
+    /// The transfer was cancelled through ``HTTPEngine/cancel(_:)``.
+    public static let cancelled = HTTPTransportError(curlCode: -1, message: "cancelled")
+    /// A handler returned ``HTTPBodyDisposition/abort`` or refused the head.
+    public static let aborted = HTTPTransportError(curlCode: 23, message: "aborted by the response handler")
+
+    /// True for a cancellation through the engine.
+    public var isCancellation: Bool { curlCode == -1 }
+    /// True when libcurl gave up because the link stalled (below the low-speed limit) or timed out.
+    public var isTimeout: Bool { curlCode == 28 }
+
+    public var description: String { "curl error \(curlCode): \(message)" }
+}
+
+/// Receives one transfer's response. Called only on the engine thread, in this order: ``didReceiveHead(_:)``
+/// once (before any body byte), ``didReceiveBody(_:)`` zero or more times, then ``didComplete(_:)`` exactly
+/// once (also after a cancellation or a failure before any head arrived).
+///
+/// Implementations must return quickly: every transfer shares the one engine thread.
+public protocol HTTPResponseHandler: AnyObject, Sendable {
+    /// The final (non-1xx) response head. Return false to abort the transfer.
+    func didReceiveHead(_ head: HTTPResponseHead) -> Bool
+    /// A run of body bytes, valid only during the call (no copy was made).
+    func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition
+    /// The end of the transfer: success (the whole body was delivered) or a transport error.
+    func didComplete(_ result: Result<Void, HTTPTransportError>)
+}

@@ -1,0 +1,122 @@
+import CCurl
+import Foundation
+
+/// One transfer's state while libcurl owns its easy handle. Touched only on the engine thread (the C
+/// callbacks run there too); kept alive by an unmanaged retain from the moment the handle is configured
+/// until `curl_multi_remove_handle` has returned, so a callback can never reach freed memory.
+final class HTTPTransferBox: @unchecked Sendable {
+    let id: UInt64
+    let handler: any HTTPResponseHandler
+    let request: HTTPRequest
+    var easy: UnsafeMutableRawPointer?
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    var uploadOffset = 0
+    var status = 0
+    var headers: [String: String] = [:]
+    var headDelivered = false
+    var handlerAborted = false
+    var completed = false
+
+    init(id: UInt64, request: HTTPRequest, handler: any HTTPResponseHandler) {
+        self.id = id
+        self.request = request
+        self.handler = handler
+    }
+
+    /// Parses one header line; delivers the head at the blank line that ends a final (non-1xx) response.
+    /// Returns false when the handler refused the head.
+    func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        var end = line.count
+        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        if end == 0 {
+            guard status >= 200, !headDelivered else { return true }
+            headDelivered = true
+            if !handler.didReceiveHead(HTTPResponseHead(status: status, headers: headers)) {
+                handlerAborted = true
+                return false
+            }
+            return true
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<end]), as: UTF8.self)
+        if text.hasPrefix("HTTP/") {
+            // A new response (after 100-continue or a redirect) starts over.
+            let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            status = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
+            headers = [:]
+            return true
+        }
+        guard let colon = text.firstIndex(of: ":") else { return true }
+        let name = text[..<colon].lowercased()
+        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        if let existing = headers[name] {
+            headers[name] = existing + ", " + value
+        } else {
+            headers[name] = value
+        }
+        return true
+    }
+
+    /// Delivers body bytes, first delivering the head if libcurl skipped the blank line callback.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        if !headDelivered {
+            headDelivered = true
+            if !handler.didReceiveHead(HTTPResponseHead(status: status, headers: headers)) {
+                handlerAborted = true
+                return 0
+            }
+        }
+        switch handler.didReceiveBody(bytes) {
+        case .consumed: return bytes.count
+        case .pause: return ccurl_writefunc_pause()
+        case .abort:
+            handlerAborted = true
+            return 0
+        }
+    }
+
+    /// Copies the next run of the upload body into libcurl's buffer.
+    func readUpload(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let body = request.body, uploadOffset < body.count else { return 0 }
+        let n = min(buffer.count, body.count - uploadOffset)
+        body.withUnsafeBytes { raw in
+            buffer.baseAddress!.copyMemory(from: raw.baseAddress! + uploadOffset, byteCount: n)
+        }
+        uploadOffset += n
+        return n
+    }
+
+    /// Reports the end exactly once.
+    func complete(_ result: Result<Void, HTTPTransportError>) {
+        guard !completed else { return }
+        completed = true
+        if case .success = result, !headDelivered {
+            headDelivered = true
+            if !handler.didReceiveHead(HTTPResponseHead(status: status, headers: headers)) {
+                handler.didComplete(.failure(.aborted))
+                return
+            }
+        }
+        handler.didComplete(result)
+    }
+}
+
+// C entry points: libcurl passes the box back as the user pointer.
+
+let httpWriteCallback: ccurl_data_callback = { ptr, size, count, user in
+    guard let user, let ptr else { return 0 }
+    let box = Unmanaged<HTTPTransferBox>.fromOpaque(user).takeUnretainedValue()
+    return box.receiveBody(UnsafeRawBufferPointer(start: ptr, count: size * count))
+}
+
+let httpHeaderCallback: ccurl_data_callback = { ptr, size, count, user in
+    guard let user, let ptr else { return 0 }
+    let box = Unmanaged<HTTPTransferBox>.fromOpaque(user).takeUnretainedValue()
+    let n = size * count
+    return box.receiveHeaderLine(UnsafeRawBufferPointer(start: ptr, count: n)) ? n : 0
+}
+
+let httpReadCallback: ccurl_data_callback = { ptr, size, count, user in
+    guard let user, let ptr else { return ccurl_readfunc_abort() }
+    let box = Unmanaged<HTTPTransferBox>.fromOpaque(user).takeUnretainedValue()
+    return box.readUpload(into: UnsafeMutableRawBufferPointer(start: ptr, count: size * count))
+}

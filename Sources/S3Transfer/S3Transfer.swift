@@ -1,1 +1,0 @@
-// Module S3Transfer — see DESIGN.md.

@@ -1,0 +1,45 @@
+import Foundation
+
+/// How often and how patiently to retry: capped exponential backoff with full jitter
+/// (a random delay between zero and `min(maxDelay, baseDelay × 2^(attempt-1))`).
+///
+/// Only failures that another attempt may cure are retried: connection errors, stalls, HTTP 5xx and
+/// SlowDown (see ``S3Error/isRetryable``). Each attempt is signed afresh.
+public struct RetryPolicy: Sendable, Hashable {
+    /// The most attempts in all (1 means no retry).
+    public var maxAttempts: Int
+    /// The backoff cap before the first retry, in seconds.
+    public var baseDelay: TimeInterval
+    /// The largest backoff cap, in seconds.
+    public var maxDelay: TimeInterval
+
+    /// - Parameters:
+    ///   - maxAttempts: Attempts in all, at least 1.
+    ///   - baseDelay: First backoff cap in seconds.
+    ///   - maxDelay: Largest backoff cap in seconds.
+    public init(maxAttempts: Int = 5, baseDelay: TimeInterval = 0.2, maxDelay: TimeInterval = 10) {
+        self.maxAttempts = max(1, maxAttempts)
+        self.baseDelay = max(0, baseDelay)
+        self.maxDelay = max(0, maxDelay)
+    }
+
+    /// No retries.
+    public static let none = RetryPolicy(maxAttempts: 1)
+
+    /// The delay before attempt `attempt + 1`, after `attempt` failures (1-based), with full jitter.
+    public func delay(afterAttempt attempt: Int) -> TimeInterval {
+        let cap = min(maxDelay, baseDelay * pow(2, Double(max(0, attempt - 1))))
+        return cap > 0 ? Double.random(in: 0...cap) : 0
+    }
+
+    /// Sleeps for the backoff after `attempt` failures; throws ``S3Error/cancelled`` if the task is cancelled.
+    func backoff(afterAttempt attempt: Int, minimum: TimeInterval = 0) async throws(S3Error) {
+        let seconds = max(minimum, delay(afterAttempt: attempt))
+        guard seconds > 0 else { return }
+        do {
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+        } catch {
+            throw .cancelled
+        }
+    }
+}

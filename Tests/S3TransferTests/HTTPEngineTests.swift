@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+@testable import S3Transfer
+
+@Suite struct HTTPEngineTests {
+    @Test func getDeliversBodyAndSendsNoAcceptEncoding() async throws {
+        let body = testBytes(300_000)
+        let server = try ScriptedHTTPServer { _ in .init(status: 200, headers: [("X-Test", "yes")], body: body) }
+        defer { server.stop() }
+        let engine = HTTPEngine()
+        let (head, data) = try await engine.data(
+            for: HTTPRequest(method: "GET", url: "\(server.endpoint)/thing", headers: [("X-Custom", "1")]))
+        #expect(head.status == 200)
+        #expect(head["x-test"] == "yes")
+        #expect(data == body)
+        let request = try #require(server.requests.first)
+        #expect(request.headers["accept-encoding"] == nil)
+        #expect(request.headers["x-custom"] == "1")
+        #expect(request.headers["expect"] == nil)
+    }
+
+    @Test func sequentialRequestsReuseOneConnection() async throws {
+        let server = try ScriptedHTTPServer { _ in .init(status: 200, body: Data("ok".utf8)) }
+        defer { server.stop() }
+        let engine = HTTPEngine()
+        for _ in 0..<5 {
+            _ = try await engine.data(for: HTTPRequest(method: "GET", url: "\(server.endpoint)/x"))
+        }
+        #expect(server.requests.count == 5)
+        #expect(server.connectionCount == 1)
+    }
+
+    @Test func putSendsTheBody() async throws {
+        let server = try ScriptedHTTPServer { _ in .init(status: 200) }
+        defer { server.stop() }
+        let payload = testBytes(100_000, seed: 7)
+        let engine = HTTPEngine()
+        _ = try await engine.data(for: HTTPRequest(method: "PUT", url: "\(server.endpoint)/p", body: payload))
+        #expect(server.requests.first?.body == payload)
+        #expect(server.requests.first?.method == "PUT")
+    }
+
+    @Test func cutOffBodyIsATransportError() async throws {
+        let server = try ScriptedHTTPServer { _ in .init(status: 200, body: testBytes(10_000), cutAfter: 500) }
+        defer { server.stop() }
+        let engine = HTTPEngine()
+        await #expect(throws: HTTPTransportError.self) {
+            _ = try await engine.data(for: HTTPRequest(method: "GET", url: "\(server.endpoint)/x"))
+        }
+    }
+
+    @Test func cancellingFromAnotherThreadCompletesAsCancelled() async throws {
+        let hold = DispatchSemaphore(value: 0)
+        let server = try ScriptedHTTPServer { _ in .init(status: 200, body: testBytes(1000), holdBody: hold) }
+        defer {
+            hold.signal()
+            server.stop()
+        }
+        let engine = HTTPEngine()
+        let headSeen = AsyncStream<Void>.makeStream()
+        let done = AsyncStream<Result<Void, HTTPTransportError>>.makeStream()
+        final class Handler: HTTPResponseHandler, @unchecked Sendable {
+            let onHead: @Sendable () -> Void
+            let onDone: @Sendable (Result<Void, HTTPTransportError>) -> Void
+            init(
+                onHead: @escaping @Sendable () -> Void,
+                onDone: @escaping @Sendable (Result<Void, HTTPTransportError>) -> Void
+            ) {
+                self.onHead = onHead
+                self.onDone = onDone
+            }
+            func didReceiveHead(_ head: HTTPResponseHead) -> Bool {
+                onHead()
+                return true
+            }
+            func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition { .consumed }
+            func didComplete(_ result: Result<Void, HTTPTransportError>) { onDone(result) }
+        }
+        let id = engine.start(
+            HTTPRequest(method: "GET", url: "\(server.endpoint)/x"),
+            handler: Handler(onHead: { headSeen.continuation.yield() }, onDone: { done.continuation.yield($0) }))
+        for await _ in headSeen.stream { break }
+        Thread.detachNewThread { engine.cancel(id) }
+        var result: Result<Void, HTTPTransportError>?
+        for await r in done.stream {
+            result = r
+            break
+        }
+        #expect(result.map { if case .failure(let e) = $0 { e.isCancellation } else { false } } == true)
+    }
+}

@@ -1,0 +1,180 @@
+import AWSSigV4
+import Foundation
+import Testing
+
+@testable import S3Transfer
+
+@Suite struct S3ClientTests {
+    static let credentials = AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret")
+
+    func client(_ server: ScriptedHTTPServer, retry: RetryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: 0.001))
+        -> S3Client
+    {
+        S3Client(
+            configuration: S3ClientConfiguration(
+                endpoint: server.endpoint, region: "eu-west-1", credentials: Self.credentials, retryPolicy: retry))
+    }
+
+    @Test func requestsAreSignedForPathStyleWithEncodedKeys() async throws {
+        let object = ObjectResponder(data: Data("hello".utf8))
+        let server = try ScriptedHTTPServer { object.respond($0) }
+        defer { server.stop() }
+        let key = "originals/caf\u{E9} 1+2.jpg"
+        let (data, head) = try await client(server).getObject(bucket: "photos", key: key)
+        #expect(data == Data("hello".utf8))
+        #expect(head.etag == object.etag)
+        let request = try #require(server.requests.first)
+        #expect(request.path == "/photos/originals/caf%C3%A9%201%2B2.jpg")
+        let auth = try #require(request.headers["authorization"].flatMap(SigV4Authorization.init(header:)))
+        #expect(auth.region == "eu-west-1")
+        #expect(auth.signedHeaders.contains("host"))
+        #expect(request.headers["x-amz-checksum-mode"] == "ENABLED")
+        // The server side recomputes the same signature from what arrived.
+        let amzDate = try #require(request.headers["x-amz-date"])
+        let signer = SigV4Signer(credentials: Self.credentials, region: "eu-west-1")
+        let resigned = signer.sign(
+            method: "GET", path: "/photos/" + key, host: "127.0.0.1:\(server.port)",
+            headers: auth.signedHeaders.filter { !["host", "x-amz-date", "x-amz-content-sha256"].contains($0) }
+                .map { ($0, request.headers[$0]!) },
+            payloadHash: request.headers["x-amz-content-sha256"]!, date: SigV4.parseAmzDate(amzDate)!)
+        #expect(resigned.first?.value == request.headers["authorization"])
+    }
+
+    @Test func errorCodesBecomeTypedErrors() async throws {
+        let server = try ScriptedHTTPServer { request in
+            if request.path.contains("missing") {
+                return .init(
+                    status: 404, body: Data("<Error><Code>NoSuchKey</Code><Message>nope</Message></Error>".utf8))
+            }
+            if request.path.contains("denied") {
+                return .init(
+                    status: 403, body: Data("<Error><Code>AccessDenied</Code><Message>no</Message></Error>".utf8))
+            }
+            if request.path.contains("moved") {
+                return .init(
+                    status: 301, headers: [("x-amz-bucket-region", "ap-south-1")],
+                    body: Data("<Error><Code>PermanentRedirect</Code><Message>m</Message></Error>".utf8))
+            }
+            return .init(
+                status: 418, body: Data("<Error><Code>Teapot</Code><Message>short and stout</Message></Error>".utf8))
+        }
+        defer { server.stop() }
+        let client = client(server)
+        await #expect(throws: S3Error.noSuchKey) { _ = try await client.getObject(bucket: "b", key: "missing") }
+        await #expect(throws: S3Error.accessDenied) { _ = try await client.getObject(bucket: "b", key: "denied") }
+        await #expect(throws: S3Error.permanentRedirect(region: "ap-south-1")) {
+            _ = try await client.getObject(bucket: "b", key: "moved")
+        }
+        await #expect(throws: S3Error.service(code: "Teapot", message: "short and stout", status: 418, requestID: nil))
+        {
+            _ = try await client.getObject(bucket: "b", key: "other")
+        }
+        await #expect(throws: S3Error.noSuchKey) { _ = try await client.headObject(bucket: "b", key: "missing") }
+    }
+
+    @Test func clockSkewIsCorrectedFromTheDateHeaderAndRetriedOnce() async throws {
+        // The server's clock runs two hours ahead and rejects requests more than 15 minutes off.
+        let serverOffset: TimeInterval = 7200
+        let object = ObjectResponder(data: Data("skew".utf8))
+        let server = try ScriptedHTTPServer { request in
+            let serverNow = Date().addingTimeInterval(serverOffset)
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+            let dateHeader = ("Date", formatter.string(from: serverNow))
+            let sent = request.headers["x-amz-date"].flatMap(SigV4.parseAmzDate) ?? .distantPast
+            if abs(sent.timeIntervalSince(serverNow)) > 900 {
+                return .init(
+                    status: 403, headers: [dateHeader],
+                    body: Data("<Error><Code>RequestTimeTooSkewed</Code><Message>skewed</Message></Error>".utf8))
+            }
+            var response = object.respond(request)
+            response.headers.append(dateHeader)
+            return response
+        }
+        defer { server.stop() }
+        let client = client(server)
+        let (data, _) = try await client.getObject(bucket: "b", key: "k")
+        #expect(data == Data("skew".utf8))
+        #expect(server.requests.count == 2)
+        #expect(abs(client.measuredClockOffset - serverOffset) < 5)
+        // Later requests use the measured offset straight away.
+        _ = try await client.getObject(bucket: "b", key: "k")
+        #expect(server.requests.count == 3)
+    }
+
+    @Test func serverErrorsAreRetriedThenReportTheLastCause() async throws {
+        let count = LockedBox(0)
+        let server = try ScriptedHTTPServer { _ in
+            count.withLock { $0 += 1 }
+            return .init(
+                status: 500, body: Data("<Error><Code>InternalError</Code><Message>boom</Message></Error>".utf8))
+        }
+        defer { server.stop() }
+        await #expect(
+            throws: S3Error.retriesExhausted(
+                lastError: .service(code: "InternalError", message: "boom", status: 500, requestID: nil), attempts: 3)
+        ) {
+            _ = try await client(server).getObject(bucket: "b", key: "k")
+        }
+        #expect(count.withLock { $0 } == 3)
+    }
+
+    @Test func headReadsMetadataAndChecksums() async throws {
+        let server = try ScriptedHTTPServer { _ in
+            .init(
+                status: 200,
+                headers: [
+                    ("ETag", "\"abc\""), ("Content-Length", "42"), ("Content-Type", "image/jpeg"),
+                    ("x-amz-meta-pixel-width", "4032"), ("x-amz-checksum-crc32", "AAAAAA=="),
+                    ("Last-Modified", "Wed, 01 May 2024 10:20:30 GMT"),
+                ])
+        }
+        defer { server.stop() }
+        let head = try await client(server).headObject(bucket: "b", key: "k")
+        #expect(head.size == 42)
+        #expect(head.etag == "abc")
+        #expect(head.contentType == "image/jpeg")
+        #expect(head.metadata == ["pixel-width": "4032"])
+        #expect(head.checksums.crc32 == "AAAAAA==")
+        #expect(head.lastModified == Date(timeIntervalSince1970: 1_714_558_830))
+    }
+
+    @Test func listingPagesAreFollowedUntilTheEnd() async throws {
+        let server = try ScriptedHTTPServer { request in
+            let second = request.path.contains("continuation-token=t1")
+            let xml =
+                second
+                ? "<ListBucketResult><Name>b</Name><IsTruncated>false</IsTruncated><Contents><Key>k2</Key><Size>2</Size><ETag>\"e\"</ETag><LastModified>2024-01-01T00:00:00Z</LastModified></Contents></ListBucketResult>"
+                : "<ListBucketResult><Name>b</Name><IsTruncated>true</IsTruncated><NextContinuationToken>t1</NextContinuationToken><Contents><Key>k1</Key><Size>1</Size><ETag>\"e\"</ETag><LastModified>2024-01-01T00:00:00Z</LastModified></Contents></ListBucketResult>"
+            return .init(status: 200, body: Data(xml.utf8))
+        }
+        defer { server.stop() }
+        var keys: [String] = []
+        for try await page in client(server).listAllObjects(bucket: "b", prefix: "k") {
+            keys += page.objects.map(\.key)
+        }
+        #expect(keys == ["k1", "k2"])
+        #expect(server.requests.first?.path.contains("list-type=2") == true)
+        #expect(server.requests.first?.path.contains("prefix=k") == true)
+    }
+
+    @Test func configurationComesFromTheEnvironment() throws {
+        let configuration = try S3ClientConfiguration.fromEnvironment([
+            "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_SESSION_TOKEN": "TOK",
+            "AWS_REGION": "eu-central-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+        ])
+        #expect(
+            configuration.credentials == AWSCredentials(accessKeyID: "AK", secretAccessKey: "SK", sessionToken: "TOK"))
+        #expect(configuration.region == "eu-central-1")
+        #expect(configuration.endpoint.absoluteString == "http://127.0.0.1:9000")
+        #expect(configuration.addressingStyle == .path)
+        #expect(throws: S3ConfigurationError.missingSecretKey) {
+            try S3ClientConfiguration.fromEnvironment(["AWS_ACCESS_KEY_ID": "AK"])
+        }
+        #expect(throws: S3ConfigurationError.invalidEndpoint("ftp://x")) {
+            try S3ClientConfiguration.fromEnvironment(["AWS_ENDPOINT_URL": "ftp://x"])
+        }
+    }
+}
