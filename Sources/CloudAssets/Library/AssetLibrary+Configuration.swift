@@ -61,6 +61,11 @@ extension AssetLibrary {
         /// Past this many removed + inserted + changed + moved items, change details are not incremental
         /// (``FetchResultChangeDetails/hasIncrementalChanges`` is `false`).
         public var maxIncrementalChangeCount: Int
+        /// Where asset metadata comes from: `x-amz-meta-*` of a HEAD per new or changed object (default), or
+        /// the listing alone (no HEAD; creation date = last-modified).
+        public var metadataSource: AssetLibrary.MetadataSource = .headObject
+        /// The most often a request's progress handler is called, in milliseconds.
+        public var progressInterval: Int = 100
 
         public init(
             storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",
@@ -81,5 +86,35 @@ extension AssetLibrary {
             self.historyLimit = historyLimit
             self.maxIncrementalChangeCount = maxIncrementalChangeCount
         }
+    }
+}
+
+extension BucketLayout {
+    /// The thumbnail key of an original: `thumbnails/<path>.jpg` for `originals/<path>`.
+    /// - Parameter originalKey: The original's key.
+    /// - Returns: nil when the key is not under the originals prefix.
+    public func thumbnailKey(forOriginalKey originalKey: String) -> String? {
+        guard originalKey.hasPrefix(originalsPrefix) else { return nil }
+        return thumbnailsPrefix + originalKey.dropFirst(originalsPrefix.count) + thumbnailSuffix
+    }
+
+    /// The original's key for a thumbnail key; nil when it does not follow the layout.
+    /// - Parameter thumbnailKey: The thumbnail's key.
+    public func originalKey(forThumbnailKey thumbnailKey: String) -> String? {
+        guard thumbnailKey.hasPrefix(thumbnailsPrefix), thumbnailKey.hasSuffix(thumbnailSuffix),
+            thumbnailKey.count >= thumbnailsPrefix.count + thumbnailSuffix.count
+        else { return nil }
+        let path = thumbnailKey.dropFirst(thumbnailsPrefix.count).dropLast(thumbnailSuffix.count)
+        return originalsPrefix + path
+    }
+}
+
+extension AssetLibrary {
+    /// Where catalog sync reads asset metadata from.
+    public enum MetadataSource: Sendable, Hashable {
+        /// A HEAD request per new or changed object, reading `x-amz-meta-*`.
+        case headObject
+        /// The listing only (no HEAD; the creation date is the object's last-modified date).
+        case listingOnly
     }
 }

@@ -17,6 +17,10 @@ public final class AssetLibrary: Sendable {
     let store: AssetStore
     let lock: LibraryLock
     let observers = ObserverRegistry()
+    /// Files, network side and requests in flight (set during `init`; nil only while it fails).
+    nonisolated(unsafe) private(set) var services: LibraryServices!
+    /// What opening the library repaired after a crash (see ``RecoveryReport``).
+    public nonisolated(unsafe) private(set) var recovery = RecoveryReport()
     /// Serialises commit + enqueue so observers get changes in commit order.
     private let writeOrder = Mutex(false)
 
@@ -30,6 +34,13 @@ public final class AssetLibrary: Sendable {
         self.configuration = configuration
         self.lock = local.lock
         self.store = local.store
+        do {
+            self.services = try LibraryServices(configuration: configuration)
+            recovery = try recoverLocalState()
+        } catch {
+            close()
+            throw error
+        }
     }
 
     /// Takes the folder lock, then opens the store (the lock is released again if the store fails to open).
@@ -52,6 +63,7 @@ public final class AssetLibrary: Sendable {
             return !closed
         }
         guard wasOpen else { return }
+        services?.runtime.cancelAll()
         observers.close()
         lock.release()
     }

@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+
+/// Reads that catalog sync and the library's file management need.
+extension AssetStore {
+    /// Every key starting with `prefix`, with its identifier, sorted by the key's UTF-8 bytes — the order in
+    /// which S3 lists keys (SQLite's BINARY collation compares UTF-8 bytes).
+    /// - Parameter prefix: The key prefix (e.g. `originals/`); empty for all keys.
+    public func keysAndIdentifiers(withPrefix prefix: String) throws -> [(key: String, id: Int64)] {
+        try read { db in
+            var result: [(key: String, id: Int64)] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT key, id FROM asset ORDER BY key")
+            while let row = try rows.next() {
+                let key: String = row[0]
+                if key.utf8.starts(with: prefix.utf8) { result.append((key, row[1])) }
+            }
+            return result
+        }
+    }
+
+    /// The records with these keys (keys without a row are skipped), keyed by key.
+    /// - Parameter keys: Bucket keys.
+    public func records(keys: [String]) throws -> [String: AssetRecord] {
+        guard !keys.isEmpty else { return [:] }
+        return try read { db in
+            var result: [String: AssetRecord] = [:]
+            for start in stride(from: 0, to: keys.count, by: 500) {
+                let batch = Array(keys[start..<min(start + 500, keys.count)])
+                let sql =
+                    "SELECT \(AssetRecord.selectColumns) FROM asset WHERE key IN ("
+                    + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
+                let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(batch))
+                while let row = try rows.next() {
+                    let record = try AssetRecord(row: row)
+                    result[record.key] = record
+                }
+            }
+            return result
+        }
+    }
+
+    /// Identifiers of assets that have a thumbnail in the bucket but not on disk.
+    public func identifiersNeedingThumbnail() throws -> [Int64] {
+        try read { db in
+            try Int64.fetchAll(
+                db, sql: "SELECT id FROM asset WHERE thumbnailKey IS NOT NULL AND thumbnailPresent = 0 ORDER BY id")
+        }
+    }
+}

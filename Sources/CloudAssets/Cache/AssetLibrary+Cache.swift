@@ -1,0 +1,134 @@
+import AssetStore
+import Foundation
+import S3Transfer
+
+extension AssetLibrary {
+    /// Pins assets: their originals are downloaded eagerly (at utility priority, as non-user work) and never
+    /// evicted. Marking the pin is one transaction (observers see the assets change); downloads run in the
+    /// background and each completion is its own change.
+    /// - Parameter assets: The assets to pin.
+    public func pin(_ assets: [Asset]) throws {
+        try setPinned(assets.map(\.id), true)
+        startCaching(assets: assets, priority: .utility)
+    }
+
+    /// Unpins assets; their originals stay until evicted.
+    /// - Parameter assets: The assets to unpin.
+    public func unpin(_ assets: [Asset]) throws {
+        try setPinned(assets.map(\.id), false)
+    }
+
+    private func setPinned(_ ids: [Int64], _ pinned: Bool) throws {
+        try performWrite { tx in
+            for id in ids where try tx.record(id)?.isPinned == !pinned {
+                _ = try tx.update(id) { $0.isPinned = pinned }
+            }
+        }
+    }
+
+    /// Removes the local original (and any partial ranges) of an asset; it falls back to `thumbnail` (or
+    /// `cloudOnly` without a thumbnail) in one transaction that observers see.
+    /// - Parameter asset: The asset.
+    /// - Throws: ``AssetRequestError/pinned(localIdentifier:)`` for a pinned asset.
+    public func evict(_ asset: Asset) throws {
+        try evict(ids: [asset.id], force: false)
+    }
+
+    @discardableResult
+    func evict(ids: [Int64], force: Bool) throws -> Int64 {
+        var paths: [String] = []
+        var freed: Int64 = 0
+        try performWrite { tx in
+            for id in ids {
+                guard let record = try tx.record(id) else { continue }
+                if record.isPinned && !force { throw AssetRequestError.pinned(localIdentifier: id) }
+                guard record.availability == .full || record.availability == .partial else { continue }
+                freed += record.availability == .full ? record.size : record.partialRanges.totalBytes
+                paths += files.originalPaths(id: id, key: record.key)
+                _ = try tx.update(id) { r in
+                    r.availability = r.thumbnailPresent ? .thumbnail : .cloudOnly
+                    r.localFilePath = nil
+                    r.verifiedSize = nil
+                    r.verifiedETag = nil
+                    r.partialRanges = ByteRangeSet()
+                    r.partialETag = nil
+                }
+            }
+        }
+        for path in paths { try? FileManager.default.removeItem(atPath: path) }
+        return freed
+    }
+
+    /// Bytes of originals and partial ranges on disk, as the store records them.
+    public func cacheUsage() throws -> (bytes: Int64, fullAssets: Int, partialAssets: Int) {
+        let records = try store.records(ids: store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial]))))
+        var bytes: Int64 = 0
+        var full = 0
+        var partial = 0
+        for r in records {
+            if r.availability == .full {
+                bytes += r.size
+                full += 1
+            } else {
+                bytes += r.partialRanges.totalBytes
+                partial += 1
+            }
+        }
+        return (bytes, full, partial)
+    }
+
+    /// Evicts unpinned originals, least recently used first, until the cache is under its size limit; the
+    /// asset just fetched is kept.
+    func enforceCacheLimit(keeping keep: Int64?) throws {
+        guard let limit = configuration.cacheSizeLimit else { return }
+        let records = try store.records(ids: store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial]))))
+        var used = records.reduce(Int64(0)) { $0 + ($1.availability == .full ? $1.size : $1.partialRanges.totalBytes) }
+        guard used > limit else { return }
+        var candidates: [(id: Int64, size: Int64, used: Date)] = []
+        for r in records {
+            guard let id = r.id, !r.isPinned, id != keep, !runtime.isDownloading(id) else { continue }
+            let size = r.availability == .full ? r.size : r.partialRanges.totalBytes
+            let memory = runtime.lastAccess(id) ?? .distantPast
+            let persisted = r.lastAccessDate ?? .distantPast
+            candidates.append((id, size, max(memory, persisted)))
+        }
+        candidates.sort { a, b in a.used == b.used ? a.id < b.id : a.used < b.used }
+        var victims: [Int64] = []
+        for c in candidates where used > limit {
+            victims.append(c.id)
+            used -= c.size
+        }
+        if !victims.isEmpty { try evict(ids: victims, force: false) }
+    }
+
+    /// Prefetches originals at low priority (as non-user work: the `userRequestsOnly` and `offline` policies
+    /// skip them). Completions are changes like any other. Already-local assets are skipped.
+    /// - Parameter assets: The assets to prefetch.
+    public func startCaching(assets: [Asset]) {
+        startCaching(assets: assets, priority: .prefetch)
+    }
+
+    func startCaching(assets: [Asset], priority: DownloadPriority) {
+        guard remote != nil, isNetworkAllowed(userRequest: false) else { return }
+        for asset in assets {
+            let id = asset.id
+            let requestID = runtime.nextRequestID()
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = true
+            let task = Task { [self] in
+                _ = try? await self.ensureOriginal(
+                    assetID: id, options: options, requestID: requestID, priority: priority, isUserRequest: false)
+                _ = self.runtime.setCachingTask(nil, for: id)
+            }
+            runtime.setCachingTask(task, for: id)?.cancel()
+        }
+    }
+
+    /// Stops prefetching these assets (downloads shared with user requests go on for those requests).
+    /// - Parameter assets: The assets.
+    public func stopCaching(assets: [Asset]) {
+        for asset in assets {
+            runtime.setCachingTask(nil, for: asset.id)?.cancel()
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import AssetStore
+import Foundation
+
+extension AssetLibrary {
+    /// What opening the library found and repaired after a crash or `kill -9`.
+    public struct RecoveryReport: Sendable, Hashable {
+        /// Assets recorded `full` whose verified file was missing or of the wrong size: moved down.
+        public var fullDowngraded = 0
+        /// Assets recorded `partial` whose range file was missing or too short: moved down.
+        public var partialDowngraded = 0
+        /// Assets recorded with a thumbnail whose file was missing: thumbnail presence cleared.
+        public var thumbnailsLost = 0
+        /// Files in the library's folders that belonged to no asset (or to an old version): removed.
+        public var orphanFilesRemoved = 0
+        /// Interrupted downloads (`.part` files) kept for resume.
+        public var partFilesKept = 0
+    }
+
+    /// Makes every asset consistent with the files on disk: `full` only with its verified file, `partial`
+    /// ranges only if their bytes are there, thumbnails only if present; removes orphan files; keeps `.part`
+    /// files of known assets so their downloads resume. Runs in one transaction (one change, only if something
+    /// was repaired). Called by ``init(configuration:)``.
+    func recoverLocalState() throws -> RecoveryReport {
+        try files.createFolders()
+        var report = RecoveryReport()
+        let fm = FileManager.default
+        func size(_ path: String) -> Int64? {
+            (try? fm.attributesOfItem(atPath: path))?[.size].flatMap { ($0 as? NSNumber)?.int64Value }
+        }
+        let ids = try store.fetchIDs(StoreQuery(predicate: .all))
+        let records = try store.records(ids: ids)
+        var known: [Int64: AssetRecord] = [:]
+        for r in records { if let id = r.id { known[id] = r } }
+
+        var repairs: [Int64: (inout AssetRecord) -> Void] = [:]
+        for record in records {
+            guard let id = record.id else { continue }
+            var fixes: [(inout AssetRecord) -> Void] = []
+            var thumbnailPresent = record.thumbnailPresent
+            if record.thumbnailPresent, size(files.thumbnail(id: id).path) == nil {
+                thumbnailPresent = false
+                report.thumbnailsLost += 1
+                fixes.append { $0.thumbnailPresent = false }
+            }
+            let fallback: StoredAvailability = thumbnailPresent ? .thumbnail : .cloudOnly
+            switch record.availability {
+            case .full:
+                let expected = files.original(id: id, key: record.key).path
+                if record.localFilePath != expected || size(expected) != record.verifiedSize {
+                    report.fullDowngraded += 1
+                    fixes.append { r in
+                        r.availability = fallback
+                        r.localFilePath = nil
+                        r.verifiedSize = nil
+                        r.verifiedETag = nil
+                    }
+                }
+            case .partial:
+                let end = record.partialRanges.ranges.last?.upperBound ?? 0
+                if (size(files.partial(id: id).path) ?? -1) < end {
+                    report.partialDowngraded += 1
+                    fixes.append { r in
+                        r.availability = fallback
+                        r.partialRanges = ByteRangeSet()
+                        r.partialETag = nil
+                    }
+                }
+            case .thumbnail:
+                if !thumbnailPresent { fixes.append { $0.availability = .cloudOnly } }
+            case .cloudOnly:
+                break
+            }
+            if !fixes.isEmpty {
+                repairs[id] = { r in for fix in fixes { fix(&r) } }
+            }
+        }
+        if !repairs.isEmpty {
+            try performWrite { tx in
+                for (id, fix) in repairs { _ = try tx.update(id, fix) }
+            }
+        }
+
+        // Orphans: files whose identifier is unknown, or that no longer match the record.
+        for folder in [files.originalsFolder, files.partialFolder, files.thumbnailsFolder] {
+            let names = (try? fm.contentsOfDirectory(atPath: folder.path)) ?? []
+            for name in names {
+                let path = folder.appendingPathComponent(name).path
+                guard let id = LocalFiles.identifier(ofFileNamed: name), let record = known[id] else {
+                    try? fm.removeItem(atPath: path)
+                    report.orphanFilesRemoved += 1
+                    continue
+                }
+                let current = try store.record(id: id) ?? record
+                let keep: Bool
+                switch folder {
+                case files.originalsFolder:
+                    let full = files.original(id: id, key: current.key).path
+                    if path == full {
+                        keep = current.availability == .full
+                    } else if path == full + ".part" || path == full + ".part.json" {
+                        keep = current.availability != .full
+                        if keep && path.hasSuffix(".part") { report.partFilesKept += 1 }
+                    } else {
+                        keep = false
+                    }
+                case files.partialFolder:
+                    keep = current.availability == .partial
+                case _:
+                    keep = current.thumbnailPresent && path == files.thumbnail(id: id).path
+                }
+                if !keep {
+                    try? fm.removeItem(atPath: path)
+                    report.orphanFilesRemoved += 1
+                }
+            }
+        }
+        return report
+    }
+}

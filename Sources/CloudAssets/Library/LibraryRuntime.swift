@@ -1,0 +1,123 @@
+import Dispatch
+import Foundation
+import S3Transfer
+
+/// The network side of a library: the S3 client and downloader, when an endpoint is configured.
+final class LibraryRemote: Sendable {
+    let client: S3Client
+    let downloader: Downloader
+
+    init(client: S3Client, downloader: Downloader) {
+        self.client = client
+        self.downloader = downloader
+    }
+}
+
+/// Book-keeping of requests in flight: their tasks, the downloads serving them, access times for the cache's
+/// LRU order, and the queues answers and progress are delivered on. Thread-safe.
+final class LibraryRuntime: Sendable {
+    /// Answers of requests without a `resultQueue`, serially and in order.
+    let deliveryQueue = DispatchQueue(label: "CloudAssets.delivery")
+    /// Progress handlers, serially and in order.
+    let progressQueue = DispatchQueue(label: "CloudAssets.progress")
+
+    private struct State {
+        var nextRequestID = 1
+        var tasks: [AssetRequestID: Task<Void, Never>] = [:]
+        var downloadsByRequest: [AssetRequestID: [DownloadHandle]] = [:]
+        var downloadsByAsset: [Int64: [DownloadHandle]] = [:]
+        var cancelledRequests: Set<AssetRequestID> = []
+        var lastAccess: [Int64: Date] = [:]
+        var caching: [Int64: Task<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func nextRequestID() -> AssetRequestID {
+        state.withLock { s in
+            defer { s.nextRequestID += 1 }
+            return s.nextRequestID
+        }
+    }
+
+    func registerRequest(_ id: AssetRequestID, task: Task<Void, Never>) {
+        let cancelled = state.withLock { s -> Bool in
+            if s.cancelledRequests.remove(id) != nil { return true }
+            s.tasks[id] = task
+            return false
+        }
+        if cancelled { cancelRequest(id) }
+    }
+
+    func finishRequest(_ id: AssetRequestID) {
+        state.withLock { s in
+            s.tasks[id] = nil
+            s.cancelledRequests.remove(id)
+        }
+    }
+
+    func cancelRequest(_ id: AssetRequestID) {
+        let (task, handles) = state.withLock { s -> (Task<Void, Never>?, [DownloadHandle]) in
+            let task = s.tasks[id]
+            if task == nil { s.cancelledRequests.insert(id) }
+            return (task, s.downloadsByRequest[id] ?? [])
+        }
+        task?.cancel()
+        for handle in handles { handle.cancel() }
+    }
+
+    func cancelDownloads(forRequest id: AssetRequestID) {
+        let handles = state.withLock { $0.downloadsByRequest[id] ?? [] }
+        for handle in handles { handle.cancel() }
+    }
+
+    func cancelDownloads(forAssets ids: [Int64]) {
+        let handles = state.withLock { s in ids.flatMap { s.downloadsByAsset[$0] ?? [] } }
+        for handle in handles { handle.cancel() }
+    }
+
+    func track(_ handle: DownloadHandle, asset: Int64, request: AssetRequestID) {
+        let cancelled = state.withLock { s -> Bool in
+            s.downloadsByRequest[request, default: []].append(handle)
+            s.downloadsByAsset[asset, default: []].append(handle)
+            return s.cancelledRequests.contains(request)
+        }
+        if cancelled { handle.cancel() }
+    }
+
+    func untrack(_ handle: DownloadHandle, asset: Int64, request: AssetRequestID) {
+        state.withLock { s in
+            s.downloadsByRequest[request]?.removeAll { $0 === handle }
+            if s.downloadsByRequest[request]?.isEmpty == true { s.downloadsByRequest[request] = nil }
+            s.downloadsByAsset[asset]?.removeAll { $0 === handle }
+            if s.downloadsByAsset[asset]?.isEmpty == true { s.downloadsByAsset[asset] = nil }
+        }
+    }
+
+    func isDownloading(_ asset: Int64) -> Bool { state.withLock { $0.downloadsByAsset[asset] != nil } }
+
+    var activeDownloadCount: Int { state.withLock { $0.downloadsByAsset.count } }
+
+    /// Access times are kept in memory (writing them would notify observers on every read) and folded
+    /// into the LRU order with the persisted `lastAccessDate`.
+    func noteAccess(_ asset: Int64) { state.withLock { $0.lastAccess[asset] = Date() } }
+
+    func lastAccess(_ asset: Int64) -> Date? { state.withLock { $0.lastAccess[asset] } }
+
+    func setCachingTask(_ task: Task<Void, Never>?, for asset: Int64) -> Task<Void, Never>? {
+        state.withLock { s in
+            let previous = s.caching[asset]
+            s.caching[asset] = task
+            return previous
+        }
+    }
+
+    func cancelAll() {
+        let (tasks, handles, caching) = state.withLock { s in
+            (Array(s.tasks.values), s.downloadsByAsset.values.flatMap { $0 }, Array(s.caching.values))
+        }
+        for task in tasks { task.cancel() }
+        for task in caching { task.cancel() }
+        for handle in handles { handle.cancel() }
+    }
+}

@@ -1,0 +1,100 @@
+import AWSSigV4
+import Foundation
+import S3Transfer
+
+/// The parts of a library beyond its catalog: files on disk, the network side, requests in flight.
+final class LibraryServices: Sendable {
+    let files: LocalFiles
+    let remote: LibraryRemote?
+    let runtime = LibraryRuntime()
+    let syncGate = SerialGate()
+    let lastSync = Mutex<(date: Date, summary: SyncSummary)?>(nil)
+    let policy: Mutex<NetworkPolicy>
+
+    init(configuration: AssetLibrary.Configuration) throws {
+        files = LocalFiles(root: configuration.storeURL)
+        policy = Mutex(configuration.networkPolicy)
+        guard let endpoint = configuration.endpoint else {
+            remote = nil
+            return
+        }
+        let credentials: AWSCredentials?
+        switch configuration.credentials {
+        case .anonymous:
+            credentials = nil
+        case .static(let key, let secret, let token):
+            credentials = AWSCredentials(accessKeyID: key, secretAccessKey: secret, sessionToken: token)
+        case .environment:
+            let env = ProcessInfo.processInfo.environment
+            guard let key = env["AWS_ACCESS_KEY_ID"], let secret = env["AWS_SECRET_ACCESS_KEY"] else {
+                throw AssetLibraryError.missingCredentials
+            }
+            credentials = AWSCredentials(
+                accessKeyID: key, secretAccessKey: secret, sessionToken: env["AWS_SESSION_TOKEN"])
+        }
+        var clientConfiguration = S3ClientConfiguration(endpoint: endpoint, region: configuration.region)
+        clientConfiguration.credentials = credentials
+        clientConfiguration.maxConnections = configuration.maxConnections
+        let client = S3Client(configuration: clientConfiguration)
+        var downloaderConfiguration = DownloaderConfiguration()
+        downloaderConfiguration.maxConnections = configuration.maxConnections
+        downloaderConfiguration.progressInterval = configuration.progressInterval
+        downloaderConfiguration.networkPolicy = .allowed  // the library applies its own policy first
+        remote = LibraryRemote(client: client, downloader: Downloader(client: client, configuration: downloaderConfiguration))
+    }
+}
+
+/// Runs async bodies one at a time, in call order.
+final class SerialGate: Sendable {
+    private let state = Mutex<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let acquired = state.withLock { s -> Bool in
+                if s.busy {
+                    s.waiters.append(continuation)
+                    return false
+                }
+                s.busy = true
+                return true
+            }
+            if acquired { continuation.resume() }
+        }
+        defer {
+            let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
+                if s.waiters.isEmpty {
+                    s.busy = false
+                    return nil
+                }
+                return s.waiters.removeFirst()
+            }
+            next?.resume()
+        }
+        return try await body()
+    }
+}
+
+extension AssetLibrary {
+    var files: LocalFiles { services.files }
+    var remote: LibraryRemote? { services.remote }
+    var runtime: LibraryRuntime { services.runtime }
+    var syncGate: SerialGate { services.syncGate }
+    var lastSync: Mutex<(date: Date, summary: SyncSummary)?> { services.lastSync }
+
+    /// The library-wide network gate, applied before each request's own `isNetworkAccessAllowed`:
+    /// `.offline` refuses every download and sync, `.userRequestsOnly` refuses prefetch, pinning downloads and
+    /// caching. Changing it affects requests made afterwards. Thread-safe.
+    public var networkPolicy: NetworkPolicy {
+        get { services.policy.withLock { $0 } }
+        set { services.policy.withLock { $0 = newValue } }
+    }
+
+    /// Downloads running for requests of this process.
+    public var activeDownloadCount: Int { runtime.activeDownloadCount }
+
+    /// The asset whose original has this bucket key, if the catalog has one.
+    /// - Parameter key: The full object key (with the originals prefix).
+    public func asset(forKey key: String) throws -> Asset? {
+        try store.record(key: key).map(Asset.init)
+    }
+}

@@ -1,0 +1,289 @@
+import AssetStore
+import Foundation
+import S3Transfer
+
+extension AssetLibrary {
+    /// Requests the asset's data, like `PHImageManager.requestImageDataAndOrientation`.
+    ///
+    /// Answers come on `options.resultQueue` (or the library's serial delivery queue), in order:
+    /// - the original is local (`full`): one answer with its bytes;
+    /// - `.opportunistic` with a local thumbnail: the thumbnail at once (``AssetRequestInfo/isDegraded``,
+    ///   `isFinal == false`), then the original, or `nil` with ``AssetRequestInfo/isInCloud`` when the network is
+    ///   not allowed;
+    /// - `.fastFormat`: one answer with whatever is local (thumbnail marked degraded), never the network;
+    /// - not local and the network not allowed (by `options` or the library's policy): one answer, at once,
+    ///   without data, with `isInCloud` — no connection is made.
+    ///
+    /// A completed download is committed to the store (the asset becomes `full`, observers get the change)
+    /// *before* the final answer is delivered.
+    /// - Parameters:
+    ///   - asset: The asset.
+    ///   - options: Network, delivery mode, progress.
+    ///   - resultHandler: Called with the data (or `nil`) and the answer's info.
+    /// - Returns: An identifier for ``cancelRequest(_:)``.
+    @discardableResult
+    public func requestData(
+        for asset: Asset, options: AssetRequestOptions = AssetRequestOptions(),
+        resultHandler: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
+    ) -> AssetRequestID {
+        let id = runtime.nextRequestID()
+        let queue = options.resultQueue ?? runtime.deliveryQueue
+        let deliver: @Sendable (Data?, AssetRequestInfo) -> Void = { data, info in
+            queue.async { resultHandler(data, info) }
+        }
+        let task = Task { [self] in
+            await self.serve(asset: asset, options: options, requestID: id, deliver: deliver)
+        }
+        runtime.registerRequest(id, task: task)
+        return id
+    }
+
+    /// Cancels a request made with ``requestData(for:options:resultHandler:)``. Its download stops unless
+    /// another request shares it; the request's final answer has ``AssetRequestInfo/isCancelled`` set. Unknown or
+    /// finished identifiers are ignored.
+    /// - Parameter requestID: The identifier the request returned.
+    public func cancelRequest(_ requestID: AssetRequestID) {
+        runtime.cancelRequest(requestID)
+    }
+
+    /// The asset's original bytes (never a degraded stand-in).
+    ///
+    /// - Parameters:
+    ///   - asset: The asset.
+    ///   - options: Network and progress; the delivery mode is ignored (the original only).
+    /// - Returns: The verified original.
+    /// - Throws: ``AssetRequestError/inCloud(key:)`` when it is not local and the network is not allowed,
+    ///   ``AssetRequestError/cancelled``, or the download's error.
+    public func data(for asset: Asset, options: AssetRequestOptions = AssetRequestOptions()) async throws -> Data {
+        let url = try await requestFile(for: asset, options: options)
+        do {
+            return try Data(contentsOf: url, options: .mappedIfSafe)
+        } catch {
+            throw AssetRequestError.localFile(path: url.path, reason: "\(error)")
+        }
+    }
+
+    /// The URL of the asset's verified local original, downloading it first when allowed.
+    ///
+    /// The file lives in the library's folder and may be evicted later (not while pinned); copy it to keep it.
+    /// - Parameters:
+    ///   - asset: The asset.
+    ///   - options: Network and progress.
+    /// - Returns: The file URL of the verified original.
+    /// - Throws: ``AssetRequestError/inCloud(key:)``, ``AssetRequestError/cancelled``, the download's error.
+    public func requestFile(for asset: Asset, options: AssetRequestOptions = AssetRequestOptions()) async throws
+        -> URL
+    {
+        let id = runtime.nextRequestID()
+        return try await withTaskCancellationHandler {
+            try await ensureOriginal(assetID: asset.id, options: options, requestID: id)
+        } onCancel: {
+            self.runtime.cancelDownloads(forRequest: id)
+        }
+    }
+
+    // MARK: - Serving a request
+
+    private func serve(
+        asset: Asset, options: AssetRequestOptions, requestID: AssetRequestID,
+        deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
+    ) async {
+        defer { runtime.finishRequest(requestID) }
+        let info = AssetRequestInfo(requestID: requestID)
+        guard let record = try? store.record(id: asset.id) else {
+            var failed = info
+            failed.error = AssetRequestError.assetDeleted(localIdentifier: asset.id)
+            deliver(nil, failed)
+            return
+        }
+        // The original is local: one answer.
+        if let url = verifiedOriginal(of: record), let data = try? Data(contentsOf: url, options: .mappedIfSafe) {
+            runtime.noteAccess(record.id!)
+            deliver(data, info)
+            return
+        }
+        let thumbnail = record.thumbnailPresent ? try? Data(contentsOf: files.thumbnail(id: record.id!)) : nil
+        let networkAllowed = options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
+        switch options.deliveryMode {
+        case .fastFormat:
+            var answer = info
+            answer.isDegraded = thumbnail != nil
+            answer.isInCloud = true
+            deliver(thumbnail, answer)
+            return
+        case .opportunistic:
+            if let thumbnail, networkAllowed {
+                var degraded = info
+                degraded.isDegraded = true
+                degraded.isFinal = false
+                deliver(thumbnail, degraded)
+            } else if let thumbnail {
+                // Only the thumbnail will ever come: it is the (degraded) final answer, and the original is in
+                // the cloud.
+                var answer = info
+                answer.isDegraded = true
+                answer.isInCloud = true
+                deliver(thumbnail, answer)
+                return
+            }
+        case .highQualityFormat:
+            break
+        }
+        guard networkAllowed else {
+            var answer = info
+            answer.isInCloud = true
+            deliver(nil, answer)
+            return
+        }
+        do {
+            let url = try await ensureOriginal(assetID: record.id!, options: options, requestID: requestID)
+            let data = try Data(contentsOf: url, options: .mappedIfSafe)
+            deliver(data, info)
+        } catch {
+            var answer = info
+            if Task.isCancelled || Self.isCancellation(error) {
+                answer.isCancelled = true
+            } else {
+                answer.error = error
+            }
+            if case AssetRequestError.inCloud = error { answer.isInCloud = true }
+            deliver(nil, answer)
+        }
+    }
+
+    static func isCancellation(_ error: any Error) -> Bool {
+        if error is CancellationError { return true }
+        if case AssetRequestError.cancelled = error { return true }
+        if let s3 = error as? S3Error, case .cancelled = s3 { return true }
+        return false
+    }
+
+    /// The verified original's URL when the record says `full` and the file is there with the verified size.
+    func verifiedOriginal(of record: AssetRecord) -> URL? {
+        guard record.availability == .full, let path = record.localFilePath else { return nil }
+        let url = URL(fileURLWithPath: path)
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber,
+            size.int64Value == record.verifiedSize
+        else { return nil }
+        return url
+    }
+
+    /// Makes the original local (downloading it when allowed) and commits `full`; returns its URL.
+    func ensureOriginal(
+        assetID: Int64, options: AssetRequestOptions, requestID: AssetRequestID, priority: DownloadPriority =
+            .userInitiated, isUserRequest: Bool = true
+    ) async throws -> URL {
+        guard let record = try store.record(id: assetID) else {
+            throw AssetRequestError.assetDeleted(localIdentifier: assetID)
+        }
+        if let url = verifiedOriginal(of: record) {
+            runtime.noteAccess(assetID)
+            return url
+        }
+        guard options.isNetworkAccessAllowed, isNetworkAllowed(userRequest: isUserRequest) else {
+            throw AssetRequestError.inCloud(key: record.key)
+        }
+        let remote = try requireRemote()
+        let destination = files.original(id: assetID, key: record.key)
+        let progressHandler = options.progressHandler
+        let request = DownloadRequest(
+            bucket: configuration.bucket, key: record.key, destination: destination, expectedETag: record.etag,
+            expectedSize: record.size, priority: priority, isUserRequest: isUserRequest,
+            networkAccessAllowed: true, progressQueue: runtime.progressQueue,
+            progress: progressHandler.map { handler in
+                { @Sendable progress, stop in
+                    handler(
+                        progress.fractionCompleted, nil, &stop,
+                        AssetRequestProgress(
+                            requestID: requestID, bytesReceived: progress.bytesReceived,
+                            totalBytes: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond))
+                }
+            })
+        let handle = remote.downloader.download(request)
+        runtime.track(handle, asset: assetID, request: requestID)
+        defer { runtime.untrack(handle, asset: assetID, request: requestID) }
+        let result: DownloadResult
+        do {
+            result = try await withTaskCancellationHandler {
+                try await handle.result()
+            } onCancel: {
+                handle.cancel()
+            }
+        } catch let error as S3Error {
+            switch error {
+            case .noSuchKey:
+                // Deleted remotely while we fetched it: the asset goes, as a sync would remove it.
+                try? removeAssets([assetID])
+                throw AssetRequestError.assetDeleted(localIdentifier: assetID)
+            case .preconditionFailed, .objectChanged:
+                throw AssetRequestError.objectChanged(key: record.key)
+            case .cancelled:
+                throw AssetRequestError.cancelled
+            case .networkAccessNotAllowed:
+                throw AssetRequestError.inCloud(key: record.key)
+            default:
+                throw error
+            }
+        }
+        try commitDownloaded(assetID: assetID, result: result)
+        runtime.noteAccess(assetID)
+        try enforceCacheLimit(keeping: assetID)
+        return result.url
+    }
+
+    /// Records a verified download as `full` in one transaction; refuses (and deletes the file) when the asset
+    /// changed or vanished meanwhile, so a stale file is never marked `full`.
+    func commitDownloaded(assetID: Int64, result: DownloadResult) throws {
+        var stale = false
+        var obsoletePaths: [String] = []
+        try performWrite { tx in
+            guard let current = try tx.record(assetID) else {
+                stale = true
+                return
+            }
+            guard ETag.same(current.etag, result.etag), current.size == result.size else {
+                stale = true
+                return
+            }
+            if current.availability == .full, current.localFilePath == result.url.path { return }
+            _ = try tx.update(assetID) { record in
+                record.availability = .full
+                record.localFilePath = result.url.path
+                record.verifiedSize = result.size
+                record.verifiedETag = record.etag
+                record.partialRanges = ByteRangeSet()
+                record.partialETag = nil
+                record.lastAccessDate = Date()
+            }
+            obsoletePaths = [files.partial(id: assetID).path, files.partial(id: assetID).path + ".json"]
+        }
+        for path in obsoletePaths { try? FileManager.default.removeItem(atPath: path) }
+        if stale {
+            try? FileManager.default.removeItem(at: result.url)
+            throw AssetRequestError.objectChanged(key: result.url.lastPathComponent)
+        }
+    }
+
+    /// Deletes assets (and their files) in one transaction, cancelling their downloads.
+    func removeAssets(_ ids: [Int64]) throws {
+        var paths: [String] = []
+        try performWrite { tx in
+            for id in ids {
+                guard let record = try tx.record(id) else { continue }
+                paths += files.allPaths(id: id, key: record.key)
+                _ = try tx.delete(id)
+            }
+        }
+        runtime.cancelDownloads(forAssets: ids)
+        for path in paths { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// Whether the library's network policy lets a request of this kind use the network.
+    func isNetworkAllowed(userRequest: Bool) -> Bool {
+        switch networkPolicy {
+        case .offline: return false
+        case .allowed: return true
+        case .userRequestsOnly: return userRequest
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+/// Identifies one data request, for ``AssetLibrary/cancelRequest(_:)``.
+public typealias AssetRequestID = Int
+
+/// How a data request delivers, like `PHImageRequestOptionsDeliveryMode`.
+public enum AssetDeliveryMode: Sendable, Hashable {
+    /// The local thumbnail first (marked degraded) when there is one, then the original. Two answers at most.
+    case opportunistic
+    /// The original only: one answer.
+    case highQualityFormat
+    /// Whatever is local now — the original, else the thumbnail (degraded) — in one answer, never the network.
+    case fastFormat
+}
+
+/// Which version of the asset's data to deliver. Only `current` and `original` exist, and they are the same
+/// bytes until edits arrive (reserved for adjustments later).
+public enum AssetVersion: Sendable, Hashable {
+    /// The asset as it is now (with any edits).
+    case current
+    /// The original as imported.
+    case original
+}
+
+/// Progress of a request's download, passed to ``AssetRequestOptions/progressHandler``.
+public struct AssetRequestProgress: Sendable, Hashable {
+    /// The request this is for.
+    public var requestID: AssetRequestID
+    /// Bytes of the original received so far (including bytes resumed from an earlier attempt).
+    public var bytesReceived: Int64
+    /// The original's size, once known.
+    public var totalBytes: Int64?
+    /// The recent transfer rate.
+    public var bytesPerSecond: Double
+}
+
+/// Options for ``AssetLibrary/requestData(for:options:resultHandler:)`` and its relatives, like
+/// `PHImageRequestOptions`.
+public struct AssetRequestOptions: Sendable {
+    /// Whether the original may be downloaded when it is not local. `false` (the default) makes a request for a
+    /// cloud-only original answer at once, without data, with ``AssetRequestInfo/isInCloud`` set. The
+    /// library-wide ``AssetLibrary/NetworkPolicy`` applies on top.
+    public var isNetworkAccessAllowed = false
+    /// How many answers, and which. Defaults to ``AssetDeliveryMode/opportunistic``.
+    public var deliveryMode: AssetDeliveryMode = .opportunistic
+    /// Which version to deliver.
+    public var version: AssetVersion = .current
+    /// Called while the original downloads: `(fraction 0…1, error, stop, progress)`. Set `stop` to `true` to
+    /// cancel the request (it then ends with ``AssetRequestInfo/isCancelled``). Called serially, in order, on
+    /// the library's progress queue, at most every ``AssetLibrary/Configuration/progressInterval``
+    /// milliseconds; the last call before a successful result reports 1.0.
+    public var progressHandler:
+        (@Sendable (_ fraction: Double, _ error: (any Error)?, _ stop: inout Bool, _ progress: AssetRequestProgress)
+            -> Void)?
+    /// The queue result handlers are called on; `nil` uses the library's serial delivery queue.
+    public var resultQueue: DispatchQueue?
+
+    /// Options with the defaults: no network, opportunistic delivery, current version.
+    public init() {}
+}
+
+/// What accompanies a request's answer, like the info dictionary of `PHImageManager`.
+public struct AssetRequestInfo: Sendable {
+    /// The request this answer belongs to.
+    public var requestID: AssetRequestID
+    /// The original is not on this computer and the network was not allowed: the answer carries no data.
+    public var isInCloud = false
+    /// The data is the thumbnail, a stand-in; a better answer may follow.
+    public var isDegraded = false
+    /// The request was cancelled (``AssetLibrary/cancelRequest(_:)`` or the progress handler's stop flag).
+    public var isCancelled = false
+    /// Why the request failed, if it did.
+    public var error: (any Error)?
+    /// True for the last answer this request will get.
+    public var isFinal = true
+}
+
+/// Errors of the request API.
+public enum AssetRequestError: Error, Sendable, CustomStringConvertible {
+    /// The original is in the cloud and the request (or the library's network policy) does not allow a download.
+    case inCloud(key: String)
+    /// The request was cancelled.
+    case cancelled
+    /// The asset no longer exists (deleted locally or remotely).
+    case assetDeleted(localIdentifier: Int64)
+    /// The object changed on the server while it was being fetched; sync and request it again.
+    case objectChanged(key: String)
+    /// The range is outside the asset's original.
+    case invalidRange(Range<Int64>, size: Int64)
+    /// A pinned asset cannot be evicted; unpin it first.
+    case pinned(localIdentifier: Int64)
+    /// The library has no endpoint configured, so it cannot reach a bucket.
+    case noRemote
+    /// A local file could not be read or written.
+    case localFile(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .inCloud(let key):
+            return "\(key) is in the cloud and network access is not allowed for this request"
+        case .cancelled: return "the request was cancelled"
+        case .assetDeleted(let id): return "asset \(id) no longer exists"
+        case .objectChanged(let key): return "\(key) changed on the server during the transfer; sync and retry"
+        case .invalidRange(let range, let size):
+            return "range \(range.lowerBound)..<\(range.upperBound) is outside the original (\(size) bytes)"
+        case .pinned(let id): return "asset \(id) is pinned; unpin it before evicting"
+        case .noRemote: return "the library has no endpoint configured"
+        case .localFile(let path, let reason): return "\(path): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import AssetStore
+import Foundation
+import S3Transfer
+
+extension AssetLibrary {
+    /// Lists the bucket and reconciles the catalog with it, then fetches missing thumbnails.
+    ///
+    /// Page by page, in batched transactions (each one change notification): new objects are inserted
+    /// `cloudOnly`; a changed ETag or size is a content change (the local original is deleted, the asset falls
+    /// back to `thumbnail`, ``ObjectChangeDetails/assetContentChanged`` is true); vanished objects are removed
+    /// (a download in flight for one ends with ``AssetRequestError/assetDeleted(localIdentifier:)``). Metadata
+    /// comes from the listing plus `x-amz-meta-*` of a HEAD, made only for new or changed objects, at most
+    /// ``Configuration/maxConnections`` at a time. An unchanged bucket makes no writes and no notifications. An
+    /// interrupted sync resumes where it stopped. Syncs are serialised: a second call waits for the first.
+    ///
+    /// Thumbnails are then fetched at low priority, ``Configuration/thumbnailConcurrency`` at a time, and
+    /// committed in batches (each arrival moves the asset to `thumbnail`).
+    /// - Parameter fetchThumbnails: Whether to fetch missing thumbnails after listing (default `true`).
+    /// - Returns: What the sync did.
+    /// - Throws: ``AssetRequestError/noRemote``, ``AssetLibraryError/offline`` under the offline policy, S3
+    ///   errors (a malformed or truncated listing is an error, never a short catalog).
+    @discardableResult
+    public func sync(fetchThumbnails: Bool = true) async throws -> SyncSummary {
+        let remote = try requireRemote()
+        guard networkPolicy != .offline else { throw AssetLibraryError.offline }
+        return try await syncGate.run {
+            var summary = try await CatalogSync(library: self, remote: remote).run()
+            if fetchThumbnails {
+                summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
+            }
+            self.lastSync.withLock { $0 = (Date(), summary) }
+            return summary
+        }
+    }
+
+    /// The time and summary of the last sync this process completed.
+    public var lastSyncSummary: (date: Date, summary: SyncSummary)? { lastSync.withLock { $0 } }
+
+    func requireRemote() throws -> LibraryRemote {
+        guard let remote else { throw AssetRequestError.noRemote }
+        return remote
+    }
+}
+
+/// Fetches thumbnails that the catalog knows of but does not have, committing arrivals in batches.
+struct ThumbnailFetcher {
+    let library: AssetLibrary
+    let remote: LibraryRemote
+    var batchSize = 64
+
+    func run() async throws -> Int {
+        let ids = try library.store.identifiersNeedingThumbnail()
+        guard !ids.isEmpty else { return 0 }
+        let records = try library.store.records(ids: ids)
+        let client = remote.client
+        let bucket = library.configuration.bucket
+        let files = library.files
+        var fetched = 0
+        var pending: [(id: Int64, etag: String)] = []
+        try await withThrowingTaskGroup(of: (Int64, String)?.self) { group in
+            var iterator = records.makeIterator()
+            func addNext() -> Bool {
+                guard let record = iterator.next(), let id = record.id, let key = record.thumbnailKey else {
+                    return false
+                }
+                group.addTask {
+                    do {
+                        let (data, head) = try await client.getObject(bucket: bucket, key: key)
+                        let url = files.thumbnail(id: id)
+                        try data.write(to: url, options: .atomic)
+                        return (id, head.etag)
+                    } catch S3Error.noSuchKey {
+                        return nil  // gone since the listing; the next sync drops the key
+                    }
+                }
+                return true
+            }
+            for _ in 0..<max(1, library.configuration.thumbnailConcurrency) where !addNext() { break }
+            while let item = try await group.next() {
+                if let item { pending.append((item.0, item.1)) }
+                if pending.count >= batchSize {
+                    fetched += try commit(pending)
+                    pending.removeAll()
+                }
+                _ = addNext()
+            }
+        }
+        fetched += try commit(pending)
+        return fetched
+    }
+
+    private func commit(_ arrivals: [(id: Int64, etag: String)]) throws -> Int {
+        guard !arrivals.isEmpty else { return 0 }
+        var count = 0
+        try library.performWrite { tx in
+            for arrival in arrivals {
+                guard let record = try tx.record(arrival.id), !record.thumbnailPresent,
+                    record.thumbnailETag.map({ ETag.same($0, arrival.etag) }) ?? true
+                else { continue }
+                _ = try tx.update(arrival.id) { r in
+                    r.thumbnailPresent = true
+                    if r.availability == .cloudOnly { r.availability = .thumbnail }
+                }
+                count += 1
+            }
+        }
+        return count
+    }
+}

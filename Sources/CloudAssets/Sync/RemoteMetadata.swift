@@ -1,0 +1,53 @@
+import AssetStore
+import Foundation
+import S3Transfer
+
+/// Turns a listing entry plus (optionally) its HEAD into a store row, reading the `x-amz-meta-*` fields of
+/// the bucket layout: creation-date (ISO 8601), pixel-width, pixel-height, media-type, orientation.
+enum RemoteMetadata {
+    static func record(
+        for object: S3ObjectSummary, head: S3ObjectHead?, thumbnail: S3ObjectSummary?,
+        source: AssetLibrary.MetadataSource
+    ) -> AssetRecord {
+        let meta = head?.metadata ?? [:]
+        let creation = meta["creation-date"].flatMap(parseISO8601) ?? object.lastModified
+        let mediaType = meta["media-type"].flatMap(MediaType.init(metadataValue:)) ?? MediaType(guessingFrom: object.key)
+        let orientation = meta["orientation"].flatMap { Int($0) }.flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
+        return AssetRecord(
+            key: object.key, size: object.size, etag: object.etag, lastModified: object.lastModified,
+            contentType: head?.contentType, creationDate: creation, modificationDate: object.lastModified,
+            mediaType: mediaType, pixelWidth: meta["pixel-width"].flatMap { Int($0) }.map { max(0, $0) } ?? 0,
+            pixelHeight: meta["pixel-height"].flatMap { Int($0) }.map { max(0, $0) } ?? 0, orientation: orientation,
+            thumbnailKey: thumbnail?.key, thumbnailSize: thumbnail?.size, thumbnailETag: thumbnail?.etag)
+    }
+
+    /// Accepts `2024-05-01T12:00:00Z`, with fractional seconds, or with a numeric offset.
+    static func parseISO8601(_ text: String) -> Date? {
+        let plain = ISO8601DateFormatter()
+        if let d = plain.date(from: text) { return d }
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return fractional.date(from: text)
+    }
+}
+
+extension MediaType {
+    init?(metadataValue: String) {
+        switch metadataValue.lowercased() {
+        case "image": self = .image
+        case "video": self = .video
+        case "audio": self = .audio
+        default: return nil
+        }
+    }
+
+    init(guessingFrom key: String) {
+        let ext = key.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        switch ext {
+        case "jpg", "jpeg", "png", "heic", "heif", "gif", "tif", "tiff", "webp", "dng", "raw": self = .image
+        case "mov", "mp4", "m4v", "avi", "mkv": self = .video
+        case "mp3", "m4a", "wav", "aac", "flac": self = .audio
+        default: self = .unknown
+        }
+    }
+}
