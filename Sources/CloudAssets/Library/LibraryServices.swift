@@ -98,3 +98,13 @@ extension AssetLibrary {
         try store.record(key: key).map(Asset.init)
     }
 }
+
+extension AssetLibrary {
+    /// Calls `body` once every change committed so far has been handed to the observers registered without a
+    /// queue (they run on the library's change queue, so they have finished too) and to the change streams.
+    /// Observers registered with their own queue may still be running. For tests, demos and orderly shutdown.
+    /// - Parameter body: Called on the library's change queue.
+    public func notifyWhenChangesDelivered(_ body: @escaping @Sendable () -> Void) {
+        observers.afterPendingDeliveries(body)
+    }
+}

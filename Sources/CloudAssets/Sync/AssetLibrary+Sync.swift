@@ -29,6 +29,7 @@ extension AssetLibrary {
                 summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
             }
             self.lastSync.withLock { $0 = (Date(), summary) }
+            self.recordSyncCompleted(at: Date())
             return summary
         }
     }

@@ -1,0 +1,249 @@
+import ArgumentParser
+import CloudAssets
+import Foundation
+
+struct Get: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Fetch assets' originals (or a byte range) into the library, and optionally copy them out.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Asset ids or keys.") var assets: [String]
+    @Flag(name: .long, help: "Allow downloading originals that are not local.") var network = false
+    @Option(name: .long, help: "Only this byte range of the original: a-b (inclusive), as in HTTP.") var range: String?
+    @Option(name: .shortAndLong, help: "Write the data to this file (- for standard output); one asset only.")
+    var output: String?
+
+    func run() async throws {
+        try await runReportingErrors {
+            if output != nil && assets.count != 1 { throw CLIError("-o takes exactly one asset") }
+            let library = try await global.openLibrary()
+            defer { library.close() }
+            let targets = try resolveAssets(assets, in: library)
+            let bars = ProgressBoard(quiet: global.quiet)
+            try await withInterrupt {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for asset in targets {
+                        group.addTask {
+                            let data: Data
+                            if let range {
+                                let r = try ByteRangeArgument.parse(range)
+                                data = try await library.read(asset, range: r, isNetworkAccessAllowed: network)
+                            } else {
+                                var options = AssetRequestOptions()
+                                options.isNetworkAccessAllowed = network
+                                options.progressHandler = { _, _, _, progress in
+                                    bars.update(name: asset.key, progress: progress)
+                                }
+                                let url = try await library.requestFile(for: asset, options: options)
+                                bars.finish(name: asset.key)
+                                if output == nil && !global.quiet {
+                                    Terminal.shared.out("\(asset.localIdentifier)\tfull\t\(url.path)")
+                                }
+                                data = output == nil ? Data() : try Data(contentsOf: url)
+                            }
+                            if let output {
+                                if output == "-" {
+                                    FileHandle.standardOutput.write(data)
+                                } else {
+                                    try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+                                }
+                            } else if range != nil && !global.quiet {
+                                Terminal.shared.out("\(asset.localIdentifier)\t\(data.count) bytes read")
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            bars.end()
+        }
+    }
+}
+
+enum ByteRangeArgument {
+    /// `a-b` (inclusive, as in HTTP) → `a..<b+1`.
+    static func parse(_ text: String) throws -> Range<Int64> {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let a = Int64(parts[0]), let b = Int64(parts[1]), a >= 0, b >= a else {
+            throw CLIError("range must be a-b with 0 <= a <= b, not \(text)")
+        }
+        return a..<(b + 1)
+    }
+}
+
+/// Live progress bars, one per active download; plain lines when not on a terminal.
+final class ProgressBoard: @unchecked Sendable {
+    private let lock = NSLock()
+    private var active: [String: AssetRequestProgress] = [:]
+    private var order: [String] = []
+    private var lastDraw = 0.0
+    let quiet: Bool
+
+    init(quiet: Bool) { self.quiet = quiet }
+
+    func update(name: String, progress: AssetRequestProgress) {
+        guard !quiet else { return }
+        lock.lock()
+        if active[name] == nil { order.append(name) }
+        active[name] = progress
+        let lines = order.compactMap { n in
+            active[n].map {
+                Format.progressBar(
+                    name: n, received: $0.bytesReceived, total: $0.totalBytes, bytesPerSecond: $0.bytesPerSecond)
+            }
+        }
+        lock.unlock()
+        Terminal.shared.live(lines)
+    }
+
+    func finish(name: String) {
+        lock.lock()
+        let last = active.removeValue(forKey: name)
+        order.removeAll { $0 == name }
+        lock.unlock()
+        if !quiet && !Terminal.shared.isInteractive, let last {
+            Terminal.shared.err("downloaded \(name) (\(Format.bytes(last.totalBytes ?? last.bytesReceived)))")
+        }
+    }
+
+    func end() { Terminal.shared.endLive() }
+}
+
+struct Pin: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Pin assets: download their originals, never evict.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Asset ids or keys.") var assets: [String]
+    @Flag(name: .long, help: "Return at once instead of waiting for the downloads.") var noWait = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try await global.openLibrary()
+            defer { library.close() }
+            let targets = try resolveAssets(assets, in: library)
+            try library.pin(targets)
+            if !noWait {
+                try await withInterrupt {
+                    for asset in targets {
+                        var options = AssetRequestOptions()
+                        options.isNetworkAccessAllowed = true
+                        _ = try await library.requestFile(for: asset, options: options)
+                    }
+                }
+            }
+            if !global.quiet { Terminal.shared.out("pinned \(targets.count) asset(s)") }
+        }
+    }
+}
+
+struct Unpin: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Unpin assets (their originals become evictable).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Asset ids or keys.") var assets: [String]
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try await global.openLibrary(requireRemote: false)
+            defer { library.close() }
+            try library.unpin(try resolveAssets(assets, in: library))
+            if !global.quiet { Terminal.shared.out("unpinned \(assets.count) asset(s)") }
+        }
+    }
+}
+
+struct Evict: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Remove local originals (back to thumbnail).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Asset ids or keys.") var assets: [String]
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try await global.openLibrary(requireRemote: false)
+            defer { library.close() }
+            for asset in try resolveAssets(assets, in: library) { try library.evict(asset) }
+            if !global.quiet { Terminal.shared.out("evicted \(assets.count) asset(s)") }
+        }
+    }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Cache use, states and last sync.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try await global.openLibrary(requireRemote: false)
+            defer { library.close() }
+            var everything = FetchOptions()
+            everything.includeHiddenAssets = true
+            let all = try library.fetchAssets(everything)
+            var counts: [String: Int] = [:]
+            var pinned = 0
+            for a in all {
+                counts[a.availability.name, default: 0] += 1
+                if a.isPinned { pinned += 1 }
+            }
+            let usage = try library.cacheUsage()
+            let lastSync = library.persistedLastSync
+            if json {
+                struct Out: Encodable {
+                    var assets: Int
+                    var states: [String: Int]
+                    var pinned: Int
+                    var cacheBytes: Int64
+                    var cacheLimit: Int64?
+                    var lastSync: String?
+                }
+                let out = Out(
+                    assets: all.count, states: counts, pinned: pinned, cacheBytes: usage.bytes,
+                    cacheLimit: library.configuration.cacheSizeLimit,
+                    lastSync: lastSync.map { ISO8601DateFormatter().string(from: $0) })
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                Terminal.shared.out(String(decoding: try encoder.encode(out), as: UTF8.self))
+            } else {
+                Terminal.shared.out("assets:     \(all.count) (\(pinned) pinned)")
+                for state in AssetAvailability.allCases {
+                    Terminal.shared.out("  \(state.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(counts[state.name] ?? 0)")
+                }
+                let limit = library.configuration.cacheSizeLimit.map { " of \(Format.bytes($0))" } ?? ""
+                Terminal.shared.out("cache:      \(Format.bytes(usage.bytes))\(limit)")
+                Terminal.shared.out("queue:      \(library.activeDownloadCount) download(s) in this process")
+                Terminal.shared.out(
+                    "last sync:  \(lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? "never")")
+            }
+        }
+    }
+}
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print change notifications as JSON lines until interrupted (syncs every --interval seconds).")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Seconds between syncs (0: never sync, only watch).") var interval: Double = 30
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try await global.openLibrary(requireRemote: interval > 0)
+            defer { library.close() }
+            let stream = library.changes
+            try await withInterrupt {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await change in stream {
+                            Terminal.shared.out(ChangeJSON.line(for: change))
+                        }
+                    }
+                    if interval > 0 {
+                        group.addTask {
+                            while !Task.isCancelled {
+                                try await library.sync()
+                                try await Task.sleep(for: .seconds(interval))
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+    }
+}

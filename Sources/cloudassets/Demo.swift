@@ -1,0 +1,17 @@
+import ArgumentParser
+import CloudAssets
+import FakeS3
+import Foundation
+
+struct Demo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the engine against the bundled fake S3 server.")
+    @Option(help: "Library folder (default: a temporary folder, removed at the end).") var store: String?
+    @Option(help: "Number of sample assets.") var assets = 300
+    @Flag(name: .shortAndLong, help: "Less output.") var quiet = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            try await DemoRun(storePath: store, assetCount: assets, quiet: quiet).run()
+        }
+    }
+}

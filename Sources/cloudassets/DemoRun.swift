@@ -1,0 +1,232 @@
+import CloudAssets
+import FakeS3
+import Foundation
+
+/// `cloudassets demo`: the whole engine against the bundled fake S3 server, in under a minute.
+struct DemoRun {
+    let storePath: String?
+    let assetCount: Int
+    let quiet: Bool
+
+    static let bucket = "photos"
+    static let accessKey = "demo"
+    static let secretKey = "demo-secret-key"
+
+    func say(_ line: String) { if !quiet { Terminal.shared.out(line) } }
+
+    func run() async throws {
+        let started = Date()
+        let temp = FileManager.default.temporaryDirectory.appendingPathComponent("cloudassets-demo-\(getpid())")
+        try FileManager.default.createDirectory(at: temp, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: temp) }
+
+        // 1. The bundled fake S3 server, in-process, on a free port, with a seeded sample library.
+        let server = try FakeS3Server(
+            configuration: FakeS3Configuration(
+                accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey,
+                storage: .disk(root: temp.appendingPathComponent("server"))))
+        try await server.start()
+        let seeded = try SampleLibrary.seed(
+            into: server, bucket: Self.bucket, assets: assetCount, large: 2, largeSize: 48 << 20)
+        say("== fake S3 server at \(server.endpoint) (bucket \(Self.bucket))")
+        say(
+            "   seeded \(seeded.originals) originals, \(seeded.thumbnails) thumbnails, "
+                + "\(Format.bytes(seeded.bytes)); large originals are served at 40 MiB/s so you can watch them")
+        _ = server.faults.add(
+            FaultRule(keyPattern: "originals/large/*", method: "GET", fault: .bandwidthLimit(bytesPerSecond: 40 << 20)))
+
+        var libraryStarted = false
+        do {
+            // 2. A library in a temporary folder (or --store), an observer registered before fetching.
+            let storeURL = storePath.map { URL(fileURLWithPath: $0) } ?? temp.appendingPathComponent("library")
+            try FileManager.default.createDirectory(at: storeURL, withIntermediateDirectories: true)
+            var configuration = AssetLibrary.Configuration(
+                storeURL: storeURL, endpoint: server.endpoint, bucket: Self.bucket,
+                credentials: .static(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey))
+            configuration.cacheSizeLimit = 512 << 20
+            let library = try await AssetLibrary(configuration: configuration)
+            libraryStarted = true
+            defer { library.close() }
+            let observer = DemoObserver(library: library, quiet: quiet)
+            library.register(observer)
+            try observer.fetch()
+            say("== library at \(storeURL.path); observing all assets, newest first")
+
+            // 3. Sync: list the bucket, HEAD new objects for metadata, fetch thumbnails.
+            let sync = try await library.sync()
+            observer.drain()
+            say(
+                "== sync: \(sync.listed) objects listed in \(sync.pages) pages, \(sync.inserted) assets inserted, "
+                    + "\(sync.headRequests) HEADs, \(sync.thumbnailsFetched) thumbnails fetched")
+            say("   states: " + (try stateCounts(library)))
+
+            let all = Array(try library.fetchAssets())
+            let noThumbnail = all.first { !$0.hasThumbnail && $0.availability == .cloudOnly }
+            let large = all.filter { $0.key.hasPrefix("originals/large/") }
+            let small = all.filter { !$0.key.hasPrefix("originals/large/") && $0.mediaType == .image }
+
+            // 4. A request that may not use the network answers at once: the original is in the cloud.
+            if let target = noThumbnail ?? small.first {
+                let answer = await firstAnswer(library, target, network: false)
+                say(
+                    "== offline request for \(target.key): data \(answer.0 == nil ? "none" : "\(answer.0!.count) bytes"), "
+                        + "isInCloud=\(answer.1.isInCloud)  (\"in cloud\": no connection was made)")
+            }
+
+            // 5. Download a selection with live progress bars; each completion is a change notification.
+            let selection = Array(large.prefix(2)) + Array(small.prefix(8))
+            say("== downloading \(selection.count) originals (\(large.prefix(2).count) large)")
+            let board = ProgressBoard(quiet: quiet)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for asset in selection {
+                    group.addTask {
+                        var options = AssetRequestOptions()
+                        options.isNetworkAccessAllowed = true
+                        options.deliveryMode = .highQualityFormat
+                        options.progressHandler = { _, _, _, progress in
+                            board.update(name: asset.key, progress: progress)
+                        }
+                        _ = try await library.requestFile(for: asset, options: options)
+                        board.finish(name: asset.key)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            board.end()
+            observer.drain()
+            say("   states: " + (try stateCounts(library)))
+
+            // 6. A ranged read: only the bytes asked for are fetched; the asset becomes `partial`.
+            if let target = small.dropFirst(8).first {
+                let bytes = try await library.read(target, range: 0..<4096)
+                observer.drain()
+                let now = try library.asset(withLocalIdentifier: target.localIdentifier)
+                say(
+                    "== ranged read of \(target.key): \(bytes.count) bytes (PNG signature \(bytes.prefix(4).map { String(format: "%02x", $0) }.joined())), "
+                        + "state now \(now.map { "\($0.availability)" } ?? "?")")
+            }
+
+            // 7. Opportunistic delivery: the thumbnail first (degraded), then the original.
+            if let target = small.dropFirst(9).first(where: { $0.hasThumbnail }) {
+                let answers = await allAnswers(library, target)
+                say(
+                    "== opportunistic request for \(target.key): "
+                        + answers.map { "\($0.0) bytes\($0.1 ? " (degraded)" : "")" }.joined(separator: ", then "))
+                observer.drain()
+            }
+
+            // 8. Eviction: the original goes, the asset falls back to `thumbnail`.
+            if let target = small.first, let current = try library.asset(withLocalIdentifier: target.localIdentifier) {
+                try library.evict(current)
+                observer.drain()
+                let after = try library.asset(withLocalIdentifier: target.localIdentifier)
+                say("== evicted \(target.key): state now \(after.map { "\($0.availability)" } ?? "?")")
+            }
+
+            // 9. A re-sync of the unchanged bucket writes nothing and notifies no one.
+            let before = observer.count
+            let resync = try await library.sync()
+            observer.drain()
+            say(
+                "== re-sync: \(resync.listed) listed, \(resync.transactions) transactions, "
+                    + "\(observer.count - before) notifications")
+
+            let usage = try library.cacheUsage()
+            say("")
+            say("== summary")
+            say("   assets:        \(all.count)")
+            say("   states:        " + (try stateCounts(library)))
+            say("   cache:         \(Format.bytes(usage.bytes)) in \(usage.fullAssets) full + \(usage.partialAssets) partial")
+            say("   notifications: \(observer.count) (removed/inserted/changed/moved shown above)")
+            say("   requests:      \(server.requestLog.entries().count) HTTP requests served by the fake server")
+            say(String(format: "   time:          %.1f s", Date().timeIntervalSince(started)))
+            library.unregister(observer)
+        } catch {
+            try? await server.stop()
+            _ = libraryStarted
+            throw error
+        }
+        try await server.stop()
+    }
+
+    private func stateCounts(_ library: AssetLibrary) throws -> String {
+        var counts: [AssetAvailability: Int] = [:]
+        for a in try library.fetchAssets() { counts[a.availability, default: 0] += 1 }
+        return AssetAvailability.allCases.map { "\($0.name) \(counts[$0] ?? 0)" }.joined(separator: " · ")
+    }
+
+    private func firstAnswer(_ library: AssetLibrary, _ asset: Asset, network: Bool) async -> (Data?, AssetRequestInfo)
+    {
+        await withCheckedContinuation { continuation in
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = network
+            options.deliveryMode = .highQualityFormat
+            library.requestData(for: asset, options: options) { data, info in
+                continuation.resume(returning: (data, info))
+            }
+        }
+    }
+
+    private func allAnswers(_ library: AssetLibrary, _ asset: Asset) async -> [(Int, Bool)] {
+        let stream = AsyncStream<(Int, Bool, Bool)> { continuation in
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = true
+            options.deliveryMode = .opportunistic
+            library.requestData(for: asset, options: options) { data, info in
+                continuation.yield((data?.count ?? 0, info.isDegraded, info.isFinal))
+                if info.isFinal { continuation.finish() }
+            }
+        }
+        var answers: [(Int, Bool)] = []
+        for await answer in stream { answers.append((answer.0, answer.1)) }
+        return answers
+    }
+}
+
+/// Keeps the fetch result on screen up to date from change details, as an app would, and prints each change.
+final class DemoObserver: LibraryChangeObserver, @unchecked Sendable {
+    private let library: AssetLibrary
+    private let quiet: Bool
+    private let lock = NSLock()
+    private var result: FetchResult?
+    private(set) var count = 0
+    private let group = DispatchGroup()
+
+    init(library: AssetLibrary, quiet: Bool) {
+        self.library = library
+        self.quiet = quiet
+    }
+
+    func fetch() throws {
+        var options = FetchOptions()
+        options.sortDescriptors = [.creationDate(ascending: false)]
+        let fetched = try library.fetchAssets(options)
+        lock.withLock { result = fetched }
+    }
+
+    /// Waits until every change delivered so far has been printed (observers run on their own queue).
+    func drain() {
+        let done = DispatchSemaphore(value: 0)
+        library.notifyWhenChangesDelivered { done.signal() }
+        done.wait()
+    }
+
+    func libraryDidChange(_ change: LibraryChange) {
+        lock.lock()
+        defer { lock.unlock() }
+        count += 1
+        guard let current = result, let details = change.details(for: current) else { return }
+        result = details.fetchResultAfterChanges
+        guard !quiet else { return }
+        let line: String
+        if details.hasIncrementalChanges {
+            line =
+                "   change #\(count): removed \(details.removedIndexes?.count ?? 0), inserted \(details.insertedIndexes?.count ?? 0), "
+                + "changed \(details.changedIndexes?.count ?? 0), moved \(details.moves.count) → \(details.fetchResultAfterChanges.count) assets"
+        } else {
+            line =
+                "   change #\(count): \(details.fetchResultBeforeChanges.count) → \(details.fetchResultAfterChanges.count) assets (not incremental)"
+        }
+        Terminal.shared.out(line)
+    }
+}
