@@ -95,6 +95,9 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             exchange.faults = core.faults.faults(method: request.method, key: request.key ?? "")
             try applyRequestFaults(exchange)
+            if case .uploadPart(let bucket, let key) = operation {
+                try core.service.validateUploadPart(bucket, key, request)
+            }
             if operation.receivesObjectData {
                 let expected = Int(head.headers.first(name: "content-length") ?? "") ?? 0
                 let sink = try core.store.makeUpload(

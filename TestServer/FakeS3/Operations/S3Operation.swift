@@ -16,6 +16,7 @@ enum S3Operation: Equatable {
     case deleteObject(bucket: String, key: String)
     case createMultipartUpload(bucket: String, key: String)
     case uploadPart(bucket: String, key: String)
+    case uploadPartCopy(bucket: String, key: String)
     case completeMultipartUpload(bucket: String, key: String)
     case abortMultipartUpload(bucket: String, key: String)
     case listParts(bucket: String, key: String)
@@ -47,7 +48,7 @@ enum S3Operation: Equatable {
             .listMultipartUploads(let b):
             b
         case .getObject(let b, _), .headObject(let b, _), .putObject(let b, _), .copyObject(let b, _),
-            .deleteObject(let b, _), .createMultipartUpload(let b, _), .uploadPart(let b, _),
+            .deleteObject(let b, _), .createMultipartUpload(let b, _), .uploadPart(let b, _), .uploadPartCopy(let b, _),
             .completeMultipartUpload(let b, _), .abortMultipartUpload(let b, _), .listParts(let b, _):
             b
         }
@@ -90,7 +91,10 @@ enum S3Operation: Equatable {
             return .getObject(bucket: bucket, key: key)
         case "HEAD": return .headObject(bucket: bucket, key: key)
         case "PUT":
-            if r.hasQuery("uploadId") || r.hasQuery("partNumber") { return .uploadPart(bucket: bucket, key: key) }
+            if r.hasQuery("uploadId") || r.hasQuery("partNumber") {
+                if r.header("x-amz-copy-source") != nil { return .uploadPartCopy(bucket: bucket, key: key) }
+                return .uploadPart(bucket: bucket, key: key)
+            }
             if r.header("x-amz-copy-source") != nil { return .copyObject(bucket: bucket, key: key) }
             return .putObject(bucket: bucket, key: key)
         case "DELETE":

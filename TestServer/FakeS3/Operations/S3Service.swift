@@ -7,6 +7,8 @@ import NIOHTTP1
 struct S3Service: Sendable {
     let store: ObjectStore
     let region: String
+    let multipart = MultipartUploads()
+    let allocator = ByteBufferAllocator()
     static let ownerID = "75aa57f09aa0c8caeab4f8c24e99d10f8e7faeebf76c078efc7c6caea54ba06a"
     static let ownerName = "fake-s3"
 
@@ -17,6 +19,11 @@ struct S3Service: Sendable {
         case buffer(ByteBuffer)
         /// Object data streamed to storage.
         case upload(UploadReceiver)
+
+        var buffer: ByteBuffer? {
+            if case .buffer(let b) = self { return b }
+            return nil
+        }
     }
 
     /// Switches a fault injector may flip for one request.
@@ -45,8 +52,20 @@ struct S3Service: Sendable {
         case .deleteObject(let b, let k):
             try store.deleteObject(bucket: b, key: k)
             return S3Response(status: .noContent)
-        default:
-            throw .notImplemented
+        case .listObjectVersions(let b): return try listObjectVersions(b, request)
+        case .deleteObjects(let b):
+            return try deleteObjects(b, body: body.buffer)
+        case .copyObject(let b, let k): return try copyObject(b, k, request, allocator: allocator)
+        case .createMultipartUpload(let b, let k): return try createMultipartUpload(b, k, request)
+        case .uploadPart(let b, let k):
+            guard case .upload(let receiver) = body else { throw .internalError }
+            return try uploadPart(b, k, request, receiver)
+        case .completeMultipartUpload(let b, let k):
+            return try completeMultipartUpload(b, k, request, body: body.buffer, allocator: allocator)
+        case .uploadPartCopy(let b, let k): return try uploadPartCopy(b, k, request)
+        case .abortMultipartUpload(let b, let k): return try abortMultipartUpload(b, k, request)
+        case .listParts(let b, let k): return try listParts(b, k, request)
+        case .listMultipartUploads(let b): return try listMultipartUploads(b)
         }
     }
 

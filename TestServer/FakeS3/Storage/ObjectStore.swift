@@ -278,3 +278,55 @@ final class ObjectStore: Sendable {
         return result
     }
 }
+
+extension ObjectStore {
+    /// A piece of bytes to assemble into a new object.
+    enum Piece {
+        case memory(ByteBuffer)
+        /// A whole file (a finished multipart part).
+        case file(path: String)
+        /// A range of an open descriptor (a stored object); not closed here.
+        case descriptor(CInt, range: Range<Int64>)
+    }
+
+    /// Copies `pieces` in order into a new upload sink for `bucket`, 1 MiB at a time.
+    /// - Returns: The sink (commit or abort it) and the MD5 of the whole.
+    func assemble(bucket: String, pieces: [Piece], allocator: ByteBufferAllocator) throws(S3Error) -> UploadSink {
+        let sink = try makeUpload(bucket: bucket, allocator: allocator, expectedSize: 0)
+        var buffer = allocator.buffer(capacity: 1 << 20)
+        func copy(_ fd: CInt, from start: Int64 = 0, size: Int64?) throws(S3Error) {
+            var offset = start
+            while size == nil || offset < start + size! {
+                buffer.clear()
+                let want = size.map { Int(min(Int64(1 << 20), start + $0 - offset)) } ?? (1 << 20)
+                let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
+                    max(0, POSIX.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<want]), at: offset))
+                }
+                if n == 0 {
+                    if size == nil { return }
+                    throw StorageFailure.error("unexpected end of stored data", 0)
+                }
+                try sink.write(buffer)
+                offset += Int64(n)
+            }
+        }
+        do throws(S3Error) {
+            for piece in pieces {
+                switch piece {
+                case .memory(let b): try sink.write(b)
+                case .file(let path):
+                    let fd = POSIX.openForReading(path)
+                    guard fd >= 0 else { throw StorageFailure.error("cannot open a stored part", POSIX.lastError) }
+                    defer { POSIX.closeFile(fd) }
+                    try copy(fd, size: nil)
+                case .descriptor(let fd, let range):
+                    try copy(fd, from: range.lowerBound, size: Int64(range.count))
+                }
+            }
+        } catch {
+            sink.abort()
+            throw error
+        }
+        return sink
+    }
+}
