@@ -82,6 +82,7 @@ public final class AssetLibrary: Sendable {
     /// ``LibraryChange`` to every observer and stream, serially and in commit order.
     ///
     /// Must not be called from inside `body` (one writer). When `body` throws, nothing is committed or delivered.
+    @discardableResult
     func performWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         try writeOrder.withLock { closed in
             if closed { throw AssetLibraryError.closed }

@@ -31,6 +31,9 @@ final class ObserverRegistry: Sendable {
         state.withLock { $0.observers[ObjectIdentifier(observer)]?.observer === observer }
     }
 
+    /// Observers still alive and registered.
+    var registeredCount: Int { state.withLock { $0.observers.values.filter { $0.observer != nil }.count } }
+
     func makeStream() -> AsyncStream<LibraryChange> {
         let (stream, continuation) = AsyncStream.makeStream(of: LibraryChange.self, bufferingPolicy: .unbounded)
         let id: UInt64? = state.withLock { state in

@@ -1,0 +1,110 @@
+import AssetStore
+import Foundation
+
+/// Synthetic workloads for timing change details (used by the `ca-bench` executable; not API).
+@_spi(Benchmarks)
+public enum ChangeDetailsBenchmark {
+    /// A before fetch result and one change to it, built without timing.
+    public struct Scenario: Sendable {
+        let change: LibraryChange
+        let before: FetchResult
+        /// Identifiers before and after, for a comparison with a generic diff.
+        public let beforeIDs: [Int64]
+        public let afterIDs: [Int64]
+    }
+
+    /// A library-sized fetch result sorted by creation date (`count` assets), and a change that deletes `removed`,
+    /// inserts `inserted`, moves `moved` (new creation date) and, when `moved` is 0 and the rest too, changes the
+    /// date of one asset. Uses an empty store in a temporary folder (removed when the process ends).
+    public static func makeScenario(count: Int, removed: Int, inserted: Int, moved: Int, seed: UInt64 = 42)
+        throws -> Scenario
+    {
+        var random = SplitMix(seed: seed)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ca-bench-\(UUID().uuidString)")
+        let store = try AssetStore(folder: folder)
+        let options = FetchOptions(sortBy: [.creationDate()])
+        func record(_ id: Int64, date: Double) -> AssetRecord {
+            var record = AssetRecord(
+                key: "originals/\(id).jpg", size: 1000, etag: "e\(id)", lastModified: Date(timeIntervalSinceReferenceDate: 0),
+                creationDate: Date(timeIntervalSinceReferenceDate: date), mediaType: .image, pixelWidth: 4, pixelHeight: 3)
+            record.id = id
+            return record
+        }
+        // Before: ids 1...count with increasing dates 10, 20, 30, …
+        let ids = ContiguousArray((1...Int64(count)))
+        let dates = ContiguousArray(ids.map { Double($0) * 10 })
+        let before = FetchResult(
+            store: store, options: options, sorted: SortedIdentifiers(ids: ids, keys: [.real(dates)]))
+
+        var positions = Array(0..<count)
+        random.shuffle(&positions)
+        var changes = StoreChangeSet(token: ChangeToken(rawValue: 1))
+        var cursor = 0
+        for _ in 0..<removed {
+            let id = ids[positions[cursor]]
+            cursor += 1
+            changes.deleted.insert(id)
+            changes.before[id] = record(id, date: dates[Int(id) - 1])
+        }
+        let movedCount = (removed == 0 && inserted == 0 && moved == 0) ? 1 : moved
+        for _ in 0..<movedCount {
+            let id = ids[positions[cursor]]
+            cursor += 1
+            changes.updated.insert(id)
+            changes.before[id] = record(id, date: dates[Int(id) - 1])
+            changes.after[id] = record(id, date: Double(random.next(below: UInt64(count) * 10)) + 5)
+        }
+        for index in 0..<inserted {
+            let id = Int64(count + 1 + index)
+            changes.inserted.insert(id)
+            changes.after[id] = record(id, date: Double(random.next(below: UInt64(count) * 10)) + 5)
+        }
+        let change = LibraryChange(changes: changes, store: store, maxIncrementalChangeCount: .max)
+        // The after order, computed naively for the comparison.
+        var after: [(Double, Int64)] = []
+        for (index, id) in ids.enumerated() where !changes.deleted.contains(id) && !changes.updated.contains(id) {
+            after.append((dates[index], id))
+        }
+        for (id, record) in changes.after { after.append((record.creationDate.timeIntervalSinceReferenceDate, id)) }
+        after.sort { $0 < $1 }
+        return Scenario(change: change, before: before, beforeIDs: Array(ids), afterIDs: after.map(\.1))
+    }
+
+    /// Computes the change details (the timed operation) and returns (removed, inserted, changed, moves) counts.
+    public static func computeDetails(_ scenario: Scenario) -> (removed: Int, inserted: Int, changed: Int, moves: Int) {
+        guard let details = scenario.change.details(for: scenario.before) else { return (0, 0, 0, 0) }
+        precondition(details.fetchResultAfterChanges.identifiers.elementsEqual(scenario.afterIDs))
+        return (
+            details.removedIndexes?.count ?? 0, details.insertedIndexes?.count ?? 0, details.changedIndexes?.count ?? 0,
+            details.moves.count
+        )
+    }
+
+    /// The standard library's diff with moves over the same identifiers; returns the number of changes.
+    public static func standardLibraryDiff(_ scenario: Scenario) -> Int {
+        scenario.afterIDs.difference(from: scenario.beforeIDs).inferringMoves().count
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so benchmark workloads are the same on every run.
+struct SplitMix {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func next(below bound: UInt64) -> UInt64 { next() % bound }
+
+    mutating func shuffle<T>(_ array: inout [T]) {
+        guard array.count > 1 else { return }
+        for index in stride(from: array.count - 1, to: 0, by: -1) {
+            array.swapAt(index, Int(next(below: UInt64(index + 1))))
+        }
+    }
+}
