@@ -111,9 +111,12 @@ final class PartFileWriter: @unchecked Sendable {
         }
     }
 
-    /// Positions the next chunk at `offset` without truncating (ranged writes into a sparse file).
-    func seek(to offset: Int64) {
+    /// Positions the next chunk at `offset` without truncating (ranged writes into a sparse file); ``written``
+    /// then counts from there. Ordered after every chunk handed over before it.
+    func seek(to offset: Int64, hasher: IntegrityHasher? = nil) {
         queue.async { [self] in
+            hasher?.reset()
+            self.hasher = hasher
             nextOffset = offset
             written = 0
         }
