@@ -30,7 +30,7 @@ server: deps
 	$(RELEASE_BIN)/fake-s3 serve --root .fake-s3 --port 9000 --access-key demo --secret-key demo-secret
 
 bench: deps
-	$(SWIFT) build -c release --product ca-bench --product fake-s3
+	$(SWIFT) build -c release
 	$(RELEASE_BIN)/ca-bench
 
 soak: deps

@@ -1,1 +1,100 @@
-// Module AssetStore — see DESIGN.md.
+import Foundation
+import GRDB
+
+/// The SQLite-backed store of every asset the library knows, with its change history.
+///
+/// One file, `<folder>/library.sqlite`, opened in WAL mode through a GRDB `DatabasePool`: writes are serialised on
+/// one writer connection; reads run on reader connections and are never blocked by a write in progress (they see
+/// the last committed state). All methods are synchronous and may be called from any thread.
+public final class AssetStore: Sendable {
+    /// The database file name inside the library folder.
+    public static let databaseFileName = "library.sqlite"
+    /// The SQLite `application_id` that marks a CloudAssets store ("CAst").
+    static let applicationID: Int32 = 0x4341_7374
+
+    /// The library folder.
+    public let folder: URL
+    /// The database file.
+    public let databaseURL: URL
+    /// How many history entries are kept (older ones are trimmed on write).
+    public let historyLimit: Int
+
+    let pool: DatabasePool
+    private let tokenState: Mutex<Int64>
+
+    /// Opens the store in `folder`, creating the folder and the database when absent and migrating an older schema.
+    ///
+    /// An existing file is inspected read-only first; when it is refused it is left byte-for-byte untouched.
+    /// - Parameters:
+    ///   - folder: The library folder (created when absent).
+    ///   - historyLimit: How many transactions ``changes(since:)`` can go back (at least 1).
+    /// - Throws: ``AssetStoreError/readOnly(path:)`` when the folder or file cannot be written (or carries no write
+    ///   permission bit, which is honoured even for root), ``AssetStoreError/notAnAssetStore(path:)``,
+    ///   ``AssetStoreError/corrupt(path:reason:)``, ``AssetStoreError/schemaTooNew(found:known:)``.
+    public init(folder: URL, historyLimit: Int = 10_000) throws {
+        self.folder = folder
+        self.databaseURL = folder.appendingPathComponent(Self.databaseFileName)
+        self.historyLimit = max(1, historyLimit)
+        try Self.prepareFolder(folder)
+        try Self.inspectExistingFile(at: databaseURL)
+        do {
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
+            configuration.maximumReaderCount = 4
+            pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+            let token = try pool.read { db in
+                try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE name = 'lastToken'") ?? 0
+            }
+            tokenState = Mutex(token)
+        } catch let error as AssetStoreError {
+            throw error
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: databaseURL.path)
+        }
+    }
+
+    /// The token of the last committed non-empty transaction (0 for a library that never changed).
+    public var currentToken: ChangeToken { ChangeToken(rawValue: tokenState.withLock { $0 }) }
+
+    /// Runs `body` in one write transaction and commits it.
+    ///
+    /// Writes are serialised: at most one runs at a time, in call order per thread. When `body` throws (or a
+    /// write inside it breaks an invariant) everything is rolled back and no token is used. A transaction that
+    /// changed no row records nothing; otherwise it gets the next ``ChangeToken`` and a history entry, and the
+    /// history is trimmed to ``historyLimit`` entries.
+    /// - Returns: what `body` returned and what the transaction changed.
+    public func write<T>(_ body: (StoreTransaction) throws -> T) throws -> (T, StoreChangeSet) {
+        do {
+            let result = try pool.write { db in
+                let transaction = StoreTransaction(db: db)
+                let value = try body(transaction)
+                let current = try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE name = 'lastToken'") ?? 0
+                var changes = transaction.changeSet(token: ChangeToken(rawValue: current))
+                guard !changes.isEmpty else { return (value, changes) }
+                let token = current + 1
+                changes.token = ChangeToken(rawValue: token)
+                try appendHistory(changes, in: db)
+                try db.execute(sql: "UPDATE store_meta SET value = ? WHERE name = 'lastToken'", arguments: [token])
+                return (value, changes)
+            }
+            // The commit succeeded: publish the token.
+            let token = result.1.token.rawValue
+            tokenState.withLock { $0 = max($0, token) }
+            return result
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: databaseURL.path)
+        }
+    }
+
+    static func translate(_ error: DatabaseError, path: String) -> AssetStoreError {
+        switch error.resultCode {
+        case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN: .readOnly(path: path)
+        case .SQLITE_CORRUPT: .corrupt(path: path, reason: error.message ?? "corrupt")
+        case .SQLITE_NOTADB: .notAnAssetStore(path: path)
+        default: .database(error.description)
+        }
+    }
+}

@@ -53,3 +53,12 @@ uint32_t czlib_crc32c(uint32_t crc, const void *buf, size_t len) {
     while (len--) c = crc32c_table[(c ^ *p++) & 0xff] ^ (c >> 8);
     return ~c;
 }
+
+size_t czlib_compress_bound(size_t len) { return (size_t)compressBound((uLong)len); }
+
+int czlib_compress(void *out, size_t *out_len, const void *in, size_t len, int level) {
+    uLongf dest_len = (uLongf)*out_len;
+    int rc = compress2((Bytef *)out, &dest_len, (const Bytef *)in, (uLong)len, level);
+    *out_len = (size_t)dest_len;
+    return rc == Z_OK ? 0 : rc;
+}

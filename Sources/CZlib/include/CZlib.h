@@ -9,4 +9,10 @@
 uint32_t czlib_crc32(uint32_t crc, const void *buf, size_t len);
 uint32_t czlib_crc32c(uint32_t crc, const void *buf, size_t len);
 
+/* zlib's compress2 (a zlib stream: header, deflate data, Adler-32).
+   czlib_compress_bound gives the worst-case output size for len input bytes.
+   czlib_compress returns 0 on success and sets *out_len to the bytes written. */
+size_t czlib_compress_bound(size_t len);
+int czlib_compress(void *out, size_t *out_len, const void *in, size_t len, int level);
+
 #endif

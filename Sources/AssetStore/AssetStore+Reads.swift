@@ -1,0 +1,207 @@
+import Foundation
+import GRDB
+
+/// The values of one sort criterion for every identifier of a fetch, stored unboxed for cheap copies.
+public enum SortColumn: Sendable {
+    case real(ContiguousArray<Double>)
+    case integer(ContiguousArray<Int64>)
+    case text(ContiguousArray<String>)
+
+    /// An empty column of the kind `key` produces.
+    public init(for key: StoreSortKey) {
+        switch key {
+        case .creationDate, .modificationDate: self = .real([])
+        case .key: self = .text([])
+        case .size, .pixelCount: self = .integer([])
+        }
+    }
+
+    public var count: Int {
+        switch self {
+        case .real(let values): values.count
+        case .integer(let values): values.count
+        case .text(let values): values.count
+        }
+    }
+
+    public subscript(index: Int) -> SortValue {
+        switch self {
+        case .real(let values): .real(values[index])
+        case .integer(let values): .integer(values[index])
+        case .text(let values): .text(values[index])
+        }
+    }
+
+    /// Appends a value of the column's kind (a value of another kind is a programming error).
+    public mutating func append(_ value: SortValue) {
+        switch (self, value) {
+        case (.real(var values), .real(let new)):
+            self = .integer([])
+            values.append(new)
+            self = .real(values)
+        case (.integer(var values), .integer(let new)):
+            self = .real([])
+            values.append(new)
+            self = .integer(values)
+        case (.text(var values), .text(let new)):
+            self = .real([])
+            values.append(new)
+            self = .text(values)
+        default:
+            preconditionFailure("sort value \(value) does not match the column kind")
+        }
+    }
+
+    /// Appends `other[range]` (same kind).
+    public mutating func append(contentsOf other: SortColumn, _ range: Range<Int>) {
+        switch (self, other) {
+        case (.real(var values), .real(let source)):
+            self = .integer([])
+            values.append(contentsOf: source[range])
+            self = .real(values)
+        case (.integer(var values), .integer(let source)):
+            self = .real([])
+            values.append(contentsOf: source[range])
+            self = .integer(values)
+        case (.text(var values), .text(let source)):
+            self = .real([])
+            values.append(contentsOf: source[range])
+            self = .text(values)
+        default:
+            preconditionFailure("sort columns of different kinds")
+        }
+    }
+
+    public mutating func reserveCapacity(_ count: Int) {
+        switch self {
+        case .real(var values):
+            self = .integer([])
+            values.reserveCapacity(count)
+            self = .real(values)
+        case .integer(var values):
+            self = .real([])
+            values.reserveCapacity(count)
+            self = .integer(values)
+        case .text(var values):
+            self = .real([])
+            values.reserveCapacity(count)
+            self = .text(values)
+        }
+    }
+}
+
+/// Identifiers in query order with their sort key values, as a fetch result keeps them.
+public struct SortedIdentifiers: Sendable {
+    /// The identifiers, in query order.
+    public var ids: ContiguousArray<Int64>
+    /// One column per sort criterion: `keys[c][i]` is the value of criterion `c` for `ids[i]`.
+    public var keys: [SortColumn]
+
+    public init(ids: ContiguousArray<Int64> = [], keys: [SortColumn] = []) {
+        self.ids = ids
+        self.keys = keys
+    }
+
+    public var count: Int { ids.count }
+}
+
+/// Reads. Each call runs on a reader connection and sees the last committed state; none waits for a writer.
+extension AssetStore {
+    /// The identifiers matching `query`, in its order.
+    public func fetchIDs(_ query: StoreQuery) throws -> [Int64] {
+        var arguments = StatementArguments()
+        let sql = Self.selectSQL(columns: "id", query, &arguments)
+        return try read { db in try Int64.fetchAll(db, sql: sql, arguments: arguments) }
+    }
+
+    /// The identifiers matching `query` with their sort key values (what a fetch result needs for change details).
+    public func fetchSorted(_ query: StoreQuery) throws -> SortedIdentifiers {
+        var arguments = StatementArguments()
+        let columns = (["id"] + query.sort.map(\.key.sqlExpression)).joined(separator: ", ")
+        let sql = Self.selectSQL(columns: columns, query, &arguments)
+        return try read { db in
+            if query.sort.isEmpty {
+                return SortedIdentifiers(ids: ContiguousArray(try Int64.fetchAll(db, sql: sql, arguments: arguments)))
+            }
+            var ids = ContiguousArray<Int64>()
+            var columns = query.sort.map { SortColumn(for: $0.key) }
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while let row = try rows.next() {
+                ids.append(row[0])
+                for (column, sort) in query.sort.enumerated() {
+                    columns[column].append(Self.sortValue(sort.key, row, column + 1))
+                }
+            }
+            return SortedIdentifiers(ids: ids, keys: columns)
+        }
+    }
+
+    private static func sortValue(_ key: StoreSortKey, _ row: Row, _ index: Int) -> SortValue {
+        switch key {
+        case .creationDate, .modificationDate: .real(row[index])
+        case .key: .text(row[index])
+        case .size, .pixelCount: .integer(row[index])
+        }
+    }
+
+    static func selectSQL(columns: String, _ query: StoreQuery, _ arguments: inout StatementArguments) -> String {
+        var sql = "SELECT \(columns) FROM asset"
+        if query.predicate != .all { sql += " WHERE " + query.predicate.sql(into: &arguments) }
+        sql += " ORDER BY " + query.orderSQL
+        if let limit = query.limit {
+            sql += " LIMIT ?"
+            arguments += [max(0, limit)]
+        }
+        return sql
+    }
+
+    /// The records with these identifiers, in the order given; identifiers with no row are skipped.
+    public func records(ids: some Collection<Int64>) throws -> [AssetRecord] {
+        guard !ids.isEmpty else { return [] }
+        let found: [Int64: AssetRecord] = try read { db in
+            var byID: [Int64: AssetRecord] = [:]
+            byID.reserveCapacity(ids.count)
+            let all = Array(ids)
+            for start in stride(from: 0, to: all.count, by: 500) {
+                let batch = all[start..<min(start + 500, all.count)]
+                let sql =
+                    "SELECT \(AssetRecord.selectColumns) FROM asset WHERE id IN ("
+                    + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
+                let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(Array(batch)))
+                while let row = try rows.next() {
+                    let record = try AssetRecord(row: row)
+                    byID[record.id!] = record
+                }
+            }
+            return byID
+        }
+        return ids.compactMap { found[$0] }
+    }
+
+    /// The record with this identifier, or `nil`.
+    public func record(id: Int64) throws -> AssetRecord? {
+        try records(ids: [id]).first
+    }
+
+    /// The record with this bucket key, or `nil`.
+    public func record(key: String) throws -> AssetRecord? {
+        try read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT \(AssetRecord.selectColumns) FROM asset WHERE key = ?", arguments: [key]
+            ).map(AssetRecord.init(row:))
+        }
+    }
+
+    /// The number of assets.
+    public var count: Int {
+        get throws { try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM asset") ?? 0 } }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: databaseURL.path)
+        }
+    }
+}

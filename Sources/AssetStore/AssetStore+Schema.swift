@@ -1,0 +1,131 @@
+import Foundation
+import GRDB
+
+/// Schema versions and migrations. Each migration sets `PRAGMA user_version` to its number, so a database
+/// written by a newer version is recognised before anything is changed.
+extension AssetStore {
+    /// The highest schema version this build knows.
+    public static let schemaVersion = 1
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    PRAGMA application_id = \(applicationID);
+                    CREATE TABLE asset (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        key TEXT NOT NULL UNIQUE,
+                        size INTEGER NOT NULL,
+                        etag TEXT NOT NULL,
+                        lastModified REAL NOT NULL,
+                        contentType TEXT,
+                        creationDate REAL NOT NULL,
+                        modificationDate REAL NOT NULL,
+                        mediaType INTEGER NOT NULL,
+                        pixelWidth INTEGER NOT NULL,
+                        pixelHeight INTEGER NOT NULL,
+                        orientation INTEGER NOT NULL,
+                        isFavorite INTEGER NOT NULL,
+                        isHidden INTEGER NOT NULL,
+                        thumbnailKey TEXT,
+                        thumbnailSize INTEGER,
+                        thumbnailETag TEXT,
+                        thumbnailPresent INTEGER NOT NULL,
+                        availability INTEGER NOT NULL,
+                        partialRanges TEXT,
+                        partialETag TEXT,
+                        localFilePath TEXT,
+                        verifiedSize INTEGER,
+                        verifiedETag TEXT,
+                        isPinned INTEGER NOT NULL,
+                        lastAccessDate REAL
+                    );
+                    CREATE INDEX asset_creationDate ON asset(creationDate);
+                    CREATE INDEX asset_modificationDate ON asset(modificationDate);
+                    CREATE INDEX asset_size ON asset(size);
+                    CREATE INDEX asset_pixelCount ON asset((pixelWidth * pixelHeight));
+                    CREATE INDEX asset_visible_creationDate ON asset(creationDate) WHERE isHidden = 0;
+                    CREATE TABLE change_history (
+                        token INTEGER PRIMARY KEY,
+                        inserted BLOB NOT NULL,
+                        updated BLOB NOT NULL,
+                        contentChanged BLOB NOT NULL,
+                        deleted BLOB NOT NULL
+                    );
+                    CREATE TABLE store_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                    INSERT INTO store_meta (name, value) VALUES ('lastToken', 0);
+                    PRAGMA user_version = 1;
+                    """)
+        }
+        return migrator
+    }
+
+    /// Creates the folder when absent and refuses one that cannot be written.
+    static func prepareFolder(_ folder: URL) throws {
+        let path = folder.path
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw AssetStoreError.readOnly(path: path) }
+        } else {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw AssetStoreError.readOnly(path: path)
+            }
+        }
+        if !isWritable(path) { throw AssetStoreError.readOnly(path: path) }
+    }
+
+    /// `false` when the path is on a read-only file system, not writable for this user, or carries no write
+    /// permission bit at all (a folder or file marked read-only is respected even by root).
+    static func isWritable(_ path: String) -> Bool {
+        var fileStatus = stat()
+        guard stat(path, &fileStatus) == 0 else { return false }
+        if fileStatus.st_mode & 0o222 == 0 { return false }
+        var volume = statvfs()
+        if statvfs(path, &volume) == 0, volume.f_flag & UInt(ST_RDONLY) != 0 { return false }
+        return access(path, W_OK) == 0
+    }
+
+    /// Checks an existing database file without modifying it: SQLite magic, application id, schema version,
+    /// readable schema.
+    static func inspectExistingFile(at url: URL) throws {
+        let path = url.path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return }
+        guard attributes[.type] as? FileAttributeType == .typeRegular else {
+            throw AssetStoreError.notAnAssetStore(path: path)
+        }
+        if (attributes[.size] as? NSNumber)?.int64Value ?? 0 == 0 { return }  // created but never written
+        if !isWritable(path) { throw AssetStoreError.readOnly(path: path) }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw AssetStoreError.readOnly(path: path) }
+        let header = handle.readData(ofLength: 16)
+        try? handle.close()
+        guard header == Data("SQLite format 3\0".utf8) else { throw AssetStoreError.notAnAssetStore(path: path) }
+
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? queue.close() }
+            try queue.read { db in
+                let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+                let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+                if tables.isEmpty && applicationID == 0 { return }  // empty database: created, never migrated
+                guard applicationID == Self.applicationID else { throw AssetStoreError.notAnAssetStore(path: path) }
+                let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                if version > schemaVersion { throw AssetStoreError.schemaTooNew(found: version, known: schemaVersion) }
+                guard tables.contains("asset") else {
+                    throw AssetStoreError.corrupt(path: path, reason: "the asset table is missing")
+                }
+                _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM asset")
+                let check = try String.fetchOne(db, sql: "PRAGMA quick_check(1)") ?? "ok"
+                if check != "ok" { throw AssetStoreError.corrupt(path: path, reason: check) }
+            }
+        } catch let error as AssetStoreError {
+            throw error
+        } catch let error as DatabaseError {
+            throw translate(error, path: path)
+        }
+    }
+}

@@ -1,0 +1,48 @@
+/// What one committed transaction did to the asset table.
+///
+/// A row inserted and then deleted in the same transaction appears nowhere; a row updated back to its original
+/// values appears nowhere; several updates of one row collapse into one entry comparing the first and last state.
+public struct StoreChangeSet: Sendable {
+    /// The token the transaction committed as (the current token when the set is empty).
+    public var token: ChangeToken
+    /// Identifiers of rows the transaction inserted.
+    public var inserted: Set<Int64>
+    /// Identifiers of rows the transaction updated (present before and after, with different values).
+    public var updated: Set<Int64>
+    /// The subset of `updated` whose original changed (ETag or size).
+    public var contentChanged: Set<Int64>
+    /// Identifiers of rows the transaction deleted.
+    public var deleted: Set<Int64>
+    /// Rows as they were before the transaction, for every updated or deleted id.
+    public var before: [Int64: AssetRecord]
+    /// Rows as the transaction left them, for every inserted or updated id.
+    public var after: [Int64: AssetRecord]
+
+    public init(
+        token: ChangeToken, inserted: Set<Int64> = [], updated: Set<Int64> = [], contentChanged: Set<Int64> = [],
+        deleted: Set<Int64> = [], before: [Int64: AssetRecord] = [:], after: [Int64: AssetRecord] = [:]
+    ) {
+        self.token = token
+        self.inserted = inserted
+        self.updated = updated
+        self.contentChanged = contentChanged
+        self.deleted = deleted
+        self.before = before
+        self.after = after
+    }
+
+    /// `true` when the transaction changed nothing (no token was used, no history written).
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+    /// The number of rows touched.
+    public var count: Int { inserted.count + updated.count + deleted.count }
+}
+
+/// One persisted entry of the change history: identifiers only (records are not kept).
+public struct StoreHistoryEntry: Sendable, Hashable {
+    public var token: ChangeToken
+    public var inserted: Set<Int64>
+    public var updated: Set<Int64>
+    public var contentChanged: Set<Int64>
+    public var deleted: Set<Int64>
+}

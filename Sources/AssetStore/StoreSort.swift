@@ -1,0 +1,80 @@
+import Foundation
+
+/// A column asset lists can be sorted by.
+public enum StoreSortKey: Sendable, Hashable, CaseIterable {
+    case creationDate, modificationDate, key, size, pixelCount
+
+    var sqlExpression: String {
+        switch self {
+        case .creationDate: "creationDate"
+        case .modificationDate: "modificationDate"
+        case .key: "key"
+        case .size: "size"
+        case .pixelCount: "(pixelWidth * pixelHeight)"
+        }
+    }
+
+    /// The record's value for this key.
+    public func value(of record: AssetRecord) -> SortValue {
+        switch self {
+        case .creationDate: .real(record.creationDate.timeIntervalSinceReferenceDate)
+        case .modificationDate: .real(record.modificationDate.timeIntervalSinceReferenceDate)
+        case .key: .text(record.key)
+        case .size: .integer(record.size)
+        case .pixelCount: .integer(record.pixelCount)
+        }
+    }
+}
+
+/// One sort criterion.
+public struct StoreSort: Sendable, Hashable {
+    public var key: StoreSortKey
+    public var ascending: Bool
+
+    public init(_ key: StoreSortKey, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+}
+
+/// A sort key value, ordered the way SQLite orders the column (text compares UTF-8 bytes, like `BINARY`).
+public enum SortValue: Sendable, Hashable, Comparable {
+    case real(Double)
+    case integer(Int64)
+    case text(String)
+
+    public static func < (lhs: SortValue, rhs: SortValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.real(let a), .real(let b)): a < b
+        case (.integer(let a), .integer(let b)): a < b
+        case (.text(let a), .text(let b)): a.utf8.lexicographicallyPrecedes(b.utf8)
+        case (.integer, _): true
+        case (.real, .text): true
+        default: false
+        }
+    }
+}
+
+/// The query the store runs for a fetch: filter, order, limit.
+///
+/// The order is the sort criteria followed by the identifier, in the direction of the last criterion (ascending
+/// when there is none), so it is total and stable.
+public struct StoreQuery: Sendable, Hashable {
+    public var predicate: StorePredicate
+    public var sort: [StoreSort]
+    public var limit: Int?
+
+    public init(predicate: StorePredicate = .all, sort: [StoreSort] = [], limit: Int? = nil) {
+        self.predicate = predicate
+        self.sort = sort
+        self.limit = limit
+    }
+
+    /// Direction of the identifier tie-break.
+    public var idAscending: Bool { sort.last?.ascending ?? true }
+
+    var orderSQL: String {
+        let terms = sort.map { "\($0.key.sqlExpression) \($0.ascending ? "ASC" : "DESC")" }
+        return (terms + ["id \(idAscending ? "ASC" : "DESC")"]).joined(separator: ", ")
+    }
+}

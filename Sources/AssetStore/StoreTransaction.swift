@@ -1,0 +1,192 @@
+import Foundation
+import GRDB
+
+/// The outcome of ``StoreTransaction/upsert(_:)``.
+public enum UpsertResult: Sendable, Hashable {
+    /// No row had the key; a row was inserted with this identifier.
+    case inserted(Int64)
+    /// The row with this identifier had different remote fields and was updated; `before` is its previous state
+    /// (when the original's ETag or size changed, its local original data was dropped — delete the files it named).
+    case updated(Int64, before: AssetRecord)
+    /// The row already held these remote fields: nothing was written and no change is recorded.
+    case unchanged(Int64)
+
+    /// The identifier of the row concerned.
+    public var id: Int64 {
+        switch self {
+        case .inserted(let id), .updated(let id, _), .unchanged(let id): id
+        }
+    }
+}
+
+/// The handle a write closure receives: reads and writes inside one SQLite transaction, recording what changed.
+///
+/// Valid only during the ``AssetStore/write(_:)`` call that created it; do not keep or share it. Every write
+/// validates the record's invariants (``AssetRecord/validate()``); a thrown error rolls the whole transaction back.
+public final class StoreTransaction {
+    let db: Database
+    /// First state seen of every touched row (`nil`: inserted by this transaction).
+    private var original: [Int64: AssetRecord?] = [:]
+    /// Latest state of every touched row (`nil`: deleted).
+    private var current: [Int64: AssetRecord?] = [:]
+
+    init(db: Database) { self.db = db }
+
+    // MARK: Reads
+
+    /// The row with this identifier, as this transaction sees it.
+    public func record(_ id: Int64) throws -> AssetRecord? {
+        if let touched = current[id] { return touched }
+        let statement = try db.cachedStatement(sql: "SELECT \(AssetRecord.selectColumns) FROM asset WHERE id = ?")
+        return try Row.fetchOne(statement, arguments: [id]).map(AssetRecord.init(row:))
+    }
+
+    /// The row with this bucket key, as this transaction sees it.
+    public func record(key: String) throws -> AssetRecord? {
+        let statement = try db.cachedStatement(sql: "SELECT \(AssetRecord.selectColumns) FROM asset WHERE key = ?")
+        return try Row.fetchOne(statement, arguments: [key]).map(AssetRecord.init(row:))
+    }
+
+    /// Every key in the store with its identifier (for finding rows a listing no longer contains).
+    public func allKeys() throws -> [String: Int64] {
+        var result: [String: Int64] = [:]
+        let rows = try Row.fetchCursor(db, sql: "SELECT key, id FROM asset")
+        while let row = try rows.next() { result[row[0]] = row[1] }
+        return result
+    }
+
+    // MARK: Writes
+
+    /// Inserts a new row and returns its identifier (any `id` in `record` is ignored; identifiers are never reused).
+    /// - Throws: ``AssetStoreError/invariantViolation(_:)``, ``AssetStoreError/duplicateKey(_:)``.
+    @discardableResult
+    public func insert(_ record: AssetRecord) throws -> Int64 {
+        try record.validate()
+        let statement = try db.cachedStatement(sql: AssetRecord.insertSQL)
+        do {
+            try statement.execute(arguments: record.columnValuesWithoutID)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw AssetStoreError.duplicateKey(record.key)
+        }
+        let id = db.lastInsertedRowID
+        var stored = record
+        stored.id = id
+        touch(id, before: nil, after: stored)
+        return id
+    }
+
+    /// Changes the row with identifier `id` through `body` and writes it when something changed.
+    /// - Returns: the row as written.
+    /// - Throws: ``AssetStoreError/notFound(_:)``, ``AssetStoreError/invariantViolation(_:)`` (also when `body`
+    ///   changes the identifier), ``AssetStoreError/duplicateKey(_:)``, or what `body` throws.
+    @discardableResult
+    public func update(_ id: Int64, _ body: (inout AssetRecord) throws -> Void) throws -> AssetRecord {
+        guard let before = try record(id) else { throw AssetStoreError.notFound(id) }
+        var after = before
+        try body(&after)
+        guard after.id == id else { throw AssetStoreError.invariantViolation("\(before.key): identifier changed") }
+        if after == before { return after }
+        try write(after, replacing: before)
+        return after
+    }
+
+    /// Inserts a listing row, or updates the row with the same key when its remote fields differ.
+    ///
+    /// Remote fields (taken from `listing`): size, etag, lastModified, contentType, creationDate,
+    /// modificationDate, mediaType, pixelWidth, pixelHeight, orientation, thumbnailKey/Size/ETag. Local state
+    /// (favorite, hidden, thumbnail presence, availability and its data, pin, last access) is kept — except that a
+    /// changed ETag or size drops the local original (availability falls to `thumbnail` or `cloudOnly`, partial
+    /// ranges and verified-file fields are cleared), and a changed thumbnail key or ETag clears `thumbnailPresent`.
+    /// An unchanged row is not written and records no change.
+    public func upsert(_ listing: AssetRecord) throws -> UpsertResult {
+        guard let existing = try record(key: listing.key), let id = existing.id else {
+            return .inserted(try insert(listing))
+        }
+        var merged = existing
+        merged.size = listing.size
+        merged.etag = listing.etag
+        merged.lastModified = listing.lastModified
+        merged.contentType = listing.contentType
+        merged.creationDate = listing.creationDate
+        merged.modificationDate = listing.modificationDate
+        merged.mediaType = listing.mediaType
+        merged.pixelWidth = listing.pixelWidth
+        merged.pixelHeight = listing.pixelHeight
+        merged.orientation = listing.orientation
+        merged.thumbnailKey = listing.thumbnailKey
+        merged.thumbnailSize = listing.thumbnailSize
+        merged.thumbnailETag = listing.thumbnailETag
+        if merged == existing { return .unchanged(id) }
+        if existing.thumbnailKey != merged.thumbnailKey || existing.thumbnailETag != merged.thumbnailETag {
+            merged.thumbnailPresent = false
+        }
+        if merged.contentDiffers(from: existing) {
+            merged.partialRanges = ByteRangeSet()
+            merged.partialETag = nil
+            merged.localFilePath = nil
+            merged.verifiedSize = nil
+            merged.verifiedETag = nil
+            merged.availability = merged.thumbnailPresent ? .thumbnail : .cloudOnly
+        } else if merged.availability == .thumbnail && !merged.thumbnailPresent {
+            merged.availability = .cloudOnly
+        }
+        try write(merged, replacing: existing)
+        return .updated(id, before: existing)
+    }
+
+    /// Deletes the row with identifier `id`. Returns `false` when there was none.
+    @discardableResult
+    public func delete(_ id: Int64) throws -> Bool {
+        guard let before = try record(id) else { return false }
+        let statement = try db.cachedStatement(sql: "DELETE FROM asset WHERE id = ?")
+        try statement.execute(arguments: [id])
+        touch(id, before: before, after: nil)
+        return true
+    }
+
+    private func write(_ after: AssetRecord, replacing before: AssetRecord) throws {
+        try after.validate()
+        guard let id = after.id else { throw AssetStoreError.invariantViolation("\(after.key): no identifier") }
+        let statement = try db.cachedStatement(sql: AssetRecord.updateSQL)
+        var arguments = after.columnValuesWithoutID
+        arguments += [id]
+        do {
+            try statement.execute(arguments: arguments)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw AssetStoreError.duplicateKey(after.key)
+        }
+        touch(id, before: before, after: after)
+    }
+
+    private func touch(_ id: Int64, before: AssetRecord?, after: AssetRecord?) {
+        if original.index(forKey: id) == nil { original[id] = .some(before) }
+        current[id] = .some(after)
+    }
+
+    // MARK: Change set
+
+    /// Collapses the touched rows into a change set (token filled in by the store).
+    func changeSet(token: ChangeToken) -> StoreChangeSet {
+        var set = StoreChangeSet(token: token)
+        set.after.reserveCapacity(current.count)
+        for (id, latest) in current {
+            let first = original[id] ?? nil
+            switch (first, latest) {
+            case (nil, let after?):
+                set.inserted.insert(id)
+                set.after[id] = after
+            case (let before?, nil):
+                set.deleted.insert(id)
+                set.before[id] = before
+            case (let before?, let after?) where before != after:
+                set.updated.insert(id)
+                set.before[id] = before
+                set.after[id] = after
+                if after.contentDiffers(from: before) { set.contentChanged.insert(id) }
+            default:
+                break
+            }
+        }
+        return set
+    }
+}

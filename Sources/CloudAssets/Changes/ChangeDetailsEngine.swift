@@ -1,0 +1,281 @@
+import AssetStore
+import Foundation
+
+/// One moved object: its index in the intermediate list (before, minus removals, plus insertions), its index in
+/// the before list, and its index in the after list.
+struct ComputedMove: Sendable, Hashable {
+    var from: Int
+    var beforeIndex: Int
+    var to: Int
+}
+
+/// What a change did to one fetch result, as indexes (see ``FetchResultChangeDetails`` for the conventions).
+struct ComputedDetails: Sendable {
+    var after: SortedIdentifiers
+    /// Before indexes, ascending.
+    var removed: [Int] = []
+    /// After indexes, ascending.
+    var inserted: [Int] = []
+    /// After indexes, ascending.
+    var changed: [Int] = []
+    /// Ascending by `from` (and by before index).
+    var moves: [ComputedMove] = []
+
+    var isEmpty: Bool { removed.isEmpty && inserted.isEmpty && changed.isEmpty && moves.isEmpty }
+    var size: Int { removed.count + inserted.count + changed.count + moves.count }
+}
+
+/// Derives a fetch result's after state from its before state and one change set, without re-running the query
+/// (except to fill a limited result from beyond its former end) and without a generic diff.
+///
+/// Cost: O(n) array copies plus O((c + k) log n) for the c changed ids and k placements, and a longest increasing
+/// subsequence over the kept ids that is O(n) when few moved.
+struct ChangeDetailsEngine {
+    let before: SortedIdentifiers
+    let query: StoreQuery
+    /// Records after the change, for inserted and updated ids (`nil` value: gone).
+    let afterRecords: [Int64: AssetRecord]
+    /// Records before the change, for updated and deleted ids (empty for changes read from the history).
+    let beforeRecords: [Int64: AssetRecord]
+    let inserted: Set<Int64>
+    let updated: Set<Int64>
+    let deleted: Set<Int64>
+    /// `true` for a change read back from the history: no before-records, and an inserted id may already be in the
+    /// result when it was fetched later.
+    let isHistorical: Bool
+    /// Finds an identifier without sort information (history changes, stale snapshots).
+    let slowIndex: (Int64) -> Int?
+    /// Reads up to `limit` matching records strictly after a position, skipping identifiers (limited results).
+    let fill: (SortPosition?, Set<Int64>, Int) throws -> [AssetRecord]
+
+    private var count: Int { before.ids.count }
+
+    // MARK: Ordering helpers
+
+    /// `true` when the element at `index` of `list` comes before `position`.
+    @inline(__always)
+    private func element(_ list: SortedIdentifiers, _ index: Int, precedes position: SortPosition) -> Bool {
+        for (column, criterion) in query.sort.enumerated() {
+            let value = list.keys[column][index]
+            let other = position.values[column]
+            if value != other { return (value < other) == criterion.ascending }
+        }
+        return query.idAscending ? list.ids[index] < position.id : list.ids[index] > position.id
+    }
+
+    private func lowerBound(_ position: SortPosition, in range: Range<Int>) -> Int {
+        var low = range.lowerBound
+        var high = range.upperBound
+        while low < high {
+            let mid = (low + high) / 2
+            if element(before, mid, precedes: position) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    private func position(at index: Int) -> SortPosition {
+        SortPosition(values: before.keys.map { $0[index] }, id: before.ids[index])
+    }
+
+    /// The before index of `id`, using its before-record's sort position (O(log n)) when known.
+    private func locate(_ id: Int64, horizon: SortPosition?) -> Int? {
+        guard let record = beforeRecords[id] else { return slowIndex(id) }
+        let target = query.position(of: record)
+        let index = lowerBound(target, in: 0..<count)
+        if index < count && before.ids[index] == id { return index }
+        // Not where its record says: absent, unless the snapshot is older than this change.
+        guard query.predicate.matches(record) else { return nil }
+        if let horizon, query.precedes(horizon, target) { return nil }
+        return slowIndex(id)
+    }
+
+    // MARK: Computation
+
+    private struct Candidate {
+        var position: SortPosition
+        /// Before index when the object was already in the result (its sort key changed).
+        var beforeIndex: Int?
+        var afterIndex = -1
+    }
+
+    func compute() throws -> ComputedDetails {
+        let limit = query.limit
+        // The result may have been cut by the limit: beyond its last element, the store knows more.
+        let horizon: SortPosition? = (limit != nil && count >= limit! && count > 0) ? position(at: count - 1) : nil
+
+        var skipped: [Int] = []  // before indexes leaving their place (removed or re-placed)
+        var removedSet = Set<Int>()
+        var changedIDs: [Int64: Int] = [:]  // id → before index, for updated ids kept
+        var candidates: [Candidate] = []
+
+        for id in deleted {
+            if let index = locate(id, horizon: horizon) {
+                skipped.append(index)
+                removedSet.insert(index)
+            }
+        }
+        for id in updated.union(inserted) {
+            let wasInserted = inserted.contains(id)
+            let index = wasInserted && !isHistorical ? nil : locate(id, horizon: horizon)
+            let record = afterRecords[id]
+            let matches = record.map(query.predicate.matches) ?? false
+            if let index {
+                guard matches, let record else {
+                    skipped.append(index)
+                    removedSet.insert(index)
+                    continue
+                }
+                changedIDs[id] = index
+                let newPosition = query.position(of: record)
+                if newPosition.values != before.keys.map({ $0[index] }) {
+                    skipped.append(index)
+                    candidates.append(Candidate(position: newPosition, beforeIndex: index))
+                }
+            } else if matches, let record {
+                candidates.append(Candidate(position: query.position(of: record), beforeIndex: nil))
+            }
+        }
+        skipped.sort()
+        candidates.sort { query.precedes($0.position, $1.position) }
+
+        // Candidates past the horizon are not known to belong; they compete with the store's rows there.
+        var beyond: [Candidate] = []
+        if let horizon, let firstBeyond = candidates.firstIndex(where: { query.precedes(horizon, $0.position) }) {
+            beyond = Array(candidates[firstBeyond...])
+            candidates.removeSubrange(firstBeyond...)
+        }
+
+        // Merge the kept elements (in before order) with the placed candidates.
+        var after = SortedIdentifiers(ids: [], keys: query.sort.map { SortColumn(for: $0.key) })
+        let capacity = count - skipped.count + candidates.count
+        after.ids.reserveCapacity(capacity)
+        for column in after.keys.indices { after.keys[column].reserveCapacity(capacity) }
+        var afterIndexOfBefore = ContiguousArray<Int32>(repeating: -1, count: count)
+
+        func appendKept(_ range: Range<Int>) {
+            guard !range.isEmpty else { return }
+            let start = after.ids.count
+            after.ids.append(contentsOf: before.ids[range])
+            for column in after.keys.indices { after.keys[column].append(contentsOf: before.keys[column], range) }
+            afterIndexOfBefore.withUnsafeMutableBufferPointer { buffer in
+                var afterIndex = Int32(start)
+                for beforeIndex in range {
+                    buffer[beforeIndex] = afterIndex
+                    afterIndex += 1
+                }
+            }
+        }
+        func appendCandidate(_ index: Int) {
+            candidates[index].afterIndex = after.ids.count
+            after.ids.append(candidates[index].position.id)
+            for column in after.keys.indices { after.keys[column].append(candidates[index].position.values[column]) }
+        }
+
+        var next = 0
+        var segmentStart = 0
+        for boundary in skipped + [count] {
+            var cursor = segmentStart
+            while next < candidates.count {
+                let insertion = lowerBound(candidates[next].position, in: cursor..<boundary)
+                if insertion == boundary { break }
+                appendKept(cursor..<insertion)
+                cursor = insertion
+                appendCandidate(next)
+                next += 1
+            }
+            appendKept(cursor..<boundary)
+            segmentStart = boundary + 1
+        }
+        while next < candidates.count {
+            appendCandidate(next)
+            next += 1
+        }
+
+        // Limit: cut the tail, or fill from beyond the old end.
+        if let limit {
+            if after.ids.count > limit {
+                truncate(&after, to: limit)
+                var index = count - 1
+                while index >= 0 {
+                    let afterIndex = afterIndexOfBefore[index]
+                    if afterIndex >= Int32(limit) {
+                        afterIndexOfBefore[index] = -1
+                        removedSet.insert(index)
+                    } else if afterIndex >= 0 {
+                        break
+                    }
+                    index -= 1
+                }
+                for index in candidates.indices where candidates[index].afterIndex >= limit {
+                    candidates[index].afterIndex = -1
+                }
+            }
+            if let horizon, after.ids.count < limit {
+                let needed = limit - after.ids.count
+                let affected = inserted.union(updated).union(deleted)
+                let stored = try fill(horizon, affected, needed).map { Candidate(position: query.position(of: $0)) }
+                var merged = (stored + beyond).sorted { query.precedes($0.position, $1.position) }
+                if merged.count > needed { merged.removeSubrange(needed...) }
+                for candidate in merged {
+                    candidates.append(candidate)
+                    appendCandidate(candidates.count - 1)
+                }
+            }
+            // Objects of the before result that went past the end and were not taken back are removed.
+            let placed = Set(candidates.lazy.filter { $0.afterIndex >= 0 }.map(\.position.id))
+            for candidate in beyond where !placed.contains(candidate.position.id) {
+                if let index = candidate.beforeIndex { removedSet.insert(index) }
+            }
+        }
+
+        var details = ComputedDetails(after: after)
+        for candidate in candidates where candidate.afterIndex >= 0 {
+            if let index = candidate.beforeIndex {
+                afterIndexOfBefore[index] = Int32(candidate.afterIndex)
+            } else {
+                details.inserted.append(candidate.afterIndex)
+            }
+        }
+        for candidate in candidates where candidate.afterIndex < 0 {
+            if let index = candidate.beforeIndex { removedSet.insert(index) }
+        }
+        details.inserted.sort()
+        details.removed = removedSet.sorted()
+        for (_, index) in changedIDs where afterIndexOfBefore[index] >= 0 {
+            details.changed.append(Int(afterIndexOfBefore[index]))
+        }
+        details.changed.sort()
+        details.moves = moves(afterIndexOfBefore, inserted: details.inserted)
+        return details
+    }
+
+    private func truncate(_ list: inout SortedIdentifiers, to limit: Int) {
+        list.ids.removeSubrange(limit...)
+        for column in list.keys.indices {
+            var kept = SortColumn(for: query.sort[column].key)
+            kept.append(contentsOf: list.keys[column], 0..<limit)
+            list.keys[column] = kept
+        }
+    }
+
+    /// Minimal moves: every kept object outside a longest increasing subsequence of after indexes (in before
+    /// order) moves. `from` is its index in the intermediate list, where kept objects fill, in before order, the
+    /// indexes not taken by insertions.
+    private func moves(_ afterIndexOfBefore: ContiguousArray<Int32>, inserted: [Int]) -> [ComputedMove] {
+        let stays = longestIncreasingSubsequence(afterIndexOfBefore)
+        var result: [ComputedMove] = []
+        var rank = 0
+        var insertedBelow = 0
+        for beforeIndex in 0..<afterIndexOfBefore.count where afterIndexOfBefore[beforeIndex] >= 0 {
+            defer { rank += 1 }
+            if stays[beforeIndex] { continue }
+            while insertedBelow < inserted.count && inserted[insertedBelow] <= rank + insertedBelow {
+                insertedBelow += 1
+            }
+            result.append(
+                ComputedMove(
+                    from: rank + insertedBelow, beforeIndex: beforeIndex, to: Int(afterIndexOfBefore[beforeIndex])))
+        }
+        return result
+    }
+}

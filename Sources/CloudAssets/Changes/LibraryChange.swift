@@ -1,0 +1,102 @@
+import AssetStore
+import Foundation
+
+/// What one committed transaction did to the library (PhotoKit's `PHChange`).
+///
+/// Ask it how it affected each of your fetch results with ``details(for:)-(FetchResult)`` and each asset you
+/// display with ``details(for:)-(Asset)``. Values are immutable and may be used on any thread.
+public struct LibraryChange: Sendable {
+    /// The token of this change: pass it to ``AssetLibrary/changes(since:)`` later to get what followed.
+    public let token: ChangeToken
+    let changes: StoreChangeSet
+    let store: AssetStore
+    let maxIncrementalChangeCount: Int
+    /// `true` when built from the persistent history (identifiers only; records are read when needed).
+    let isHistorical: Bool
+
+    init(changes: StoreChangeSet, store: AssetStore, maxIncrementalChangeCount: Int) {
+        self.token = changes.token
+        self.changes = changes
+        self.store = store
+        self.maxIncrementalChangeCount = maxIncrementalChangeCount
+        self.isHistorical = false
+    }
+
+    init(history entry: StoreHistoryEntry, store: AssetStore, maxIncrementalChangeCount: Int) {
+        self.token = entry.token
+        self.changes = StoreChangeSet(
+            token: entry.token, inserted: entry.inserted, updated: entry.updated, contentChanged: entry.contentChanged,
+            deleted: entry.deleted)
+        self.store = store
+        self.maxIncrementalChangeCount = maxIncrementalChangeCount
+        self.isHistorical = true
+    }
+
+    /// Identifiers of the assets this change inserted.
+    public var insertedIdentifiers: Set<Int64> { changes.inserted }
+    /// Identifiers of the assets this change updated (metadata, availability or content).
+    public var updatedIdentifiers: Set<Int64> { changes.updated }
+    /// The subset of ``updatedIdentifiers`` whose original's bytes changed.
+    public var contentChangedIdentifiers: Set<Int64> { changes.contentChanged }
+    /// Identifiers of the assets this change deleted.
+    public var deletedIdentifiers: Set<Int64> { changes.deleted }
+
+    /// How this change affected `fetchResult`, or `nil` when it did not (no object removed, inserted, changed or
+    /// moved).
+    ///
+    /// `fetchResult` should reflect the library just before this change: the result of a fetch made before it, or
+    /// the ``FetchResultChangeDetails/fetchResultAfterChanges`` of the previous change. Membership and order are
+    /// derived from the change itself; only a result cut by its `fetchLimit` that lost objects reads its new tail
+    /// from the library (its current state). For a change read from the history, the assets' current state is used.
+    public func details(for fetchResult: FetchResult) -> FetchResultChangeDetails? {
+        do {
+            return try computeDetails(for: fetchResult)
+        } catch {
+            return nil
+        }
+    }
+
+    func computeDetails(for fetchResult: FetchResult) throws -> FetchResultChangeDetails? {
+        var afterRecords = changes.after
+        if isHistorical {
+            for record in try store.records(ids: changes.inserted.union(changes.updated)) {
+                afterRecords[record.id!] = record
+            }
+        }
+        let store = self.store
+        let engine = ChangeDetailsEngine(
+            before: fetchResult.sorted, query: fetchResult.query, afterRecords: afterRecords,
+            beforeRecords: changes.before, inserted: changes.inserted, updated: changes.updated,
+            deleted: changes.deleted, isHistorical: isHistorical, slowIndex: { fetchResult.index(ofIdentifier: $0) },
+            fill: { position, excluding, limit in
+                try store.fetchRecords(fetchResult.query, after: position, excluding: excluding, limit: limit)
+            })
+        let computed = try engine.compute()
+        guard !computed.isEmpty else { return nil }
+        let after = FetchResult(store: store, options: fetchResult.options, sorted: computed.after)
+        let incremental = computed.size <= maxIncrementalChangeCount
+        return FetchResultChangeDetails(
+            fetchResultBeforeChanges: fetchResult, fetchResultAfterChanges: after, hasIncrementalChanges: incremental,
+            removedIndexes: incremental ? IndexSet(computed.removed) : nil,
+            insertedIndexes: incremental ? IndexSet(computed.inserted) : nil,
+            changedIndexes: incremental ? IndexSet(computed.changed) : nil,
+            moves: incremental
+                ? computed.moves.map { .init(fromIndex: $0.from, toIndex: $0.to, beforeIndex: $0.beforeIndex) } : [],
+            beforeRecords: changes.before, afterRecords: afterRecords)
+    }
+
+    /// How this change affected `asset`, or `nil` when it did not update or delete it.
+    public func details(for asset: Asset) -> ObjectChangeDetails? {
+        let id = asset.id
+        if changes.deleted.contains(id) {
+            let before = changes.before[id].map(Asset.init) ?? asset
+            return ObjectChangeDetails(objectBeforeChanges: before, objectAfterChanges: nil, assetContentChanged: false)
+        }
+        guard changes.updated.contains(id) else { return nil }
+        let before = changes.before[id].map(Asset.init) ?? asset
+        let afterRecord = isHistorical ? (try? store.record(id: id)) : changes.after[id]
+        return ObjectChangeDetails(
+            objectBeforeChanges: before, objectAfterChanges: afterRecord.map(Asset.init),
+            assetContentChanged: changes.contentChanged.contains(id))
+    }
+}

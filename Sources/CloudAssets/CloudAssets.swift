@@ -1,1 +1,0 @@
-// Module CloudAssets — see DESIGN.md.

@@ -1,0 +1,43 @@
+import AssetStore
+
+/// One sort criterion for ``FetchOptions``. A fetch always appends the local identifier as a final tie-break (in
+/// the direction of the last criterion, ascending when there is none), so every order is total and repeatable.
+public struct AssetSortDescriptor: Sendable, Hashable {
+    /// A property assets can be sorted by.
+    public enum Key: Sendable, Hashable, CaseIterable {
+        case creationDate, modificationDate
+        /// The bucket key, compared byte-wise (UTF-8), case-sensitive.
+        case key
+        case size
+        /// `pixelWidth * pixelHeight`.
+        case pixelCount
+    }
+
+    public var key: Key
+    public var ascending: Bool
+
+    public init(_ key: Key, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+
+    public static func creationDate(ascending: Bool = true) -> Self { .init(.creationDate, ascending: ascending) }
+    public static func modificationDate(ascending: Bool = true) -> Self {
+        .init(.modificationDate, ascending: ascending)
+    }
+    public static func key(ascending: Bool = true) -> Self { .init(.key, ascending: ascending) }
+    public static func size(ascending: Bool = true) -> Self { .init(.size, ascending: ascending) }
+    public static func pixelCount(ascending: Bool = true) -> Self { .init(.pixelCount, ascending: ascending) }
+
+    var storeSort: StoreSort {
+        let storeKey: StoreSortKey =
+            switch key {
+            case .creationDate: .creationDate
+            case .modificationDate: .modificationDate
+            case .key: .key
+            case .size: .size
+            case .pixelCount: .pixelCount
+            }
+        return StoreSort(storeKey, ascending: ascending)
+    }
+}

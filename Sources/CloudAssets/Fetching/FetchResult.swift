@@ -1,0 +1,101 @@
+import AssetStore
+import Foundation
+
+/// An immutable, ordered list of assets: the result of one fetch (PhotoKit's `PHFetchResult`).
+///
+/// *Membership and order* are a snapshot taken when the fetch ran (or, for
+/// ``FetchResultChangeDetails/fetchResultAfterChanges``, derived from the previous snapshot and one change): they
+/// never change afterwards. Only identifiers (and sort keys) are held in memory; the ``Asset`` values are read
+/// lazily from the library in pages of ``pageSize`` and cached, so they reflect the library when the page was first
+/// read (like PhotoKit, which returns current objects). An asset deleted before its page was read is returned as a
+/// placeholder with an empty `key`. A fetch result is safe to use from any thread.
+public final class FetchResult: Sendable, RandomAccessCollection {
+    /// How many assets are read from the library at a time.
+    public static let pageSize = 256
+    private static let maximumCachedPages = 64
+
+    /// The options the result was fetched with.
+    public let options: FetchOptions
+    let sorted: SortedIdentifiers
+    let query: StoreQuery
+    let store: AssetStore
+    private let cache = Mutex(Cache())
+
+    private struct Cache {
+        var indexByID: [Int64: Int]?
+        var pages: [Int: [Asset]] = [:]
+        var pageOrder: [Int] = []
+    }
+
+    init(store: AssetStore, options: FetchOptions, sorted: SortedIdentifiers) {
+        self.store = store
+        self.options = options
+        self.query = options.storeQuery
+        self.sorted = sorted
+    }
+
+    /// The local identifiers, in order.
+    public var identifiers: ContiguousArray<Int64> { sorted.ids }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { sorted.ids.count }
+    public var count: Int { sorted.ids.count }
+
+    /// The asset at `index` (0 ≤ index < count).
+    public subscript(index: Int) -> Asset {
+        precondition(index >= 0 && index < count, "FetchResult index \(index) out of range 0..<\(count)")
+        let page = index / Self.pageSize
+        let offset = index % Self.pageSize
+        if let cached = cache.withLock({ $0.pages[page] }) { return cached[offset] }
+        let loaded = loadPage(page)
+        return loaded[offset]
+    }
+
+    public var firstObject: Asset? { isEmpty ? nil : self[0] }
+    public var lastObject: Asset? { isEmpty ? nil : self[count - 1] }
+
+    /// `true` when the asset with this identifier is in the result.
+    public func contains(_ asset: Asset) -> Bool { index(ofIdentifier: asset.id) != nil }
+
+    /// The position of `asset` (matched by identifier), or `nil`.
+    public func index(of asset: Asset) -> Int? { index(ofIdentifier: asset.id) }
+
+    /// The position of the asset with this identifier, or `nil`. The first call builds an index (O(n)); later
+    /// calls are O(1).
+    public func index(ofIdentifier id: Int64) -> Int? {
+        cache.withLock { cache in
+            if cache.indexByID == nil {
+                var map = [Int64: Int](minimumCapacity: sorted.ids.count)
+                for (position, id) in sorted.ids.enumerated() { map[id] = position }
+                cache.indexByID = map
+            }
+            return cache.indexByID![id]
+        }
+    }
+
+    /// The assets at these positions, in ascending position order.
+    public func objects(at indexes: IndexSet) -> [Asset] { indexes.map { self[$0] } }
+
+    private func loadPage(_ page: Int) -> [Asset] {
+        let range = (page * Self.pageSize)..<Swift.min(count, (page + 1) * Self.pageSize)
+        let ids = sorted.ids[range]
+        let records = (try? store.records(ids: ids)) ?? []
+        var byID = [Int64: Asset](minimumCapacity: records.count)
+        for record in records { byID[record.id!] = Asset(record) }
+        let assets = ids.map { byID[$0] ?? Asset.deleted(id: $0) }
+        cache.withLock { cache in
+            if cache.pages[page] == nil {
+                cache.pages[page] = assets
+                cache.pageOrder.append(page)
+                if cache.pageOrder.count > Self.maximumCachedPages {
+                    cache.pages[cache.pageOrder.removeFirst()] = nil
+                }
+            }
+        }
+        return assets
+    }
+}
+
+extension FetchResult: CustomStringConvertible {
+    public var description: String { "FetchResult(\(count) assets)" }
+}

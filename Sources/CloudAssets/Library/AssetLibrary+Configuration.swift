@@ -1,0 +1,85 @@
+import Foundation
+
+/// Where the library's S3 credentials come from.
+public enum Credentials: Sendable, Hashable {
+    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and optionally `AWS_SESSION_TOKEN`, read when the library opens.
+    case environment
+    /// Fixed keys.
+    case `static`(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil)
+    /// Unsigned requests (a public bucket).
+    case anonymous
+}
+
+/// Where originals and thumbnails live in the bucket.
+public struct BucketLayout: Sendable, Hashable {
+    /// Prefix of every original's key.
+    public var originalsPrefix: String
+    /// Prefix of every thumbnail's key.
+    public var thumbnailsPrefix: String
+    /// Appended to the original's path to form the thumbnail's key.
+    public var thumbnailSuffix: String
+
+    public init(originalsPrefix: String = "originals/", thumbnailsPrefix: String = "thumbnails/",
+        thumbnailSuffix: String = ".jpg")
+    {
+        self.originalsPrefix = originalsPrefix
+        self.thumbnailsPrefix = thumbnailsPrefix
+        self.thumbnailSuffix = thumbnailSuffix
+    }
+}
+
+/// When the library may use the network.
+public enum NetworkPolicy: Sendable, Hashable {
+    /// Never: every request is answered from local data (or "in cloud").
+    case offline
+    /// Sync and downloads run whenever needed.
+    case allowed
+    /// Only for requests whose options allow network access; no background sync.
+    case userRequestsOnly
+}
+
+extension AssetLibrary {
+    /// Everything a library needs to open: local folder, bucket, and limits.
+    public struct Configuration: Sendable {
+        /// The library folder (database, lock, cached files). Created when absent.
+        public var storeURL: URL
+        /// The S3 endpoint (`nil`: AWS for ``region``).
+        public var endpoint: URL?
+        public var bucket: String
+        public var region: String
+        public var credentials: Credentials
+        public var layout: BucketLayout
+        /// Cap on the bytes of cached originals (`nil`: no cap).
+        public var cacheSizeLimit: Int64?
+        public var networkPolicy: NetworkPolicy
+        /// Most simultaneous HTTP connections.
+        public var maxConnections: Int
+        /// Most simultaneous thumbnail downloads.
+        public var thumbnailConcurrency: Int
+        /// How many changes ``AssetLibrary/changes(since:)`` can go back.
+        public var historyLimit: Int
+        /// Past this many removed + inserted + changed + moved items, change details are not incremental
+        /// (``FetchResultChangeDetails/hasIncrementalChanges`` is `false`).
+        public var maxIncrementalChangeCount: Int
+
+        public init(
+            storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",
+            credentials: Credentials = .environment, layout: BucketLayout = BucketLayout(),
+            cacheSizeLimit: Int64? = nil, networkPolicy: NetworkPolicy = .allowed, maxConnections: Int = 8,
+            thumbnailConcurrency: Int = 4, historyLimit: Int = 10_000, maxIncrementalChangeCount: Int = 50_000
+        ) {
+            self.storeURL = storeURL
+            self.endpoint = endpoint
+            self.bucket = bucket
+            self.region = region
+            self.credentials = credentials
+            self.layout = layout
+            self.cacheSizeLimit = cacheSizeLimit
+            self.networkPolicy = networkPolicy
+            self.maxConnections = maxConnections
+            self.thumbnailConcurrency = thumbnailConcurrency
+            self.historyLimit = historyLimit
+            self.maxIncrementalChangeCount = maxIncrementalChangeCount
+        }
+    }
+}

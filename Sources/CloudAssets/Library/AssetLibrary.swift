@@ -1,0 +1,142 @@
+import AssetStore
+import Dispatch
+import Foundation
+
+/// A photo library whose originals live in an S3 bucket (PhotoKit's `PHPhotoLibrary`).
+///
+/// Every asset is known locally (its metadata and availability) whether or not its bytes are; fetches run against
+/// the local store and never touch the network. Every change — a sync, a finished download, an eviction — is one
+/// transaction and is announced to observers as one ``LibraryChange``.
+///
+/// Only one `AssetLibrary` may have a folder open at a time (in any process); ``close()`` (or deinit) releases it.
+/// All methods may be called from any thread.
+public final class AssetLibrary: Sendable {
+    /// The configuration the library was opened with.
+    public let configuration: Configuration
+    /// The local store (for the sync, download and cache layers).
+    let store: AssetStore
+    let lock: LibraryLock
+    let observers = ObserverRegistry()
+    /// Serialises commit + enqueue so observers get changes in commit order.
+    private let writeOrder = Mutex(false)
+
+    /// Opens (or creates) the library in `configuration.storeURL`.
+    ///
+    /// - Throws: ``AssetLibraryError/locked(path:)`` when another library has the folder open; `AssetStoreError`
+    ///   (`.readOnly`, `.notAnAssetStore`, `.corrupt`, `.schemaTooNew`) when the folder or database cannot be used —
+    ///   the existing file is left untouched.
+    public init(configuration: Configuration) async throws {
+        let local = try Self.openLocalStore(configuration)
+        self.configuration = configuration
+        self.lock = local.lock
+        self.store = local.store
+    }
+
+    /// Takes the folder lock, then opens the store (the lock is released again if the store fails to open).
+    static func openLocalStore(_ configuration: Configuration) throws -> (lock: LibraryLock, store: AssetStore) {
+        let lock = try LibraryLock(folder: configuration.storeURL)
+        do {
+            let store = try AssetStore(folder: configuration.storeURL, historyLimit: configuration.historyLimit)
+            return (lock, store)
+        } catch {
+            lock.release()
+            throw error
+        }
+    }
+
+    /// Releases the folder lock and finishes every ``changes`` stream. Further fetches and writes throw
+    /// ``AssetLibraryError/closed``. Idempotent.
+    public func close() {
+        let wasOpen = writeOrder.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        guard wasOpen else { return }
+        observers.close()
+        lock.release()
+    }
+
+    deinit { lock.release() }
+
+    var isClosed: Bool { writeOrder.withLock { $0 } }
+
+    func ensureOpen() throws {
+        if isClosed { throw AssetLibraryError.closed }
+    }
+
+    // MARK: Writing
+
+    /// Runs `body` in one store transaction, commits it, and — when it changed something — delivers one
+    /// ``LibraryChange`` to every observer and stream, serially and in commit order.
+    ///
+    /// Must not be called from inside `body` (one writer). When `body` throws, nothing is committed or delivered.
+    func performWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try writeOrder.withLock { closed in
+            if closed { throw AssetLibraryError.closed }
+            let (value, changes) = try store.write(body)
+            if !changes.isEmpty {
+                observers.deliver(
+                    LibraryChange(
+                        changes: changes, store: store,
+                        maxIncrementalChangeCount: configuration.maxIncrementalChangeCount))
+            }
+            return value
+        }
+    }
+
+    // MARK: Fetching
+
+    /// The assets matching `options`, in their order: an immutable snapshot (see ``FetchResult``). Local only.
+    public func fetchAssets(_ options: FetchOptions = FetchOptions()) throws -> FetchResult {
+        try ensureOpen()
+        return FetchResult(store: store, options: options, sorted: try store.fetchSorted(options.storeQuery))
+    }
+
+    /// The assets with these local identifiers, in identifier order; unknown or malformed identifiers are skipped.
+    /// Hidden assets are included (they were asked for by identifier).
+    public func fetchAssets(withLocalIdentifiers identifiers: [String]) throws -> FetchResult {
+        let ids = Set(identifiers.compactMap { Int64($0) })
+        return try fetchAssets(FetchOptions(predicate: .identifiers(ids), includeHiddenAssets: true))
+    }
+
+    /// The asset with this local identifier, or `nil`.
+    public func asset(withLocalIdentifier identifier: String) throws -> Asset? {
+        try ensureOpen()
+        guard let id = Int64(identifier) else { return nil }
+        return try store.record(id: id).map(Asset.init)
+    }
+
+    // MARK: Observing
+
+    /// Registers `observer` for every later change, delivered on `queue` (which should be serial, to keep the
+    /// commit order) or, when `nil`, on the library's own serial delivery queue. The observer is held weakly.
+    /// Registering again replaces the queue.
+    public func register(_ observer: any LibraryChangeObserver, queue: DispatchQueue? = nil) {
+        observers.register(observer, queue: queue)
+    }
+
+    /// Stops deliveries to `observer`: no call starts after this returns (one already running may finish).
+    public func unregister(_ observer: any LibraryChangeObserver) {
+        observers.unregister(observer)
+    }
+
+    /// A new stream of every change committed after this call, in commit order. It finishes when the library
+    /// closes; it buffers without limit, so iterate it or drop it.
+    public var changes: AsyncStream<LibraryChange> { observers.makeStream() }
+
+    /// The token of the last committed change.
+    public var currentChangeToken: ChangeToken { store.currentToken }
+
+    /// Every change after `token`, in commit order, from the persistent history (works across restarts).
+    ///
+    /// These changes carry identifiers only; their ``LibraryChange/details(for:)-(FetchResult)`` read the assets'
+    /// current state from the library.
+    /// - Throws: `AssetStoreError.historyExpired` when the history no longer reaches back to `token` (refetch
+    ///   instead); `AssetStoreError.invalidToken` for a token this library never issued.
+    public func changes(since token: ChangeToken) throws -> [LibraryChange] {
+        try ensureOpen()
+        return try store.changes(since: token).map { entry in
+            LibraryChange(history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount)
+        }
+    }
+}

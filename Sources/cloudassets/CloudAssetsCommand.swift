@@ -1,0 +1,10 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct CloudAssetsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cloudassets",
+        abstract: "Work with a photo library whose originals live in an S3 bucket.",
+        subcommands: [])
+}

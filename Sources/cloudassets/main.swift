@@ -1,2 +1,0 @@
-import CloudAssets
-print("cloudassets: not yet implemented")

@@ -1,1 +1,0 @@
-// The fake S3 server library.

@@ -1,0 +1,126 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Writes an object body chunk by chunk while applying body faults: a bandwidth limit, a flipped
+/// byte, and a stall, reset or truncation after N bytes. Lives on the channel's event loop; one
+/// chunk is in flight at a time.
+final class BodyPump {
+    private let handler: S3ChannelHandler
+    private let context: ChannelHandlerContext
+    private let exchange: S3ChannelHandler.Exchange
+    private let body: ObjectBody
+    private let range: Range<Int64>
+    private let plan: BodyFaultPlan
+    private let limit: Int64
+    private let chunkSize: Int64
+    private var sent: Int64 = 0
+    private let started = NIODeadline.now()
+    private var fileClosed = false
+
+    init(
+        handler: S3ChannelHandler, context: ChannelHandlerContext, exchange: S3ChannelHandler.Exchange,
+        body: ObjectBody, range: Range<Int64>, plan: BodyFaultPlan
+    ) {
+        self.handler = handler
+        self.context = context
+        self.exchange = exchange
+        self.body = body
+        self.range = range
+        self.plan = plan
+        limit = plan.bytesSent(of: Int64(range.count))
+        chunkSize = Int64(plan.bytesPerSecond.map { max(1, min(65_536, $0 / 20)) } ?? 65_536)
+    }
+
+    func start() { step() }
+
+    private func closeFile() {
+        guard !fileClosed else { return }
+        fileClosed = true
+        if case .file(let fd) = body { POSIX.closeFile(fd) }
+    }
+
+    private func step() {
+        guard context.channel.isActive else {
+            closeFile()
+            return
+        }
+        if sent >= limit {
+            cut()
+            return
+        }
+        let n = Int(min(chunkSize, limit - sent))
+        let objectOffset = range.lowerBound + sent
+        var chunk: ByteBuffer
+        switch body {
+        case .memory(let buffer):
+            chunk = buffer.getSlice(at: buffer.readerIndex + Int(objectOffset), length: n)!
+        case .file(let fd):
+            chunk = context.channel.allocator.buffer(capacity: n)
+            var failed = false
+            while chunk.readableBytes < n && !failed {
+                let have = chunk.readableBytes
+                let got = chunk.writeWithUnsafeMutableBytes(minimumWritableBytes: n - have) { raw in
+                    let target = UnsafeMutableRawBufferPointer(rebasing: raw[0..<(n - have)])
+                    return max(0, POSIX.read(fd, into: target, at: objectOffset + Int64(have)))
+                }
+                if got == 0 { failed = true }
+            }
+            if failed {
+                closeFile()
+                context.close(promise: nil)
+                return
+            }
+        }
+        if let flip = plan.flipOffset, flip >= objectOffset, flip < objectOffset + Int64(n) {
+            let index = chunk.readerIndex + Int(flip - objectOffset)
+            let byte = chunk.getInteger(at: index, as: UInt8.self)!
+            chunk.setInteger(~byte, at: index)
+        }
+        sent += Int64(n)
+        context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(chunk)))).assumeIsolated().whenComplete {
+            result in
+            guard case .success = result else {
+                self.closeFile()
+                return
+            }
+            self.scheduleNext()
+        }
+    }
+
+    private func scheduleNext() {
+        guard let bps = plan.bytesPerSecond else {
+            step()
+            return
+        }
+        let due = started + .nanoseconds(Int64(Double(sent) / Double(bps) * 1e9))
+        if due <= .now() {
+            step()
+        } else {
+            context.eventLoop.assumeIsolated().scheduleTask(deadline: due) { self.step() }
+        }
+    }
+
+    private func cut() {
+        closeFile()
+        let total = Int64(range.count)
+        guard let cut = plan.cut, limit < total else {
+            handler.finish(exchange, context: context)
+            return
+        }
+        switch cut {
+        case .stall:
+            break  // Nothing more is sent; the connection stays open until the peer or stop() closes it.
+        case .truncate:
+            context.close(promise: nil)
+        case .reset:
+            if let provider = context.channel as? any SocketOptionProvider {
+                provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).assumeIsolated().whenComplete { _ in
+                    self.context.close(promise: nil)
+                }
+            } else {
+                context.close(promise: nil)
+            }
+        }
+    }
+}

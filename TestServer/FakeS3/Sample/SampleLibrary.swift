@@ -1,0 +1,228 @@
+import Crypto
+import Foundation
+import NIOCore
+
+/// A deterministic sample photo library in the bucket layout of DESIGN.md:
+///
+/// - `originals/<yyyy>/<mm>/IMG_<n>.png` — real PNG images of varied dimensions (mostly), or
+///   `VID_<n>.mov` / `AUD_<n>.m4a` with placeholder bytes, each with `x-amz-meta-creation-date`
+///   (ISO 8601), `pixel-width`, `pixel-height`, `media-type` (`image`/`video`/`audio`) and `orientation` (1–8);
+/// - `thumbnails/<same path>.jpg` — a small rendition for about 85 % of the assets;
+/// - optionally a few large originals (`originals/large/VID_L<n>.mov`), written in 1 MiB pieces.
+///
+/// The same `seed` always produces the same keys, metadata and bytes.
+public enum SampleLibrary {
+    /// What a seeding run wrote.
+    public struct Summary: Sendable, Hashable {
+        /// Originals written (including the large ones).
+        public var originals: Int
+        /// Thumbnails written.
+        public var thumbnails: Int
+        /// Total bytes written.
+        public var bytes: Int64
+    }
+
+    /// Seeds a running (or not yet started) server's storage directly; the bucket is created when missing.
+    /// - Parameters:
+    ///   - server: The server to fill.
+    ///   - bucket: The bucket name.
+    ///   - assets: How many assets.
+    ///   - large: How many large originals to add.
+    ///   - largeSize: The size of each large original in bytes.
+    ///   - seed: The generator's seed.
+    /// - Throws: ``S3Error`` (`InvalidBucketName`, or `InternalError` on a storage failure).
+    @discardableResult
+    public static func seed(
+        into server: FakeS3Server, bucket: String = "photos", assets: Int, large: Int = 0,
+        largeSize: Int64 = 300 << 20, seed: UInt64 = 1
+    ) throws -> Summary {
+        try fill(server.core.store, bucket: bucket, assets: assets, large: large, largeSize: largeSize, seed: seed)
+    }
+
+    /// Seeds a disk storage root (created when missing). Do not run while a server serves the same root:
+    /// a running server does not see objects added behind its back until it restarts.
+    /// - Parameters: See ``seed(into:bucket:assets:large:largeSize:seed:)``; `root` is the storage root.
+    @discardableResult
+    public static func seed(
+        root: URL, bucket: String = "photos", assets: Int, large: Int = 0, largeSize: Int64 = 300 << 20,
+        seed: UInt64 = 1
+    ) throws -> Summary {
+        try fill(
+            ObjectStore(storage: .disk(root: root)), bucket: bucket, assets: assets, large: large,
+            largeSize: largeSize, seed: seed)
+    }
+
+    static func fill(
+        _ store: ObjectStore, bucket: String, assets: Int, large: Int, largeSize: Int64, seed: UInt64
+    ) throws(S3Error) -> Summary {
+        if !store.bucketExists(bucket) { try store.createBucket(bucket) }
+        var rng = SplitMix64(seed: seed)
+        var summary = Summary(originals: 0, thumbnails: 0, bytes: 0)
+        let base = Date(timeIntervalSince1970: 1_420_070_400)  // 2015-01-01
+        for n in 1...max(1, assets) where n <= assets {
+            let created = base + TimeInterval(rng.next() % (10 * 365 * 86_400))
+            let (year, month) = yearMonth(created)
+            let roll = rng.next() % 100
+            let mediaType = roll < 90 ? "image" : (roll < 97 ? "video" : "audio")
+            let orientation = rng.next() % 4 == 0 ? Int(rng.next() % 8) + 1 : 1
+            let width = 16 + Int(rng.next() % 1_009)
+            let height = 16 + Int(rng.next() % 761)
+            let number = String(format: "%05d", n)
+            let name: String
+            let data: Data
+            let contentType: String
+            switch mediaType {
+            case "image":
+                name = "IMG_\(number).png"
+                data = image(width: width, height: height, rng: &rng)
+                contentType = "image/png"
+            case "video":
+                name = "VID_\(number).mov"
+                data = noise(count: 200_000 + Int(rng.next() % 2_000_000), rng: &rng)
+                contentType = "video/quicktime"
+            default:
+                name = "AUD_\(number).m4a"
+                data = noise(count: 50_000 + Int(rng.next() % 500_000), rng: &rng)
+                contentType = "audio/mp4"
+            }
+            let path = "\(year)/\(String(format: "%02d", month))/\(name)"
+            var metadata = [
+                "creation-date": iso8601(created), "media-type": mediaType, "orientation": String(orientation),
+            ]
+            if mediaType != "audio" {
+                metadata["pixel-width"] = String(width)
+                metadata["pixel-height"] = String(height)
+            }
+            try put(store, bucket, "originals/\(path)", data, contentType, metadata)
+            summary.originals += 1
+            summary.bytes += Int64(data.count)
+            if rng.next() % 100 < 85 {
+                let scale = max(1.0, Double(max(width, height)) / 160)
+                let thumb = image(
+                    width: max(1, Int(Double(width) / scale)), height: max(1, Int(Double(height) / scale)),
+                    rng: &rng)
+                try put(store, bucket, "thumbnails/\(path).jpg", thumb, "image/png", [:])
+                summary.thumbnails += 1
+                summary.bytes += Int64(thumb.count)
+            }
+        }
+        for n in 0..<large {
+            let key = "originals/large/VID_L\(String(format: "%03d", n + 1)).mov"
+            let created = base + TimeInterval(rng.next() % (10 * 365 * 86_400))
+            try putLarge(
+                store, bucket, key, size: largeSize, seed: rng.next(),
+                metadata: [
+                    "creation-date": iso8601(created), "media-type": "video", "orientation": "1",
+                    "pixel-width": "3840", "pixel-height": "2160",
+                ])
+            summary.originals += 1
+            summary.bytes += largeSize
+        }
+        return summary
+    }
+
+    private static func put(
+        _ store: ObjectStore, _ bucket: String, _ key: String, _ data: Data, _ contentType: String,
+        _ metadata: [String: String]
+    ) throws(S3Error) {
+        let sink = try store.makeUpload(bucket: bucket, allocator: ByteBufferAllocator(), expectedSize: data.count)
+        do {
+            try sink.write(ByteBuffer(bytes: data))
+        } catch {
+            sink.abort()
+            throw error
+        }
+        let info = ObjectInfo(
+            key: key, size: Int64(data.count), etag: "\"\(SigV4Hex.hex(Insecure.MD5.hash(data: data)))\"",
+            lastModified: S3Service.now(), contentType: contentType, userMetadata: metadata)
+        try store.commit(bucket: bucket, info: info, upload: sink)
+    }
+
+    /// Writes a large object in 1 MiB pieces (never whole in memory on disk storage).
+    private static func putLarge(
+        _ store: ObjectStore, _ bucket: String, _ key: String, size: Int64, seed: UInt64, metadata: [String: String]
+    ) throws(S3Error) {
+        let allocator = ByteBufferAllocator()
+        let sink = try store.makeUpload(bucket: bucket, allocator: allocator, expectedSize: Int(size))
+        var md5 = Insecure.MD5()
+        var rng = SplitMix64(seed: seed)
+        var buffer = allocator.buffer(capacity: 1 << 20)
+        var remaining = size
+        do {
+            while remaining > 0 {
+                let n = Int(min(Int64(1 << 20), remaining))
+                buffer.clear()
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: n) { raw in
+                    var i = 0
+                    while i + 8 <= n {
+                        raw.storeBytes(of: rng.next(), toByteOffset: i, as: UInt64.self)
+                        i += 8
+                    }
+                    while i < n {
+                        raw[i] = UInt8(truncatingIfNeeded: rng.next())
+                        i += 1
+                    }
+                    return n
+                }
+                buffer.withUnsafeReadableBytes { md5.update(bufferPointer: $0) }
+                try sink.write(buffer)
+                remaining -= Int64(n)
+            }
+        } catch {
+            sink.abort()
+            throw error
+        }
+        let info = ObjectInfo(
+            key: key, size: size, etag: "\"\(SigV4Hex.hex(md5.finalize()))\"", lastModified: S3Service.now(),
+            contentType: "video/quicktime", userMetadata: metadata)
+        try store.commit(bucket: bucket, info: info, upload: sink)
+    }
+
+    /// A smooth gradient with a little noise and a few blocks: compresses like a photo would, roughly.
+    private static func image(width: Int, height: Int, rng: inout SplitMix64) -> Data {
+        let r0 = Int(rng.next() % 256)
+        let g0 = Int(rng.next() % 256)
+        let b0 = Int(rng.next() % 256)
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        var noise = rng.next()
+        for y in 0..<height {
+            for x in 0..<width {
+                noise = noise &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                let jitter = Int((noise >> 60) & 0x7)
+                let i = (y * width + x) * 3
+                pixels[i] = UInt8((r0 + x * 255 / width + jitter) & 0xFF)
+                pixels[i + 1] = UInt8((g0 + y * 255 / height + jitter) & 0xFF)
+                pixels[i + 2] = UInt8((b0 + (x + y) * 128 / (width + height)) & 0xFF)
+            }
+        }
+        return PNGEncoder.encode(width: width, height: height, pixels: pixels)
+    }
+
+    private static func noise(count: Int, rng: inout SplitMix64) -> Data {
+        var bytes = [UInt8](repeating: 0, count: count)
+        for i in 0..<count { bytes[i] = UInt8(truncatingIfNeeded: rng.next() >> 24) }
+        return Data(bytes)
+    }
+
+    private static func yearMonth(_ date: Date) -> (Int, Int) {
+        let iso = iso8601(date)
+        return (Int(iso.prefix(4))!, Int(iso.dropFirst(5).prefix(2))!)
+    }
+
+    private static func iso8601(_ date: Date) -> String {
+        String(HTTPDate.iso8601(date).prefix(19)) + "Z"
+    }
+}
+
+/// A small, fast, deterministic generator (SplitMix64).
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

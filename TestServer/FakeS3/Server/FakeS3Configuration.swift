@@ -1,0 +1,68 @@
+import AWSSigV4
+import Foundation
+
+/// Where a ``FakeS3Server`` keeps its buckets and objects.
+public enum FakeS3Storage: Sendable, Hashable {
+    /// Everything in memory; gone when the server is released. Fast, for tests.
+    case memory
+    /// Object bytes in files under `root`, metadata in a JSON sidecar per object. Survives a restart;
+    /// nothing is ever read or written outside `root`.
+    case disk(root: URL)
+}
+
+/// How a ``FakeS3Server`` listens, stores and authenticates.
+public struct FakeS3Configuration: Sendable {
+    /// The address to bind; loopback by default.
+    public var host: String
+    /// The port to bind; `0` picks a free port (read it from ``FakeS3Server/port`` after `start()`).
+    public var port: Int
+    /// In-memory or on-disk storage.
+    public var storage: FakeS3Storage
+    /// The key pairs the server accepts. Requests signed with any other key fail with `InvalidAccessKeyId`.
+    public var credentials: [AWSCredentials]
+    /// The region requests must be signed for (`AuthorizationHeaderMalformed` otherwise).
+    public var region: String
+    /// When `true`, the admin endpoint `/_fake-s3/…` is answered; otherwise it does not exist.
+    public var faultsEnabled: Bool
+    /// Buckets anyone may read (GET/HEAD objects, list) without signing.
+    public var publicBuckets: Set<String>
+    /// Host name suffixes that mark virtual-hosted-style addressing: with the default,
+    /// `Host: photos.localhost:9000` addresses the bucket `photos`.
+    public var virtualHostSuffixes: [String]
+
+    /// - Parameters:
+    ///   - host: The address to bind.
+    ///   - port: The port to bind, `0` for any free port.
+    ///   - storage: In-memory or on-disk storage.
+    ///   - credentials: The accepted key pairs.
+    ///   - region: The region of the credential scope requests must use.
+    ///   - faultsEnabled: Whether the admin endpoint is answered.
+    ///   - publicBuckets: Buckets readable without a signature.
+    ///   - virtualHostSuffixes: Host suffixes for virtual-hosted-style addressing.
+    public init(
+        host: String = "127.0.0.1", port: Int = 0, storage: FakeS3Storage = .memory,
+        credentials: [AWSCredentials] = [], region: String = "us-east-1", faultsEnabled: Bool = false,
+        publicBuckets: Set<String> = [], virtualHostSuffixes: [String] = ["localhost"]
+    ) {
+        self.host = host
+        self.port = port
+        self.storage = storage
+        self.credentials = credentials
+        self.region = region
+        self.faultsEnabled = faultsEnabled
+        self.publicBuckets = publicBuckets
+        self.virtualHostSuffixes = virtualHostSuffixes
+    }
+
+    /// A configuration accepting one key pair.
+    /// - Parameters:
+    ///   - accessKeyID: The access key id clients sign with.
+    ///   - secretAccessKey: Its secret.
+    ///   - storage: In-memory (default) or on-disk storage.
+    ///   - port: The port to bind, `0` for any free port.
+    public init(accessKeyID: String, secretAccessKey: String, storage: FakeS3Storage = .memory, port: Int = 0) {
+        self.init(
+            port: port, storage: storage,
+            credentials: [AWSCredentials(accessKeyID: accessKeyID, secretAccessKey: secretAccessKey)])
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// An S3-compatible HTTP server for tests and demos, started in-process.
+///
+/// ```swift
+/// let server = try FakeS3Server(configuration: .init(accessKeyID: "test", secretAccessKey: "secret"))
+/// try await server.start()
+/// try server.createBucket("photos")
+/// try server.putObject(bucket: "photos", key: "originals/a.png", data: png)
+/// // … point a client at server.endpoint …
+/// try await server.stop()
+/// ```
+///
+/// Thread-safety: every method may be called from any thread or task. The seeding methods
+/// (``createBucket(_:)``, ``putObject(bucket:key:data:contentType:metadata:checksumCRC32:)``, …) act
+/// on storage directly and are visible to the next HTTP request once they return. Connections are
+/// served on the shared NIO `MultiThreadedEventLoopGroup` (one thread per core).
+public final class FakeS3Server: Sendable {
+    private struct Running {
+        var channel: (any Channel)?
+        var port: Int = 0
+        var connections: [ObjectIdentifier: any Channel] = [:]
+        var stopped = false
+    }
+
+    let core: ServerCore
+    private let running = Locked(Running())
+
+    /// The configuration the server was created with.
+    public var configuration: FakeS3Configuration { core.configuration }
+
+    /// Creates the server and opens its storage (on disk, existing buckets and objects are loaded;
+    /// uploads a previous run left unfinished are discarded). Does not bind yet.
+    /// - Throws: ``S3Error`` (`InternalError`) when the disk root cannot be prepared.
+    public init(configuration: FakeS3Configuration) throws {
+        core = try ServerCore(configuration: configuration)
+    }
+
+    /// Binds and starts accepting connections. After it returns, ``port`` and ``endpoint`` are valid.
+    /// - Throws: The bind error (e.g. the port is in use), or `S3Error` when called after ``stop()``.
+    public func start() async throws {
+        if running.withLock({ $0.stopped || $0.channel != nil }) {
+            throw S3Error(status: 500, code: "InvalidState", message: "The server was already started or stopped.")
+        }
+        let core = self.core
+        let running = self.running
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                let id = ObjectIdentifier(channel)
+                running.withLock { $0.connections[id] = channel }
+                channel.closeFuture.whenComplete { _ in _ = running.withLock { $0.connections.removeValue(forKey: id) }
+                }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withPipeliningAssistance: true, withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(S3ChannelHandler(core: core))
+                }
+            }
+        let channel = try await bootstrap.bind(host: core.configuration.host, port: core.configuration.port).get()
+        let port = channel.localAddress?.port ?? core.configuration.port
+        running.withLock {
+            $0.channel = channel
+            $0.port = port
+        }
+    }
+
+    /// The bound port (valid after ``start()``).
+    public var port: Int { running.withLock { $0.port } }
+
+    /// `http://<host>:<port>` (valid after ``start()``).
+    public var endpoint: URL {
+        let host = core.configuration.host.contains(":") ? "[\(core.configuration.host)]" : core.configuration.host
+        return URL(string: "http://\(host):\(port)")!
+    }
+
+    /// Stops listening and closes every open connection (in-flight responses are cut off; unfinished
+    /// uploads are discarded). Idempotent; the server cannot be started again.
+    public func stop() async throws {
+        let (listener, connections) = running.withLock { state -> ((any Channel)?, [any Channel]) in
+            state.stopped = true
+            let result = (state.channel, Array(state.connections.values))
+            state.channel = nil
+            return result
+        }
+        if let listener { try? await listener.close() }
+        for connection in connections { try? await connection.close() }
+        // Connections accepted while the listener was closing.
+        for connection in running.withLock({ Array($0.connections.values) }) { try? await connection.close() }
+    }
+
+    // MARK: Direct access
+
+    /// Creates a bucket.
+    /// - Throws: ``S3Error`` `InvalidBucketName` or `BucketAlreadyOwnedByYou`.
+    public func createBucket(_ name: String) throws {
+        try core.store.createBucket(name)
+    }
+
+    /// Lets anyone read `bucket` without signing (GET/HEAD objects, listings), or stops doing so.
+    public func setPublic(_ isPublic: Bool, bucket: String) {
+        core.publicBuckets.withLock { if isPublic { $0.insert(bucket) } else { $0.remove(bucket) } }
+    }
+
+    /// Stores an object as a PUT would (ETag = MD5), replacing any object at `key`.
+    /// - Parameters:
+    ///   - bucket: An existing bucket.
+    ///   - key: The object key (validated like a client's).
+    ///   - data: The object's bytes.
+    ///   - contentType: Content-Type to store; `binary/octet-stream` when nil.
+    ///   - metadata: `x-amz-meta-*` values by name (without the prefix).
+    ///   - checksumCRC32: Also store the CRC32 checksum (returned with `x-amz-checksum-mode: ENABLED`).
+    /// - Returns: The ETag, with quotes.
+    /// - Throws: ``S3Error`` `NoSuchBucket`, `KeyTooLongError`, `InvalidArgument`.
+    @discardableResult
+    public func putObject(
+        bucket: String, key: String, data: Data, contentType: String? = nil, metadata: [String: String] = [:],
+        checksumCRC32: Bool = false
+    ) throws -> String {
+        try core.putObject(
+            bucket: bucket, key: key, data: data, contentType: contentType, metadata: metadata,
+            checksumCRC32: checksumCRC32
+        ).etag
+    }
+
+    /// Deletes an object; deleting a missing key succeeds.
+    /// - Throws: ``S3Error`` `NoSuchBucket`.
+    public func deleteObject(bucket: String, key: String) throws {
+        try core.store.deleteObject(bucket: bucket, key: key)
+    }
+
+    /// An object's bytes, or nil when there is no such key. Reads the whole object into memory.
+    /// - Throws: ``S3Error`` `NoSuchBucket`, or `InternalError` when a disk read fails.
+    public func objectData(bucket: String, key: String) throws -> Data? {
+        guard core.store.bucketExists(bucket) else { throw S3Error.noSuchBucket(bucket) }
+        guard (try? core.store.info(bucket: bucket, key: key)) != nil else { return nil }
+        return try read(core.store.open(bucket: bucket, key: key))
+    }
+
+    private func read(_ opened: (ObjectInfo, ObjectBody)) throws -> Data {
+        switch opened.1 {
+        case .memory(let buffer):
+            return Data(buffer.readableBytesView)
+        case .file(let fd):
+            defer { POSIX.closeFile(fd) }
+            var data = Data(count: Int(opened.0.size))
+            let ok = data.withUnsafeMutableBytes { raw -> Bool in
+                var offset = 0
+                while offset < raw.count {
+                    let n = POSIX.read(
+                        fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[offset...]), at: Int64(offset))
+                    if n <= 0 { return false }
+                    offset += n
+                }
+                return true
+            }
+            guard ok else { throw StorageFailure.error("cannot read the object", POSIX.lastError) }
+            return data
+        }
+    }
+
+    /// The fault rules; add rules to make later requests misbehave.
+    public var faults: FaultInjector { core.faults }
+
+    /// Every answered request, in order.
+    public var requestLog: RequestLog { core.log }
+}

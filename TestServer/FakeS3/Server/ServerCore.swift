@@ -1,0 +1,31 @@
+import Foundation
+import NIOCore
+
+/// Everything the connections of one server share. Thread-safe.
+final class ServerCore: Sendable {
+    let configuration: FakeS3Configuration
+    let store: ObjectStore
+    let authenticator: RequestAuthenticator
+    let service: S3Service
+    let faults = FaultInjector()
+    let log = RequestLog()
+    let publicBuckets: Locked<Set<String>>
+
+    init(configuration: FakeS3Configuration) throws(S3Error) {
+        self.configuration = configuration
+        store = try ObjectStore(storage: configuration.storage)
+        authenticator = RequestAuthenticator(credentials: configuration.credentials, region: configuration.region)
+        service = S3Service(store: store, region: configuration.region)
+        publicBuckets = Locked(configuration.publicBuckets)
+    }
+
+    /// Whether requests must be signed at all (a server configured without credentials accepts everything).
+    var requiresAuthentication: Bool { !configuration.credentials.isEmpty }
+
+    func isPublic(_ bucket: String) -> Bool { publicBuckets.withLock { $0.contains(bucket) } }
+
+    static func requestID() -> String {
+        var g = SystemRandomNumberGenerator()
+        return String(format: "%016llX", g.next() as UInt64)
+    }
+}

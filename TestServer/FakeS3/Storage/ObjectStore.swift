@@ -1,0 +1,280 @@
+import Crypto
+import Foundation
+import NIOCore
+
+/// The bytes of a stored object, ready to serve.
+enum ObjectBody {
+    /// In-memory storage: the whole object; serve slices of it.
+    case memory(ByteBuffer)
+    /// Disk storage: an open descriptor the caller must close.
+    case file(descriptor: CInt)
+}
+
+/// Buckets and objects, in memory or on disk. Thread-safe: every operation takes one lock, and a
+/// write becomes visible atomically (readers see the old object or the new one, never a mix).
+///
+/// Disk layout under `root`: `buckets/<bucket>/bucket.json`, `buckets/<bucket>/objects/<sha256(key)>.json`
+/// (the metadata sidecar, which names the data file), `buckets/<bucket>/objects/<sha256(key)>.<uuid>.data`,
+/// and `tmp/` for uploads in progress. Keys never become paths: file names are hashes.
+final class ObjectStore: Sendable {
+    struct Entry {
+        var info: ObjectInfo
+        var bytes: ByteBuffer?
+    }
+
+    struct Bucket {
+        var info: BucketInfo
+        var objects: [KeyBytes: Entry] = [:]
+        var sortedCache: [KeyBytes]?
+
+        mutating func sortedKeys() -> [KeyBytes] {
+            if let sortedCache { return sortedCache }
+            let sorted = objects.keys.sorted()
+            sortedCache = sorted
+            return sorted
+        }
+    }
+
+    private let root: URL?
+    private let state: Locked<[String: Bucket]>
+
+    /// - Parameter storage: `.memory`, or `.disk(root:)` whose existing contents are loaded.
+    init(storage: FakeS3Storage) throws(S3Error) {
+        switch storage {
+        case .memory:
+            root = nil
+            state = Locked([:])
+        case .disk(let url):
+            let root = url.standardizedFileURL
+            self.root = root
+            state = Locked(try Self.load(root: root))
+        }
+    }
+
+    var isDisk: Bool { root != nil }
+
+    // MARK: Paths (disk)
+
+    private func bucketDirectory(_ bucket: String) -> URL {
+        root!.appendingPathComponent("buckets", isDirectory: true).appendingPathComponent(bucket, isDirectory: true)
+    }
+
+    private func objectsDirectory(_ bucket: String) -> URL {
+        bucketDirectory(bucket).appendingPathComponent("objects", isDirectory: true)
+    }
+
+    private static func hashName(_ key: String) -> String { SigV4Hex.sha256(key) }
+
+    private func dataPath(_ bucket: String, _ file: String) -> String {
+        objectsDirectory(bucket).appendingPathComponent(file).path
+    }
+
+    // MARK: Buckets
+
+    func listBuckets() -> [BucketInfo] {
+        state.withLock { $0.values.map(\.info) }.sorted { $0.name < $1.name }
+    }
+
+    func bucketExists(_ name: String) -> Bool { state.withLock { $0[name] != nil } }
+
+    func createBucket(_ name: String, date: Date = Date()) throws(S3Error) {
+        guard NameValidation.isValidBucketName(name) else { throw .invalidBucketName }
+        let info = BucketInfo(name: name, creationDate: date)
+        try state.withLock { (buckets: inout [String: Bucket]) throws(S3Error) in
+            if buckets[name] != nil {
+                throw S3Error(
+                    status: 409, code: "BucketAlreadyOwnedByYou",
+                    message: "Your previous request to create the named bucket succeeded and you already own it.",
+                    details: ["BucketName": name])
+            }
+            if root != nil {
+                let dir = objectsDirectory(name)
+                do {
+                    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+                    let data = try JSONEncoder().encode(info)
+                    try data.write(to: bucketDirectory(name).appendingPathComponent("bucket.json"), options: .atomic)
+                } catch {
+                    throw S3Error(status: 500, code: "InternalError", message: "Cannot create the bucket: \(error)")
+                }
+            }
+            buckets[name] = Bucket(info: info)
+        }
+    }
+
+    func deleteBucket(_ name: String) throws(S3Error) {
+        try state.withLock { (buckets: inout [String: Bucket]) throws(S3Error) in
+            guard let bucket = buckets[name] else { throw .noSuchBucket(name) }
+            guard bucket.objects.isEmpty else {
+                throw S3Error(
+                    status: 409, code: "BucketNotEmpty", message: "The bucket you tried to delete is not empty",
+                    details: ["BucketName": name])
+            }
+            if root != nil { try? FileManager.default.removeItem(at: bucketDirectory(name)) }
+            buckets[name] = nil
+        }
+    }
+
+    // MARK: Objects
+
+    func info(bucket: String, key: String) throws(S3Error) -> ObjectInfo {
+        try state.withLock { (buckets: inout [String: Bucket]) throws(S3Error) -> ObjectInfo in
+            guard let b = buckets[bucket] else { throw .noSuchBucket(bucket) }
+            guard let entry = b.objects[KeyBytes(key)] else { throw .noSuchKey(key) }
+            return entry.info
+        }
+    }
+
+    /// The object's metadata and its bytes (an open file on disk, which the caller closes).
+    func open(bucket: String, key: String) throws(S3Error) -> (ObjectInfo, ObjectBody) {
+        try state.withLock { (buckets: inout [String: Bucket]) throws(S3Error) -> (ObjectInfo, ObjectBody) in
+            guard let b = buckets[bucket] else { throw .noSuchBucket(bucket) }
+            guard let entry = b.objects[KeyBytes(key)] else { throw .noSuchKey(key) }
+            if let bytes = entry.bytes { return (entry.info, .memory(bytes)) }
+            let path = dataPath(bucket, entry.info.dataFile ?? "")
+            let fd = POSIX.openForReading(path)
+            guard fd >= 0 else { throw StorageFailure.error("cannot open the object's data", POSIX.lastError) }
+            return (entry.info, .file(descriptor: fd))
+        }
+    }
+
+    /// Runs `body` on the bucket's keys in UTF-8 byte order and their entries, under the lock.
+    func withSortedObjects<R>(
+        bucket: String, _ body: ([KeyBytes], [KeyBytes: Entry]) throws(S3Error) -> R
+    ) throws(S3Error) -> R {
+        try state.withLock { (buckets: inout [String: Bucket]) throws(S3Error) -> R in
+            guard buckets[bucket] != nil else { throw .noSuchBucket(bucket) }
+            let keys = buckets[bucket]!.sortedKeys()
+            return try body(keys, buckets[bucket]!.objects)
+        }
+    }
+
+    /// A sink for a new object's bytes in `bucket`.
+    func makeUpload(bucket: String, allocator: ByteBufferAllocator, expectedSize: Int) throws(S3Error) -> UploadSink {
+        guard bucketExists(bucket) else { throw .noSuchBucket(bucket) }
+        guard let root else { return UploadSink(memoryWith: allocator, capacity: expectedSize) }
+        let tmp = root.appendingPathComponent("tmp", isDirectory: true).appendingPathComponent(UUID().uuidString)
+        return try UploadSink(temporaryFile: tmp.path)
+    }
+
+    /// Makes the upload visible as `info.key`, replacing any previous object atomically.
+    @discardableResult
+    func commit(bucket: String, info: ObjectInfo, upload: UploadSink) throws(S3Error) -> ObjectInfo {
+        try commit(bucket: bucket, info: info, target: upload.finish())
+    }
+
+    func commit(bucket: String, info: ObjectInfo, target: UploadSink.Target) throws(S3Error) -> ObjectInfo {
+        var info = info
+        switch target {
+        case .memory(let buffer):
+            return try state.withLock { (buckets: inout [String: Bucket]) throws(S3Error) -> ObjectInfo in
+                guard buckets[bucket] != nil else { throw .noSuchBucket(bucket) }
+                let key = KeyBytes(info.key)
+                if buckets[bucket]!.objects[key] == nil { buckets[bucket]!.sortedCache = nil }
+                buckets[bucket]!.objects[key] = Entry(info: info, bytes: buffer)
+                return info
+            }
+        case .file(_, let tempPath):
+            let base = Self.hashName(info.key)
+            let dataName = "\(base).\(UUID().uuidString).data"
+            info.dataFile = dataName
+            let sidecarTemp = root!.appendingPathComponent("tmp").appendingPathComponent(UUID().uuidString + ".json")
+            do {
+                try JSONEncoder().encode(info).write(to: sidecarTemp)
+            } catch {
+                POSIX.remove(tempPath)
+                throw S3Error(status: 500, code: "InternalError", message: "Cannot write metadata: \(error)")
+            }
+            return try state.withLock { (buckets: inout [String: Bucket]) throws(S3Error) -> ObjectInfo in
+                guard buckets[bucket] != nil else {
+                    POSIX.remove(tempPath)
+                    POSIX.remove(sidecarTemp.path)
+                    throw .noSuchBucket(bucket)
+                }
+                let dir = objectsDirectory(bucket)
+                guard POSIX.rename(tempPath, dir.appendingPathComponent(dataName).path) else {
+                    let code = POSIX.lastError
+                    POSIX.remove(tempPath)
+                    POSIX.remove(sidecarTemp.path)
+                    throw StorageFailure.error("cannot store the object", code)
+                }
+                guard POSIX.rename(sidecarTemp.path, dir.appendingPathComponent(base + ".json").path) else {
+                    let code = POSIX.lastError
+                    POSIX.remove(dir.appendingPathComponent(dataName).path)
+                    POSIX.remove(sidecarTemp.path)
+                    throw StorageFailure.error("cannot store the object's metadata", code)
+                }
+                let key = KeyBytes(info.key)
+                if let old = buckets[bucket]!.objects[key]?.info.dataFile { POSIX.remove(dataPath(bucket, old)) }
+                if buckets[bucket]!.objects[key] == nil { buckets[bucket]!.sortedCache = nil }
+                buckets[bucket]!.objects[key] = Entry(info: info, bytes: nil)
+                return info
+            }
+        case .finished:
+            throw .internalError
+        }
+    }
+
+    /// Removes an object; removing a missing key succeeds, as in S3.
+    /// - Returns: Whether an object was removed.
+    @discardableResult
+    func deleteObject(bucket: String, key: String) throws(S3Error) -> Bool {
+        try state.withLock { (buckets: inout [String: Bucket]) throws(S3Error) -> Bool in
+            guard buckets[bucket] != nil else { throw .noSuchBucket(bucket) }
+            let k = KeyBytes(key)
+            guard let entry = buckets[bucket]!.objects.removeValue(forKey: k) else { return false }
+            buckets[bucket]!.sortedCache = nil
+            if let file = entry.info.dataFile {
+                POSIX.remove(objectsDirectory(bucket).appendingPathComponent(Self.hashName(key) + ".json").path)
+                POSIX.remove(dataPath(bucket, file))
+            }
+            return true
+        }
+    }
+
+    /// A temp file path inside the root (disk storage), for writers that fill a file themselves.
+    func temporaryPath() -> String? {
+        root?.appendingPathComponent("tmp", isDirectory: true).appendingPathComponent(UUID().uuidString).path
+    }
+
+    // MARK: Loading (disk)
+
+    private static func load(root: URL) throws(S3Error) -> [String: Bucket] {
+        let fm = FileManager.default
+        let bucketsDir = root.appendingPathComponent("buckets", isDirectory: true)
+        let tmp = root.appendingPathComponent("tmp", isDirectory: true)
+        do {
+            try fm.createDirectory(at: bucketsDir, withIntermediateDirectories: true)
+            // Uploads interrupted by a crash or a stop are never made visible.
+            try? fm.removeItem(at: tmp)
+            try fm.createDirectory(at: tmp, withIntermediateDirectories: true)
+        } catch {
+            throw S3Error(status: 500, code: "InternalError", message: "Cannot prepare the storage root: \(error)")
+        }
+        var result: [String: Bucket] = [:]
+        let decoder = JSONDecoder()
+        let names = (try? fm.contentsOfDirectory(atPath: bucketsDir.path)) ?? []
+        for name in names where NameValidation.isValidBucketName(name) {
+            let dir = bucketsDir.appendingPathComponent(name, isDirectory: true)
+            guard let data = try? Data(contentsOf: dir.appendingPathComponent("bucket.json")),
+                let info = try? decoder.decode(BucketInfo.self, from: data)
+            else { continue }
+            var bucket = Bucket(info: info)
+            let objects = dir.appendingPathComponent("objects", isDirectory: true)
+            let files = (try? fm.contentsOfDirectory(atPath: objects.path)) ?? []
+            var referenced = Set<String>()
+            for file in files where file.hasSuffix(".json") {
+                guard let data = try? Data(contentsOf: objects.appendingPathComponent(file)),
+                    let info = try? decoder.decode(ObjectInfo.self, from: data), let dataFile = info.dataFile,
+                    fm.fileExists(atPath: objects.appendingPathComponent(dataFile).path)
+                else { continue }
+                referenced.insert(dataFile)
+                bucket.objects[KeyBytes(info.key)] = Entry(info: info, bytes: nil)
+            }
+            for file in files where file.hasSuffix(".data") && !referenced.contains(file) {
+                try? fm.removeItem(at: objects.appendingPathComponent(file))
+            }
+            result[name] = bucket
+        }
+        return result
+    }
+}

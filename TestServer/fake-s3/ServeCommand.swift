@@ -1,0 +1,61 @@
+import ArgumentParser
+import FakeS3
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `fake-s3 serve`: serves a storage root until SIGINT or SIGTERM.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Serve a storage root over HTTP until interrupted.")
+
+    @Option(help: "The storage root (created when missing). Ignored with --memory.")
+    var root: String = ".fake-s3"
+
+    @Option(help: "The port to listen on; 0 picks a free one.")
+    var port: Int = 9000
+
+    @Option(help: "The address to bind.")
+    var host: String = "127.0.0.1"
+
+    @Option(help: "The access key id clients sign with.")
+    var accessKey: String = "demo"
+
+    @Option(help: "The secret access key.")
+    var secretKey: String = "demo-secret"
+
+    @Option(help: "The region requests must be signed for.")
+    var region: String = "us-east-1"
+
+    @Flag(help: "Answer the admin endpoint /_fake-s3/ (fault rules, request log).")
+    var faults = false
+
+    @Option(name: .customLong("public"), help: "A bucket anyone may read without signing (repeatable).")
+    var publicBuckets: [String] = []
+
+    @Flag(help: "Keep everything in memory instead of under --root.")
+    var memory = false
+
+    func run() async throws {
+        let storage: FakeS3Storage =
+            memory ? .memory : .disk(root: URL(fileURLWithPath: root, isDirectory: true))
+        var configuration = FakeS3Configuration(
+            accessKeyID: accessKey, secretAccessKey: secretKey, storage: storage, port: port)
+        configuration.host = host
+        configuration.region = region
+        configuration.faultsEnabled = faults
+        configuration.publicBuckets = Set(publicBuckets)
+        let server = try FakeS3Server(configuration: configuration)
+        try await server.start()
+        print("fake-s3 listening on \(server.endpoint.absoluteString)")
+        print("  storage: \(memory ? "memory" : URL(fileURLWithPath: root).standardizedFileURL.path)")
+        print("  credentials: AWS_ACCESS_KEY_ID=\(accessKey) AWS_SECRET_ACCESS_KEY=\(secretKey) region \(region)")
+        print("  try: aws --endpoint-url \(server.endpoint.absoluteString) s3 ls")
+        fflush(nil)
+        let signal = await TerminationSignal.wait()
+        print("fake-s3: \(signal), stopping")
+        try await server.stop()
+    }
+}

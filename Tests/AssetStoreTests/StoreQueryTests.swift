@@ -1,0 +1,87 @@
+import AssetStore
+import Foundation
+import PropertyBased
+import Testing
+
+@Suite struct StoreQueryTests {
+    /// A small library with varied properties, shared by the generated queries.
+    private static func makeStore(_ folder: TemporaryFolder) throws -> (AssetStore, [AssetRecord]) {
+        let store = try AssetStore(folder: folder.url)
+        _ = try store.write { tx in
+            for index in 0..<60 {
+                var record = sampleRecord(index, key: ["a/", "b/", "a/b", "c*"][index % 4] + "\(index % 13)-\(index)")
+                record.mediaType = MediaType.allCases[index % 4]
+                record.isFavorite = index % 3 == 0
+                record.isHidden = index % 7 == 0
+                record.size = Int64(index % 9)
+                record.creationDate = Date(timeIntervalSinceReferenceDate: Double(index % 11))
+                record.pixelWidth = index % 5
+                if index % 5 == 0 {
+                    record.thumbnailPresent = true
+                    record.availability = .thumbnail
+                }
+                try tx.insert(record)
+            }
+        }
+        return (store, try store.records(ids: try store.fetchIDs(StoreQuery())))
+    }
+
+    static let leaf = Gen.oneOf(
+        Gen.int(in: 0...3).map { StorePredicate.mediaType([MediaType.allCases[$0]]) },
+        Gen.int(in: 0...10).map {
+            StorePredicate.creationDate(
+                Date(timeIntervalSinceReferenceDate: Double($0))..<Date(timeIntervalSinceReferenceDate: Double($0 + 4)))
+        },
+        Gen.bool.map { StorePredicate.isFavorite($0) },
+        Gen.bool.map { StorePredicate.isHidden($0) },
+        Gen.int(in: 0...3).map { StorePredicate.keyPrefix(["a/", "a/b", "c*", "b"][$0]) },
+        Gen.int(in: 0...1).map { StorePredicate.availability([StoredAvailability.allCases[$0]]) },
+        Gen.int(in: 0...80).array(of: 0...5).map { StorePredicate.ids(Set($0.map(Int64.init))) }
+    )
+
+    static let predicate = Gen.oneOf(
+        leaf,
+        leaf.array(of: 0...3).map { StorePredicate.and($0) },
+        leaf.array(of: 0...3).map { StorePredicate.or($0) },
+        leaf.map { StorePredicate.not($0) }
+    )
+
+    static let sort = zip(Gen.int(in: 0...4), Gen.bool)
+        .map { StoreSort(StoreSortKey.allCases[$0], ascending: $1) }.array(of: 0...2)
+
+    /// SQL and in-memory evaluation select the same rows, and the SQL order is the `precedes` order.
+    @Test func compiledQueriesAgreeWithInMemoryEvaluation() async throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let (store, all) = try Self.makeStore(folder)
+        await propertyCheck(count: 200, input: Self.predicate, Self.sort) { predicate, sort in
+            let query = StoreQuery(predicate: predicate, sort: sort)
+            let expected = all.filter(predicate.matches)
+                .sorted { query.precedes(query.position(of: $0), query.position(of: $1)) }.map { $0.id! }
+            let ids = try store.fetchIDs(query)
+            #expect(ids == expected)
+            let sorted = try store.fetchSorted(query)
+            #expect(Array(sorted.ids) == expected)
+        }
+    }
+
+    @Test func keysetFetchContinuesAfterAPosition() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let (store, all) = try Self.makeStore(folder)
+        let query = StoreQuery(sort: [StoreSort(.size, ascending: false), StoreSort(.key)])
+        let ordered = try store.fetchIDs(query)
+        let position = query.position(of: all.first { $0.id == ordered[20] }!)
+        let next = try store.fetchRecords(query, after: position, excluding: [ordered[22]], limit: 5)
+        #expect(next.map(\.id!) == [ordered[21]] + ordered[23..<27])
+    }
+
+    @Test func limitAndIdentifierPredicatesWithManyIdentifiers() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let (store, _) = try Self.makeStore(folder)
+        let many = Set((0..<1000).map(Int64.init))
+        #expect(try store.fetchIDs(StoreQuery(predicate: .ids(many), limit: 10)).count == 10)
+        #expect(try store.fetchIDs(StoreQuery(predicate: .ids(many))).count == 60)
+    }
+}

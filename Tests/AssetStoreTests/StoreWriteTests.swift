@@ -1,0 +1,189 @@
+import AssetStore
+import Foundation
+import Testing
+
+@Suite struct StoreWriteTests {
+    @Test func insertAssignsIncreasingIdentifiersNeverReused() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let store = try AssetStore(folder: folder.url)
+        let (first, _) = try store.write { try $0.insert(sampleRecord(1)) }
+        _ = try store.write { try $0.delete(first) }
+        let (second, _) = try store.write { try $0.insert(sampleRecord(1)) }
+        #expect(second > first)
+    }
+
+    @Test func changeSetRecordsInsertedUpdatedDeletedWithRecords() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let store = try AssetStore(folder: folder.url)
+        let (ids, first) = try store.write { tx in try (0..<3).map { try tx.insert(sampleRecord($0)) } }
+        #expect(first.inserted == Set(ids))
+        #expect(first.token == ChangeToken(rawValue: 1))
+        let (_, second) = try store.write { tx in
+            try tx.update(ids[0]) { $0.isFavorite = true }
+            try tx.update(ids[1]) { $0.etag = "other" }
+            try tx.delete(ids[2])
+        }
+        #expect(second.updated == [ids[0], ids[1]])
+        #expect(second.contentChanged == [ids[1]])
+        #expect(second.deleted == [ids[2]])
+        #expect(second.before[ids[0]]?.isFavorite == false)
+        #expect(second.after[ids[0]]?.isFavorite == true)
+        #expect(second.before[ids[2]]?.key == "originals/2.jpg")
+        #expect(second.token == ChangeToken(rawValue: 2))
+        #expect(store.currentToken == ChangeToken(rawValue: 2))
+    }
+
+    @Test func emptyOrNetZeroTransactionRecordsNothing() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let store = try AssetStore(folder: folder.url)
+        let (id, _) = try store.write { try $0.insert(sampleRecord(1)) }
+        let (_, empty) = try store.write { _ in () }
+        #expect(empty.isEmpty)
+        let (_, netZero) = try store.write { tx in
+            try tx.update(id) { $0.isFavorite = true }
+            try tx.update(id) { $0.isFavorite = false }
+            let temporary = try tx.insert(sampleRecord(2))
+            try tx.delete(temporary)
+        }
+        #expect(netZero.isEmpty)
+        #expect(store.currentToken == ChangeToken(rawValue: 1))
+        #expect(try store.changes(since: ChangeToken(rawValue: 1)).isEmpty)
+    }
+
+    @Test(arguments: [
+        { (r: inout AssetRecord) in r.availability = .full },
+        { (r: inout AssetRecord) in
+            r.availability = .full
+            r.localFilePath = "/x"
+            r.verifiedSize = r.size
+            r.verifiedETag = "stale"
+        },
+        { (r: inout AssetRecord) in r.availability = .partial },
+        { (r: inout AssetRecord) in
+            r.availability = .partial
+            r.partialRanges = ByteRangeSet([0..<10])
+            r.partialETag = "stale"
+        },
+        { (r: inout AssetRecord) in r.availability = .thumbnail },
+        { (r: inout AssetRecord) in r.partialRanges = ByteRangeSet([0..<10]) },
+        { (r: inout AssetRecord) in r.localFilePath = "/x" },
+        { (r: inout AssetRecord) in r.orientation = 9 },
+    ] as [@Sendable (inout AssetRecord) -> Void])
+    func invariantViolationsAreRefusedAndRolledBack(breakIt: @Sendable (inout AssetRecord) -> Void) throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let store = try AssetStore(folder: folder.url)
+        let (id, _) = try store.write { try $0.insert(sampleRecord(1)) }
+        let good = try #require(try store.record(id: id))
+        #expect(throws: AssetStoreError.self) {
+            _ = try store.write { tx in
+                try tx.update(id) { $0.isFavorite = true }
+                try tx.update(id, breakIt)
+            }
+        }
+        #expect(throws: AssetStoreError.self) {
+            var bad = sampleRecord(2)
+            breakIt(&bad)
+            _ = try store.write { try $0.insert(bad) }
+        }
+        #expect(try store.record(id: id) == good)
+        #expect(try store.count == 1)
+        #expect(store.currentToken == ChangeToken(rawValue: 1))
+    }
+
+    @Test func validStatesAreAccepted() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let store = try AssetStore(folder: folder.url)
+        let (id, _) = try store.write { try $0.insert(sampleRecord(1)) }
+        _ = try store.write { tx in
+            try tx.update(id) {
+                $0.thumbnailPresent = true
+                $0.availability = .thumbnail
+            }
+            try tx.update(id) {
+                $0.availability = .partial
+                $0.partialRanges = ByteRangeSet([0..<10])
+                $0.partialETag = $0.etag
+            }
+            try tx.update(id) {
+                $0.availability = .full
+                $0.partialRanges = ByteRangeSet()
+                $0.partialETag = nil
+                $0.localFilePath = "/cache/1"
+                $0.verifiedSize = $0.size
+                $0.verifiedETag = $0.etag
+            }
+        }
+        #expect(try store.record(id: id)?.availability == .full)
+    }
+
+    @Test func duplicateKeyIsATypedError() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let store = try AssetStore(folder: folder.url)
+        _ = try store.write { try $0.insert(sampleRecord(1)) }
+        #expect(throws: AssetStoreError.duplicateKey("originals/1.jpg")) {
+            _ = try store.write { try $0.insert(sampleRecord(1)) }
+        }
+    }
+
+    @Test func upsertOfUnchangedRowsWritesNothing() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let store = try AssetStore(folder: folder.url)
+        let listing = (0..<50).map { sampleRecord($0) }
+        let (firstResults, first) = try store.write { tx in try listing.map { try tx.upsert($0) } }
+        #expect(first.inserted.count == 50)
+        #expect(firstResults.allSatisfy { if case .inserted = $0 { true } else { false } })
+        let bytesBefore = try fileBytes(folder)
+        let (again, second) = try store.write { tx in try listing.map { try tx.upsert($0) } }
+        #expect(second.isEmpty)
+        #expect(again.allSatisfy { if case .unchanged = $0 { true } else { false } })
+        #expect(store.currentToken == first.token)
+        #expect(try fileBytes(folder) == bytesBefore)
+    }
+
+    @Test func upsertWithNewETagDropsTheLocalOriginal() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let store = try AssetStore(folder: folder.url)
+        var listing = sampleRecord(1)
+        listing.thumbnailKey = "thumbnails/1.jpg"
+        listing.thumbnailETag = "t1"
+        let (id, _) = try store.write { try $0.insert(listing) }
+        _ = try store.write { tx in
+            try tx.update(id) {
+                $0.thumbnailPresent = true
+                $0.isFavorite = true
+                $0.availability = .full
+                $0.localFilePath = "/cache/1"
+                $0.verifiedSize = $0.size
+                $0.verifiedETag = $0.etag
+            }
+        }
+        listing.etag = "new"
+        let (result, changes) = try store.write { try $0.upsert(listing) }
+        guard case .updated(let updatedID, let before) = result else {
+            Issue.record("expected an update, got \(result)")
+            return
+        }
+        #expect(updatedID == id)
+        #expect(before.localFilePath == "/cache/1")
+        #expect(changes.contentChanged == [id])
+        let after = try #require(try store.record(id: id))
+        #expect(after.availability == .thumbnail)
+        #expect(after.localFilePath == nil && after.verifiedETag == nil)
+        #expect(after.isFavorite)
+    }
+
+    /// The database and WAL file contents: any write changes one of them.
+    private func fileBytes(_ folder: TemporaryFolder) throws -> [Data] {
+        try [folder.databaseURL.path, folder.databaseURL.path + "-wal"].map { path in
+            FileManager.default.fileExists(atPath: path) ? try Data(contentsOf: URL(fileURLWithPath: path)) : Data()
+        }
+    }
+}
