@@ -36,8 +36,6 @@ final class PartFileWriter: @unchecked Sendable {
     private(set) var hasher: IntegrityHasher?
     /// Where the next chunk lands; equals the file offset of the attempt's next byte.
     private var nextOffset: Int64 = 0
-    /// Called on the worker queue after each chunk with the running total on disk.
-    var onWritten: (@Sendable (Int64) -> Void)?
 
     /// Opens (creating if needed) the file for reading and writing.
     init(path: String, chunkSize: Int = 1 << 20, maxInFlight: Int = 4) throws(S3Error) {
@@ -207,7 +205,6 @@ final class PartFileWriter: @unchecked Sendable {
             return state.pausedTransfer
         }
         if let (engine, id) = resume { engine.resume(id) }
-        if !failed { onWritten?(written) }
     }
 }
 
