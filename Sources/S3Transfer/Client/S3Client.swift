@@ -13,11 +13,18 @@ public final class S3Client: Sendable {
     /// The engine that moves the bytes (shared with a ``Downloader`` built on this client).
     public let engine: HTTPEngine
     private let clockOffset = Locked<TimeInterval>(0)
+    /// This computer's clock (replaceable in tests to simulate a wrong clock).
+    let localClock: @Sendable () -> Date
 
     /// - Parameters:
     ///   - configuration: Endpoint, region, credentials, timeouts.
     ///   - engine: An engine to share; by default the client makes its own from the configuration.
-    public init(configuration: S3ClientConfiguration, engine: HTTPEngine? = nil) {
+    public convenience init(configuration: S3ClientConfiguration, engine: HTTPEngine? = nil) {
+        self.init(configuration: configuration, engine: engine, localClock: { Date() })
+    }
+
+    init(configuration: S3ClientConfiguration, engine: HTTPEngine?, localClock: @escaping @Sendable () -> Date) {
+        self.localClock = localClock
         self.configuration = configuration
         self.engine =
             engine
@@ -33,7 +40,7 @@ public final class S3Client: Sendable {
     public var measuredClockOffset: TimeInterval { clockOffset.withLock { $0 } }
 
     /// The current time as the service sees it.
-    var correctedNow: Date { Date().addingTimeInterval(measuredClockOffset) }
+    var correctedNow: Date { localClock().addingTimeInterval(measuredClockOffset) }
 
     // MARK: Building requests
 
@@ -94,7 +101,7 @@ public final class S3Client: Sendable {
             let serverDate =
                 head["date"].flatMap(HTTPDate.parse)
                 ?? ((try? S3XMLParser.parse(body))?.child("ServerTime").flatMap { HTTPDate.parseISO8601($0.text) })
-            if let serverDate { clockOffset.withLock { $0 = serverDate.timeIntervalSinceNow } }
+            if let serverDate { clockOffset.withLock { $0 = serverDate.timeIntervalSince(localClock()) } }
         }
         return result
     }

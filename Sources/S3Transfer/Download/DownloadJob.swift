@@ -34,7 +34,8 @@ final class DownloadJob: @unchecked Sendable {
 
     private struct Progress {
         var total: Int64?
-        var written: Int64 = 0
+        var base: Int64 = 0
+        var attemptBytes: Int64 = 0
         var transferred: Int64 = 0
         var lastReport: UInt64 = 0
         var started = DispatchTime.now().uptimeNanoseconds
@@ -149,13 +150,16 @@ final class DownloadJob: @unchecked Sendable {
         return elapsed > 0 ? Double(p.transferred) / elapsed : 0
     }
 
-    private func reportProgress(written: Int64) {
+    /// Counts body bytes (engine thread) and reports progress at most every ``DownloaderConfiguration/progressInterval``.
+    private func received(_ count: Int) {
         let report = progress.withLock { p -> DownloadProgress? in
-            p.written = written
+            p.transferred += Int64(count)
+            p.attemptBytes += Int64(count)
             let now = DispatchTime.now().uptimeNanoseconds
             guard now - p.lastReport >= UInt64(configuration.progressInterval) * 1_000_000 else { return nil }
             p.lastReport = now
-            return DownloadProgress(bytesReceived: written, totalBytes: p.total, bytesPerSecond: Self.rate(p))
+            return DownloadProgress(
+                bytesReceived: p.base + p.attemptBytes, totalBytes: p.total, bytesPerSecond: Self.rate(p))
         }
         guard let report else { return }
         for attachment in state.withLock({ Array($0.attachments.values) }) { attachment.deliver(report) }
@@ -168,7 +172,6 @@ final class DownloadJob: @unchecked Sendable {
         defer { if holdsSlot { scheduler.release() } }
         do {
             let writer = try PartFileWriter(path: partURL.path)
-            writer.onWritten = { [weak self] written in self?.reportProgress(written: written) }
             var version = ObjectVersion()
             // Continue a `.part` left by an earlier run when its sidecar names the right version.
             if let sidecar = PartSidecar.load(forPart: partURL),
@@ -294,8 +297,14 @@ final class DownloadJob: @unchecked Sendable {
             (continuation: CheckedContinuation<DownloadAttemptOutcome, Never>) in
             let handler = DownloadStreamHandler(
                 client: client, writer: writer, expectation: expectation,
-                onHead: { [weak self] head in self?.progress.withLock { $0.total = head.total } },
-                onBytes: { [weak self] n in self?.progress.withLock { $0.transferred += Int64(n) } },
+                onHead: { [weak self] head in
+                    self?.progress.withLock { p in
+                        p.total = head.total
+                        p.base = head.start
+                        p.attemptBytes = 0
+                    }
+                },
+                onBytes: { [weak self] n in self?.received(n) },
                 completion: { continuation.resume(returning: $0) })
             writer.attach(engine, id)
             let request = client.makeRequest(

@@ -102,6 +102,9 @@ final class DownloadStreamHandler: HTTPResponseHandler, @unchecked Sendable {
             // The whole object replaces whatever was on disk (also when a range was asked for).
             if expectation.rangeEnd == nil {
                 writer.restart(hasher: IntegrityHasher(etag: etag, checksums: checksums))
+            } else {
+                // A bounded range answered with the whole object: keep it all, at its place, and verify it.
+                writer.seek(to: 0, hasher: IntegrityHasher(etag: etag, checksums: checksums))
             }
         } else {
             guard isRange, let range = head["content-range"].flatMap(ContentRange.init(header:)),

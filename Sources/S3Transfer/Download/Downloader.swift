@@ -14,6 +14,8 @@ public final class Downloader: Sendable {
     let scheduler: TransferScheduler
     private let jobs = Locked<[DownloadJob.Key: DownloadJob]>([:])
     private let policy: Locked<NetworkPolicy>
+    /// The last ranged read per part file, so reads of one file run one after another.
+    let rangeQueue = Locked<[String: Task<Void, Never>]>([:])
 
     /// - Parameters:
     ///   - client: The S3 client (and its engine) to use.

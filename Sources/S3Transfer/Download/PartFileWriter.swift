@@ -36,8 +36,6 @@ final class PartFileWriter: @unchecked Sendable {
     private(set) var hasher: IntegrityHasher?
     /// Where the next chunk lands; equals the file offset of the attempt's next byte.
     private var nextOffset: Int64 = 0
-    /// Called on the worker queue after each chunk with the running total on disk.
-    var onWritten: (@Sendable (Int64) -> Void)?
 
     /// Opens (creating if needed) the file for reading and writing.
     init(path: String, chunkSize: Int = 1 << 20, maxInFlight: Int = 4) throws(S3Error) {
@@ -111,9 +109,12 @@ final class PartFileWriter: @unchecked Sendable {
         }
     }
 
-    /// Positions the next chunk at `offset` without truncating (ranged writes into a sparse file).
-    func seek(to offset: Int64) {
+    /// Positions the next chunk at `offset` without truncating (ranged writes into a sparse file); ``written``
+    /// then counts from there. Ordered after every chunk handed over before it.
+    func seek(to offset: Int64, hasher: IntegrityHasher? = nil) {
         queue.async { [self] in
+            hasher?.reset()
+            self.hasher = hasher
             nextOffset = offset
             written = 0
         }
@@ -204,7 +205,6 @@ final class PartFileWriter: @unchecked Sendable {
             return state.pausedTransfer
         }
         if let (engine, id) = resume { engine.resume(id) }
-        if !failed { onWritten?(written) }
     }
 }
 
