@@ -166,6 +166,9 @@ import Testing
                 }
             }
             try library.performWrite { tx in _ = try tx.insert(testRecord("b", day: 1)) }
+            // The thumbnail's bytes are on disk, so reopening (which checks files against states) keeps it.
+            try library.files.createFolders()
+            try Data([0xFF, 0xD8]).write(to: library.files.thumbnail(id: id))
             library.close()
         }
         let library = try await AssetLibrary(configuration: folder.configuration())
