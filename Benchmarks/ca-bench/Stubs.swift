@@ -1,4 +1,2 @@
 // Placeholders replaced as each module's benchmarks land.
 func runTransferBenchmarks() async throws -> [BenchRow] { [] }
-func runServerBenchmarks() async throws -> [BenchRow] { [] }
-func runLibraryBenchmarks() async throws -> [BenchRow] { [] }

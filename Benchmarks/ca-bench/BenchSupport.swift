@@ -1,0 +1,137 @@
+import Foundation
+
+/// The directory of this executable: the release build's products (`fake-s3` sits beside `ca-bench`).
+let productsDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    .deletingLastPathComponent()
+
+/// Runs a command to completion; returns its exit status and standard output.
+@discardableResult
+func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (
+    status: Int32, output: String
+) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// `/usr/bin/curl` with the given arguments; fails when curl exits non-zero.
+@discardableResult
+func curl(_ arguments: [String]) throws -> String {
+    let result = try run("/usr/bin/curl", arguments)
+    guard result.status == 0 else {
+        throw BenchError("curl \(arguments.joined(separator: " ")) exited \(result.status)")
+    }
+    return result.output
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A `fake-s3 serve` child process on a free port (so its memory is measured apart from this process).
+final class ChildServer {
+    let process = Process()
+    let port: Int
+    let accessKey = "bench"
+    let secretKey = "bench-secret"
+    var endpoint: String { "http://127.0.0.1:\(port)" }
+
+    init(root: URL, publicBucket: String?) throws {
+        process.executableURL = productsDirectory.appendingPathComponent("fake-s3")
+        var arguments = [
+            "serve", "--root", root.path, "--port", "0", "--access-key", accessKey, "--secret-key", secretKey,
+        ]
+        if let publicBucket { arguments += ["--public", publicBucket] }
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The first line names the endpoint: "fake-s3 listening on http://127.0.0.1:PORT".
+        var buffer = Data()
+        var found: Int?
+        while found == nil {
+            let chunk = pipe.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            buffer.append(chunk)
+            let text = String(decoding: buffer, as: UTF8.self)
+            if let range = text.range(of: "127.0.0.1:") {
+                let digits = text[range.upperBound...].prefix { $0.isNumber }
+                if text[range.upperBound...].dropFirst(digits.count).first != nil { found = Int(digits) }
+            }
+        }
+        guard let found else { throw BenchError("fake-s3 did not report its port") }
+        port = found
+    }
+
+    /// curl arguments that sign a request for this server.
+    var signing: [String] {
+        ["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(accessKey):\(secretKey)", "-H",
+         "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
+    }
+
+    func createBucket(_ name: String) throws {
+        try curl(["-sf", "-X", "PUT"] + signing + ["\(endpoint)/\(name)"])
+    }
+
+    func upload(_ file: URL, bucket: String, key: String) throws {
+        try curl(["-sf", "-T", file.path] + signing + ["\(endpoint)/\(bucket)/\(key)"])
+    }
+
+    /// Peak resident memory of the server process so far.
+    var peakRSS: Int64 { peakRSSOf(pid: process.processIdentifier) }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+/// VmHWM of a process, in bytes.
+func peakRSSOf(pid: Int32) -> Int64 {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+    for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return (line.split(separator: " ").dropFirst().first.flatMap { Int64($0) } ?? 0) * 1024
+    }
+    return 0
+}
+
+/// Writes `size` bytes of pseudo-random data (a fixed xorshift stream) in 8 MiB pieces.
+func writeTestFile(_ url: URL, size: Int64, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) throws {
+    guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+        throw BenchError("cannot create \(url.path)")
+    }
+    let handle = try FileHandle(forWritingTo: url)
+    defer { try? handle.close() }
+    var state = seed
+    var remaining = size
+    var chunk = [UInt64](repeating: 0, count: 1 << 20)
+    while remaining > 0 {
+        for i in chunk.indices {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            chunk[i] = state
+        }
+        let n = Int(min(remaining, Int64(chunk.count * 8)))
+        try chunk.withUnsafeBytes { try handle.write(contentsOf: Data($0.prefix(n))) }
+        remaining -= Int64(n)
+    }
+}
+
+/// A scratch folder under the system temporary directory, removed by `cleanup()`.
+func makeScratch(_ name: String) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("ca-bench-\(name)-\(getpid())")
+    try? FileManager.default.removeItem(at: url)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
