@@ -37,14 +37,18 @@ public final class StoreTransaction {
     /// The row with this identifier, as this transaction sees it.
     public func record(_ id: Int64) throws -> AssetRecord? {
         if let touched = current[id] { return touched }
-        let statement = try db.cachedStatement(sql: "SELECT \(AssetRecord.selectColumns) FROM asset WHERE id = ?")
-        return try Row.fetchOne(statement, arguments: [id]).map(AssetRecord.init(row:))
+        let statement = try RawStatement(db, sql: AssetRecord.selectByIDSQL)
+        statement.bind(1, id)
+        defer { statement.reset() }
+        return try statement.step() ? AssetRecord(raw: statement) : nil
     }
 
     /// The row with this bucket key, as this transaction sees it.
     public func record(key: String) throws -> AssetRecord? {
-        let statement = try db.cachedStatement(sql: "SELECT \(AssetRecord.selectColumns) FROM asset WHERE key = ?")
-        return try Row.fetchOne(statement, arguments: [key]).map(AssetRecord.init(row:))
+        let statement = try RawStatement(db, sql: AssetRecord.selectByKeySQL)
+        statement.bind(1, key)
+        defer { statement.reset() }
+        return try statement.step() ? AssetRecord(raw: statement) : nil
     }
 
     /// Every key in the store with its identifier (for finding rows a listing no longer contains).
@@ -62,9 +66,10 @@ public final class StoreTransaction {
     @discardableResult
     public func insert(_ record: AssetRecord) throws -> Int64 {
         try record.validate()
-        let statement = try db.cachedStatement(sql: AssetRecord.insertSQL)
+        let statement = try RawStatement(db, sql: AssetRecord.insertSQL)
+        record.bindColumns(to: statement)
         do {
-            try statement.execute(arguments: record.columnValuesWithoutID)
+            try statement.execute()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw AssetStoreError.duplicateKey(record.key)
         }
@@ -138,8 +143,9 @@ public final class StoreTransaction {
     @discardableResult
     public func delete(_ id: Int64) throws -> Bool {
         guard let before = try record(id) else { return false }
-        let statement = try db.cachedStatement(sql: "DELETE FROM asset WHERE id = ?")
-        try statement.execute(arguments: [id])
+        let statement = try RawStatement(db, sql: "DELETE FROM asset WHERE id = ?")
+        statement.bind(1, id)
+        try statement.execute()
         touch(id, before: before, after: nil)
         return true
     }
@@ -147,11 +153,11 @@ public final class StoreTransaction {
     private func write(_ after: AssetRecord, replacing before: AssetRecord) throws {
         try after.validate()
         guard let id = after.id else { throw AssetStoreError.invariantViolation("\(after.key): no identifier") }
-        let statement = try db.cachedStatement(sql: AssetRecord.updateSQL)
-        var arguments = after.columnValuesWithoutID
-        arguments += [id]
+        let statement = try RawStatement(db, sql: AssetRecord.updateSQL)
+        after.bindColumns(to: statement)
+        statement.bind(26, id)
         do {
-            try statement.execute(arguments: arguments)
+            try statement.execute()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw AssetStoreError.duplicateKey(after.key)
         }
