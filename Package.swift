@@ -35,7 +35,11 @@ let package = Package(
         // SQLite persistence; knows nothing about HTTP.
         .target(
             name: "AssetStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // Raw sqlite3_* calls on GRDB's prepared statements in the bulk-write hot path.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: strict),
 
         // libcurl HTTP engine, S3 operations, the downloader.

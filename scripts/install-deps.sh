@@ -32,7 +32,8 @@ fi
 if [ "${1:-}" = "--python" ]; then
     py=()
     command -v aws >/dev/null 2>&1 || py+=(awscli)
-    python3 -c 'import boto3' >/dev/null 2>&1 || py+=(boto3)
+    python3 -c "import boto3" >/dev/null 2>&1 || py+=(boto3)
+    python3 -c "import moto.server" >/dev/null 2>&1 || py+=("moto[server]")
     if ((${#py[@]})); then
         echo "install-deps: pip install ${py[*]}"
         python3 -m pip install -q "${py[@]}"

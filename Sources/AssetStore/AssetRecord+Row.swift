@@ -20,7 +20,8 @@ extension AssetRecord {
         }
         let mediaRaw: Int = row[8]
         let availabilityRaw: Int = row[18]
-        guard let media = MediaType(rawValue: mediaRaw), let availability = StoredAvailability(rawValue: availabilityRaw)
+        guard let media = MediaType(rawValue: mediaRaw),
+            let availability = StoredAvailability(rawValue: availabilityRaw)
         else {
             throw AssetStoreError.corrupt(path: "asset \(row[0] as Int64)", reason: "unknown enum value")
         }
@@ -37,18 +38,8 @@ extension AssetRecord {
             lastAccessDate: lastAccess.map { Date(timeIntervalSinceReferenceDate: $0) })
     }
 
-    /// Values for every column except `id`, in ``columnNames`` order.
-    var columnValuesWithoutID: StatementArguments {
-        let values: [(any DatabaseValueConvertible)?] = [
-            key, size, etag, lastModified.timeIntervalSinceReferenceDate, contentType,
-            creationDate.timeIntervalSinceReferenceDate, modificationDate.timeIntervalSinceReferenceDate,
-            mediaType.rawValue, pixelWidth, pixelHeight, orientation, isFavorite, isHidden, thumbnailKey,
-            thumbnailSize, thumbnailETag, thumbnailPresent, availability.rawValue,
-            partialRanges.isEmpty ? nil : partialRanges.serialized, partialETag, localFilePath, verifiedSize,
-            verifiedETag, isPinned, lastAccessDate?.timeIntervalSinceReferenceDate,
-        ]
-        return StatementArguments(values)
-    }
+    static let selectByIDSQL = "SELECT \(selectColumns) FROM asset WHERE id = ?"
+    static let selectByKeySQL = "SELECT \(selectColumns) FROM asset WHERE key = ?"
 
     static let insertSQL =
         "INSERT INTO asset (\(columnNames.dropFirst().joined(separator: ", "))) VALUES ("

@@ -34,41 +34,44 @@ public enum SortColumn: Sendable {
 
     /// Appends a value of the column's kind (a value of another kind is a programming error).
     public mutating func append(_ value: SortValue) {
-        switch (self, value) {
-        case (.real(var values), .real(let new)):
+        // Each case moves the array out of `self` first so the append happens in place (no copy).
+        switch value {
+        case .real(let new):
+            guard case .real(var values) = self else { preconditionFailure("sort value kind mismatch") }
             self = .integer([])
             values.append(new)
             self = .real(values)
-        case (.integer(var values), .integer(let new)):
+        case .integer(let new):
+            guard case .integer(var values) = self else { preconditionFailure("sort value kind mismatch") }
             self = .real([])
             values.append(new)
             self = .integer(values)
-        case (.text(var values), .text(let new)):
+        case .text(let new):
+            guard case .text(var values) = self else { preconditionFailure("sort value kind mismatch") }
             self = .real([])
             values.append(new)
             self = .text(values)
-        default:
-            preconditionFailure("sort value \(value) does not match the column kind")
         }
     }
 
     /// Appends `other[range]` (same kind).
     public mutating func append(contentsOf other: SortColumn, _ range: Range<Int>) {
-        switch (self, other) {
-        case (.real(var values), .real(let source)):
+        switch other {
+        case .real(let source):
+            guard case .real(var values) = self else { preconditionFailure("sort column kind mismatch") }
             self = .integer([])
             values.append(contentsOf: source[range])
             self = .real(values)
-        case (.integer(var values), .integer(let source)):
+        case .integer(let source):
+            guard case .integer(var values) = self else { preconditionFailure("sort column kind mismatch") }
             self = .real([])
             values.append(contentsOf: source[range])
             self = .integer(values)
-        case (.text(var values), .text(let source)):
+        case .text(let source):
+            guard case .text(var values) = self else { preconditionFailure("sort column kind mismatch") }
             self = .real([])
             values.append(contentsOf: source[range])
             self = .text(values)
-        default:
-            preconditionFailure("sort columns of different kinds")
         }
     }
 
@@ -123,24 +126,33 @@ extension AssetStore {
             if query.sort.isEmpty {
                 return SortedIdentifiers(ids: ContiguousArray(try Int64.fetchAll(db, sql: sql, arguments: arguments)))
             }
+            // Typed local arrays, wrapped into columns at the end (appends stay in place).
             var ids = ContiguousArray<Int64>()
-            var columns = query.sort.map { SortColumn(for: $0.key) }
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            let kinds = query.sort.map { SortColumn(for: $0.key) }
+            var reals = Array(repeating: ContiguousArray<Double>(), count: kinds.count)
+            var integers = Array(repeating: ContiguousArray<Int64>(), count: kinds.count)
+            var texts = Array(repeating: ContiguousArray<String>(), count: kinds.count)
+            let statement = try db.makeStatement(sql: sql)
+            try statement.setArguments(arguments)
+            let rows = try Row.fetchCursor(statement)
             while let row = try rows.next() {
                 ids.append(row[0])
-                for (column, sort) in query.sort.enumerated() {
-                    columns[column].append(Self.sortValue(sort.key, row, column + 1))
+                for (column, kind) in kinds.enumerated() {
+                    switch kind {
+                    case .real: reals[column].append(row[column + 1])
+                    case .integer: integers[column].append(row[column + 1])
+                    case .text: texts[column].append(row[column + 1])
+                    }
+                }
+            }
+            let columns = kinds.enumerated().map { column, kind -> SortColumn in
+                switch kind {
+                case .real: .real(reals[column])
+                case .integer: .integer(integers[column])
+                case .text: .text(texts[column])
                 }
             }
             return SortedIdentifiers(ids: ids, keys: columns)
-        }
-    }
-
-    private static func sortValue(_ key: StoreSortKey, _ row: Row, _ index: Int) -> SortValue {
-        switch key {
-        case .creationDate, .modificationDate: .real(row[index])
-        case .key: .text(row[index])
-        case .size, .pixelCount: .integer(row[index])
         }
     }
 

@@ -43,6 +43,8 @@ public final class AssetStore: Sendable {
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
             }
             configuration.maximumReaderCount = 4
+            // Another connection (a closing pool checkpointing, another process reading) may hold a lock briefly.
+            configuration.busyMode = .timeout(10)
             pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
             try Self.migrator.migrate(pool)
             let token = try pool.read { db in

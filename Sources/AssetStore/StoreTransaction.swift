@@ -25,10 +25,14 @@ public enum UpsertResult: Sendable, Hashable {
 /// validates the record's invariants (``AssetRecord/validate()``); a thrown error rolls the whole transaction back.
 public final class StoreTransaction {
     let db: Database
-    /// First state seen of every touched row (`nil`: inserted by this transaction).
-    private var original: [Int64: AssetRecord?] = [:]
-    /// Latest state of every touched row (`nil`: deleted).
-    private var current: [Int64: AssetRecord?] = [:]
+    /// Rows inserted by this transaction.
+    private var insertedHere = Set<Int64>()
+    /// First state seen of every touched row that existed before the transaction.
+    private var originals: [Int64: AssetRecord] = [:]
+    /// Latest state of every touched row that still exists.
+    private var latest: [Int64: AssetRecord] = [:]
+    /// Touched rows deleted since.
+    private var deletedHere = Set<Int64>()
 
     init(db: Database) { self.db = db }
 
@@ -36,15 +40,20 @@ public final class StoreTransaction {
 
     /// The row with this identifier, as this transaction sees it.
     public func record(_ id: Int64) throws -> AssetRecord? {
-        if let touched = current[id] { return touched }
-        let statement = try db.cachedStatement(sql: "SELECT \(AssetRecord.selectColumns) FROM asset WHERE id = ?")
-        return try Row.fetchOne(statement, arguments: [id]).map(AssetRecord.init(row:))
+        if let touched = latest[id] { return touched }
+        if deletedHere.contains(id) { return nil }
+        let statement = try RawStatement(db, sql: AssetRecord.selectByIDSQL)
+        statement.bind(1, id)
+        defer { statement.reset() }
+        return try statement.step() ? AssetRecord(raw: statement) : nil
     }
 
     /// The row with this bucket key, as this transaction sees it.
     public func record(key: String) throws -> AssetRecord? {
-        let statement = try db.cachedStatement(sql: "SELECT \(AssetRecord.selectColumns) FROM asset WHERE key = ?")
-        return try Row.fetchOne(statement, arguments: [key]).map(AssetRecord.init(row:))
+        let statement = try RawStatement(db, sql: AssetRecord.selectByKeySQL)
+        statement.bind(1, key)
+        defer { statement.reset() }
+        return try statement.step() ? AssetRecord(raw: statement) : nil
     }
 
     /// Every key in the store with its identifier (for finding rows a listing no longer contains).
@@ -62,9 +71,10 @@ public final class StoreTransaction {
     @discardableResult
     public func insert(_ record: AssetRecord) throws -> Int64 {
         try record.validate()
-        let statement = try db.cachedStatement(sql: AssetRecord.insertSQL)
+        let statement = try RawStatement(db, sql: AssetRecord.insertSQL)
+        record.bindColumns(to: statement)
         do {
-            try statement.execute(arguments: record.columnValuesWithoutID)
+            try statement.execute()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw AssetStoreError.duplicateKey(record.key)
         }
@@ -138,8 +148,9 @@ public final class StoreTransaction {
     @discardableResult
     public func delete(_ id: Int64) throws -> Bool {
         guard let before = try record(id) else { return false }
-        let statement = try db.cachedStatement(sql: "DELETE FROM asset WHERE id = ?")
-        try statement.execute(arguments: [id])
+        let statement = try RawStatement(db, sql: "DELETE FROM asset WHERE id = ?")
+        statement.bind(1, id)
+        try statement.execute()
         touch(id, before: before, after: nil)
         return true
     }
@@ -147,11 +158,11 @@ public final class StoreTransaction {
     private func write(_ after: AssetRecord, replacing before: AssetRecord) throws {
         try after.validate()
         guard let id = after.id else { throw AssetStoreError.invariantViolation("\(after.key): no identifier") }
-        let statement = try db.cachedStatement(sql: AssetRecord.updateSQL)
-        var arguments = after.columnValuesWithoutID
-        arguments += [id]
+        let statement = try RawStatement(db, sql: AssetRecord.updateSQL)
+        after.bindColumns(to: statement)
+        statement.bind(26, id)
         do {
-            try statement.execute(arguments: arguments)
+            try statement.execute()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw AssetStoreError.duplicateKey(after.key)
         }
@@ -159,8 +170,17 @@ public final class StoreTransaction {
     }
 
     private func touch(_ id: Int64, before: AssetRecord?, after: AssetRecord?) {
-        if original.index(forKey: id) == nil { original[id] = .some(before) }
-        current[id] = .some(after)
+        if let before {
+            if !insertedHere.contains(id) && originals.index(forKey: id) == nil { originals[id] = before }
+        } else {
+            insertedHere.insert(id)
+        }
+        if let after {
+            latest[id] = after
+        } else {
+            latest.removeValue(forKey: id)
+            deletedHere.insert(id)
+        }
     }
 
     // MARK: Change set
@@ -168,23 +188,28 @@ public final class StoreTransaction {
     /// Collapses the touched rows into a change set (token filled in by the store).
     func changeSet(token: ChangeToken) -> StoreChangeSet {
         var set = StoreChangeSet(token: token)
-        set.after.reserveCapacity(current.count)
-        for (id, latest) in current {
-            let first = original[id] ?? nil
-            switch (first, latest) {
-            case (nil, let after?):
+        if originals.isEmpty && deletedHere.isEmpty {
+            // Only insertions (a first sync): the latest states are exactly the after-records.
+            set.inserted = insertedHere
+            set.after = latest
+            return set
+        }
+        for id in insertedHere {
+            if let after = latest[id] {
                 set.inserted.insert(id)
                 set.after[id] = after
-            case (let before?, nil):
-                set.deleted.insert(id)
-                set.before[id] = before
-            case (let before?, let after?) where before != after:
+            }
+        }
+        for (id, before) in originals {
+            if let after = latest[id] {
+                guard after != before else { continue }
                 set.updated.insert(id)
                 set.before[id] = before
                 set.after[id] = after
                 if after.contentDiffers(from: before) { set.contentChanged.insert(id) }
-            default:
-                break
+            } else {
+                set.deleted.insert(id)
+                set.before[id] = before
             }
         }
         return set

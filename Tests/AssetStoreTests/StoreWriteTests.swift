@@ -53,25 +53,26 @@ import Testing
         #expect(try store.changes(since: ChangeToken(rawValue: 1)).isEmpty)
     }
 
-    @Test(arguments: [
-        { (r: inout AssetRecord) in r.availability = .full },
-        { (r: inout AssetRecord) in
-            r.availability = .full
-            r.localFilePath = "/x"
-            r.verifiedSize = r.size
-            r.verifiedETag = "stale"
-        },
-        { (r: inout AssetRecord) in r.availability = .partial },
-        { (r: inout AssetRecord) in
-            r.availability = .partial
-            r.partialRanges = ByteRangeSet([0..<10])
-            r.partialETag = "stale"
-        },
-        { (r: inout AssetRecord) in r.availability = .thumbnail },
-        { (r: inout AssetRecord) in r.partialRanges = ByteRangeSet([0..<10]) },
-        { (r: inout AssetRecord) in r.localFilePath = "/x" },
-        { (r: inout AssetRecord) in r.orientation = 9 },
-    ] as [@Sendable (inout AssetRecord) -> Void])
+    @Test(
+        arguments: [
+            { (r: inout AssetRecord) in r.availability = .full },
+            { (r: inout AssetRecord) in
+                r.availability = .full
+                r.localFilePath = "/x"
+                r.verifiedSize = r.size
+                r.verifiedETag = "stale"
+            },
+            { (r: inout AssetRecord) in r.availability = .partial },
+            { (r: inout AssetRecord) in
+                r.availability = .partial
+                r.partialRanges = ByteRangeSet([0..<10])
+                r.partialETag = "stale"
+            },
+            { (r: inout AssetRecord) in r.availability = .thumbnail },
+            { (r: inout AssetRecord) in r.partialRanges = ByteRangeSet([0..<10]) },
+            { (r: inout AssetRecord) in r.localFilePath = "/x" },
+            { (r: inout AssetRecord) in r.orientation = 9 },
+        ] as [@Sendable (inout AssetRecord) -> Void])
     func invariantViolationsAreRefusedAndRolledBack(breakIt: @Sendable (inout AssetRecord) -> Void) throws {
         let folder = TemporaryFolder()
         defer { folder.cleanup() }

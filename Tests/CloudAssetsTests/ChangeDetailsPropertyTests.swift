@@ -113,7 +113,8 @@ func longestCommonSubsequence(_ a: [Int64], _ b: [Int64]) -> Int {
         var serial = 0
         func record(_ spec: AssetSpec) -> AssetRecord {
             serial += 1
-            return testRecord("k\(serial % 7)-\(serial)", day: spec.day, favorite: spec.favorite, hidden: spec.hidden,
+            return testRecord(
+                "k\(serial % 7)-\(serial)", day: spec.day, favorite: spec.favorite, hidden: spec.hidden,
                 size: spec.size)
         }
 
@@ -184,7 +185,8 @@ func longestCommonSubsequence(_ a: [Int64], _ b: [Int64]) -> Int {
             #expect(rows == afterIDs)
 
             // The same change read from the history describes the same transformation.
-            let historical = try #require(try library.changes(since: ChangeToken(rawValue: changeSet.token.rawValue - 1)).first)
+            let historical = try #require(
+                try library.changes(since: ChangeToken(rawValue: changeSet.token.rawValue - 1)).first)
             let replayed = try #require(historical.details(for: before))
             #expect(Array(replayed.fetchResultAfterChanges.identifiers) == afterIDs)
             #expect(replayed.removedIndexes == details.removedIndexes)

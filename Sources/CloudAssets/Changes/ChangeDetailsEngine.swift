@@ -245,7 +245,9 @@ struct ChangeDetailsEngine {
             details.changed.append(Int(afterIndexOfBefore[index]))
         }
         details.changed.sort()
-        details.moves = moves(afterIndexOfBefore, inserted: details.inserted)
+        details.moves = moves(
+            afterIndexOfBefore, replaced: candidates.compactMap { $0.afterIndex >= 0 ? $0.beforeIndex : nil },
+            inserted: details.inserted)
         return details
     }
 
@@ -261,14 +263,23 @@ struct ChangeDetailsEngine {
     /// Minimal moves: every kept object outside a longest increasing subsequence of after indexes (in before
     /// order) moves. `from` is its index in the intermediate list, where kept objects fill, in before order, the
     /// indexes not taken by insertions.
-    private func moves(_ afterIndexOfBefore: ContiguousArray<Int32>, inserted: [Int]) -> [ComputedMove] {
-        let stays = longestIncreasingSubsequence(afterIndexOfBefore)
+    ///
+    /// Only the window disturbed by re-placed objects is searched: before it (and after it), kept objects are in
+    /// order and below (above) every other value, so they belong to every longest increasing subsequence.
+    private func moves(_ afterIndexOfBefore: ContiguousArray<Int32>, replaced: [Int], inserted: [Int])
+        -> [ComputedMove]
+    {
+        guard let window = disorderWindow(afterIndexOfBefore, replaced: replaced) else { return [] }
+        let stays = longestIncreasingSubsequence(afterIndexOfBefore, in: window)
         var result: [ComputedMove] = []
-        var rank = 0
+        var rank = 0  // common objects before the current one, in before order
+        afterIndexOfBefore.withUnsafeBufferPointer { values in
+            for index in 0..<window.lowerBound where values[index] >= 0 { rank += 1 }
+        }
         var insertedBelow = 0
-        for beforeIndex in 0..<afterIndexOfBefore.count where afterIndexOfBefore[beforeIndex] >= 0 {
+        for beforeIndex in window where afterIndexOfBefore[beforeIndex] >= 0 {
             defer { rank += 1 }
-            if stays[beforeIndex] { continue }
+            if stays[beforeIndex - window.lowerBound] { continue }
             while insertedBelow < inserted.count && inserted[insertedBelow] <= rank + insertedBelow {
                 insertedBelow += 1
             }
@@ -277,5 +288,25 @@ struct ChangeDetailsEngine {
                     from: rank + insertedBelow, beforeIndex: beforeIndex, to: Int(afterIndexOfBefore[beforeIndex])))
         }
         return result
+    }
+
+    /// The before-index range outside which kept objects cannot move: from the first re-placed object (or the first
+    /// kept object after which a re-placed one lands) to the last. `nil` when nothing was re-placed.
+    private func disorderWindow(_ values: ContiguousArray<Int32>, replaced: [Int]) -> Range<Int>? {
+        let placed = replaced.filter { values[$0] >= 0 }
+        guard !placed.isEmpty else { return nil }
+        var low = placed.min()!
+        var high = placed.max()!
+        for index in placed {
+            let target = values[index]
+            // Kept objects are in increasing order of after index: the first one above `target` / last one below.
+            var cursor = low
+            while cursor > 0 && (values[cursor - 1] < 0 || values[cursor - 1] > target) { cursor -= 1 }
+            low = cursor
+            cursor = high
+            while cursor < values.count - 1 && (values[cursor + 1] < 0 || values[cursor + 1] < target) { cursor += 1 }
+            high = cursor
+        }
+        return low..<(high + 1)
     }
 }

@@ -1,42 +1,49 @@
-/// Marks a longest strictly increasing subsequence of `values`, ignoring negative entries (absent elements).
+/// Marks a longest strictly increasing subsequence of `values[range]`, ignoring negative entries (absent elements).
 ///
-/// O(m log m) for m present entries, and O(m) when the values are already almost in order (each new value is
-/// first compared with the current longest tail). Returns a flag per position: `true` for members of the chosen
-/// subsequence, `false` for the rest (including absent entries).
-func longestIncreasingSubsequence(_ values: ContiguousArray<Int32>) -> ContiguousArray<Bool> {
-    let count = values.count
-    var tailValues = ContiguousArray<Int32>()
-    var tailPositions = ContiguousArray<Int32>()
-    var previous = ContiguousArray<Int32>(repeating: -1, count: count)
+/// O(m log m) for m present entries, and O(m) with a tight loop when the values are mostly in order (each value is
+/// first compared with the current longest tail). Returns, for each position of `range` (offset by
+/// `range.lowerBound`), `true` for members of the chosen subsequence and `false` for the rest.
+func longestIncreasingSubsequence(_ values: ContiguousArray<Int32>, in range: Range<Int>) -> [Bool] {
+    let count = range.count
+    var member = [Bool](repeating: false, count: count)
+    guard count > 0 else { return member }
+    let tailValues = UnsafeMutableBufferPointer<Int32>.allocate(capacity: count)
+    let tailPositions = UnsafeMutableBufferPointer<Int32>.allocate(capacity: count)
+    let previous = UnsafeMutableBufferPointer<Int32>.allocate(capacity: count)
+    defer {
+        tailValues.deallocate()
+        tailPositions.deallocate()
+        previous.deallocate()
+    }
+    var length = 0
     values.withUnsafeBufferPointer { values in
-        previous.withUnsafeMutableBufferPointer { previous in
-            for position in 0..<count {
-                let value = values[position]
-                if value < 0 { continue }
-                if let last = tailValues.last, value <= last {
-                    // Binary search for the first tail >= value.
-                    var low = 0
-                    var high = tailValues.count - 1
-                    while low < high {
-                        let mid = (low + high) / 2
-                        if tailValues[mid] < value { low = mid + 1 } else { high = mid }
-                    }
-                    previous[position] = low > 0 ? tailPositions[low - 1] : -1
-                    tailValues[low] = value
-                    tailPositions[low] = Int32(position)
-                } else {
-                    previous[position] = tailPositions.last ?? -1
-                    tailValues.append(value)
-                    tailPositions.append(Int32(position))
+        let base = range.lowerBound
+        for offset in 0..<count {
+            let value = values[base + offset]
+            if value < 0 { continue }
+            if length == 0 || value > tailValues[length - 1] {
+                previous[offset] = length > 0 ? tailPositions[length - 1] : -1
+                tailValues[length] = value
+                tailPositions[length] = Int32(offset)
+                length += 1
+            } else {
+                // First tail >= value.
+                var low = 0
+                var high = length - 1
+                while low < high {
+                    let mid = (low + high) / 2
+                    if tailValues[mid] < value { low = mid + 1 } else { high = mid }
                 }
+                previous[offset] = low > 0 ? tailPositions[low - 1] : -1
+                tailValues[low] = value
+                tailPositions[low] = Int32(offset)
             }
         }
     }
-    var member = ContiguousArray<Bool>(repeating: false, count: count)
-    var cursor = tailPositions.last ?? -1
+    var cursor = length > 0 ? Int(tailPositions[length - 1]) : -1
     while cursor >= 0 {
-        member[Int(cursor)] = true
-        cursor = previous[Int(cursor)]
+        member[cursor] = true
+        cursor = Int(previous[cursor])
     }
     return member
 }

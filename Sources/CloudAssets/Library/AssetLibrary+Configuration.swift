@@ -19,9 +19,10 @@ public struct BucketLayout: Sendable, Hashable {
     /// Appended to the original's path to form the thumbnail's key.
     public var thumbnailSuffix: String
 
-    public init(originalsPrefix: String = "originals/", thumbnailsPrefix: String = "thumbnails/",
-        thumbnailSuffix: String = ".jpg")
-    {
+    public init(
+        originalsPrefix: String = "originals/", thumbnailsPrefix: String = "thumbnails/",
+        thumbnailSuffix: String = ".jpg"
+    ) {
         self.originalsPrefix = originalsPrefix
         self.thumbnailsPrefix = thumbnailsPrefix
         self.thumbnailSuffix = thumbnailSuffix

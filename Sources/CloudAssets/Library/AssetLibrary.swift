@@ -149,7 +149,8 @@ public final class AssetLibrary: Sendable {
     public func changes(since token: ChangeToken) throws -> [LibraryChange] {
         try ensureOpen()
         return try store.changes(since: token).map { entry in
-            LibraryChange(history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount)
+            LibraryChange(
+                history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount)
         }
     }
 }

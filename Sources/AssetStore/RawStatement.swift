@@ -1,0 +1,139 @@
+import Foundation
+import GRDB
+
+#if canImport(GRDBSQLite)
+    import GRDBSQLite
+#else
+    import SQLite3
+#endif
+
+/// Direct `sqlite3_*` access to one of GRDB's cached prepared statements, for the per-row hot paths (lookups,
+/// inserts and updates of a 100,000-row listing sync), where GRDB's row and argument boxing dominates.
+///
+/// Each use binds, steps and resets the statement within one call on the writer connection, so GRDB never sees it
+/// mid-iteration.
+struct RawStatement {
+    let handle: OpaquePointer
+    let db: Database
+
+    init(_ db: Database, sql: String) throws {
+        self.db = db
+        handle = try db.cachedStatement(sql: sql).sqliteStatement
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(handle, index, value) }
+    func bind(_ index: Int32, _ value: Int) { sqlite3_bind_int64(handle, index, Int64(value)) }
+    func bind(_ index: Int32, _ value: Bool) { sqlite3_bind_int64(handle, index, value ? 1 : 0) }
+    func bind(_ index: Int32, _ value: Double) { sqlite3_bind_double(handle, index, value) }
+    func bind(_ index: Int32, _ value: Int64?) {
+        if let value { bind(index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+    func bind(_ index: Int32, _ value: Double?) {
+        if let value { bind(index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+    func bind(_ index: Int32, _ value: String?) {
+        guard let value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        var text = value
+        text.withUTF8 { buffer in
+            _ = sqlite3_bind_text(
+                handle, index, UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self),
+                Int32(buffer.count), Self.transient)
+        }
+    }
+
+    /// Steps once: `true` when a row is available. Throws the SQLite error (the statement is reset).
+    func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+            sqlite3_reset(handle)
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+        }
+    }
+
+    /// Runs a statement that returns no row, then resets it.
+    func execute() throws {
+        defer { sqlite3_reset(handle) }
+        _ = try step()
+    }
+
+    func reset() { sqlite3_reset(handle) }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+    func bool(_ column: Int32) -> Bool { sqlite3_column_int64(handle, column) != 0 }
+    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
+    func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+    func text(_ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+    func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+}
+
+extension AssetRecord {
+    /// Decodes the current row of a statement selecting ``selectColumns``.
+    init(raw row: RawStatement) throws {
+        let id = row.int64(0)
+        guard let ranges = ByteRangeSet(serialized: row.optionalText(19) ?? "") else {
+            throw AssetStoreError.corrupt(path: "asset \(id)", reason: "unreadable partial ranges")
+        }
+        guard let media = MediaType(rawValue: row.int(8)), let availability = StoredAvailability(rawValue: row.int(18))
+        else {
+            throw AssetStoreError.corrupt(path: "asset \(id)", reason: "unknown enum value")
+        }
+        self.init(
+            id: id, key: row.text(1), size: row.int64(2), etag: row.text(3),
+            lastModified: Date(timeIntervalSinceReferenceDate: row.double(4)), contentType: row.optionalText(5),
+            creationDate: Date(timeIntervalSinceReferenceDate: row.double(6)),
+            modificationDate: Date(timeIntervalSinceReferenceDate: row.double(7)), mediaType: media,
+            pixelWidth: row.int(9), pixelHeight: row.int(10), orientation: row.int(11), isFavorite: row.bool(12),
+            isHidden: row.bool(13), thumbnailKey: row.optionalText(14), thumbnailSize: row.optionalInt64(15),
+            thumbnailETag: row.optionalText(16), thumbnailPresent: row.bool(17), availability: availability,
+            partialRanges: ranges, partialETag: row.optionalText(20), localFilePath: row.optionalText(21),
+            verifiedSize: row.optionalInt64(22), verifiedETag: row.optionalText(23), isPinned: row.bool(24),
+            lastAccessDate: row.optionalDouble(25).map { Date(timeIntervalSinceReferenceDate: $0) })
+    }
+
+    /// Binds every column except `id` to parameters 1…25 (``insertSQL`` / ``updateSQL`` order).
+    func bindColumns(to statement: RawStatement) {
+        statement.bind(1, key)
+        statement.bind(2, size)
+        statement.bind(3, etag)
+        statement.bind(4, lastModified.timeIntervalSinceReferenceDate)
+        statement.bind(5, contentType)
+        statement.bind(6, creationDate.timeIntervalSinceReferenceDate)
+        statement.bind(7, modificationDate.timeIntervalSinceReferenceDate)
+        statement.bind(8, mediaType.rawValue)
+        statement.bind(9, pixelWidth)
+        statement.bind(10, pixelHeight)
+        statement.bind(11, orientation)
+        statement.bind(12, isFavorite)
+        statement.bind(13, isHidden)
+        statement.bind(14, thumbnailKey)
+        statement.bind(15, thumbnailSize)
+        statement.bind(16, thumbnailETag)
+        statement.bind(17, thumbnailPresent)
+        statement.bind(18, availability.rawValue)
+        statement.bind(19, partialRanges.isEmpty ? nil : partialRanges.serialized)
+        statement.bind(20, partialETag)
+        statement.bind(21, localFilePath)
+        statement.bind(22, verifiedSize)
+        statement.bind(23, verifiedETag)
+        statement.bind(24, isPinned)
+        statement.bind(25, lastAccessDate?.timeIntervalSinceReferenceDate)
+    }
+}

@@ -1,0 +1,150 @@
+import CloudAssets
+import Foundation
+import Testing
+
+/// The library against another S3 implementation: moto's server (PyPI `moto`, installed by `make test`), with
+/// the bucket filled by boto3. Proves the client side does not depend on quirks of the bundled fake server.
+@Suite(.serialized) struct MotoInteropTests {
+    @Test func syncDownloadAndRangedReadAgainstMoto() async throws {
+        let moto = try MotoServer()
+        defer { moto.stop() }
+        try moto.waitUntilReady()
+        let original = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        let fill = """
+            import boto3, sys
+            s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1",
+                              aws_access_key_id="test", aws_secret_access_key="test")
+            s3.create_bucket(Bucket="photos")
+            s3.put_object(Bucket="photos", Key="originals/2024/a b+c.png", Body=open(sys.argv[2], "rb").read(),
+                          Metadata={"creation-date": "2024-05-01T12:00:00Z", "pixel-width": "640",
+                                    "pixel-height": "480", "media-type": "image", "orientation": "6"})
+            s3.put_object(Bucket="photos", Key="originals/2023/old.png", Body=b"x" * 10,
+                          Metadata={"creation-date": "2023-01-01T00:00:00Z", "media-type": "image"})
+            s3.put_object(Bucket="photos", Key="thumbnails/2024/a b+c.png.jpg", Body=b"thumb")
+            """
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moto-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let originalFile = folder.appendingPathComponent("original.bin")
+        try original.write(to: originalFile)
+        try runPython(fill, arguments: [moto.endpoint.absoluteString, originalFile.path])
+
+        let library = try await AssetLibrary(
+            configuration: .init(
+                storeURL: folder.appendingPathComponent("store"), endpoint: moto.endpoint, bucket: "photos",
+                credentials: .static(accessKeyID: "test", secretAccessKey: "test")))
+        defer { library.close() }
+        let summary = try await library.sync()
+        #expect(summary.inserted == 2)
+        #expect(summary.thumbnailsFetched == 1)
+
+        let sorted = try library.fetchAssets(FetchOptions(sortBy: [.creationDate(ascending: false)]))
+        #expect(sorted.map(\.key) == ["originals/2024/a b+c.png", "originals/2023/old.png"])
+        let asset = try #require(sorted.firstObject)
+        #expect(asset.pixelWidth == 640 && asset.pixelHeight == 480 && asset.orientation == 6)
+        #expect(asset.availability == .thumbnail)
+
+        let head = try await library.read(asset, range: 1000..<2000)
+        #expect(head == original[1000..<2000])
+        #expect(try library.asset(withLocalIdentifier: asset.localIdentifier)?.availability == .partial)
+
+        var options = AssetRequestOptions()
+        options.isNetworkAccessAllowed = true
+        let data = try await library.data(for: asset, options: options)
+        #expect(data == original)
+        #expect(try library.asset(withLocalIdentifier: asset.localIdentifier)?.availability == .full)
+
+        // A second sync of the unchanged bucket writes nothing.
+        let token = library.currentChangeToken
+        let again = try await library.sync()
+        #expect(again.transactions == 0 && library.currentChangeToken == token)
+    }
+}
+
+/// `moto_server` on a free port, stopped with the test.
+final class MotoServer: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+    var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    init() throws {
+        port = try freePort()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Polls until the server answers (moto takes a few seconds to import), for at most 60 s.
+    func waitUntilReady() throws {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            guard process.isRunning else { throw MotoError("moto_server exited with \(process.terminationStatus)") }
+            if canConnect(port: port) { return }
+            usleep(100_000)  // polling a real condition (the listener), bounded by the deadline
+        }
+        throw MotoError("moto_server did not start listening within 60 s")
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
+
+struct MotoError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func runPython(_ script: String, arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script] + arguments
+    let errors = Pipe()
+    process.standardError = errors
+    try process.run()
+    let message = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw MotoError("python failed: \(String(decoding: message, as: UTF8.self))")
+    }
+}
+
+/// A TCP port nothing listens on right now (bind to port 0, read it back, close).
+func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw MotoError("socket failed") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
+    guard bound == 0 else { throw MotoError("bind failed") }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+func canConnect(port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+}
