@@ -21,17 +21,20 @@ final class Shared<Value>: @unchecked Sendable {
 
 /// Deterministic pseudo-random bytes (SplitMix64), so every object has distinct, reproducible content.
 func testBytes(count: Int, seed: UInt64) -> Data {
-    var state = seed &+ 0x9E37_79B9_7F4A_7C15
-    var data = Data(capacity: count)
-    while data.count < count {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        withUnsafeBytes(of: z.littleEndian) { data.append(contentsOf: $0.prefix(count - data.count)) }
+    let words = (count + 7) / 8
+    var data = Data(count: words * 8)
+    data.withUnsafeMutableBytes { raw in
+        let buffer = raw.bindMemory(to: UInt64.self)
+        var state = seed &* 0x9E37_79B9_7F4A_7C15
+        for index in 0..<words {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            buffer[index] = (z ^ (z >> 31)).littleEndian
+        }
     }
-    return data
+    return data.prefix(count)
 }
 
 /// An in-process fake S3 server (memory storage, port 0) with one bucket, and a temporary library folder.
@@ -143,15 +146,31 @@ final class ChangeRecorder: LibraryChangeObserver {
     func libraryDidChange(_ change: LibraryChange) { continuation.yield(change) }
 }
 
-/// Reads changes from a stream one at a time.
+/// Registers a ``ChangeRecorder`` on a library and reads the changes it is told about, one at a time.
+///
+/// Changes committed before the reader was made are skipped: the library reads its observer list when it delivers
+/// a change, not when it commits it, so an observer registered just after a commit can still be told about it.
 struct ChangeReader {
+    let recorder = ChangeRecorder()
     private var iterator: AsyncStream<LibraryChange>.Iterator
+    /// The token of the last change returned (or skipped as too old).
+    private(set) var lastToken: ChangeToken
 
-    init(_ stream: AsyncStream<LibraryChange>) { iterator = stream.makeAsyncIterator() }
+    init(observing library: AssetLibrary) {
+        lastToken = library.currentChangeToken
+        iterator = recorder.stream.makeAsyncIterator()
+        library.register(recorder)
+    }
 
-    /// The next change (fails the test when the stream ends).
+    /// The next change committed after the reader was made (fails the test when the stream ends).
     mutating func next(sourceLocation: SourceLocation = #_sourceLocation) async throws -> LibraryChange {
-        try #require(await iterator.next(), "the change stream ended", sourceLocation: sourceLocation)
+        while true {
+            let change = try #require(await iterator.next(), "the change stream ended", sourceLocation: sourceLocation)
+            if change.token > lastToken {
+                lastToken = change.token
+                return change
+            }
+        }
     }
 
     /// Skips changes until one satisfies `condition`, and returns it.
@@ -162,6 +181,11 @@ struct ChangeReader {
             let change = try await next(sourceLocation: sourceLocation)
             if condition(change) { return change }
         }
+    }
+
+    /// Reads (and drops) changes until the one with `token` has been delivered.
+    mutating func catchUp(to token: ChangeToken, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        while lastToken < token { _ = try await next(sourceLocation: sourceLocation) }
     }
 }
 
