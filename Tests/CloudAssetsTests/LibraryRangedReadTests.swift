@@ -108,3 +108,34 @@ struct LibraryRangedReadTests {
         }
     }
 }
+
+@Suite("Library: concurrent ranged reads", .timeLimit(.minutes(1)))
+struct LibraryConcurrentRangedReadTests {
+    @Test("concurrent reads of different ranges keep every range, and later reads return the right bytes")
+    func concurrentReadsKeepEveryRange() async throws {
+        try await withHarness { harness in
+            let original = testBytes(count: 200_000, seed: 45)
+            try harness.put("r.png", data: original)
+            let library = try await harness.open()
+            try await library.sync()
+            let asset = try library.asset(path: "r.png")
+            // Both GETs are answered late, so both reads start from an asset with no ranges on disk.
+            harness.server.faults.add(.latency(milliseconds: 300), keyPattern: "originals/r.png", method: "GET")
+            async let first = library.read(asset, range: 0..<50_000)
+            async let second = library.read(asset, range: 100_000..<150_000)
+            let (a, b) = try await (first, second)
+            #expect(a == original[0..<50_000])
+            #expect(b == original[100_000..<150_000])
+            #expect(harness.gets(of: "r.png").count == 2)
+
+            let current = try library.current(asset)
+            #expect(current.partialRanges == [0..<50_000, 100_000..<150_000])
+            // Whatever the record says is present must be the original's bytes.
+            for range in current.partialRanges {
+                let bytes = try await library.read(
+                    asset, range: Int64(range.lowerBound)..<Int64(range.upperBound), isNetworkAccessAllowed: false)
+                #expect(bytes == original[Int(range.lowerBound)..<Int(range.upperBound)])
+            }
+        }
+    }
+}
