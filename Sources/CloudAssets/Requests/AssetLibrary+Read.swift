@@ -40,8 +40,9 @@ extension AssetLibrary {
                 throw AssetRequestError.inCloud(key: record.key)
             }
             let remote = try requireRemote()
-            if present.isEmpty { try? FileManager.default.removeItem(at: rangeFile) }
-            var fetched = present
+            // The range file is never truncated here: another read of this asset may be writing into it, and bytes
+            // outside the recorded ranges are never served.
+            var fetched = ByteRangeSet()
             for piece in missing {
                 do {
                     try await RangeFetch.fetch(
@@ -55,19 +56,37 @@ extension AssetLibrary {
                 }
                 fetched.insert(piece)
             }
-            try commitRanges(assetID: asset.id, ranges: fetched, etag: record.etag)
+            try commitRanges(assetID: asset.id, adding: fetched, etag: record.etag, file: rangeFile)
         }
-        return try Self.readBytes(at: rangeFile, range: wanted)
+        do {
+            return try Self.readBytes(at: rangeFile, range: wanted)
+        } catch {
+            // A download of the whole original may have completed meanwhile (it removes the range file).
+            if let latest = try store.record(id: asset.id), let url = verifiedOriginal(of: latest) {
+                return try Self.readBytes(at: url, range: wanted)
+            }
+            throw error
+        }
     }
 
-    /// Records verified ranges: the asset becomes `partial` (unless it is `full` by now).
-    func commitRanges(assetID: Int64, ranges: ByteRangeSet, etag: String) throws {
+    /// Records verified ranges, merged with the ranges already recorded under the same ETag (other reads of the
+    /// asset may have committed meanwhile), in one transaction: the asset becomes `partial` (unless it is `full` by
+    /// now). Ranges whose bytes are no longer in the file (the asset was evicted during the read) are not recorded.
+    func commitRanges(assetID: Int64, adding pieces: ByteRangeSet, etag: String, file: URL) throws {
+        guard let end = pieces.ranges.last?.upperBound else { return }
         try performWrite { tx in
             guard let current = try tx.record(assetID) else {
                 throw AssetRequestError.assetDeleted(localIdentifier: assetID)
             }
             guard current.etag == etag else { throw AssetRequestError.objectChanged(key: current.key) }
             guard current.availability != .full else { return }
+            let onDisk = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber
+            guard let onDisk, onDisk.int64Value >= end else {
+                throw AssetRequestError.localFile(path: file.path, reason: "the range file was removed during the read")
+            }
+            var ranges =
+                current.availability == .partial && current.partialETag == etag ? current.partialRanges : ByteRangeSet()
+            for piece in pieces.ranges { ranges.insert(piece) }
             _ = try tx.update(assetID) { record in
                 record.availability = .partial
                 record.partialRanges = ranges
@@ -106,7 +125,9 @@ enum RangeFetch {
             throw S3Error.malformedResponse("asked for \(range.count) bytes of \(key), got \(data.count)")
         }
         let fd = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw AssetRequestError.localFile(path: url.path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else {
+            throw AssetRequestError.localFile(path: url.path, reason: String(cString: strerror(errno)))
+        }
         defer { close(fd) }
         try data.withUnsafeBytes { buffer in
             var written = 0

@@ -1,0 +1,101 @@
+import CloudAssets
+import FakeS3
+import Foundation
+import Testing
+
+/// Reopening after a crash: the catalog is made consistent with the files on disk.
+@Suite("Library: recovery on reopen", .timeLimit(.minutes(1)))
+struct LibraryRecoveryTests {
+    @Test("reopening repairs a crash state: missing full file, short range file, lost thumbnail, orphans, .part")
+    func reopenRepairsSimulatedCrashState() async throws {
+        try await withHarness { harness in
+            var contents: [String: Data] = [:]
+            for (index, name) in ["a.png", "b.png", "c.png", "d.png", "e.png"].enumerated() {
+                let data = testBytes(count: 50_000, seed: 180 + UInt64(index))
+                contents[name] = data
+                try harness.put(name, data: data, thumbnail: testBytes(count: 40, seed: 190 + UInt64(index)))
+            }
+            var library = try await harness.open()
+            try await library.sync()
+            let a = try library.asset(path: "a.png")
+            let b = try library.asset(path: "b.png")
+            let c = try library.asset(path: "c.png")
+            let d = try library.asset(path: "d.png")
+            let e = try library.asset(path: "e.png")
+            _ = try await library.data(for: a, options: AssetLibrary.networkOptions())
+            _ = try await library.read(b, range: 0..<4000)
+            _ = try await library.data(for: e, options: AssetLibrary.networkOptions())
+            library.close()
+
+            // What a crash can leave behind.
+            let fm = FileManager.default
+            let root = harness.storeURL
+            func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
+            try fm.removeItem(atPath: path("originals/\(a.id).png"))  // `full` without its file
+            let ranges = try FileHandle(forWritingTo: URL(fileURLWithPath: path("partial/\(b.id).ranges")))
+            try ranges.truncate(atOffset: 1000)  // `partial` whose bytes are not all there
+            try ranges.close()
+            try contents["c.png"]![0..<20_000].write(to: URL(fileURLWithPath: path("originals/\(c.id).png.part")))
+            try fm.removeItem(atPath: path("thumbnails/\(d.id).jpg"))  // thumbnail recorded, file gone
+            let orphans = [
+                "originals/999999.png", "originals/999999.png.part", "partial/999999.ranges",
+                "thumbnails/999999.jpg", "originals/junk", "originals/\(e.id).png.part",
+            ]
+            for orphan in orphans { try Data("x".utf8).write(to: URL(fileURLWithPath: path(orphan))) }
+
+            library = try await harness.open()
+            let report = library.recovery
+            #expect(report.fullDowngraded == 1)
+            #expect(report.partialDowngraded == 1)
+            #expect(report.thumbnailsLost == 1)
+            #expect(report.partFilesKept == 1)
+            // The orphans, and b's range file, which no longer matches its (downgraded) record.
+            #expect(report.orphanFilesRemoved == orphans.count + 1)
+            for orphan in orphans { #expect(!fm.fileExists(atPath: path(orphan)), "\(orphan) should be removed") }
+            #expect(fm.fileExists(atPath: path("originals/\(c.id).png.part")))
+            #expect(fm.fileExists(atPath: path("originals/\(e.id).png")))
+
+            #expect(try library.current(a).availability == .thumbnail)
+            #expect(try library.current(b).availability == .thumbnail)
+            #expect(try library.current(b).partialRanges.isEmpty)
+            #expect(try library.current(c).availability == .thumbnail)
+            #expect(try library.current(d).availability == .cloudOnly)
+            #expect(try library.current(d).hasThumbnail == false)
+            #expect(try library.current(e).availability == .full)
+
+            // Every asset serves correct bytes again; the intact one without the network.
+            let requests = harness.log.count
+            #expect(try await library.data(for: e) == contents["e.png"])
+            #expect(harness.log.count == requests)
+            for (asset, name) in [(a, "a.png"), (b, "b.png"), (c, "c.png"), (d, "d.png")] {
+                #expect(try await library.data(for: asset, options: AssetLibrary.networkOptions()) == contents[name])
+                #expect(try library.current(asset).availability == .full)
+            }
+            // The lost thumbnail comes back with the next sync.
+            let summary = try await library.sync()
+            #expect(summary.thumbnailsFetched == 1)
+            #expect(try library.current(d).hasThumbnail)
+        }
+    }
+
+    @Test("reopening a consistent library repairs nothing and notifies no change")
+    func reopenOfConsistentLibraryChangesNothing() async throws {
+        try await withHarness { harness in
+            try harness.put("a.png", data: testBytes(count: 5000, seed: 200), thumbnail: testBytes(count: 9, seed: 201))
+            try harness.put("b.png", data: testBytes(count: 5000, seed: 202))
+            var library = try await harness.open()
+            try await library.sync()
+            _ = try await library.data(for: try library.asset(path: "a.png"), options: AssetLibrary.networkOptions())
+            _ = try await library.read(try library.asset(path: "b.png"), range: 10..<20)
+            let token = library.currentChangeToken
+            library.close()
+            library = try await harness.open()
+            let report = library.recovery
+            #expect(report.fullDowngraded == 0 && report.partialDowngraded == 0 && report.thumbnailsLost == 0)
+            #expect(report.orphanFilesRemoved == 0 && report.partFilesKept == 0)
+            #expect(library.currentChangeToken == token)
+            #expect(try library.asset(path: "a.png").availability == .full)
+            #expect(try library.asset(path: "b.png").partialRanges == [10..<20])
+        }
+    }
+}
