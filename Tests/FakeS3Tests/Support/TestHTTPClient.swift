@@ -92,7 +92,7 @@ private final class ResponseCollector: ChannelInboundHandler {
             if h.status.code >= 100 && h.status.code < 200 { return }
             head = h
         case .body(let buffer):
-            body.append(contentsOf: buffer.readableBytesView)
+            buffer.withUnsafeReadableBytes { body.append($0.assumingMemoryBound(to: UInt8.self)) }
             onBodyBytes?(body.count, context.channel)
         case .end:
             complete(true)
