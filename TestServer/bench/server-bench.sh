@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The server part of `make bench`: single-stream GET of a 1 GiB object from fake-s3 (disk storage)
-# and from a plain static file server (python3 -m http.server) with `curl -o /dev/null`; small-object
+# and from a plain static file server (Python, os.sendfile) with `curl -o /dev/null`; small-object
 # GETs per second (16 KiB, 16 parallel connections, one curl process using --parallel); peak RSS of
 # fake-s3 while serving the 1 GiB object.
 #
@@ -49,12 +49,35 @@ fake_speed2=$(curl -sS -o /dev/null -w '%{speed_download}' "$big")
 rss_peak=$(peak_rss)
 
 # The same file from a plain static file server.
-data_file=$(ls "$work"/root/buckets/bench/objects/*.data | head -1)
+data_file=$(ls -S "$work"/root/buckets/bench/objects/*.data | head -1)   # the largest: the 1 GiB object
 mkdir -p "$work/static" && ln "$data_file" "$work/static/big.bin"
 sport=$(free_port)
-(cd "$work/static" && exec python3 -m http.server "$sport" --bind 127.0.0.1 >/dev/null 2>&1) &
+cat >"$work/static-server.py" <<'PY'
+# A plain static file server: GET /<file> answered with os.sendfile, nothing else.
+import http.server, os, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        path = os.path.join(sys.argv[2], os.path.basename(self.path))
+        if not os.path.isfile(path):
+            self.send_error(404)
+            return
+        size = os.path.getsize(path)
+        self.send_response(200)
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        with open(path, "rb") as f:
+            offset = 0
+            while offset < size:
+                offset += os.sendfile(self.wfile.fileno(), f.fileno(), offset, size - offset)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+PY
+python3 "$work/static-server.py" "$sport" "$work/static" >/dev/null 2>&1 &
 static_pid=$!
-for _ in $(seq 300); do curl -s -o /dev/null "http://127.0.0.1:$sport/" && break; sleep 0.1; done
+for _ in $(seq 300); do curl -s -o /dev/null "http://127.0.0.1:$sport/none" && break; sleep 0.1; done
+curl -sS -f -o /dev/null "http://127.0.0.1:$sport/big.bin"   # same warm-up as for fake-s3
 static_speed=$(curl -sS -f -o /dev/null -w '%{speed_download}' "http://127.0.0.1:$sport/big.bin" || echo 0)
 
 # Small GETs: 16 parallel keep-alive connections from one curl process.
@@ -74,7 +97,7 @@ fake1, fake2, static, rate, before, peak, after = map(float, sys.argv[1:])
 gb = lambda v: f"{v / 1e9:.2f} GB/s"
 print(f"{'fake-s3 server benchmark':<48}")
 print(f"{'1 GiB GET, fake-s3 (best of 2)':<40} {gb(max(fake1, fake2)):>14}   target >= 1 GB/s")
-print(f"{'1 GiB GET, python3 -m http.server':<40} {gb(static):>14}")
+print(f"{'1 GiB GET, static file server (sendfile)':<40} {gb(static):>14}")
 print(f"{'16 KiB GETs, 16 parallel connections':<40} {int(rate):>10} /s   target >= 3000/s")
 print(f"{'fake-s3 RSS before / peak / after (MiB)':<40} {before/1024:>5.0f} / {peak/1024:.0f} / {after/1024:.0f}   target < 100 MiB")
 PY
