@@ -24,7 +24,7 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 echo "seeding a ${size_mib} MiB object..." >&2
-"$bin" seed --root "$work/root" --assets 0 --large 1 --large-mi-b "$size_mib" --bucket bench >/dev/null
+"$bin" seed --root "$work/root" --assets 0 --large 1 --large-mib "$size_mib" --bucket bench >/dev/null
 port=$(free_port)
 "$bin" serve --root "$work/root" --port "$port" --access-key bench --secret-key bench-secret \
     --public bench >"$work/serve.log" 2>&1 &
