@@ -16,7 +16,7 @@ struct SeedCommand: AsyncParsableCommand {
     @Option(help: "How many large originals (several hundred MiB each) to add.")
     var large: Int = 0
 
-    @Option(help: "The size of each large original, in MiB.")
+    @Option(name: .customLong("large-mib"), help: "The size of each large original, in MiB.")
     var largeMiB: Int = 300
 
     @Option(help: "The bucket to create or fill.")
@@ -27,7 +27,7 @@ struct SeedCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard assets >= 0, large >= 0, largeMiB > 0 else {
-            throw ValidationError("--assets and --large must be ≥ 0, --large-mi-b > 0")
+            throw ValidationError("--assets and --large must be ≥ 0, --large-mib > 0")
         }
     }
 

@@ -247,7 +247,7 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
         var headers = response.headers
         headers.add(name: "x-amz-request-id", value: exchange.requestID)
         headers.add(name: "x-amz-id-2", value: exchange.requestID)
-        headers.add(name: "Date", value: HTTPDate.rfc1123(Date()))
+        headers.add(name: "Date", value: HTTPDate.now())
         headers.add(name: "Server", value: "FakeS3")
         let isHead = exchange.head.method == .HEAD
         var plan = BodyFaultPlan([])

@@ -21,6 +21,7 @@ extension S3Service {
         let markerBytes = marker.map { KeyBytes($0) }
         return try store.withSortedObjects(bucket: bucket) { (keys, objects) throws(S3Error) -> ListPage in
             var page = ListPage()
+            if maxKeys == 0 { return page }  // as S3: nothing listed, not truncated
             // First key ≥ prefix and > marker.
             var lower = KeyBytes(prefix)
             var strictlyAfter = false

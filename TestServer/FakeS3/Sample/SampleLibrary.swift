@@ -185,14 +185,18 @@ public enum SampleLibrary {
         let b0 = Int(rng.next() % 256)
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         var noise = rng.next()
-        for y in 0..<height {
-            for x in 0..<width {
-                noise = noise &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                let jitter = Int((noise >> 60) & 0x7)
-                let i = (y * width + x) * 3
-                pixels[i] = UInt8((r0 + x * 255 / width + jitter) & 0xFF)
-                pixels[i + 1] = UInt8((g0 + y * 255 / height + jitter) & 0xFF)
-                pixels[i + 2] = UInt8((b0 + (x + y) * 128 / (width + height)) & 0xFF)
+        pixels.withUnsafeMutableBufferPointer { p in
+            for y in 0..<height {
+                let g = UInt8(truncatingIfNeeded: g0 + y * 255 / height)
+                var i = y * width * 3
+                for x in 0..<width {
+                    noise = noise &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    let jitter = UInt8(truncatingIfNeeded: noise >> 61)
+                    p[i] = UInt8(truncatingIfNeeded: r0 + x * 255 / width) &+ jitter
+                    p[i + 1] = g &+ jitter
+                    p[i + 2] = UInt8(truncatingIfNeeded: b0 + (x + y) * 128 / (width + height))
+                    i += 3
+                }
             }
         }
         return PNGEncoder.encode(width: width, height: height, pixels: pixels)

@@ -26,6 +26,10 @@ final class ServerCore: Sendable {
 
     static func requestID() -> String {
         var g = SystemRandomNumberGenerator()
-        return String(format: "%016llX", g.next() as UInt64)
+        let value: UInt64 = g.next()
+        let digits = Array("0123456789ABCDEF".utf8)
+        var out = [UInt8](repeating: 0, count: 16)
+        for i in 0..<16 { out[i] = digits[Int((value >> (60 - 4 * UInt64(i))) & 0xF)] }
+        return String(decoding: out, as: UTF8.self)
     }
 }

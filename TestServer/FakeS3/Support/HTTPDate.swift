@@ -15,18 +15,68 @@ enum HTTPDate {
     /// `Sun, 06 Nov 1994 08:49:37 GMT`.
     static func rfc1123(_ date: Date) -> String {
         let t = components(date)
-        return String(
-            format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", days[Int(t.tm_wday)], Int(t.tm_mday), months[Int(t.tm_mon)],
-            Int(t.tm_year) + 1900, Int(t.tm_hour), Int(t.tm_min), Int(t.tm_sec))
+        var out = [UInt8]()
+        out.reserveCapacity(29)
+        out += days[Int(t.tm_wday)].utf8
+        out += ", ".utf8
+        append(Int(t.tm_mday), digits: 2, to: &out)
+        out.append(UInt8(ascii: " "))
+        out += months[Int(t.tm_mon)].utf8
+        out.append(UInt8(ascii: " "))
+        append(Int(t.tm_year) + 1900, digits: 4, to: &out)
+        out.append(UInt8(ascii: " "))
+        append(Int(t.tm_hour), digits: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        append(Int(t.tm_min), digits: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        append(Int(t.tm_sec), digits: 2, to: &out)
+        out += " GMT".utf8
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func append(_ value: Int, digits: Int, to out: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<digits { divisor *= 10 }
+        var v = value
+        while divisor > 0 {
+            out.append(UInt8(48 + (v / divisor) % 10))
+            v %= divisor
+            divisor /= 10
+        }
+    }
+
+    private static let cachedNow = Locked<(second: Int64, text: String)>((-1, ""))
+
+    /// The current time in RFC 1123 form, formatted at most once per second (the `Date` header).
+    static func now() -> String {
+        let second = Int64(Date().timeIntervalSince1970)
+        if let hit = cachedNow.withLock({ $0.second == second ? $0.text : nil }) { return hit }
+        let text = rfc1123(Date(timeIntervalSince1970: TimeInterval(second)))
+        cachedNow.withLock { $0 = (second, text) }
+        return text
     }
 
     /// `2024-05-01T12:00:00.000Z`.
     static func iso8601(_ date: Date) -> String {
         let t = components(date)
         let millis = Int((date.timeIntervalSince1970 - date.timeIntervalSince1970.rounded(.down)) * 1000)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(t.tm_year) + 1900, Int(t.tm_mon) + 1, Int(t.tm_mday),
-            Int(t.tm_hour), Int(t.tm_min), Int(t.tm_sec), millis)
+        var out = [UInt8]()
+        out.reserveCapacity(24)
+        append(Int(t.tm_year) + 1900, digits: 4, to: &out)
+        out.append(UInt8(ascii: "-"))
+        append(Int(t.tm_mon) + 1, digits: 2, to: &out)
+        out.append(UInt8(ascii: "-"))
+        append(Int(t.tm_mday), digits: 2, to: &out)
+        out.append(UInt8(ascii: "T"))
+        append(Int(t.tm_hour), digits: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        append(Int(t.tm_min), digits: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        append(Int(t.tm_sec), digits: 2, to: &out)
+        out.append(UInt8(ascii: "."))
+        append(min(999, max(0, millis)), digits: 3, to: &out)
+        out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parses RFC 1123 (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)

@@ -1,6 +1,7 @@
 import AWSSigV4
 import FakeS3
 import Foundation
+import NIOCore
 
 /// Signs and sends S3 requests to a ``FakeS3Server`` in tests.
 struct S3TestClient: Sendable {
@@ -24,7 +25,8 @@ struct S3TestClient: Sendable {
     func send(
         _ method: String, _ path: String, query: [(name: String, value: String)] = [],
         headers: [(String, String)] = [], body: Data? = nil, signing: Signing = .header,
-        payloadHash: String? = nil, date: Date = Date(), host: String? = nil
+        payloadHash: String? = nil, date: Date = Date(), host: String? = nil,
+        onBodyBytes: (@Sendable (Int, any Channel) -> Void)? = nil
     ) async throws -> TestResponse {
         let host = host ?? self.host
         let encodedPath = SigV4.uriEncode(path, encodeSlash: false)
@@ -45,7 +47,7 @@ struct S3TestClient: Sendable {
         }
         let uri = queryString.isEmpty ? encodedPath : encodedPath + "?" + queryString
         return try await TestHTTPClient.send(
-            port: port, method: method, uri: uri, headers: all, body: body, host: host)
+            port: port, method: method, uri: uri, headers: all, body: body, host: host, onBodyBytes: onBodyBytes)
     }
 }
 

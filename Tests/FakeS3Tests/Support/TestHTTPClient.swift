@@ -10,6 +10,8 @@ struct TestResponse: Sendable {
     var body: Data
     /// Whether the response ended properly (false when the connection closed mid-body).
     var complete: Bool
+    /// Whether the connection ended with an error (e.g. reset by the peer) rather than a clean close.
+    var endedWithError = false
 
     var text: String { String(decoding: body, as: UTF8.self) }
     func header(_ name: String) -> String? { headers.first(name: name) }
@@ -90,7 +92,7 @@ private final class ResponseCollector: ChannelInboundHandler {
             if h.status.code >= 100 && h.status.code < 200 { return }
             head = h
         case .body(let buffer):
-            body.append(contentsOf: buffer.readableBytesView)
+            buffer.withUnsafeReadableBytes { body.append($0.assumingMemoryBound(to: UInt8.self)) }
             onBodyBytes?(body.count, context.channel)
         case .end:
             complete(true)
@@ -98,12 +100,14 @@ private final class ResponseCollector: ChannelInboundHandler {
         }
     }
 
-    private func complete(_ ended: Bool) {
+    private func complete(_ ended: Bool, error: Bool = false) {
         guard !done else { return }
         done = true
         if let head {
             promise.succeed(
-                TestResponse(status: Int(head.status.code), headers: head.headers, body: body, complete: ended))
+                TestResponse(
+                    status: Int(head.status.code), headers: head.headers, body: body, complete: ended,
+                    endedWithError: error))
         } else {
             promise.fail(TestHTTPClient.ConnectionClosed())
         }
@@ -115,7 +119,7 @@ private final class ResponseCollector: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        complete(false)
+        complete(false, error: true)
         context.close(promise: nil)
     }
 }

@@ -1,0 +1,199 @@
+import FakeS3
+import Foundation
+import NIOCore
+import Testing
+
+@Suite("Fault injection and the request log")
+struct FaultInjectionTests {
+    let data = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    @Test func internalErrorAnswers500() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            server.faults.add(.internalError, keyPattern: "k", times: 1)
+            let r = try await client.send("GET", "/photos/k")
+            #expect(r.status == 500)
+            #expect(r.errorCode == "InternalError")
+            #expect(try await client.send("GET", "/photos/k").status == 200)
+        }
+    }
+
+    @Test func slowDownAnswers503WithAndWithoutRetryAfter() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            server.faults.add(.slowDown(retryAfterSeconds: 7), keyPattern: "k", times: 1)
+            server.faults.add(.slowDown(retryAfterSeconds: nil), keyPattern: "k", afterRequests: 1, times: 1)
+            let first = try await client.send("GET", "/photos/k")
+            #expect(first.status == 503)
+            #expect(first.errorCode == "SlowDown")
+            #expect(first.header("Retry-After") == "7")
+            let second = try await client.send("GET", "/photos/k")
+            #expect(second.status == 503)
+            #expect(second.header("Retry-After") == nil)
+        }
+    }
+
+    @Test func afterRequestsAndTimesTargetTheNthRequest() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "originals/a", data: data)
+            server.faults.add(.internalError, keyPattern: "originals/*", method: "GET", afterRequests: 1, times: 1)
+            let statuses = try await [
+                client.send("GET", "/photos/originals/a").status, client.send("HEAD", "/photos/originals/a").status,
+                client.send("GET", "/photos/originals/a").status, client.send("GET", "/photos/originals/a").status,
+            ]
+            #expect(statuses == [200, 200, 500, 200])
+        }
+    }
+
+    @Test func keyPatternLimitsTheFault() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "originals/a", data: data)
+            try server.putObject(bucket: "photos", key: "thumbnails/a.jpg", data: data)
+            server.faults.add(.internalError, keyPattern: "thumbnails/*")
+            #expect(try await client.send("GET", "/photos/originals/a").status == 200)
+            #expect(try await client.send("GET", "/photos/thumbnails/a.jpg").status == 500)
+        }
+    }
+
+    @Test func latencyDelaysTheResponse() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            server.faults.add(.latency(milliseconds: 300), keyPattern: "k")
+            let clock = ContinuousClock()
+            let start = clock.now
+            let r = try await client.send("GET", "/photos/k")
+            #expect(r.status == 200)
+            #expect(clock.now - start >= .milliseconds(300))
+        }
+    }
+
+    @Test func bandwidthLimitPacesTheBody() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data.prefix(40_000))
+            server.faults.add(.bandwidthLimit(bytesPerSecond: 100_000), keyPattern: "k")
+            let clock = ContinuousClock()
+            let start = clock.now
+            let r = try await client.send("GET", "/photos/k")
+            #expect(r.body == data.prefix(40_000))
+            // The first 5,000-byte piece goes at once; the other 35,000 bytes take ≥ 0.35 s.
+            #expect(clock.now - start >= .milliseconds(350))
+        }
+    }
+
+    @Test func truncateBodyKeepsContentLengthButClosesEarly() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            server.faults.add(.truncateBody(afterBytes: 1234), keyPattern: "k")
+            let r = try await client.send("GET", "/photos/k")
+            #expect(r.status == 200)
+            #expect(r.header("Content-Length") == "100000")
+            #expect(r.body == data.prefix(1234))
+            #expect(!r.complete)
+        }
+    }
+
+    @Test func resetAfterCutsTheConnection() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            server.faults.add(.resetAfter(bytes: 5000), keyPattern: "k")
+            let r = try await client.send("GET", "/photos/k")
+            #expect(!r.complete)
+            #expect(r.body.count <= 5000)
+            #expect(r.body == data.prefix(r.body.count))
+            #expect(server.requestLog.entries().last?.bytesSent == 5000)
+        }
+    }
+
+    @Test func stallAfterSendsNBytesThenNothingUntilStopped() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            server.faults.add(.stallAfter(bytes: 3000), keyPattern: "k")
+            let r = try await client.send(
+                "GET", "/photos/k",
+                onBodyBytes: { count, _ in
+                    // Once the stalled prefix arrived, stopping the server is the only way the response ends.
+                    if count >= 3000 { Task { try await server.stop() } }
+                })
+            #expect(!r.complete)
+            #expect(r.body == data.prefix(3000))
+        }
+    }
+
+    @Test func flipByteInvertsExactlyOneByte() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            server.faults.add(.flipByte(atOffset: 70_000), keyPattern: "k")
+            let r = try await client.send("GET", "/photos/k", headers: [("Range", "bytes=60000-79999")])
+            #expect(r.status == 206)
+            var expected = data[60_000..<80_000]
+            expected[70_000] = ~expected[70_000]
+            #expect(r.body == expected)
+        }
+    }
+
+    @Test func replaceObjectChangesBytesAndETagBeforeServing() async throws {
+        try await withServer { server, client in
+            let oldETag = try server.putObject(bucket: "photos", key: "k", data: data)
+            let first = try await client.send("GET", "/photos/k")
+            #expect(first.header("ETag") == oldETag)
+            server.faults.add(.replaceObject(with: Data("new bytes".utf8)), keyPattern: "k", times: 1)
+            let second = try await client.send("GET", "/photos/k", headers: [("If-Match", oldETag)])
+            #expect(second.status == 412)
+            let third = try await client.send("GET", "/photos/k")
+            #expect(third.body == Data("new bytes".utf8))
+            #expect(third.header("ETag") != oldETag)
+        }
+    }
+
+    @Test func fullBodyInsteadOfPartialIgnoresRange() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            server.faults.add(.fullBodyInsteadOfPartial, keyPattern: "k")
+            let r = try await client.send("GET", "/photos/k", headers: [("Range", "bytes=0-99")])
+            #expect(r.status == 200)
+            #expect(r.body == data)
+        }
+    }
+
+    @Test func deleteObjectFaultRemovesObjectBeforeServing() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            server.faults.add(.deleteObject, keyPattern: "k")
+            let r = try await client.send("GET", "/photos/k")
+            #expect(r.status == 404)
+            #expect(try server.objectData(bucket: "photos", key: "k") == nil)
+        }
+    }
+
+    @Test func removedAndClearedRulesStopFiring() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            let id = server.faults.add(.internalError)
+            #expect(try await client.send("GET", "/photos/k").status == 500)
+            server.faults.remove(id)
+            #expect(try await client.send("GET", "/photos/k").status == 200)
+            server.faults.add(.internalError)
+            server.faults.removeAll()
+            #expect(try await client.send("GET", "/photos/k").status == 200)
+        }
+    }
+
+    @Test func requestLogRecordsMethodKeyRangeStatusAndBytes() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "originals/a.png", data: data)
+            _ = try await client.send(
+                "GET", "/photos/originals/a.png", headers: [("Range", "bytes=10-19"), ("If-Match", "\"x\"")])
+            _ = try await client.send("GET", "/photos/originals/a.png", headers: [("Range", "bytes=10-19")])
+            _ = try await client.send("HEAD", "/photos/originals/a.png")
+            let entries = server.requestLog.entries()
+            #expect(entries.map(\.method) == ["GET", "GET", "HEAD"])
+            #expect(entries.map(\.status) == [412, 206, 200])
+            #expect(entries[1].bytesSent == 10)
+            #expect(entries[1].rangeHeader == "bytes=10-19")
+            #expect(entries[0].ifMatch == "\"x\"")
+            #expect(entries.allSatisfy { $0.bucket == "photos" && $0.key == "originals/a.png" })
+            server.requestLog.clear()
+            #expect(server.requestLog.entries().isEmpty)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+@testable import FakeS3
+
+@Suite("Parsing helpers")
+struct ParsingTests {
+    @Test(arguments: [
+        ("originals/*", "originals/2020/a.png", true), ("originals/*", "thumbnails/a.jpg", false),
+        ("*.jpg", "thumbnails/x/a.jpg", true), ("a?c", "abc", true), ("a?c", "ac", false), ("*", "", true),
+        ("*a*b", "xxaxxbyb", true), ("exact", "exactly", false),
+    ])
+    func globMatchesWholeKeys(pattern: String, key: String, matches: Bool) {
+        #expect(Glob.matches(pattern: Array(pattern.utf8), text: Array(key.utf8)) == matches)
+    }
+
+    @Test func xmlReaderDecodesEntitiesAndCDATAAndSkipsDeclarations() throws {
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!-- comment --><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+              <Object><Key>a &amp; b &lt;c&gt; &#x41;&#66;</Key></Object>
+              <Object><Key><![CDATA[<raw & text>]]></Key></Object>
+            </Delete>
+            """
+        let root = try XMLElement.parse(Array(xml.utf8))
+        #expect(root.name == "Delete")
+        #expect(root.all("Object").compactMap { $0.child("Key")?.text } == ["a & b <c> AB", "<raw & text>"])
+    }
+
+    @Test(arguments: ["<a><b></a>", "<a>", "<a></a><b/>", "text", "<a>&bogus;</a>", ""])
+    func xmlReaderRejectsMalformedDocuments(xml: String) {
+        #expect(throws: S3Error.self) { try XMLElement.parse(Array(xml.utf8)) }
+    }
+
+    @Test(arguments: [
+        "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+    ])
+    func httpDatesParseInAllThreeForms(text: String) {
+        #expect(HTTPDate.parse(text) == Date(timeIntervalSince1970: 784_111_777))
+    }
+
+    @Test func httpDateRoundTripsRFC1123() {
+        let date = Date(timeIntervalSince1970: 1_700_000_000)
+        #expect(HTTPDate.rfc1123(date) == "Tue, 14 Nov 2023 22:13:20 GMT")
+        #expect(HTTPDate.parse(HTTPDate.rfc1123(date)) == date)
+        #expect(HTTPDate.iso8601(date) == "2023-11-14T22:13:20.000Z")
+    }
+
+    @Test func byteRangeResolvesLikeS3() {
+        #expect(ByteRangeRequest(header: "bytes=0-0")?.resolve(size: 10) == .partial(0..<1))
+        #expect(ByteRangeRequest(header: "bytes=5-")?.resolve(size: 10) == .partial(5..<10))
+        #expect(ByteRangeRequest(header: "bytes=-3")?.resolve(size: 10) == .partial(7..<10))
+        #expect(ByteRangeRequest(header: "bytes=10-")?.resolve(size: 10) == .unsatisfiable)
+        #expect(ByteRangeRequest(header: "bytes=0-1,3-4") == nil)
+        #expect(ByteRangeRequest(header: "bytes=-") == nil)
+    }
+
+    @Test func crc64NVMEMatchesTheReferenceCheckValue() {
+        // The CRC-64/NVME check value for "123456789".
+        let value = Array("123456789".utf8).withUnsafeBytes { CRC64NVME.update(0, $0) }
+        #expect(value == 0xAE8B_1486_0A79_9888)
+    }
+}
