@@ -113,11 +113,13 @@ import Testing
         let fixture = try await FakeS3Fixture.start()
         defer { Task { await fixture.stop() } }
         let data = try fixture.put("p.jpg", size: 3_000_000)
-        fixture.server.faults.add(.bandwidthLimit(bytesPerSecond: 6_000_000), keyPattern: "p.jpg", method: "GET")
+        // The first response stalls after 1.2 MB (well within the stall timeout), so the pause always
+        // lands mid-transfer.
+        fixture.server.faults.add(.stallAfter(bytes: 1_200_000), keyPattern: "p.jpg", method: "GET", times: 1)
         let reached = AsyncStream<Void>.makeStream()
         let handle = fixture.downloader.download(
             fixture.request("p.jpg") { progress, _ in
-                if progress.bytesReceived > 1_200_000 { reached.continuation.yield() }
+                if progress.bytesReceived >= 1_200_000 { reached.continuation.yield() }
             })
         for await _ in reached.stream { break }
         handle.pause()
