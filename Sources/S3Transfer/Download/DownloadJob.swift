@@ -193,6 +193,7 @@ final class DownloadJob: @unchecked Sendable {
             var failures = 0
             var checksumRetried = false
             var restartedForChange = false
+            var skewRetried = false
             let policy = configuration.retryPolicy
             while true {
                 if isCancelled || Task.isCancelled { return .failure(.cancelled) }
@@ -233,11 +234,16 @@ final class DownloadJob: @unchecked Sendable {
                     saveSidecar(writer: writer, version: version)
                     switch error {
                     case .cancelled:
-                        if isPaused {
+                        // A pause stops the transfer the same way; only a cancelled job ends here.
+                        if !isCancelled && !Task.isCancelled {
                             attempts -= 1
                             continue
                         }
                         return .failure(.cancelled)
+                    case .requestTimeTooSkewed where !skewRetried:
+                        // The client measured the offset from the response; the next attempt is re-signed.
+                        skewRetried = true
+                        continue
                     case .preconditionFailed, .objectChanged:
                         if request.expectedETag != nil {
                             discard(writer: writer)

@@ -93,6 +93,7 @@ extension Downloader {
         var ranges = sidecar?.byteRanges ?? []
         var start = wanted.lowerBound
         var failures = 0
+        var skewRetried = false
         let policy = configuration.retryPolicy
         guard await scheduler.acquire(priority: .userInitiated) else { throw .cancelled }
         defer { scheduler.release() }
@@ -145,6 +146,9 @@ extension Downloader {
                         .save(forPart: partFile)
                 }
                 switch error {
+                case .requestTimeTooSkewed where !skewRetried:
+                    skewRetried = true
+                    continue
                 case .preconditionFailed, .objectChanged:
                     unlink(partFile.path)
                     PartSidecar.remove(forPart: partFile)
@@ -156,6 +160,7 @@ extension Downloader {
                         throw policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: failures) : error
                     }
                     try await policy.backoff(afterAttempt: failures)
+                    continue
                 }
             }
             // A response that ended short without a transport error: count it like one.

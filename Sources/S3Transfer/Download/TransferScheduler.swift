@@ -48,6 +48,9 @@ final class TransferScheduler: Sendable {
         }
     }
 
+    /// Requests waiting for a slot.
+    var waitingCount: Int { state.withLock { $0.waiters.count } }
+
     /// Returns a slot: the best waiter gets it, or it becomes available.
     func release() {
         let next = state.withLock { state -> Waiter? in

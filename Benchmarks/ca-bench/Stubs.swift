@@ -1,2 +1,0 @@
-// Placeholders replaced as each module's benchmarks land.
-func runTransferBenchmarks() async throws -> [BenchRow] { [] }

@@ -1,0 +1,235 @@
+import AWSSigV4
+import Foundation
+import S3Transfer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// Downloader benchmarks against `fake-s3 serve` (disk storage in a temp dir) run as a child process, so
+// this process's peak RSS is the downloader's alone. References (`curl`) run in the same run.
+
+/// A `fake-s3 serve` child process on a free loopback port.
+private final class FakeS3Child {
+    let process = Process()
+    let endpoint: URL
+    let root: URL
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("ca-bench-s3-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("fake-s3")
+        process.executableURL = binary
+        process.arguments = [
+            "serve", "--root", root.path, "--port", "0", "--access-key", "bench", "--secret-key", "bench-secret",
+            "--faults",
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        var buffer = Data()
+        var found: URL?
+        while found == nil {
+            let chunk = pipe.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            buffer.append(chunk)
+            let text = String(decoding: buffer, as: UTF8.self)
+            if let range = text.range(of: "listening on "), let end = text[range.upperBound...].firstIndex(of: "\n") {
+                found = URL(string: String(text[range.upperBound..<end]))
+            }
+        }
+        guard let found else { throw BenchError.message("fake-s3 did not start (is it built? make bench builds it)") }
+        endpoint = found
+    }
+
+    func admin(_ method: String, _ path: String, json: String? = nil) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        var args = ["-s", "-o", "/dev/null", "-X", method, endpoint.absoluteString + "/_fake-s3/" + path]
+        if let json { args += ["-H", "Content-Type: application/json", "--data", json] }
+        p.arguments = args
+        try p.run()
+        p.waitUntilExit()
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: root)
+    }
+}
+
+private enum BenchError: Error, CustomStringConvertible {
+    case message(String)
+    var description: String {
+        switch self {
+        case .message(let m): return m
+        }
+    }
+}
+
+/// Resets VmHWM to the current RSS (Linux: `echo 5 > /proc/self/clear_refs`).
+private func resetPeakRSS() {
+    let fd = open("/proc/self/clear_refs", O_WRONLY)
+    if fd >= 0 {
+        _ = write(fd, "5", 1)
+        close(fd)
+    }
+}
+
+private func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try await body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+private func runCurl(_ arguments: [String]) throws {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    p.arguments = arguments
+    try p.run()
+    p.waitUntilExit()
+    guard p.terminationStatus == 0 else { throw BenchError.message("curl exited with \(p.terminationStatus)") }
+}
+
+/// Bytes that are not trivially compressible, generated block by block.
+private func benchData(_ count: Int) -> Data {
+    var data = Data(count: count)
+    data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
+        let words = raw.bindMemory(to: UInt64.self)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for i in 0..<words.count {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            words[i] = state
+        }
+    }
+    return data
+}
+
+func runTransferBenchmarks() async throws -> [BenchRow] {
+    let server = try FakeS3Child()
+    defer { server.stop() }
+    let bucket = "bench"
+    let client = S3Client(
+        configuration: S3ClientConfiguration(
+            endpoint: server.endpoint,
+            credentials: AWSCredentials(accessKeyID: "bench", secretAccessKey: "bench-secret"),
+            stallTimeout: 120, maxConnections: 16))
+    try await client.createBucket(bucket)
+    let work = server.root.appendingPathComponent("downloads")
+    try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+    var rows: [BenchRow] = []
+
+    // (a) One 1 GiB object.
+    let size = 1 << 30
+    do {
+        var data: Data? = benchData(size)
+        try await client.putObject(bucket: bucket, key: "big.bin", body: data!)
+        data = nil
+    }
+    resetPeakRSS()
+    let baseRSS = peakRSS()
+    let url = client.presignedURL(bucket: bucket, key: "big.bin")!
+    let curlFile = work.appendingPathComponent("curl.bin")
+    let curlTime = try await seconds { try runCurl(["-s", "-o", curlFile.path, url.absoluteString]) }
+    try? FileManager.default.removeItem(at: curlFile)
+    let downloader = Downloader(
+        client: client,
+        configuration: DownloaderConfiguration(
+            maxConnections: 16, retryPolicy: RetryPolicy(maxAttempts: 20, baseDelay: 0.01, maxDelay: 0.1),
+            stallTimeout: 60))
+    let destination = work.appendingPathComponent("big.bin")
+    var result: DownloadResult?
+    let ourTime = try await seconds {
+        result = try await downloader.download(
+            DownloadRequest(bucket: bucket, key: "big.bin", destination: destination)
+        ).result()
+    }
+    let peak = peakRSS()
+    let curlRate = Double(size) / curlTime / 1_048_576
+    let ourRate = Double(size) / ourTime / 1_048_576
+    let verified = result?.verification.contains(.md5) == true
+    rows.append(
+        BenchRow(
+            name: "1 GiB download, MD5-verified (MiB/s)", value: ourRate, unit: "MiB/s", reference: "curl -o",
+            referenceValue: curlRate, ratio: ourRate / curlRate, target: "≥ 0.9× curl",
+            met: verified && ourRate / curlRate >= 0.9))
+    let peakMiB = Double(peak) / 1_048_576
+    let growthMiB = Double(peak - baseRSS) / 1_048_576
+    rows.append(
+        BenchRow(
+            name: "1 GiB download peak RSS (VmHWM; growth \(String(format: "%.1f", growthMiB)) MiB)", value: peakMiB,
+            unit: "MiB", reference: "limit", referenceValue: 64, ratio: peakMiB / 64, target: "≤ 64 MiB",
+            met: peakMiB <= 64))
+    try? FileManager.default.removeItem(at: destination)
+
+    // (c) The same object with a connection reset every 100 MiB.
+    try server.admin(
+        "POST", "faults",
+        json: #"{"keyPattern": "big.bin", "method": "GET", "fault": {"type": "resetAfter", "bytes": 104857600}}"#)
+    var faulty: DownloadResult?
+    let faultTime = try await seconds {
+        faulty = try await downloader.download(
+            DownloadRequest(bucket: bucket, key: "big.bin", destination: destination)
+        ).result()
+    }
+    try server.admin("DELETE", "faults")
+    let faultVerified = faulty?.verification.contains(.md5) == true && faulty?.size == Int64(size)
+    rows.append(
+        BenchRow(
+            name: "1 GiB with a reset every 100 MiB (\(faulty?.attempts ?? 0) attempts)", value: faultTime, unit: "s",
+            reference: "clean run", referenceValue: ourTime, ratio: faultTime / ourTime,
+            target: "≤ 1.3× clean, verified",
+            met: faultVerified && faultTime / ourTime <= 1.3))
+    try? FileManager.default.removeItem(at: destination)
+
+    // (b) 2,000 objects of 16 KiB with 16 connections.
+    let count = 2000
+    let small = benchData(16 * 1024)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for worker in 0..<16 {
+            group.addTask {
+                for i in stride(from: worker, to: count, by: 16) {
+                    try await client.putObject(bucket: bucket, key: String(format: "small/%05d.bin", i), body: small)
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    let curlDir = work.appendingPathComponent("curl-small")
+    let ourDir = work.appendingPathComponent("our-small")
+    try FileManager.default.createDirectory(at: curlDir, withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(at: ourDir, withIntermediateDirectories: true)
+    var config = ""
+    for i in 0..<count {
+        let key = String(format: "small/%05d.bin", i)
+        config += "url = \"\(client.presignedURL(bucket: bucket, key: key)!.absoluteString)\"\n"
+        config += "output = \"\(curlDir.path)/\(i).bin\"\n"
+    }
+    let configFile = work.appendingPathComponent("curl.cfg")
+    try config.write(to: configFile, atomically: true, encoding: .utf8)
+    let curlSmall = try await seconds {
+        try runCurl(["-s", "--parallel", "--parallel-max", "16", "-K", configFile.path])
+    }
+    var verifiedSmall = 0
+    let ourSmall = try await seconds {
+        let handles = (0..<count).map { i in
+            downloader.download(
+                DownloadRequest(
+                    bucket: bucket, key: String(format: "small/%05d.bin", i),
+                    destination: ourDir.appendingPathComponent("\(i).bin")))
+        }
+        for handle in handles where try await handle.result().verification.contains(.md5) { verifiedSmall += 1 }
+    }
+    let curlRateSmall = Double(count) / curlSmall
+    let ourRateSmall = Double(count) / ourSmall
+    rows.append(
+        BenchRow(
+            name: "2,000 × 16 KiB, 16 connections (objects/s)", value: ourRateSmall, unit: "obj/s",
+            reference: "curl --parallel", referenceValue: curlRateSmall, ratio: ourRateSmall / curlRateSmall,
+            target: "≥ 1× curl", met: verifiedSmall == count && ourRateSmall >= curlRateSmall))
+    return rows
+}

@@ -1,0 +1,33 @@
+import AWSSigV4
+import Foundation
+
+extension S3Client {
+    /// Creates a bucket (in the configured region's default location).
+    /// - Parameter bucket: The bucket name.
+    public func createBucket(_ bucket: String) async throws(S3Error) {
+        _ = try await send { makeRequest(method: "PUT", bucket: bucket, key: nil, body: Data()) }
+    }
+
+    /// A presigned URL that lets anyone (e.g. `curl`) make this request until it expires.
+    /// - Parameters:
+    ///   - method: HTTP method (`GET` to download).
+    ///   - bucket: The bucket.
+    ///   - key: The key.
+    ///   - expires: Validity in seconds (1…604800).
+    /// - Returns: The URL, or nil without credentials.
+    public func presignedURL(method: String = "GET", bucket: String, key: String, expires: Int = 3600) -> URL? {
+        guard let credentials = configuration.credentials else { return nil }
+        let unsigned = makeRequest(method: method, bucket: bucket, key: key)
+        guard let components = URLComponents(string: unsigned.url), let host = components.host else { return nil }
+        let hostHeader = components.port.map { "\(host):\($0)" } ?? host
+        var path = "/"
+        switch configuration.addressingStyle {
+        case .path: path += bucket + "/" + key
+        case .virtualHosted: path += key
+        }
+        let query = SigV4Signer(credentials: credentials, region: configuration.region).presignedQuery(
+            method: method, path: path, host: hostHeader, expires: expires, date: correctedNow)
+        let base = unsigned.url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? unsigned.url
+        return URL(string: base + "?" + query)
+    }
+}
