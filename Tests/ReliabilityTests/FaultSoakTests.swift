@@ -43,6 +43,7 @@ import Testing
         let perRound = scale.pick(short: 50, full: 200)
         let deadline = Date().addingTimeInterval(scale.timeBudget)
         var done = 0
+        let soakStart = Date()
         var residentAfterFirstRound = 0
         var round = 0
         while done < totalOperations && Date() < deadline {
@@ -82,28 +83,21 @@ import Testing
 
         // Calm weather: no faults, one clean sync; the catalog must now match the server exactly.
         bucket.server.faults.removeAll()
-        let lib = library!
-        try await lib.sync()
-        var final = try LibraryInvariants(library: lib, reference: .server(bucket)).check()
-        #expect(final.corrupt == 0)
-        #expect(final.violations.isEmpty, "\(final.violations.prefix(10))")
-        // And every asset can still be fetched whole: nothing left behind poisons a later download.
-        var options = AssetRequestOptions()
-        options.isNetworkAccessAllowed = true
-        for asset in try lib.fetchAssets() {
-            let url = try await lib.requestFile(for: asset, options: options)
-            #expect(try Data(contentsOf: url) == bucket.current(asset.key))
-        }
-        final = try LibraryInvariants(library: lib, reference: .server(bucket)).check()
-        #expect(final.corrupt == 0 && final.violations.isEmpty, "\(final.violations.prefix(10))")
-        let residentAtEnd = ProcessResources.residentBytes
+        let calmStart = Date()
+        let (final, residentAtEnd) = try await Self.calmWeatherCheck(library!, bucket: bucket)
+        print(
+            "fault soak: rounds took \(Int(calmStart.timeIntervalSince(soakStart))) s, calm check \(Int(Date().timeIntervalSince(calmStart))) s"
+        )
 
         // Nothing leaked: no descriptor into the library folder, no connection to the server, once closed.
         #expect(ProcessResources.openSockets(port: port) <= 2 * Self.workers + 2)
-        lib.close()
+        weak let released = library
+        library!.close()
         library = nil
+        let deallocated = await waitUntil { released == nil }
+        #expect(deallocated, "the library object is still alive after close() and release")
         let filesClosed = await waitUntil { ProcessResources.openFiles(under: folder.url).isEmpty }
-        #expect(filesClosed, "open after close: \(ProcessResources.openFiles(under: folder.url))")
+        #expect(filesClosed, "open after close: \(Set(ProcessResources.openFiles(under: folder.url)))")
         let socketsClosed = await waitUntil { ProcessResources.openSockets(port: port) == 0 }
         #expect(socketsClosed, "\(ProcessResources.openSockets(port: port)) connections still open after close")
         await bucket.stop()
@@ -129,6 +123,26 @@ import Testing
             // Only meaningful when this suite runs alone (make soak): other suites share the process otherwise.
             #expect(growth < 64, "resident memory grew by \(growth) MiB")
         }
+    }
+
+    /// With no faults: one clean sync, then every invariant against the server's current objects, then every asset
+    /// fetched whole (nothing left behind poisons a later download), then the invariants again.
+    static func calmWeatherCheck(_ library: AssetLibrary, bucket: ReliabilityBucket) async throws
+        -> (LibraryInvariants.Report, Int)
+    {
+        try await library.sync()
+        var final = try LibraryInvariants(library: library, reference: .server(bucket)).check()
+        #expect(final.corrupt == 0)
+        #expect(final.violations.isEmpty, "\(final.violations.prefix(10))")
+        var options = AssetRequestOptions()
+        options.isNetworkAccessAllowed = true
+        for asset in try library.fetchAssets() {
+            let url = try await library.requestFile(for: asset, options: options)
+            #expect(try Data(contentsOf: url) == bucket.current(asset.key))
+        }
+        final = try LibraryInvariants(library: library, reference: .server(bucket)).check()
+        #expect(final.corrupt == 0 && final.violations.isEmpty, "\(final.violations.prefix(10))")
+        return (final, ProcessResources.residentBytes)
     }
 
     /// One sync, sometimes with a fault on its listing requests.
