@@ -47,6 +47,11 @@ struct ChildCLI {
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice
+        process.terminationHandler = { child in
+            guard child.terminationReason == .exit, child.terminationStatus != 0 else { return }
+            let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            print("cloudassets \(arguments.joined(separator: " ")) exited \(child.terminationStatus): \(output)")
+        }
         try process.run()
         try? handle.close()
         return process
