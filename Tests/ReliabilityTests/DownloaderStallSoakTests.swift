@@ -24,7 +24,7 @@ import Testing
             configuration: DownloaderConfiguration(
                 maxConnections: 4, retryPolicy: RetryPolicy(maxAttempts: 4, baseDelay: 0.01, maxDelay: 0.05),
                 stallTimeout: 0.4))
-        let count = scale.pick(short: 24, full: 600)
+        let count = scale.pick(short: 3, full: 400)
         var keys: [String: Data] = [:]
         for i in 0..<8 {
             let data = rng.bytes(Int.random(in: 50_000...400_000, using: &rng))

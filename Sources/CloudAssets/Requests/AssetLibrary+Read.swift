@@ -42,18 +42,24 @@ extension AssetLibrary {
             let remote = try requireRemote()
             if present.isEmpty { try? FileManager.default.removeItem(at: rangeFile) }
             var fetched = present
-            for piece in missing {
-                do {
-                    try await RangeFetch.fetch(
-                        client: remote.client, bucket: configuration.bucket, key: record.key, range: piece,
-                        etag: record.etag, into: rangeFile)
-                } catch S3Error.preconditionFailed {
-                    throw AssetRequestError.objectChanged(key: record.key)
-                } catch S3Error.noSuchKey {
-                    try? removeAssets([asset.id])
-                    throw AssetRequestError.assetDeleted(localIdentifier: asset.id)
+            do {
+                for piece in missing {
+                    do {
+                        try await RangeFetch.fetch(
+                            client: remote.client, bucket: configuration.bucket, key: record.key, range: piece,
+                            etag: record.etag, into: rangeFile)
+                    } catch S3Error.preconditionFailed {
+                        throw AssetRequestError.objectChanged(key: record.key)
+                    } catch S3Error.noSuchKey {
+                        try? removeAssets([asset.id])
+                        throw AssetRequestError.assetDeleted(localIdentifier: asset.id)
+                    }
+                    fetched.insert(piece)
                 }
-                fetched.insert(piece)
+            } catch {
+                // No recorded range refers to the file yet: do not leave an orphan (e.g. on a full disk).
+                if present.isEmpty { try? FileManager.default.removeItem(at: rangeFile) }
+                throw error
             }
             try commitRanges(assetID: asset.id, ranges: fetched, etag: record.etag)
         }
@@ -106,7 +112,9 @@ enum RangeFetch {
             throw S3Error.malformedResponse("asked for \(range.count) bytes of \(key), got \(data.count)")
         }
         let fd = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw AssetRequestError.localFile(path: url.path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else {
+            throw AssetRequestError.localFile(path: url.path, reason: String(cString: strerror(errno)))
+        }
         defer { close(fd) }
         try data.withUnsafeBytes { buffer in
             var written = 0
