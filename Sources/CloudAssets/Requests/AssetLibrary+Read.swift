@@ -61,24 +61,33 @@ extension AssetLibrary {
                 if present.isEmpty { try? FileManager.default.removeItem(at: rangeFile) }
                 throw error
             }
-            try commitRanges(assetID: asset.id, ranges: fetched, etag: record.etag)
+            if try !commitRanges(assetID: asset.id, ranges: fetched, etag: record.etag) {
+                // The whole original was verified meanwhile (a concurrent download): the range file is now
+                // redundant; answer from it, then remove it so it does not linger as an orphan.
+                let data = try Self.readBytes(at: rangeFile, range: wanted)
+                try? FileManager.default.removeItem(at: rangeFile)
+                return data
+            }
         }
         return try Self.readBytes(at: rangeFile, range: wanted)
     }
 
     /// Records verified ranges: the asset becomes `partial` (unless it is `full` by now).
-    func commitRanges(assetID: Int64, ranges: ByteRangeSet, etag: String) throws {
+    /// - Returns: `false` when the asset was already `full` (nothing recorded).
+    @discardableResult
+    func commitRanges(assetID: Int64, ranges: ByteRangeSet, etag: String) throws -> Bool {
         try performWrite { tx in
             guard let current = try tx.record(assetID) else {
                 throw AssetRequestError.assetDeleted(localIdentifier: assetID)
             }
             guard current.etag == etag else { throw AssetRequestError.objectChanged(key: current.key) }
-            guard current.availability != .full else { return }
+            guard current.availability != .full else { return false }
             _ = try tx.update(assetID) { record in
                 record.availability = .partial
                 record.partialRanges = ranges
                 record.partialETag = etag
             }
+            return true
         }
     }
 
