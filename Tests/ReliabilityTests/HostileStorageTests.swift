@@ -74,17 +74,16 @@ struct HostileStorageTests {
         var rng = SeededGenerator(seed: 12)
         for i in 0..<4 { try bucket.put("originals/p-\(i).jpg", rng.bytes(30_000)) }
         let configuration = bucket.configuration(folder: store)
-        let catalog: CatalogSnapshot
-        do {
-            let library = try await AssetLibrary(configuration: configuration)
-            try await library.sync()
-            var options = AssetRequestOptions()
-            options.isNetworkAccessAllowed = true
-            _ = try await library.requestFile(
-                for: try #require(try library.fetchAssets().firstObject), options: options)
-            catalog = try CatalogSnapshot(library)
-            library.close()
-        }
+        var library: AssetLibrary? = try await AssetLibrary(configuration: configuration)
+        try await library!.sync()
+        var options = AssetRequestOptions()
+        options.isNetworkAccessAllowed = true
+        _ = try await library!.requestFile(for: try #require(try library!.fetchAssets().firstObject), options: options)
+        let catalog = try CatalogSnapshot(library!)
+        library!.close()
+        library = nil
+        // The database closes when the library is released; only then can the file system be remounted.
+        #expect(await waitUntil { ProcessResources.openFiles(under: store).isEmpty })
         let before = ScratchFolder.snapshot(scratch.url)
         try disk.setReadOnly(true)
         await #expect("opening a library on a read-only file system") {
