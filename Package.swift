@@ -104,6 +104,13 @@ let package = Package(
             ]),
         .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4"]),
         .testTarget(name: "CLITests", dependencies: ["FakeS3"]),
+        // Fault soak, crash suite, hostile input: short forms in `make test`, full with CLOUDASSETS_SOAK=full.
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: [
+                "CloudAssets", "S3Transfer", "AssetStore", "FakeS3", "AWSSigV4",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )
