@@ -170,7 +170,8 @@ extension AssetLibrary {
 
     /// Makes the original local (downloading it when allowed) and commits `full`; returns its URL.
     func ensureOriginal(
-        assetID: Int64, options: AssetRequestOptions, requestID: AssetRequestID, priority: DownloadPriority =
+        assetID: Int64, options: AssetRequestOptions, requestID: AssetRequestID,
+        priority: DownloadPriority =
             .userInitiated, isUserRequest: Bool = true
     ) async throws -> URL {
         guard let record = try store.record(id: assetID) else {
@@ -218,6 +219,10 @@ extension AssetLibrary {
             case .preconditionFailed, .objectChanged:
                 throw AssetRequestError.objectChanged(key: record.key)
             case .cancelled:
+                // Not cancelled by the caller: a sync removed the asset (its object is gone) and stopped the download.
+                if !Task.isCancelled, (try? store.record(id: assetID)) == nil {
+                    throw AssetRequestError.assetDeleted(localIdentifier: assetID)
+                }
                 throw AssetRequestError.cancelled
             case .networkAccessNotAllowed:
                 throw AssetRequestError.inCloud(key: record.key)
