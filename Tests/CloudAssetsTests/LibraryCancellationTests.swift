@@ -102,9 +102,10 @@ struct LibraryCancellationTests {
             let library = try await harness.open()
             try await library.sync(fetchThumbnails: false)
             let asset = try library.asset(path: "big.png")
-            // Slow enough that the second request joins the first one's transfer.
+            // Slow enough (a second per chunk) that the second request joins the first one's transfer and the first
+            // is cancelled well before the end.
             harness.server.faults.add(
-                .bandwidthLimit(bytesPerSecond: Self.size), keyPattern: "originals/big.png", method: "GET")
+                .bandwidthLimit(bytesPerSecond: Self.chunk), keyPattern: "originals/big.png", method: "GET")
             let first = ProgressProbe()
             let (firstID, firstAnswers) = answers(of: library, for: asset, options: first.options())
             try await first.waitFor(bytes: 1)
