@@ -28,7 +28,10 @@ extension AssetLibrary {
     ) -> AssetRequestID {
         let id = runtime.nextRequestID()
         let queue = options.resultQueue ?? runtime.deliveryQueue
+        let runtime = self.runtime
         let deliver: @Sendable (Data?, AssetRequestInfo) -> Void = { data, info in
+            // The bookkeeping is done before the final answer is handed over.
+            if info.isFinal { runtime.finishRequest(id) }
             queue.async { resultHandler(data, info) }
         }
         let task = Task { [self] in
@@ -88,7 +91,6 @@ extension AssetLibrary {
         asset: Asset, options: AssetRequestOptions, requestID: AssetRequestID,
         deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
     ) async {
-        defer { runtime.finishRequest(requestID) }
         let info = AssetRequestInfo(requestID: requestID)
         guard let record = try? store.record(id: asset.id) else {
             var failed = info
