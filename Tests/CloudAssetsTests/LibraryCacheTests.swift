@@ -65,6 +65,22 @@ struct LibraryCacheTests {
         }
     }
 
+    @Test("ranged reads count against the cache limit and can evict least recently used originals")
+    func rangedReadsEnforceTheCacheLimit() async throws {
+        try await withHarness { harness in
+            let (library, contents) = try await Self.library(
+                harness, names: ["a.png", "b.png"], limit: Int64(Self.size * 3 / 2))
+            let a = try library.asset(path: "a.png")
+            let b = try library.asset(path: "b.png")
+            _ = try await library.data(for: a, options: AssetLibrary.networkOptions())
+            let bytes = try await library.read(b, range: 0..<Int64(Self.size * 4 / 5))
+            #expect(bytes == contents["b.png"]![0..<(Self.size * 4 / 5)])
+            #expect(try library.current(a).availability == .thumbnail)
+            #expect(try library.current(b).availability == .partial)
+            #expect(try library.cacheUsage().bytes == Int64(Self.size * 4 / 5))
+        }
+    }
+
     @Test("a pinned original is downloaded eagerly and never evicted; unpinned it can be")
     func pinnedOriginalsAreNeverEvicted() async throws {
         try await withHarness { harness in

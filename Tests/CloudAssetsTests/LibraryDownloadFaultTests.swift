@@ -101,6 +101,38 @@ struct LibraryDownloadFaultTests {
         }
     }
 
+    @Test("a sync that finds the object deleted ends its download in flight with assetDeleted")
+    func syncDuringDownloadOfDeletedObjectEndsItWithAssetDeleted() async throws {
+        try await withHarness { harness in
+            let chunk = 1_048_576
+            let original = testBytes(count: 3 * chunk, seed: 170)
+            try harness.put("g.png", data: original)
+            let library = try await harness.open()
+            try await library.sync()
+            let asset = try library.asset(path: "g.png")
+            // The download hangs after its first chunk, until the sync removes the asset.
+            harness.server.faults.add(
+                .stallAfter(bytes: chunk + 1000), keyPattern: "originals/g.png", method: "GET", times: 1)
+            let probe = ProgressProbe()
+            let (_, stream) = answers(of: library, for: asset, options: probe.options())
+            try await probe.waitFor(bytes: Int64(chunk))
+            try harness.server.deleteObject(bucket: LibraryHarness.bucket, key: "originals/g.png")
+            #expect(try await library.sync().removed == 1)
+            var received: [RequestAnswer] = []
+            for await answer in stream { received.append(answer) }
+            #expect(received.count == 1)
+            #expect(received.last?.data == nil)
+            #expect(received.last?.info.isCancelled == false)
+            let error = try #require(received.last?.info.error as? AssetRequestError)
+            guard case .assetDeleted(let id) = error else {
+                Issue.record("expected assetDeleted, got \(error)")
+                return
+            }
+            #expect(id == asset.id)
+            #expect(try library.asset(withLocalIdentifier: asset.localIdentifier) == nil)
+        }
+    }
+
     @Test("the offline policy refuses downloads and sync without touching the network")
     func offlinePolicyRefusesNetwork() async throws {
         try await withHarness { harness in

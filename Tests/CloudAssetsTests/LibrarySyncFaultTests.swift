@@ -71,6 +71,30 @@ struct LibrarySyncFaultTests {
         }
     }
 
+    @Test("a thumbnail that cannot be fetched does not fail the sync; the next sync fetches it")
+    func failingThumbnailDoesNotFailSync() async throws {
+        try await withHarness { harness in
+            for (index, name) in ["a.png", "b.png", "c.png"].enumerated() {
+                try harness.put(
+                    name, data: testBytes(count: 100, seed: 240 + UInt64(index)),
+                    thumbnail: testBytes(count: 20, seed: 250 + UInt64(index)))
+            }
+            let library = try await harness.open()
+            let fault = harness.server.faults.add(.internalError, keyPattern: "thumbnails/b.png.jpg", method: "GET")
+            let first = try await library.sync()
+            #expect(first.inserted == 3)
+            #expect(first.thumbnailsFetched == 2)
+            #expect(try library.asset(path: "a.png").availability == .thumbnail)
+            #expect(try library.asset(path: "b.png").availability == .cloudOnly)
+            #expect(try library.asset(path: "c.png").availability == .thumbnail)
+
+            harness.server.faults.remove(fault)
+            let second = try await library.sync()
+            #expect(second.thumbnailsFetched == 1)
+            #expect(try library.asset(path: "b.png").availability == .thumbnail)
+        }
+    }
+
     @Test("a malformed listing is an error and leaves the catalog as it was")
     func malformedListingLeavesCatalogUnchanged() async throws {
         try await withHarness { harness in

@@ -27,6 +27,8 @@ final class LibraryRuntime: Sendable {
         var downloadsByRequest: [AssetRequestID: [DownloadHandle]] = [:]
         var downloadsByAsset: [Int64: [DownloadHandle]] = [:]
         var cancelledRequests: Set<AssetRequestID> = []
+        /// Requests that finished before their task was registered (a fast local answer).
+        var finishedEarly: Set<AssetRequestID> = []
         var lastAccess: [Int64: Date] = [:]
         var caching: [Int64: Task<Void, Never>] = [:]
     }
@@ -42,6 +44,10 @@ final class LibraryRuntime: Sendable {
 
     func registerRequest(_ id: AssetRequestID, task: Task<Void, Never>) {
         let cancelled = state.withLock { s -> Bool in
+            if s.finishedEarly.remove(id) != nil {
+                s.cancelledRequests.remove(id)
+                return false
+            }
             if s.cancelledRequests.remove(id) != nil { return true }
             s.tasks[id] = task
             return false
@@ -49,12 +55,16 @@ final class LibraryRuntime: Sendable {
         if cancelled { cancelRequest(id) }
     }
 
+    /// Forgets a request; called once, before its final answer is delivered.
     func finishRequest(_ id: AssetRequestID) {
         state.withLock { s in
-            s.tasks[id] = nil
+            if s.tasks.removeValue(forKey: id) == nil { s.finishedEarly.insert(id) }
             s.cancelledRequests.remove(id)
         }
     }
+
+    /// Requests whose task is registered and not finished.
+    var pendingRequestCount: Int { state.withLock { $0.tasks.count } }
 
     func cancelRequest(_ id: AssetRequestID) {
         let (task, handles) = state.withLock { s -> (Task<Void, Never>?, [DownloadHandle]) in

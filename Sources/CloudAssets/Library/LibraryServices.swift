@@ -40,7 +40,8 @@ final class LibraryServices: Sendable {
         downloaderConfiguration.maxConnections = configuration.maxConnections
         downloaderConfiguration.progressInterval = configuration.progressInterval
         downloaderConfiguration.networkPolicy = .allowed  // the library applies its own policy first
-        remote = LibraryRemote(client: client, downloader: Downloader(client: client, configuration: downloaderConfiguration))
+        remote = LibraryRemote(
+            client: client, downloader: Downloader(client: client, configuration: downloaderConfiguration))
     }
 }
 

@@ -8,7 +8,8 @@ extension AssetLibrary {
     ///
     /// Bytes fetched are written into the asset's sparse range file, verified against the ETag they were
     /// fetched under, and recorded in one transaction: the asset becomes `partial` (observers see it) unless it
-    /// already was `full`. Ranges already present are served from disk without a request.
+    /// already was `full`. Ranges already present are served from disk without a request. Fetched ranges count
+    /// against ``Configuration/cacheSizeLimit`` like originals (other assets may be evicted to make room).
     /// - Parameters:
     ///   - asset: The asset.
     ///   - range: Bytes of the original, clamped to its size; empty ranges return empty data.
@@ -57,6 +58,7 @@ extension AssetLibrary {
                 fetched.insert(piece)
             }
             try commitRanges(assetID: asset.id, adding: fetched, etag: record.etag, file: rangeFile)
+            try enforceCacheLimit(keeping: asset.id)
         }
         do {
             return try Self.readBytes(at: rangeFile, range: wanted)

@@ -28,7 +28,10 @@ extension AssetLibrary {
     ) -> AssetRequestID {
         let id = runtime.nextRequestID()
         let queue = options.resultQueue ?? runtime.deliveryQueue
+        let runtime = self.runtime
         let deliver: @Sendable (Data?, AssetRequestInfo) -> Void = { data, info in
+            // The bookkeeping is done before the final answer is handed over.
+            if info.isFinal { runtime.finishRequest(id) }
             queue.async { resultHandler(data, info) }
         }
         let task = Task { [self] in
@@ -88,7 +91,6 @@ extension AssetLibrary {
         asset: Asset, options: AssetRequestOptions, requestID: AssetRequestID,
         deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
     ) async {
-        defer { runtime.finishRequest(requestID) }
         let info = AssetRequestInfo(requestID: requestID)
         guard let record = try? store.record(id: asset.id) else {
             var failed = info
@@ -170,7 +172,8 @@ extension AssetLibrary {
 
     /// Makes the original local (downloading it when allowed) and commits `full`; returns its URL.
     func ensureOriginal(
-        assetID: Int64, options: AssetRequestOptions, requestID: AssetRequestID, priority: DownloadPriority =
+        assetID: Int64, options: AssetRequestOptions, requestID: AssetRequestID,
+        priority: DownloadPriority =
             .userInitiated, isUserRequest: Bool = true
     ) async throws -> URL {
         guard let record = try store.record(id: assetID) else {
@@ -218,6 +221,10 @@ extension AssetLibrary {
             case .preconditionFailed, .objectChanged:
                 throw AssetRequestError.objectChanged(key: record.key)
             case .cancelled:
+                // Not cancelled by the caller: a sync removed the asset (its object is gone) and stopped the download.
+                if !Task.isCancelled, (try? store.record(id: assetID)) == nil {
+                    throw AssetRequestError.assetDeleted(localIdentifier: assetID)
+                }
                 throw AssetRequestError.cancelled
             case .networkAccessNotAllowed:
                 throw AssetRequestError.inCloud(key: record.key)

@@ -50,8 +50,10 @@ public struct AssetRequestOptions: Sendable {
     /// the library's progress queue, at most every ``AssetLibrary/Configuration/progressInterval``
     /// milliseconds; the last call before a successful result reports 1.0.
     public var progressHandler:
-        (@Sendable (_ fraction: Double, _ error: (any Error)?, _ stop: inout Bool, _ progress: AssetRequestProgress)
-            -> Void)?
+        (
+            @Sendable (_ fraction: Double, _ error: (any Error)?, _ stop: inout Bool, _ progress: AssetRequestProgress)
+                -> Void
+        )?
     /// The queue result handlers are called on; `nil` uses the library's serial delivery queue.
     public var resultQueue: DispatchQueue?
 

@@ -14,7 +14,8 @@ extension AssetLibrary {
     /// interrupted sync resumes where it stopped. Syncs are serialised: a second call waits for the first.
     ///
     /// Thumbnails are then fetched at low priority, ``Configuration/thumbnailConcurrency`` at a time, and
-    /// committed in batches (each arrival moves the asset to `thumbnail`).
+    /// committed in batches (each arrival moves the asset to `thumbnail`). A thumbnail that cannot be fetched is
+    /// skipped (the next sync tries again); it does not make the sync throw.
     /// - Parameter fetchThumbnails: Whether to fetch missing thumbnails after listing (default `true`).
     /// - Returns: What the sync did.
     /// - Throws: ``AssetRequestError/noRemote``, ``AssetLibraryError/offline`` under the offline policy, S3
@@ -72,6 +73,14 @@ struct ThumbnailFetcher {
                         return (id, head.etag)
                     } catch S3Error.noSuchKey {
                         return nil  // gone since the listing; the next sync drops the key
+                    } catch S3Error.cancelled {
+                        throw CancellationError()
+                    } catch is CancellationError {
+                        throw CancellationError()
+                    } catch {
+                        // One thumbnail failing (after the client's retries) does not fail the sync: the asset
+                        // keeps needing its thumbnail and the next sync tries again.
+                        return nil
                     }
                 }
                 return true

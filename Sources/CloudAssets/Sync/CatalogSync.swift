@@ -171,7 +171,9 @@ struct CatalogSync {
     private func headAll(_ objects: [S3ObjectSummary], summary: inout SyncSummary) async throws
         -> [String: S3ObjectHead]
     {
-        guard library.configuration.metadataSource == AssetLibrary.MetadataSource.headObject, !objects.isEmpty else { return [:] }
+        guard library.configuration.metadataSource == AssetLibrary.MetadataSource.headObject, !objects.isEmpty else {
+            return [:]
+        }
         summary.headRequests += objects.count
         let client = remote.client
         let bucket = library.configuration.bucket

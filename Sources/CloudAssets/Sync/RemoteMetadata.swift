@@ -11,7 +11,8 @@ enum RemoteMetadata {
     ) -> AssetRecord {
         let meta = head?.metadata ?? [:]
         let creation = meta["creation-date"].flatMap(parseISO8601) ?? object.lastModified
-        let mediaType = meta["media-type"].flatMap(MediaType.init(metadataValue:)) ?? MediaType(guessingFrom: object.key)
+        let mediaType =
+            meta["media-type"].flatMap(MediaType.init(metadataValue:)) ?? MediaType(guessingFrom: object.key)
         let orientation = meta["orientation"].flatMap { Int($0) }.flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
         return AssetRecord(
             key: object.key, size: object.size, etag: object.etag, lastModified: object.lastModified,
