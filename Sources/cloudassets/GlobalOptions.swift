@@ -19,8 +19,9 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "A JSON config file (default ~/.config/cloudassets/config.json).")
     var config: String?
 
+    // Not `--network`: `get --network` is the per-request flag, and one command cannot have both names.
     @Option(
-        name: .long,
+        name: .customLong("network-policy"),
         help: "Network policy: allowed, offline or user (user requests only). Env: CLOUDASSETS_NETWORK.")
     var network: String?
 
@@ -42,7 +43,8 @@ struct GlobalOptions: ParsableArguments {
     func loadConfigFile() throws -> ConfigFile {
         let explicit = config
         let path =
-            explicit ?? FileManager.default.homeDirectoryForCurrentUser
+            explicit
+            ?? FileManager.default.homeDirectoryForCurrentUser
             .appendingPathComponent(".config/cloudassets/config.json").path
         guard FileManager.default.fileExists(atPath: path) else {
             if explicit != nil { throw CLIError("config file \(path) does not exist") }

@@ -83,6 +83,13 @@ enum UserMessage {
             }
         }
         if let request = error as? AssetRequestError, case .inCloud = request { return 6 }
+        if let library = error as? AssetLibraryError {
+            switch library {
+            case .missingCredentials: return 3
+            case .offline: return 6
+            case .locked, .closed: return 1
+            }
+        }
         if error is CLIError { return 2 }
         return 1
     }

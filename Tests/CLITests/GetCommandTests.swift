@@ -1,0 +1,115 @@
+import FakeS3
+import Foundation
+import Testing
+
+@Suite("cloudassets get")
+struct GetCommandTests {
+    @Test func getWithNetworkDownloadsTheOriginalAndMakesItFull() async throws {
+        try await withFixture(assets: 6) { fixture in
+            try await fixture.sync()
+            let target = try #require(try await fixture.list().first)
+
+            let result = try await fixture.run("get", [target.id, "--network"])
+            expectSuccess(result)
+            // One line per asset: id, state, path of the local original.
+            let fields = result.stdout.trimmingCharacters(in: .newlines).split(separator: "\t").map(String.init)
+            #expect(fields.count == 3 && fields[0] == target.id && fields[1] == "full", "\(result)")
+            let local = try Data(contentsOf: URL(fileURLWithPath: fields.last ?? ""))
+            #expect(local == (try fixture.objectData(target.key)))
+
+            let after = try await fixture.rowsByID()
+            #expect(after[target.id]?.state == "full")
+            #expect(after.values.filter { $0.state == "full" }.count == 1, "only the requested asset is downloaded")
+        }
+    }
+
+    @Test func getNamesAnAssetByKeyAsWellAsById() async throws {
+        try await withFixture(assets: 4) { fixture in
+            try await fixture.sync()
+            let target = try #require(try await fixture.list().last)
+            let output = fixture.folder.appendingPathComponent("by-key.bin")
+            expectSuccess(try await fixture.run("get", [target.key, "--network", "-o", output.path]))
+            #expect(try Data(contentsOf: output) == (try fixture.objectData(target.key)))
+            #expect(try await fixture.rowsByID()[target.id]?.state == "full")
+        }
+    }
+
+    @Test func getOutputFileHoldsTheObjectsExactBytes() async throws {
+        try await withFixture(assets: 8) { fixture in
+            try await fixture.sync()
+            // The largest asset, so the copy is more than a trivial buffer.
+            let target = try #require(try await fixture.list(["--sort=-size", "--limit", "1"]).first)
+            let output = fixture.folder.appendingPathComponent("copy.out")
+            let result = try await fixture.run("get", [target.id, "--network", "-o", output.path])
+            expectSuccess(result)
+            let copied = try Data(contentsOf: output)
+            #expect(copied.count == Int(target.size))
+            #expect(copied == (try fixture.objectData(target.key)))
+        }
+    }
+
+    @Test func getWithoutNetworkOnACloudAssetExitsSixSayingItIsInTheCloud() async throws {
+        try await withFixture(assets: 4) { fixture in
+            try await fixture.sync()
+            let target = try #require(try await fixture.list().first)
+            fixture.server.requestLog.clear()
+
+            let result = try await fixture.run("get", [target.id])
+            expectUserError(result, status: 6, mentioning: "in the cloud")
+            #expect(!fixture.server.requestLog.entries().contains { $0.method == "GET" && $0.key == target.key })
+            #expect(try await fixture.rowsByID()[target.id]?.state == target.state, "nothing changed")
+        }
+    }
+
+    @Test func getOfALocalOriginalWorksWithoutNetwork() async throws {
+        try await withFixture(assets: 4) { fixture in
+            try await fixture.sync()
+            let target = try #require(try await fixture.list().first)
+            expectSuccess(try await fixture.run("get", [target.id, "--network"]))
+            fixture.server.requestLog.clear()
+
+            let output = fixture.folder.appendingPathComponent("local.out")
+            expectSuccess(try await fixture.run("get", [target.id, "-o", output.path]))
+            #expect(try Data(contentsOf: output) == (try fixture.objectData(target.key)))
+            #expect(!fixture.server.requestLog.entries().contains { $0.method == "GET" && $0.key == target.key })
+        }
+    }
+
+    @Test func getRangeReadsExactlyThoseBytesAndLeavesTheAssetPartial() async throws {
+        try await withFixture(assets: 6) { fixture in
+            try await fixture.sync()
+            let target = try #require(try await fixture.list(["--sort=-size", "--limit", "1"]).first)
+            #expect(target.size > 5_000)
+            let output = fixture.folder.appendingPathComponent("range.out")
+            fixture.server.requestLog.clear()
+
+            let result = try await fixture.run(
+                "get", [target.id, "--network", "--range", "1000-4999", "-o", output.path])
+            expectSuccess(result)
+            let original = try fixture.objectData(target.key)
+            #expect(try Data(contentsOf: output) == original.subdata(in: 1000..<5000))
+            #expect(try await fixture.rowsByID()[target.id]?.state == "partial")
+            let gets = fixture.server.requestLog.entries().filter { $0.method == "GET" && $0.key == target.key }
+            #expect(!gets.isEmpty && gets.allSatisfy { $0.rangeHeader != nil }, "ranged reads only: \(gets)")
+        }
+    }
+
+    @Test func getRangeWithoutNetworkOnACloudAssetExitsSix() async throws {
+        try await withFixture(assets: 3) { fixture in
+            try await fixture.sync()
+            let target = try #require(try await fixture.list().first)
+            expectUserError(
+                try await fixture.run("get", [target.id, "--range", "0-99"]), status: 6, mentioning: "in the cloud")
+        }
+    }
+
+    @Test func getWithAMalformedRangeIsAUsageError() async throws {
+        try await withFixture(assets: 3) { fixture in
+            try await fixture.sync()
+            let target = try #require(try await fixture.list().first)
+            expectUserError(
+                try await fixture.run("get", [target.id, "--range", "9-3"]), status: 2, mentioning: "range")
+            #expect(try await fixture.rowsByID()[target.id]?.state == target.state)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import FakeS3
+import Foundation
+import Testing
+
+@Suite("cloudassets sync and ls")
+struct ListCommandTests {
+    @Test func syncThenListJSONPrintsOneArrayWithEveryObjectAndItsState() async throws {
+        try await withFixture(assets: 20) { fixture in
+            let sync = try await fixture.run("sync")
+            expectSuccess(sync)
+            #expect(sync.stdout.contains("20 listed"), "\(sync)")
+
+            let result = try await fixture.run("ls", ["--json"])
+            expectSuccess(result)
+            let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+            let array = try #require(json as? [[String: Any]], "ls --json must print one JSON array of objects")
+            #expect(array.count == 20)
+            for object in array {
+                #expect(object["id"] is String)
+                #expect(object["key"] is String)
+                #expect(object["size"] is Int)
+                #expect(object["pinned"] is Bool)
+                #expect(["cloudOnly", "thumbnail", "partial", "full"].contains(object["state"] as? String ?? ""))
+            }
+
+            let rows = try JSONDecoder().decode([AssetRow].self, from: Data(result.stdout.utf8))
+            #expect(Set(rows.map(\.id)).count == rows.count, "ids are unique")
+            for row in rows {
+                let original = try fixture.objectData(row.key)
+                #expect(row.size == Int64(original.count), "\(row.key)")
+                #expect(!row.pinned)
+                // sync fetches thumbnails: assets with one on the server are `thumbnail`, the others `cloudOnly`.
+                let thumbnailKey = "thumbnails/" + row.key.dropFirst("originals/".count) + ".jpg"
+                let hasThumbnail = try fixture.server.objectData(bucket: CLIFixture.bucket, key: thumbnailKey) != nil
+                #expect(row.state == (hasThumbnail ? "thumbnail" : "cloudOnly"), "\(row.key)")
+            }
+            #expect(rows.contains { $0.state == "cloudOnly" } && rows.contains { $0.state == "thumbnail" })
+        }
+    }
+
+    @Test func listFiltersByStatePrefixAndLimit() async throws {
+        try await withFixture(assets: 20) { fixture in
+            try await fixture.sync()
+            let all = try await fixture.list()
+
+            let cloudOnly = try await fixture.list(["--state", "cloudOnly"])
+            #expect(!cloudOnly.isEmpty)
+            #expect(cloudOnly == all.filter { $0.state == "cloudOnly" })
+
+            // A year prefix that selects some but not all assets.
+            let years = Set(all.map { String($0.key.prefix("originals/2015".count)) })
+            let prefix = try #require(years.sorted().first)
+            let expected = all.filter { $0.key.hasPrefix(prefix) }
+            #expect(!expected.isEmpty && expected.count < all.count)
+            #expect(try await fixture.list(["--prefix", prefix]) == expected)
+
+            #expect(try await fixture.list(["--limit", "5"]) == Array(all.prefix(5)))
+            #expect(
+                try await fixture.list(["--state", "thumbnail", "--limit", "3"])
+                    == Array(all.filter { $0.state == "thumbnail" }.prefix(3)))
+        }
+    }
+
+    @Test func listSortsByKeyByDefaultAndBySizeOnRequest() async throws {
+        try await withFixture(assets: 20) { fixture in
+            try await fixture.sync()
+            let byKey = try await fixture.list()
+            #expect(byKey.map(\.key) == byKey.map(\.key).sorted())
+
+            let bySize = try await fixture.list(["--sort", "size"])
+            #expect(bySize.map(\.size) == bySize.map(\.size).sorted())
+            let bySizeDescending = try await fixture.list(["--sort=-size"])
+            #expect(bySizeDescending.map(\.size) == bySize.map(\.size).reversed())
+            #expect(Set(bySize.map(\.id)) == Set(byKey.map(\.id)))
+
+            let byKeyDescending = try await fixture.list(["--sort=-key"])
+            #expect(byKeyDescending == byKey.reversed())
+        }
+    }
+
+    @Test func listWithBadFilterValuesFailsWithUsageErrors() async throws {
+        try await withFixture(assets: 2) { fixture in
+            try await fixture.sync()
+            expectUserError(try await fixture.run("ls", ["--state", "somewhere"]), status: 2, mentioning: "state")
+            expectUserError(try await fixture.run("ls", ["--sort", "colour"]), status: 2, mentioning: "sort")
+        }
+    }
+
+    @Test func listBeforeAnySyncIsAnEmptyArray() async throws {
+        try await withFixture(assets: 3) { fixture in
+            let rows = try await fixture.list()
+            #expect(rows.isEmpty)
+        }
+    }
+}
