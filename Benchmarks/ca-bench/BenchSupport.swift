@@ -44,13 +44,15 @@ final class ChildServer {
     let accessKey = "bench"
     let secretKey = "bench-secret"
     var endpoint: String { "http://127.0.0.1:\(port)" }
+    var endpointURL: URL { URL(string: endpoint)! }
 
-    init(root: URL, publicBucket: String?) throws {
+    init(root: URL, publicBucket: String?, faults: Bool = false) throws {
         process.executableURL = productsDirectory.appendingPathComponent("fake-s3")
         var arguments = [
             "serve", "--root", root.path, "--port", "0", "--access-key", accessKey, "--secret-key", secretKey,
         ]
         if let publicBucket { arguments += ["--public", publicBucket] }
+        if faults { arguments.append("--faults") }
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -87,11 +89,19 @@ final class ChildServer {
         try curl(["-sf", "-T", file.path] + signing + ["\(endpoint)/\(bucket)/\(key)"])
     }
 
+    /// Calls the admin endpoint (`/_fake-s3/PATH`, answered when started with `faults: true`).
+    func admin(_ method: String, _ path: String, json: String? = nil) throws {
+        var arguments = ["-sf", "-o", "/dev/null", "-X", method, "\(endpoint)/_fake-s3/\(path)"]
+        if let json { arguments += ["-H", "Content-Type: application/json", "--data", json] }
+        try curl(arguments)
+    }
+
     /// Peak resident memory of the server process so far.
     var peakRSS: Int64 { peakRSSOf(pid: process.processIdentifier) }
 
     func stop() {
-        process.terminate()
+        // SIGKILL: children spawned from a dispatch thread may inherit a mask that blocks SIGTERM.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 }
@@ -105,25 +115,35 @@ func peakRSSOf(pid: Int32) -> Int64 {
     return 0
 }
 
-/// Writes `size` bytes of pseudo-random data (a fixed xorshift stream) in 8 MiB pieces.
+/// `count` bytes of a fixed xorshift stream: not compressible, the same for a given seed.
+func pseudoRandomData(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> Data {
+    var data = Data(count: count)
+    var state = seed
+    data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
+        let words = raw.bindMemory(to: UInt64.self)
+        for i in 0..<words.count {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            words[i] = state
+        }
+    }
+    return data
+}
+
+/// Writes `size` bytes of ``pseudoRandomData(_:seed:)`` in 8 MiB pieces (different seeds per piece).
 func writeTestFile(_ url: URL, size: Int64, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) throws {
     guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
         throw BenchError("cannot create \(url.path)")
     }
     let handle = try FileHandle(forWritingTo: url)
     defer { try? handle.close() }
-    var state = seed
     var remaining = size
-    var chunk = [UInt64](repeating: 0, count: 1 << 20)
+    var piece: UInt64 = 0
     while remaining > 0 {
-        for i in chunk.indices {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            chunk[i] = state
-        }
-        let n = Int(min(remaining, Int64(chunk.count * 8)))
-        try chunk.withUnsafeBytes { try handle.write(contentsOf: Data($0.prefix(n))) }
+        let n = Int(min(remaining, 8 << 20))
+        try handle.write(contentsOf: pseudoRandomData(n, seed: seed &+ piece))
+        piece += 1
         remaining -= Int64(n)
     }
 }

@@ -39,7 +39,8 @@ func runServerBenchmarks() async throws -> [BenchRow] {
     python.standardError = FileHandle.nullDevice
     try python.run()
     defer {
-        python.terminate()
+        // SIGKILL: children spawned from a dispatch thread may inherit a mask that blocks SIGTERM.
+        kill(python.processIdentifier, SIGKILL)
         python.waitUntilExit()
     }
     var staticSpeed = 0.0

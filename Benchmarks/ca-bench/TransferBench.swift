@@ -9,66 +9,6 @@ import S3Transfer
 // Downloader benchmarks against `fake-s3 serve` (disk storage in a temp dir) run as a child process, so
 // this process's peak RSS is the downloader's alone. References (`curl`) run in the same run.
 
-/// A `fake-s3 serve` child process on a free loopback port.
-private final class FakeS3Child {
-    let process = Process()
-    let endpoint: URL
-    let root: URL
-
-    init() throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("ca-bench-s3-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("fake-s3")
-        process.executableURL = binary
-        process.arguments = [
-            "serve", "--root", root.path, "--port", "0", "--access-key", "bench", "--secret-key", "bench-secret",
-            "--faults",
-        ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        var buffer = Data()
-        var found: URL?
-        while found == nil {
-            let chunk = pipe.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            buffer.append(chunk)
-            let text = String(decoding: buffer, as: UTF8.self)
-            if let range = text.range(of: "listening on "), let end = text[range.upperBound...].firstIndex(of: "\n") {
-                found = URL(string: String(text[range.upperBound..<end]))
-            }
-        }
-        guard let found else { throw BenchError.message("fake-s3 did not start (is it built? make bench builds it)") }
-        endpoint = found
-    }
-
-    func admin(_ method: String, _ path: String, json: String? = nil) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        var args = ["-s", "-o", "/dev/null", "-X", method, endpoint.absoluteString + "/_fake-s3/" + path]
-        if let json { args += ["-H", "Content-Type: application/json", "--data", json] }
-        p.arguments = args
-        try p.run()
-        p.waitUntilExit()
-    }
-
-    func stop() {
-        process.terminate()
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: root)
-    }
-}
-
-private enum BenchError: Error, CustomStringConvertible {
-    case message(String)
-    var description: String {
-        switch self {
-        case .message(let m): return m
-        }
-    }
-}
-
 /// Resets VmHWM to the current RSS (Linux: `echo 5 > /proc/self/clear_refs`).
 private func resetPeakRSS() {
     let fd = open("/proc/self/clear_refs", O_WRONLY)
@@ -84,49 +24,26 @@ private func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-private func runCurl(_ arguments: [String]) throws {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    p.arguments = arguments
-    try p.run()
-    p.waitUntilExit()
-    guard p.terminationStatus == 0 else { throw BenchError.message("curl exited with \(p.terminationStatus)") }
-}
-
-/// Bytes that are not trivially compressible, generated block by block.
-private func benchData(_ count: Int) -> Data {
-    var data = Data(count: count)
-    data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
-        let words = raw.bindMemory(to: UInt64.self)
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        for i in 0..<words.count {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            words[i] = state
-        }
-    }
-    return data
-}
-
 func runTransferBenchmarks() async throws -> [BenchRow] {
-    let server = try FakeS3Child()
+    let scratch = try makeScratch("transfer")
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let server = try ChildServer(root: scratch.appendingPathComponent("root"), publicBucket: nil, faults: true)
     defer { server.stop() }
     let bucket = "bench"
     let client = S3Client(
         configuration: S3ClientConfiguration(
-            endpoint: server.endpoint,
+            endpoint: server.endpointURL,
             credentials: AWSCredentials(accessKeyID: "bench", secretAccessKey: "bench-secret"),
             stallTimeout: 120, maxConnections: 16))
     try await client.createBucket(bucket)
-    let work = server.root.appendingPathComponent("downloads")
+    let work = scratch.appendingPathComponent("downloads")
     try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
     var rows: [BenchRow] = []
 
     // (a) One 1 GiB object.
     let size = 1 << 30
     do {
-        var data: Data? = benchData(size)
+        var data: Data? = pseudoRandomData(size)
         try await client.putObject(bucket: bucket, key: "big.bin", body: data!)
         data = nil
     }
@@ -134,7 +51,7 @@ func runTransferBenchmarks() async throws -> [BenchRow] {
     let baseRSS = peakRSS()
     let url = client.presignedURL(bucket: bucket, key: "big.bin")!
     let curlFile = work.appendingPathComponent("curl.bin")
-    let curlTime = try await seconds { try runCurl(["-s", "-o", curlFile.path, url.absoluteString]) }
+    let curlTime = try await seconds { try curl(["-s", "-o", curlFile.path, url.absoluteString]) }
     try? FileManager.default.removeItem(at: curlFile)
     let downloader = Downloader(
         client: client,
@@ -188,7 +105,7 @@ func runTransferBenchmarks() async throws -> [BenchRow] {
 
     // (b) 2,000 objects of 16 KiB with 16 connections.
     let count = 2000
-    let small = benchData(16 * 1024)
+    let small = pseudoRandomData(16 * 1024)
     try await withThrowingTaskGroup(of: Void.self) { group in
         for worker in 0..<16 {
             group.addTask {
@@ -212,7 +129,7 @@ func runTransferBenchmarks() async throws -> [BenchRow] {
     let configFile = work.appendingPathComponent("curl.cfg")
     try config.write(to: configFile, atomically: true, encoding: .utf8)
     let curlSmall = try await seconds {
-        try runCurl(["-s", "--parallel", "--parallel-max", "16", "-K", configFile.path])
+        try curl(["-s", "--parallel", "--parallel-max", "16", "-K", configFile.path])
     }
     var verifiedSmall = 0
     let ourSmall = try await seconds {
