@@ -309,6 +309,7 @@ final class DownloadJob: @unchecked Sendable {
                         p.base = head.start
                         p.attemptBytes = 0
                     }
+                    self?.persistResumePoint(head)
                 },
                 onBytes: { [weak self] n in self?.received(n) },
                 completion: { continuation.resume(returning: $0) })
@@ -363,6 +364,16 @@ final class DownloadJob: @unchecked Sendable {
             DownloadResult(
                 url: request.destination, etag: version.etag ?? "", size: version.total ?? 0,
                 verification: verification, bytesTransferred: transferred, attempts: attempts))
+    }
+
+    /// Written as soon as a response's headers name the version, so that a process killed mid-body (kill -9,
+    /// power loss excepted) can continue: the `.part` file is written strictly in order, so its size is the
+    /// verified-to-be-contiguous prefix; the sidecar only needs to say which version those bytes belong to.
+    /// (The final whole-file check still guards against anything else.)
+    private func persistResumePoint(_ head: DownloadAttemptHead) {
+        let sidecar = PartSidecar(
+            etag: head.etag, size: head.total, checksums: head.checksums, ranges: [0..<max(0, head.total)])
+        try? sidecar.save(forPart: partURL)
     }
 
     private func saveSidecar(writer: PartFileWriter, version: ObjectVersion) {
