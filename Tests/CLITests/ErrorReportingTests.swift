@@ -82,7 +82,7 @@ struct ErrorReportingTests {
             let target = try #require(try await fixture.list().first)
             fixture.server.requestLog.clear()
             let result = try await fixture.run(
-                "get", [target.id, "--network"], environment: ["CLOUDASSETS_NETWORK": "offline"])
+                "get", [target.id, "--network", "--network-policy", "offline"])
             #expect(result.status == 6, "\(result)")
             #expect(result.stderrLines.count == 1 && result.stderr.hasPrefix("error: "), "\(result)")
             #expect(fixture.server.requestLog.entries().isEmpty)

@@ -15,7 +15,7 @@ struct GetCommandTests {
             let fields = result.stdout.trimmingCharacters(in: .newlines).split(separator: "\t").map(String.init)
             #expect(fields.count == 3 && fields[0] == target.id && fields[1] == "full", "\(result)")
             let local = try Data(contentsOf: URL(fileURLWithPath: fields.last ?? ""))
-            #expect(local == (try fixture.objectData(target.key)))
+            expectSameBytes(local, try fixture.objectData(target.key), "the local original")
 
             let after = try await fixture.rowsByID()
             #expect(after[target.id]?.state == "full")
@@ -29,7 +29,7 @@ struct GetCommandTests {
             let target = try #require(try await fixture.list().last)
             let output = fixture.folder.appendingPathComponent("by-key.bin")
             expectSuccess(try await fixture.run("get", [target.key, "--network", "-o", output.path]))
-            #expect(try Data(contentsOf: output) == (try fixture.objectData(target.key)))
+            expectSameBytes(try Data(contentsOf: output), try fixture.objectData(target.key), "the -o file")
             #expect(try await fixture.rowsByID()[target.id]?.state == "full")
         }
     }
@@ -44,14 +44,20 @@ struct GetCommandTests {
             expectSuccess(result)
             let copied = try Data(contentsOf: output)
             #expect(copied.count == Int(target.size))
-            #expect(copied == (try fixture.objectData(target.key)))
+            expectSameBytes(copied, try fixture.objectData(target.key), "the -o file")
+
+            // `-o -` writes the same bytes to standard output, and nothing else.
+            let piped = try await fixture.run("get", [target.id, "-o", "-"])
+            expectSuccess(piped)
+            expectSameBytes(piped.stdoutData, copied, "standard output")
         }
     }
 
     @Test func getWithoutNetworkOnACloudAssetExitsSixSayingItIsInTheCloud() async throws {
         try await withFixture(assets: 4) { fixture in
-            try await fixture.sync()
+            try await fixture.sync(["--no-thumbnails"])
             let target = try #require(try await fixture.list().first)
+            #expect(target.state == "cloudOnly")
             fixture.server.requestLog.clear()
 
             let result = try await fixture.run("get", [target.id])
@@ -70,7 +76,7 @@ struct GetCommandTests {
 
             let output = fixture.folder.appendingPathComponent("local.out")
             expectSuccess(try await fixture.run("get", [target.id, "-o", output.path]))
-            #expect(try Data(contentsOf: output) == (try fixture.objectData(target.key)))
+            expectSameBytes(try Data(contentsOf: output), try fixture.objectData(target.key), "the -o file")
             #expect(!fixture.server.requestLog.entries().contains { $0.method == "GET" && $0.key == target.key })
         }
     }
@@ -87,7 +93,7 @@ struct GetCommandTests {
                 "get", [target.id, "--network", "--range", "1000-4999", "-o", output.path])
             expectSuccess(result)
             let original = try fixture.objectData(target.key)
-            #expect(try Data(contentsOf: output) == original.subdata(in: 1000..<5000))
+            expectSameBytes(try Data(contentsOf: output), original.subdata(in: 1000..<5000), "the range")
             #expect(try await fixture.rowsByID()[target.id]?.state == "partial")
             let gets = fixture.server.requestLog.entries().filter { $0.method == "GET" && $0.key == target.key }
             #expect(!gets.isEmpty && gets.allSatisfy { $0.rangeHeader != nil }, "ranged reads only: \(gets)")

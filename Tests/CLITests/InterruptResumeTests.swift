@@ -53,7 +53,7 @@ struct InterruptResumeTests {
             }
             #expect(gets.count == 1, "one GET completes the object: \(gets)")
 
-            #expect(try Data(contentsOf: output) == object)
+            expectSameBytes(try Data(contentsOf: output), object, "the resumed download")
             #expect(try await fixture.rowsByID()[large.id]?.state == "full")
             #expect(!FileManager.default.fileExists(atPath: partFile.path), "the .part file is gone once complete")
         }

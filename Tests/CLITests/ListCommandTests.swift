@@ -62,7 +62,7 @@ struct ListCommandTests {
     }
 
     @Test func listSortsByKeyByDefaultAndBySizeOnRequest() async throws {
-        try await withFixture(assets: 20) { fixture in
+        try await withFixture(assets: 10) { fixture in
             try await fixture.sync()
             let byKey = try await fixture.list()
             #expect(byKey.map(\.key) == byKey.map(\.key).sorted())

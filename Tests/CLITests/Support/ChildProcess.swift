@@ -15,8 +15,14 @@ struct CLIResult: Sendable, CustomStringConvertible {
     var killedBySignal: Bool
     /// True when the watchdog had to kill it.
     var timedOut: Bool
-    var stdout: String
-    var stderr: String
+    /// Standard output's raw bytes (for binary output such as `get -o -`).
+    var stdoutData: Data
+    var stderrData: Data
+
+    /// Standard output as text (decoded on each access).
+    var stdout: String { OutputCollector.decode(stdoutData) }
+    /// Standard error as text.
+    var stderr: String { OutputCollector.decode(stderrData) }
 
     /// Standard error's non-empty lines.
     var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
@@ -116,7 +122,8 @@ final class ChildProcess: Sendable {
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n > 0 {
-                    collector.append(Data(buffer[0..<n]))
+                    // Copy through the pointer: `Data(buffer[0..<n])` walks the bytes one by one in a debug build.
+                    collector.append(buffer.withUnsafeBytes { Data(bytes: $0.baseAddress!, count: n) })
                 } else if n < 0 && errno == EINTR {
                     continue
                 } else {
@@ -143,7 +150,7 @@ final class ChildProcess: Sendable {
         await stderr.waitForEnd()
         let (status, signal) = state.exit ?? (-1, false)
         return CLIResult(
-            status: status, killedBySignal: signal, timedOut: state.timedOut, stdout: stdout.text,
-            stderr: stderr.text)
+            status: status, killedBySignal: signal, timedOut: state.timedOut, stdoutData: stdout.data,
+            stderrData: stderr.data)
     }
 }

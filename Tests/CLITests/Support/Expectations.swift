@@ -38,3 +38,19 @@ func poll(deadline: Duration = .seconds(15), _ condition: () throws -> Bool) asy
     }
     return try condition()
 }
+
+/// Checks two byte buffers are equal. On a mismatch it reports the sizes and the first differing offset,
+/// never the bytes themselves (a diff of megabytes would take the test runner minutes to compute).
+func expectSameBytes(
+    _ actual: Data, _ expected: Data, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let same = actual == expected
+    var detail = ""
+    if !same {
+        let firstDifference = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        detail =
+            "\(what): \(actual.count) bytes, expected \(expected.count); first difference at "
+            + (firstDifference.map(String.init) ?? "the end of the shorter one")
+    }
+    #expect(same, "\(detail)", sourceLocation: sourceLocation)
+}

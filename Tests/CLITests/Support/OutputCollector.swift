@@ -14,16 +14,20 @@ final class OutputCollector: Sendable {
         var data = Data()
         var closed = false
         var waiters: [Waiter] = []
+        var endWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
 
+    /// Everything received so far, as bytes.
+    var data: Data { state.withLock { $0.data } }
+
     /// Everything received so far, decoded as UTF-8.
-    var text: String { state.withLock { String(decoding: $0.data, as: UTF8.self) } }
+    var text: String { state.withLock { Self.decode($0.data) } }
 
     /// Complete lines received so far (a trailing line without its newline is left out until the pipe closes).
     var lines: [String] {
-        let (text, closed) = state.withLock { (String(decoding: $0.data, as: UTF8.self), $0.closed) }
+        let (text, closed) = state.withLock { (Self.decode($0.data), $0.closed) }
         var parts = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         if !closed || parts.last == "" { parts.removeLast() }
         return parts
@@ -32,7 +36,8 @@ final class OutputCollector: Sendable {
     func append(_ chunk: Data) {
         let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             state.data.append(chunk)
-            let text = String(decoding: state.data, as: UTF8.self)
+            guard !state.waiters.isEmpty else { return [] }
+            let text = Self.decode(state.data)
             var ready: [CheckedContinuation<Bool, Never>] = []
             state.waiters.removeAll { waiter in
                 guard waiter.predicate(text) else { return false }
@@ -45,21 +50,23 @@ final class OutputCollector: Sendable {
     }
 
     func close() {
-        let pending = state.withLock { state -> [Waiter] in
+        let (pending, ending, text) = state.withLock { state in
             state.closed = true
-            defer { state.waiters.removeAll() }
-            return state.waiters
+            defer {
+                state.waiters.removeAll()
+                state.endWaiters.removeAll()
+            }
+            return (state.waiters, state.endWaiters, state.waiters.isEmpty ? "" : Self.decode(state.data))
         }
-        for waiter in pending {
-            waiter.continuation.resume(returning: waiter.predicate(text))
-        }
+        for waiter in pending { waiter.continuation.resume(returning: waiter.predicate(text)) }
+        for continuation in ending { continuation.resume() }
     }
 
     /// Waits until `predicate` holds for the whole output so far; false when the pipe closed first.
     func wait(until predicate: @escaping @Sendable (String) -> Bool) async -> Bool {
         await withCheckedContinuation { continuation in
             let answer = state.withLock { state -> Bool? in
-                let text = String(decoding: state.data, as: UTF8.self)
+                let text = Self.decode(state.data)
                 if predicate(text) { return true }
                 if state.closed { return false }
                 state.waiters.append(Waiter(predicate: predicate, continuation: continuation))
@@ -69,8 +76,22 @@ final class OutputCollector: Sendable {
         }
     }
 
-    /// Waits until the pipe is closed.
+    /// UTF-8 decoding through a buffer pointer: decoding `Data` as a generic collection is orders of
+    /// magnitude slower. Still, repairing invalid UTF-8 costs seconds for megabytes of binary output, so
+    /// nothing decodes unless a test asks for text.
+    static func decode(_ data: Data) -> String {
+        data.withUnsafeBytes { String(decoding: $0.bindMemory(to: UInt8.self), as: UTF8.self) }
+    }
+
+    /// Waits until the pipe is closed (without decoding the output: binary output can be megabytes).
     func waitForEnd() async {
-        _ = await wait(until: { _ in false })
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let closed = state.withLock { state -> Bool in
+                if state.closed { return true }
+                state.endWaiters.append(continuation)
+                return false
+            }
+            if closed { continuation.resume() }
+        }
     }
 }
