@@ -37,20 +37,16 @@ struct InterruptResumeTests {
             expectSuccess(second)
             let gets = fixture.server.requestLog.entries().filter { $0.method == "GET" && $0.key == Self.largeKey }
 
-            // Known library bug: on cancel, `DownloadHandle.result()` throws at once and the download job writes
-            // the resume sidecar (`.part.json`) a moment later; the command exits in between when the machine is
-            // busy, and the next `get` starts over from byte 0. Reported to the lead; remove this wrapper once
-            // S3Transfer writes the sidecar before the cancelled result is delivered (or keeps it up to date).
-            withKnownIssue("resume sidecar written after the cancelled request returned", isIntermittent: true) {
-                #expect(sidecarKept, "the resume sidecar is kept beside the .part file")
-                let resumed = try #require(gets.first, "no GET of the large object on resume")
-                let range = try #require(resumed.rangeHeader, "the resumed GET must carry Range: \(resumed)")
-                #expect(range.hasPrefix("bytes=") && range.hasSuffix("-"), "open-ended range, got \(range)")
-                let start = Int64(range.dropFirst("bytes=".count).dropLast()) ?? 0
-                #expect(start > 0 && start <= kept, "resume starts after the bytes kept, got \(range)")
-                #expect(resumed.ifMatch?.isEmpty == false, "the resumed GET must carry If-Match")
-                #expect(resumed.bytesSent == Int64(object.count) - start, "only the missing bytes are sent")
-            }
+            // The downloader records which version the .part holds as soon as the response names it, so the
+            // interrupted download resumes: one ranged GET with If-Match for the missing bytes only.
+            #expect(sidecarKept, "the resume sidecar is kept beside the .part file")
+            let resumed = try #require(gets.first, "no GET of the large object on resume")
+            let range = try #require(resumed.rangeHeader, "the resumed GET must carry Range: \(resumed)")
+            #expect(range.hasPrefix("bytes=") && range.hasSuffix("-"), "open-ended range, got \(range)")
+            let start = Int64(range.dropFirst("bytes=".count).dropLast()) ?? 0
+            #expect(start > 0 && start <= kept, "resume starts after the bytes kept, got \(range)")
+            #expect(resumed.ifMatch?.isEmpty == false, "the resumed GET must carry If-Match")
+            #expect(resumed.bytesSent == Int64(object.count) - start, "only the missing bytes are sent")
             #expect(gets.count == 1, "one GET completes the object: \(gets)")
 
             expectSameBytes(try Data(contentsOf: output), object, "the resumed download")

@@ -76,13 +76,7 @@ struct LibraryCrashTests {
         }
     }
 
-    @Test(
-        "after kill -9 mid-download the next request resumes from the bytes on disk",
-        .disabled(
-            Comment(
-                rawValue:
-                    "S3Transfer writes the .part sidecar only when an attempt fails, so a killed download leaves a .part "
-                    + "without one and the Downloader restarts it from byte 0")))
+    @Test("after kill -9 mid-download the next request resumes from the bytes on disk")
     func killDuringDownloadResumesFromPartFile() async throws {
         let executable = try #require(Self.testExecutable())
         try await withHarness { harness in

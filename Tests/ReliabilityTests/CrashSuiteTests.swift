@@ -164,17 +164,9 @@ import Testing
         let offset = rangeStart(resumed.rangeHeader)
         if offset > 0 { tally.resumedFromOffset += 1 } else { tally.restartedFromZero += 1 }
         if killed && onDisk > 0 {
-            withKnownIssue(
-                """
-                S3Transfer writes the .part sidecar only when an attempt fails, so after kill -9 no sidecar names \
-                the version of the bytes on disk and the download restarts from zero
-                """,
-                isIntermittent: true
-            ) {
-                #expect(
-                    offset > 0,
-                    "the resumed GET asked for \(resumed.rangeHeader ?? "everything") with \(onDisk) bytes on disk")
-            }
+            #expect(
+                offset > 0,
+                "the resumed GET asked for \(resumed.rangeHeader ?? "everything") with \(onDisk) bytes on disk")
         }
         return killed
     }
@@ -198,14 +190,7 @@ import Testing
         let killed = child.isRunning
         killNine(child)
         if !killed && child.terminationStatus != 0 && bucket.gets(asset.key).count == logStart {
-            withKnownIssue(
-                """
-                cloudassets refuses `get --network`: Get's --network flag collides with the global --network \
-                option ("Multiple (2) Option or Flag arguments are named --network")
-                """, isIntermittent: true
-            ) {
-                Issue.record("cloudassets get --network --range exited \(child.terminationStatus) before any request")
-            }
+            Issue.record("cloudassets get --network --range exited \(child.terminationStatus) before any request")
         }
 
         let library = try await AssetLibrary(configuration: configuration)

@@ -47,20 +47,12 @@ struct HostileStorageTests {
         let report = try LibraryInvariants(library: library, reference: .server(bucket)).check()
         let leftovers = report.violations.filter { $0.hasSuffix(".part.json.tmp (asset \(huge.id) is cloudOnly)") }
         #expect(report.violations.count == leftovers.count, "\(report.violations)")
-        let sidecarIssue: Comment = """
-            S3Transfer: a download that fails with ENOSPC keeps its .part (filling the disk) and leaves the \
-            sidecar's .part.json.tmp behind
-            """
-        withKnownIssue(sidecarIssue, isIntermittent: true) {
-            #expect(leftovers.isEmpty, "\(leftovers)")
-        }
+        #expect(leftovers.isEmpty, "\(leftovers)")
 
         // The failed download does not keep the disk full: a small original still fits afterwards.
         let other = try #require(try library.asset(forKey: "originals/small-1.jpg"))
-        await withKnownIssue(sidecarIssue, isIntermittent: true) {
-            let url = try await library.requestFile(for: other, options: options)
-            #expect(try Data(contentsOf: url) == bucket.current(other.key))
-        }
+        let url = try await library.requestFile(for: other, options: options)
+        #expect(try Data(contentsOf: url) == bucket.current(other.key))
         await bucket.stop()
     }
 

@@ -54,11 +54,13 @@ final class ObserverRegistry: Sendable {
 
     /// Queues `change` for every observer and stream. Call in commit order (the library does, under its write lock).
     func deliver(_ change: LibraryChange) {
+        // The audience is fixed at commit time (the caller holds the write lock): an observer or stream that
+        // registers after this commit never hears of it, even while the change is still queued.
+        let (entries, streams) = state.withLock { state in
+            state.observers = state.observers.filter { $0.value.observer != nil }
+            return (Array(state.observers.values), Array(state.streams.values))
+        }
         deliveryQueue.async { [self] in
-            let (entries, streams) = state.withLock { state in
-                state.observers = state.observers.filter { $0.value.observer != nil }
-                return (Array(state.observers.values), Array(state.streams.values))
-            }
             for continuation in streams { continuation.yield(change) }
             for entry in entries {
                 guard let observer = entry.observer else { continue }

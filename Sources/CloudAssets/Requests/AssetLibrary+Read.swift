@@ -44,18 +44,28 @@ extension AssetLibrary {
             // The range file is never truncated here: another read of this asset may be writing into it, and bytes
             // outside the recorded ranges are never served.
             var fetched = ByteRangeSet()
-            for piece in missing {
-                do {
-                    try await RangeFetch.fetch(
-                        client: remote.client, bucket: configuration.bucket, key: record.key, range: piece,
-                        etag: record.etag, into: rangeFile)
-                } catch S3Error.preconditionFailed {
-                    throw AssetRequestError.objectChanged(key: record.key)
-                } catch S3Error.noSuchKey {
-                    try? removeAssets([asset.id])
-                    throw AssetRequestError.assetDeleted(localIdentifier: asset.id)
+            do {
+                for piece in missing {
+                    do {
+                        try await RangeFetch.fetch(
+                            client: remote.client, bucket: configuration.bucket, key: record.key, range: piece,
+                            etag: record.etag, into: rangeFile)
+                    } catch S3Error.preconditionFailed {
+                        throw AssetRequestError.objectChanged(key: record.key)
+                    } catch S3Error.noSuchKey {
+                        try? removeAssets([asset.id])
+                        throw AssetRequestError.assetDeleted(localIdentifier: asset.id)
+                    }
+                    fetched.insert(piece)
                 }
-                fetched.insert(piece)
+            } catch {
+                // With no range recorded, no one can use the file's bytes: do not leave them taking space (a full
+                // disk stays full otherwise). A concurrent read of the same asset then fails its commit check
+                // ("the range file was removed") rather than recording bytes that are gone.
+                if let latest = try? store.record(id: asset.id), latest.availability != .partial {
+                    try? FileManager.default.removeItem(at: rangeFile)
+                }
+                throw error
             }
             try commitRanges(assetID: asset.id, adding: fetched, etag: record.etag, file: rangeFile)
             try enforceCacheLimit(keeping: asset.id)

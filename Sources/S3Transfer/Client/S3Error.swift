@@ -134,3 +134,15 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
             transport.isCancellation ? .cancelled : .transport(curlCode: transport.curlCode, message: transport.message)
     }
 }
+
+extension S3Error {
+    /// True for a local write that failed because the disk (or the user's quota) is full, also when it ended
+    /// the retries.
+    public var isOutOfSpace: Bool {
+        switch self {
+        case .fileSystem(_, let code): return code == ENOSPC || code == EDQUOT
+        case .retriesExhausted(let last, _): return last.isOutOfSpace
+        default: return false
+        }
+    }
+}

@@ -131,6 +131,11 @@ final class DownloadJob: @unchecked Sendable {
         let task = Task.detached { [self] in
             await previousTask?.value
             let result = await run()
+            if case .failure(let error) = result, error.isOutOfSpace {
+                // The disk is full: keeping the partial bytes would keep it full, and they cannot grow anyway.
+                unlink(partURL.path)
+                PartSidecar.remove(forPart: partURL)
+            }
             let attachments = state.withLock { state -> [DownloadAttachment] in
                 state.finished = true
                 return Array(state.attachments.values)

@@ -41,9 +41,14 @@ struct PartSidecar: Codable, Equatable, Sendable {
         do {
             try JSONEncoder().encode(self).write(to: temp)
         } catch {
+            unlink(temp.path)  // a full disk may leave a truncated temp file
             throw .fileSystem(path: temp.path, errno: EIO)
         }
-        guard rename(temp.path, target.path) == 0 else { throw .fileSystem(path: target.path, errno: errno) }
+        guard rename(temp.path, target.path) == 0 else {
+            let code = errno
+            unlink(temp.path)
+            throw .fileSystem(path: target.path, errno: code)
+        }
     }
 
     static func remove(forPart part: URL) {
