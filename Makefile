@@ -33,9 +33,10 @@ bench: deps
 	$(SWIFT) build -c release
 	$(RELEASE_BIN)/ca-bench
 
-soak: deps
-	$(SWIFT) build -c release --product ca-bench
-	$(RELEASE_BIN)/ca-bench --soak
+# The reliability suites in full: fault soak, crash suite (kill -9), hostile input. `make test` runs them short.
+soak: deps-python
+	$(SWIFT) build --build-tests
+	CLOUDASSETS_SOAK=full $(SWIFT) test --skip-build --filter ReliabilityTests
 
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources TestServer Tests Benchmarks

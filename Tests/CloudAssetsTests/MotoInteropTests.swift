@@ -89,7 +89,8 @@ final class MotoServer: @unchecked Sendable {
 
     func stop() {
         if process.isRunning {
-            process.terminate()
+            // SIGKILL: a child started from a dispatch thread can inherit a signal mask that blocks SIGTERM.
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }

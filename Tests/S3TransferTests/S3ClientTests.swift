@@ -98,7 +98,8 @@ import Testing
         let (data, _) = try await client.getObject(bucket: "b", key: "k")
         #expect(data == Data("skew".utf8))
         #expect(server.requests.count == 2)
-        #expect(abs(client.measuredClockOffset - serverOffset) < 5)
+        // The Date header has one-second resolution and a loaded machine delays the reply; the skew itself is hours.
+        #expect(abs(client.measuredClockOffset - serverOffset) < 60)
         // Later requests use the measured offset straight away.
         _ = try await client.getObject(bucket: "b", key: "k")
         #expect(server.requests.count == 3)

@@ -67,7 +67,15 @@ extension AssetLibrary {
                 }
                 throw error
             }
-            try commitRanges(assetID: asset.id, adding: fetched, etag: record.etag, file: rangeFile)
+            if try !commitRanges(assetID: asset.id, adding: fetched, etag: record.etag, file: rangeFile) {
+                // A download verified the whole original meanwhile (and removed the range file, which this read
+                // may have re-created): answer from the original and leave no orphan behind.
+                try? FileManager.default.removeItem(at: rangeFile)
+                if let latest = try store.record(id: asset.id), let url = verifiedOriginal(of: latest) {
+                    return try Self.readBytes(at: url, range: wanted)
+                }
+                throw AssetRequestError.objectChanged(key: record.key)
+            }
             try enforceCacheLimit(keeping: asset.id)
         }
         do {
@@ -84,14 +92,16 @@ extension AssetLibrary {
     /// Records verified ranges, merged with the ranges already recorded under the same ETag (other reads of the
     /// asset may have committed meanwhile), in one transaction: the asset becomes `partial` (unless it is `full` by
     /// now). Ranges whose bytes are no longer in the file (the asset was evicted during the read) are not recorded.
-    func commitRanges(assetID: Int64, adding pieces: ByteRangeSet, etag: String, file: URL) throws {
-        guard let end = pieces.ranges.last?.upperBound else { return }
-        try performWrite { tx in
+    /// - Returns: `false` when nothing was recorded because the asset became `full` meanwhile.
+    @discardableResult
+    func commitRanges(assetID: Int64, adding pieces: ByteRangeSet, etag: String, file: URL) throws -> Bool {
+        guard let end = pieces.ranges.last?.upperBound else { return true }
+        return try performWrite { tx -> Bool in
             guard let current = try tx.record(assetID) else {
                 throw AssetRequestError.assetDeleted(localIdentifier: assetID)
             }
             guard current.etag == etag else { throw AssetRequestError.objectChanged(key: current.key) }
-            guard current.availability != .full else { return }
+            guard current.availability != .full else { return false }
             let onDisk = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber
             guard let onDisk, onDisk.int64Value >= end else {
                 throw AssetRequestError.localFile(path: file.path, reason: "the range file was removed during the read")
@@ -104,6 +114,7 @@ extension AssetLibrary {
                 record.partialRanges = ranges
                 record.partialETag = etag
             }
+            return true
         }
     }
 

@@ -212,6 +212,17 @@ final class DownloadJob: @unchecked Sendable {
                     continue
                 }
                 let offset = writer.written
+                if offset > 0, version.etag != nil, offset == version.total {
+                    // Every byte is on disk already (an earlier run stopped after the last write and before the
+                    // rename): asking for `bytes=size-` would be a 416. Verify what is there and finish, or start over.
+                    if verify(writer: writer, version: version) == nil {
+                        return try await finalize(writer: writer, version: version, attempts: attempts)
+                    }
+                    discard(writer: writer)
+                    await writer.drain()
+                    version = ObjectVersion()
+                    continue
+                }
                 attempts += 1
                 let outcome = await attempt(writer: writer, offset: offset, version: version)
                 switch outcome {
