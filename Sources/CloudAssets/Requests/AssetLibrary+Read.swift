@@ -62,15 +62,16 @@ extension AssetLibrary {
                 // With no range recorded, no one can use the file's bytes: do not leave them taking space (a full
                 // disk stays full otherwise). A concurrent read of the same asset then fails its commit check
                 // ("the range file was removed") rather than recording bytes that are gone.
-                if let latest = try? store.record(id: asset.id), latest.availability != .partial {
-                    try? FileManager.default.removeItem(at: rangeFile)
+                // Checked and removed under the write lock, so no concurrent commit can record ranges in between.
+                try? performWrite { tx in
+                    if try tx.record(asset.id)?.availability != .partial {
+                        try? FileManager.default.removeItem(at: rangeFile)
+                    }
                 }
                 throw error
             }
             if try !commitRanges(assetID: asset.id, adding: fetched, etag: record.etag, file: rangeFile) {
-                // A download verified the whole original meanwhile (and removed the range file, which this read
-                // may have re-created): answer from the original and leave no orphan behind.
-                try? FileManager.default.removeItem(at: rangeFile)
+                // A download verified the whole original meanwhile (the range file is gone): answer from it.
                 if let latest = try store.record(id: asset.id), let url = verifiedOriginal(of: latest) {
                     return try Self.readBytes(at: url, range: wanted)
                 }
@@ -101,7 +102,11 @@ extension AssetLibrary {
                 throw AssetRequestError.assetDeleted(localIdentifier: assetID)
             }
             guard current.etag == etag else { throw AssetRequestError.objectChanged(key: current.key) }
-            guard current.availability != .full else { return false }
+            guard current.availability != .full else {
+                // Under the write lock: nothing refers to the range file once the original is verified.
+                try? FileManager.default.removeItem(at: file)
+                return false
+            }
             let onDisk = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber
             guard let onDisk, onDisk.int64Value >= end else {
                 throw AssetRequestError.localFile(path: file.path, reason: "the range file was removed during the read")
