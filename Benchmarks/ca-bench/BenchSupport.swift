@@ -77,8 +77,10 @@ final class ChildServer {
 
     /// curl arguments that sign a request for this server.
     var signing: [String] {
-        ["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(accessKey):\(secretKey)", "-H",
-         "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
+        [
+            "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(accessKey):\(secretKey)", "-H",
+            "x-amz-content-sha256: UNSIGNED-PAYLOAD",
+        ]
     }
 
     func createBucket(_ name: String) throws {

@@ -34,7 +34,9 @@ func runServerBenchmarks() async throws -> [BenchRow] {
     let python = Process()
     python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     let staticPort = 20_000 + Int(getpid() % 20_000)
-    python.arguments = ["python3", "-m", "http.server", String(staticPort), "--bind", "127.0.0.1", "--directory", files.path]
+    python.arguments = [
+        "python3", "-m", "http.server", String(staticPort), "--bind", "127.0.0.1", "--directory", files.path,
+    ]
     python.standardOutput = FileHandle.nullDevice
     python.standardError = FileHandle.nullDevice
     try python.run()
@@ -46,7 +48,9 @@ func runServerBenchmarks() async throws -> [BenchRow] {
     var staticSpeed = 0.0
     for _ in 0..<50 where staticSpeed == 0 {
         // Wait for the listener: retry the connection (curl fails fast while nothing listens).
-        if let s = try? speed("http://127.0.0.1:\(staticPort)/big.bin") { staticSpeed = s } else {
+        if let s = try? speed("http://127.0.0.1:\(staticPort)/big.bin") {
+            staticSpeed = s
+        } else {
             usleep(100_000)
         }
     }

@@ -3,7 +3,6 @@ import Foundation
 // `make bench`: one release build, one run, one table. Every figure is measured beside its reference in
 // this same process (or by a tool this process runs), and printed as a ratio with the target.
 
-
 func section(_ name: String, _ body: () async throws -> [BenchRow]) async -> [BenchRow] {
     FileHandle.standardError.write(Data("ca-bench: \(name)…\n".utf8))
     do {

@@ -203,7 +203,8 @@ struct Status: AsyncParsableCommand {
             } else {
                 Terminal.shared.out("assets:     \(all.count) (\(pinned) pinned)")
                 for state in AssetAvailability.allCases {
-                    Terminal.shared.out("  \(state.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(counts[state.name] ?? 0)")
+                    Terminal.shared.out(
+                        "  \(state.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(counts[state.name] ?? 0)")
                 }
                 let limit = library.configuration.cacheSizeLimit.map { " of \(Format.bytes($0))" } ?? ""
                 Terminal.shared.out("cache:      \(Format.bytes(usage.bytes))\(limit)")

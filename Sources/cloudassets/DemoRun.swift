@@ -136,7 +136,9 @@ struct DemoRun {
             say("== summary")
             say("   assets:        \(all.count)")
             say("   states:        " + (try stateCounts(library)))
-            say("   cache:         \(Format.bytes(usage.bytes)) in \(usage.fullAssets) full + \(usage.partialAssets) partial")
+            say(
+                "   cache:         \(Format.bytes(usage.bytes)) in \(usage.fullAssets) full + \(usage.partialAssets) partial"
+            )
             say("   notifications: \(observer.count) (removed/inserted/changed/moved shown above)")
             say("   requests:      \(server.requestLog.entries().count) HTTP requests served by the fake server")
             say(String(format: "   time:          %.1f s", Date().timeIntervalSince(started)))

@@ -88,6 +88,7 @@ enum Format {
         let totalText = total.map { bytes($0) } ?? "?"
         let eta = total.map { bytesPerSecond > 0 ? Double($0 - received) / bytesPerSecond : .infinity } ?? .infinity
         let percent = String(format: "%3d%%", Int(fraction * 100))
-        return "[\(bar)] \(percent)  \(bytes(received)) / \(totalText)  \(rate(bytesPerSecond))  ETA \(duration(eta))  \(name)"
+        return
+            "[\(bar)] \(percent)  \(bytes(received)) / \(totalText)  \(rate(bytesPerSecond))  ETA \(duration(eta))  \(name)"
     }
 }
