@@ -134,17 +134,26 @@ struct Pin: AsyncParsableCommand {
     }
 }
 
+/// Opens the library without needing the network, resolves the named assets, applies `body`, reports `verb`.
+func runLocalAssetCommand(
+    _ global: GlobalOptions, _ names: [String], verb: String, _ body: (AssetLibrary, [Asset]) throws -> Void
+) async throws {
+    try await runReportingErrors {
+        let library = try await global.openLibrary(requireRemote: false)
+        defer { library.close() }
+        try body(library, try resolveAssets(names, in: library))
+        if !global.quiet { Terminal.shared.out("\(verb) \(names.count) asset(s)") }
+    }
+}
+
 struct Unpin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Unpin assets (their originals become evictable).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Asset ids or keys.") var assets: [String]
 
     func run() async throws {
-        try await runReportingErrors {
-            let library = try await global.openLibrary(requireRemote: false)
-            defer { library.close() }
-            try library.unpin(try resolveAssets(assets, in: library))
-            if !global.quiet { Terminal.shared.out("unpinned \(assets.count) asset(s)") }
+        try await runLocalAssetCommand(global, assets, verb: "unpinned") { library, targets in
+            try library.unpin(targets)
         }
     }
 }
@@ -155,11 +164,8 @@ struct Evict: AsyncParsableCommand {
     @Argument(help: "Asset ids or keys.") var assets: [String]
 
     func run() async throws {
-        try await runReportingErrors {
-            let library = try await global.openLibrary(requireRemote: false)
-            defer { library.close() }
-            for asset in try resolveAssets(assets, in: library) { try library.evict(asset) }
-            if !global.quiet { Terminal.shared.out("evicted \(assets.count) asset(s)") }
+        try await runLocalAssetCommand(global, assets, verb: "evicted") { library, targets in
+            for asset in targets { try library.evict(asset) }
         }
     }
 }

@@ -1,4 +1,5 @@
 import AWSSigV4
+import AssetStore
 import Foundation
 import S3Transfer
 

@@ -1,3 +1,4 @@
+import AssetStore
 import Dispatch
 import Foundation
 
