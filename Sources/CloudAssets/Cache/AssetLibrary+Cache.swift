@@ -132,3 +132,17 @@ extension AssetLibrary {
         }
     }
 }
+
+extension AssetLibrary {
+    /// Restarts the downloads of pinned assets whose original is not local yet — interrupted by a crash, a
+    /// `kill -9` or `close()` — at utility priority; each continues from its `.part` file. Called on open; does
+    /// nothing without an endpoint or when the network policy forbids background work.
+    func resumePinnedDownloads() {
+        guard remote != nil, isNetworkAllowed(userRequest: false) else { return }
+        guard let ids = try? store.fetchIDs(StoreQuery(predicate: .not(.availability([.full])))),
+            let records = try? store.records(ids: ids)
+        else { return }
+        let pinned = records.filter(\.isPinned).map(Asset.init)
+        if !pinned.isEmpty { startCaching(assets: pinned, priority: .utility) }
+    }
+}

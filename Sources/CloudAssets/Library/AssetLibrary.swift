@@ -37,6 +37,7 @@ public final class AssetLibrary: Sendable {
         do {
             self.services = try LibraryServices(configuration: configuration)
             recovery = try recoverLocalState()
+            resumePinnedDownloads()
         } catch {
             close()
             throw error
