@@ -105,6 +105,9 @@ extension AssetStore {
 
         var configuration = Configuration()
         configuration.readonly = true
+        // After a crash another connection (this process's earlier pool, or the one recovering the WAL) may hold
+        // a lock for a moment: wait for it rather than fail the open with "database is locked".
+        configuration.busyMode = .timeout(10)
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             defer { try? queue.close() }
