@@ -54,8 +54,9 @@ extension AssetLibrary {
                     r.partialETag = nil
                 }
             }
+            // Under the write lock: a concurrent ranged read cannot record bytes in a file removed here.
+            for path in paths { try? FileManager.default.removeItem(atPath: path) }
         }
-        for path in paths { try? FileManager.default.removeItem(atPath: path) }
         return freed
     }
 

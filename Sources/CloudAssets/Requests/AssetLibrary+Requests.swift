@@ -263,8 +263,9 @@ extension AssetLibrary {
                 record.lastAccessDate = Date()
             }
             obsoletePaths = [files.partial(id: assetID).path, files.partial(id: assetID).path + ".json"]
+            // Under the write lock: the range file must not vanish after a later commit recorded ranges in it.
+            for path in obsoletePaths { try? FileManager.default.removeItem(atPath: path) }
         }
-        for path in obsoletePaths { try? FileManager.default.removeItem(atPath: path) }
         if stale {
             try? FileManager.default.removeItem(at: result.url)
             throw AssetRequestError.objectChanged(key: result.url.lastPathComponent)
@@ -280,9 +281,9 @@ extension AssetLibrary {
                 paths += files.allPaths(id: id, key: record.key)
                 _ = try tx.delete(id)
             }
+            for path in paths { try? FileManager.default.removeItem(atPath: path) }
         }
         runtime.cancelDownloads(forAssets: ids)
-        for path in paths { try? FileManager.default.removeItem(atPath: path) }
     }
 
     /// Whether the library's network policy lets a request of this kind use the network.

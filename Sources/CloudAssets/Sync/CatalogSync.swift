@@ -151,6 +151,9 @@ struct CatalogSync {
                     if try tx.delete(id) { c.removed += 1 }
                 }
             }
+            // Files go under the write lock, so no concurrent commit (a ranged read) can record bytes in a file
+            // that is about to disappear.
+            for path in filesToRemove { try? FileManager.default.removeItem(atPath: path) }
             return c
         }
         summary.inserted += counts.inserted
@@ -162,7 +165,6 @@ struct CatalogSync {
             summary.transactions += 1
             if let resumeMarker { SyncState(lastReconciledKey: resumeMarker).save(to: stateURL) }
         }
-        for path in filesToRemove { try? FileManager.default.removeItem(atPath: path) }
         if counts.removed > 0 { library.runtime.cancelDownloads(forAssets: vanished) }
     }
 
