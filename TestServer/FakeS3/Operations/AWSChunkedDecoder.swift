@@ -121,7 +121,7 @@ struct AWSChunkedDecoder {
 
     private mutating func endChunk() throws(S3Error) {
         guard signed, let key = signingKey else { return }
-        let hash = SigV4Hex.hex(chunkHash.finalize())
+        let hash = SigV4.hex(chunkHash.finalize())
         let toSign = [
             "AWS4-HMAC-SHA256-PAYLOAD", amzDate, scope, previousSignature, SigV4.emptyPayloadHash, hash,
         ].joined(separator: "\n")

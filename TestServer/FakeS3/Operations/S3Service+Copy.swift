@@ -1,3 +1,4 @@
+import AWSSigV4
 import Crypto
 import Foundation
 import NIOCore
@@ -95,7 +96,7 @@ extension S3Service {
         }
         let sink = try store.assemble(bucket: bucket, pieces: [Self.piece(body, range: range)], allocator: allocator)
         let md5 = try Self.md5(of: Self.piece(body, range: range))
-        let etag = "\"\(SigV4Hex.hex(md5))\""
+        let etag = "\"\(SigV4.hex(md5))\""
         let part = MultipartUploads.Part(
             number: number, etag: etag, size: Int64(range.count), md5: md5, lastModified: Self.now(),
             target: sink.finish())

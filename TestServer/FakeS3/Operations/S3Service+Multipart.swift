@@ -1,3 +1,4 @@
+import AWSSigV4
 import Crypto
 import Foundation
 import NIOCore
@@ -42,7 +43,7 @@ extension S3Service {
         let number = try Self.partNumber(request)
         let id = request.queryValue("uploadId") ?? ""
         let verified = try receiver.finish()
-        let etag = "\"\(SigV4Hex.hex(verified.md5))\""
+        let etag = "\"\(SigV4.hex(verified.md5))\""
         let part = MultipartUploads.Part(
             number: number, etag: etag, size: verified.size, md5: verified.md5, lastModified: Self.now(),
             target: receiver.sink.finish())
@@ -116,7 +117,7 @@ extension S3Service {
         for part in parts { md5s += part.md5 }
         var info = upload.template
         info.size = parts.reduce(0) { $0 + $1.size }
-        info.etag = "\"\(SigV4Hex.hex(Insecure.MD5.hash(data: md5s)))-\(parts.count)\""
+        info.etag = "\"\(SigV4.hex(Insecure.MD5.hash(data: md5s)))-\(parts.count)\""
         info.lastModified = Self.now()
         info.partSizes = parts.map(\.size)
         let stored: ObjectInfo

@@ -1,3 +1,4 @@
+import AWSSigV4
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -88,7 +89,7 @@ extension S3Service {
         let verified = try receiver.finish()
         try checkWritePreconditions(bucket, key, request)
         var info = ObjectInfo(
-            key: key, size: verified.size, etag: "\"\(SigV4Hex.hex(verified.md5))\"", lastModified: Self.now(),
+            key: key, size: verified.size, etag: "\"\(SigV4.hex(verified.md5))\"", lastModified: Self.now(),
             contentType: request.header("content-type") ?? "binary/octet-stream")
         Self.applyMetadata(from: request, to: &info)
         info.checksums = verified.checksums

@@ -1,3 +1,4 @@
+import AWSSigV4
 import Crypto
 import Foundation
 import NIOCore
@@ -133,7 +134,7 @@ public enum SampleLibrary {
             throw error
         }
         let info = ObjectInfo(
-            key: key, size: Int64(data.count), etag: "\"\(SigV4Hex.hex(Insecure.MD5.hash(data: data)))\"",
+            key: key, size: Int64(data.count), etag: "\"\(SigV4.hex(Insecure.MD5.hash(data: data)))\"",
             lastModified: S3Service.now(), contentType: contentType, userMetadata: metadata)
         try store.commit(bucket: bucket, info: info, upload: sink)
     }
@@ -173,7 +174,7 @@ public enum SampleLibrary {
             throw error
         }
         let info = ObjectInfo(
-            key: key, size: size, etag: "\"\(SigV4Hex.hex(md5.finalize()))\"", lastModified: S3Service.now(),
+            key: key, size: size, etag: "\"\(SigV4.hex(md5.finalize()))\"", lastModified: S3Service.now(),
             contentType: "video/quicktime", userMetadata: metadata)
         try store.commit(bucket: bucket, info: info, upload: sink)
     }

@@ -1,3 +1,4 @@
+import AWSSigV4
 import CZlib
 import Crypto
 import Foundation
@@ -12,12 +13,12 @@ extension ServerCore {
     ) throws(S3Error) -> ObjectInfo {
         try NameValidation.validateKey(key)
         var info = ObjectInfo(
-            key: key, size: Int64(data.count), etag: "\"\(SigV4Hex.hex(Insecure.MD5.hash(data: data)))\"",
+            key: key, size: Int64(data.count), etag: "\"\(SigV4.hex(Insecure.MD5.hash(data: data)))\"",
             lastModified: S3Service.now(), contentType: contentType ?? "binary/octet-stream")
         for (name, value) in metadata { info.userMetadata[name.lowercased()] = value }
         if checksumCRC32 {
             let crc = data.withUnsafeBytes { czlib_crc32(0, $0.baseAddress, $0.count) }
-            info.checksums["crc32"] = Data(SigV4Hex.bigEndian(crc)).base64EncodedString()
+            info.checksums["crc32"] = Data(Digest32.bigEndian(crc)).base64EncodedString()
         }
         let sink = try store.makeUpload(bucket: bucket, allocator: ByteBufferAllocator(), expectedSize: data.count)
         do {

@@ -1,3 +1,4 @@
+import AWSSigV4
 import Crypto
 import Foundation
 import NIOCore
@@ -63,7 +64,7 @@ final class ObjectStore: Sendable {
         bucketDirectory(bucket).appendingPathComponent("objects", isDirectory: true)
     }
 
-    private static func hashName(_ key: String) -> String { SigV4Hex.sha256(key) }
+    private static func hashName(_ key: String) -> String { SigV4.sha256Hex(key) }
 
     private func dataPath(_ bucket: String, _ file: String) -> String {
         objectsDirectory(bucket).appendingPathComponent(file).path

@@ -1,21 +1,10 @@
+import AWSSigV4
 import CZlib
 import Crypto
 import Foundation
 
-/// Hex and base64 helpers for digests.
-enum SigV4Hex {
-    static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func sha256(_ string: String) -> String { hex(SHA256.hash(data: Array(string.utf8))) }
-
+/// The big-endian bytes of a 32-bit checksum, as S3 base64-encodes CRC32 and CRC32C.
+enum Digest32 {
     static func bigEndian(_ value: UInt32) -> [UInt8] {
         [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
     }
@@ -78,11 +67,11 @@ struct BodyDigests {
         if let sha256 {
             let digest = Array(sha256.finalize())
             checksums[.sha256] = digest
-            sha256Hex = SigV4Hex.hex(digest)
+            sha256Hex = SigV4.hex(digest)
         }
         if let sha1 { checksums[.sha1] = Array(sha1.finalize()) }
-        if let crc32 { checksums[.crc32] = SigV4Hex.bigEndian(crc32) }
-        if let crc32c { checksums[.crc32c] = SigV4Hex.bigEndian(crc32c) }
+        if let crc32 { checksums[.crc32] = Digest32.bigEndian(crc32) }
+        if let crc32c { checksums[.crc32c] = Digest32.bigEndian(crc32c) }
         if let crc64 {
             checksums[.crc64nvme] = (0..<8).map { UInt8((crc64 >> (56 - 8 * UInt64($0))) & 0xFF) }
         }
