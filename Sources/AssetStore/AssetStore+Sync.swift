@@ -46,4 +46,13 @@ extension AssetStore {
                 db, sql: "SELECT id FROM asset WHERE thumbnailKey IS NOT NULL AND thumbnailPresent = 0 ORDER BY id")
         }
     }
+
+    /// Identifiers of pinned assets whose original is not verified locally (state other than `full`).
+    public func identifiersOfPinnedAssetsNotFull() throws -> [Int64] {
+        try read { db in
+            try Int64.fetchAll(
+                db, sql: "SELECT id FROM asset WHERE isPinned = 1 AND availability != ? ORDER BY id",
+                arguments: [StoredAvailability.full.rawValue])
+        }
+    }
 }

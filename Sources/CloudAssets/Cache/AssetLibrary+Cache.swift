@@ -140,10 +140,11 @@ extension AssetLibrary {
     /// nothing without an endpoint or when the network policy forbids background work.
     func resumePinnedDownloads() {
         guard remote != nil, isNetworkAllowed(userRequest: false) else { return }
-        guard let ids = try? store.fetchIDs(StoreQuery(predicate: .not(.availability([.full])))),
+        // One query over two columns, not a load of every record: this runs on every open.
+        guard let ids = try? store.identifiersOfPinnedAssetsNotFull(), !ids.isEmpty,
             let records = try? store.records(ids: ids)
         else { return }
-        let pinned = records.filter(\.isPinned).map(Asset.init)
+        let pinned = records.map(Asset.init)
         if !pinned.isEmpty { startCaching(assets: pinned, priority: .utility) }
     }
 }
