@@ -22,9 +22,11 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
-        // C shims: typed wrappers around libcurl's variadic API, and zlib's crc32.
+        // C shims: typed wrappers around libcurl's variadic API, zlib's crc32, and Linux file calls Glibc's
+        // Swift module does not export (sync_file_range).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
+        .target(name: "CFileIO"),
 
         // AWS Signature Version 4, shared by the client (signing) and the fake server (verifying).
         .target(
@@ -46,7 +48,7 @@ let package = Package(
         .target(
             name: "S3Transfer",
             dependencies: [
-                "CCurl", "CZlib", "AWSSigV4",
+                "CCurl", "CZlib", "CFileIO", "AWSSigV4",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),

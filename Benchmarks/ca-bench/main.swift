@@ -3,7 +3,13 @@ import Foundation
 // `make bench`: one release build, one run, one table. Every figure is measured beside its reference in
 // this same process (or by a tool this process runs), and printed as a ratio with the target.
 
+/// `CA_BENCH_ONLY=downloader,library` runs only the named sections (for profiling one of them).
+let onlySections: Set<String>? = ProcessInfo.processInfo.environment["CA_BENCH_ONLY"].map {
+    Set($0.split(separator: ",").map(String.init))
+}
+
 func section(_ name: String, _ body: () async throws -> [BenchRow]) async -> [BenchRow] {
+    if let onlySections, !onlySections.contains(where: { name.contains($0) }) { return [] }
     FileHandle.standardError.write(Data("ca-bench: \(name)…\n".utf8))
     do {
         return try await body()
@@ -16,9 +22,11 @@ func section(_ name: String, _ body: () async throws -> [BenchRow]) async -> [Be
     }
 }
 
+// The large download runs first so that the peak RSS it reports is the downloader's, not earlier groups'.
 var rows: [BenchRow] = []
+rows += await section("large download") { try await runTransferBenchmarks(large: true, small: false) }
+rows += await section("small downloads") { try await runTransferBenchmarks(large: false, small: true) }
 rows += await section("store and change details") { runStoreBenchmarks() }
-rows += await section("downloader") { try await runTransferBenchmarks() }
 rows += await section("fake server") { try await runServerBenchmarks() }
 rows += await section("library") { try await runLibraryBenchmarks() }
 

@@ -95,18 +95,32 @@ public enum SigV4 {
 
     /// Collapses runs of spaces and trims, as SigV4 requires of header values.
     public static func canonicalHeaderValue(_ value: String) -> String {
-        var out = ""
+        let trimmed = trimmingSpaces(value)
+        guard trimmed.utf8.contains(where: { $0 == 0x20 }) else { return String(trimmed) }
+        var out: [UInt8] = []
+        out.reserveCapacity(trimmed.utf8.count)
         var lastWasSpace = false
-        for ch in value.trimmingCharacters(in: .whitespaces) {
-            if ch == " " {
-                if !lastWasSpace { out.append(ch) }
-                lastWasSpace = true
-            } else {
-                out.append(ch)
-                lastWasSpace = false
-            }
+        for byte in trimmed.utf8 {
+            let isSpace = byte == 0x20
+            if !(isSpace && lastWasSpace) { out.append(byte) }
+            lastWasSpace = isSpace
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `text` without leading and trailing spaces and tabs (the optional whitespace around HTTP field values),
+    /// working on UTF-8 bytes (no Foundation bridging: this runs for every header of every request).
+    public static func trimmingSpaces<S: StringProtocol>(_ text: S) -> Substring {
+        let utf8 = Substring(text).utf8
+        var start = utf8.startIndex
+        var end = utf8.endIndex
+        while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start = utf8.index(after: start) }
+        while end > start {
+            let before = utf8.index(before: end)
+            guard utf8[before] == 0x20 || utf8[before] == 0x09 else { break }
+            end = before
+        }
+        return Substring(utf8[start..<end])
     }
 
     /// Builds the canonical request.
@@ -182,10 +196,13 @@ public enum SigV4 {
 
     /// The derived signing key for one day, region and service.
     public static func signingKey(secret: String, date: String, region: String, service: String) -> SymmetricKey {
+        let cacheKey = SigningKeyCache.Key(secret: secret, date: date, region: region, service: service)
+        if let key = SigningKeyCache.shared.key(for: cacheKey) { return key }
         var key = SymmetricKey(data: Array("AWS4\(secret)".utf8))
         for part in [date, region, service, "aws4_request"] {
             key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Array(part.utf8), using: key)))
         }
+        SigningKeyCache.shared.store(key, for: cacheKey)
         return key
     }
 
@@ -219,5 +236,32 @@ public enum SigV4 {
         var diff: UInt8 = 0
         for i in 0..<x.count { diff |= x[i] ^ y[i] }
         return diff == 0
+    }
+}
+
+/// The derived signing keys of the last few (secret, day, region, service) scopes: deriving one costs four
+/// HMACs, and every request of a day shares it. Bounded; thread-safe.
+final class SigningKeyCache: @unchecked Sendable {
+    struct Key: Hashable {
+        var secret: String
+        var date: String
+        var region: String
+        var service: String
+    }
+
+    static let shared = SigningKeyCache()
+    private let lock = NSLock()
+    private var keys: [Key: SymmetricKey] = [:]
+    private let limit = 32
+
+    func key(for key: Key) -> SymmetricKey? {
+        lock.withLock { keys[key] }
+    }
+
+    func store(_ value: SymmetricKey, for key: Key) {
+        lock.withLock {
+            if keys.count >= limit { keys.removeAll(keepingCapacity: true) }
+            keys[key] = value
+        }
     }
 }

@@ -116,7 +116,7 @@ public struct SigV4Authorization: Sendable, Hashable {
         let rest = header.dropFirst(SigV4.algorithm.count + 1)
         var fields: [String: String] = [:]
         for part in rest.split(separator: ",") {
-            let trimmed = part.trimmingCharacters(in: .whitespaces)
+            let trimmed = SigV4.trimmingSpaces(part)
             guard let eq = trimmed.firstIndex(of: "=") else { return nil }
             fields[String(trimmed[..<eq])] = String(trimmed[trimmed.index(after: eq)...])
         }

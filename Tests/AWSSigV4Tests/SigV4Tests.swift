@@ -69,4 +69,32 @@ struct SigV4Tests {
             chunker.nextSignature(for: [UInt8]())
                 == "b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9")
     }
+
+    @Test func headerValuesAreTrimmedAndTheirSpaceRunsCollapsed() {
+        #expect(SigV4.canonicalHeaderValue("  a   b  c ") == "a b c")
+        #expect(SigV4.canonicalHeaderValue("\tvalue\t") == "value")
+        #expect(SigV4.canonicalHeaderValue("plain") == "plain")
+        #expect(SigV4.canonicalHeaderValue("   ") == "")
+        #expect(SigV4.canonicalHeaderValue(" caf\u{E9}  \u{1F4F7} ") == "caf\u{E9} \u{1F4F7}")
+        #expect(SigV4.trimmingSpaces("\t x y \t") == "x y")
+        #expect(SigV4.trimmingSpaces("") == "")
+    }
+
+    @Test func theDerivedSigningKeyIsTheSameWhetherComputedOrRemembered() {
+        // The key from the AWS documentation's derivation example, twice (the second comes from the cache).
+        for _ in 0..<2 {
+            let key = SigV4.signingKey(
+                secret: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", date: "20120215", region: "us-east-1",
+                service: "iam")
+            #expect(
+                key.withUnsafeBytes { SigV4.hex($0) }
+                    == "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d")
+        }
+        // A different scope is not served the remembered key.
+        let other = SigV4.signingKey(
+            secret: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", date: "20120216", region: "us-east-1", service: "iam")
+        #expect(
+            other.withUnsafeBytes { SigV4.hex($0) }
+                != "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d")
+    }
 }

@@ -173,4 +173,28 @@ import Testing
         for task in tasks { await task.value }
         #expect(order.withLock { $0 } == [.userInitiated, .utility, .prefetch])
     }
+
+    @Test func waitersOfOnePriorityAreServedFirstComeFirstServedAndACancelledOneIsSkipped() async throws {
+        let scheduler = TransferScheduler(slots: 1)
+        #expect(await scheduler.acquire(priority: .utility))
+        let order = LockedBox<[Int]>([])
+        var tasks: [Task<Void, Never>] = []
+        for i in 0..<200 {
+            tasks.append(
+                Task {
+                    if await scheduler.acquire(priority: .utility) {
+                        order.withLock { $0.append(i) }
+                        scheduler.release()
+                    }
+                })
+            // Register each wait before starting the next, so that arrival order is known.
+            while scheduler.waitingCount < i + 1 { await Task.yield() }
+        }
+        tasks[50].cancel()
+        while scheduler.waitingCount > 199 { await Task.yield() }
+        scheduler.release()
+        for task in tasks { await task.value }
+        #expect(order.withLock { $0 } == Array(0..<200).filter { $0 != 50 })
+        #expect(scheduler.waitingCount == 0)
+    }
 }

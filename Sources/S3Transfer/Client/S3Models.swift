@@ -1,3 +1,6 @@
+import AWSSigV4
+import CZlib
+import Crypto
 import Foundation
 
 /// One object in a listing.
@@ -48,6 +51,32 @@ public struct ListObjectsPage: Sendable, Hashable {
         self.commonPrefixes = commonPrefixes
         self.isTruncated = isTruncated
         self.nextContinuationToken = nextContinuationToken
+    }
+}
+
+/// A full-object checksum algorithm S3 can store with an object (`x-amz-checksum-<name>`).
+public enum S3ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable {
+    /// CRC-32 (zlib's polynomial).
+    case crc32
+    /// CRC-32C (Castagnoli), computed in hardware where the CPU has it.
+    case crc32c
+    /// SHA-256.
+    case sha256
+
+    /// The checksum of `data`, base64 as S3 sends it.
+    public func checksum(of data: Data) -> String {
+        data.withUnsafeBytes { raw -> String in
+            switch self {
+            case .crc32: Self.base64(czlib_crc32(0, raw.baseAddress, raw.count))
+            case .crc32c: Self.base64(czlib_crc32c(0, raw.baseAddress, raw.count))
+            case .sha256: Data(SHA256.hash(data: raw)).base64EncodedString()
+            }
+        }
+    }
+
+    /// A 32-bit checksum as S3 writes it: big-endian bytes in base64.
+    static func base64(_ value: UInt32) -> String {
+        withUnsafeBytes(of: value.bigEndian) { Data($0).base64EncodedString() }
     }
 }
 
@@ -147,7 +176,7 @@ public struct S3ObjectHead: Sendable, Hashable {
 /// ETag helpers.
 enum S3ETag {
     static func unquoted(_ raw: String) -> String {
-        var s = raw.trimmingCharacters(in: .whitespaces)
+        var s = String(SigV4.trimmingSpaces(raw))
         if s.hasPrefix("W/") { s.removeFirst(2) }
         if s.count >= 2, s.hasPrefix("\""), s.hasSuffix("\"") { s = String(s.dropFirst().dropLast()) }
         return s
@@ -168,7 +197,7 @@ struct ContentRange: Equatable {
     var total: Int64?
 
     init?(header: String) {
-        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        let trimmed = SigV4.trimmingSpaces(header)
         guard trimmed.hasPrefix("bytes ") else { return nil }
         let spec = trimmed.dropFirst(6)
         let parts = spec.split(separator: "/", maxSplits: 1)

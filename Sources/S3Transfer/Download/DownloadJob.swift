@@ -41,6 +41,8 @@ final class DownloadJob: @unchecked Sendable {
         var started = DispatchTime.now().uptimeNanoseconds
     }
     private let progress = Locked(Progress())
+    /// Whether a sidecar may be on disk (so that finishing without one costs no `unlink`).
+    private let sidecarMayExist = Locked(false)
 
     init(
         key: Key, request: DownloadRequest, client: S3Client, configuration: DownloaderConfiguration,
@@ -134,7 +136,7 @@ final class DownloadJob: @unchecked Sendable {
             if case .failure(let error) = result, error.isOutOfSpace {
                 // The disk is full: keeping the partial bytes would keep it full, and they cannot grow anyway.
                 unlink(partURL.path)
-                PartSidecar.remove(forPart: partURL)
+                removeSidecar()
             }
             let attachments = state.withLock { state -> [DownloadAttachment] in
                 state.finished = true
@@ -176,21 +178,24 @@ final class DownloadJob: @unchecked Sendable {
         var holdsSlot = true
         defer { if holdsSlot { scheduler.release() } }
         do {
-            let writer = try PartFileWriter(path: partURL.path)
             var version = ObjectVersion()
             // Continue a `.part` left by an earlier run when its sidecar names the right version.
-            if let sidecar = PartSidecar.load(forPart: partURL),
-                request.expectedETag.map({ S3ETag.unquoted($0) == sidecar.etag }) ?? true
-            {
+            let found = PartSidecar.lookup(forPart: partURL)
+            let usable = found.sidecar.flatMap { sidecar in
+                request.expectedETag.map({ S3ETag.unquoted($0) == sidecar.etag }) ?? true ? sidecar : nil
+            }
+            if found.present && usable == nil { PartSidecar.remove(forPart: partURL) }
+            // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty.
+            let writer = try PartFileWriter(path: partURL.path, truncate: usable == nil)
+            if let sidecar = usable {
+                sidecarMayExist.withLock { $0 = true }
                 var keep = min(sidecar.contiguousPrefix, writer.fileSize())
                 if let size = sidecar.size, keep > size { keep = 0 }
                 version = ObjectVersion(etag: sidecar.etag, total: sidecar.size, checksums: sidecar.checksums)
-                let hasher = IntegrityHasher(etag: sidecar.etag, checksums: sidecar.checksums)
+                let hasher = IntegrityHasher(
+                    etag: sidecar.etag, checksums: sidecar.checksums, policy: configuration.integrity)
                 try await writer.resume(keeping: keep, hasher: keep > 0 ? hasher : nil).get()
                 if keep == 0 { version = ObjectVersion() }
-            } else {
-                PartSidecar.remove(forPart: partURL)
-                try await writer.resume(keeping: 0, hasher: nil).get()
             }
             progress.withLock { $0.total = version.total }
 
@@ -231,7 +236,7 @@ final class DownloadJob: @unchecked Sendable {
                     if let mismatch = verify(writer: writer, version: version) {
                         writer.restart(hasher: nil)
                         await writer.drain()
-                        PartSidecar.remove(forPart: partURL)
+                        removeSidecar()
                         version = ObjectVersion()
                         if case .checksumMismatch = mismatch, !checksumRetried {
                             checksumRetried = true
@@ -312,7 +317,8 @@ final class DownloadJob: @unchecked Sendable {
         }
         let expectation = DownloadStreamHandler.Expectation(
             offset: offset, rangeEnd: nil, knownETag: version.etag, knownTotal: version.total,
-            requiredETag: request.expectedETag, requiredSize: request.expectedSize, acceptsWholeObject: true)
+            requiredETag: request.expectedETag, requiredSize: request.expectedSize, acceptsWholeObject: true,
+            integrity: configuration.integrity)
         let engine = client.engine
         let id = engine.makeTransferID()
         let outcome = await withCheckedContinuation {
@@ -325,7 +331,9 @@ final class DownloadJob: @unchecked Sendable {
                         p.base = head.start
                         p.attemptBytes = 0
                     }
-                    self?.persistResumePoint(head)
+                    // A body that fits in one write chunk has nothing on disk to continue from until it is
+                    // complete, so it gets no sidecar (which would cost two more inodes per small object).
+                    if head.length > Int64(writer.chunkSize) { self?.persistResumePoint(head) }
                 },
                 onBytes: { [weak self] n in self?.received(n) },
                 completion: { continuation.resume(returning: $0) })
@@ -367,13 +375,7 @@ final class DownloadJob: @unchecked Sendable {
         try await writer.sync().get()
         let destination = request.destination.path
         guard rename(partURL.path, destination) == 0 else { throw .fileSystem(path: destination, errno: errno) }
-        let directory = request.destination.deletingLastPathComponent().path
-        let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dirFD >= 0 {
-            fsync(dirFD)
-            close(dirFD)
-        }
-        PartSidecar.remove(forPart: partURL)
+        removeSidecar()
         let verification = Set([IntegrityCheck.length]).union(writer.hasher?.checks ?? [])
         let transferred = progress.withLock { $0.transferred }
         return .success(
@@ -389,6 +391,7 @@ final class DownloadJob: @unchecked Sendable {
     private func persistResumePoint(_ head: DownloadAttemptHead) {
         let sidecar = PartSidecar(
             etag: head.etag, size: head.total, checksums: head.checksums, ranges: [0..<max(0, head.total)])
+        sidecarMayExist.withLock { $0 = true }
         try? sidecar.save(forPart: partURL)
     }
 
@@ -396,12 +399,21 @@ final class DownloadJob: @unchecked Sendable {
         guard let etag = version.etag, writer.written > 0 else { return }
         let sidecar = PartSidecar(
             etag: etag, size: version.total, checksums: version.checksums, ranges: [0..<writer.written])
+        sidecarMayExist.withLock { $0 = true }
         try? sidecar.save(forPart: partURL)
+    }
+
+    private func removeSidecar() {
+        let present = sidecarMayExist.withLock { present in
+            defer { present = false }
+            return present
+        }
+        if present { PartSidecar.remove(forPart: partURL) }
     }
 
     private func discard(writer: PartFileWriter) {
         writer.restart(hasher: nil)
-        PartSidecar.remove(forPart: partURL)
+        removeSidecar()
     }
 }
 

@@ -38,6 +38,8 @@ final class DownloadStreamHandler: HTTPResponseHandler, @unchecked Sendable {
         var requiredSize: Int64?
         /// Whether a 200 (whole object) is acceptable where a range was asked for (full downloads: yes).
         var acceptsWholeObject: Bool
+        /// The checks to compute over a whole object.
+        var integrity: IntegrityPolicy
     }
 
     private let client: S3Client
@@ -101,10 +103,12 @@ final class DownloadStreamHandler: HTTPResponseHandler, @unchecked Sendable {
                 status: 200, etag: etag, checksums: checksums, total: length, start: 0, length: length)
             // The whole object replaces whatever was on disk (also when a range was asked for).
             if expectation.rangeEnd == nil {
-                writer.restart(hasher: IntegrityHasher(etag: etag, checksums: checksums))
+                writer.restart(
+                    hasher: IntegrityHasher(etag: etag, checksums: checksums, policy: expectation.integrity))
             } else {
                 // A bounded range answered with the whole object: keep it all, at its place, and verify it.
-                writer.seek(to: 0, hasher: IntegrityHasher(etag: etag, checksums: checksums))
+                writer.seek(
+                    to: 0, hasher: IntegrityHasher(etag: etag, checksums: checksums, policy: expectation.integrity))
             }
         } else {
             guard isRange, let range = head["content-range"].flatMap(ContentRange.init(header:)),

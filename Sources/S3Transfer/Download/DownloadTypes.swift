@@ -35,6 +35,9 @@ public struct DownloaderConfiguration: Sendable, Hashable {
     public var stallTimeout: TimeInterval
     /// The network gate.
     public var networkPolicy: NetworkPolicy
+    /// Which integrity checks a download computes; the length is always checked, and no file is renamed into
+    /// place before its checks pass.
+    public var integrity: IntegrityPolicy
 
     /// - Parameters:
     ///   - maxConnections: Concurrent downloads.
@@ -42,15 +45,17 @@ public struct DownloaderConfiguration: Sendable, Hashable {
     ///   - progressInterval: Milliseconds between progress reports.
     ///   - stallTimeout: Stall timeout in seconds.
     ///   - networkPolicy: The network gate.
+    ///   - integrity: The checks a download computes (``IntegrityPolicy/fastest`` by default).
     public init(
         maxConnections: Int = 6, retryPolicy: RetryPolicy = RetryPolicy(), progressInterval: Int = 100,
-        stallTimeout: TimeInterval = 30, networkPolicy: NetworkPolicy = .allowed
+        stallTimeout: TimeInterval = 30, networkPolicy: NetworkPolicy = .allowed, integrity: IntegrityPolicy = .fastest
     ) {
         self.maxConnections = max(1, maxConnections)
         self.retryPolicy = retryPolicy
         self.progressInterval = max(0, progressInterval)
         self.stallTimeout = stallTimeout
         self.networkPolicy = networkPolicy
+        self.integrity = integrity
     }
 }
 

@@ -103,7 +103,7 @@ extension Downloader {
             if let etag { headers.append(("if-match", S3ETag.quoted(etag))) }
             let expectation = DownloadStreamHandler.Expectation(
                 offset: start, rangeEnd: wanted.upperBound, knownETag: etag, knownTotal: total, requiredETag: required,
-                requiredSize: nil, acceptsWholeObject: true)
+                requiredSize: nil, acceptsWholeObject: true, integrity: configuration.integrity)
             writer.seek(to: start)
             let outcome = await rangeAttempt(
                 writer: writer, expectation: expectation, headers: headers, bucket: bucket, key: key)

@@ -30,9 +30,23 @@ struct PartSidecar: Codable, Equatable, Sendable {
 
     static func url(forPart part: URL) -> URL { URL(fileURLWithPath: part.path + ".json") }
 
-    static func load(forPart part: URL) -> PartSidecar? {
-        guard let data = try? Data(contentsOf: url(forPart: part)) else { return nil }
-        return try? JSONDecoder().decode(PartSidecar.self, from: data)
+    static func load(forPart part: URL) -> PartSidecar? { lookup(forPart: part).sidecar }
+
+    /// The sidecar beside `part`, and whether a file is there at all (a present but unreadable one should be
+    /// removed; an absent one needs no unlink).
+    static func lookup(forPart part: URL) -> (sidecar: PartSidecar?, present: Bool) {
+        let fd = open(url(forPart: part).path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return (nil, errno != ENOENT) }
+        defer { close(fd) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while data.count <= 1 << 20 {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            data.append(contentsOf: buffer[0..<n])
+        }
+        return (try? JSONDecoder().decode(PartSidecar.self, from: data), true)
     }
 
     func save(forPart part: URL) throws(S3Error) {

@@ -7,9 +7,51 @@ final class TransferScheduler: Sendable {
         let priority: DownloadPriority
         let continuation: CheckedContinuation<Bool, Never>
     }
+    /// One FIFO queue per priority (removed entries leave a gap the head skips), so handing a slot on is
+    /// O(1) with thousands waiting.
+    private struct Queue {
+        var items: [Waiter?] = []
+        var head = 0
+        var count = 0
+
+        mutating func append(_ waiter: Waiter) {
+            items.append(waiter)
+            count += 1
+        }
+
+        mutating func popFirst() -> Waiter? {
+            while head < items.count {
+                defer { head += 1 }
+                if let waiter = items[head] {
+                    items[head] = nil
+                    count -= 1
+                    compact()
+                    return waiter
+                }
+            }
+            return nil
+        }
+
+        mutating func remove(id: UInt64) -> Waiter? {
+            guard let index = items[head...].firstIndex(where: { $0?.id == id }), let waiter = items[index] else {
+                return nil
+            }
+            items[index] = nil
+            count -= 1
+            return waiter
+        }
+
+        private mutating func compact() {
+            if head > 64, head * 2 > items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+        }
+    }
+
     private struct State {
         var available: Int
-        var waiters: [Waiter] = []
+        var queues = [Queue](repeating: Queue(), count: DownloadPriority.allCases.count)
         var cancelledBeforeWaiting: Set<UInt64> = []
         var nextID: UInt64 = 0
     }
@@ -31,15 +73,16 @@ final class TransferScheduler: Sendable {
                         state.available -= 1
                         return true
                     }
-                    state.waiters.append(Waiter(id: id, priority: priority, continuation: continuation))
+                    state.queues[priority.rawValue].append(
+                        Waiter(id: id, priority: priority, continuation: continuation))
                     return nil
                 }
                 if let immediate { continuation.resume(returning: immediate) }
             }
         } onCancel: {
             let waiter = state.withLock { state -> Waiter? in
-                if let index = state.waiters.firstIndex(where: { $0.id == id }) {
-                    return state.waiters.remove(at: index)
+                for priority in DownloadPriority.allCases {
+                    if let waiter = state.queues[priority.rawValue].remove(id: id) { return waiter }
                 }
                 state.cancelledBeforeWaiting.insert(id)
                 return nil
@@ -49,17 +92,14 @@ final class TransferScheduler: Sendable {
     }
 
     /// Requests waiting for a slot.
-    var waitingCount: Int { state.withLock { $0.waiters.count } }
+    var waitingCount: Int { state.withLock { $0.queues.reduce(0) { $0 + $1.count } } }
 
     /// Returns a slot: the best waiter gets it, or it becomes available.
     func release() {
         let next = state.withLock { state -> Waiter? in
-            var best: Int?
-            for (index, waiter) in state.waiters.enumerated()
-            where best == nil || waiter.priority > state.waiters[best!].priority {
-                best = index
+            for priority in DownloadPriority.allCases.reversed() {
+                if let waiter = state.queues[priority.rawValue].popFirst() { return waiter }
             }
-            if let best { return state.waiters.remove(at: best) }
             state.available += 1
             return nil
         }

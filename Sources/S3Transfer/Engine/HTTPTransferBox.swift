@@ -1,3 +1,4 @@
+import AWSSigV4
 import CCurl
 import Foundation
 
@@ -37,17 +38,20 @@ final class HTTPTransferBox: @unchecked Sendable {
             }
             return true
         }
-        let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<end]), as: UTF8.self)
-        if text.hasPrefix("HTTP/") {
+        let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
+        if bytes.starts(with: "HTTP/".utf8) {
             // A new response (after 100-continue or a redirect) starts over.
+            let text = String(decoding: bytes, as: UTF8.self)
             let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
             status = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
             headers = [:]
             return true
         }
-        guard let colon = text.firstIndex(of: ":") else { return true }
-        let name = text[..<colon].lowercased()
-        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        // Field names are ASCII: lower-case them byte by byte (no Foundation round trip per header).
+        let name = String(
+            decoding: bytes[..<colon].lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        let value = String(SigV4.trimmingSpaces(String(decoding: bytes[(colon + 1)...], as: UTF8.self)))
         if let existing = headers[name] {
             headers[name] = existing + ", " + value
         } else {

@@ -1,0 +1,17 @@
+#define _GNU_SOURCE
+#include "CFileIO.h"
+
+#include <errno.h>
+#include <fcntl.h>
+
+int cfileio_start_writeback(int fd, int64_t offset, int64_t length) {
+#if defined(__linux__)
+    return sync_file_range(fd, (off_t)offset, (off_t)length, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd;
+    (void)offset;
+    (void)length;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
