@@ -5,7 +5,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -56,6 +56,19 @@ extension AssetStore {
                     CREATE TABLE store_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
                     INSERT INTO store_meta (name, value) VALUES ('lastToken', 0);
                     PRAGMA user_version = 1;
+                    """)
+        }
+        // v2: only the orders a library is browsed in keep an index: visible assets by creation date (the
+        // partial index), modification date, key. Sorting by size or pixel count, or by date with hidden assets
+        // included, is rare: SQLite sorts 100,000 rows for it on demand (tens of milliseconds), while every
+        // index dropped makes each row a sync writes cheaper (a 100,000-row first sync: about a fifth).
+        migrator.registerMigration("v2") { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX asset_size;
+                    DROP INDEX asset_pixelCount;
+                    DROP INDEX asset_creationDate;
+                    PRAGMA user_version = 2;
                     """)
         }
         return migrator

@@ -17,8 +17,13 @@ struct RawStatement {
     let db: Database
 
     init(_ db: Database, sql: String) throws {
+        self.init(db, handle: try db.cachedStatement(sql: sql).sqliteStatement)
+    }
+
+    /// Wraps a handle obtained earlier from GRDB's cache on the same connection (still owned by that cache).
+    init(_ db: Database, handle: OpaquePointer) {
         self.db = db
-        handle = try db.cachedStatement(sql: sql).sqliteStatement
+        self.handle = handle
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }

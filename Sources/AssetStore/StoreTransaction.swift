@@ -34,7 +34,52 @@ public final class StoreTransaction {
     /// Touched rows deleted since.
     private var deletedHere = Set<Int64>()
 
+    /// The statements of the per-row paths, looked up once per transaction: GRDB's statement cache hashes the
+    /// SQL text on every lookup, which shows in a 100,000-row upsert.
+    private enum Kind: Int, CaseIterable {
+        case selectByID, selectByKey, insert, update, delete
+
+        var sql: String {
+            switch self {
+            case .selectByID: AssetRecord.selectByIDSQL
+            case .selectByKey: AssetRecord.selectByKeySQL
+            case .insert: AssetRecord.insertSQL
+            case .update: AssetRecord.updateSQL
+            case .delete: "DELETE FROM asset WHERE id = ?"
+            }
+        }
+    }
+    private var statements = [OpaquePointer?](repeating: nil, count: Kind.allCases.count)
+
+    /// Every key with its identifier, loaded once a transaction upserts many rows (kept in step with this
+    /// transaction's inserts, key changes and deletions).
+    private var keyIndex: [String: Int64]?
+    private var upsertCount = 0
+    /// Upserts in one transaction after which loading every key costs less than looking each one up.
+    public static let keyIndexThreshold = 512
+
     init(db: Database) { self.db = db }
+
+    private func loadKeyIndex() throws {
+        keyIndex = try allKeys()
+    }
+
+    /// The prepared statement of `kind`, reset and with no bindings.
+    private func statement(_ kind: Kind) throws -> RawStatement {
+        if let handle = statements[kind.rawValue] { return RawStatement(db, handle: handle) }
+        let statement = try RawStatement(db, sql: kind.sql)
+        statements[kind.rawValue] = statement.handle
+        return statement
+    }
+
+    /// Prepares for writing about `count` rows in this transaction (e.g. one listing page), so that recording
+    /// them does not repeatedly grow and rehash the transaction's bookkeeping. Optional; only affects speed.
+    public func reserveCapacity(_ count: Int) {
+        latest.reserveCapacity(latest.count + count)
+        insertedHere.reserveCapacity(insertedHere.count + count)
+        if count >= Self.keyIndexThreshold, keyIndex == nil { try? loadKeyIndex() }
+        if let known = keyIndex?.count { keyIndex?.reserveCapacity(known + count) }
+    }
 
     // MARK: Reads
 
@@ -42,7 +87,7 @@ public final class StoreTransaction {
     public func record(_ id: Int64) throws -> AssetRecord? {
         if let touched = latest[id] { return touched }
         if deletedHere.contains(id) { return nil }
-        let statement = try RawStatement(db, sql: AssetRecord.selectByIDSQL)
+        let statement = try statement(.selectByID)
         statement.bind(1, id)
         defer { statement.reset() }
         return try statement.step() ? AssetRecord(raw: statement) : nil
@@ -50,7 +95,7 @@ public final class StoreTransaction {
 
     /// The row with this bucket key, as this transaction sees it.
     public func record(key: String) throws -> AssetRecord? {
-        let statement = try RawStatement(db, sql: AssetRecord.selectByKeySQL)
+        let statement = try statement(.selectByKey)
         statement.bind(1, key)
         defer { statement.reset() }
         return try statement.step() ? AssetRecord(raw: statement) : nil
@@ -71,7 +116,7 @@ public final class StoreTransaction {
     @discardableResult
     public func insert(_ record: AssetRecord) throws -> Int64 {
         try record.validate()
-        let statement = try RawStatement(db, sql: AssetRecord.insertSQL)
+        let statement = try statement(.insert)
         record.bindColumns(to: statement)
         do {
             try statement.execute()
@@ -107,9 +152,20 @@ public final class StoreTransaction {
     /// (favorite, hidden, thumbnail presence, availability and its data, pin, last access) is kept — except that a
     /// changed ETag or size drops the local original (availability falls to `thumbnail` or `cloudOnly`, partial
     /// ranges and verified-file fields are cleared), and a changed thumbnail key or ETag clears `thumbnailPresent`.
-    /// An unchanged row is not written and records no change.
+    /// An unchanged row is not written and records no change. From the ``keyIndexThreshold``th upsert of a
+    /// transaction on (or after ``reserveCapacity(_:)`` for as many), every key in the store is held in memory so
+    /// that a new row costs no lookup query.
     public func upsert(_ listing: AssetRecord) throws -> UpsertResult {
-        guard let existing = try record(key: listing.key), let id = existing.id else {
+        upsertCount += 1
+        if keyIndex == nil && upsertCount >= Self.keyIndexThreshold { try loadKeyIndex() }
+        let existingRecord: AssetRecord?
+        if let keyIndex {
+            // Bulk path: the key index answers "is it new?" without a query per row.
+            existingRecord = try keyIndex[listing.key].flatMap { try record($0) }
+        } else {
+            existingRecord = try record(key: listing.key)
+        }
+        guard let existing = existingRecord, let id = existing.id else {
             return .inserted(try insert(listing))
         }
         var merged = existing
@@ -148,7 +204,7 @@ public final class StoreTransaction {
     @discardableResult
     public func delete(_ id: Int64) throws -> Bool {
         guard let before = try record(id) else { return false }
-        let statement = try RawStatement(db, sql: "DELETE FROM asset WHERE id = ?")
+        let statement = try statement(.delete)
         statement.bind(1, id)
         try statement.execute()
         touch(id, before: before, after: nil)
@@ -158,7 +214,7 @@ public final class StoreTransaction {
     private func write(_ after: AssetRecord, replacing before: AssetRecord) throws {
         try after.validate()
         guard let id = after.id else { throw AssetStoreError.invariantViolation("\(after.key): no identifier") }
-        let statement = try RawStatement(db, sql: AssetRecord.updateSQL)
+        let statement = try statement(.update)
         after.bindColumns(to: statement)
         statement.bind(26, id)
         do {
@@ -170,6 +226,10 @@ public final class StoreTransaction {
     }
 
     private func touch(_ id: Int64, before: AssetRecord?, after: AssetRecord?) {
+        if keyIndex != nil, before?.key != after?.key {
+            if let before { keyIndex?.removeValue(forKey: before.key) }
+            if let after { keyIndex?[after.key] = id }
+        }
         if let before {
             if !insertedHere.contains(id) && originals.index(forKey: id) == nil { originals[id] = before }
         } else {

@@ -182,6 +182,60 @@ import Testing
     }
 
     /// The database and WAL file contents: any write changes one of them.
+    @Test func bulkUpsertsAnsweredFromTheKeyIndexAgreeWithPerRowLookups() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let store = try AssetStore(folder: folder.url)
+        let count = StoreTransaction.keyIndexThreshold + 200
+        let base = (0..<count).map { sampleRecord($0) }
+        let (inserted, _) = try store.write { tx in try base.map { try tx.upsert($0) } }
+        #expect(inserted.allSatisfy { if case .inserted = $0 { true } else { false } })
+        #expect(Set(inserted.map(\.id)).count == count)
+
+        let bytesBefore = try fileBytes(folder)
+        let (unchanged, none) = try store.write { tx in try base.map { try tx.upsert($0) } }
+        #expect(unchanged.map(\.id) == inserted.map(\.id))
+        #expect(unchanged.allSatisfy { if case .unchanged = $0 { true } else { false } })
+        #expect(none.isEmpty)
+        #expect(try fileBytes(folder) == bytesBefore, "an unchanged bulk upsert writes nothing")
+
+        // In one transaction: #5 deleted then listed again, #6 renamed then listed under its old key, every
+        // third row with a new ETag, one new key.
+        let (results, change) = try store.write { tx -> [UpsertResult] in
+            try tx.delete(inserted[5].id)
+            try tx.update(inserted[6].id) { $0.key = "renamed/6.jpg" }
+            var listing = base
+            for index in stride(from: 0, to: count, by: 3) { listing[index].etag = "changed-\(index)" }
+            listing.append(sampleRecord(count + 1))
+            return try listing.map { try tx.upsert($0) }
+        }
+        for (index, result) in results.enumerated() {
+            switch index {
+            case 5, 6, count:
+                guard case .inserted(let id) = result else {
+                    Issue.record("row \(index): \(result)")
+                    continue
+                }
+                #expect(!inserted.map(\.id).contains(id), "identifiers are never reused")
+            case let i where i % 3 == 0:
+                guard case .updated(let id, let before) = result else {
+                    Issue.record("row \(index): \(result)")
+                    continue
+                }
+                #expect(id == inserted[index].id)
+                #expect(before.etag == "etag")
+            default:
+                #expect(result == .unchanged(inserted[index].id), "row \(index)")
+            }
+        }
+        // #5 listed again, #6's old key (now a new row) and the new key.
+        #expect(change.inserted.count == 3)
+        #expect(change.deleted == [inserted[5].id])
+        #expect(try store.record(key: "renamed/6.jpg")?.id == inserted[6].id)
+        #expect(try store.record(key: "originals/6.jpg") != nil)
+        #expect(try store.fetchIDs(StoreQuery()).count == count + 2)
+    }
+
     private func fileBytes(_ folder: TemporaryFolder) throws -> [Data] {
         try [folder.databaseURL.path, folder.databaseURL.path + "-wal"].map { path in
             FileManager.default.fileExists(atPath: path) ? try Data(contentsOf: URL(fileURLWithPath: path)) : Data()

@@ -50,7 +50,7 @@ enum Generators {
         zip(Gen.int(in: 0...99), Gen.int(in: 0...4)).map { Operation.setSize(pick: $0, Int64($1)) },
         Gen.int(in: 0...99).map { Operation.setETag(pick: $0) }
     )
-    static let options = zip(Gen.int(in: 0...3), Gen.int(in: 0...5), Gen.int(in: 0...4), Gen.bool).map {
+    static let options = zip(Gen.int(in: 0...3), Gen.int(in: 0...6), Gen.int(in: 0...4), Gen.bool).map {
         predicateChoice, sortChoice, limitChoice, includeHidden in
         let predicates: [AssetPredicate] = [
             .all, .isFavorite(true), .not(.isFavorite(true)),
@@ -58,7 +58,7 @@ enum Generators {
         ]
         let sorts: [[AssetSortDescriptor]] = [
             [], [.creationDate()], [.creationDate(ascending: false)], [.size(), .creationDate(ascending: false)],
-            [.key(ascending: false)], [.pixelCount(), .size(ascending: false)],
+            [.key(ascending: false)], [.pixelCount(), .size(ascending: false)], [.size(ascending: false)],
         ]
         let limits: [Int?] = [nil, nil, 1, 4, 9]
         return FetchOptions(

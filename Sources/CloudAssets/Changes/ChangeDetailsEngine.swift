@@ -48,6 +48,32 @@ struct ChangeDetailsEngine {
     /// Reads up to `limit` matching records strictly after a position, skipping identifiers (limited results).
     let fill: (SortPosition?, Set<Int64>, Int) throws -> [AssetRecord]
 
+    /// The before result's only sort column when the query has one of a numeric kind (see ``SingleColumn``).
+    private let singleColumn: SingleColumn?
+
+    init(
+        before: SortedIdentifiers, query: StoreQuery, afterRecords: [Int64: AssetRecord],
+        beforeRecords: [Int64: AssetRecord], inserted: Set<Int64>, updated: Set<Int64>, deleted: Set<Int64>,
+        isHistorical: Bool, slowIndex: @escaping (Int64) -> Int?,
+        fill: @escaping (SortPosition?, Set<Int64>, Int) throws -> [AssetRecord]
+    ) {
+        self.before = before
+        self.query = query
+        self.afterRecords = afterRecords
+        self.beforeRecords = beforeRecords
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.isHistorical = isHistorical
+        self.slowIndex = slowIndex
+        self.fill = fill
+        switch (query.sort.count, before.keys.first) {
+        case (1, .real(let values)?): singleColumn = .real(values)
+        case (1, .integer(let values)?): singleColumn = .integer(values)
+        default: singleColumn = nil
+        }
+    }
+
     private var count: Int { before.ids.count }
 
     // MARK: Ordering helpers
@@ -63,7 +89,124 @@ struct ChangeDetailsEngine {
         return query.idAscending ? list.ids[index] < position.id : list.ids[index] > position.id
     }
 
+    /// The common one-column orders (a date, a size) compare raw values from the before columns: no enum
+    /// wrapping or array access per comparison, which dominates binary searches over 100,000 objects.
+    private enum SingleColumn: Equatable {
+        case real(ContiguousArray<Double>)
+        case integer(ContiguousArray<Int64>)
+    }
+
+    /// `lowerBound` over one typed column: the first index in `range` not preceding (`key`, `id`).
+    private func lowerBound<Key: Comparable>(
+        _ keys: ContiguousArray<Key>, _ key: Key, _ id: Int64, in range: Range<Int>
+    ) -> Int {
+        let ascending = query.sort[0].ascending
+        let idAscending = query.idAscending
+        return keys.withUnsafeBufferPointer { keys in
+            before.ids.withUnsafeBufferPointer { ids in
+                var low = range.lowerBound
+                var high = range.upperBound
+                while low < high {
+                    let mid = (low + high) / 2
+                    let value = keys[mid]
+                    let precedes =
+                        value != key ? (value < key) == ascending : (idAscending ? ids[mid] < id : ids[mid] > id)
+                    if precedes { low = mid + 1 } else { high = mid }
+                }
+                return low
+            }
+        }
+    }
+
+    /// `lowerBound` from `start` when the answer is usually near it (positions visited in ascending order):
+    /// probes 1, 2, 4, … elements ahead, then searches the last gap — memory is touched close to the cursor only.
+    private func gallopingLowerBound<Key: Comparable>(
+        _ keys: ContiguousArray<Key>, _ key: Key, _ id: Int64, from start: Int, to end: Int
+    ) -> Int {
+        let ascending = query.sort[0].ascending
+        let idAscending = query.idAscending
+        func precedes(_ index: Int) -> Bool {
+            let value = keys[index]
+            return value != key
+                ? (value < key) == ascending : (idAscending ? before.ids[index] < id : before.ids[index] > id)
+        }
+        var low = start
+        var high = start
+        var step = 1
+        while high < end, precedes(high) {
+            low = high + 1
+            high = low + step
+            step <<= 1
+        }
+        return lowerBound(keys, key, id, in: low..<min(high, end))
+    }
+
+    private func gallopingLowerBound(_ position: SortPosition, from start: Int, to end: Int) -> Int {
+        switch (singleColumn, position.values.first) {
+        case (.real(let keys)?, .real(let key)?):
+            return gallopingLowerBound(keys, key, position.id, from: start, to: end)
+        case (.integer(let keys)?, .integer(let key)?):
+            return gallopingLowerBound(keys, key, position.id, from: start, to: end)
+        default: return lowerBound(position, in: start..<end)
+        }
+    }
+
+    /// The before indexes of many identifiers (as ``locate(_:horizon:)``, in the same order). With one numeric
+    /// sort column, the before values are sorted first and found in one forward sweep of galloping searches.
+    private func locateMany(_ ids: [Int64], horizon: SortPosition?) -> [Int?] {
+        let sortKey = query.sort.first?.key
+        switch singleColumn {
+        case .real(let keys)?:
+            return locateSorted(ids, keys, horizon: horizon) { record in
+                (sortKey == .creationDate ? record.creationDate : record.modificationDate)
+                    .timeIntervalSinceReferenceDate
+            }
+        case .integer(let keys)?:
+            return locateSorted(ids, keys, horizon: horizon) { record in
+                sortKey == .size ? record.size : record.pixelCount
+            }
+        case nil:
+            return ids.map { locate($0, horizon: horizon) }
+        }
+    }
+
+    private func locateSorted<Key: Comparable>(
+        _ ids: [Int64], _ keys: ContiguousArray<Key>, horizon: SortPosition?, value: (AssetRecord) -> Key
+    ) -> [Int?] {
+        var result = [Int?](repeating: nil, count: ids.count)
+        var targets: [(key: Key, id: Int64, slot: Int)] = []
+        targets.reserveCapacity(ids.count)
+        for (slot, id) in ids.enumerated() {
+            if let record = beforeRecords[id] {
+                targets.append((value(record), id, slot))
+            } else {
+                result[slot] = slowIndex(id)
+            }
+        }
+        let ascending = query.sort[0].ascending
+        let idAscending = query.idAscending
+        targets.sort { a, b in
+            a.key != b.key ? (a.key < b.key) == ascending : (idAscending ? a.id < b.id : a.id > b.id)
+        }
+        var cursor = 0
+        for target in targets {
+            let index = gallopingLowerBound(keys, target.key, target.id, from: cursor, to: count)
+            cursor = index
+            if index < count && before.ids[index] == target.id {
+                result[target.slot] = index
+            } else {
+                result[target.slot] = locate(target.id, horizon: horizon)  // not where its record says
+            }
+        }
+        return result
+    }
+
     private func lowerBound(_ position: SortPosition, in range: Range<Int>) -> Int {
+        switch (singleColumn, position.values.first) {
+        case (.real(let keys)?, .real(let key)?): return lowerBound(keys, key, position.id, in: range)
+        case (.integer(let keys)?, .integer(let key)?): return lowerBound(keys, key, position.id, in: range)
+        default: break
+        }
         var low = range.lowerBound
         var high = range.upperBound
         while low < high {
@@ -79,10 +222,30 @@ struct ChangeDetailsEngine {
 
     /// The before index of `id`, using its before-record's sort position (O(log n)) when known.
     private func locate(_ id: Int64, horizon: SortPosition?) -> Int? {
+        // One numeric column: search with the record's raw value, read in place (no record copy, no position).
+        let sortKey = query.sort.first?.key
+        switch singleColumn {
+        case .real(let keys)?:
+            let date =
+                sortKey == .creationDate ? beforeRecords[id]?.creationDate : beforeRecords[id]?.modificationDate
+            if let date {
+                let index = lowerBound(keys, date.timeIntervalSinceReferenceDate, id, in: 0..<count)
+                if index < count && before.ids[index] == id { return index }
+            }
+        case .integer(let keys)?:
+            if let value = sortKey == .size ? beforeRecords[id]?.size : beforeRecords[id]?.pixelCount {
+                let index = lowerBound(keys, value, id, in: 0..<count)
+                if index < count && before.ids[index] == id { return index }
+            }
+        case nil:
+            break
+        }
         guard let record = beforeRecords[id] else { return slowIndex(id) }
         let target = query.position(of: record)
-        let index = lowerBound(target, in: 0..<count)
-        if index < count && before.ids[index] == id { return index }
+        if singleColumn == nil {
+            let index = lowerBound(target, in: 0..<count)
+            if index < count && before.ids[index] == id { return index }
+        }
         // Not where its record says: absent, unless the snapshot is older than this change.
         guard query.predicate.matches(record) else { return nil }
         if let horizon, query.precedes(horizon, target) { return nil }
@@ -108,35 +271,41 @@ struct ChangeDetailsEngine {
         var changedIDs: [Int64: Int] = [:]  // id → before index, for updated ids kept
         var candidates: [Candidate] = []
 
-        for id in deleted {
-            if let index = locate(id, horizon: horizon) {
-                skipped.append(index)
-                removedSet.insert(index)
-            }
+        let deletedIDs = Array(deleted)
+        for case let index? in locateMany(deletedIDs, horizon: horizon) {
+            skipped.append(index)
+            removedSet.insert(index)
         }
-        for id in updated.union(inserted) {
-            let wasInserted = inserted.contains(id)
-            let index = wasInserted && !isHistorical ? nil : locate(id, horizon: horizon)
-            let record = afterRecords[id]
-            let matches = record.map(query.predicate.matches) ?? false
-            if let index {
-                guard matches, let record else {
+        // Updated objects (already in the result, unless they now match) and inserted ones. An id can be in
+        // both sets only in a history entry; it is handled once, as inserted.
+        let updatedIDs = updated.filter { !inserted.contains($0) }
+        let locatedUpdated = Dictionary(
+            uniqueKeysWithValues: zip(updatedIDs, locateMany(Array(updatedIDs), horizon: horizon)))
+        func place(_ id: Int64, wasInserted: Bool) {
+            let index = wasInserted ? (isHistorical ? locate(id, horizon: horizon) : nil) : locatedUpdated[id] ?? nil
+            guard let record = afterRecords[id], query.predicate.matches(record) else {
+                if let index {
                     skipped.append(index)
                     removedSet.insert(index)
-                    continue
                 }
+                return
+            }
+            let newPosition = query.position(of: record)
+            if let index {
                 changedIDs[id] = index
-                let newPosition = query.position(of: record)
-                if newPosition.values != before.keys.map({ $0[index] }) {
+                if !hasSortValues(newPosition, at: index) {
                     skipped.append(index)
                     candidates.append(Candidate(position: newPosition, beforeIndex: index))
                 }
-            } else if matches, let record {
-                candidates.append(Candidate(position: query.position(of: record), beforeIndex: nil))
+            } else {
+                candidates.append(Candidate(position: newPosition, beforeIndex: nil))
             }
         }
+        candidates.reserveCapacity(inserted.count + updated.count)
+        for id in updatedIDs { place(id, wasInserted: false) }
+        for id in inserted { place(id, wasInserted: true) }
         skipped.sort()
-        candidates.sort { query.precedes($0.position, $1.position) }
+        sortInQueryOrder(&candidates)
 
         // Candidates past the horizon are not known to belong; they compete with the store's rows there.
         var beyond: [Candidate] = []
@@ -176,7 +345,7 @@ struct ChangeDetailsEngine {
         for boundary in skipped + [count] {
             var cursor = segmentStart
             while next < candidates.count {
-                let insertion = lowerBound(candidates[next].position, in: cursor..<boundary)
+                let insertion = gallopingLowerBound(candidates[next].position, from: cursor, to: boundary)
                 if insertion == boundary { break }
                 appendKept(cursor..<insertion)
                 cursor = insertion
@@ -249,6 +418,57 @@ struct ChangeDetailsEngine {
             afterIndexOfBefore, replaced: candidates.compactMap { $0.afterIndex >= 0 ? $0.beforeIndex : nil },
             inserted: details.inserted)
         return details
+    }
+
+    /// Whether the before element at `index` has exactly the sort values of `position`.
+    private func hasSortValues(_ position: SortPosition, at index: Int) -> Bool {
+        switch (singleColumn, position.values.first) {
+        case (.real(let keys)?, .real(let key)?): return keys[index] == key
+        case (.integer(let keys)?, .integer(let key)?): return keys[index] == key
+        default: return position.values.indices.allSatisfy { position.values[$0] == before.keys[$0][index] }
+        }
+    }
+
+    /// Sorts candidates in the query's order; one-column orders compare unwrapped values.
+    private func sortInQueryOrder(_ candidates: inout [Candidate]) {
+        guard query.sort.count == 1, candidates.count > 1 else {
+            candidates.sort { query.precedes($0.position, $1.position) }
+            return
+        }
+        let ascending = query.sort[0].ascending
+        let idAscending = query.idAscending
+        func sorted<Key: Comparable>(by key: (SortValue) -> Key?) -> [Candidate]? {
+            var decorated: [(key: Key, id: Int64, index: Int)] = []
+            decorated.reserveCapacity(candidates.count)
+            for (index, candidate) in candidates.enumerated() {
+                guard let value = key(candidate.position.values[0]) else { return nil }
+                decorated.append((value, candidate.position.id, index))
+            }
+            decorated.sort { a, b in
+                a.key != b.key ? (a.key < b.key) == ascending : (idAscending ? a.id < b.id : a.id > b.id)
+            }
+            return decorated.map { candidates[$0.index] }
+        }
+        let result: [Candidate]?
+        switch candidates[0].position.values[0] {
+        case .real:
+            result = sorted { value -> Double? in
+                if case .real(let v) = value { return v }
+                return nil
+            }
+        case .integer:
+            result = sorted { value -> Int64? in
+                if case .integer(let v) = value { return v }
+                return nil
+            }
+        case .text:
+            result = nil
+        }
+        if let result {
+            candidates = result
+        } else {
+            candidates.sort { query.precedes($0.position, $1.position) }
+        }
     }
 
     private func truncate(_ list: inout SortedIdentifiers, to limit: Int) {
