@@ -57,7 +57,9 @@ func runStoreBenchmarks() -> [BenchRow] {
         // Best of three first syncs, each into a new store (this machine's speed drifts by a third between runs).
         var store: AssetStore!
         var upserts: [Timing] = []
-        for attempt in 0..<3 {
+        // `CA_BENCH_PROFILE_ROUNDS=N` repeats the first sync N more times (for a profiler).
+        let rounds = 3 + (ProcessInfo.processInfo.environment["CA_BENCH_PROFILE_ROUNDS"].flatMap(Int.init) ?? 0)
+        for attempt in 0..<rounds {
             store = try AssetStore(folder: folder.appendingPathComponent("upsert-\(attempt)"))
             upserts.append(
                 try measure {

@@ -153,9 +153,28 @@ public enum SigV4 {
         var tmValue = tm()
         var time = time_t(t)
         gmtime_r(&time, &tmValue)
-        return String(
-            format: "%04d%02d%02dT%02d%02d%02dZ", Int(tmValue.tm_year) + 1900, Int(tmValue.tm_mon) + 1,
-            Int(tmValue.tm_mday), Int(tmValue.tm_hour), Int(tmValue.tm_min), Int(tmValue.tm_sec))
+        // Digits written directly: `String(format:)` goes through Foundation's formatter for every request.
+        var out = [UInt8]()
+        out.reserveCapacity(16)
+        func digits(_ value: Int32, _ count: Int) {
+            var divisor: Int32 = 1
+            for _ in 1..<count { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                out.append(UInt8(truncatingIfNeeded: 48 + rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(tmValue.tm_year + 1900, 4)
+        digits(tmValue.tm_mon + 1, 2)
+        digits(tmValue.tm_mday, 2)
+        out.append(UInt8(ascii: "T"))
+        digits(tmValue.tm_hour, 2)
+        digits(tmValue.tm_min, 2)
+        digits(tmValue.tm_sec, 2)
+        out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parses `yyyyMMdd'T'HHmmss'Z'`; nil when malformed.

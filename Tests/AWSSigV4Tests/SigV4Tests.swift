@@ -97,4 +97,10 @@ struct SigV4Tests {
             other.withUnsafeBytes { SigV4.hex($0) }
                 != "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d")
     }
+
+    @Test func amzDateRoundTripsThroughItsParser() {
+        for text in ["20130524T000000Z", "19700101T000000Z", "20261122T235959Z", "20000229T120102Z"] {
+            #expect(SigV4.amzDate(SigV4.parseAmzDate(text)!) == text)
+        }
+    }
 }

@@ -186,10 +186,11 @@ final class DownloadJob: @unchecked Sendable {
             }
             if found.present && usable == nil { PartSidecar.remove(forPart: partURL) }
             // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty.
-            let writer = try PartFileWriter(path: partURL.path, truncate: usable == nil)
+            let writer = PartFileWriter(path: partURL.path)
+            let onDisk = try await writer.open(truncate: usable == nil).get()
             if let sidecar = usable {
                 sidecarMayExist.withLock { $0 = true }
-                var keep = min(sidecar.contiguousPrefix, writer.fileSize())
+                var keep = min(sidecar.contiguousPrefix, onDisk)
                 if let size = sidecar.size, keep > size { keep = 0 }
                 version = ObjectVersion(etag: sidecar.etag, total: sidecar.size, checksums: sidecar.checksums)
                 let hasher = IntegrityHasher(
@@ -372,9 +373,7 @@ final class DownloadJob: @unchecked Sendable {
     private func finalize(writer: PartFileWriter, version: ObjectVersion, attempts: Int) async throws(S3Error)
         -> Result<DownloadResult, S3Error>
     {
-        try await writer.sync().get()
-        let destination = request.destination.path
-        guard rename(partURL.path, destination) == 0 else { throw .fileSystem(path: destination, errno: errno) }
+        try await writer.syncAndRename(to: request.destination.path).get()
         removeSidecar()
         let verification = Set([IntegrityCheck.length]).union(writer.hasher?.checks ?? [])
         let transferred = progress.withLock { $0.transferred }

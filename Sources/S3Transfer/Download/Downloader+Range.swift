@@ -86,7 +86,8 @@ extension Downloader {
             networkAccessAllowed: networkAccessAllowed)
         guard isNetworkAllowed(for: request) else { throw .networkAccessNotAllowed }
 
-        let writer = try PartFileWriter(path: partFile.path)
+        let writer = PartFileWriter(path: partFile.path)
+        _ = try await writer.open(truncate: false).get()
         var etag = sidecar?.etag ?? required
         var total = sidecar?.size
         var checksums = sidecar?.checksums ?? S3Checksums()

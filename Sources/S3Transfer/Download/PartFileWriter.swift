@@ -14,7 +14,8 @@ import Foundation
 /// flat whatever the object's size.
 final class PartFileWriter: @unchecked Sendable {
     let path: String
-    let fd: Int32
+    /// Set on the worker queue by ``open(truncate:)``; used only there (and closed on deinit).
+    private(set) var fd: Int32 = -1
     let chunkSize: Int
     let maxInFlight: Int
     private let queue: DispatchQueue
@@ -43,30 +44,34 @@ final class PartFileWriter: @unchecked Sendable {
     /// (writing a 1 GiB file back takes about half a second here, which would otherwise all come at the end).
     static let writebackBatch: Int64 = 8 << 20
 
-    /// Opens (creating if needed) the file for reading and writing.
-    /// - Parameter truncate: Start from an empty file (nothing on disk belongs to a known version).
-    init(path: String, truncate: Bool = false, chunkSize: Int = 1 << 20, maxInFlight: Int = 4) throws(S3Error) {
+    /// A writer for `path`; nothing touches the file system until ``open(truncate:)``.
+    init(path: String, chunkSize: Int = 1 << 20, maxInFlight: Int = 4) {
         self.path = path
         self.chunkSize = chunkSize
         self.maxInFlight = maxInFlight
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0o644)
-        guard fd >= 0 else { throw .fileSystem(path: path, errno: errno) }
-        self.fd = fd
         queue = DispatchQueue(label: "PartFileWriter")
     }
 
+    /// Opens (creating if needed) the file for reading and writing, on the worker queue: creating a file can
+    /// block for a long time (inode allocation), and that must not hold a thread of the caller's pool.
+    /// - Parameter truncate: Start from an empty file (nothing on disk belongs to a known version).
+    /// - Returns: The size of the file as opened.
+    func open(truncate: Bool) async -> Result<Int64, S3Error> {
+        await onQueue { [self] in
+            let fd = openFile(path, O_RDWR | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0))
+            guard fd >= 0 else { return .failure(.fileSystem(path: path, errno: errno)) }
+            self.fd = fd
+            var st = stat()
+            return .success(fstat(fd, &st) == 0 ? Int64(st.st_size) : 0)
+        }
+    }
+
     deinit {
-        close(fd)
+        if fd >= 0 { close(fd) }
         if let current { current.deallocate() }
         shared.withLock { state in
             for buffer in state.free { buffer.deallocate() }
         }
-    }
-
-    /// The current size of the file on disk.
-    func fileSize() -> Int64 {
-        var st = stat()
-        return fstat(fd, &st) == 0 ? Int64(st.st_size) : 0
     }
 
     // MARK: Worker-queue operations (each returns once done)
@@ -130,6 +135,15 @@ final class PartFileWriter: @unchecked Sendable {
     /// `fsync(2)`; the only way a `.part` becomes eligible for its final name.
     func sync() async -> Result<Void, S3Error> {
         await onQueue { [self] in fsync(fd) == 0 ? .success(()) : .failure(.fileSystem(path: path, errno: errno)) }
+    }
+
+    /// `fsync(2)`, then renames the file to `destination` — in one visit to the worker queue, after every chunk.
+    func syncAndRename(to destination: String) async -> Result<Void, S3Error> {
+        await onQueue { [self] in
+            guard fsync(fd) == 0 else { return .failure(.fileSystem(path: path, errno: errno)) }
+            guard rename(path, destination) == 0 else { return .failure(.fileSystem(path: destination, errno: errno)) }
+            return .success(())
+        }
     }
 
     /// The first write error, if any.
@@ -228,6 +242,9 @@ extension PartFileWriter {
         }
     }
 }
+
+/// `open(2)` with mode 0644 (a free function: inside ``PartFileWriter`` the name `open` is the method).
+private func openFile(_ path: String, _ flags: Int32) -> Int32 { open(path, flags, 0o644) }
 
 /// Carries a chunk pointer to the worker queue.
 private struct ChunkBox: @unchecked Sendable {
