@@ -65,33 +65,46 @@ private func largeObjectBenchmarks(server: ChildServer, client: S3Client, bucket
     let baseRSS = peakRSS()
     let url = client.presignedURL(bucket: bucket, key: "big.bin")!
     let curlFile = work.appendingPathComponent("curl.bin")
-    let curlTime = try await seconds { try curl(["-s", "-o", curlFile.path, url.absoluteString]) }
-    try? FileManager.default.removeItem(at: curlFile)
     let downloader = Downloader(
         client: client,
         configuration: DownloaderConfiguration(
             maxConnections: 16, retryPolicy: RetryPolicy(maxAttempts: 20, baseDelay: 0.01, maxDelay: 0.1),
             stallTimeout: 60))
     let destination = work.appendingPathComponent("big.bin")
-    // `CA_BENCH_PROFILE_ROUNDS=N`: N extra downloads first, so that a profiler (perf record) sees mostly them.
-    for _ in 0..<profileRounds {
-        _ = try await downloader.download(DownloadRequest(bucket: bucket, key: "big.bin", destination: destination))
-            .result()
-        try? FileManager.default.removeItem(at: destination)
+    func curlDownload() async throws -> Double {
+        defer { try? FileManager.default.removeItem(at: curlFile) }
+        return try await seconds { try curl(["-s", "-o", curlFile.path, url.absoluteString]) }
     }
     var result: DownloadResult?
-    let ourTime = try await seconds {
-        result = try await downloader.download(
-            DownloadRequest(bucket: bucket, key: "big.bin", destination: destination)
-        ).result()
+    func ourDownload() async throws -> Double {
+        defer { try? FileManager.default.removeItem(at: destination) }
+        return try await seconds {
+            result = try await downloader.download(
+                DownloadRequest(bucket: bucket, key: "big.bin", destination: destination)
+            ).result()
+        }
     }
+    // One unmeasured download each first: in a VM, the first writes into never-used guest memory run several
+    // times slower than later ones, whoever makes them. Then curl and the downloader alternate; each keeps its
+    // best. `CA_BENCH_PROFILE_ROUNDS=N` adds N unmeasured downloads (for a profiler).
+    _ = try await curlDownload()
+    for _ in 0..<(1 + profileRounds) { _ = try await ourDownload() }
+    var curlTimes: [Double] = []
+    var ourTimes: [Double] = []
+    for _ in 0..<2 {
+        curlTimes.append(try await curlDownload())
+        ourTimes.append(try await ourDownload())
+    }
+    let curlTime = curlTimes.min()!
+    let ourTime = ourTimes.min()!
     let peak = peakRSS()
     let curlRate = Double(size) / curlTime / 1_048_576
     let ourRate = Double(size) / ourTime / 1_048_576
     let verified = result?.verification.contains(.crc32c) == true
     rows.append(
         BenchRow(
-            name: "1 GiB download, CRC32C-verified (MiB/s)", value: ourRate, unit: "MiB/s", reference: "curl -o",
+            name: "1 GiB download, CRC32C-verified (MiB/s, best of 2)", value: ourRate, unit: "MiB/s",
+            reference: "curl -o, best of 2",
             referenceValue: curlRate, ratio: ourRate / curlRate, target: "≥ 0.9× curl",
             met: verified && ourRate / curlRate >= 0.9))
     let peakMiB = Double(peak) / 1_048_576
@@ -101,7 +114,6 @@ private func largeObjectBenchmarks(server: ChildServer, client: S3Client, bucket
             name: "1 GiB download peak RSS (VmHWM; growth \(String(format: "%.1f", growthMiB)) MiB)", value: peakMiB,
             unit: "MiB", reference: "limit", referenceValue: 64, ratio: peakMiB / 64, target: "≤ 64 MiB",
             met: peakMiB <= 64))
-    try? FileManager.default.removeItem(at: destination)
 
     // (c) The same object with a connection reset every 100 MiB.
     try server.admin(

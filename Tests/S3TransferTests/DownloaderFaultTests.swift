@@ -17,6 +17,22 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: result.url.path + ".part.json"))
     }
 
+    @Test func resetsThatEachLeaveBytesBehindDoNotExhaustTheRetryBudget() async throws {
+        // maxAttempts 3 counts failures in a row; every reset here comes after 150 kB of progress.
+        let fixture = try await FakeS3Fixture.start(maxAttempts: 3)
+        defer { Task { await fixture.stop() } }
+        let data = try fixture.put("m.jpg", size: Self.size)
+        fixture.server.faults.add(.resetAfter(bytes: 150_000), keyPattern: "m.jpg", method: "GET", times: 6)
+        let result = try await fixture.downloader.download(fixture.request("m.jpg")).result()
+        try expectVerified(result, data, fixture)
+        #expect(result.attempts == 7)
+        let starts = fixture.gets("m.jpg").map {
+            Int($0.rangeHeader?.dropFirst("bytes=".count).split(separator: "-").first ?? "") ?? 0
+        }
+        #expect(starts.count == 7)
+        #expect(zip(starts, starts.dropFirst()).allSatisfy { $0 < $1 }, "each attempt continues further: \(starts)")
+    }
+
     @Test func connectionResetMidBodyResumesFromTheBytesOnDisk() async throws {
         let fixture = try await FakeS3Fixture.start()
         defer { Task { await fixture.stop() } }

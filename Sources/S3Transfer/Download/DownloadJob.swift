@@ -286,7 +286,10 @@ final class DownloadJob: @unchecked Sendable {
                         }
                     default:
                         guard error.isRetryable else { return .failure(error) }
-                        failures += 1
+                        // The budget and the backoff count failures in a row: an attempt that added bytes on
+                        // disk (a connection reset mid-body) starts the count again, as a resumed download is
+                        // not a repeated failure.
+                        failures = writer.written > offset ? 1 : failures + 1
                         if failures >= policy.maxAttempts {
                             return .failure(
                                 policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: attempts) : error

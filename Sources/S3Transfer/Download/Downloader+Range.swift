@@ -137,6 +137,7 @@ extension Downloader {
                 }
                 continue
             case .failed(let error, let head):
+                let progressed = head?.status == 206 && writer.written > 0
                 if let head, head.status == 206, writer.written > 0, let currentETag = etag ?? Optional(head.etag) {
                     // Keep what arrived whole before the failure.
                     ranges = RangeSet64.normalized(ranges + [start..<(start + writer.written)])
@@ -156,7 +157,8 @@ extension Downloader {
                     throw .objectChanged
                 default:
                     guard error.isRetryable else { throw error }
-                    failures += 1
+                    // Failures in a row: an attempt that kept bytes starts the count again (see RetryPolicy).
+                    failures = progressed ? 1 : failures + 1
                     if failures >= policy.maxAttempts {
                         throw policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: failures) : error
                     }

@@ -5,22 +5,29 @@ import Foundation
     import Glibc
 #endif
 
-/// Streams a body into a `.part` file off the engine thread.
+/// Streams a body into a `.part` file, written strictly in order, hashed as it goes.
 ///
-/// The engine thread only copies each run of bytes into a large chunk buffer (``accept(_:)``); a serial
-/// worker queue writes full chunks with `pwrite(2)` at their offset and feeds the hashes, so hashing never
-/// slows the curl thread. At most ``maxInFlight`` chunks wait for the worker; beyond that the transfer is
-/// paused (libcurl keeps the bytes) and resumed by the worker as soon as a chunk is free — so memory stays
-/// flat whatever the object's size.
+/// The engine thread writes each run of body bytes straight from libcurl's buffer with `pwrite(2)` (as curl
+/// itself does: no copy, no hand-off) and feeds cheap hashes (CRC-32C, CRC-32) inline. Expensive hashes (MD5,
+/// SHA-256) run on a serial worker queue instead, over copies of the bytes in large chunks, so that they overlap
+/// with receiving; at most ``maxInFlight`` chunks wait for the worker, beyond that the transfer is paused
+/// (libcurl keeps the bytes) and resumed by the worker as soon as a chunk is free — memory stays flat whatever
+/// the object's size. The worker queue also opens the file, starts writeback every ``writebackBatch`` bytes
+/// and runs `fsync`, so no file-system wait holds a thread of the caller's pool.
+///
+/// Threading: ``accept(_:)``, ``flush()``, ``attach(_:_:)`` run on the engine thread during an attempt;
+/// ``restart(hasher:)`` and ``seek(to:hasher:)`` run either there or between attempts; ``written`` and
+/// ``hasher`` are read between attempts, after ``drain()``. Attempts of one writer never overlap.
 final class PartFileWriter: @unchecked Sendable {
     let path: String
-    /// Set on the worker queue by ``open(truncate:)``; used only there (and closed on deinit).
+    /// Set by ``open(truncate:)`` before any write; closed on deinit.
     private(set) var fd: Int32 = -1
     let chunkSize: Int
     let maxInFlight: Int
     private let queue: DispatchQueue
 
     private struct Shared {
+        /// Chunks handed to the worker and not yet hashed.
         var inFlight = 0
         var free: [UnsafeMutableRawBufferPointer] = []
         var pausedTransfer: (HTTPEngine, HTTPTransferID)?
@@ -28,15 +35,17 @@ final class PartFileWriter: @unchecked Sendable {
     }
     private let shared = Locked(Shared())
 
-    // Engine thread only.
+    // Engine thread during an attempt; the job between attempts.
     private var current: UnsafeMutableRawBufferPointer?
     private var fill = 0
     private var transfer: (HTTPEngine, HTTPTransferID)?
-
-    // Worker queue only (read by others only after ``drain()``).
+    /// Bytes written by this attempt (since the last ``restart(hasher:)``/``seek(to:hasher:)``/``resume``).
     private(set) var written: Int64 = 0
+    /// The hasher of the bytes written since the last restart; read after ``drain()``.
     private(set) var hasher: IntegrityHasher?
-    /// Where the next chunk lands; equals the file offset of the attempt's next byte.
+    /// Whether ``hasher`` runs on the worker queue (MD5, SHA-256) rather than inline.
+    private var hashOnWorker = false
+    /// Where the next byte lands.
     private var nextOffset: Int64 = 0
     /// Bytes written since writeback was last started, and where they begin.
     private var unflushed: (start: Int64, count: Int64) = (0, 0)
@@ -50,6 +59,25 @@ final class PartFileWriter: @unchecked Sendable {
         self.chunkSize = chunkSize
         self.maxInFlight = maxInFlight
         queue = DispatchQueue(label: "PartFileWriter")
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+        if let current { current.deallocate() }
+        shared.withLock { state in
+            for buffer in state.free { buffer.deallocate() }
+        }
+    }
+
+    /// The first write error, if any.
+    var writeError: Int32? { shared.withLock { $0.writeError } }
+
+    // MARK: Worker-queue operations (each returns once done)
+
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: body()) }
+        }
     }
 
     /// Opens (creating if needed) the file for reading and writing, on the worker queue: creating a file can
@@ -66,29 +94,16 @@ final class PartFileWriter: @unchecked Sendable {
         }
     }
 
-    deinit {
-        if fd >= 0 { close(fd) }
-        if let current { current.deallocate() }
-        shared.withLock { state in
-            for buffer in state.free { buffer.deallocate() }
-        }
+    /// Waits until every chunk handed to the worker so far has been hashed.
+    func drain() async {
+        guard shared.withLock({ $0.inFlight > 0 }) else { return }
+        await onQueue {}
     }
-
-    // MARK: Worker-queue operations (each returns once done)
-
-    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: body()) }
-        }
-    }
-
-    /// Waits for every chunk handed over so far to be written and hashed.
-    func drain() async { await onQueue {} }
 
     /// Keeps the first `length` bytes, re-reading them through a fresh hasher (after a restart of the
-    /// process, when the hash state of the earlier run is gone).
+    /// process, when the hash state of the earlier run is gone). Between attempts only.
     func resume(keeping length: Int64, hasher: IntegrityHasher?) async -> Result<Void, S3Error> {
-        await onQueue { [self] in
+        let result: Result<Void, S3Error> = await onQueue { [self] in
             guard ftruncate(fd, off_t(length)) == 0 else { return .failure(.fileSystem(path: path, errno: errno)) }
             hasher?.reset()
             if let hasher {
@@ -102,34 +117,43 @@ final class PartFileWriter: @unchecked Sendable {
                     offset += Int64(n)
                 }
             }
-            self.hasher = hasher
-            written = length
-            nextOffset = length
             return .success(())
         }
+        if case .success = result {
+            use(hasher)
+            written = length
+            nextOffset = length
+        }
+        return result
     }
 
     /// Discards everything: the file becomes empty and hashing starts over with `hasher`.
-    /// Ordered after every chunk handed over before it.
     func restart(hasher: IntegrityHasher?) {
-        queue.async { [self] in
-            if ftruncate(fd, 0) != 0 { shared.withLock { $0.writeError = errno } }
-            hasher?.reset()
-            self.hasher = hasher
-            written = 0
-            nextOffset = 0
+        if ftruncate(fd, 0) != 0 {
+            let code = errno
+            shared.withLock { $0.writeError = code }
         }
+        hasher?.reset()
+        use(hasher)
+        written = 0
+        nextOffset = 0
     }
 
-    /// Positions the next chunk at `offset` without truncating (ranged writes into a sparse file); ``written``
-    /// then counts from there. Ordered after every chunk handed over before it.
+    /// Positions the next write at `offset` without truncating (ranged writes into a sparse file); ``written``
+    /// then counts from there.
     func seek(to offset: Int64, hasher: IntegrityHasher? = nil) {
-        queue.async { [self] in
-            hasher?.reset()
-            self.hasher = hasher
-            nextOffset = offset
-            written = 0
-        }
+        hasher?.reset()
+        use(hasher)
+        nextOffset = offset
+        written = 0
+    }
+
+    private func use(_ hasher: IntegrityHasher?) {
+        if let current { current.deallocate() }
+        current = nil
+        fill = 0
+        self.hasher = hasher
+        hashOnWorker = hasher.map { !$0.checks.isDisjoint(with: [.md5, .sha256]) } ?? false
     }
 
     /// `fsync(2)`; the only way a `.part` becomes eligible for its final name.
@@ -137,7 +161,7 @@ final class PartFileWriter: @unchecked Sendable {
         await onQueue { [self] in fsync(fd) == 0 ? .success(()) : .failure(.fileSystem(path: path, errno: errno)) }
     }
 
-    /// `fsync(2)`, then renames the file to `destination` — in one visit to the worker queue, after every chunk.
+    /// `fsync(2)`, then renames the file to `destination`, in one visit to the worker queue.
     func syncAndRename(to destination: String) async -> Result<Void, S3Error> {
         await onQueue { [self] in
             guard fsync(fd) == 0 else { return .failure(.fileSystem(path: path, errno: errno)) }
@@ -146,26 +170,51 @@ final class PartFileWriter: @unchecked Sendable {
         }
     }
 
-    /// The first write error, if any.
-    var writeError: Int32? { shared.withLock { $0.writeError } }
-
     // MARK: Engine-thread operations
 
     /// Tells the writer which transfer feeds it (to resume it after a backpressure pause).
     func attach(_ engine: HTTPEngine, _ id: HTTPTransferID) { transfer = (engine, id) }
 
-    /// Takes a run of body bytes (engine thread). Copies them into the current chunk, handing full chunks to
-    /// the worker; pauses the transfer when too many chunks are waiting.
+    /// Takes a run of body bytes (engine thread): writes them at their place and hashes them (inline, or by
+    /// handing a copy to the worker); pauses the transfer when too many chunks wait for the worker.
     func accept(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition {
         let verdict = shared.withLock { state -> HTTPBodyDisposition in
             if state.writeError != nil { return .abort }
-            if state.inFlight >= maxInFlight {
+            if hashOnWorker && state.inFlight >= maxInFlight {
                 state.pausedTransfer = transfer
                 return .pause
             }
             return .consumed
         }
-        guard case .consumed = verdict else { return verdict }
+        guard case .consumed = verdict, bytes.count > 0 else { return verdict }
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(nextOffset + Int64(done)))
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                shared.withLock { $0.writeError = code }
+                return .abort
+            }
+            done += n
+        }
+        startWritebackIfDue(wroteAt: nextOffset, count: Int64(bytes.count))
+        nextOffset += Int64(bytes.count)
+        written += Int64(bytes.count)
+        if hashOnWorker {
+            copyForWorker(bytes)
+        } else {
+            hasher?.update(bytes)
+        }
+        return .consumed
+    }
+
+    /// Hands the partly filled chunk to the worker (engine thread, at the end of an attempt).
+    func flush() {
+        if fill > 0 { submitCurrent() }
+    }
+
+    private func copyForWorker(_ bytes: UnsafeRawBufferPointer) {
         var offset = 0
         while offset < bytes.count {
             let chunk = current ?? takeBuffer()
@@ -176,12 +225,6 @@ final class PartFileWriter: @unchecked Sendable {
             offset += n
             if fill == chunk.count { submitCurrent() }
         }
-        return .consumed
-    }
-
-    /// Hands the partly filled chunk to the worker (engine thread, at the end of an attempt).
-    func flush() {
-        if fill > 0 { submitCurrent() }
     }
 
     private func takeBuffer() -> UnsafeMutableRawBufferPointer {
@@ -190,36 +233,30 @@ final class PartFileWriter: @unchecked Sendable {
     }
 
     private func submitCurrent() {
-        guard let chunk = current else { return }
+        guard let chunk = current, let hasher else { return }
         let count = fill
         current = nil
         fill = 0
         shared.withLock { $0.inFlight += 1 }
         let box = ChunkBox(chunk)
-        queue.async { [self] in self.write(box.buffer, count: count) }
+        queue.async { [self] in self.hash(box.buffer, count: count, into: hasher) }
     }
 
-    private func write(_ chunk: UnsafeMutableRawBufferPointer, count: Int) {
-        let failed = shared.withLock { $0.writeError != nil }
-        if !failed {
-            var done = 0
-            while done < count {
-                let n = pwrite(fd, chunk.baseAddress! + done, count - done, off_t(nextOffset + Int64(done)))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    let code = errno
-                    shared.withLock { $0.writeError = code }
-                    break
-                }
-                done += n
-            }
-            if done == count {
-                hasher?.update(UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
-                startWritebackIfDue(wroteAt: nextOffset, count: Int64(count))
-                nextOffset += Int64(count)
-                written += Int64(count)
-            }
-        }
+    /// Every ``writebackBatch`` bytes of contiguous writes, asks the kernel (from the worker queue) to start
+    /// writing them to the disk — an optimisation only: `fsync` remains the guarantee, so errors are ignored.
+    private func startWritebackIfDue(wroteAt offset: Int64, count: Int64) {
+        if unflushed.count == 0 || unflushed.start + unflushed.count != offset { unflushed = (offset, 0) }
+        unflushed.count += count
+        guard unflushed.count >= Self.writebackBatch else { return }
+        let range = unflushed
+        unflushed = (range.start + range.count, 0)
+        queue.async { [self] in _ = cfileio_start_writeback(fd, range.start, range.count) }
+    }
+
+    // MARK: Worker queue
+
+    private func hash(_ chunk: UnsafeMutableRawBufferPointer, count: Int, into hasher: IntegrityHasher) {
+        hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
         let resume = shared.withLock { state -> (HTTPEngine, HTTPTransferID)? in
             state.inFlight -= 1
             if state.free.count < maxInFlight { state.free.append(chunk) } else { chunk.deallocate() }
@@ -227,19 +264,6 @@ final class PartFileWriter: @unchecked Sendable {
             return state.pausedTransfer
         }
         if let (engine, id) = resume { engine.resume(id) }
-    }
-}
-
-extension PartFileWriter {
-    /// Worker queue: counts a write and, every ``writebackBatch`` bytes of contiguous writes, asks the kernel to
-    /// start writing them to the disk (an optimisation only: `fsync` remains the guarantee, so errors are ignored).
-    fileprivate func startWritebackIfDue(wroteAt offset: Int64, count: Int64) {
-        if unflushed.count == 0 || unflushed.start + unflushed.count != offset { unflushed = (offset, 0) }
-        unflushed.count += count
-        if unflushed.count >= Self.writebackBatch {
-            _ = cfileio_start_writeback(fd, unflushed.start, unflushed.count)
-            unflushed = (unflushed.start + unflushed.count, 0)
-        }
     }
 }
 

@@ -6,7 +6,9 @@ import Foundation
 /// Only failures that another attempt may cure are retried: connection errors, stalls, HTTP 5xx and
 /// SlowDown (see ``S3Error/isRetryable``). Each attempt is signed afresh.
 public struct RetryPolicy: Sendable, Hashable {
-    /// The most attempts in all (1 means no retry).
+    /// The most attempts in a row that fail (1 means no retry). A download attempt that added bytes before it
+    /// failed starts the count again: a body interrupted now and then still completes, while a request that
+    /// keeps failing at once stops after this many.
     public var maxAttempts: Int
     /// The backoff cap before the first retry, in seconds.
     public var baseDelay: TimeInterval
