@@ -51,17 +51,28 @@ public final class StoreTransaction {
     }
     private var statements = [OpaquePointer?](repeating: nil, count: Kind.allCases.count)
 
-    /// Every key with its identifier, loaded once a transaction upserts many rows (kept in step with this
-    /// transaction's inserts, key changes and deletions).
+    /// Every key with its identifier, loaded once a transaction upserts many rows compared with the table's
+    /// size (kept in step with this transaction's inserts, key changes and deletions).
     private var keyIndex: [String: Int64]?
     private var upsertCount = 0
-    /// Upserts in one transaction after which loading every key costs less than looking each one up.
+    private var keyIndexDeclined = false
+    /// Upserts in one transaction after which loading every key may cost less than looking each one up.
     public static let keyIndexThreshold = 512
 
     init(db: Database) { self.db = db }
 
-    private func loadKeyIndex() throws {
-        keyIndex = try allKeys()
+    /// Loads every key when this transaction upserts (or will upsert) `expected` rows and the table holds at
+    /// most four times as many: a bulk first sync gains, while a page of a sync over a big catalog (1,000 rows
+    /// against 100,000) keeps its per-row lookups instead of reading every key for each page.
+    private func loadKeyIndexIfWorthIt(expected: Int) throws {
+        guard keyIndex == nil, !keyIndexDeclined, expected >= Self.keyIndexThreshold else { return }
+        // Identifiers are never reused, so the largest one bounds the number of rows (one B-tree step).
+        let largestID = try Int64.fetchOne(db, sql: "SELECT max(id) FROM asset") ?? 0
+        if largestID <= Int64(expected) * 4 {
+            keyIndex = try allKeys()
+        } else {
+            keyIndexDeclined = true
+        }
     }
 
     /// The prepared statement of `kind`, reset and with no bindings.
@@ -77,7 +88,7 @@ public final class StoreTransaction {
     public func reserveCapacity(_ count: Int) {
         latest.reserveCapacity(latest.count + count)
         insertedHere.reserveCapacity(insertedHere.count + count)
-        if count >= Self.keyIndexThreshold, keyIndex == nil { try? loadKeyIndex() }
+        try? loadKeyIndexIfWorthIt(expected: count)
         if let known = keyIndex?.count { keyIndex?.reserveCapacity(known + count) }
     }
 
@@ -152,12 +163,12 @@ public final class StoreTransaction {
     /// (favorite, hidden, thumbnail presence, availability and its data, pin, last access) is kept — except that a
     /// changed ETag or size drops the local original (availability falls to `thumbnail` or `cloudOnly`, partial
     /// ranges and verified-file fields are cleared), and a changed thumbnail key or ETag clears `thumbnailPresent`.
-    /// An unchanged row is not written and records no change. From the ``keyIndexThreshold``th upsert of a
-    /// transaction on (or after ``reserveCapacity(_:)`` for as many), every key in the store is held in memory so
-    /// that a new row costs no lookup query.
+    /// An unchanged row is not written and records no change. When a transaction upserts many rows compared with
+    /// the table's size (from its ``keyIndexThreshold``th upsert, or after ``reserveCapacity(_:)``), every key is
+    /// held in memory so that a new row costs no lookup query.
     public func upsert(_ listing: AssetRecord) throws -> UpsertResult {
         upsertCount += 1
-        if keyIndex == nil && upsertCount >= Self.keyIndexThreshold { try loadKeyIndex() }
+        if upsertCount == Self.keyIndexThreshold { try loadKeyIndexIfWorthIt(expected: upsertCount) }
         let existingRecord: AssetRecord?
         if let keyIndex {
             // Bulk path: the key index answers "is it new?" without a query per row.

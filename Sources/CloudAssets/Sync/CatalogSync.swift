@@ -131,6 +131,7 @@ struct CatalogSync {
         var filesToRemove: [String] = []
         let files = library.files
         let counts = try library.performWrite { tx -> ReconcileCounts in
+            tx.reserveCapacity(rows.count)
             var c = ReconcileCounts()
             for row in rows {
                 switch try tx.upsert(row) {

@@ -209,9 +209,16 @@ final class PartFileWriter: @unchecked Sendable {
         return .consumed
     }
 
-    /// Hands the partly filled chunk to the worker (engine thread, at the end of an attempt).
+    /// Hashes the partly filled chunk (engine thread, at the end of an attempt): inline when the worker has
+    /// nothing queued (a body smaller than a chunk then costs no hand-off at all), else after the queued chunks.
     func flush() {
-        if fill > 0 { submitCurrent() }
+        guard fill > 0, let chunk = current else { return }
+        if shared.withLock({ $0.inFlight == 0 }) {
+            hasher?.update(UnsafeRawBufferPointer(rebasing: chunk[0..<fill]))
+            fill = 0
+        } else {
+            submitCurrent()
+        }
     }
 
     private func copyForWorker(_ bytes: UnsafeRawBufferPointer) {
