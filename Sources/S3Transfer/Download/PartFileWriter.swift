@@ -170,6 +170,13 @@ final class PartFileWriter: @unchecked Sendable {
         }
     }
 
+    /// Holds the worker queue until the returned closure is called (tests: to make chunks wait).
+    func holdWorkerForTesting() -> @Sendable () -> Void {
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
+        return { gate.signal() }
+    }
+
     // MARK: Engine-thread operations
 
     /// Tells the writer which transfer feeds it (to resume it after a backpressure pause).
