@@ -119,17 +119,25 @@ private func largeObjectBenchmarks(server: ChildServer, client: S3Client, bucket
     try server.admin(
         "POST", "faults",
         json: #"{"keyPattern": "big.bin", "method": "GET", "fault": {"type": "resetAfter", "bytes": 104857600}}"#)
+    // Best of two, like the clean run it is compared with.
     var faulty: DownloadResult?
-    let faultTime = try await seconds {
-        faulty = try await downloader.download(
-            DownloadRequest(bucket: bucket, key: "big.bin", destination: destination)
-        ).result()
+    var faultTimes: [Double] = []
+    for _ in 0..<2 {
+        faultTimes.append(
+            try await seconds {
+                faulty = try await downloader.download(
+                    DownloadRequest(bucket: bucket, key: "big.bin", destination: destination)
+                ).result()
+            })
+        try? FileManager.default.removeItem(at: destination)
     }
+    let faultTime = faultTimes.min()!
     try server.admin("DELETE", "faults")
     let faultVerified = faulty?.verification.contains(.crc32c) == true && faulty?.size == Int64(size)
     rows.append(
         BenchRow(
-            name: "1 GiB with a reset every 100 MiB (\(faulty?.attempts ?? 0) attempts)", value: faultTime, unit: "s",
+            name: "1 GiB, reset every 100 MiB (\(faulty?.attempts ?? 0) attempts, best of 2)", value: faultTime,
+            unit: "s",
             reference: "clean run", referenceValue: ourTime, ratio: faultTime / ourTime,
             target: "≤ 1.3× clean, verified",
             met: faultVerified && faultTime / ourTime <= 1.3))

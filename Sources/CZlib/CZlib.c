@@ -26,10 +26,46 @@ static void crc32c_init_table(void) {
     }
 }
 
+/* GF(2) arithmetic modulo the (reflected) CRC-32C polynomial, to combine CRCs of adjacent blocks:
+   crc(A || B) = crc(A) * x^(8 * |B|) + crc(B)  (for the pre- and post-inverted CRCs). */
+#define CRC32C_POLY 0x82F63B78u
+
+static uint32_t crc32c_multmodp(uint32_t a, uint32_t b) {
+    uint32_t m = 1u << 31, p = 0;
+    for (;;) {
+        if (a & m) {
+            p ^= b;
+            if ((a & (m - 1)) == 0) break;
+        }
+        m >>= 1;
+        b = (b & 1) ? (b >> 1) ^ CRC32C_POLY : b >> 1;
+    }
+    return p;
+}
+
+/* x^(8 * len) modulo the polynomial, by square-and-multiply. */
+static uint32_t crc32c_x8nmodp(size_t len) {
+    uint32_t power = 1u << 30; /* x^1 */
+    uint32_t result = 1u << 31; /* x^0 */
+    size_t bits = len * 8;
+    while (bits) {
+        if (bits & 1) result = crc32c_multmodp(power, result);
+        power = crc32c_multmodp(power, power);
+        bits >>= 1;
+    }
+    return result;
+}
+
 #if defined(__x86_64__)
+/* Three independent streams over adjacent blocks keep the CPU's crc32 unit busy (one result per cycle instead
+   of one per three), then the block CRCs are combined. */
+#define CRC32C_BLOCK 8192
+static uint32_t crc32c_block_shift;
+static pthread_once_t crc32c_shift_once = PTHREAD_ONCE_INIT;
+static void crc32c_init_shift(void) { crc32c_block_shift = crc32c_x8nmodp(CRC32C_BLOCK); }
+
 __attribute__((target("sse4.2")))
-static uint32_t crc32c_hw(uint32_t crc, const unsigned char *p, size_t len) {
-    uint64_t c = ~crc;
+static uint32_t crc32c_hw_serial(uint64_t c, const unsigned char *p, size_t len) {
     while (len >= 8) {
         uint64_t v;
         __builtin_memcpy(&v, p, 8);
@@ -39,7 +75,34 @@ static uint32_t crc32c_hw(uint32_t crc, const unsigned char *p, size_t len) {
     }
     uint32_t c32 = (uint32_t)c;
     while (len--) c32 = __builtin_ia32_crc32qi(c32, *p++);
-    return ~c32;
+    return c32;
+}
+
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hw(uint32_t crc, const unsigned char *p, size_t len) {
+    uint32_t result = crc;
+    if (len >= 3 * CRC32C_BLOCK) {
+        pthread_once(&crc32c_shift_once, crc32c_init_shift);
+        while (len >= 3 * CRC32C_BLOCK) {
+            uint64_t a = ~result, b = 0xFFFFFFFFu, c = 0xFFFFFFFFu;
+            const unsigned char *pa = p, *pb = p + CRC32C_BLOCK, *pc = p + 2 * CRC32C_BLOCK;
+            for (size_t i = 0; i < CRC32C_BLOCK; i += 8) {
+                uint64_t va, vb, vc;
+                __builtin_memcpy(&va, pa + i, 8);
+                __builtin_memcpy(&vb, pb + i, 8);
+                __builtin_memcpy(&vc, pc + i, 8);
+                a = __builtin_ia32_crc32di(a, va);
+                b = __builtin_ia32_crc32di(b, vb);
+                c = __builtin_ia32_crc32di(c, vc);
+            }
+            uint32_t ca = ~(uint32_t)a, cb = ~(uint32_t)b, cc = ~(uint32_t)c;
+            result = crc32c_multmodp(crc32c_block_shift, ca) ^ cb;
+            result = crc32c_multmodp(crc32c_block_shift, result) ^ cc;
+            p += 3 * CRC32C_BLOCK;
+            len -= 3 * CRC32C_BLOCK;
+        }
+    }
+    return ~crc32c_hw_serial(~result, p, len);
 }
 #endif
 

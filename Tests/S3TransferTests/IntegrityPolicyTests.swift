@@ -15,6 +15,34 @@ import Testing
         #expect(S3ChecksumAlgorithm.sha256.checksum(of: input) == "FeKw08M4keuw8e9gnsQZQgwg4yDOlMZfvIwzEkSOsiU=")
     }
 
+    /// CRC-32C bit by bit, independent of the library's hardware and table paths.
+    static func referenceCRC32C(_ data: Data) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in data {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+        }
+        return ~crc
+    }
+
+    @Test(arguments: [0, 1, 7, 8, 9, 24_575, 24_576, 24_577, 49_153, 100_000, 1_000_003])
+    func crc32cMatchesABitwiseReferenceWholeAndInPieces(length: Int) {
+        let data = testBytes(length, seed: UInt64(length) &+ 5)
+        let expected = S3ChecksumAlgorithm.base64(Self.referenceCRC32C(data))
+        #expect(S3ChecksumAlgorithm.crc32c.checksum(of: data) == expected)
+        // Fed in uneven pieces (odd offsets, pieces both below and above the interleaved block size).
+        let hasher = IntegrityHasher(etag: "x-1", checksums: S3Checksums(crc32c: expected), policy: .fastest)
+        var offset = 0
+        var piece = 1
+        while offset < data.count {
+            let end = min(offset + piece, data.count)
+            data[offset..<end].withUnsafeBytes { hasher.update($0) }
+            offset = end
+            piece = piece * 3 + 1
+        }
+        #expect(hasher.firstMismatch() == nil)
+    }
+
     @Test func theFastestPolicyPicksOneCheckCheapestFirst() {
         let md5ETag = "0123456789abcdef0123456789abcdef"
         let all = S3Checksums(crc32: "a", crc32c: "b", sha256: "c")
