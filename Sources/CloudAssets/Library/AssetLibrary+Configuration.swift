@@ -29,6 +29,15 @@ public struct BucketLayout: Sendable, Hashable {
     }
 }
 
+/// Which checks verify a downloaded original.
+public enum IntegrityChecks: Sendable, Hashable {
+    /// The cheapest one that applies: a full-object CRC-32C or CRC-32 the service returned, else the MD5 of a
+    /// plain-MD5 ETag, else a SHA-256 checksum. CRC-32C runs at several GiB/s; MD5 at a few hundred MiB/s.
+    case fastest
+    /// Every check that applies (MD5 of the ETag and every returned checksum).
+    case all
+}
+
 /// When the library may use the network.
 public enum NetworkPolicy: Sendable, Hashable {
     /// Never: every request is answered from local data (or "in cloud").
@@ -67,6 +76,9 @@ extension AssetLibrary {
         public var metadataSource: AssetLibrary.MetadataSource = .headObject
         /// The most often a request's progress handler is called, in milliseconds.
         public var progressInterval: Int = 100
+        /// Which integrity checks a download of an original computes before the asset becomes `full` (its length
+        /// is always checked, and a file that fails a check never replaces anything).
+        public var integrityChecks: IntegrityChecks = .fastest
 
         public init(
             storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",

@@ -40,6 +40,7 @@ final class LibraryServices: Sendable {
         var downloaderConfiguration = DownloaderConfiguration()
         downloaderConfiguration.maxConnections = configuration.maxConnections
         downloaderConfiguration.progressInterval = configuration.progressInterval
+        downloaderConfiguration.integrity = configuration.integrityChecks == .all ? .everyCheck : .fastest
         downloaderConfiguration.networkPolicy = .allowed  // the library applies its own policy first
         remote = LibraryRemote(
             client: client, downloader: Downloader(client: client, configuration: downloaderConfiguration))
