@@ -163,6 +163,8 @@ public final class StoreTransaction {
     /// (favorite, hidden, thumbnail presence, availability and its data, pin, last access) is kept — except that a
     /// changed ETag or size drops the local original (availability falls to `thumbnail` or `cloudOnly`, partial
     /// ranges and verified-file fields are cleared), and a changed thumbnail key or ETag clears `thumbnailPresent`.
+    /// A listing whose key has no row is inserted with no local state (cloud only, no thumbnail, not pinned), even
+    /// when `listing` carries some: it may be a record read before a concurrent deletion of its row.
     /// An unchanged row is not written and records no change. When a transaction upserts many rows compared with
     /// the table's size (from its ``keyIndexThreshold``th upsert, or after ``reserveCapacity(_:)``), every key is
     /// held in memory so that a new row costs no lookup query.
@@ -177,7 +179,19 @@ public final class StoreTransaction {
             existingRecord = try record(key: listing.key)
         }
         guard let existing = existingRecord, let id = existing.id else {
-            return .inserted(try insert(listing))
+            // A new row takes only what a listing says: local state in `listing` (a caller may pass a record it
+            // read earlier, whose row was deleted since) names files that belong to no row of this key.
+            var fresh = listing
+            fresh.thumbnailPresent = false
+            fresh.availability = .cloudOnly
+            fresh.partialRanges = ByteRangeSet()
+            fresh.partialETag = nil
+            fresh.localFilePath = nil
+            fresh.verifiedSize = nil
+            fresh.verifiedETag = nil
+            fresh.isPinned = false
+            fresh.lastAccessDate = nil
+            return .inserted(try insert(fresh))
         }
         var merged = existing
         merged.size = listing.size

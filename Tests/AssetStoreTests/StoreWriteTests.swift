@@ -182,6 +182,40 @@ import Testing
     }
 
     /// The database and WAL file contents: any write changes one of them.
+    @Test func upsertOfARecordWhoseRowWasDeletedInsertsItWithoutLocalState() throws {
+        // A sync builds rows from a read; if the row is deleted before its write (a download found the object
+        // gone), the stale record must not bring its thumbnail, file or pin back under a new identifier.
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let store = try AssetStore(folder: folder.url)
+        let (id, _) = try store.write { tx -> Int64 in
+            let id = try tx.insert(sampleRecord(7))
+            try tx.update(id) { r in
+                r.thumbnailKey = "thumbnails/7.jpg"
+                r.thumbnailPresent = true
+                r.availability = .full
+                r.localFilePath = "/library/originals/\(id).jpg"
+                r.verifiedSize = r.size
+                r.verifiedETag = r.etag
+                r.isPinned = true
+            }
+            return id
+        }
+        let stale = try #require(try store.record(id: id))
+        _ = try store.write { tx in try tx.delete(id) }
+        let (result, _) = try store.write { tx in try tx.upsert(stale) }
+        guard case .inserted(let newID) = result else {
+            Issue.record("expected an insert, got \(result)")
+            return
+        }
+        #expect(newID != id)
+        let row = try #require(try store.record(id: newID))
+        #expect(row.availability == .cloudOnly)
+        #expect(!row.thumbnailPresent && !row.isPinned)
+        #expect(row.localFilePath == nil && row.verifiedSize == nil && row.partialRanges.isEmpty)
+        #expect(row.thumbnailKey == "thumbnails/7.jpg")  // what the listing says is kept
+    }
+
     @Test func bulkUpsertsAnsweredFromTheKeyIndexAgreeWithPerRowLookups() throws {
         let folder = TemporaryFolder()
         defer { folder.cleanup() }

@@ -78,27 +78,10 @@ import Testing
             if round == 1 { residentAfterFirstRound = ProcessResources.residentBytes }
             let interim = try LibraryInvariants(library: lib, reference: .versions(bucket)).check()
             #expect(interim.corrupt == 0, "round \(round): \(interim.violations)")
-            let thumbnailRace = interim.violations.filter { $0.hasSuffix("records a thumbnail that is not on disk") }
-            let rangeFileRace = interim.violations.filter { $0.hasSuffix("is partial but its range file is missing") }
-            #expect(
-                interim.violations.count == thumbnailRace.count + rangeFileRace.count,
-                "round \(round): \(interim.violations.prefix(5))")
-            withKnownIssue(
-                "under concurrent sync + downloads an asset can record a thumbnail whose file is gone (unexplained)",
-                isIntermittent: true
-            ) {
-                #expect(thumbnailRace.isEmpty, "round \(round): \(thumbnailRace)")
-            }
-            withKnownIssue(
-                """
-                rarely (about 1 short run in 10 before the file removals moved under the write lock; not seen since), \
-                an asset records partial ranges whose range file is gone: reads of it then fail with a typed \
-                localFile error and reopening downgrades it; no wrong byte is ever served (corrupt stays 0)
-                """,
-                isIntermittent: true
-            ) {
-                #expect(rangeFileRace.isEmpty, "round \(round): \(rangeFileRace)")
-            }
+            // (Two races once showed here — an asset recording a thumbnail or partial ranges whose file was gone.
+            // Cause: a sync re-inserted a record it had read before a concurrent deletion, local state included;
+            // a new row now takes no local state. They are hard failures again.)
+            #expect(interim.violations.isEmpty, "round \(round): \(interim.violations.prefix(5))")
         }
 
         // Calm weather: no faults, one clean sync; the catalog must now match the server exactly.
