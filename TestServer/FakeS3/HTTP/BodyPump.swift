@@ -34,7 +34,32 @@ final class BodyPump {
         chunkSize = Int64(plan.bytesPerSecond.map { max(1, min(65_536, $0 / 20)) } ?? 1 << 20)
     }
 
-    func start() { step() }
+    func start() {
+        guard plan.flipOffset == nil, plan.bytesPerSecond == nil, limit > 0 else {
+            step()
+            return
+        }
+        // Only a cut: the bytes before it go out as fast as a clean body (sendfile), then the cut is applied.
+        let prefix = range.lowerBound..<(range.lowerBound + limit)
+        let written: EventLoopFuture<Void>
+        switch body {
+        case .memory(let buffer):
+            let slice = buffer.getSlice(at: buffer.readerIndex + Int(prefix.lowerBound), length: prefix.count)!
+            written = context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(slice))))
+        case .file(let fd):
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: fd)
+            fileClosed = true  // the handle owns the descriptor now
+            let region = FileRegion(
+                fileHandle: handle, readerIndex: Int(prefix.lowerBound), endIndex: Int(prefix.upperBound))
+            written = context.writeAndFlush(handler.wrapOutboundOut(.body(.fileRegion(region))))
+            written.assumeIsolated().whenComplete { _ in try? handle.close() }
+        }
+        sent = limit
+        written.assumeIsolated().whenComplete { result in
+            guard case .success = result else { return }
+            self.cut()
+        }
+    }
 
     private func closeFile() {
         guard !fileClosed else { return }
