@@ -50,6 +50,9 @@ struct ChangeDetailsEngine {
 
     /// The before result's only sort column when the query has one of a numeric kind (see ``SingleColumn``).
     private let singleColumn: SingleColumn?
+    /// The direction of the first sort criterion and of the identifier tie-break, read once.
+    private let firstAscending: Bool
+    private let idAscending: Bool
 
     init(
         before: SortedIdentifiers, query: StoreQuery, afterRecords: [Int64: AssetRecord],
@@ -67,6 +70,8 @@ struct ChangeDetailsEngine {
         self.isHistorical = isHistorical
         self.slowIndex = slowIndex
         self.fill = fill
+        firstAscending = query.sort.first?.ascending ?? true
+        idAscending = query.idAscending
         switch (query.sort.count, before.keys.first) {
         case (1, .real(let values)?): singleColumn = .real(values)
         case (1, .integer(let values)?): singleColumn = .integer(values)
@@ -91,27 +96,29 @@ struct ChangeDetailsEngine {
 
     /// The common one-column orders (a date, a size) compare raw values from the before columns: no enum
     /// wrapping or array access per comparison, which dominates binary searches over 100,000 objects.
-    private enum SingleColumn: Equatable {
+    private enum SingleColumn {
         case real(ContiguousArray<Double>)
         case integer(ContiguousArray<Int64>)
+    }
+
+    /// Whether (`key`, `id`) comes before (`otherKey`, `otherID`) in a one-column order: the key, then the
+    /// identifier as the query breaks ties.
+    @inline(__always)
+    private func precedes<Key: Comparable>(_ key: Key, _ id: Int64, _ otherKey: Key, _ otherID: Int64) -> Bool {
+        key != otherKey ? (key < otherKey) == firstAscending : (idAscending ? id < otherID : id > otherID)
     }
 
     /// `lowerBound` over one typed column: the first index in `range` not preceding (`key`, `id`).
     private func lowerBound<Key: Comparable>(
         _ keys: ContiguousArray<Key>, _ key: Key, _ id: Int64, in range: Range<Int>
     ) -> Int {
-        let ascending = query.sort[0].ascending
-        let idAscending = query.idAscending
-        return keys.withUnsafeBufferPointer { keys in
+        keys.withUnsafeBufferPointer { keys in
             before.ids.withUnsafeBufferPointer { ids in
                 var low = range.lowerBound
                 var high = range.upperBound
                 while low < high {
                     let mid = (low + high) / 2
-                    let value = keys[mid]
-                    let precedes =
-                        value != key ? (value < key) == ascending : (idAscending ? ids[mid] < id : ids[mid] > id)
-                    if precedes { low = mid + 1 } else { high = mid }
+                    if precedes(keys[mid], ids[mid], key, id) { low = mid + 1 } else { high = mid }
                 }
                 return low
             }
@@ -123,17 +130,10 @@ struct ChangeDetailsEngine {
     private func gallopingLowerBound<Key: Comparable>(
         _ keys: ContiguousArray<Key>, _ key: Key, _ id: Int64, from start: Int, to end: Int
     ) -> Int {
-        let ascending = query.sort[0].ascending
-        let idAscending = query.idAscending
-        func precedes(_ index: Int) -> Bool {
-            let value = keys[index]
-            return value != key
-                ? (value < key) == ascending : (idAscending ? before.ids[index] < id : before.ids[index] > id)
-        }
         var low = start
         var high = start
         var step = 1
-        while high < end, precedes(high) {
+        while high < end, precedes(keys[high], before.ids[high], key, id) {
             low = high + 1
             high = low + step
             step <<= 1
@@ -183,11 +183,7 @@ struct ChangeDetailsEngine {
                 result[slot] = slowIndex(id)
             }
         }
-        let ascending = query.sort[0].ascending
-        let idAscending = query.idAscending
-        targets.sort { a, b in
-            a.key != b.key ? (a.key < b.key) == ascending : (idAscending ? a.id < b.id : a.id > b.id)
-        }
+        targets.sort { precedes($0.key, $0.id, $1.key, $1.id) }
         var cursor = 0
         for target in targets {
             let index = gallopingLowerBound(keys, target.key, target.id, from: cursor, to: count)
@@ -222,30 +218,10 @@ struct ChangeDetailsEngine {
 
     /// The before index of `id`, using its before-record's sort position (O(log n)) when known.
     private func locate(_ id: Int64, horizon: SortPosition?) -> Int? {
-        // One numeric column: search with the record's raw value, read in place (no record copy, no position).
-        let sortKey = query.sort.first?.key
-        switch singleColumn {
-        case .real(let keys)?:
-            let date =
-                sortKey == .creationDate ? beforeRecords[id]?.creationDate : beforeRecords[id]?.modificationDate
-            if let date {
-                let index = lowerBound(keys, date.timeIntervalSinceReferenceDate, id, in: 0..<count)
-                if index < count && before.ids[index] == id { return index }
-            }
-        case .integer(let keys)?:
-            if let value = sortKey == .size ? beforeRecords[id]?.size : beforeRecords[id]?.pixelCount {
-                let index = lowerBound(keys, value, id, in: 0..<count)
-                if index < count && before.ids[index] == id { return index }
-            }
-        case nil:
-            break
-        }
         guard let record = beforeRecords[id] else { return slowIndex(id) }
         let target = query.position(of: record)
-        if singleColumn == nil {
-            let index = lowerBound(target, in: 0..<count)
-            if index < count && before.ids[index] == id { return index }
-        }
+        let index = lowerBound(target, in: 0..<count)
+        if index < count && before.ids[index] == id { return index }
         // Not where its record says: absent, unless the snapshot is older than this change.
         guard query.predicate.matches(record) else { return nil }
         if let horizon, query.precedes(horizon, target) { return nil }
@@ -435,8 +411,6 @@ struct ChangeDetailsEngine {
             candidates.sort { query.precedes($0.position, $1.position) }
             return
         }
-        let ascending = query.sort[0].ascending
-        let idAscending = query.idAscending
         func sorted<Key: Comparable>(by key: (SortValue) -> Key?) -> [Candidate]? {
             var decorated: [(key: Key, id: Int64, index: Int)] = []
             decorated.reserveCapacity(candidates.count)
@@ -444,9 +418,7 @@ struct ChangeDetailsEngine {
                 guard let value = key(candidate.position.values[0]) else { return nil }
                 decorated.append((value, candidate.position.id, index))
             }
-            decorated.sort { a, b in
-                a.key != b.key ? (a.key < b.key) == ascending : (idAscending ? a.id < b.id : a.id > b.id)
-            }
+            decorated.sort { precedes($0.key, $0.id, $1.key, $1.id) }
             return decorated.map { candidates[$0.index] }
         }
         let result: [Candidate]?

@@ -1,3 +1,4 @@
+import AWSSigV4
 import CZlib
 import Crypto
 import Foundation
@@ -39,7 +40,8 @@ final class IntegrityHasher: @unchecked Sendable {
     private var crc32c: UInt32?
     private(set) var byteCount: Int64 = 0
 
-    let selected: Set<IntegrityCheck>
+    /// The hash checks this hasher performs.
+    let checks: Set<IntegrityCheck>
 
     init(etag: String, checksums: S3Checksums, policy: IntegrityPolicy = .everyCheck) {
         self.etag = etag
@@ -50,18 +52,18 @@ final class IntegrityHasher: @unchecked Sendable {
         if S3ETag.isPlainMD5(etag) { available.append(.md5) }
         if checksums.sha256 != nil { available.append(.sha256) }
         switch policy {
-        case .fastest: selected = Set(available.prefix(1))
-        case .everyCheck: selected = Set(available)
+        case .fastest: checks = Set(available.prefix(1))
+        case .everyCheck: checks = Set(available)
         }
         reset()
     }
 
     /// Starts over (after a restart from byte zero).
     func reset() {
-        md5 = selected.contains(.md5) ? Insecure.MD5() : nil
-        sha256 = selected.contains(.sha256) ? SHA256() : nil
-        crc32 = selected.contains(.crc32) ? 0 : nil
-        crc32c = selected.contains(.crc32c) ? 0 : nil
+        md5 = checks.contains(.md5) ? Insecure.MD5() : nil
+        sha256 = checks.contains(.sha256) ? SHA256() : nil
+        crc32 = checks.contains(.crc32) ? 0 : nil
+        crc32c = checks.contains(.crc32c) ? 0 : nil
         byteCount = 0
     }
 
@@ -74,21 +76,19 @@ final class IntegrityHasher: @unchecked Sendable {
         byteCount += Int64(bytes.count)
     }
 
-    private static func base64(_ value: UInt32) -> String { S3ChecksumAlgorithm.base64(value) }
-
     /// Finishes every hash and returns the first mismatch, or nil when all match. Call once.
     func firstMismatch() -> S3Error? {
         if let md5 {
-            let actual = SigV4Hex.hex(Data(md5.finalize()))
+            let actual = SigV4.hex(md5.finalize())
             if actual != etag.lowercased() {
                 return .checksumMismatch(expected: etag.lowercased(), actual: actual, algorithm: "MD5")
             }
         }
-        if let expected = checksums.crc32, let c = crc32, Self.base64(c) != expected {
-            return .checksumMismatch(expected: expected, actual: Self.base64(c), algorithm: "CRC32")
+        if let expected = checksums.crc32, let c = crc32, S3ChecksumAlgorithm.base64(c) != expected {
+            return .checksumMismatch(expected: expected, actual: S3ChecksumAlgorithm.base64(c), algorithm: "CRC32")
         }
-        if let expected = checksums.crc32c, let c = crc32c, Self.base64(c) != expected {
-            return .checksumMismatch(expected: expected, actual: Self.base64(c), algorithm: "CRC32C")
+        if let expected = checksums.crc32c, let c = crc32c, S3ChecksumAlgorithm.base64(c) != expected {
+            return .checksumMismatch(expected: expected, actual: S3ChecksumAlgorithm.base64(c), algorithm: "CRC32C")
         }
         if let expected = checksums.sha256, let sha256 {
             let actual = Data(sha256.finalize()).base64EncodedString()
@@ -97,26 +97,4 @@ final class IntegrityHasher: @unchecked Sendable {
         return nil
     }
 
-    /// The hash checks this hasher performs.
-    var checks: Set<IntegrityCheck> {
-        var result: Set<IntegrityCheck> = []
-        if md5 != nil { result.insert(.md5) }
-        if crc32 != nil { result.insert(.crc32) }
-        if crc32c != nil { result.insert(.crc32c) }
-        if sha256 != nil { result.insert(.sha256) }
-        return result
-    }
-}
-
-enum SigV4Hex {
-    static func hex(_ data: Data) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(data.count * 2)
-        for b in data {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 }

@@ -157,14 +157,12 @@ final class PartFileWriter: @unchecked Sendable {
     }
 
     /// `fsync(2)`; the only way a `.part` becomes eligible for its final name.
-    func sync() async -> Result<Void, S3Error> {
-        await onQueue { [self] in fsync(fd) == 0 ? .success(()) : .failure(.fileSystem(path: path, errno: errno)) }
-    }
+    func sync() async -> Result<Void, S3Error> { await onQueue { [self] in syncNow() } }
 
     /// `fsync(2)`, then renames the file to `destination`, in one visit to the worker queue.
     func syncAndRename(to destination: String) async -> Result<Void, S3Error> {
         await onQueue { [self] in
-            guard fsync(fd) == 0 else { return .failure(.fileSystem(path: path, errno: errno)) }
+            if case .failure(let error) = syncNow() { return .failure(error) }
             guard rename(path, destination) == 0 else { return .failure(.fileSystem(path: destination, errno: errno)) }
             return .success(())
         }
@@ -268,6 +266,10 @@ final class PartFileWriter: @unchecked Sendable {
     }
 
     // MARK: Worker queue
+
+    private func syncNow() -> Result<Void, S3Error> {
+        fsync(fd) == 0 ? .success(()) : .failure(.fileSystem(path: path, errno: errno))
+    }
 
     private func hash(_ chunk: UnsafeMutableRawBufferPointer, count: Int, into hasher: IntegrityHasher) {
         hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<count]))

@@ -4,7 +4,6 @@ import Foundation
 final class TransferScheduler: Sendable {
     private struct Waiter {
         let id: UInt64
-        let priority: DownloadPriority
         let continuation: CheckedContinuation<Bool, Never>
     }
     /// One FIFO queue per priority (removed entries leave a gap the head skips), so handing a slot on is
@@ -74,7 +73,7 @@ final class TransferScheduler: Sendable {
                         return true
                     }
                     state.queues[priority.rawValue].append(
-                        Waiter(id: id, priority: priority, continuation: continuation))
+                        Waiter(id: id, continuation: continuation))
                     return nil
                 }
                 if let immediate { continuation.resume(returning: immediate) }
