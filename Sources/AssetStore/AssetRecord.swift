@@ -100,6 +100,17 @@ public struct AssetRecord: Sendable, Hashable, Codable {
     /// `pixelWidth * pixelHeight`, the "pixel count" sort key.
     public var pixelCount: Int64 { Int64(pixelWidth) * Int64(pixelHeight) }
 
+    /// Forgets the local original, whole or in ranges: availability falls back to `thumbnail` when the thumbnail
+    /// is present, else `cloudOnly`. Removing the files is the caller's part.
+    public mutating func dropLocalOriginal() {
+        availability = thumbnailPresent ? .thumbnail : .cloudOnly
+        localFilePath = nil
+        verifiedSize = nil
+        verifiedETag = nil
+        partialRanges = ByteRangeSet()
+        partialETag = nil
+    }
+
     /// `true` when `other` differs in what identifies the original's bytes (ETag or size).
     public func contentDiffers(from other: AssetRecord) -> Bool {
         etag != other.etag || size != other.size

@@ -183,12 +183,7 @@ public final class StoreTransaction {
             // read earlier, whose row was deleted since) names files that belong to no row of this key.
             var fresh = listing
             fresh.thumbnailPresent = false
-            fresh.availability = .cloudOnly
-            fresh.partialRanges = ByteRangeSet()
-            fresh.partialETag = nil
-            fresh.localFilePath = nil
-            fresh.verifiedSize = nil
-            fresh.verifiedETag = nil
+            fresh.dropLocalOriginal()
             fresh.isPinned = false
             fresh.lastAccessDate = nil
             return .inserted(try insert(fresh))
@@ -212,12 +207,7 @@ public final class StoreTransaction {
             merged.thumbnailPresent = false
         }
         if merged.contentDiffers(from: existing) {
-            merged.partialRanges = ByteRangeSet()
-            merged.partialETag = nil
-            merged.localFilePath = nil
-            merged.verifiedSize = nil
-            merged.verifiedETag = nil
-            merged.availability = merged.thumbnailPresent ? .thumbnail : .cloudOnly
+            merged.dropLocalOriginal()
         } else if merged.availability == .thumbnail && !merged.thumbnailPresent {
             merged.availability = .cloudOnly
         }

@@ -45,14 +45,7 @@ extension AssetLibrary {
                 guard record.availability == .full || record.availability == .partial else { continue }
                 freed += record.availability == .full ? record.size : record.partialRanges.totalBytes
                 paths += files.originalPaths(id: id, key: record.key)
-                _ = try tx.update(id) { r in
-                    r.availability = r.thumbnailPresent ? .thumbnail : .cloudOnly
-                    r.localFilePath = nil
-                    r.verifiedSize = nil
-                    r.verifiedETag = nil
-                    r.partialRanges = ByteRangeSet()
-                    r.partialETag = nil
-                }
+                _ = try tx.update(id) { $0.dropLocalOriginal() }
             }
             // Under the write lock: a concurrent ranged read cannot record bytes in a file removed here.
             for path in paths { try? FileManager.default.removeItem(atPath: path) }
