@@ -16,10 +16,7 @@ struct LibraryCancellationTests {
     func cancelKeepsPartFileForResume() async throws {
         try await withHarness { harness in
             let original = testBytes(count: Self.size, seed: 20)
-            try harness.put("big.png", data: original)
-            let library = try await harness.open()
-            try await library.sync(fetchThumbnails: false)
-            let asset = try library.asset(path: "big.png")
+            let (library, asset) = try await harness.openSynced(with: "big.png", data: original)
             // The first GET sends a third of the object, then holds the connection open.
             harness.server.faults.add(
                 .stallAfter(bytes: Self.stallAt), keyPattern: "originals/big.png", method: "GET", times: 1)
@@ -57,10 +54,8 @@ struct LibraryCancellationTests {
     @Test("setting the progress handler's stop flag cancels the request")
     func progressStopFlagCancels() async throws {
         try await withHarness { harness in
-            try harness.put("big.png", data: testBytes(count: Self.size, seed: 21))
-            let library = try await harness.open()
-            try await library.sync(fetchThumbnails: false)
-            let asset = try library.asset(path: "big.png")
+            let (library, asset) = try await harness.openSynced(
+                with: "big.png", data: testBytes(count: Self.size, seed: 21))
             harness.server.faults.add(
                 .stallAfter(bytes: Self.stallAt), keyPattern: "originals/big.png", method: "GET", times: 1)
             var options = AssetLibrary.networkOptions()
@@ -78,10 +73,8 @@ struct LibraryCancellationTests {
     @Test("cancelling the task awaiting requestFile throws and leaves the asset not full")
     func cancellingRequestFileTaskThrows() async throws {
         try await withHarness { harness in
-            try harness.put("big.png", data: testBytes(count: Self.size, seed: 22))
-            let library = try await harness.open()
-            try await library.sync(fetchThumbnails: false)
-            let asset = try library.asset(path: "big.png")
+            let (library, asset) = try await harness.openSynced(
+                with: "big.png", data: testBytes(count: Self.size, seed: 22))
             harness.server.faults.add(
                 .stallAfter(bytes: Self.stallAt), keyPattern: "originals/big.png", method: "GET", times: 1)
             let probe = ProgressProbe()
@@ -98,10 +91,7 @@ struct LibraryCancellationTests {
     func cancellingOneSharerKeepsTheOther() async throws {
         try await withHarness { harness in
             let original = testBytes(count: Self.size, seed: 23)
-            try harness.put("big.png", data: original)
-            let library = try await harness.open()
-            try await library.sync(fetchThumbnails: false)
-            let asset = try library.asset(path: "big.png")
+            let (library, asset) = try await harness.openSynced(with: "big.png", data: original)
             // Slow enough (a second per chunk) that the second request joins the first one's transfer and the first
             // is cancelled well before the end.
             harness.server.faults.add(

@@ -14,10 +14,7 @@ struct LibrarySharedDownloadTests {
     func twoRequestsShareOneDownload() async throws {
         try await withHarness { harness in
             let original = testBytes(count: Self.size, seed: 30)
-            try harness.put("shared.png", data: original)
-            let library = try await harness.open()
-            try await library.sync(fetchThumbnails: false)
-            let asset = try library.asset(path: "shared.png")
+            let (library, asset) = try await harness.openSynced(with: "shared.png", data: original)
             // Slow the transfer so the second request arrives while the first is under way.
             harness.server.faults.add(
                 .bandwidthLimit(bytesPerSecond: Self.size / 2), keyPattern: "originals/shared.png", method: "GET")
@@ -45,10 +42,7 @@ struct LibrarySharedDownloadTests {
     func asyncAndCallbackFormsShareOneDownload() async throws {
         try await withHarness { harness in
             let original = testBytes(count: Self.size, seed: 31)
-            try harness.put("shared.png", data: original)
-            let library = try await harness.open()
-            try await library.sync(fetchThumbnails: false)
-            let asset = try library.asset(path: "shared.png")
+            let (library, asset) = try await harness.openSynced(with: "shared.png", data: original)
             harness.server.faults.add(
                 .bandwidthLimit(bytesPerSecond: Self.size / 2), keyPattern: "originals/shared.png", method: "GET")
 

@@ -83,6 +83,15 @@ final class LibraryHarness: Sendable {
         return library
     }
 
+    /// Puts one original, opens a library, syncs its catalog (no thumbnails) and returns the library with that
+    /// original's asset: the start of most request tests.
+    func openSynced(with path: String, data: Data) async throws -> (AssetLibrary, Asset) {
+        try put(path, data: data)
+        let library = try await open()
+        try await library.sync(fetchThumbnails: false)
+        return (library, try library.asset(path: path))
+    }
+
     /// Closes every library opened here, stops the server and removes the folder.
     func shutdown() async {
         for library in opened.withLock({ $0 }) { library.close() }
