@@ -156,25 +156,28 @@ public enum SigV4 {
         // Digits written directly: `String(format:)` goes through Foundation's formatter for every request.
         var out = [UInt8]()
         out.reserveCapacity(16)
-        func digits(_ value: Int32, _ count: Int) {
-            var divisor: Int32 = 1
-            for _ in 1..<count { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                out.append(UInt8(truncatingIfNeeded: 48 + rest / divisor))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        digits(tmValue.tm_year + 1900, 4)
-        digits(tmValue.tm_mon + 1, 2)
-        digits(tmValue.tm_mday, 2)
+        appendDecimal(Int(tmValue.tm_year) + 1900, digits: 4, to: &out)
+        appendDecimal(Int(tmValue.tm_mon) + 1, digits: 2, to: &out)
+        appendDecimal(Int(tmValue.tm_mday), digits: 2, to: &out)
         out.append(UInt8(ascii: "T"))
-        digits(tmValue.tm_hour, 2)
-        digits(tmValue.tm_min, 2)
-        digits(tmValue.tm_sec, 2)
+        appendDecimal(Int(tmValue.tm_hour), digits: 2, to: &out)
+        appendDecimal(Int(tmValue.tm_min), digits: 2, to: &out)
+        appendDecimal(Int(tmValue.tm_sec), digits: 2, to: &out)
         out.append(UInt8(ascii: "Z"))
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `value` as exactly `digits` decimal digits, zero-padded (the low digits when it has more): the
+    /// building block of the date formats written by the client and the fake server.
+    public static func appendDecimal(_ value: Int, digits: Int, to out: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<max(1, digits) { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            out.append(UInt8(48 + (rest / divisor) % 10))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     /// Parses `yyyyMMdd'T'HHmmss'Z'`; nil when malformed.

@@ -1,3 +1,4 @@
+import AWSSigV4
 import Foundation
 
 /// Formats and parses the date forms S3 uses: RFC 1123 in headers, ISO 8601 in XML.
@@ -19,30 +20,19 @@ enum HTTPDate {
         out.reserveCapacity(29)
         out += days[Int(t.tm_wday)].utf8
         out += ", ".utf8
-        append(Int(t.tm_mday), digits: 2, to: &out)
+        SigV4.appendDecimal(Int(t.tm_mday), digits: 2, to: &out)
         out.append(UInt8(ascii: " "))
         out += months[Int(t.tm_mon)].utf8
         out.append(UInt8(ascii: " "))
-        append(Int(t.tm_year) + 1900, digits: 4, to: &out)
+        SigV4.appendDecimal(Int(t.tm_year) + 1900, digits: 4, to: &out)
         out.append(UInt8(ascii: " "))
-        append(Int(t.tm_hour), digits: 2, to: &out)
+        SigV4.appendDecimal(Int(t.tm_hour), digits: 2, to: &out)
         out.append(UInt8(ascii: ":"))
-        append(Int(t.tm_min), digits: 2, to: &out)
+        SigV4.appendDecimal(Int(t.tm_min), digits: 2, to: &out)
         out.append(UInt8(ascii: ":"))
-        append(Int(t.tm_sec), digits: 2, to: &out)
+        SigV4.appendDecimal(Int(t.tm_sec), digits: 2, to: &out)
         out += " GMT".utf8
         return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func append(_ value: Int, digits: Int, to out: inout [UInt8]) {
-        var divisor = 1
-        for _ in 1..<digits { divisor *= 10 }
-        var v = value
-        while divisor > 0 {
-            out.append(UInt8(48 + (v / divisor) % 10))
-            v %= divisor
-            divisor /= 10
-        }
     }
 
     private static let cachedNow = Locked<(second: Int64, text: String)>((-1, ""))
@@ -62,19 +52,19 @@ enum HTTPDate {
         let millis = Int((date.timeIntervalSince1970 - date.timeIntervalSince1970.rounded(.down)) * 1000)
         var out = [UInt8]()
         out.reserveCapacity(24)
-        append(Int(t.tm_year) + 1900, digits: 4, to: &out)
+        SigV4.appendDecimal(Int(t.tm_year) + 1900, digits: 4, to: &out)
         out.append(UInt8(ascii: "-"))
-        append(Int(t.tm_mon) + 1, digits: 2, to: &out)
+        SigV4.appendDecimal(Int(t.tm_mon) + 1, digits: 2, to: &out)
         out.append(UInt8(ascii: "-"))
-        append(Int(t.tm_mday), digits: 2, to: &out)
+        SigV4.appendDecimal(Int(t.tm_mday), digits: 2, to: &out)
         out.append(UInt8(ascii: "T"))
-        append(Int(t.tm_hour), digits: 2, to: &out)
+        SigV4.appendDecimal(Int(t.tm_hour), digits: 2, to: &out)
         out.append(UInt8(ascii: ":"))
-        append(Int(t.tm_min), digits: 2, to: &out)
+        SigV4.appendDecimal(Int(t.tm_min), digits: 2, to: &out)
         out.append(UInt8(ascii: ":"))
-        append(Int(t.tm_sec), digits: 2, to: &out)
+        SigV4.appendDecimal(Int(t.tm_sec), digits: 2, to: &out)
         out.append(UInt8(ascii: "."))
-        append(min(999, max(0, millis)), digits: 3, to: &out)
+        SigV4.appendDecimal(min(999, max(0, millis)), digits: 3, to: &out)
         out.append(UInt8(ascii: "Z"))
         return String(decoding: out, as: UTF8.self)
     }
