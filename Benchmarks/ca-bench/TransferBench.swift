@@ -25,7 +25,7 @@ private func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-/// Extra unmeasured rounds for profiling (`CA_BENCH_PROFILE_ROUNDS`), 0 by default.
+/// Extra unmeasured rounds of our downloads for profiling (`CA_BENCH_PROFILE_ROUNDS`), 0 by default.
 private let profileRounds = ProcessInfo.processInfo.environment["CA_BENCH_PROFILE_ROUNDS"].flatMap(Int.init) ?? 0
 
 func runTransferBenchmarks(large: Bool, small: Bool) async throws -> [BenchRow] {
@@ -234,6 +234,18 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL) 
                     verifiedSmall += 1
                 }
             })
+    }
+    for round in 0..<profileRounds {
+        let dir = work.appendingPathComponent("profile-small-\(round)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let handles = (0..<count).map { i in
+            downloader.download(
+                DownloadRequest(
+                    bucket: bucket, key: String(format: "small/%05d.bin", i),
+                    destination: dir.appendingPathComponent("\(i).bin")))
+        }
+        for handle in handles { _ = try await handle.result() }
+        try FileManager.default.removeItem(at: dir)
     }
     let curlSmall = curlTimes.sorted()[1]
     let ourSmall = ourTimes.sorted()[1]
