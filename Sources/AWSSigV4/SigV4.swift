@@ -135,16 +135,56 @@ public enum SigV4 {
         method: String, canonicalURI: String, canonicalQuery: String,
         headers: [(name: String, value: String)], payloadHash: String
     ) -> (request: String, signedHeaders: String) {
-        var merged: [String: [String]] = [:]
-        for (name, value) in headers {
-            merged[name.lowercased(), default: []].append(canonicalHeaderValue(value))
+        let built = canonicalRequestBytes(
+            method: method, canonicalURI: canonicalURI, canonicalQuery: canonicalQuery, headers: headers,
+            payloadHash: payloadHash)
+        return (String(decoding: built.request, as: UTF8.self), built.signedHeaders)
+    }
+
+    /// ``canonicalRequest(method:canonicalURI:canonicalQuery:headers:payloadHash:)`` as UTF-8 bytes, built in
+    /// one buffer (it is hashed, never shown, on every signed request).
+    static func canonicalRequestBytes(
+        method: String, canonicalURI: String, canonicalQuery: String,
+        headers: [(name: String, value: String)], payloadHash: String
+    ) -> (request: [UInt8], signedHeaders: String) {
+        // Lower-cased names, sorted; a repeated name keeps its values in the order given, joined with `,`.
+        var entries = headers.enumerated().map { (index, header) in
+            (name: asciiLowercased(header.name), value: canonicalHeaderValue(header.value), index: index)
         }
-        let names = merged.keys.sorted()
-        let canonicalHeaders = names.map { "\($0):\(merged[$0]!.joined(separator: ","))\n" }.joined()
-        let signed = names.joined(separator: ";")
-        let request = [method, canonicalURI, canonicalQuery, canonicalHeaders, signed, payloadHash]
-            .joined(separator: "\n")
-        return (request, signed)
+        entries.sort { $0.name == $1.name ? $0.index < $1.index : $0.name < $1.name }
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + canonicalURI.utf8.count + canonicalQuery.utf8.count)
+        out.append(contentsOf: method.utf8)
+        out.append(0x0A)
+        out.append(contentsOf: canonicalURI.utf8)
+        out.append(0x0A)
+        out.append(contentsOf: canonicalQuery.utf8)
+        out.append(0x0A)
+        var signed: [UInt8] = []
+        for (i, entry) in entries.enumerated() {
+            if i > 0, entries[i - 1].name == entry.name {
+                out.removeLast()  // the newline: another value of the same header follows
+                out.append(UInt8(ascii: ","))
+            } else {
+                if !signed.isEmpty { signed.append(UInt8(ascii: ";")) }
+                signed.append(contentsOf: entry.name.utf8)
+                out.append(contentsOf: entry.name.utf8)
+                out.append(UInt8(ascii: ":"))
+            }
+            out.append(contentsOf: entry.value.utf8)
+            out.append(0x0A)
+        }
+        out.append(0x0A)
+        out.append(contentsOf: signed)
+        out.append(0x0A)
+        out.append(contentsOf: payloadHash.utf8)
+        return (out, String(decoding: signed, as: UTF8.self))
+    }
+
+    /// ASCII letters lower-cased (header names are ASCII; no locale or Unicode tables involved).
+    static func asciiLowercased(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
+        return String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// `yyyyMMdd'T'HHmmss'Z'` in UTC.
@@ -216,6 +256,11 @@ public enum SigV4 {
         "\(algorithm)\n\(amzDate)\n\(scope)\n\(sha256Hex(canonicalRequest))"
     }
 
+    /// The string to sign for a canonical request given as bytes.
+    static func stringToSign(canonicalRequestBytes: [UInt8], amzDate: String, scope: String) -> String {
+        "\(algorithm)\n\(amzDate)\n\(scope)\n\(sha256Hex(data: canonicalRequestBytes))"
+    }
+
     /// The derived signing key for one day, region and service.
     public static func signingKey(secret: String, date: String, region: String, service: String) -> SymmetricKey {
         let cacheKey = SigningKeyCache.Key(secret: secret, date: date, region: region, service: service)
@@ -241,14 +286,16 @@ public enum SigV4 {
 
     /// Lower-case hex of any byte sequence.
     public static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
-        let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
+        out.reserveCapacity(bytes.underestimatedCount * 2)
         for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
+            out.append(lowerHexDigits[Int(b >> 4)])
+            out.append(lowerHexDigits[Int(b & 0x0F)])
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    private static let lowerHexDigits = Array("0123456789abcdef".utf8)
 
     /// Compares two strings in time independent of where they first differ.
     public static func constantTimeEquals(_ a: String, _ b: String) -> Bool {

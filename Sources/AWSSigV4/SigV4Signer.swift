@@ -45,12 +45,13 @@ public struct SigV4Signer: Sendable {
             ("x-amz-date", amzDate), ("x-amz-content-sha256", payloadHash),
         ]
         if let token = credentials.sessionToken { added.append(("x-amz-security-token", token)) }
-        let all = [("host", host)] + headers.map { ($0.name.lowercased(), $0.value) } + added
-        let canonical = SigV4.canonicalRequest(
+        let all = [("host", host)] + headers + added
+        let canonical = SigV4.canonicalRequestBytes(
             method: method, canonicalURI: SigV4.uriEncode(path, encodeSlash: false),
-            canonicalQuery: SigV4.canonicalQueryString(query), headers: all, payloadHash: payloadHash)
+            canonicalQuery: query.isEmpty ? "" : SigV4.canonicalQueryString(query), headers: all,
+            payloadHash: payloadHash)
         let scope = SigV4.scope(date: day, region: region, service: service)
-        let toSign = SigV4.stringToSign(canonicalRequest: canonical.request, amzDate: amzDate, scope: scope)
+        let toSign = SigV4.stringToSign(canonicalRequestBytes: canonical.request, amzDate: amzDate, scope: scope)
         let key = SigV4.signingKey(secret: credentials.secretAccessKey, date: day, region: region, service: service)
         let signature = SigV4.signature(toSign, key: key)
         let authorization =

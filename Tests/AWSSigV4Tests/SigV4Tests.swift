@@ -70,6 +70,17 @@ struct SigV4Tests {
                 == "b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9")
     }
 
+    @Test func repeatedAndMixedCaseHeaderNamesMergeInOrderInTheCanonicalRequest() {
+        let canonical = SigV4.canonicalRequest(
+            method: "GET", canonicalURI: "/k", canonicalQuery: "",
+            headers: [("X-Amz-Meta-B", " 2 "), ("host", "h"), ("x-amz-meta-b", "1"), ("X-Amz-Meta-A", "a  z")],
+            payloadHash: SigV4.unsignedPayload)
+        #expect(canonical.signedHeaders == "host;x-amz-meta-a;x-amz-meta-b")
+        #expect(
+            canonical.request
+                == "GET\n/k\n\nhost:h\nx-amz-meta-a:a z\nx-amz-meta-b:2,1\n\nhost;x-amz-meta-a;x-amz-meta-b\nUNSIGNED-PAYLOAD")
+    }
+
     @Test func headerValuesAreTrimmedAndTheirSpaceRunsCollapsed() {
         #expect(SigV4.canonicalHeaderValue("  a   b  c ") == "a b c")
         #expect(SigV4.canonicalHeaderValue("\tvalue\t") == "value")

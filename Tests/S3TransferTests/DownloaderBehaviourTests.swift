@@ -51,6 +51,25 @@ import Testing
         #expect(counts.withLock { $0.allSatisfy { $0 > 0 } })
     }
 
+    @Test func aDestinationSpelledWithDotSegmentsSharesTheTransferOfItsCleanPath() async throws {
+        let fixture = try await FakeS3Fixture.start()
+        defer { Task { await fixture.stop() } }
+        let data = try fixture.put("shared.jpg", size: 1_000_000)
+        fixture.server.faults.add(.bandwidthLimit(bytesPerSecond: 8_000_000), keyPattern: "shared.jpg", method: "GET")
+        let clean = fixture.request("shared.jpg")
+        var roundabout = clean
+        let folder = clean.destination.deletingLastPathComponent()
+        roundabout.destination = URL(
+            fileURLWithPath: folder.path + "/./sub/..//" + clean.destination.lastPathComponent, isDirectory: false)
+        #expect(Downloader.normalizedPath(roundabout.destination) == clean.destination.path)
+        let a = fixture.downloader.download(clean)
+        let b = fixture.downloader.download(roundabout)
+        let (ra, rb) = try await (a.result(), b.result())
+        #expect(try Data(contentsOf: ra.url) == data)
+        #expect(ra.etag == rb.etag)
+        #expect(fixture.gets("shared.jpg").count == 1)
+    }
+
     @Test func cancellingOneOfTwoSharersOnlyDetachesIt() async throws {
         let fixture = try await FakeS3Fixture.start()
         defer { Task { await fixture.stop() } }

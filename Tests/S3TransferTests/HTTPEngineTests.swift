@@ -4,6 +4,20 @@ import Testing
 @testable import S3Transfer
 
 @Suite struct HTTPEngineTests {
+    @Test func statusLinesAreParsedFromTheirBytes() {
+        func code(_ line: String) -> Int {
+            Array(line.utf8).withUnsafeBytes { HTTPTransferBox.statusCode($0) }
+        }
+        #expect(code("HTTP/1.1 200 OK") == 200)
+        #expect(code("HTTP/1.1 206") == 206)
+        #expect(code("HTTP/2 503 Slow Down") == 503)
+        #expect(code("HTTP/1.1  404 Not Found") == 404)
+        #expect(code("HTTP/1.1 20 OK") == 0)
+        #expect(code("HTTP/1.1 2000 OK") == 0)
+        #expect(code("HTTP/1.1") == 0)
+        #expect(code("HTTP/1.1 abc") == 0)
+    }
+
     @Test func getDeliversBodyAndSendsNoAcceptEncoding() async throws {
         let body = testBytes(300_000)
         let server = try ScriptedHTTPServer { _ in .init(status: 200, headers: [("X-Test", "yes")], body: body) }

@@ -43,7 +43,8 @@ public final class DownloadHandle: Sendable {
 /// The per-request side of a (possibly shared) ``DownloadJob``.
 final class DownloadAttachment: @unchecked Sendable {
     let id = UUID()
-    let queue: DispatchQueue
+    /// The serial queue progress reports and then the result are delivered on (only with a progress handler).
+    let queue: DispatchQueue?
     let progress: (@Sendable (DownloadProgress, inout Bool) -> Void)?
     let priority: DownloadPriority
 
@@ -56,7 +57,9 @@ final class DownloadAttachment: @unchecked Sendable {
     private let state = Locked(State())
 
     init(request: DownloadRequest) {
-        queue = DispatchQueue(label: "DownloadHandle.progress", target: request.progressQueue)
+        queue = request.progress.map { _ in
+            DispatchQueue(label: "DownloadHandle.progress", target: request.progressQueue)
+        }
         progress = request.progress
         priority = request.priority
     }
@@ -64,7 +67,7 @@ final class DownloadAttachment: @unchecked Sendable {
     func bind(to job: DownloadJob) { state.withLock { $0.job = job } }
 
     func deliver(_ report: DownloadProgress) {
-        guard let progress, !state.withLock({ $0.stopped }) else { return }
+        guard let progress, let queue, !state.withLock({ $0.stopped }) else { return }
         queue.async { [self] in
             guard !state.withLock({ $0.stopped }) else { return }
             var stop = false
@@ -75,6 +78,8 @@ final class DownloadAttachment: @unchecked Sendable {
 
     /// Delivers the final progress (on success) and then the result, in that order.
     func finish(_ result: Result<DownloadResult, S3Error>, finalProgress: DownloadProgress?) {
+        // Without a progress handler there is nothing to deliver first: the result needs no hop.
+        guard let queue else { return complete(result) }
         queue.async { [self] in
             if case .success = result, let finalProgress, let progress, !state.withLock({ $0.stopped }) {
                 var stop = false

@@ -14,7 +14,8 @@ final class DownloadJob: @unchecked Sendable {
 
     let jobKey: Key
     let request: DownloadRequest
-    let partURL: URL
+    /// `<destination>.part`.
+    let partPath: String
     private let client: S3Client
     private let configuration: DownloaderConfiguration
     private let scheduler: TransferScheduler
@@ -50,7 +51,7 @@ final class DownloadJob: @unchecked Sendable {
     ) {
         jobKey = key
         self.request = request
-        partURL = URL(fileURLWithPath: request.destination.path + ".part")
+        partPath = key.destination + ".part"
         self.client = client
         self.configuration = configuration
         self.scheduler = scheduler
@@ -135,7 +136,7 @@ final class DownloadJob: @unchecked Sendable {
             let result = await run()
             if case .failure(let error) = result, error.isOutOfSpace {
                 // The disk is full: keeping the partial bytes would keep it full, and they cannot grow anyway.
-                unlink(partURL.path)
+                unlink(partPath)
                 removeSidecar()
             }
             let attachments = state.withLock { state -> [DownloadAttachment] in
@@ -180,15 +181,14 @@ final class DownloadJob: @unchecked Sendable {
         do {
             var version = ObjectVersion()
             // Continue a `.part` left by an earlier run when its sidecar names the right version.
-            let found = PartSidecar.lookup(forPart: partURL)
+            let found = PartSidecar.lookup(forPart: partPath)
             let usable = found.sidecar.flatMap { sidecar in
                 request.expectedETag.map({ S3ETag.unquoted($0) == sidecar.etag }) ?? true ? sidecar : nil
             }
-            if found.present && usable == nil { PartSidecar.remove(forPart: partURL) }
-            // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty.
-            let writer = PartFileWriter(path: partURL.path)
-            let onDisk = try await writer.open(truncate: usable == nil).get()
+            if found.present && usable == nil { PartSidecar.remove(forPart: partPath) }
+            let writer = PartFileWriter(path: partPath)
             if let sidecar = usable {
+                let onDisk = try await writer.open(truncate: false).get()
                 sidecarMayExist.withLock { $0 = true }
                 var keep = min(sidecar.contiguousPrefix, onDisk)
                 if let size = sidecar.size, keep > size { keep = 0 }
@@ -197,6 +197,10 @@ final class DownloadJob: @unchecked Sendable {
                     etag: sidecar.etag, checksums: sidecar.checksums, policy: configuration.integrity)
                 try await writer.resume(keeping: keep, hasher: keep > 0 ? hasher : nil).get()
                 if keep == 0 { version = ObjectVersion() }
+            } else {
+                // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty, created
+                // while the request is on its way.
+                writer.openEmptyInBackground()
             }
             progress.withLock { $0.total = version.total }
 
@@ -222,6 +226,8 @@ final class DownloadJob: @unchecked Sendable {
                     // Every byte is on disk already (an earlier run stopped after the last write and before the
                     // rename): asking for `bytes=size-` would be a 416. Verify what is there and finish, or start over.
                     if verify(writer: writer, version: version) == nil {
+                        scheduler.release()
+                        holdsSlot = false
                         return try await finalize(writer: writer, version: version, attempts: attempts)
                     }
                     discard(writer: writer)
@@ -250,6 +256,9 @@ final class DownloadJob: @unchecked Sendable {
                         }
                         continue
                     }
+                    // The connection is done with: the next download gets it while this file is synced.
+                    scheduler.release()
+                    holdsSlot = false
                     return try await finalize(writer: writer, version: version, attempts: attempts)
                 case .failed(let error, let head):
                     if let head { version.adopt(head) }
@@ -394,7 +403,7 @@ final class DownloadJob: @unchecked Sendable {
         let sidecar = PartSidecar(
             etag: head.etag, size: head.total, checksums: head.checksums, ranges: [0..<max(0, head.total)])
         sidecarMayExist.withLock { $0 = true }
-        try? sidecar.save(forPart: partURL)
+        try? sidecar.save(forPart: partPath)
     }
 
     private func saveSidecar(writer: PartFileWriter, version: ObjectVersion) {
@@ -402,7 +411,7 @@ final class DownloadJob: @unchecked Sendable {
         let sidecar = PartSidecar(
             etag: etag, size: version.total, checksums: version.checksums, ranges: [0..<writer.written])
         sidecarMayExist.withLock { $0 = true }
-        try? sidecar.save(forPart: partURL)
+        try? sidecar.save(forPart: partPath)
     }
 
     private func removeSidecar() {
@@ -410,7 +419,7 @@ final class DownloadJob: @unchecked Sendable {
             defer { present = false }
             return present
         }
-        if present { PartSidecar.remove(forPart: partURL) }
+        if present { PartSidecar.remove(forPart: partPath) }
     }
 
     private func discard(writer: PartFileWriter) {

@@ -64,11 +64,12 @@ extension Downloader {
         isUserRequest: Bool, networkAccessAllowed: Bool
     ) async throws(S3Error) -> RangeFetchResult {
         guard range.lowerBound >= 0, !range.isEmpty else { throw .invalidRange }
+        let partPath = partFile.path
         let required = expectedETag.map(S3ETag.unquoted)
-        var sidecar = PartSidecar.load(forPart: partFile)
+        var sidecar = PartSidecar.load(forPart: partPath)
         if let existing = sidecar, let required, existing.etag != required {
-            unlink(partFile.path)
-            PartSidecar.remove(forPart: partFile)
+            unlink(partPath)
+            PartSidecar.remove(forPart: partPath)
             sidecar = nil
         }
         var wanted = range
@@ -86,7 +87,7 @@ extension Downloader {
             networkAccessAllowed: networkAccessAllowed)
         guard isNetworkAllowed(for: request) else { throw .networkAccessNotAllowed }
 
-        let writer = PartFileWriter(path: partFile.path)
+        let writer = PartFileWriter(path: partPath)
         _ = try await writer.open(truncate: false).get()
         var etag = sidecar?.etag ?? required
         var total = sidecar?.size
@@ -130,7 +131,7 @@ extension Downloader {
                     start = end
                 }
                 try PartSidecar(etag: head.etag, size: head.total, checksums: checksums, ranges: ranges).save(
-                    forPart: partFile)
+                    forPart: partPath)
                 if start >= min(wanted.upperBound, head.total) {
                     let fetched = wanted.clamped(to: 0..<head.total)
                     return RangeFetchResult(etag: head.etag, objectSize: head.total, ranges: ranges, fetched: fetched)
@@ -145,15 +146,15 @@ extension Downloader {
                     etag = currentETag
                     total = head.total
                     try? PartSidecar(etag: currentETag, size: head.total, checksums: checksums, ranges: ranges)
-                        .save(forPart: partFile)
+                        .save(forPart: partPath)
                 }
                 switch error {
                 case .requestTimeTooSkewed where !skewRetried:
                     skewRetried = true
                     continue
                 case .preconditionFailed, .objectChanged:
-                    unlink(partFile.path)
-                    PartSidecar.remove(forPart: partFile)
+                    unlink(partPath)
+                    PartSidecar.remove(forPart: partPath)
                     throw .objectChanged
                 default:
                     guard error.isRetryable else { throw error }

@@ -57,7 +57,7 @@ public final class Downloader: Sendable {
             return handle
         }
         let key = DownloadJob.Key(
-            bucket: request.bucket, key: request.key, destination: request.destination.standardizedFileURL.path)
+            bucket: request.bucket, key: request.key, destination: Self.normalizedPath(request.destination))
         let started = jobs.withLock { jobs -> (job: DownloadJob, previous: DownloadJob?)? in
             if let existing = jobs[key], existing.attach(attachment) { return nil }
             let job = DownloadJob(
@@ -71,6 +71,19 @@ public final class Downloader: Sendable {
         // A cancelled job for the same file may still be letting go of it: start after it has.
         if let started { started.job.start(after: started.previous) }
         return handle
+    }
+
+    /// The destination's path with `.` and `..` components and repeated slashes resolved (two requests for one
+    /// file share a transfer), without Foundation's standardizing round trip for a path that is already clean.
+    static func normalizedPath(_ url: URL) -> String {
+        let path = url.path
+        var previous: UInt8 = 0
+        var clean = path.utf8.first == UInt8(ascii: "/")
+        for byte in path.utf8 where clean {
+            if previous == UInt8(ascii: "/"), byte == UInt8(ascii: ".") || byte == UInt8(ascii: "/") { clean = false }
+            previous = byte
+        }
+        return clean ? path : url.standardizedFileURL.path
     }
 
     private func remove(_ job: DownloadJob) {

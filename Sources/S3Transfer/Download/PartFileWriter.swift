@@ -32,6 +32,9 @@ final class PartFileWriter: @unchecked Sendable {
         var free: [UnsafeMutableRawBufferPointer] = []
         var pausedTransfer: (HTTPEngine, HTTPTransferID)?
         var writeError: Int32?
+        /// Set while ``openEmptyInBackground()`` has not opened the file yet: body bytes then pause the
+        /// transfer until it has.
+        var opening = false
     }
     private let shared = Locked(Shared())
 
@@ -47,6 +50,8 @@ final class PartFileWriter: @unchecked Sendable {
     private var hashOnWorker = false
     /// Where the next byte lands.
     private var nextOffset: Int64 = 0
+    /// No byte lies at or beyond this offset in the file (so that emptying an empty file costs no syscall).
+    private var fileEnd: Int64 = 0
     /// Bytes written since writeback was last started, and where they begin.
     private var unflushed: (start: Int64, count: Int64) = (0, 0)
     /// Writeback starts once this much is written: the final `fsync` then waits for little more than the tail
@@ -85,12 +90,40 @@ final class PartFileWriter: @unchecked Sendable {
     /// - Parameter truncate: Start from an empty file (nothing on disk belongs to a known version).
     /// - Returns: The size of the file as opened.
     func open(truncate: Bool) async -> Result<Int64, S3Error> {
-        await onQueue { [self] in
+        let result: Result<Int64, S3Error> = await onQueue { [self] in
             let fd = openFile(path, O_RDWR | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0))
             guard fd >= 0 else { return .failure(.fileSystem(path: path, errno: errno)) }
             self.fd = fd
             var st = stat()
             return .success(fstat(fd, &st) == 0 ? Int64(st.st_size) : 0)
+        }
+        if case .success(let size) = result { fileEnd = size }
+        return result
+    }
+
+    /// Creates (or empties) the file on the worker queue and returns at once, so that creating it overlaps
+    /// with sending the request. Body bytes that arrive before the file is open pause the transfer, which the
+    /// worker resumes once it is; a failure to open becomes ``writeError`` (and the transfer's bytes are
+    /// refused). ``drain()`` waits for the open.
+    func openEmptyInBackground() {
+        shared.withLock { state in
+            state.inFlight += 1
+            state.opening = true
+        }
+        fileEnd = 0
+        queue.async { [self] in
+            let opened = openFile(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC)
+            let code = errno
+            // Published by the lock below: the engine thread reads `fd` only after seeing `opening` false.
+            if opened >= 0 { fd = opened }
+            let resume = shared.withLock { state -> (HTTPEngine, HTTPTransferID)? in
+                state.inFlight -= 1
+                state.opening = false
+                if opened < 0 { state.writeError = code }
+                defer { state.pausedTransfer = nil }
+                return state.pausedTransfer
+            }
+            if let (engine, id) = resume { engine.resume(id) }
         }
     }
 
@@ -123,15 +156,19 @@ final class PartFileWriter: @unchecked Sendable {
             use(hasher)
             written = length
             nextOffset = length
+            fileEnd = length
         }
         return result
     }
 
     /// Discards everything: the file becomes empty and hashing starts over with `hasher`.
     func restart(hasher: IntegrityHasher?) {
-        if ftruncate(fd, 0) != 0 {
-            let code = errno
-            shared.withLock { $0.writeError = code }
+        if fileEnd > 0 {
+            if ftruncate(fd, 0) != 0 {
+                let code = errno
+                shared.withLock { $0.writeError = code }
+            }
+            fileEnd = 0
         }
         hasher?.reset()
         use(hasher)
@@ -185,7 +222,7 @@ final class PartFileWriter: @unchecked Sendable {
     func accept(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition {
         let verdict = shared.withLock { state -> HTTPBodyDisposition in
             if state.writeError != nil { return .abort }
-            if hashOnWorker && state.inFlight >= maxInFlight {
+            if state.opening || (hashOnWorker && state.inFlight >= maxInFlight) {
                 state.pausedTransfer = transfer
                 return .pause
             }
@@ -205,6 +242,7 @@ final class PartFileWriter: @unchecked Sendable {
         }
         startWritebackIfDue(wroteAt: nextOffset, count: Int64(bytes.count))
         nextOffset += Int64(bytes.count)
+        fileEnd = max(fileEnd, nextOffset)
         written += Int64(bytes.count)
         if hashOnWorker {
             copyForWorker(bytes)

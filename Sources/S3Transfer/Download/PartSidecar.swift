@@ -28,14 +28,15 @@ struct PartSidecar: Codable, Equatable, Sendable {
         return first.upperBound
     }
 
-    static func url(forPart part: URL) -> URL { URL(fileURLWithPath: part.path + ".json") }
+    /// The sidecar's path for a part file's path (plain strings: building a file `URL` costs a `stat`).
+    static func path(forPart part: String) -> String { part + ".json" }
 
-    static func load(forPart part: URL) -> PartSidecar? { lookup(forPart: part).sidecar }
+    static func load(forPart part: String) -> PartSidecar? { lookup(forPart: part).sidecar }
 
     /// The sidecar beside `part`, and whether a file is there at all (a present but unreadable one should be
     /// removed; an absent one needs no unlink).
-    static func lookup(forPart part: URL) -> (sidecar: PartSidecar?, present: Bool) {
-        let fd = open(url(forPart: part).path, O_RDONLY | O_CLOEXEC)
+    static func lookup(forPart part: String) -> (sidecar: PartSidecar?, present: Bool) {
+        let fd = open(path(forPart: part), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return (nil, errno != ENOENT) }
         defer { close(fd) }
         var data = Data()
@@ -49,24 +50,24 @@ struct PartSidecar: Codable, Equatable, Sendable {
         return (try? JSONDecoder().decode(PartSidecar.self, from: data), true)
     }
 
-    func save(forPart part: URL) throws(S3Error) {
-        let target = Self.url(forPart: part)
-        let temp = URL(fileURLWithPath: target.path + ".tmp")
+    func save(forPart part: String) throws(S3Error) {
+        let target = Self.path(forPart: part)
+        let temp = target + ".tmp"
         do {
-            try JSONEncoder().encode(self).write(to: temp)
+            try JSONEncoder().encode(self).write(to: URL(fileURLWithPath: temp, isDirectory: false))
         } catch {
-            unlink(temp.path)  // a full disk may leave a truncated temp file
-            throw .fileSystem(path: temp.path, errno: EIO)
+            unlink(temp)  // a full disk may leave a truncated temp file
+            throw .fileSystem(path: temp, errno: EIO)
         }
-        guard rename(temp.path, target.path) == 0 else {
+        guard rename(temp, target) == 0 else {
             let code = errno
-            unlink(temp.path)
-            throw .fileSystem(path: target.path, errno: code)
+            unlink(temp)
+            throw .fileSystem(path: target, errno: code)
         }
     }
 
-    static func remove(forPart part: URL) {
-        unlink(url(forPart: part).path)
+    static func remove(forPart part: String) {
+        unlink(path(forPart: part))
     }
 }
 

@@ -1,4 +1,3 @@
-import AWSSigV4
 import CCurl
 import Foundation
 
@@ -40,24 +39,45 @@ final class HTTPTransferBox: @unchecked Sendable {
         }
         let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
         if bytes.starts(with: "HTTP/".utf8) {
-            // A new response (after 100-continue or a redirect) starts over.
-            let text = String(decoding: bytes, as: UTF8.self)
-            let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-            status = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
+            // A new response (after 100-continue or a redirect) starts over: `HTTP/1.1 200 OK`.
+            status = Self.statusCode(bytes)
             headers = [:]
             return true
         }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return true }
-        // Field names are ASCII: lower-case them byte by byte (no Foundation round trip per header).
-        let name = String(
-            decoding: bytes[..<colon].lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
-        let value = String(SigV4.trimmingSpaces(String(decoding: bytes[(colon + 1)...], as: UTF8.self)))
+        // Field names are ASCII: lower-cased byte by byte into the new string; the value is trimmed in place.
+        let name = String(unsafeUninitializedCapacity: colon) { buffer in
+            for i in 0..<colon {
+                let byte = bytes[i]
+                buffer[i] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            }
+            return colon
+        }
+        var start = colon + 1
+        var stop = bytes.count
+        while start < stop, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while stop > start, bytes[stop - 1] == 0x20 || bytes[stop - 1] == 0x09 { stop -= 1 }
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self)
         if let existing = headers[name] {
             headers[name] = existing + ", " + value
         } else {
             headers[name] = value
         }
         return true
+    }
+
+    /// The status code of a status line (`HTTP/1.1 200 OK`, `HTTP/2 206`); 0 when there is none.
+    static func statusCode(_ line: UnsafeRawBufferPointer) -> Int {
+        guard var i = line.firstIndex(of: 0x20) else { return 0 }
+        while i < line.count, line[i] == 0x20 { i += 1 }
+        var code = 0
+        var digits = 0
+        while i < line.count, line[i] >= 0x30, line[i] <= 0x39, digits < 3 {
+            code = code * 10 + Int(line[i] - 0x30)
+            digits += 1
+            i += 1
+        }
+        return digits == 3 && (i == line.count || line[i] == 0x20) ? code : 0
     }
 
     /// Delivers body bytes, first delivering the head if libcurl skipped the blank line callback.
