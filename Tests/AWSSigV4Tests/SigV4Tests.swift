@@ -78,7 +78,8 @@ struct SigV4Tests {
         #expect(canonical.signedHeaders == "host;x-amz-meta-a;x-amz-meta-b")
         #expect(
             canonical.request
-                == "GET\n/k\n\nhost:h\nx-amz-meta-a:a z\nx-amz-meta-b:2,1\n\nhost;x-amz-meta-a;x-amz-meta-b\nUNSIGNED-PAYLOAD")
+                == "GET\n/k\n\nhost:h\nx-amz-meta-a:a z\nx-amz-meta-b:2,1\n\nhost;x-amz-meta-a;x-amz-meta-b\nUNSIGNED-PAYLOAD"
+        )
     }
 
     @Test func headerValuesAreTrimmedAndTheirSpaceRunsCollapsed() {
