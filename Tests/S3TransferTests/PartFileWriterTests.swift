@@ -46,6 +46,25 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == data)
     }
 
+    @Test func aBodyThatFitsInOneChunkIsHashedInlineWithoutTheWorker() async throws {
+        let path = try temporaryPath()
+        let data = testBytes(3000, seed: 16)
+        let etag = Insecure.MD5.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        let writer = PartFileWriter(path: path, chunkSize: 4096, maxInFlight: 1)
+        _ = try await writer.open(truncate: true).get()
+        writer.restart(hasher: IntegrityHasher(etag: etag, checksums: S3Checksums()))
+        writer.expectBody(length: Int64(data.count))
+        let release = writer.holdWorkerForTesting()
+        defer { release() }
+        for start in stride(from: 0, to: data.count, by: 1000) {
+            #expect(data[start..<start + 1000].withUnsafeBytes { writer.accept($0) } == .consumed)
+        }
+        writer.flush()
+        // Verified with the worker still held: nothing was handed to it.
+        #expect(writer.hasher?.firstMismatch() == nil)
+        #expect(writer.hasher?.checks == [.md5])
+    }
+
     @Test func cheapChecksumsAreComputedInlineWithoutPausing() async throws {
         let path = try temporaryPath()
         let data = testBytes(100_000, seed: 12)

@@ -135,7 +135,10 @@ final class DownloadStreamHandler: HTTPResponseHandler, @unchecked Sendable {
                 status: 206, etag: etag, checksums: checksums, total: total, start: range.range.lowerBound,
                 length: Int64(range.range.count))
         }
-        if let attemptHead { onHead(attemptHead) }
+        if let attemptHead {
+            writer.expectBody(length: attemptHead.length)
+            onHead(attemptHead)
+        }
         return true
     }
 

@@ -106,10 +106,7 @@ final class PartFileWriter: @unchecked Sendable {
     /// worker resumes once it is; a failure to open becomes ``writeError`` (and the transfer's bytes are
     /// refused). ``drain()`` waits for the open.
     func openEmptyInBackground() {
-        shared.withLock { state in
-            state.inFlight += 1
-            state.opening = true
-        }
+        shared.withLock { $0.opening = true }
         fileEnd = 0
         queue.async { [self] in
             let opened = openFile(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC)
@@ -117,7 +114,6 @@ final class PartFileWriter: @unchecked Sendable {
             // Published by the lock below: the engine thread reads `fd` only after seeing `opening` false.
             if opened >= 0 { fd = opened }
             let resume = shared.withLock { state -> (HTTPEngine, HTTPTransferID)? in
-                state.inFlight -= 1
                 state.opening = false
                 if opened < 0 { state.writeError = code }
                 defer { state.pausedTransfer = nil }
@@ -127,9 +123,9 @@ final class PartFileWriter: @unchecked Sendable {
         }
     }
 
-    /// Waits until every chunk handed to the worker so far has been hashed.
+    /// Waits until every chunk handed to the worker so far has been hashed (and a background open is done).
     func drain() async {
-        guard shared.withLock({ $0.inFlight > 0 }) else { return }
+        guard shared.withLock({ $0.inFlight > 0 || $0.opening }) else { return }
         await onQueue {}
     }
 
@@ -191,6 +187,16 @@ final class PartFileWriter: @unchecked Sendable {
         fill = 0
         self.hasher = hasher
         hashOnWorker = hasher.map { !$0.checks.isDisjoint(with: [.md5, .sha256]) } ?? false
+    }
+
+    /// Told (engine thread, at a response's head) how many body bytes follow: a body that fits in one chunk is
+    /// hashed inline as it arrives — the worker could not overlap anything with it, and copying it into a
+    /// chunk-sized buffer would cost more than the hash.
+    func expectBody(length: Int64) {
+        guard hashOnWorker, length <= Int64(chunkSize), fill == 0, current == nil,
+            shared.withLock({ $0.inFlight == 0 })
+        else { return }
+        hashOnWorker = false
     }
 
     /// `fsync(2)`; the only way a `.part` becomes eligible for its final name.
