@@ -19,6 +19,14 @@ private func resetPeakRSS() {
     }
 }
 
+/// User + system CPU time of this process (or of its waited-for children) so far.
+private func processCPUSeconds(_ who: __rusage_who = RUSAGE_SELF) -> Double {
+    var usage = rusage()
+    getrusage(who.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
 private func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
     try await body()
@@ -217,16 +225,19 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL) 
         }
         let configFile = work.appendingPathComponent("curl-\(round).cfg")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
+        let curlCPUBefore = processCPUSeconds(RUSAGE_CHILDREN)
         curlTimes.append(
             try await seconds {
                 try curl(["-s", "--parallel", "--parallel-max", "16", "-K", configFile.path])
             })
+        let curlCPU = processCPUSeconds(RUSAGE_CHILDREN) - curlCPUBefore
         let requests = (0..<count).map { i in
             DownloadRequest(
                 bucket: bucket, key: String(format: "small/%05d.bin", i),
                 destination: ourDir.appendingPathComponent("\(i).bin"))
         }
         verifiedSmall = 0
+        let ourCPUBefore = processCPUSeconds()
         ourTimes.append(
             try await seconds {
                 let handles = requests.map { downloader.download($0) }
@@ -234,17 +245,31 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL) 
                     verifiedSmall += 1
                 }
             })
+        if profileRounds > 0 {
+            let ourCPU = processCPUSeconds() - ourCPUBefore
+            print(
+                "round \(round): curl \(Int(Double(count) / curlTimes[round])) obj/s, "
+                    + "\(Int(curlCPU / Double(count) * 1e6)) µs CPU per object; ours "
+                    + "\(Int(Double(count) / ourTimes[round])) obj/s, \(Int(ourCPU / Double(count) * 1e6)) µs")
+        }
     }
     for round in 0..<profileRounds {
         let dir = work.appendingPathComponent("profile-small-\(round)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let handles = (0..<count).map { i in
-            downloader.download(
-                DownloadRequest(
-                    bucket: bucket, key: String(format: "small/%05d.bin", i),
-                    destination: dir.appendingPathComponent("\(i).bin")))
+        let requests = (0..<count).map { i in
+            DownloadRequest(
+                bucket: bucket, key: String(format: "small/%05d.bin", i),
+                destination: dir.appendingPathComponent("\(i).bin"))
         }
-        for handle in handles { _ = try await handle.result() }
+        let cpuBefore = processCPUSeconds()
+        let time = try await seconds {
+            let handles = requests.map { downloader.download($0) }
+            for handle in handles { _ = try await handle.result() }
+        }
+        let cpu = processCPUSeconds() - cpuBefore
+        print(
+            "profile round \(round): \(Int(Double(count) / time)) obj/s, \(Int(cpu / Double(count) * 1e6)) µs CPU per object"
+        )
         try FileManager.default.removeItem(at: dir)
     }
     let curlSmall = curlTimes.sorted()[1]

@@ -108,6 +108,9 @@ final class HTTPEngineCore: @unchecked Sendable {
     private let configuration: HTTPEngineConfiguration
     private let pending = Locked<(commands: [HTTPEngineCommand], stopping: Bool, nextID: UInt64)>(([], false, 1))
     private var active: [UInt64: HTTPTransferBox] = [:]
+    /// Finished easy handles, reset and kept for the next transfers: a handle keeps its receive buffer
+    /// (``HTTPEngineConfiguration/receiveBufferSize``), which would otherwise be allocated and freed per request.
+    private var idleHandles: [UnsafeMutableRawPointer] = []
 
     init(configuration: HTTPEngineConfiguration) {
         self.configuration = configuration
@@ -157,6 +160,8 @@ final class HTTPEngineCore: @unchecked Sendable {
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
         for id in Array(active.keys) { finish(id, .failure(.cancelled)) }
+        for easy in idleHandles { curl_easy_cleanup(easy) }
+        idleHandles = []
         curl_multi_cleanup(multi)
     }
 
@@ -201,7 +206,12 @@ final class HTTPEngineCore: @unchecked Sendable {
         guard let box = active.removeValue(forKey: id), let easy = box.easy else { return }
         curl_multi_remove_handle(multi, easy)
         box.complete(result)
-        curl_easy_cleanup(easy)
+        if idleHandles.count < configuration.maxTotalConnections {
+            curl_easy_reset(easy)
+            idleHandles.append(easy)
+        } else {
+            curl_easy_cleanup(easy)
+        }
         box.easy = nil
         if let list = box.headerList { curl_slist_free_all(list) }
         box.headerList = nil
@@ -210,7 +220,7 @@ final class HTTPEngineCore: @unchecked Sendable {
 
     /// Creates and configures the easy handle; on failure completes the box at once.
     private func configure(_ box: HTTPTransferBox) -> Bool {
-        guard let easy = curl_easy_init() else {
+        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
             box.complete(.failure(HTTPTransportError(curlCode: 2, message: "curl_easy_init failed")))
             return false
         }
