@@ -305,7 +305,7 @@ final class DownloadJob: @unchecked Sendable {
                             )
                         }
                         do {
-                            try await policy.backoff(afterAttempt: failures)
+                            try await policy.backoff(afterAttempt: failures, keptBytes: writer.written - offset)
                         } catch {
                             return .failure(.cancelled)
                         }

@@ -163,7 +163,7 @@ extension Downloader {
                     if failures >= policy.maxAttempts {
                         throw policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: failures) : error
                     }
-                    try await policy.backoff(afterAttempt: failures)
+                    try await policy.backoff(afterAttempt: failures, keptBytes: progressed ? writer.written : 0)
                     continue
                 }
             }

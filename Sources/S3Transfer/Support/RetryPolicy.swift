@@ -4,7 +4,10 @@ import Foundation
 /// (a random delay between zero and `min(maxDelay, baseDelay × 2^(attempt-1))`).
 ///
 /// Only failures that another attempt may cure are retried: connection errors, stalls, HTTP 5xx and
-/// SlowDown (see ``S3Error/isRetryable``). Each attempt is signed afresh.
+/// SlowDown (see ``S3Error/isRetryable``). Each attempt is signed afresh. A download attempt that kept at least
+/// ``immediateResumeBytes`` before it was cut off is continued at once, without a backoff: the service was
+/// answering, and waiting would only lengthen the download (a failure that brings no bytes backs off as usual,
+/// so a service that keeps failing is never hammered).
 public struct RetryPolicy: Sendable, Hashable {
     /// The most attempts in a row that fail (1 means no retry). A download attempt that added bytes before it
     /// failed starts the count again: a body interrupted now and then still completes, while a request that
@@ -28,15 +31,19 @@ public struct RetryPolicy: Sendable, Hashable {
     /// No retries.
     public static let none = RetryPolicy(maxAttempts: 1)
 
+    /// How many bytes an interrupted download attempt must have kept for the next attempt to start at once.
+    public static let immediateResumeBytes: Int64 = 1 << 20
+
     /// The delay before attempt `attempt + 1`, after `attempt` failures (1-based), with full jitter.
     public func delay(afterAttempt attempt: Int) -> TimeInterval {
         let cap = min(maxDelay, baseDelay * pow(2, Double(max(0, attempt - 1))))
         return cap > 0 ? Double.random(in: 0...cap) : 0
     }
 
-    /// Sleeps for the backoff after `attempt` failures; throws ``S3Error/cancelled`` if the task is cancelled.
-    func backoff(afterAttempt attempt: Int, minimum: TimeInterval = 0) async throws(S3Error) {
-        let seconds = max(minimum, delay(afterAttempt: attempt))
+    /// Sleeps for the backoff after `attempt` failures — none when the failed attempt kept at least
+    /// ``immediateResumeBytes`` — and throws ``S3Error/cancelled`` if the task is cancelled.
+    func backoff(afterAttempt attempt: Int, keptBytes: Int64 = 0, minimum: TimeInterval = 0) async throws(S3Error) {
+        let seconds = keptBytes >= Self.immediateResumeBytes ? minimum : max(minimum, delay(afterAttempt: attempt))
         guard seconds > 0 else { return }
         do {
             try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))

@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+@testable import S3Transfer
+
+/// The backoff rules on their own: full jitter under the cap, and no wait after an attempt that kept bytes.
+@Suite struct RetryPolicyTests {
+    @Test func delaysStayUnderTheirExponentialCap() {
+        let policy = RetryPolicy(maxAttempts: 5, baseDelay: 0.5, maxDelay: 3)
+        for attempt in 1...6 {
+            let cap = min(3, 0.5 * pow(2, Double(attempt - 1)))
+            for _ in 0..<50 { #expect((0...cap).contains(policy.delay(afterAttempt: attempt))) }
+        }
+        #expect(RetryPolicy(maxAttempts: 3, baseDelay: 0).delay(afterAttempt: 2) == 0)
+    }
+
+    /// With an hour-long backoff, only the immediate-resume rule lets these return; a watchdog cancels the
+    /// waits (which then throw) if the rule were broken, so the test fails instead of hanging.
+    @Test func anAttemptThatKeptAMegabyteIsContinuedWithoutBackoffAndOneThatKeptLessWaits() async throws {
+        let policy = RetryPolicy(maxAttempts: 5, baseDelay: 3600, maxDelay: 3600)
+        let resumed = Task {
+            try await policy.backoff(afterAttempt: 1, keptBytes: RetryPolicy.immediateResumeBytes)
+        }
+        let waiting = Task {
+            try await policy.backoff(afterAttempt: 1, keptBytes: RetryPolicy.immediateResumeBytes - 1)
+        }
+        let watchdog = Task {
+            try? await Task.sleep(nanoseconds: 60_000_000_000)
+            resumed.cancel()
+        }
+        let immediate = await resumed.result
+        watchdog.cancel()
+        #expect(throws: Never.self) { try immediate.get() }
+        waiting.cancel()
+        let waited = await waiting.result
+        #expect(throws: S3Error.cancelled) { try waited.get() }
+    }
+}
