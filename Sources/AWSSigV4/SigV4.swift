@@ -323,14 +323,24 @@ final class SigningKeyCache: @unchecked Sendable {
     private var keys: [Key: SymmetricKey] = [:]
     private let limit = 32
 
+    /// The key asked for last: nearly every request of a process uses the same scope, and comparing four short
+    /// strings costs less than hashing them.
+    private var last: (key: Key, value: SymmetricKey)?
+
     func key(for key: Key) -> SymmetricKey? {
-        lock.withLock { keys[key] }
+        lock.withLock {
+            if let last, last.key == key { return last.value }
+            guard let value = keys[key] else { return nil }
+            last = (key, value)
+            return value
+        }
     }
 
     func store(_ value: SymmetricKey, for key: Key) {
         lock.withLock {
             if keys.count >= limit { keys.removeAll(keepingCapacity: true) }
             keys[key] = value
+            last = (key, value)
         }
     }
 }

@@ -168,6 +168,24 @@ import Testing
         #expect(fixture.gets("left.jpg").last?.rangeHeader != nil)
     }
 
+    @Test func aResumedDownloadInterruptedAgainStillVerifiesTheWholeObjectChecksum() async throws {
+        let fixture = try await FakeS3Fixture.start()
+        defer { Task { await fixture.stop() } }
+        let data = try fixture.put("twice.jpg", size: 3_000_000, crc32: true)
+        fixture.server.faults.add(.resetAfter(bytes: 900_000), keyPattern: "twice.jpg", method: "GET", times: 2)
+        let once = Downloader(
+            client: fixture.client, configuration: DownloaderConfiguration(retryPolicy: RetryPolicy(maxAttempts: 1)))
+        let request = fixture.request("twice.jpg")
+        await #expect(throws: S3Transfer.S3Error.self) { _ = try await once.download(request).result() }
+        // A new downloader continues from the sidecar, is cut off again, and continues once more.
+        let result = try await fixture.downloader.download(request).result()
+        #expect(try Data(contentsOf: result.url) == data)
+        #expect(result.verification.contains(.crc32))
+        #expect(result.attempts == 2)
+        #expect(fixture.gets("twice.jpg").count == 3)
+        #expect(!FileManager.default.fileExists(atPath: request.destination.path + ".part.json"))
+    }
+
     @Test func higherPriorityWaitingRequestsGetTheNextSlot() async throws {
         let scheduler = TransferScheduler(slots: 1)
         #expect(await scheduler.acquire(priority: .utility))

@@ -15,6 +15,11 @@ public final class S3Client: Sendable {
     private let clockOffset = Locked<TimeInterval>(0)
     /// This computer's clock (replaceable in tests to simulate a wrong clock).
     let localClock: @Sendable () -> Date
+    /// The endpoint's scheme, host (bracketed when IPv6) and `:port` unless the scheme's default: read once,
+    /// as every request needs them and `URL`'s accessors parse on each call.
+    private let endpointScheme: String
+    private let endpointHost: String
+    private let endpointPortSuffix: String
 
     /// - Parameters:
     ///   - configuration: Endpoint, region, credentials, timeouts.
@@ -26,6 +31,16 @@ public final class S3Client: Sendable {
     init(configuration: S3ClientConfiguration, engine: HTTPEngine?, localClock: @escaping @Sendable () -> Date) {
         self.localClock = localClock
         self.configuration = configuration
+        let endpoint = configuration.endpoint
+        let scheme = endpoint.scheme?.lowercased() ?? "https"
+        endpointScheme = scheme
+        let host = endpoint.host ?? "localhost"
+        endpointHost = host.contains(":") ? "[\(host)]" : host  // IPv6 literal
+        if let port = endpoint.port, !(scheme == "http" && port == 80), !(scheme == "https" && port == 443) {
+            endpointPortSuffix = ":\(port)"
+        } else {
+            endpointPortSuffix = ""
+        }
         self.engine =
             engine
             ?? HTTPEngine(
@@ -50,10 +65,8 @@ public final class S3Client: Sendable {
         headers: [(name: String, value: String)] = [], body: Data? = nil, payloadHash: String? = nil,
         stallTimeout: TimeInterval? = nil
     ) -> HTTPRequest {
-        let endpoint = configuration.endpoint
-        let scheme = endpoint.scheme?.lowercased() ?? "https"
-        var host = endpoint.host ?? "localhost"
-        if host.contains(":") { host = "[\(host)]" }  // IPv6 literal
+        let scheme = endpointScheme
+        var host = endpointHost
         var path: String
         switch configuration.addressingStyle {
         case .path:
@@ -63,9 +76,7 @@ public final class S3Client: Sendable {
             host = bucket + "." + host
             path = "/" + (key ?? "")
         }
-        if let port = endpoint.port, !(scheme == "http" && port == 80), !(scheme == "https" && port == 443) {
-            host += ":\(port)"
-        }
+        host += endpointPortSuffix
         var url = "\(scheme)://\(host)\(SigV4.uriEncode(path, encodeSlash: false))"
         if !query.isEmpty { url += "?" + SigV4.canonicalQueryString(query) }
         var allHeaders = headers

@@ -42,8 +42,14 @@ final class DownloadJob: @unchecked Sendable {
         var started = DispatchTime.now().uptimeNanoseconds
     }
     private let progress = Locked(Progress())
-    /// Whether a sidecar may be on disk (so that finishing without one costs no `unlink`).
-    private let sidecarMayExist = Locked(false)
+    private struct SidecarState {
+        /// Whether a sidecar may be on disk (so that finishing without one costs no `unlink`).
+        var mayExist = false
+        /// The version whose resume point (see ``persistResumePoint(_:)``) the sidecar on disk holds: it stays
+        /// true however far the in-order `.part` grows, so later attempts and failures need not rewrite it.
+        var resumePoint: (etag: String, total: Int64)?
+    }
+    private let sidecarState = Locked(SidecarState())
 
     init(
         key: Key, request: DownloadRequest, client: S3Client, configuration: DownloaderConfiguration,
@@ -189,7 +195,7 @@ final class DownloadJob: @unchecked Sendable {
             let writer = PartFileWriter(path: partPath)
             if let sidecar = usable {
                 let onDisk = try await writer.open(truncate: false).get()
-                sidecarMayExist.withLock { $0 = true }
+                sidecarState.withLock { $0.mayExist = true }
                 var keep = min(sidecar.contiguousPrefix, onDisk)
                 if let size = sidecar.size, keep > size { keep = 0 }
                 version = ObjectVersion(etag: sidecar.etag, total: sidecar.size, checksums: sidecar.checksums)
@@ -197,6 +203,14 @@ final class DownloadJob: @unchecked Sendable {
                     etag: sidecar.etag, checksums: sidecar.checksums, policy: configuration.integrity)
                 try await writer.resume(keeping: keep, hasher: keep > 0 ? hasher : nil).get()
                 if keep == 0 { version = ObjectVersion() }
+                if keep > 0, let size = sidecar.size {
+                    // The file now ends at the kept prefix: from here on the sidecar is this version's resume
+                    // point, with the whole object's checksums (a 206 brings none).
+                    persistResumePoint(
+                        DownloadAttemptHead(
+                            status: 200, etag: sidecar.etag, checksums: sidecar.checksums, total: size, start: 0,
+                            length: size))
+                }
             } else {
                 // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty, created
                 // while the request is on its way.
@@ -399,25 +413,43 @@ final class DownloadJob: @unchecked Sendable {
     /// power loss excepted) can continue: the `.part` file is written strictly in order, so its size is the
     /// verified-to-be-contiguous prefix; the sidecar only needs to say which version those bytes belong to.
     /// (The final whole-file check still guards against anything else.)
+    /// Written once per version (a resumed attempt's 206, which carries no whole-object checksums, must not
+    /// replace the sidecar its 200 wrote).
     private func persistResumePoint(_ head: DownloadAttemptHead) {
+        let fresh = sidecarState.withLock { state -> Bool in
+            state.mayExist = true
+            if let point = state.resumePoint, point.etag == head.etag, point.total == head.total { return false }
+            state.resumePoint = (head.etag, head.total)
+            return true
+        }
+        guard fresh else { return }
         let sidecar = PartSidecar(
             etag: head.etag, size: head.total, checksums: head.checksums, ranges: [0..<max(0, head.total)])
-        sidecarMayExist.withLock { $0 = true }
         try? sidecar.save(forPart: partPath)
     }
 
+    /// After a failed attempt: records the bytes on disk, unless the sidecar already holds this version's
+    /// resume point (which covers them).
     private func saveSidecar(writer: PartFileWriter, version: ObjectVersion) {
         guard let etag = version.etag, writer.written > 0 else { return }
+        let covered = sidecarState.withLock { state -> Bool in
+            state.mayExist = true
+            guard let point = state.resumePoint, point.etag == etag, point.total == version.total else {
+                state.resumePoint = nil
+                return false
+            }
+            return true
+        }
+        guard !covered else { return }
         let sidecar = PartSidecar(
             etag: etag, size: version.total, checksums: version.checksums, ranges: [0..<writer.written])
-        sidecarMayExist.withLock { $0 = true }
         try? sidecar.save(forPart: partPath)
     }
 
     private func removeSidecar() {
-        let present = sidecarMayExist.withLock { present in
-            defer { present = false }
-            return present
+        let present = sidecarState.withLock { state in
+            defer { state = SidecarState() }
+            return state.mayExist
         }
         if present { PartSidecar.remove(forPart: partPath) }
     }
