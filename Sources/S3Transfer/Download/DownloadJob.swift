@@ -30,6 +30,9 @@ final class DownloadJob: @unchecked Sendable {
         var resumeWaiter: CheckedContinuation<Void, Never>?
         var currentTransfer: HTTPTransferID?
         var task: Task<Void, Never>?
+        /// The writer of the `.part`, so that the job ends only after its queued file work (a background open
+        /// that has not run yet must not create the file after the job is over).
+        var writer: PartFileWriter?
     }
     private let state = Locked(State())
 
@@ -140,6 +143,7 @@ final class DownloadJob: @unchecked Sendable {
         let task = Task.detached { [self] in
             await previousTask?.value
             let result = await run()
+            await state.withLock({ $0.writer })?.drain()
             if case .failure(let error) = result, error.isOutOfSpace {
                 // The disk is full: keeping the partial bytes would keep it full, and they cannot grow anyway.
                 unlink(partPath)
@@ -193,6 +197,7 @@ final class DownloadJob: @unchecked Sendable {
             }
             if found.present && usable == nil { PartSidecar.remove(forPart: partPath) }
             let writer = PartFileWriter(path: partPath)
+            state.withLock { $0.writer = writer }
             if let sidecar = usable {
                 let onDisk = try await writer.open(truncate: false).get()
                 sidecarState.withLock { $0.mayExist = true }
