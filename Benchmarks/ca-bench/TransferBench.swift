@@ -209,6 +209,21 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL) 
     }
     // The file system's cost of creating 2,000 inodes swings between runs (ext4 inode allocation after many
     // deletions), so curl and the downloader alternate three times over fresh folders and each keeps its median.
+    /// One round of ours into `dir`: wall time, this process's CPU time, and how many files were MD5-verified.
+    func ourRound(into dir: URL) async throws -> (seconds: Double, cpu: Double, verified: Int) {
+        let requests = (0..<count).map { i in
+            DownloadRequest(
+                bucket: bucket, key: String(format: "small/%05d.bin", i),
+                destination: dir.appendingPathComponent("\(i).bin"))
+        }
+        var verified = 0
+        let cpuBefore = processCPUSeconds()
+        let time = try await seconds {
+            let handles = requests.map { downloader.download($0) }
+            for handle in handles where try await handle.result().verification.contains(.md5) { verified += 1 }
+        }
+        return (time, processCPUSeconds() - cpuBefore, verified)
+    }
     var verifiedSmall = 0
     var curlTimes: [Double] = []
     var ourTimes: [Double] = []
@@ -231,22 +246,11 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL) 
                 try curl(["-s", "--parallel", "--parallel-max", "16", "-K", configFile.path])
             })
         let curlCPU = processCPUSeconds(RUSAGE_CHILDREN) - curlCPUBefore
-        let requests = (0..<count).map { i in
-            DownloadRequest(
-                bucket: bucket, key: String(format: "small/%05d.bin", i),
-                destination: ourDir.appendingPathComponent("\(i).bin"))
-        }
-        verifiedSmall = 0
-        let ourCPUBefore = processCPUSeconds()
-        ourTimes.append(
-            try await seconds {
-                let handles = requests.map { downloader.download($0) }
-                for handle in handles where try await handle.result().verification.contains(.md5) {
-                    verifiedSmall += 1
-                }
-            })
+        let ours = try await ourRound(into: ourDir)
+        ourTimes.append(ours.seconds)
+        verifiedSmall = ours.verified
         if profileRounds > 0 {
-            let ourCPU = processCPUSeconds() - ourCPUBefore
+            let ourCPU = ours.cpu
             print(
                 "round \(round): curl \(Int(Double(count) / curlTimes[round])) obj/s, "
                     + "\(Int(curlCPU / Double(count) * 1e6)) µs CPU per object; ours "
@@ -256,17 +260,7 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL) 
     for round in 0..<profileRounds {
         let dir = work.appendingPathComponent("profile-small-\(round)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let requests = (0..<count).map { i in
-            DownloadRequest(
-                bucket: bucket, key: String(format: "small/%05d.bin", i),
-                destination: dir.appendingPathComponent("\(i).bin"))
-        }
-        let cpuBefore = processCPUSeconds()
-        let time = try await seconds {
-            let handles = requests.map { downloader.download($0) }
-            for handle in handles { _ = try await handle.result() }
-        }
-        let cpu = processCPUSeconds() - cpuBefore
+        let (time, cpu, _) = try await ourRound(into: dir)
         print(
             "profile round \(round): \(Int(Double(count) / time)) obj/s, \(Int(cpu / Double(count) * 1e6)) µs CPU per object"
         )

@@ -253,7 +253,7 @@ public enum SigV4 {
 
     /// The string to sign for a canonical request.
     public static func stringToSign(canonicalRequest: String, amzDate: String, scope: String) -> String {
-        "\(algorithm)\n\(amzDate)\n\(scope)\n\(sha256Hex(canonicalRequest))"
+        stringToSign(canonicalRequestBytes: Array(canonicalRequest.utf8), amzDate: amzDate, scope: scope)
     }
 
     /// The string to sign for a canonical request given as bytes.

@@ -48,7 +48,7 @@ final class DownloadJob: @unchecked Sendable {
     private struct SidecarState {
         /// Whether a sidecar may be on disk (so that finishing without one costs no `unlink`).
         var mayExist = false
-        /// The version whose resume point (see ``persistResumePoint(_:)``) the sidecar on disk holds: it stays
+        /// The version whose resume point (see ``persistResumePoint(etag:total:checksums:)``) the sidecar on disk holds: it stays
         /// true however far the in-order `.part` grows, so later attempts and failures need not rewrite it.
         var resumePoint: (etag: String, total: Int64)?
     }
@@ -188,6 +188,14 @@ final class DownloadJob: @unchecked Sendable {
         guard await scheduler.acquire(priority: request.priority) else { return .failure(.cancelled) }
         var holdsSlot = true
         defer { if holdsSlot { scheduler.release() } }
+        /// The connection is done with: the next download gets it while this file is synced and renamed.
+        func finalizeWithoutSlot(writer: PartFileWriter, version: ObjectVersion, attempts: Int) async throws(S3Error)
+            -> Result<DownloadResult, S3Error>
+        {
+            scheduler.release()
+            holdsSlot = false
+            return try await finalize(writer: writer, version: version, attempts: attempts)
+        }
         do {
             var version = ObjectVersion()
             // Continue a `.part` left by an earlier run when its sidecar names the right version.
@@ -211,10 +219,7 @@ final class DownloadJob: @unchecked Sendable {
                 if keep > 0, let size = sidecar.size {
                     // The file now ends at the kept prefix: from here on the sidecar is this version's resume
                     // point, with the whole object's checksums (a 206 brings none).
-                    persistResumePoint(
-                        DownloadAttemptHead(
-                            status: 200, etag: sidecar.etag, checksums: sidecar.checksums, total: size, start: 0,
-                            length: size))
+                    persistResumePoint(etag: sidecar.etag, total: size, checksums: sidecar.checksums)
                 }
             } else {
                 // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty, created
@@ -245,9 +250,7 @@ final class DownloadJob: @unchecked Sendable {
                     // Every byte is on disk already (an earlier run stopped after the last write and before the
                     // rename): asking for `bytes=size-` would be a 416. Verify what is there and finish, or start over.
                     if verify(writer: writer, version: version) == nil {
-                        scheduler.release()
-                        holdsSlot = false
-                        return try await finalize(writer: writer, version: version, attempts: attempts)
+                        return try await finalizeWithoutSlot(writer: writer, version: version, attempts: attempts)
                     }
                     discard(writer: writer)
                     await writer.drain()
@@ -275,10 +278,7 @@ final class DownloadJob: @unchecked Sendable {
                         }
                         continue
                     }
-                    // The connection is done with: the next download gets it while this file is synced.
-                    scheduler.release()
-                    holdsSlot = false
-                    return try await finalize(writer: writer, version: version, attempts: attempts)
+                    return try await finalizeWithoutSlot(writer: writer, version: version, attempts: attempts)
                 case .failed(let error, let head):
                     if let head { version.adopt(head) }
                     saveSidecar(writer: writer, version: version)
@@ -365,7 +365,9 @@ final class DownloadJob: @unchecked Sendable {
                     }
                     // A body that fits in one write chunk has nothing on disk to continue from until it is
                     // complete, so it gets no sidecar (which would cost two more inodes per small object).
-                    if head.length > Int64(writer.chunkSize) { self?.persistResumePoint(head) }
+                    if head.length > Int64(writer.chunkSize) {
+                        self?.persistResumePoint(etag: head.etag, total: head.total, checksums: head.checksums)
+                    }
                 },
                 onBytes: { [weak self] n in self?.received(n) },
                 completion: { continuation.resume(returning: $0) })
@@ -420,16 +422,15 @@ final class DownloadJob: @unchecked Sendable {
     /// (The final whole-file check still guards against anything else.)
     /// Written once per version (a resumed attempt's 206, which carries no whole-object checksums, must not
     /// replace the sidecar its 200 wrote).
-    private func persistResumePoint(_ head: DownloadAttemptHead) {
+    private func persistResumePoint(etag: String, total: Int64, checksums: S3Checksums) {
         let fresh = sidecarState.withLock { state -> Bool in
             state.mayExist = true
-            if let point = state.resumePoint, point.etag == head.etag, point.total == head.total { return false }
-            state.resumePoint = (head.etag, head.total)
+            if let point = state.resumePoint, point.etag == etag, point.total == total { return false }
+            state.resumePoint = (etag, total)
             return true
         }
         guard fresh else { return }
-        let sidecar = PartSidecar(
-            etag: head.etag, size: head.total, checksums: head.checksums, ranges: [0..<max(0, head.total)])
+        let sidecar = PartSidecar(etag: etag, size: total, checksums: checksums, ranges: [0..<max(0, total)])
         try? sidecar.save(forPart: partPath)
     }
 
