@@ -240,19 +240,27 @@ extension AssetLibrary {
 
     /// Records a verified download as `full` in one transaction; refuses (and deletes the file) when the asset
     /// changed or vanished meanwhile, so a stale file is never marked `full`.
+    ///
+    /// Files at the asset's original path are only removed under the write lock, and a stale file is left alone
+    /// when the record already holds the current version's verified file at that path (another download of the
+    /// same asset, of the new version, committed first: removing "our" path would remove its file). A file that
+    /// is gone by the time of the commit (a stale commit removed it just before) is refused the same way.
     func commitDownloaded(assetID: Int64, result: DownloadResult) throws {
         var stale = false
-        var obsoletePaths: [String] = []
         try performWrite { tx in
-            guard let current = try tx.record(assetID) else {
+            let current = try tx.record(assetID)
+            let fresh = current.map { ETag.same($0.etag, result.etag) && $0.size == result.size } ?? false
+            guard let current, fresh else {
                 stale = true
-                return
-            }
-            guard ETag.same(current.etag, result.etag), current.size == result.size else {
-                stale = true
+                let committedThere = current.map { $0.availability == .full && $0.localFilePath == result.url.path }
+                if committedThere != true { try? FileManager.default.removeItem(at: result.url) }
                 return
             }
             if current.availability == .full, current.localFilePath == result.url.path { return }
+            guard FileManager.default.fileExists(atPath: result.url.path) else {
+                stale = true
+                return
+            }
             _ = try tx.update(assetID) { record in
                 record.availability = .full
                 record.localFilePath = result.url.path
@@ -262,14 +270,11 @@ extension AssetLibrary {
                 record.partialETag = nil
                 record.lastAccessDate = Date()
             }
-            obsoletePaths = [files.partial(id: assetID).path, files.partial(id: assetID).path + ".json"]
+            let obsoletePaths = [files.partial(id: assetID).path, files.partial(id: assetID).path + ".json"]
             // Under the write lock: the range file must not vanish after a later commit recorded ranges in it.
             for path in obsoletePaths { try? FileManager.default.removeItem(atPath: path) }
         }
-        if stale {
-            try? FileManager.default.removeItem(at: result.url)
-            throw AssetRequestError.objectChanged(key: result.url.lastPathComponent)
-        }
+        if stale { throw AssetRequestError.objectChanged(key: result.url.lastPathComponent) }
     }
 
     /// Deletes assets (and their files) in one transaction, cancelling their downloads.

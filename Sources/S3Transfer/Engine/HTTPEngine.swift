@@ -108,9 +108,11 @@ final class HTTPEngineCore: @unchecked Sendable {
     private let configuration: HTTPEngineConfiguration
     private let pending = Locked<(commands: [HTTPEngineCommand], stopping: Bool, nextID: UInt64)>(([], false, 1))
     private var active: [UInt64: HTTPTransferBox] = [:]
-    /// Finished easy handles, reset and kept for the next transfers: a handle keeps its receive buffer
+    /// Handles of completed transfers, reset and kept for the next ones: a handle keeps its receive buffer
     /// (``HTTPEngineConfiguration/receiveBufferSize``), which would otherwise be allocated and freed per request.
+    /// Freed once the engine has had nothing to do for a second, so an idle engine holds no buffers.
     private var idleHandles: [UnsafeMutableRawPointer] = []
+    private var lastBusy = DispatchTime.now().uptimeNanoseconds
 
     init(configuration: HTTPEngineConfiguration) {
         self.configuration = configuration
@@ -157,6 +159,13 @@ final class HTTPEngineCore: @unchecked Sendable {
             if stopping { break }
             curl_multi_perform(multi, &running)
             collectFinished()
+            let now = DispatchTime.now().uptimeNanoseconds
+            if !active.isEmpty {
+                lastBusy = now
+            } else if !idleHandles.isEmpty, now - lastBusy > 1_000_000_000 {
+                for easy in idleHandles { curl_easy_cleanup(easy) }
+                idleHandles = []
+            }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
         for id in Array(active.keys) { finish(id, .failure(.cancelled)) }
@@ -206,7 +215,9 @@ final class HTTPEngineCore: @unchecked Sendable {
         guard let box = active.removeValue(forKey: id), let easy = box.easy else { return }
         curl_multi_remove_handle(multi, easy)
         box.complete(result)
-        if idleHandles.count < configuration.maxTotalConnections {
+        // Only a handle whose transfer ran to its end is reused: one cancelled or aborted mid-body may still
+        // hold a pause or buffered bytes that a reset is not documented to clear.
+        if case .success = result, idleHandles.count < configuration.maxTotalConnections {
             curl_easy_reset(easy)
             idleHandles.append(easy)
         } else {
