@@ -163,15 +163,18 @@ final class HTTPEngineCore: @unchecked Sendable {
             if !active.isEmpty {
                 lastBusy = now
             } else if !idleHandles.isEmpty, now - lastBusy > 1_000_000_000 {
-                for easy in idleHandles { curl_easy_cleanup(easy) }
-                idleHandles = []
+                freeIdleHandles()
             }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
         for id in Array(active.keys) { finish(id, .failure(.cancelled)) }
+        freeIdleHandles()
+        curl_multi_cleanup(multi)
+    }
+
+    private func freeIdleHandles() {
         for easy in idleHandles { curl_easy_cleanup(easy) }
         idleHandles = []
-        curl_multi_cleanup(multi)
     }
 
     private func apply(_ command: HTTPEngineCommand) {
