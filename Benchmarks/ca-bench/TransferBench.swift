@@ -33,6 +33,17 @@ private func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
+/// User + system CPU time of another process so far (`/proc/PID/stat`, in clock ticks), 0 when unreadable.
+private func childCPUSeconds(_ pid: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return 0 }
+    // Fields after the command name: state is field 3, utime 14, stime 15.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
 /// Extra unmeasured rounds of our downloads for profiling (`CA_BENCH_PROFILE_ROUNDS`), 0 by default.
 private let profileRounds = ProcessInfo.processInfo.environment["CA_BENCH_PROFILE_ROUNDS"].flatMap(Int.init) ?? 0
 
@@ -53,7 +64,10 @@ func runTransferBenchmarks(large: Bool, small: Bool) async throws -> [BenchRow] 
     var rows: [BenchRow] = []
 
     if large { rows += try await largeObjectBenchmarks(server: server, client: client, bucket: bucket, work: work) }
-    if small { rows += try await smallObjectBenchmarks(client: client, bucket: bucket, work: work) }
+    if small {
+        rows += try await smallObjectBenchmarks(
+            client: client, bucket: bucket, work: work, serverPID: server.process.processIdentifier)
+    }
     return rows
 }
 
@@ -189,7 +203,9 @@ private func md5Throughput() -> Double {
 }
 
 /// (b) 2,000 objects of 16 KiB with 16 connections.
-private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL) async throws -> [BenchRow] {
+private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL, serverPID: Int32) async throws
+    -> [BenchRow]
+{
     let downloader = Downloader(
         client: client,
         configuration: DownloaderConfiguration(
@@ -244,12 +260,15 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL) 
         let configFile = work.appendingPathComponent("curl-\(round).cfg")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
         let curlCPUBefore = processCPUSeconds(RUSAGE_CHILDREN)
+        let serverBeforeCurl = childCPUSeconds(serverPID)
         curlTimes.append(
             try await seconds {
                 try curl(["-s", "--parallel", "--parallel-max", "16", "-K", configFile.path])
             })
         let curlCPU = processCPUSeconds(RUSAGE_CHILDREN) - curlCPUBefore
+        let serverAfterCurl = childCPUSeconds(serverPID)
         let ours = try await ourRound(into: ourDir)
+        let serverAfterOurs = childCPUSeconds(serverPID)
         ourTimes.append(ours.seconds)
         verifiedSmall = ours.verified
         curlCPUs.append(curlCPU / Double(count) * 1e6)
@@ -259,7 +278,9 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL) 
             print(
                 "round \(round): curl \(Int(Double(count) / curlTimes[round])) obj/s, "
                     + "\(Int(curlCPU / Double(count) * 1e6)) µs CPU per object; ours "
-                    + "\(Int(Double(count) / ourTimes[round])) obj/s, \(Int(ourCPU / Double(count) * 1e6)) µs")
+                    + "\(Int(Double(count) / ourTimes[round])) obj/s, \(Int(ourCPU / Double(count) * 1e6)) µs; server "
+                    + "\(Int((serverAfterCurl - serverBeforeCurl) / Double(count) * 1e6)) µs for curl's, "
+                    + "\(Int((serverAfterOurs - serverAfterCurl) / Double(count) * 1e6)) µs for ours")
         }
     }
     for round in 0..<profileRounds {

@@ -2,9 +2,13 @@ import Foundation
 
 /// One transfer of one object to one destination, shared by every ``DownloadAttachment`` that asked for it.
 ///
-/// Runs as a task: waits for a slot, resumes from a `.part` file and its sidecar when they belong to the
-/// right version, makes GET attempts (Range + If-Match when continuing), retries within the budget, verifies
-/// and moves the file into place. Only a verified file is ever renamed to the destination.
+/// The common case runs without a task: the slot's grant (on whatever thread gave the slot back) signs and
+/// starts the GET, the engine thread streams the body into the `.part`, and the writer's queue verifies,
+/// syncs, renames and delivers the result. Anything else — a `.part` to resume, a failed or unverifiable
+/// attempt, a pause, a previous job for the same file still letting go — continues as a task that resumes
+/// from a `.part` file and its sidecar when they belong to the right version, makes GET attempts (Range +
+/// If-Match when continuing), retries within the budget, verifies and moves the file into place. Only a
+/// verified file is ever renamed to the destination.
 final class DownloadJob: @unchecked Sendable {
     struct Key: Hashable {
         var bucket: String
@@ -29,7 +33,13 @@ final class DownloadJob: @unchecked Sendable {
         var paused = false
         var resumeWaiter: CheckedContinuation<Void, Never>?
         var currentTransfer: HTTPTransferID?
+        /// The request for a slot while it waits in the scheduler (withdrawn when the job is cancelled).
+        var slotTicket: TransferScheduler.Ticket?
         var task: Task<Void, Never>?
+        /// Set once the job's file work is over and its attachments are told; later jobs for the same file
+        /// wait for it (``waitUntilEnded()``).
+        var ended = false
+        var endWaiters: [CheckedContinuation<Void, Never>] = []
         /// The writer of the `.part`, so that the job ends only after its queued file work (a background open
         /// that has not run yet must not create the file after the job is over).
         var writer: PartFileWriter?
@@ -87,13 +97,16 @@ final class DownloadJob: @unchecked Sendable {
 
     /// Removes a request; cancels the transfer when none is left.
     func detach(_ id: UUID) {
-        let (engineCancel, task) = state.withLock { state -> (HTTPTransferID?, Task<Void, Never>?) in
-            guard state.attachments.removeValue(forKey: id) != nil else { return (nil, nil) }
+        let (engineCancel, task, ticket) = state.withLock {
+            state -> (HTTPTransferID?, Task<Void, Never>?, TransferScheduler.Ticket?) in
+            guard state.attachments.removeValue(forKey: id) != nil else { return (nil, nil, nil) }
             state.pausedAttachments.remove(id)
-            guard state.attachments.isEmpty, !state.finished else { return (nil, nil) }
+            guard state.attachments.isEmpty, !state.finished else { return (nil, nil, nil) }
             state.cancelled = true
-            return (state.currentTransfer, state.task)
+            return (state.currentTransfer, state.task, state.slotTicket)
         }
+        // A job still waiting for a slot leaves the queue and ends at once (through its grant).
+        if let ticket { scheduler.withdraw(ticket) }
         if let engineCancel { client.engine.cancel(engineCancel) }
         task?.cancel()
         wakeIfResumed(force: true)
@@ -137,30 +150,125 @@ final class DownloadJob: @unchecked Sendable {
 
     // MARK: Running
 
-    /// Starts the job's task, after `previous` (a cancelled job for the same file) has finished.
+    /// Starts the job: at once (as soon as a slot is free) without a task, or, when `previous` (a cancelled
+    /// job for the same file) is given, as a task that first waits for it to let go of the file.
     func start(after previous: DownloadJob? = nil) {
-        let previousTask = previous?.state.withLock { $0.task }
-        let task = Task.detached { [self] in
-            await previousTask?.value
-            let result = await run()
-            await state.withLock({ $0.writer })?.drain()
-            if case .failure(let error) = result, error.isOutOfSpace {
-                // The disk is full: keeping the partial bytes would keep it full, and they cannot grow anyway.
-                unlink(partPath)
-                removeSidecar()
-            }
-            let attachments = state.withLock { state -> [DownloadAttachment] in
-                state.finished = true
-                return Array(state.attachments.values)
-            }
-            onFinish(self)
-            let final: DownloadProgress? = progress.withLock { p in
-                guard case .success(let r) = result else { return nil }
-                return DownloadProgress(bytesReceived: r.size, totalBytes: r.size, bytesPerSecond: Self.rate(p))
-            }
-            for attachment in attachments { attachment.finish(result, finalProgress: final) }
+        if let previous {
+            startTask(first: nil, holdingSlot: false, after: previous)
+            return
         }
-        state.withLock { $0.task = task }
+        let ticket = scheduler.makeTicket()
+        state.withLock { $0.slotTicket = ticket }
+        let now = scheduler.request(ticket, priority: request.priority) { [self] granted in
+            state.withLock { $0.slotTicket = nil }
+            if granted {
+                // On the thread that gave the slot back: a writer's queue, or a task of the downloader's.
+                startFirstAttempt(openingInline: true)
+            } else {
+                end(.failure(.cancelled))
+            }
+        }
+        if now {
+            state.withLock { $0.slotTicket = nil }
+            startFirstAttempt(openingInline: false)
+        }
+    }
+
+    /// The first attempt of a job that holds a slot. A `.part` left by an earlier run (or a job cancelled or
+    /// paused meanwhile) is the task's business.
+    /// - Parameter openingInline: Create the `.part` on this thread (not the caller's, which may belong to
+    ///   the caller's pool: there it is created on the writer's queue while the request is on its way).
+    private func startFirstAttempt(openingInline: Bool) {
+        guard !PartSidecar.lookup(forPart: partPath).present else {
+            return startTask(first: nil, holdingSlot: true)
+        }
+        let writer = PartFileWriter(path: partPath)
+        state.withLock { $0.writer = writer }
+        // Nothing on disk can be trusted without a sidecar: the `.part` starts empty.
+        if !openingInline {
+            writer.openEmptyInBackground()
+        } else if case .failure(let error) = writer.openNow(truncate: true) {
+            scheduler.release()
+            return end(.failure(error))
+        }
+        let started = startAttempt(writer: writer, offset: 0, version: ObjectVersion()) { [self] outcome in
+            firstAttemptEnded(outcome, writer: writer)
+        }
+        if !started { startTask(first: (writer, .failed(.cancelled, nil)), holdingSlot: true) }
+    }
+
+    /// The end of the first attempt (engine thread): a complete body is verified, synced and renamed on the
+    /// writer's queue (after the hashing queued there); anything else goes on as a task.
+    private func firstAttemptEnded(_ outcome: DownloadAttemptOutcome, writer: PartFileWriter) {
+        state.withLock { $0.currentTransfer = nil }
+        guard case .completed(let head) = outcome else {
+            return startTask(first: (writer, outcome), holdingSlot: true)
+        }
+        writer.perform { [self] in
+            var version = ObjectVersion()
+            version.adopt(head)
+            guard verify(writer: writer, version: version) == nil else {
+                return startTask(first: (writer, outcome), holdingSlot: true)
+            }
+            // The connection is done with: the next download gets it while this file is synced and renamed.
+            scheduler.release()
+            let renamed = writer.syncAndRenameNow(to: request.destination.path)
+            end(renamed.map { result(writer: writer, version: version, attempts: 1) })
+        }
+    }
+
+    /// Runs the rest of the job as a task (see ``run(first:holdingSlot:)``).
+    private func startTask(
+        first: (writer: PartFileWriter, outcome: DownloadAttemptOutcome)?, holdingSlot: Bool,
+        after previous: DownloadJob? = nil
+    ) {
+        let task = Task.detached { [self] in
+            await previous?.waitUntilEnded()
+            let result = await run(first: first, holdingSlot: holdingSlot)
+            await state.withLock({ $0.writer })?.drain()
+            end(result)
+        }
+        let cancelled = state.withLock { state -> Bool in
+            state.task = task
+            return state.cancelled
+        }
+        if cancelled { task.cancel() }
+    }
+
+    /// Tells the attachments the result, after the job's file work is over.
+    private func end(_ result: Result<DownloadResult, S3Error>) {
+        if case .failure(let error) = result, error.isOutOfSpace {
+            // The disk is full: keeping the partial bytes would keep it full, and they cannot grow anyway.
+            unlink(partPath)
+            removeSidecar()
+        }
+        let attachments = state.withLock { state -> [DownloadAttachment] in
+            state.finished = true
+            return Array(state.attachments.values)
+        }
+        onFinish(self)
+        let final: DownloadProgress? = progress.withLock { p in
+            guard case .success(let r) = result else { return nil }
+            return DownloadProgress(bytesReceived: r.size, totalBytes: r.size, bytesPerSecond: Self.rate(p))
+        }
+        for attachment in attachments { attachment.finish(result, finalProgress: final) }
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.ended = true
+            defer { state.endWaiters = [] }
+            return state.endWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the job has ended (its file work is over).
+    private func waitUntilEnded() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = state.withLock { state -> Bool in
+                if !state.ended { state.endWaiters.append(continuation) }
+                return state.ended
+            }
+            if ended { continuation.resume() }
+        }
     }
 
     private static func rate(_ p: Progress) -> Double {
@@ -183,9 +291,14 @@ final class DownloadJob: @unchecked Sendable {
         for attachment in state.withLock({ Array($0.attachments.values) }) { attachment.deliver(report) }
     }
 
-    /// The whole download: slot, resume, attempts, verification, rename.
-    private func run() async -> Result<DownloadResult, S3Error> {
-        guard await scheduler.acquire(priority: request.priority) else { return .failure(.cancelled) }
+    /// The download as a task: slot (unless held), resume, attempts, verification, rename. `first` is an
+    /// attempt already made (by ``startFirstAttempt()``) whose outcome the loop takes up before any other.
+    private func run(
+        first: (writer: PartFileWriter, outcome: DownloadAttemptOutcome)?, holdingSlot: Bool
+    ) async -> Result<DownloadResult, S3Error> {
+        if !holdingSlot {
+            guard await scheduler.acquire(priority: request.priority) else { return .failure(.cancelled) }
+        }
         var holdsSlot = true
         defer { if holdsSlot { scheduler.release() } }
         /// The connection is done with: the next download gets it while this file is synced and renamed.
@@ -194,71 +307,62 @@ final class DownloadJob: @unchecked Sendable {
         {
             scheduler.release()
             holdsSlot = false
-            return try await finalize(writer: writer, version: version, attempts: attempts)
+            try await writer.syncAndRename(to: request.destination.path).get()
+            return .success(result(writer: writer, version: version, attempts: attempts))
         }
         do {
             var version = ObjectVersion()
-            // Continue a `.part` left by an earlier run when its sidecar names the right version.
-            let found = PartSidecar.lookup(forPart: partPath)
-            let usable = found.sidecar.flatMap { sidecar in
-                request.expectedETag.map({ S3ETag.unquoted($0) == sidecar.etag }) ?? true ? sidecar : nil
-            }
-            if found.present && usable == nil { PartSidecar.remove(forPart: partPath) }
-            let writer = PartFileWriter(path: partPath)
-            state.withLock { $0.writer = writer }
-            if let sidecar = usable {
-                let onDisk = try await writer.open(truncate: false).get()
-                sidecarState.withLock { $0.mayExist = true }
-                var keep = min(sidecar.contiguousPrefix, onDisk)
-                if let size = sidecar.size, keep > size { keep = 0 }
-                version = ObjectVersion(etag: sidecar.etag, total: sidecar.size, checksums: sidecar.checksums)
-                let hasher = IntegrityHasher(
-                    etag: sidecar.etag, checksums: sidecar.checksums, policy: configuration.integrity)
-                try await writer.resume(keeping: keep, hasher: keep > 0 ? hasher : nil).get()
-                if keep == 0 { version = ObjectVersion() }
-                if keep > 0, let size = sidecar.size {
-                    // The file now ends at the kept prefix: from here on the sidecar is this version's resume
-                    // point, with the whole object's checksums (a 206 brings none).
-                    persistResumePoint(etag: sidecar.etag, total: size, checksums: sidecar.checksums)
-                }
+            let writer: PartFileWriter
+            var pending: DownloadAttemptOutcome?
+            var attempts = 0
+            if let first {
+                writer = first.writer
+                pending = first.outcome
+                attempts = 1
+                await writer.drain()
             } else {
-                // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty, created
-                // while the request is on its way.
-                writer.openEmptyInBackground()
+                (writer, version) = try await prepareWriter()
             }
             progress.withLock { $0.total = version.total }
 
-            var attempts = 0
             var failures = 0
             var checksumRetried = false
             var restartedForChange = false
             var skewRetried = false
             let policy = configuration.retryPolicy
             while true {
-                if isCancelled || Task.isCancelled { return .failure(.cancelled) }
-                if isPaused {
-                    scheduler.release()
-                    holdsSlot = false
-                    await waitWhilePaused()
-                    if isCancelled { return .failure(.cancelled) }
-                    guard await scheduler.acquire(priority: request.priority) else { return .failure(.cancelled) }
-                    holdsSlot = true
-                    continue
-                }
-                let offset = writer.written
-                if offset > 0, version.etag != nil, offset == version.total {
-                    // Every byte is on disk already (an earlier run stopped after the last write and before the
-                    // rename): asking for `bytes=size-` would be a 416. Verify what is there and finish, or start over.
-                    if verify(writer: writer, version: version) == nil {
-                        return try await finalizeWithoutSlot(writer: writer, version: version, attempts: attempts)
+                let offset: Int64
+                let outcome: DownloadAttemptOutcome
+                if let taken = pending {
+                    pending = nil
+                    offset = 0
+                    outcome = taken
+                } else {
+                    if isCancelled || Task.isCancelled { return .failure(.cancelled) }
+                    if isPaused {
+                        scheduler.release()
+                        holdsSlot = false
+                        await waitWhilePaused()
+                        if isCancelled { return .failure(.cancelled) }
+                        guard await scheduler.acquire(priority: request.priority) else { return .failure(.cancelled) }
+                        holdsSlot = true
+                        continue
                     }
-                    discard(writer: writer)
-                    await writer.drain()
-                    version = ObjectVersion()
-                    continue
+                    offset = writer.written
+                    if offset > 0, version.etag != nil, offset == version.total {
+                        // Every byte is on disk already (an earlier run stopped after the last write and before the
+                        // rename): asking for `bytes=size-` would be a 416. Verify what is there and finish, or start over.
+                        if verify(writer: writer, version: version) == nil {
+                            return try await finalizeWithoutSlot(writer: writer, version: version, attempts: attempts)
+                        }
+                        discard(writer: writer)
+                        await writer.drain()
+                        version = ObjectVersion()
+                        continue
+                    }
+                    attempts += 1
+                    outcome = await attempt(writer: writer, offset: offset, version: version)
                 }
-                attempts += 1
-                let outcome = await attempt(writer: writer, offset: offset, version: version)
                 switch outcome {
                 case .completed(let head):
                     version.adopt(head)
@@ -336,10 +440,63 @@ final class DownloadJob: @unchecked Sendable {
         }
     }
 
+    /// A writer for the `.part`: continued from what an earlier run left when its sidecar names the right
+    /// version (the returned version), else empty.
+    private func prepareWriter() async throws(S3Error) -> (PartFileWriter, ObjectVersion) {
+        var version = ObjectVersion()
+        // Continue a `.part` left by an earlier run when its sidecar names the right version.
+        let found = PartSidecar.lookup(forPart: partPath)
+        let usable = found.sidecar.flatMap { sidecar in
+            request.expectedETag.map({ S3ETag.unquoted($0) == sidecar.etag }) ?? true ? sidecar : nil
+        }
+        if found.present && usable == nil { PartSidecar.remove(forPart: partPath) }
+        let writer = PartFileWriter(path: partPath)
+        state.withLock { $0.writer = writer }
+        if let sidecar = usable {
+            let onDisk = try await writer.open(truncate: false).get()
+            sidecarState.withLock { $0.mayExist = true }
+            var keep = min(sidecar.contiguousPrefix, onDisk)
+            if let size = sidecar.size, keep > size { keep = 0 }
+            version = ObjectVersion(etag: sidecar.etag, total: sidecar.size, checksums: sidecar.checksums)
+            let hasher = IntegrityHasher(
+                etag: sidecar.etag, checksums: sidecar.checksums, policy: configuration.integrity)
+            try await writer.resume(keeping: keep, hasher: keep > 0 ? hasher : nil).get()
+            if keep == 0 { version = ObjectVersion() }
+            if keep > 0, let size = sidecar.size {
+                // The file now ends at the kept prefix: from here on the sidecar is this version's resume
+                // point, with the whole object's checksums (a 206 brings none).
+                persistResumePoint(etag: sidecar.etag, total: size, checksums: sidecar.checksums)
+            }
+        } else {
+            // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty, created
+            // while the request is on its way.
+            writer.openEmptyInBackground()
+        }
+        return (writer, version)
+    }
+
     /// One GET: starts it (unless cancelled or paused meanwhile) and waits for its end and for the writer.
     private func attempt(writer: PartFileWriter, offset: Int64, version: ObjectVersion) async
         -> DownloadAttemptOutcome
     {
+        let outcome = await withCheckedContinuation {
+            (continuation: CheckedContinuation<DownloadAttemptOutcome, Never>) in
+            let started = startAttempt(writer: writer, offset: offset, version: version) {
+                continuation.resume(returning: $0)
+            }
+            if !started { continuation.resume(returning: .failed(.cancelled, nil)) }
+        }
+        state.withLock { $0.currentTransfer = nil }
+        await writer.drain()
+        return outcome
+    }
+
+    /// Signs and starts one GET; false (and nothing started) when the job was cancelled or paused meanwhile.
+    /// `completion` runs on the engine thread; the writer may still have queued work then.
+    private func startAttempt(
+        writer: PartFileWriter, offset: Int64, version: ObjectVersion,
+        completion: @escaping @Sendable (DownloadAttemptOutcome) -> Void
+    ) -> Bool {
         var headers: [(name: String, value: String)] = [("x-amz-checksum-mode", "ENABLED")]
         if offset > 0, let etag = version.etag {
             headers.append(("range", "bytes=\(offset)-"))
@@ -353,39 +510,32 @@ final class DownloadJob: @unchecked Sendable {
             integrity: configuration.integrity)
         let engine = client.engine
         let id = engine.makeTransferID()
-        let outcome = await withCheckedContinuation {
-            (continuation: CheckedContinuation<DownloadAttemptOutcome, Never>) in
-            let handler = DownloadStreamHandler(
-                client: client, writer: writer, expectation: expectation,
-                onHead: { [weak self] head in
-                    self?.progress.withLock { p in
-                        p.total = head.total
-                        p.base = head.start
-                        p.attemptBytes = 0
-                    }
-                    // A body that fits in one write chunk has nothing on disk to continue from until it is
-                    // complete, so it gets no sidecar (which would cost two more inodes per small object).
-                    if head.length > Int64(writer.chunkSize) {
-                        self?.persistResumePoint(etag: head.etag, total: head.total, checksums: head.checksums)
-                    }
-                },
-                onBytes: { [weak self] n in self?.received(n) },
-                completion: { continuation.resume(returning: $0) })
-            writer.attach(engine, id)
-            let request = client.makeRequest(
-                method: "GET", bucket: request.bucket, key: request.key, headers: headers,
-                stallTimeout: configuration.stallTimeout)
-            let started = state.withLock { state -> Bool in
-                guard !state.cancelled, !state.paused else { return false }
-                state.currentTransfer = id
-                engine.start(request, handler: handler, id: id)
-                return true
-            }
-            if !started { continuation.resume(returning: .failed(.cancelled, nil)) }
+        let handler = DownloadStreamHandler(
+            client: client, writer: writer, expectation: expectation,
+            onHead: { [weak self] head in
+                self?.progress.withLock { p in
+                    p.total = head.total
+                    p.base = head.start
+                    p.attemptBytes = 0
+                }
+                // A body that fits in one write chunk has nothing on disk to continue from until it is
+                // complete, so it gets no sidecar (which would cost two more inodes per small object).
+                if head.length > Int64(writer.chunkSize) {
+                    self?.persistResumePoint(etag: head.etag, total: head.total, checksums: head.checksums)
+                }
+            },
+            onBytes: { [weak self] n in self?.received(n) },
+            completion: completion)
+        writer.attach(engine, id)
+        let request = client.makeRequest(
+            method: "GET", bucket: request.bucket, key: request.key, headers: headers,
+            stallTimeout: configuration.stallTimeout)
+        return state.withLock { state -> Bool in
+            guard !state.cancelled, !state.paused else { return false }
+            state.currentTransfer = id
+            engine.start(request, handler: handler, id: id)
+            return true
         }
-        state.withLock { $0.currentTransfer = nil }
-        await writer.drain()
-        return outcome
     }
 
     /// Length and hashes; nil when everything matches.
@@ -403,17 +553,14 @@ final class DownloadJob: @unchecked Sendable {
         return writer.hasher?.firstMismatch()
     }
 
-    private func finalize(writer: PartFileWriter, version: ObjectVersion, attempts: Int) async throws(S3Error)
-        -> Result<DownloadResult, S3Error>
-    {
-        try await writer.syncAndRename(to: request.destination.path).get()
+    /// The result of a verified file now at its destination.
+    private func result(writer: PartFileWriter, version: ObjectVersion, attempts: Int) -> DownloadResult {
         removeSidecar()
         let verification = Set([IntegrityCheck.length]).union(writer.hasher?.checks ?? [])
         let transferred = progress.withLock { $0.transferred }
-        return .success(
-            DownloadResult(
-                url: request.destination, etag: version.etag ?? "", size: version.total ?? 0,
-                verification: verification, bytesTransferred: transferred, attempts: attempts))
+        return DownloadResult(
+            url: request.destination, etag: version.etag ?? "", size: version.total ?? 0,
+            verification: verification, bytesTransferred: transferred, attempts: attempts)
     }
 
     /// Written as soon as a response's headers name the version, so that a process killed mid-body (kill -9,

@@ -90,15 +90,19 @@ final class PartFileWriter: @unchecked Sendable {
     /// - Parameter truncate: Start from an empty file (nothing on disk belongs to a known version).
     /// - Returns: The size of the file as opened.
     func open(truncate: Bool) async -> Result<Int64, S3Error> {
-        let result: Result<Int64, S3Error> = await onQueue { [self] in
-            let fd = openFile(path, O_RDWR | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0))
-            guard fd >= 0 else { return .failure(.fileSystem(path: path, errno: errno)) }
-            self.fd = fd
-            var st = stat()
-            return .success(fstat(fd, &st) == 0 ? Int64(st.st_size) : 0)
-        }
-        if case .success(let size) = result { fileEnd = size }
-        return result
+        await onQueue { [self] in openNow(truncate: truncate) }
+    }
+
+    /// ``open(truncate:)`` on the calling thread, for a thread that may wait for the file system (a writer's
+    /// queue, never the caller's pool). Before any other use of the writer.
+    func openNow(truncate: Bool) -> Result<Int64, S3Error> {
+        let fd = openFile(path, O_RDWR | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0))
+        guard fd >= 0 else { return .failure(.fileSystem(path: path, errno: errno)) }
+        self.fd = fd
+        var st = stat()
+        let size = truncate ? 0 : fstat(fd, &st) == 0 ? Int64(st.st_size) : 0
+        fileEnd = size
+        return .success(size)
     }
 
     /// Creates (or empties) the file on the worker queue and returns at once, so that creating it overlaps
@@ -204,11 +208,17 @@ final class PartFileWriter: @unchecked Sendable {
 
     /// `fsync(2)`, then renames the file to `destination`, in one visit to the worker queue.
     func syncAndRename(to destination: String) async -> Result<Void, S3Error> {
-        await onQueue { [self] in
-            if case .failure(let error) = syncNow() { return .failure(error) }
-            guard rename(path, destination) == 0 else { return .failure(.fileSystem(path: destination, errno: errno)) }
-            return .success(())
-        }
+        await onQueue { [self] in syncAndRenameNow(to: destination) }
+    }
+
+    /// Runs `body` on the worker queue after every chunk, open and writeback handed to it so far.
+    func perform(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
+
+    /// `fsync(2)`, then renames the file to `destination`. Only from a block given to ``perform(_:)``.
+    func syncAndRenameNow(to destination: String) -> Result<Void, S3Error> {
+        if case .failure(let error) = syncNow() { return .failure(error) }
+        guard rename(path, destination) == 0 else { return .failure(.fileSystem(path: destination, errno: errno)) }
+        return .success(())
     }
 
     /// Holds the worker queue until the returned closure is called (tests: to make chunks wait).

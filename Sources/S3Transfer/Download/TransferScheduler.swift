@@ -1,10 +1,19 @@
 import Foundation
 
 /// Hands out a fixed number of slots to waiting downloads, highest priority first, then first come.
+///
+/// A slot is asked for with a ticket (``makeTicket()``) and granted through a callback, so that a download can
+/// start on whatever thread frees the slot, without a task waiting for it; ``acquire(priority:)`` is the
+/// `async` form of the same.
 final class TransferScheduler: Sendable {
+    /// Identifies one request for a slot.
+    struct Ticket: Hashable, Sendable {
+        fileprivate let rawValue: UInt64
+    }
+
     private struct Waiter {
-        let id: UInt64
-        let continuation: CheckedContinuation<Bool, Never>
+        let ticket: Ticket
+        let grant: @Sendable (Bool) -> Void
     }
     /// One FIFO queue per priority (removed entries leave a gap the head skips), so handing a slot on is
     /// O(1) with thousands waiting.
@@ -31,10 +40,9 @@ final class TransferScheduler: Sendable {
             return nil
         }
 
-        mutating func remove(id: UInt64) -> Waiter? {
-            guard let index = items[head...].firstIndex(where: { $0?.id == id }), let waiter = items[index] else {
-                return nil
-            }
+        mutating func remove(_ ticket: Ticket) -> Waiter? {
+            guard let index = items[head...].firstIndex(where: { $0?.ticket == ticket }), let waiter = items[index]
+            else { return nil }
             items[index] = nil
             count -= 1
             return waiter
@@ -51,49 +59,71 @@ final class TransferScheduler: Sendable {
     private struct State {
         var available: Int
         var queues = [Queue](repeating: Queue(), count: DownloadPriority.allCases.count)
-        var cancelledBeforeWaiting: Set<UInt64> = []
-        var nextID: UInt64 = 0
+        /// Tickets withdrawn before they were put in a queue (their request is refused when it comes).
+        var withdrawnEarly: Set<Ticket> = []
+        var nextTicket: UInt64 = 0
     }
     private let state: Locked<State>
 
     init(slots: Int) { state = Locked(State(available: slots)) }
 
+    /// A new ticket for ``request(_:priority:grant:)``.
+    func makeTicket() -> Ticket {
+        state.withLock { state in
+            state.nextTicket += 1
+            return Ticket(rawValue: state.nextTicket)
+        }
+    }
+
+    /// Asks for a slot. Returns true when one was free: it is the caller's at once, and `grant` is never
+    /// called. Otherwise `grant(true)` is called once a slot is this request's, on the thread that gives one
+    /// back (``release()``), or `grant(false)` when the ticket is withdrawn (``withdraw(_:)``) first — on this
+    /// thread before this returns if it was withdrawn before it was asked. Never under a lock.
+    func request(_ ticket: Ticket, priority: DownloadPriority, grant: @escaping @Sendable (Bool) -> Void) -> Bool {
+        let immediate = state.withLock { state -> Bool? in
+            if state.withdrawnEarly.remove(ticket) != nil { return false }
+            if state.available > 0 {
+                state.available -= 1
+                return true
+            }
+            state.queues[priority.rawValue].append(Waiter(ticket: ticket, grant: grant))
+            return nil
+        }
+        if immediate == false { grant(false) }
+        return immediate == true
+    }
+
+    /// Withdraws a request that has no slot yet (its `grant(false)` runs here); a ticket not yet requested is
+    /// refused when it is. Does nothing once the slot was granted.
+    func withdraw(_ ticket: Ticket) {
+        let waiter = state.withLock { state -> Waiter? in
+            for priority in DownloadPriority.allCases {
+                if let waiter = state.queues[priority.rawValue].remove(ticket) { return waiter }
+            }
+            state.withdrawnEarly.insert(ticket)
+            return nil
+        }
+        waiter?.grant(false)
+    }
+
     /// Waits for a slot. Returns false (without a slot) if the task is cancelled while waiting.
     func acquire(priority: DownloadPriority) async -> Bool {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
+        let ticket = makeTicket()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let immediate = state.withLock { state -> Bool? in
-                    if state.cancelledBeforeWaiting.remove(id) != nil { return false }
-                    if state.available > 0 {
-                        state.available -= 1
-                        return true
-                    }
-                    state.queues[priority.rawValue].append(
-                        Waiter(id: id, continuation: continuation))
-                    return nil
+                if request(ticket, priority: priority, grant: { continuation.resume(returning: $0) }) {
+                    continuation.resume(returning: true)
                 }
-                if let immediate { continuation.resume(returning: immediate) }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                for priority in DownloadPriority.allCases {
-                    if let waiter = state.queues[priority.rawValue].remove(id: id) { return waiter }
-                }
-                state.cancelledBeforeWaiting.insert(id)
-                return nil
-            }
-            waiter?.continuation.resume(returning: false)
+            withdraw(ticket)
         }
     }
 
     /// Requests waiting for a slot.
     var waitingCount: Int { state.withLock { $0.queues.reduce(0) { $0 + $1.count } } }
 
-    /// Returns a slot: the best waiter gets it, or it becomes available.
+    /// Returns a slot: the best waiter gets it (its grant runs on this thread), or it becomes available.
     func release() {
         let next = state.withLock { state -> Waiter? in
             for priority in DownloadPriority.allCases.reversed() {
@@ -102,6 +132,6 @@ final class TransferScheduler: Sendable {
             state.available += 1
             return nil
         }
-        next?.continuation.resume(returning: true)
+        next?.grant(true)
     }
 }
