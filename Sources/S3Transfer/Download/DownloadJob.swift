@@ -212,7 +212,7 @@ final class DownloadJob: @unchecked Sendable {
             }
             // The connection is done with: the next download gets it while this file is synced and renamed.
             scheduler.release()
-            let renamed = writer.syncAndRenameNow(to: request.destination.path)
+            let renamed = writer.syncAndRenameNow(to: jobKey.destination)
             end(renamed.map { result(writer: writer, version: version, attempts: 1) })
         }
     }
@@ -307,7 +307,7 @@ final class DownloadJob: @unchecked Sendable {
         {
             scheduler.release()
             holdsSlot = false
-            try await writer.syncAndRename(to: request.destination.path).get()
+            try await writer.syncAndRename(to: jobKey.destination).get()
             return .success(result(writer: writer, version: version, attempts: attempts))
         }
         do {

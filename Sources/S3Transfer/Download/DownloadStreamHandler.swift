@@ -21,7 +21,7 @@ enum DownloadAttemptOutcome: Sendable {
 
 /// Receives one GET attempt on the engine thread and streams a successful body into a ``PartFileWriter``.
 /// Error bodies are collected in memory (they are small) to become an ``S3Error``.
-final class DownloadStreamHandler: HTTPResponseHandler, @unchecked Sendable {
+final class DownloadStreamHandler: HTTPResponseHandler, HTTPBatchedCompletion, @unchecked Sendable {
     /// What the response must match.
     struct Expectation: Sendable {
         /// The byte asked to start at (a `Range` request when > 0 or when `rangeEnd` is set).
@@ -150,6 +150,13 @@ final class DownloadStreamHandler: HTTPResponseHandler, @unchecked Sendable {
         let disposition = writer.accept(bytes)
         if case .consumed = disposition { onBytes(bytes.count) }
         return disposition
+    }
+
+    func addBatchedWork(to batch: MD5Batch) {
+        guard !isErrorResponse, failure == nil, let hasher = writer.hasher, hasher.bodyForBatchedMD5 != nil else {
+            return
+        }
+        batch.add(hasher)
     }
 
     func didComplete(_ result: Result<Void, HTTPTransportError>) {

@@ -201,6 +201,8 @@ final class PartFileWriter: @unchecked Sendable {
             shared.withLock({ $0.inFlight == 0 })
         else { return }
         hashOnWorker = false
+        // A small body's MD5 is better still computed with others that finish with it (``MD5Batch``).
+        hasher?.keepBodyForBatchedMD5(length: length)
     }
 
     /// `fsync(2)`; the only way a `.part` becomes eligible for its final name.

@@ -113,6 +113,9 @@ final class HTTPEngineCore: @unchecked Sendable {
     /// Freed once the engine has had nothing to do for a second, so an idle engine holds no buffers.
     private var idleHandles: [UnsafeMutableRawPointer] = []
     private var lastBusy = DispatchTime.now().uptimeNanoseconds
+    /// Scratch for ``collectFinished()``, kept between passes.
+    private var finished: [(UInt64, Result<Void, HTTPTransportError>)] = []
+    private let md5Batch = MD5Batch()
 
     init(configuration: HTTPEngineConfiguration) {
         self.configuration = configuration
@@ -193,6 +196,8 @@ final class HTTPEngineCore: @unchecked Sendable {
         }
     }
 
+    /// Every transfer libcurl finished in this pass: first the work they share (``MD5Batch``), then each
+    /// handler's end.
     private func collectFinished() {
         var easy: UnsafeMutableRawPointer?
         var code = CURLE_OK
@@ -203,14 +208,19 @@ final class HTTPEngineCore: @unchecked Sendable {
             guard let raw else { continue }
             let box = Unmanaged<HTTPTransferBox>.fromOpaque(raw).takeUnretainedValue()
             if code == CURLE_OK {
-                finish(box.id, .success(()))
+                box.batching?.addBatchedWork(to: md5Batch)
+                finished.append((box.id, .success(())))
             } else if box.handlerAborted {
-                finish(box.id, .failure(.aborted))
+                finished.append((box.id, .failure(.aborted)))
             } else {
                 let message = String(cString: curl_easy_strerror(code))
-                finish(box.id, .failure(HTTPTransportError(curlCode: Int(code.rawValue), message: message)))
+                finished.append((box.id, .failure(HTTPTransportError(curlCode: Int(code.rawValue), message: message))))
             }
         }
+        guard !finished.isEmpty else { return }
+        md5Batch.run()
+        for (id, result) in finished { finish(id, result) }
+        finished.removeAll(keepingCapacity: true)
     }
 
     /// Removes the handle from libcurl, then tells the handler, then frees the handle and the box.

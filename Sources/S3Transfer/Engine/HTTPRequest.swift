@@ -47,7 +47,10 @@ public struct HTTPResponseHead: Sendable, Hashable {
     }
 
     /// The value of a header, by case-insensitive name.
-    public subscript(name: String) -> String? { headers[name.lowercased()] }
+    public subscript(name: String) -> String? {
+        // Names in this package are written in lower case already: no new string to look them up.
+        headers[name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? name.lowercased() : name]
+    }
 }
 
 /// What a body handler tells the engine after receiving bytes.

@@ -7,6 +7,8 @@ import Foundation
 final class HTTPTransferBox: @unchecked Sendable {
     let id: UInt64
     let handler: any HTTPResponseHandler
+    /// The handler, when it has work for the engine's per-pass batch (looked up once per transfer).
+    let batching: (any HTTPBatchedCompletion)?
     let request: HTTPRequest
     var easy: UnsafeMutableRawPointer?
     var headerList: UnsafeMutablePointer<curl_slist>?
@@ -21,6 +23,7 @@ final class HTTPTransferBox: @unchecked Sendable {
         self.id = id
         self.request = request
         self.handler = handler
+        batching = handler as? any HTTPBatchedCompletion
     }
 
     /// Parses one header line; delivers the head at the blank line that ends a final (non-1xx) response.
