@@ -273,6 +273,14 @@ public enum SigV4 {
         return key
     }
 
+    /// ``signingKey(secret:date:region:service:)`` ready to sign with: its HMAC set up once per scope.
+    static func signingMAC(secret: String, date: String, region: String, service: String) -> PrekeyedHMAC {
+        let cacheKey = SigningKeyCache.Key(secret: secret, date: date, region: region, service: service)
+        if let mac = SigningKeyCache.shared.mac(for: cacheKey) { return mac }
+        _ = signingKey(secret: secret, date: date, region: region, service: service)
+        return SigningKeyCache.shared.mac(for: cacheKey)!
+    }
+
     /// Hex HMAC-SHA256 of `string` under `key`.
     public static func signature(_ string: String, key: SymmetricKey) -> String {
         hex(HMAC<SHA256>.authenticationCode(for: Array(string.utf8), using: key))
@@ -288,11 +296,16 @@ public enum SigV4 {
     public static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
         var out = [UInt8]()
         out.reserveCapacity(bytes.underestimatedCount * 2)
+        appendHex(bytes, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the lower-case hex of `bytes` to `out`.
+    static func appendHex<S: Sequence>(_ bytes: S, to out: inout [UInt8]) where S.Element == UInt8 {
         for b in bytes {
             out.append(lowerHexDigits[Int(b >> 4)])
             out.append(lowerHexDigits[Int(b & 0x0F)])
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     private static let lowerHexDigits = Array("0123456789abcdef".utf8)
@@ -318,29 +331,72 @@ final class SigningKeyCache: @unchecked Sendable {
         var service: String
     }
 
+    struct Entry {
+        var key: SymmetricKey
+        var mac: PrekeyedHMAC
+    }
+
     static let shared = SigningKeyCache()
     private let lock = NSLock()
-    private var keys: [Key: SymmetricKey] = [:]
+    private var entries: [Key: Entry] = [:]
     private let limit = 32
 
-    /// The key asked for last: nearly every request of a process uses the same scope, and comparing four short
-    /// strings costs less than hashing them.
-    private var last: (key: Key, value: SymmetricKey)?
+    /// The entry asked for last: nearly every request of a process uses the same scope, and comparing four
+    /// short strings costs less than hashing them.
+    private var last: (key: Key, value: Entry)?
 
-    func key(for key: Key) -> SymmetricKey? {
+    private func entry(for key: Key) -> Entry? {
         lock.withLock {
             if let last, last.key == key { return last.value }
-            guard let value = keys[key] else { return nil }
+            guard let value = entries[key] else { return nil }
             last = (key, value)
             return value
         }
     }
 
+    func key(for key: Key) -> SymmetricKey? { entry(for: key)?.key }
+
+    func mac(for key: Key) -> PrekeyedHMAC? { entry(for: key)?.mac }
+
     func store(_ value: SymmetricKey, for key: Key) {
+        let entry = Entry(key: value, mac: PrekeyedHMAC(key: value))
         lock.withLock {
-            if keys.count >= limit { keys.removeAll(keepingCapacity: true) }
-            keys[key] = value
-            last = (key, value)
+            if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
+            entries[key] = entry
+            last = (key, entry)
         }
+    }
+}
+
+/// HMAC-SHA256 (RFC 2104) under one key whose padded inner and outer blocks are hashed once: each code then
+/// costs two compression runs and the key set-up less than `HMAC<SHA256>` (a signing key serves a whole day).
+struct PrekeyedHMAC: @unchecked Sendable {
+    private let inner: SHA256
+    private let outer: SHA256
+
+    init(key: SymmetricKey) {
+        var block = [UInt8](repeating: 0, count: 64)
+        key.withUnsafeBytes { raw in
+            if raw.count > 64 {
+                block.replaceSubrange(0..<32, with: Array(SHA256.hash(data: raw)))
+            } else {
+                block.replaceSubrange(0..<raw.count, with: raw)
+            }
+        }
+        var inner = SHA256()
+        inner.update(data: block.map { $0 ^ 0x36 })
+        var outer = SHA256()
+        outer.update(data: block.map { $0 ^ 0x5C })
+        self.inner = inner
+        self.outer = outer
+    }
+
+    /// The code of `message` (the hash states are copied, never changed: safe from any thread).
+    func code(_ message: [UInt8]) -> SHA256.Digest {
+        var inner = self.inner
+        inner.update(data: message)
+        var outer = self.outer
+        inner.finalize().withUnsafeBytes { outer.update(bufferPointer: $0) }
+        return outer.finalize()
     }
 }

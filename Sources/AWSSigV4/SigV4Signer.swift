@@ -51,9 +51,18 @@ public struct SigV4Signer: Sendable {
             canonicalQuery: query.isEmpty ? "" : SigV4.canonicalQueryString(query), headers: all,
             payloadHash: payloadHash)
         let scope = SigV4.scope(date: day, region: region, service: service)
-        let toSign = SigV4.stringToSign(canonicalRequestBytes: canonical.request, amzDate: amzDate, scope: scope)
-        let key = SigV4.signingKey(secret: credentials.secretAccessKey, date: day, region: region, service: service)
-        let signature = SigV4.signature(toSign, key: key)
+        let mac = SigV4.signingMAC(secret: credentials.secretAccessKey, date: day, region: region, service: service)
+        // The string to sign as bytes, straight into the HMAC.
+        var toSign: [UInt8] = []
+        toSign.reserveCapacity(160)
+        toSign.append(contentsOf: SigV4.algorithm.utf8)
+        toSign.append(0x0A)
+        toSign.append(contentsOf: amzDate.utf8)
+        toSign.append(0x0A)
+        toSign.append(contentsOf: scope.utf8)
+        toSign.append(0x0A)
+        SigV4.appendHex(SHA256.hash(data: canonical.request), to: &toSign)
+        let signature = SigV4.hex(mac.code(toSign))
         let authorization =
             "\(SigV4.algorithm) Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(canonical.signedHeaders), Signature=\(signature)"
         return [("Authorization", authorization)] + added

@@ -11,13 +11,17 @@ import Testing
         defer { Task { await fixture.stop() } }
         try fixture.put("big.jpg", size: 4_000_000)
         fixture.server.faults.add(.bandwidthLimit(bytesPerSecond: 2_000_000), keyPattern: "big.jpg", method: "GET")
-        let firstProgress = AsyncStream<Void>.makeStream()
+        // The cancelling thread waits for the first bytes itself: no hop through the (busy, under a full test
+        // run) cooperative pool between them and the cancel.
+        let firstBytes = DispatchSemaphore(value: 0)
         let request = fixture.request("big.jpg") { progress, _ in
-            if progress.bytesReceived > 0 { firstProgress.continuation.yield() }
+            if progress.bytesReceived > 0 { firstBytes.signal() }
         }
         let handle = fixture.downloader.download(request)
-        for await _ in firstProgress.stream { break }
-        Thread.detachNewThread { handle.cancel() }
+        Thread.detachNewThread {
+            firstBytes.wait()
+            handle.cancel()
+        }
         await #expect(throws: S3Transfer.S3Error.cancelled) { _ = try await handle.result() }
         #expect(!FileManager.default.fileExists(atPath: request.destination.path))
     }
@@ -101,6 +105,22 @@ import Testing
         fixture.downloader.networkPolicy = .userRequestsOnly
         _ = try await fixture.downloader.download(user).result()
         #expect(fixture.gets("g.jpg").count == 1)
+    }
+
+    @Test func aDestinationThatCannotBeCreatedFailsWithItsErrnoBeforeAnyRequest() async throws {
+        let fixture = try await FakeS3Fixture.start()
+        defer { Task { await fixture.stop() } }
+        try fixture.put("f.jpg", size: 1000)
+        let request = fixture.request("f.jpg", file: "no-such-folder/out.bin")
+        await #expect {
+            _ = try await fixture.downloader.download(request).result()
+        } throws: { error in
+            guard case S3Transfer.S3Error.fileSystem(let path, let code) = error else { return false }
+            return code == ENOENT && path.hasSuffix("no-such-folder/out.bin.part")
+        }
+        #expect(fixture.gets("f.jpg").isEmpty)
+        // The slot was given back: the next download runs.
+        _ = try await fixture.downloader.download(fixture.request("f.jpg")).result()
     }
 
     @Test func skewedLocalClockIsCorrectedOnceAndRemembered() async throws {

@@ -98,33 +98,4 @@ import Testing
         #expect(onDisk[10_000..<15_000] == bytes)
         #expect(onDisk[0..<10_000].allSatisfy { $0 == 0 })
     }
-
-    @Test func bytesThatArriveBeforeTheBackgroundOpenWaitForIt() async throws {
-        let path = try temporaryPath()
-        try Data("stale bytes of an earlier version".utf8).write(to: URL(fileURLWithPath: path))
-        let data = testBytes(10_000, seed: 14)
-        let writer = PartFileWriter(path: path)
-        let release = writer.holdWorkerForTesting()
-        writer.openEmptyInBackground()
-        writer.restart(hasher: nil)  // as a 200's head does: nothing to empty yet, and no syscall on a closed file
-        // Not open yet: the engine is told to pause and keeps the bytes.
-        #expect(data.withUnsafeBytes { writer.accept($0) } == .pause)
-        release()
-        await writer.drain()
-        #expect(data.withUnsafeBytes { writer.accept($0) } == .consumed)
-        writer.flush()
-        await writer.drain()
-        #expect(writer.writeError == nil)
-        #expect(writer.written == Int64(data.count))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == data)
-    }
-
-    @Test func aBackgroundOpenThatFailsRefusesTheBytesWithItsErrno() async throws {
-        let folder = try temporaryPath()
-        let writer = PartFileWriter(path: folder + "/missing-folder/object.part")
-        writer.openEmptyInBackground()
-        await writer.drain()
-        #expect(writer.writeError == ENOENT)
-        #expect(testBytes(100, seed: 15).withUnsafeBytes { writer.accept($0) } == .abort)
-    }
 }

@@ -162,32 +162,37 @@ final class DownloadJob: @unchecked Sendable {
         let now = scheduler.request(ticket, priority: request.priority) { [self] granted in
             state.withLock { $0.slotTicket = nil }
             if granted {
-                // On the thread that gave the slot back: a writer's queue, or a task of the downloader's.
-                startFirstAttempt(openingInline: true)
+                startFirstAttempt(onCallerThread: false)
             } else {
                 end(.failure(.cancelled))
             }
         }
         if now {
             state.withLock { $0.slotTicket = nil }
-            startFirstAttempt(openingInline: false)
+            startFirstAttempt(onCallerThread: true)
         }
     }
 
-    /// The first attempt of a job that holds a slot. A `.part` left by an earlier run (or a job cancelled or
-    /// paused meanwhile) is the task's business.
-    /// - Parameter openingInline: Create the `.part` on this thread (not the caller's, which may belong to
-    ///   the caller's pool: there it is created on the writer's queue while the request is on its way).
-    private func startFirstAttempt(openingInline: Bool) {
+    /// The first attempt of a job that holds a slot, made on the writer's queue when the slot came at once
+    /// (the caller's thread may belong to the caller's pool, and creating a file may wait for the disk), else
+    /// on the thread that gave the slot back (a writer's queue, or a task of the downloader's).
+    private func startFirstAttempt(onCallerThread: Bool) {
+        let writer = PartFileWriter(path: partPath)
+        state.withLock { $0.writer = writer }
+        if onCallerThread {
+            writer.perform { [self] in openAndStart(writer) }
+        } else {
+            openAndStart(writer)
+        }
+    }
+
+    /// Creates the empty `.part` and starts the GET. A `.part` left by an earlier run (its sidecar says which
+    /// version it holds), or a job cancelled or paused meanwhile, is the task's business.
+    private func openAndStart(_ writer: PartFileWriter) {
         guard !PartSidecar.lookup(forPart: partPath).present else {
             return startTask(first: nil, holdingSlot: true)
         }
-        let writer = PartFileWriter(path: partPath)
-        state.withLock { $0.writer = writer }
-        // Nothing on disk can be trusted without a sidecar: the `.part` starts empty.
-        if !openingInline {
-            writer.openEmptyInBackground()
-        } else if case .failure(let error) = writer.openNow(truncate: true) {
+        if case .failure(let error) = writer.openNow(truncate: true) {
             scheduler.release()
             return end(.failure(error))
         }
@@ -468,9 +473,8 @@ final class DownloadJob: @unchecked Sendable {
                 persistResumePoint(etag: sidecar.etag, total: size, checksums: sidecar.checksums)
             }
         } else {
-            // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty, created
-            // while the request is on its way.
-            writer.openEmptyInBackground()
+            // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty.
+            _ = try await writer.open(truncate: true).get()
         }
         return (writer, version)
     }

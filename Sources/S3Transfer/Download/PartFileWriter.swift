@@ -32,9 +32,6 @@ final class PartFileWriter: @unchecked Sendable {
         var free: [UnsafeMutableRawBufferPointer] = []
         var pausedTransfer: (HTTPEngine, HTTPTransferID)?
         var writeError: Int32?
-        /// Set while ``openEmptyInBackground()`` has not opened the file yet: body bytes then pause the
-        /// transfer until it has.
-        var opening = false
     }
     private let shared = Locked(Shared())
 
@@ -105,31 +102,9 @@ final class PartFileWriter: @unchecked Sendable {
         return .success(size)
     }
 
-    /// Creates (or empties) the file on the worker queue and returns at once, so that creating it overlaps
-    /// with sending the request. Body bytes that arrive before the file is open pause the transfer, which the
-    /// worker resumes once it is; a failure to open becomes ``writeError`` (and the transfer's bytes are
-    /// refused). ``drain()`` waits for the open.
-    func openEmptyInBackground() {
-        shared.withLock { $0.opening = true }
-        fileEnd = 0
-        queue.async { [self] in
-            let opened = openFile(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC)
-            let code = errno
-            // Published by the lock below: the engine thread reads `fd` only after seeing `opening` false.
-            if opened >= 0 { fd = opened }
-            let resume = shared.withLock { state -> (HTTPEngine, HTTPTransferID)? in
-                state.opening = false
-                if opened < 0 { state.writeError = code }
-                defer { state.pausedTransfer = nil }
-                return state.pausedTransfer
-            }
-            if let (engine, id) = resume { engine.resume(id) }
-        }
-    }
-
-    /// Waits until every chunk handed to the worker so far has been hashed (and a background open is done).
+    /// Waits until every chunk handed to the worker so far has been hashed.
     func drain() async {
-        guard shared.withLock({ $0.inFlight > 0 || $0.opening }) else { return }
+        guard shared.withLock({ $0.inFlight > 0 }) else { return }
         await onQueue {}
     }
 
@@ -240,7 +215,7 @@ final class PartFileWriter: @unchecked Sendable {
     func accept(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition {
         let verdict = shared.withLock { state -> HTTPBodyDisposition in
             if state.writeError != nil { return .abort }
-            if state.opening || (hashOnWorker && state.inFlight >= maxInFlight) {
+            if hashOnWorker && state.inFlight >= maxInFlight {
                 state.pausedTransfer = transfer
                 return .pause
             }
