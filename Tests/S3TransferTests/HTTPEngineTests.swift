@@ -34,6 +34,30 @@ import Testing
         #expect(request.headers["expect"] == nil)
     }
 
+    @Test func aHeaderFilterKeepsOnlyItsNamesOfASuccessAndEverythingOfAnError() async throws {
+        let server = try ScriptedHTTPServer { request in
+            .init(
+                status: request.path.hasSuffix("ok") ? 200 : 404,
+                headers: [
+                    ("ETag", "\"e\""), ("X-Amz-Checksum-CRC32C", "c"), ("X-Amz-Request-Id", "r"),
+                    ("Date", "Wed, 01 May 2024 10:20:30 GMT"), ("X-Amz-Checksum", "not a prefix match"),
+                ], body: Data("b".utf8))
+        }
+        defer { server.stop() }
+        let engine = HTTPEngine()
+        var request = HTTPRequest(method: "GET", url: "\(server.endpoint)/ok")
+        request.successHeaders = HTTPHeaderFilter(names: ["etag", "content-length"], prefixes: ["x-amz-checksum-"])
+        let (ok, _) = try await engine.data(for: request)
+        #expect(Set(ok.headers.keys) == ["etag", "content-length", "x-amz-checksum-crc32c"])
+        #expect(ok["ETag"] == "\"e\"")
+        request.url = "\(server.endpoint)/missing"
+        let (error, _) = try await engine.data(for: request)
+        #expect(error.status == 404)
+        #expect(error["x-amz-request-id"] == "r")
+        #expect(error["date"] != nil)
+        #expect(error["x-amz-checksum"] != nil)
+    }
+
     @Test func sequentialRequestsReuseOneConnection() async throws {
         let server = try ScriptedHTTPServer { _ in .init(status: 200, body: Data("ok".utf8)) }
         defer { server.stop() }

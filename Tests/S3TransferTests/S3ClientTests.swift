@@ -15,6 +15,16 @@ import Testing
                 endpoint: server.endpoint, region: "eu-west-1", credentials: Self.credentials, retryPolicy: retry))
     }
 
+    @Test func etagsLoseSpacesAWeakMarkerAndQuotesOnly() {
+        #expect(S3ETag.unquoted("\"9b2cf535f27731c974343645a3985328\"") == "9b2cf535f27731c974343645a3985328")
+        #expect(S3ETag.unquoted("  W/\"abc-2\"\t") == "abc-2")
+        #expect(S3ETag.unquoted("abc") == "abc")
+        #expect(S3ETag.unquoted("\"") == "\"")
+        #expect(S3ETag.unquoted("\"\"") == "")
+        #expect(S3ETag.unquoted("\"é\"") == "é")
+        #expect(S3ETag.unquoted("") == "")
+    }
+
     @Test func requestsAreSignedForPathStyleWithEncodedKeys() async throws {
         let object = ObjectResponder(data: Data("hello".utf8))
         let server = try ScriptedHTTPServer { object.respond($0) }

@@ -175,11 +175,14 @@ public struct S3ObjectHead: Sendable, Hashable {
 
 /// ETag helpers.
 enum S3ETag {
+    /// The ETag without surrounding spaces, a weak `W/` marker and its quotes (worked on as UTF-8 bytes: this
+    /// runs for every response).
     static func unquoted(_ raw: String) -> String {
-        var s = String(SigV4.trimmingSpaces(raw))
-        if s.hasPrefix("W/") { s.removeFirst(2) }
-        if s.count >= 2, s.hasPrefix("\""), s.hasSuffix("\"") { s = String(s.dropFirst().dropLast()) }
-        return s
+        var bytes = SigV4.trimmingSpaces(raw).utf8[...]
+        if bytes.starts(with: "W/".utf8) { bytes = bytes.dropFirst(2) }
+        let quote = UInt8(ascii: "\"")
+        if bytes.count >= 2, bytes.first == quote, bytes.last == quote { bytes = bytes.dropFirst().dropLast() }
+        return String(Substring(bytes))
     }
 
     static func quoted(_ etag: String) -> String { "\"\(etag)\"" }

@@ -531,9 +531,10 @@ final class DownloadJob: @unchecked Sendable {
             onBytes: { [weak self] n in self?.received(n) },
             completion: completion)
         writer.attach(engine, id)
-        let request = client.makeRequest(
+        var request = client.makeRequest(
             method: "GET", bucket: request.bucket, key: request.key, headers: headers,
             stallTimeout: configuration.stallTimeout)
+        request.successHeaders = DownloadStreamHandler.headersRead
         return state.withLock { state -> Bool in
             guard !state.cancelled, !state.paused else { return false }
             state.currentTransfer = id

@@ -42,6 +42,10 @@ final class DownloadStreamHandler: HTTPResponseHandler, HTTPBatchedCompletion, @
         var integrity: IntegrityPolicy
     }
 
+    /// What ``didReceiveHead(_:)`` reads from a successful response (see ``S3Checksums/init(head:)``).
+    static let headersRead = HTTPHeaderFilter(
+        names: ["etag", "content-length", "content-range"], prefixes: ["x-amz-checksum-"])
+
     private let client: S3Client
     private let writer: PartFileWriter
     private let expectation: Expectation

@@ -17,6 +17,8 @@ public struct HTTPRequest: Sendable {
     /// (``HTTPTransportError/isTimeout``) when fewer than the engine's low-speed limit of bytes per second
     /// arrive for this many seconds (rounded up to whole seconds).
     public var stallTimeout: TimeInterval?
+    /// The headers of a successful (2xx) response worth keeping; nil keeps all. Error responses keep all.
+    var successHeaders: HTTPHeaderFilter?
 
     /// - Parameters:
     ///   - method: Upper-case method.
@@ -104,4 +106,33 @@ public protocol HTTPResponseHandler: AnyObject, Sendable {
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition
     /// The end of the transfer: success (the whole body was delivered) or a transport error.
     func didComplete(_ result: Result<Void, HTTPTransportError>)
+}
+
+/// Header names (lower case) a caller reads from a response: the engine makes no strings for the rest.
+struct HTTPHeaderFilter: Sendable {
+    private let names: [[UInt8]]
+    private let prefixes: [[UInt8]]
+
+    /// - Parameters:
+    ///   - names: Whole names, lower case.
+    ///   - prefixes: Name prefixes, lower case (`x-amz-checksum-`).
+    init(names: [String], prefixes: [String] = []) {
+        self.names = names.map { Array($0.utf8) }
+        self.prefixes = prefixes.map { Array($0.utf8) }
+    }
+
+    /// Whether a field name (any case, as received) is kept.
+    func keeps(_ name: UnsafeRawBufferPointer) -> Bool {
+        names.contains { $0.count == name.count && Self.matches($0, name) }
+            || prefixes.contains { $0.count <= name.count && Self.matches($0, name) }
+    }
+
+    /// Whether `name` starts with `lower`, ignoring ASCII case.
+    private static func matches(_ lower: [UInt8], _ name: UnsafeRawBufferPointer) -> Bool {
+        for i in 0..<lower.count {
+            let byte = name[i]
+            if (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != lower[i] { return false }
+        }
+        return true
+    }
 }

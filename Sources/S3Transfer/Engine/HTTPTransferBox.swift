@@ -48,6 +48,11 @@ final class HTTPTransferBox: @unchecked Sendable {
             return true
         }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        if let filter = request.successHeaders, status >= 200, status < 300,
+            !filter.keeps(UnsafeRawBufferPointer(rebasing: bytes[0..<colon]))
+        {
+            return true
+        }
         // Field names are ASCII: lower-cased byte by byte into the new string; the value is trimmed in place.
         let name = String(unsafeUninitializedCapacity: colon) { buffer in
             for i in 0..<colon {
