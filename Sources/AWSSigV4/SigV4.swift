@@ -95,6 +95,17 @@ public enum SigV4 {
 
     /// Collapses runs of spaces and trims, as SigV4 requires of header values.
     public static func canonicalHeaderValue(_ value: String) -> String {
+        // Nearly every value has nothing to trim or collapse: one pass over its bytes says so.
+        var clean = true
+        var previous: UInt8 = 0x20
+        for byte in value.utf8 {
+            if byte == 0x09 || (byte == 0x20 && previous == 0x20) {
+                clean = false
+                break
+            }
+            previous = byte
+        }
+        if clean, previous != 0x20 || value.isEmpty { return value }
         let trimmed = trimmingSpaces(value)
         guard trimmed.utf8.contains(where: { $0 == 0x20 }) else { return String(trimmed) }
         var out: [UInt8] = []
@@ -305,6 +316,17 @@ public enum SigV4 {
         for b in bytes {
             out.append(lowerHexDigits[Int(b >> 4)])
             out.append(lowerHexDigits[Int(b & 0x0F)])
+        }
+    }
+
+    /// Appends the lower-case hex of a digest to `out`, reading its bytes in place.
+    static func appendHex(digest: some ContiguousBytes, to out: inout [UInt8]) {
+        digest.withUnsafeBytes { raw in
+            out.reserveCapacity(out.count + raw.count * 2)
+            for b in raw {
+                out.append(lowerHexDigits[Int(b >> 4)])
+                out.append(lowerHexDigits[Int(b & 0x0F)])
+            }
         }
     }
 

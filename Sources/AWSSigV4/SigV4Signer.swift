@@ -45,7 +45,11 @@ public struct SigV4Signer: Sendable {
             ("x-amz-date", amzDate), ("x-amz-content-sha256", payloadHash),
         ]
         if let token = credentials.sessionToken { added.append(("x-amz-security-token", token)) }
-        let all = [("host", host)] + headers + added
+        var all: [(name: String, value: String)] = []
+        all.reserveCapacity(1 + headers.count + added.count)
+        all.append(("host", host))
+        all.append(contentsOf: headers)
+        all.append(contentsOf: added)
         let canonical = SigV4.canonicalRequestBytes(
             method: method, canonicalURI: SigV4.uriEncode(path, encodeSlash: false),
             canonicalQuery: query.isEmpty ? "" : SigV4.canonicalQueryString(query), headers: all,
@@ -61,11 +65,20 @@ public struct SigV4Signer: Sendable {
         toSign.append(0x0A)
         toSign.append(contentsOf: scope.utf8)
         toSign.append(0x0A)
-        SigV4.appendHex(SHA256.hash(data: canonical.request), to: &toSign)
-        let signature = SigV4.hex(mac.code(toSign))
-        let authorization =
-            "\(SigV4.algorithm) Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(canonical.signedHeaders), Signature=\(signature)"
-        return [("Authorization", authorization)] + added
+        SigV4.appendHex(digest: SHA256.hash(data: canonical.request), to: &toSign)
+        var authorization: [UInt8] = []
+        authorization.reserveCapacity(200)
+        authorization.append(contentsOf: SigV4.algorithm.utf8)
+        authorization.append(contentsOf: " Credential=".utf8)
+        authorization.append(contentsOf: credentials.accessKeyID.utf8)
+        authorization.append(UInt8(ascii: "/"))
+        authorization.append(contentsOf: scope.utf8)
+        authorization.append(contentsOf: ", SignedHeaders=".utf8)
+        authorization.append(contentsOf: canonical.signedHeaders.utf8)
+        authorization.append(contentsOf: ", Signature=".utf8)
+        SigV4.appendHex(digest: mac.code(toSign), to: &authorization)
+        added.insert(("Authorization", String(decoding: authorization, as: UTF8.self)), at: 0)
+        return added
     }
 
     /// Builds a presigned URL's query string (the request is signed with

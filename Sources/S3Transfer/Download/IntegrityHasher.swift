@@ -61,7 +61,7 @@ final class IntegrityHasher: @unchecked Sendable {
         case .fastest: checks = Set(available.prefix(1))
         case .everyCheck: checks = Set(available)
         }
-        reset()
+        start()
     }
 
     deinit { keptBody?.deallocate() }
@@ -70,8 +70,13 @@ final class IntegrityHasher: @unchecked Sendable {
     /// (a few hundred microseconds) on the engine thread.
     static let batchedMD5Limit: Int64 = 128 << 10
 
-    /// Starts over (after a restart from byte zero).
+    /// Starts over (after a restart from byte zero); nothing to do before the first byte.
     func reset() {
+        guard byteCount > 0 || keptBody != nil || batchedMD5 != nil else { return }
+        start()
+    }
+
+    private func start() {
         keptBody?.deallocate()
         keptBody = nil
         keptCount = 0
