@@ -123,6 +123,28 @@ import Testing
         _ = try await fixture.downloader.download(fixture.request("f.jpg")).result()
     }
 
+    @Test func aQueueOfDownloadsThatCannotCreateTheirFilesAllFailTypedAndInTurn() async throws {
+        let fixture = try await FakeS3Fixture.start()
+        defer { Task { await fixture.stop() } }
+        try fixture.put("f.jpg", size: 1000)
+        // One slot, 2,000 requests: each failure hands the slot to the next from a queue of its own, never
+        // from inside the previous grant.
+        let downloader = Downloader(client: fixture.client, configuration: DownloaderConfiguration(maxConnections: 1))
+        let handles = (0..<2_000).map { i in
+            downloader.download(fixture.request("f.jpg", file: "no-such-folder/\(i).bin"))
+        }
+        for handle in handles {
+            await #expect {
+                _ = try await handle.result()
+            } throws: { error in
+                guard case S3Transfer.S3Error.fileSystem(_, let code) = error else { return false }
+                return code == ENOENT
+            }
+        }
+        #expect(fixture.gets("f.jpg").isEmpty)
+        _ = try await downloader.download(fixture.request("f.jpg")).result()
+    }
+
     @Test func skewedLocalClockIsCorrectedOnceAndRemembered() async throws {
         let fixture = try await FakeS3Fixture.start(clockError: -3600)
         defer { Task { await fixture.stop() } }

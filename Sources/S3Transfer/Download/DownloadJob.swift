@@ -193,8 +193,13 @@ final class DownloadJob: @unchecked Sendable {
             return startTask(first: nil, holdingSlot: true)
         }
         if case .failure(let error) = writer.openNow(truncate: true) {
-            scheduler.release()
-            return end(.failure(error))
+            // From the writer's queue, after this returns: the slot's next grant may run on this thread and
+            // fail the same way (a missing folder), which must not nest one grant in another thousands deep.
+            writer.perform { [self] in
+                scheduler.release()
+                end(.failure(error))
+            }
+            return
         }
         let started = startAttempt(writer: writer, offset: 0, version: ObjectVersion()) { [self] outcome in
             firstAttemptEnded(outcome, writer: writer)

@@ -12,8 +12,10 @@ import Foundation
 /// SHA-256) run on a serial worker queue instead, over copies of the bytes in large chunks, so that they overlap
 /// with receiving; at most ``maxInFlight`` chunks wait for the worker, beyond that the transfer is paused
 /// (libcurl keeps the bytes) and resumed by the worker as soon as a chunk is free — memory stays flat whatever
-/// the object's size. The worker queue also opens the file, starts writeback every ``writebackBatch`` bytes
-/// and runs `fsync`, so no file-system wait holds a thread of the caller's pool.
+/// the object's size. A body that fits in one chunk is hashed as it arrives instead, or kept whole for an
+/// ``MD5Batch`` when MD5 is the check. The worker queue also opens the file (``open(truncate:)``, or
+/// ``openNow(truncate:)`` from a block given to ``perform(_:)``), starts writeback every ``writebackBatch``
+/// bytes and runs `fsync`, so no file-system wait holds a thread of the caller's pool.
 ///
 /// Threading: ``accept(_:)``, ``flush()``, ``attach(_:_:)`` run on the engine thread during an attempt;
 /// ``restart(hasher:)`` and ``seek(to:hasher:)`` run either there or between attempts; ``written`` and
