@@ -44,6 +44,13 @@ private func childCPUSeconds(_ pid: Int32) -> Double {
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
+/// Context switches of this process so far (voluntary + involuntary, every thread).
+private func contextSwitches() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_nvcsw + usage.ru_nivcsw
+}
+
 /// Extra unmeasured rounds of our downloads for profiling (`CA_BENCH_PROFILE_ROUNDS`), 0 by default.
 private let profileRounds = ProcessInfo.processInfo.environment["CA_BENCH_PROFILE_ROUNDS"].flatMap(Int.init) ?? 0
 
@@ -290,9 +297,12 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL, 
     for round in 0..<profileRounds {
         let dir = work.appendingPathComponent("profile-small-\(round)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let switchesBefore = contextSwitches()
         let (time, cpu, _) = try await ourRound(into: dir)
+        let switches = Double(contextSwitches() - switchesBefore) / Double(count)
         print(
-            "profile round \(round): \(Int(Double(count) / time)) obj/s, \(Int(cpu / Double(count) * 1e6)) µs CPU per object"
+            "profile round \(round): \(Int(Double(count) / time)) obj/s, \(Int(cpu / Double(count) * 1e6)) µs CPU per object, "
+                + "\(String(format: "%.1f", switches)) context switches per object"
         )
         try FileManager.default.removeItem(at: dir)
     }

@@ -143,6 +143,7 @@ import Testing
         }
         #expect(fixture.gets("f.jpg").isEmpty)
         _ = try await downloader.download(fixture.request("f.jpg")).result()
+        #expect(downloader.scheduler.rememberedTicketCount == 0)
     }
 
     @Test func skewedLocalClockIsCorrectedOnceAndRemembered() async throws {
@@ -251,6 +252,27 @@ import Testing
         scheduler.release()
         for task in tasks { await task.value }
         #expect(order.withLock { $0 } == [.userInitiated, .utility, .prefetch])
+    }
+
+    @Test func withdrawnTicketsLeaveNothingBehindAndAnEarlyWithdrawalIsRefused() {
+        let scheduler = TransferScheduler(slots: 1)
+        let answers = Locked<[Bool]>([])
+        // Granted at once, then withdrawn (a job cancelled just after its slot came): nothing to remember.
+        let first = scheduler.makeTicket()
+        #expect(scheduler.request(first, priority: .utility) { _ in Issue.record("a granted ticket was answered") })
+        scheduler.withdraw(first)
+        // Withdrawn before it was asked with: refused when it is.
+        let early = scheduler.makeTicket()
+        scheduler.withdraw(early)
+        #expect(!scheduler.request(early, priority: .utility) { granted in answers.withLock { $0.append(granted) } })
+        // Queued, then withdrawn: its grant says no.
+        let queued = scheduler.makeTicket()
+        #expect(!scheduler.request(queued, priority: .utility) { granted in answers.withLock { $0.append(granted) } })
+        scheduler.withdraw(queued)
+        #expect(answers.withLock { $0 } == [false, false])
+        scheduler.release()
+        #expect(scheduler.waitingCount == 0)
+        #expect(scheduler.rememberedTicketCount == 0)
     }
 
     @Test func waitersOfOnePriorityAreServedFirstComeFirstServedAndACancelledOneIsSkipped() async throws {

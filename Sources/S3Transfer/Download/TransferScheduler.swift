@@ -59,7 +59,9 @@ final class TransferScheduler: Sendable {
     private struct State {
         var available: Int
         var queues = [Queue](repeating: Queue(), count: DownloadPriority.allCases.count)
-        /// Tickets withdrawn before they were put in a queue (their request is refused when it comes).
+        /// Tickets made and not yet asked with (only these can be withdrawn early).
+        var unrequested: Set<Ticket> = []
+        /// Tickets withdrawn before they were asked with (their request is refused when it comes).
         var withdrawnEarly: Set<Ticket> = []
         var nextTicket: UInt64 = 0
     }
@@ -71,7 +73,9 @@ final class TransferScheduler: Sendable {
     func makeTicket() -> Ticket {
         state.withLock { state in
             state.nextTicket += 1
-            return Ticket(rawValue: state.nextTicket)
+            let ticket = Ticket(rawValue: state.nextTicket)
+            state.unrequested.insert(ticket)
+            return ticket
         }
     }
 
@@ -81,6 +85,7 @@ final class TransferScheduler: Sendable {
     /// thread before this returns if it was withdrawn before it was asked. Never under a lock.
     func request(_ ticket: Ticket, priority: DownloadPriority, grant: @escaping @Sendable (Bool) -> Void) -> Bool {
         let immediate = state.withLock { state -> Bool? in
+            state.unrequested.remove(ticket)
             if state.withdrawnEarly.remove(ticket) != nil { return false }
             if state.available > 0 {
                 state.available -= 1
@@ -97,10 +102,13 @@ final class TransferScheduler: Sendable {
     /// refused when it is. Does nothing once the slot was granted.
     func withdraw(_ ticket: Ticket) {
         let waiter = state.withLock { state -> Waiter? in
+            if state.unrequested.remove(ticket) != nil {
+                state.withdrawnEarly.insert(ticket)
+                return nil
+            }
             for priority in DownloadPriority.allCases {
                 if let waiter = state.queues[priority.rawValue].remove(ticket) { return waiter }
             }
-            state.withdrawnEarly.insert(ticket)
             return nil
         }
         waiter?.grant(false)
@@ -122,6 +130,10 @@ final class TransferScheduler: Sendable {
 
     /// Requests waiting for a slot.
     var waitingCount: Int { state.withLock { $0.queues.reduce(0) { $0 + $1.count } } }
+
+    /// Tickets the scheduler still remembers outside its queues (made and not asked with, or withdrawn before
+    /// they were): zero once every request has been made (tests: nothing accumulates).
+    var rememberedTicketCount: Int { state.withLock { $0.unrequested.count + $0.withdrawnEarly.count } }
 
     /// Returns a slot: the best waiter gets it (its grant runs on this thread), or it becomes available.
     func release() {
