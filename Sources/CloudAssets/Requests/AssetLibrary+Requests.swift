@@ -277,8 +277,10 @@ extension AssetLibrary {
         if stale { throw AssetRequestError.objectChanged(key: result.url.lastPathComponent) }
     }
 
-    /// Deletes assets (and their files) in one transaction, cancelling their downloads.
+    /// Deletes assets (and their files) in one transaction, cancelling their downloads first (a cancelled
+    /// download writes no more files, so none appears after the removal).
     func removeAssets(_ ids: [Int64]) throws {
+        runtime.cancelDownloads(forAssets: ids)
         var paths: [String] = []
         try performWrite { tx in
             for id in ids {
@@ -288,7 +290,6 @@ extension AssetLibrary {
             }
             for path in paths { try? FileManager.default.removeItem(atPath: path) }
         }
-        runtime.cancelDownloads(forAssets: ids)
     }
 
     /// Whether the library's network policy lets a request of this kind use the network.

@@ -130,6 +130,9 @@ struct CatalogSync {
         }
         var filesToRemove: [String] = []
         let files = library.files
+        // Downloads of vanished objects stop before their files go: a cancelled download writes no more files,
+        // so none appears after the removal below.
+        if !vanished.isEmpty { library.runtime.cancelDownloads(forAssets: vanished) }
         let counts = try library.performWrite { tx -> ReconcileCounts in
             tx.reserveCapacity(rows.count)
             var c = ReconcileCounts()
@@ -166,7 +169,6 @@ struct CatalogSync {
             summary.transactions += 1
             if let resumeMarker { SyncState(lastReconciledKey: resumeMarker).save(to: stateURL) }
         }
-        if counts.removed > 0 { library.runtime.cancelDownloads(forAssets: vanished) }
     }
 
     /// HEADs the objects with at most `maxConnections` in flight. A vanished object (404) is skipped: the

@@ -192,7 +192,7 @@ final class DownloadJob: @unchecked Sendable {
         guard !PartSidecar.lookup(forPart: partPath).present else {
             return startTask(first: nil, holdingSlot: true)
         }
-        if case .failure(let error) = writer.openNow(truncate: true) {
+        if case .failure(let error) = openPart(writer, truncate: true) {
             // From the writer's queue, after this returns: the slot's next grant may run on this thread and
             // fail the same way (a missing folder), which must not nest one grant in another thousands deep.
             writer.perform { [self] in
@@ -463,7 +463,7 @@ final class DownloadJob: @unchecked Sendable {
         let writer = PartFileWriter(path: partPath)
         state.withLock { $0.writer = writer }
         if let sidecar = usable {
-            let onDisk = try await writer.open(truncate: false).get()
+            let onDisk = try await openPartOnQueue(writer, truncate: false).get()
             sidecarState.withLock { $0.mayExist = true }
             var keep = min(sidecar.contiguousPrefix, onDisk)
             if let size = sidecar.size, keep > size { keep = 0 }
@@ -479,7 +479,7 @@ final class DownloadJob: @unchecked Sendable {
             }
         } else {
             // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty.
-            _ = try await writer.open(truncate: true).get()
+            _ = try await openPartOnQueue(writer, truncate: true).get()
         }
         return (writer, version)
     }
@@ -588,7 +588,7 @@ final class DownloadJob: @unchecked Sendable {
         }
         guard fresh else { return }
         let sidecar = PartSidecar(etag: etag, size: total, checksums: checksums, ranges: [0..<max(0, total)])
-        try? sidecar.save(forPart: partPath)
+        save(sidecar)
     }
 
     /// After a failed attempt: records the bytes on disk, unless the sidecar already holds this version's
@@ -606,7 +606,32 @@ final class DownloadJob: @unchecked Sendable {
         guard !covered else { return }
         let sidecar = PartSidecar(
             etag: etag, size: version.total, checksums: version.checksums, ranges: [0..<writer.written])
-        try? sidecar.save(forPart: partPath)
+        save(sidecar)
+    }
+
+    /// Opens (creating it if needed) the `.part` unless the job is cancelled, under the job's lock, for the same
+    /// reason as ``save(_:)``: no file appears after a cancel. On a thread that may wait for the file system.
+    private func openPart(_ writer: PartFileWriter, truncate: Bool) -> Result<Int64, S3Error> {
+        state.withLock { state in
+            state.cancelled ? .failure(.cancelled) : writer.openNow(truncate: truncate)
+        }
+    }
+
+    /// ``openPart(_:truncate:)`` on the writer's queue.
+    private func openPartOnQueue(_ writer: PartFileWriter, truncate: Bool) async -> Result<Int64, S3Error> {
+        await withCheckedContinuation { continuation in
+            writer.perform { [self] in continuation.resume(returning: openPart(writer, truncate: truncate)) }
+        }
+    }
+
+    /// Writes the sidecar unless the job is cancelled, under the job's lock: a caller that cancels its
+    /// requests and then removes the files (an asset deleted meanwhile) never sees a sidecar appear after.
+    /// A cancelled job needs none: a resume point worth keeping was written when the response's head came.
+    private func save(_ sidecar: PartSidecar) {
+        state.withLock { state in
+            guard !state.cancelled else { return }
+            try? sidecar.save(forPart: partPath)
+        }
     }
 
     private func removeSidecar() {
