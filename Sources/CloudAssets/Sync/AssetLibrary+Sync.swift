@@ -99,14 +99,23 @@ struct ThumbnailFetcher {
         return fetched
     }
 
-    private func commit(_ arrivals: [(id: Int64, etag: String)]) throws -> Int {
+    /// Records the thumbnails written. One whose asset was deleted meanwhile (or changed to another version)
+    /// is removed again, under the same write lock: no file is left that belongs to no asset.
+    func commit(_ arrivals: [(id: Int64, etag: String)]) throws -> Int {
         guard !arrivals.isEmpty else { return 0 }
         var count = 0
+        let files = library.files
         try library.performWrite { tx in
             for arrival in arrivals {
-                guard let record = try tx.record(arrival.id), !record.thumbnailPresent,
+                let record = try tx.record(arrival.id)
+                guard let record, !record.thumbnailPresent,
                     record.thumbnailETag.map({ ETag.same($0, arrival.etag) }) ?? true
-                else { continue }
+                else {
+                    if record?.thumbnailPresent != true {
+                        try? FileManager.default.removeItem(at: files.thumbnail(id: arrival.id))
+                    }
+                    continue
+                }
                 _ = try tx.update(arrival.id) { r in
                     r.thumbnailPresent = true
                     if r.availability == .cloudOnly { r.availability = .thumbnail }
