@@ -107,6 +107,9 @@ final class LibraryRuntime: Sendable {
 
     func isDownloading(_ asset: Int64) -> Bool { state.withLock { $0.downloadsByAsset[asset] != nil } }
 
+    /// Downloads of this asset tracked now (a request's own included until it returns).
+    func downloadCount(of asset: Int64) -> Int { state.withLock { $0.downloadsByAsset[asset]?.count ?? 0 } }
+
     var activeDownloadCount: Int { state.withLock { $0.downloadsByAsset.count } }
 
     /// Access times are kept in memory (writing them would notify observers on every read) and folded

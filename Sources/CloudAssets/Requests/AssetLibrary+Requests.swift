@@ -213,6 +213,7 @@ extension AssetLibrary {
                 handle.cancel()
             }
         } catch let error as S3Error {
+            discardLeftoverPart(assetID: assetID, destination: destination)
             switch error {
             case .noSuchKey:
                 // Deleted remotely while we fetched it: the asset goes, as a sync would remove it.
@@ -270,11 +271,29 @@ extension AssetLibrary {
                 record.partialETag = nil
                 record.lastAccessDate = Date()
             }
-            let obsoletePaths = [files.partial(id: assetID).path, files.partial(id: assetID).path + ".json"]
+            var obsoletePaths = [files.partial(id: assetID).path, files.partial(id: assetID).path + ".json"]
+            // The `.part` a failed download of this asset kept to resume from has nothing left to resume —
+            // unless another download (beside this request's own) still runs and will finish with it.
+            if runtime.downloadCount(of: assetID) <= 1 {
+                obsoletePaths += [result.url.path + ".part", result.url.path + ".part.json"]
+            }
             // Under the write lock: the range file must not vanish after a later commit recorded ranges in it.
             for path in obsoletePaths { try? FileManager.default.removeItem(atPath: path) }
         }
         if stale { throw AssetRequestError.objectChanged(key: result.url.lastPathComponent) }
+    }
+
+    /// After a download of this asset failed: when another download made the asset `full` meanwhile and none
+    /// still runs (this request's own is counted until it returns), the bytes kept to resume from are of no use.
+    func discardLeftoverPart(assetID: Int64, destination: URL) {
+        try? performWrite { tx in
+            guard let record = try tx.record(assetID), record.availability == .full,
+                runtime.downloadCount(of: assetID) <= 1
+            else { return }
+            for path in [destination.path + ".part", destination.path + ".part.json"] {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
     }
 
     /// Deletes assets (and their files) in one transaction, cancelling their downloads first (a cancelled
