@@ -297,7 +297,15 @@ import Testing
         }
         if !matches {
             counters.update { $0.corrupt += 1 }
-            Issue.record("\(asset.key): ranged read \(range) returned bytes of no known version")
+            // Which stored version the bytes belong to, if any, and the asset's state now: a stale full original
+            // (bytes of an older version) reads differently from bytes of no version at all.
+            let record = try library.store.record(id: asset.id)
+            let now = record.map { "\($0.etag) \($0.availability)" } ?? "deleted"
+            let owners = bucket.etags(matching: data, at: range.lowerBound)
+            let message =
+                "\(asset.key): ranged read \(range) returned bytes of no known version (asked under \(asset.etag), "
+                + "now \(now); the bytes match \(owners))"
+            Issue.record(Comment(rawValue: message))
         }
     }
 }

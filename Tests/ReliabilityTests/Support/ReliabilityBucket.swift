@@ -50,6 +50,16 @@ final class ReliabilityBucket: @unchecked Sendable {
         return lock.withLock { versions[bare] }
     }
 
+    /// The ETags of the stored versions whose bytes at `offset` are `slice` (diagnostics for a failed check).
+    func etags(matching slice: Data, at offset: Int64) -> [String] {
+        lock.withLock {
+            versions.filter { _, data in
+                offset + Int64(slice.count) <= Int64(data.count)
+                    && data[Int(offset)..<Int(offset) + slice.count] == slice
+            }.map(\.key).sorted()
+        }
+    }
+
     /// The server's current bytes of `key`.
     func current(_ key: String) throws -> Data? { try server.objectData(bucket: Self.bucket, key: key) }
 
