@@ -264,12 +264,24 @@ public enum SigV4 {
 
     /// The string to sign for a canonical request.
     public static func stringToSign(canonicalRequest: String, amzDate: String, scope: String) -> String {
-        stringToSign(canonicalRequestBytes: Array(canonicalRequest.utf8), amzDate: amzDate, scope: scope)
+        String(
+            decoding: stringToSignBytes(
+                canonicalRequestBytes: Array(canonicalRequest.utf8), amzDate: amzDate, scope: scope),
+            as: UTF8.self)
     }
 
-    /// The string to sign for a canonical request given as bytes.
-    static func stringToSign(canonicalRequestBytes: [UInt8], amzDate: String, scope: String) -> String {
-        "\(algorithm)\n\(amzDate)\n\(scope)\n\(sha256Hex(data: canonicalRequestBytes))"
+    /// The string to sign for a canonical request given as bytes, as bytes (what the HMAC takes).
+    static func stringToSignBytes(canonicalRequestBytes: [UInt8], amzDate: String, scope: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(algorithm.utf8.count + amzDate.utf8.count + scope.utf8.count + 67)
+        out.append(contentsOf: algorithm.utf8)
+        out.append(0x0A)
+        out.append(contentsOf: amzDate.utf8)
+        out.append(0x0A)
+        out.append(contentsOf: scope.utf8)
+        out.append(0x0A)
+        appendHex(digest: SHA256.hash(data: canonicalRequestBytes), to: &out)
+        return out
     }
 
     /// The derived signing key for one day, region and service.
@@ -287,9 +299,8 @@ public enum SigV4 {
     /// ``signingKey(secret:date:region:service:)`` ready to sign with: its HMAC set up once per scope.
     static func signingMAC(secret: String, date: String, region: String, service: String) -> PrekeyedHMAC {
         let cacheKey = SigningKeyCache.Key(secret: secret, date: date, region: region, service: service)
-        if let mac = SigningKeyCache.shared.mac(for: cacheKey) { return mac }
-        _ = signingKey(secret: secret, date: date, region: region, service: service)
-        return SigningKeyCache.shared.mac(for: cacheKey)!
+        return SigningKeyCache.shared.mac(for: cacheKey)
+            ?? PrekeyedHMAC(key: signingKey(secret: secret, date: date, region: region, service: service))
     }
 
     /// Hex HMAC-SHA256 of `string` under `key`.
@@ -323,10 +334,7 @@ public enum SigV4 {
     static func appendHex(digest: some ContiguousBytes, to out: inout [UInt8]) {
         digest.withUnsafeBytes { raw in
             out.reserveCapacity(out.count + raw.count * 2)
-            for b in raw {
-                out.append(lowerHexDigits[Int(b >> 4)])
-                out.append(lowerHexDigits[Int(b & 0x0F)])
-            }
+            appendHex(raw, to: &out)
         }
     }
 

@@ -56,16 +56,7 @@ public struct SigV4Signer: Sendable {
             payloadHash: payloadHash)
         let scope = SigV4.scope(date: day, region: region, service: service)
         let mac = SigV4.signingMAC(secret: credentials.secretAccessKey, date: day, region: region, service: service)
-        // The string to sign as bytes, straight into the HMAC.
-        var toSign: [UInt8] = []
-        toSign.reserveCapacity(160)
-        toSign.append(contentsOf: SigV4.algorithm.utf8)
-        toSign.append(0x0A)
-        toSign.append(contentsOf: amzDate.utf8)
-        toSign.append(0x0A)
-        toSign.append(contentsOf: scope.utf8)
-        toSign.append(0x0A)
-        SigV4.appendHex(digest: SHA256.hash(data: canonical.request), to: &toSign)
+        let toSign = SigV4.stringToSignBytes(canonicalRequestBytes: canonical.request, amzDate: amzDate, scope: scope)
         var authorization: [UInt8] = []
         authorization.reserveCapacity(200)
         authorization.append(contentsOf: SigV4.algorithm.utf8)

@@ -271,14 +271,10 @@ extension AssetLibrary {
                 record.partialETag = nil
                 record.lastAccessDate = Date()
             }
-            var obsoletePaths = [files.partial(id: assetID).path, files.partial(id: assetID).path + ".json"]
-            // The `.part` a failed download of this asset kept to resume from has nothing left to resume —
-            // unless another download (beside this request's own) still runs and will finish with it.
-            if runtime.downloadCount(of: assetID) <= 1 {
-                obsoletePaths += [result.url.path + ".part", result.url.path + ".part.json"]
-            }
+            let obsoletePaths = [files.partial(id: assetID).path, files.partial(id: assetID).path + ".json"]
             // Under the write lock: the range file must not vanish after a later commit recorded ranges in it.
             for path in obsoletePaths { try? FileManager.default.removeItem(atPath: path) }
+            removeLeftoverPart(assetID: assetID, destination: result.url)
         }
         if stale { throw AssetRequestError.objectChanged(key: result.url.lastPathComponent) }
     }
@@ -287,12 +283,18 @@ extension AssetLibrary {
     /// still runs (this request's own is counted until it returns), the bytes kept to resume from are of no use.
     func discardLeftoverPart(assetID: Int64, destination: URL) {
         try? performWrite { tx in
-            guard let record = try tx.record(assetID), record.availability == .full,
-                runtime.downloadCount(of: assetID) <= 1
-            else { return }
-            for path in [destination.path + ".part", destination.path + ".part.json"] {
-                try? FileManager.default.removeItem(atPath: path)
-            }
+            guard try tx.record(assetID)?.availability == .full else { return }
+            removeLeftoverPart(assetID: assetID, destination: destination)
+        }
+    }
+
+    /// Removes the `.part` (and sidecar) a failed download of this now `full` asset kept to resume from —
+    /// unless another download (beside the calling request's own) still runs and will finish with it. Under
+    /// the write lock.
+    private func removeLeftoverPart(assetID: Int64, destination: URL) {
+        guard runtime.downloadCount(of: assetID) <= 1 else { return }
+        for path in [destination.path + ".part", destination.path + ".part.json"] {
+            try? FileManager.default.removeItem(atPath: path)
         }
     }
 
