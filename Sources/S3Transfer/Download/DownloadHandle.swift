@@ -6,13 +6,13 @@ import Foundation
 /// progress and the result; cancelling one detaches only that one (the transfer stops when none is left);
 /// the transfer pauses while every handle sharing it is paused.
 public final class DownloadHandle: Sendable {
-    /// Identifies this request.
-    public let id: UUID
+    /// Identifies this request: unique among the requests of every process (a random prefix per process, then
+    /// a counter).
+    public var id: UUID { attachment.id.uuid }
     let attachment: DownloadAttachment
 
     init(attachment: DownloadAttachment) {
         self.attachment = attachment
-        id = attachment.id
     }
 
     /// Cancels this request: ``result()`` throws ``S3Error/cancelled`` at once. Safe from any thread.
@@ -42,7 +42,7 @@ public final class DownloadHandle: Sendable {
 
 /// The per-request side of a (possibly shared) ``DownloadJob``.
 final class DownloadAttachment: @unchecked Sendable {
-    let id = UUID()
+    let id = AttachmentID.next()
     /// The serial queue progress reports and then the result are delivered on (only with a progress handler).
     let queue: DispatchQueue?
     let progress: (@Sendable (DownloadProgress, inout Bool) -> Void)?
@@ -122,5 +122,35 @@ final class DownloadAttachment: @unchecked Sendable {
 
     func setPaused(_ paused: Bool) {
         state.withLock { $0.job }?.setPaused(id, paused)
+    }
+}
+
+/// Identifies a ``DownloadAttachment``: a counter, so that a request costs no read of the system's random source
+/// (Foundation's `UUID()` opens `/dev/urandom` each time on Linux).
+struct AttachmentID: Hashable, Sendable {
+    let value: UInt64
+
+    private static let counter = Locked<UInt64>(0)
+    private static let processPrefix = UInt64.random(in: .min ... .max)
+
+    static func next() -> AttachmentID {
+        AttachmentID(
+            value: counter.withLock { value in
+                value &+= 1
+                return value
+            })
+    }
+
+    /// As a UUID: the process's random prefix, then the counter (version 4 and variant bits set).
+    var uuid: UUID {
+        let high = (Self.processPrefix & ~0xF000) | 0x4000
+        let low = (value & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+        func byte(_ word: UInt64, _ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: word >> (56 - 8 * index)) }
+        return UUID(
+            uuid: (
+                byte(high, 0), byte(high, 1), byte(high, 2), byte(high, 3), byte(high, 4), byte(high, 5),
+                byte(high, 6), byte(high, 7), byte(low, 0), byte(low, 1), byte(low, 2), byte(low, 3),
+                byte(low, 4), byte(low, 5), byte(low, 6), byte(low, 7)
+            ))
     }
 }

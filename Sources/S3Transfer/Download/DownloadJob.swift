@@ -26,8 +26,8 @@ final class DownloadJob: @unchecked Sendable {
     private let onFinish: @Sendable (DownloadJob) -> Void
 
     private struct State {
-        var attachments: [UUID: DownloadAttachment] = [:]
-        var pausedAttachments: Set<UUID> = []
+        var attachments: [AttachmentID: DownloadAttachment] = [:]
+        var pausedAttachments: Set<AttachmentID> = []
         var finished = false
         var cancelled = false
         var paused = false
@@ -96,7 +96,7 @@ final class DownloadJob: @unchecked Sendable {
     }
 
     /// Removes a request; cancels the transfer when none is left.
-    func detach(_ id: UUID) {
+    func detach(_ id: AttachmentID) {
         let (engineCancel, task, ticket) = state.withLock {
             state -> (HTTPTransferID?, Task<Void, Never>?, TransferScheduler.Ticket?) in
             guard state.attachments.removeValue(forKey: id) != nil else { return (nil, nil, nil) }
@@ -113,7 +113,7 @@ final class DownloadJob: @unchecked Sendable {
     }
 
     /// Pauses while every attached request is paused.
-    func setPaused(_ id: UUID, _ paused: Bool) {
+    func setPaused(_ id: AttachmentID, _ paused: Bool) {
         let cancelTransfer = state.withLock { state -> HTTPTransferID? in
             guard state.attachments[id] != nil else { return nil }
             if paused { state.pausedAttachments.insert(id) } else { state.pausedAttachments.remove(id) }
