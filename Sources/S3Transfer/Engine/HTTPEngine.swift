@@ -104,9 +104,20 @@ enum HTTPEngineCommand {
 
 /// The engine thread's state. `active` and the multi handle are touched only on that thread.
 final class HTTPEngineCore: @unchecked Sendable {
+    /// Commands for the engine thread, and whether it waits in `curl_multi_poll` for them.
+    struct Pending {
+        var commands: [HTTPEngineCommand] = []
+        var stopping = false
+        var nextID: UInt64 = 1
+        /// The engine thread found no command and is about to wait (or waits) in `curl_multi_poll`.
+        var asleep = false
+        /// A wakeup was sent since it fell asleep: further commands need none (one wakes it).
+        var wakeupSent = false
+    }
+
     private let multi: UnsafeMutableRawPointer
     private let configuration: HTTPEngineConfiguration
-    private let pending = Locked<(commands: [HTTPEngineCommand], stopping: Bool, nextID: UInt64)>(([], false, 1))
+    private let pending = Locked(Pending())
     private var active: [UInt64: HTTPTransferBox] = [:]
     /// Handles of completed transfers, reset and kept for the next ones: a handle keeps its receive buffer
     /// (``HTTPEngineConfiguration/receiveBufferSize``), which would otherwise be allocated and freed per request.
@@ -134,14 +145,18 @@ final class HTTPEngineCore: @unchecked Sendable {
     }
 
     func enqueue(_ command: HTTPEngineCommand) {
-        let accepted = pending.withLock { state -> Bool in
-            guard !state.stopping else { return false }
+        let (accepted, wake) = pending.withLock { state -> (Bool, Bool) in
+            guard !state.stopping else { return (false, false) }
             state.commands.append(command)
-            return true
+            // A running engine takes the command before it next waits; a waiting one needs one wakeup, however
+            // many commands arrive (each wakeup is a syscall here and a pass over every transfer there).
+            let wake = state.asleep && !state.wakeupSent
+            if wake { state.wakeupSent = true }
+            return (true, wake)
         }
-        if accepted {
+        if wake {
             curl_multi_wakeup(multi)
-        } else if case .add(let box) = command {
+        } else if !accepted, case .add(let box) = command {
             box.complete(.failure(.cancelled))
         }
     }
@@ -155,7 +170,11 @@ final class HTTPEngineCore: @unchecked Sendable {
         var running: Int32 = 0
         while true {
             let (commands, stopping) = pending.withLock { state in
-                defer { state.commands = [] }
+                defer {
+                    state.commands = []
+                    state.asleep = false
+                    state.wakeupSent = false
+                }
                 return (state.commands, state.stopping)
             }
             for command in commands { apply(command) }
@@ -168,7 +187,13 @@ final class HTTPEngineCore: @unchecked Sendable {
             } else if !idleHandles.isEmpty, now - lastBusy > 1_000_000_000 {
                 freeIdleHandles()
             }
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            // Asleep only with no command waiting: one that came during this pass is taken at once instead.
+            let sleep = pending.withLock { state -> Bool in
+                guard state.commands.isEmpty, !state.stopping else { return false }
+                state.asleep = true
+                return true
+            }
+            if sleep { curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
         for id in Array(active.keys) { finish(id, .failure(.cancelled)) }
         freeIdleHandles()
