@@ -25,6 +25,20 @@ import Testing
         #expect(S3ETag.unquoted("") == "")
     }
 
+    @Test func anMD5ETagNamesExactlyItsDigestInEitherCase() {
+        let digest: [UInt8] = [
+            0x9B, 0x2C, 0xF5, 0x35, 0xF2, 0x77, 0x31, 0xC9, 0x74, 0x34, 0x36, 0x45, 0xA3, 0x98, 0x53, 0x28,
+        ]
+        #expect(S3ETag.names("9b2cf535f27731c974343645a3985328", digest: digest))
+        #expect(S3ETag.names("9B2CF535F27731C974343645A3985328", digest: digest))
+        #expect(!S3ETag.names("9b2cf535f27731c974343645a3985329", digest: digest))
+        #expect(!S3ETag.names("8b2cf535f27731c974343645a3985328", digest: digest))
+        #expect(!S3ETag.names("9b2cf535f27731c974343645a398532", digest: digest))
+        #expect(!S3ETag.names("9b2cf535f27731c974343645a3985328-2", digest: digest))
+        #expect(!S3ETag.names("9g2cf535f27731c974343645a3985328", digest: digest))
+        #expect(!S3ETag.names("", digest: digest))
+    }
+
     @Test func requestsAreSignedForPathStyleWithEncodedKeys() async throws {
         let object = ObjectResponder(data: Data("hello".utf8))
         let server = try ScriptedHTTPServer { object.respond($0) }

@@ -187,6 +187,27 @@ enum S3ETag {
 
     static func quoted(_ etag: String) -> String { "\"\(etag)\"" }
 
+    /// Whether a plain-MD5 ETag (hex digits in either case) names exactly these digest bytes — compared byte by
+    /// byte, no hex string made (this runs for every verified download).
+    static func names(_ etag: String, digest: some Collection<UInt8>) -> Bool {
+        guard etag.utf8.count == 2 * digest.count else { return false }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 48...57: return c - 48
+            case 97...102: return c - 87
+            case 65...70: return c - 55
+            default: return nil
+            }
+        }
+        var text = etag.utf8.makeIterator()
+        for byte in digest {
+            guard let high = text.next().flatMap(nibble), let low = text.next().flatMap(nibble),
+                high << 4 | low == byte
+            else { return false }
+        }
+        return true
+    }
+
     /// True when the ETag is a plain MD5 of the content (32 hex digits, no multipart suffix).
     static func isPlainMD5(_ etag: String) -> Bool {
         etag.utf8.count == 32

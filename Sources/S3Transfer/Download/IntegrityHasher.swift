@@ -138,9 +138,9 @@ final class IntegrityHasher: @unchecked Sendable {
     func firstMismatch() -> S3Error? {
         if batchedMD5 == nil { hashKeptBody() }
         if let md5 {
-            let actual = SigV4.hex(batchedMD5 ?? Array(md5.finalize()))
-            if actual != etag.lowercased() {
-                return .checksumMismatch(expected: etag.lowercased(), actual: actual, algorithm: "MD5")
+            let digest = batchedMD5 ?? Array(md5.finalize())
+            if !S3ETag.names(etag, digest: digest) {
+                return .checksumMismatch(expected: etag.lowercased(), actual: SigV4.hex(digest), algorithm: "MD5")
             }
         }
         if let expected = checksums.crc32, let c = crc32, S3ChecksumAlgorithm.base64(c) != expected {
