@@ -53,6 +53,9 @@ private func contextSwitches() -> Int {
 
 /// Extra unmeasured rounds of our downloads for profiling (`CA_BENCH_PROFILE_ROUNDS`), 0 by default.
 private let profileRounds = ProcessInfo.processInfo.environment["CA_BENCH_PROFILE_ROUNDS"].flatMap(Int.init) ?? 0
+/// Alternating curl/ours rounds of the small-object row (5 unless `CA_BENCH_SMALL_ROUNDS` says otherwise: fewer
+/// when only the profile rounds matter).
+private let smallRounds = ProcessInfo.processInfo.environment["CA_BENCH_SMALL_ROUNDS"].flatMap(Int.init) ?? 5
 
 func runTransferBenchmarks(large: Bool, small: Bool) async throws -> [BenchRow] {
     let scratch = try makeScratch("transfer")
@@ -256,7 +259,7 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL, 
     var ourTimes: [Double] = []
     var curlCPUs: [Double] = []
     var ourCPUs: [Double] = []
-    let rounds = 5
+    let rounds = max(1, smallRounds)
     for round in 0..<rounds {
         let curlDir = work.appendingPathComponent("curl-small-\(round)")
         let ourDir = work.appendingPathComponent("our-small-\(round)")
