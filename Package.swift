@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(
             name: "AssetStoreTests",
             dependencies: ["AssetStore", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3"]),
+        .testTarget(name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3"], exclude: ["Fixtures"]),
         .testTarget(
             name: "CloudAssetsTests",
             dependencies: [

@@ -68,6 +68,10 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
         case .service(let code, let message, let status, let requestID):
             return "The service answered HTTP \(status) \(code): \(message)"
                 + (requestID.map { " (request id \($0))" } ?? "")
+        case .transport(let code, let message) where Self.tlsTrustCodes.contains(code):
+            return
+                "The server's TLS certificate was not accepted (curl error \(code): \(message)). Check the endpoint; "
+                + "for a private CA set the client's caBundlePath."
         case .transport(let code, let message):
             return "The connection failed (curl error \(code): \(message)). Check the network and the endpoint."
         case .malformedResponse(let detail): return "The service sent a response that could not be read: \(detail)."
@@ -86,15 +90,24 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    /// Whether another attempt may succeed: connection errors, stalls, 5xx, SlowDown.
+    /// Whether another attempt may succeed: connection errors, stalls, 5xx, SlowDown — not a certificate that
+    /// was refused or a request libcurl cannot make (the same attempt would fail the same way).
     public var isRetryable: Bool {
         switch self {
         case .slowDown: return true
-        case .transport(let code, _): return code != -1
+        case .transport(let code, _): return code != -1 && !Self.permanentTransportCodes.contains(code)
         case .service(_, _, let status, _): return status >= 500
         default: return false
         }
     }
+
+    /// libcurl errors about trusting the server: its certificate (60 `PEER_FAILED_VERIFICATION`), the CA bundle
+    /// (77 `SSL_CACERT_BADFILE`, 82 `SSL_CRL_BADFILE`), the issuer (83), a pinned key (90), its status (91).
+    static let tlsTrustCodes: Set<Int> = [60, 77, 82, 83, 90, 91]
+    /// libcurl errors no retry can fix: TLS trust (``tlsTrustCodes``), the local TLS setup (53, 54, 58 client
+    /// certificate, 59 cipher, 64, 66), and requests it cannot make (1 unsupported protocol, 3 malformed URL,
+    /// 4 feature not built in, 43 bad argument, 48 unknown option).
+    static let permanentTransportCodes: Set<Int> = tlsTrustCodes.union([1, 3, 4, 43, 48, 53, 54, 58, 59, 64, 66])
 
     /// The error S3 reports with this code, status and message.
     static func fromService(code: String, message: String, status: Int, requestID: String?, region: String?)
