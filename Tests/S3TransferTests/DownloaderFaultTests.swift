@@ -90,6 +90,39 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: request.destination.path))
     }
 
+    @Test("a SlowDown with Retry-After waits that long before the next attempt (the backoff alone is ~1 ms here)")
+    func retryAfterIsHonoured() async throws {
+        let fixture = try await FakeS3Fixture.start(maxDelay: 5)
+        defer { Task { await fixture.stop() } }
+        let data = try fixture.put("w.jpg", size: 10_000)
+        fixture.server.faults.add(.slowDown(retryAfterSeconds: 1), keyPattern: "w.jpg", method: "GET", times: 1)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let result = try await fixture.downloader.download(fixture.request("w.jpg")).result()
+        #expect(clock.now - started >= .seconds(1))
+        try expectVerified(result, data, fixture)
+        #expect(fixture.gets("w.jpg").count == 2)
+
+        // The client's own requests (HEAD here) honour it too.
+        fixture.server.faults.add(.slowDown(retryAfterSeconds: 1), keyPattern: "w.jpg", method: "HEAD", times: 1)
+        let headStarted = clock.now
+        _ = try await fixture.client.headObject(bucket: FakeS3Fixture.bucket, key: "w.jpg")
+        #expect(clock.now - headStarted >= .seconds(1))
+    }
+
+    @Test("a Retry-After longer than the policy's longest delay waits only that delay")
+    func retryAfterIsCappedByTheLongestDelay() async throws {
+        let fixture = try await FakeS3Fixture.start(maxDelay: 0.05)
+        defer { Task { await fixture.stop() } }
+        let data = try fixture.put("c.jpg", size: 10_000)
+        fixture.server.faults.add(.slowDown(retryAfterSeconds: 3600), keyPattern: "c.jpg", method: "GET", times: 1)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let result = try await fixture.downloader.download(fixture.request("c.jpg")).result()
+        #expect(clock.now - started < .seconds(60), "an hour asked for, at most 50 ms waited")
+        try expectVerified(result, data, fixture)
+    }
+
     @Test func slowDownIsRetried() async throws {
         let fixture = try await FakeS3Fixture.start()
         defer { Task { await fixture.stop() } }

@@ -25,6 +25,20 @@ import Testing
         #expect(S3ETag.unquoted("") == "")
     }
 
+    @Test func retryAfterIsReadAsSecondsOrAnHTTPDate() {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        func head(_ value: String?) -> HTTPResponseHead {
+            HTTPResponseHead(status: 503, headers: value.map { ["retry-after": $0] } ?? [:])
+        }
+        #expect(S3Client.retryAfter(head("3"), now: now) == 3)
+        #expect(S3Client.retryAfter(head(" 0 "), now: now) == 0)
+        #expect(S3Client.retryAfter(head("Tue, 14 Nov 2023 22:13:40 GMT"), now: now) == 20)
+        #expect(S3Client.retryAfter(head("Tue, 14 Nov 2023 22:13:00 GMT"), now: now) == 0)  // already past
+        #expect(S3Client.retryAfter(head("-5"), now: now) == nil)
+        #expect(S3Client.retryAfter(head("soon"), now: now) == nil)
+        #expect(S3Client.retryAfter(head(nil), now: now) == nil)
+    }
+
     @Test func anMD5ETagNamesExactlyItsDigestInEitherCase() {
         let digest: [UInt8] = [
             0x9B, 0x2C, 0xF5, 0x35, 0xF2, 0x77, 0x31, 0xC9, 0x74, 0x34, 0x36, 0x45, 0xA3, 0x98, 0x53, 0x28,

@@ -127,10 +127,12 @@ public final class S3Client: Sendable {
         while true {
             attempt += 1
             let failure: S3Error
+            var retryAfter: TimeInterval?
             do {
                 let (head, body) = try await engine.data(for: build())
                 if (200..<300).contains(head.status) { return (head, body) }
                 failure = error(for: head, body: body)
+                retryAfter = Self.retryAfter(head)
             } catch {
                 failure = S3Error(error)
             }
@@ -144,7 +146,15 @@ public final class S3Client: Sendable {
             guard attempt < policy.maxAttempts else {
                 throw policy.maxAttempts > 1 ? .retriesExhausted(lastError: failure, attempts: attempt) : failure
             }
-            try await policy.backoff(afterAttempt: attempt)
+            try await policy.backoff(afterAttempt: attempt, serverAsked: retryAfter)
         }
+    }
+
+    /// How long an error response asks the client to wait (`Retry-After` in seconds or as an HTTP date), if
+    /// it does.
+    static func retryAfter(_ head: HTTPResponseHead, now: Date = Date()) -> TimeInterval? {
+        guard let value = head["retry-after"].map(SigV4.trimmingSpaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value) { return seconds >= 0 ? TimeInterval(seconds) : nil }
+        return HTTPDate.parse(String(value)).map { max(0, $0.timeIntervalSince(now)) }
     }
 }

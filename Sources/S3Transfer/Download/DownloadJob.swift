@@ -393,7 +393,7 @@ final class DownloadJob: @unchecked Sendable {
                         continue
                     }
                     return try await finalizeWithoutSlot(writer: writer, version: version, attempts: attempts)
-                case .failed(let error, let head):
+                case .failed(let error, let head, let retryAfter):
                     if let head { version.adopt(head) }
                     saveSidecar(writer: writer, version: version)
                     switch error {
@@ -438,7 +438,8 @@ final class DownloadJob: @unchecked Sendable {
                             )
                         }
                         do {
-                            try await policy.backoff(afterAttempt: failures, keptBytes: writer.written - offset)
+                            try await policy.backoff(
+                                afterAttempt: failures, keptBytes: writer.written - offset, serverAsked: retryAfter)
                         } catch {
                             return .failure(.cancelled)
                         }

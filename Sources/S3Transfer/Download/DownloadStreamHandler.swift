@@ -16,7 +16,9 @@ struct DownloadAttemptHead: Sendable {
 /// The end of one GET attempt.
 enum DownloadAttemptOutcome: Sendable {
     case completed(DownloadAttemptHead)
-    case failed(S3Error, DownloadAttemptHead?)
+    /// The error, the head of the object's response (200 or 206) if one came, and how long an error response
+    /// asked to wait before the next attempt (`Retry-After`).
+    case failed(S3Error, DownloadAttemptHead?, retryAfter: TimeInterval? = nil)
 }
 
 /// Receives one GET attempt on the engine thread and streams a successful body into a ``PartFileWriter``.
@@ -178,7 +180,8 @@ final class DownloadStreamHandler: HTTPResponseHandler, HTTPBatchedCompletion, @
             }
         case .success:
             if isErrorResponse, let head {
-                completion(.failed(client.error(for: head, body: errorBody), nil))
+                completion(
+                    .failed(client.error(for: head, body: errorBody), nil, retryAfter: S3Client.retryAfter(head)))
             } else if let attemptHead {
                 completion(.completed(attemptHead))
             } else {

@@ -137,7 +137,7 @@ extension Downloader {
                     return RangeFetchResult(etag: head.etag, objectSize: head.total, ranges: ranges, fetched: fetched)
                 }
                 continue
-            case .failed(let error, let head):
+            case .failed(let error, let head, let retryAfter):
                 let progressed = head?.status == 206 && writer.written > 0
                 if let head, head.status == 206, writer.written > 0, let currentETag = etag ?? Optional(head.etag) {
                     // Keep what arrived whole before the failure.
@@ -163,7 +163,8 @@ extension Downloader {
                     if failures >= policy.maxAttempts {
                         throw policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: failures) : error
                     }
-                    try await policy.backoff(afterAttempt: failures, keptBytes: progressed ? writer.written : 0)
+                    try await policy.backoff(
+                        afterAttempt: failures, keptBytes: progressed ? writer.written : 0, serverAsked: retryAfter)
                     continue
                 }
             }

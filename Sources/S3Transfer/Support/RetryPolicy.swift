@@ -7,7 +7,8 @@ import Foundation
 /// SlowDown (see ``S3Error/isRetryable``). Each attempt is signed afresh. A download attempt that kept at least
 /// ``immediateResumeBytes`` before it was cut off is continued at once, without a backoff: the service was
 /// answering, and waiting would only lengthen the download (a failure that brings no bytes backs off as usual,
-/// so a service that keeps failing is never hammered).
+/// so a service that keeps failing is never hammered). A `Retry-After` the service sends with an error (seconds
+/// or an HTTP date) is honoured, up to ``maxDelay``: the wait is the longer of it and the backoff.
 public struct RetryPolicy: Sendable, Hashable {
     /// The most attempts in a row that fail (1 means no retry). A download attempt that added bytes before it
     /// failed starts the count again: a body interrupted now and then still completes, while a request that
@@ -41,8 +42,12 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// Sleeps for the backoff after `attempt` failures — none when the failed attempt kept at least
-    /// ``immediateResumeBytes`` — and throws ``S3Error/cancelled`` if the task is cancelled.
-    func backoff(afterAttempt attempt: Int, keptBytes: Int64 = 0, minimum: TimeInterval = 0) async throws(S3Error) {
+    /// ``immediateResumeBytes`` — but at least for what the service asked (`Retry-After`, at most ``maxDelay``),
+    /// and throws ``S3Error/cancelled`` if the task is cancelled.
+    func backoff(afterAttempt attempt: Int, keptBytes: Int64 = 0, serverAsked: TimeInterval? = nil)
+        async throws(S3Error)
+    {
+        let minimum = min(maxDelay, max(0, serverAsked ?? 0))
         let seconds = keptBytes >= Self.immediateResumeBytes ? minimum : max(minimum, delay(afterAttempt: attempt))
         guard seconds > 0 else { return }
         do {

@@ -16,7 +16,7 @@ struct FakeS3Fixture {
 
     static func start(
         maxAttempts: Int = 5, stallTimeout: TimeInterval = 5, progressInterval: Int = 0,
-        networkPolicy: NetworkPolicy = .allowed, clockError: TimeInterval = 0
+        networkPolicy: NetworkPolicy = .allowed, clockError: TimeInterval = 0, maxDelay: TimeInterval = 0.01
     ) async throws -> FakeS3Fixture {
         let server = try FakeS3Server(
             configuration: FakeS3Configuration(
@@ -26,12 +26,13 @@ struct FakeS3Fixture {
         let client = S3Client(
             configuration: S3ClientConfiguration(
                 endpoint: server.endpoint, region: "us-east-1", credentials: credentials,
-                retryPolicy: RetryPolicy(maxAttempts: 3, baseDelay: 0.001, maxDelay: 0.01)),
+                retryPolicy: RetryPolicy(maxAttempts: 3, baseDelay: 0.001, maxDelay: maxDelay)),
             engine: nil, localClock: { Date().addingTimeInterval(clockError) })
         let downloader = Downloader(
             client: client,
             configuration: DownloaderConfiguration(
-                maxConnections: 4, retryPolicy: RetryPolicy(maxAttempts: maxAttempts, baseDelay: 0.001, maxDelay: 0.01),
+                maxConnections: 4,
+                retryPolicy: RetryPolicy(maxAttempts: maxAttempts, baseDelay: 0.001, maxDelay: maxDelay),
                 progressInterval: progressInterval, stallTimeout: stallTimeout, networkPolicy: networkPolicy))
         return FakeS3Fixture(server: server, client: client, downloader: downloader, directory: try makeTempDirectory())
     }
