@@ -221,7 +221,7 @@ final class RangeFile: Sendable {
         return mine.st_dev == there.st_dev && mine.st_ino == there.st_ino && mine.st_nlink > 0
     }
 
-    /// Writes `data` at `offset` and fsyncs (the range is recorded only after this returns).
+    /// Writes `data` at `offset` and syncs it (`fdatasync`: the range is recorded only after this returns).
     func write(_ data: Data, at offset: Int64) throws {
         try data.withUnsafeBytes { buffer in
             var written = 0
@@ -235,7 +235,7 @@ final class RangeFile: Sendable {
                 written += n
             }
         }
-        guard fsync(fd) == 0 else {
+        guard fdatasync(fd) == 0 else {
             throw AssetRequestError.localFile(path: url.path, reason: String(cString: strerror(errno)))
         }
     }
