@@ -34,8 +34,7 @@ extension AssetLibrary {
         while true {
             do {
                 return try await readOnce(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
-            } catch let race as RangeFileRace where round < 3 {
-                _ = race
+            } catch is RangeFileRace where round < 3 {
                 round += 1
             } catch let race as RangeFileRace {
                 throw AssetRequestError.localFile(path: files.partial(id: asset.id).path, reason: race.reason)

@@ -10,8 +10,8 @@ public struct HTTPTransferID: Sendable, Hashable {
 ///
 /// All transfers share that thread and libcurl's connection cache (keep-alive, HTTP/2 multiplexing where
 /// a TLS server offers it). ``start(_:handler:)``, ``cancel(_:)``, ``pause(_:)`` and ``resume(_:)`` may be
-/// called from any thread: they enqueue a command under a lock and wake the engine thread
-/// (`curl_multi_wakeup`), which applies commands in the order they were made. Handlers are called only on
+/// called from any thread: they enqueue a command under a lock and, when the engine thread waits, wake it
+/// (`curl_multi_wakeup`); it applies commands in the order they were made. Handlers are called only on
 /// the engine thread. A cancelled transfer's handler gets ``HTTPResponseHandler/didComplete(_:)`` with
 /// ``HTTPTransportError/cancelled`` after libcurl has let go of it, and is never called again.
 ///
