@@ -1,6 +1,13 @@
 """A minimal HTTPS object server for the TLS tests: every GET answers with the same body (its MD5 as the ETag),
 over HTTP/1.1 keep-alive, with the certificate in this folder (issued by ca.pem, for 127.0.0.1 and localhost).
 
+The certificates are test-only (the CA's key was discarded): made with
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 36500 -subj "/CN=CloudAssets test CA"
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+  openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=localhost"
+  openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 36500
+      -extfile <(printf "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+
 Usage: tls_server.py BODY_SIZE — prints the port it listens on, then a line for every connection it accepts
 (before the TLS handshake, so refused handshakes count too), and serves until stdin closes.
 """
