@@ -55,17 +55,10 @@ public enum SigV4 {
         var out = [UInt8]()
         out.reserveCapacity(string.utf8.count)
         var iterator = Array(string.utf8).makeIterator()
-        func hexValue(_ c: UInt8) -> UInt8? {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-        }
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
-                guard let h = iterator.next(), let l = iterator.next(), let hv = hexValue(h), let lv = hexValue(l)
+                guard let h = iterator.next(), let l = iterator.next(), let hv = hexDigitValue(h),
+                    let lv = hexDigitValue(l)
                 else { return nil }
                 out.append(hv << 4 | lv)
             } else if plusAsSpace && byte == UInt8(ascii: "+") {
@@ -75,6 +68,16 @@ public enum SigV4 {
             }
         }
         return String(validating: out, as: UTF8.self)
+    }
+
+    /// The value of one hex digit (either case) as an ASCII byte; nil for any other byte.
+    public static func hexDigitValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 
     /// The canonical query string: each name and value URI-encoded, sorted by

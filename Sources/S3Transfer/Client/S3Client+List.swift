@@ -1,3 +1,4 @@
+import AWSSigV4
 import Foundation
 
 extension S3Client {
@@ -77,7 +78,9 @@ extension S3Client {
         let urlEncoded = root.child("EncodingType")?.text == "url"
         func decode(_ s: String) throws(S3Error) -> String {
             guard urlEncoded else { return s }
-            guard let decoded = SigV4Decode.formDecode(s) else { throw .malformedResponse("bad url-encoded key \(s)") }
+            guard let decoded = SigV4.percentDecode(s, plusAsSpace: true) else {
+                throw .malformedResponse("bad url-encoded key \(s)")
+            }
             return decoded
         }
         var objects: [S3ObjectSummary] = []
@@ -114,32 +117,5 @@ extension S3Client {
         return ListObjectsPage(
             objects: objects, commonPrefixes: prefixes, isTruncated: isTruncated,
             nextContinuationToken: isTruncated ? token : nil)
-    }
-}
-
-/// Form decoding of url-encoded listing keys (`+` is a space).
-enum SigV4Decode {
-    static func formDecode(_ s: String) -> String? {
-        var bytes = [UInt8]()
-        var it = Array(s.utf8).makeIterator()
-        func hex(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 65...70: return c - 55
-            case 97...102: return c - 87
-            default: return nil
-            }
-        }
-        while let b = it.next() {
-            if b == UInt8(ascii: "+") {
-                bytes.append(0x20)
-            } else if b == UInt8(ascii: "%") {
-                guard let h = it.next().flatMap(hex), let l = it.next().flatMap(hex) else { return nil }
-                bytes.append(h << 4 | l)
-            } else {
-                bytes.append(b)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
     }
 }

@@ -191,17 +191,10 @@ enum S3ETag {
     /// byte, no hex string made (this runs for every verified download).
     static func names(_ etag: String, digest: some Collection<UInt8>) -> Bool {
         guard etag.utf8.count == 2 * digest.count else { return false }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 97...102: return c - 87
-            case 65...70: return c - 55
-            default: return nil
-            }
-        }
         var text = etag.utf8.makeIterator()
         for byte in digest {
-            guard let high = text.next().flatMap(nibble), let low = text.next().flatMap(nibble),
+            guard let high = text.next().flatMap(SigV4.hexDigitValue),
+                let low = text.next().flatMap(SigV4.hexDigitValue),
                 high << 4 | low == byte
             else { return false }
         }

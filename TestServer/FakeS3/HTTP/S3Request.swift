@@ -1,3 +1,4 @@
+import AWSSigV4
 import NIOHTTP1
 
 /// An HTTP request interpreted as S3 sees it: addressing resolved (path-style or virtual-hosted),
@@ -88,17 +89,11 @@ struct S3Request {
         var out = [UInt8]()
         out.reserveCapacity(text.utf8.count)
         var it = text.utf8.makeIterator()
-        func hexValue(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: c - 48
-            case 65...70: c - 55
-            case 97...102: c - 87
-            default: nil
-            }
-        }
         while let b = it.next() {
             if b == UInt8(ascii: "%") {
-                guard let h = it.next(), let l = it.next(), let hv = hexValue(h), let lv = hexValue(l) else {
+                guard let h = it.next(), let l = it.next(), let hv = SigV4.hexDigitValue(h),
+                    let lv = SigV4.hexDigitValue(l)
+                else {
                     throw .invalidURI
                 }
                 out.append(hv << 4 | lv)
