@@ -15,7 +15,7 @@ import Foundation
 /// the object's size. A body that fits in one chunk is hashed as it arrives instead, or kept whole for an
 /// ``MD5Batch`` when MD5 is the check. The worker queue also opens the file (``open(truncate:)``, or
 /// ``openNow(truncate:)`` from a block given to ``perform(_:)``), starts writeback every ``writebackBatch``
-/// bytes and runs `fsync`, so no file-system wait holds a thread of the caller's pool.
+/// bytes and syncs the file, so no file-system wait holds a thread of the caller's pool.
 ///
 /// Threading: ``accept(_:)``, ``flush()``, ``attach(_:_:)`` run on the engine thread during an attempt;
 /// ``restart(hasher:)`` and ``seek(to:hasher:)`` run either there or between attempts; ``written`` and
