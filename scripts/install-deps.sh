@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make test`, `make demo` and `make bench` need and is missing:
 # Debian packages (with apt-get when root; otherwise prints the command and
-# fails) and the Python S3 tools the interop tests drive (with pip).
+# fails) and the Python tools the tests drive (with pip): the S3 tools of the
+# interop tests, and the HTTP/2 protocol library of the HTTP/2 test server.
 set -euo pipefail
 
 debs=(libcurl4-openssl-dev libsqlite3-dev zlib1g-dev curl)
@@ -34,6 +35,7 @@ if [ "${1:-}" = "--python" ]; then
     command -v aws >/dev/null 2>&1 || py+=(awscli)
     python3 -c "import boto3" >/dev/null 2>&1 || py+=(boto3)
     python3 -c "import moto.server" >/dev/null 2>&1 || py+=("moto[server]")
+    python3 -c "import h2" >/dev/null 2>&1 || py+=(h2)
     if ((${#py[@]})); then
         echo "install-deps: pip install ${py[*]}"
         python3 -m pip install -q "${py[@]}"

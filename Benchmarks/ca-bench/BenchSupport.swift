@@ -160,7 +160,7 @@ func removeScratch(_ url: URL) {
     if !keepBenchFiles { try? FileManager.default.removeItem(at: url) }
 }
 
-/// A scratch folder under the system temporary directory, removed by `cleanup()`.
+/// A scratch folder under the system temporary directory, for ``removeScratch(_:)`` once done.
 func makeScratch(_ name: String) throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("ca-bench-\(name)-\(getpid())")
     try? FileManager.default.removeItem(at: url)

@@ -7,7 +7,7 @@ import Foundation
 /// request to its degraded (thumbnail) answer.
 func runLibraryBenchmarks() async throws -> [BenchRow] {
     let scratch = try makeScratch("library")
-    defer { try? FileManager.default.removeItem(at: scratch) }
+    defer { removeScratch(scratch) }
     let server = try FakeS3Server(
         configuration: FakeS3Configuration(accessKeyID: "bench", secretAccessKey: "bench-secret"))
     try await server.start()

@@ -7,7 +7,7 @@ import Foundation
 /// - the server's peak RSS while serving the 1 GiB object.
 func runServerBenchmarks() async throws -> [BenchRow] {
     let scratch = try makeScratch("server")
-    defer { try? FileManager.default.removeItem(at: scratch) }
+    defer { removeScratch(scratch) }
     let server = try ChildServer(root: scratch.appendingPathComponent("root"), publicBucket: "bench")
     defer { server.stop() }
     try server.createBucket("bench")

@@ -51,7 +51,7 @@ private func listing(count: Int) -> [AssetRecord] {
 func runStoreBenchmarks() -> [BenchRow] {
     var rows: [BenchRow] = []
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ca-bench-store-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: folder) }
+    defer { removeScratch(folder) }
     do {
         let records = listing(count: 100_000)
         // Best of three first syncs, each into a new store (this machine's speed drifts by a third between runs).
@@ -95,6 +95,7 @@ func runStoreBenchmarks() -> [BenchRow] {
                 reference: "", referenceValue: nil, ratio: nil, target: "≤ 50 ms", met: fetch.wall <= 50))
 
         let one = try ChangeDetailsBenchmark.makeScenario(count: 100_000, removed: 0, inserted: 0, moved: 0)
+        defer { removeScratch(one.folder) }
         precondition(ChangeDetailsBenchmark.verify(one))
         let oneTime = best(runs: 21) { _ = ChangeDetailsBenchmark.computeDetails(one) }
         rows.append(
@@ -104,6 +105,7 @@ func runStoreBenchmarks() -> [BenchRow] {
 
         let big = try ChangeDetailsBenchmark.makeScenario(
             count: 100_000, removed: 10_000, inserted: 10_000, moved: 2_000)
+        defer { removeScratch(big.folder) }
         precondition(ChangeDetailsBenchmark.verify(big))
         let bigTime = best(runs: 5) { _ = ChangeDetailsBenchmark.computeDetails(big) }
         // The standard library's diff takes tens of seconds here; CA_BENCH_SKIP_STDLIB=1 skips it while iterating.

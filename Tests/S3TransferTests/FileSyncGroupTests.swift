@@ -16,8 +16,7 @@ import Testing
         var fds: [Int32] = []
 
         init(count: Int) throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("fsg-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            folder = try makeTempDirectory()
             for index in 0..<count {
                 let part = folder.appendingPathComponent("\(index).bin.part").path
                 let data = Data("file \(index) ".utf8) + testBytes(4096 + index, seed: UInt64(index))

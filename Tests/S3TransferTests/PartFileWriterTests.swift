@@ -8,9 +8,7 @@ import Testing
 /// bounded memory (the transfer is paused while too many chunks wait), cheap ones inline.
 @Suite struct PartFileWriterTests {
     func temporaryPath() throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pfw-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder.appendingPathComponent("object.part").path
+        try makeTempDirectory().appendingPathComponent("object.part").path
     }
 
     @Test func md5IsHashedOnTheWorkerAndTooManyWaitingChunksPauseTheTransfer() async throws {

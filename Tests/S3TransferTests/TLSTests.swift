@@ -6,7 +6,8 @@ import Testing
 
 /// HTTPS: libcurl verifies the server's certificate by default, a custom CA bundle makes a private CA trusted,
 /// and a refused certificate is a permanent error (not retried). Against a small Python HTTPS server
-/// (`Fixtures/tls/tls_server.py`) with a certificate for 127.0.0.1 issued by the test CA in the same folder.
+/// (`Fixtures/tls/tls_server.py`) with a certificate for 127.0.0.1 issued by the test CA in the same folder; HTTP/2
+/// against `h2_server.py` (the `h2` protocol library), which speaks nothing else.
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct TLSTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -59,6 +60,32 @@ struct TLSTests {
         #expect(server.connectionsAccepted() == 1, "a certificate error is permanent: one connection, no retry")
     }
 
+    @Test("over HTTPS, downloads speak HTTP/2 when the server offers it: several at once, each verified")
+    func http2IsUsedWhenTheServerOffersIt() async throws {
+        // 1.5 MB: more than one write chunk and than HTTP/2's initial flow-control window, so the body crosses
+        // window updates and takes the large-object path (sidecar, worker-queue hashing).
+        let server = try TLSServer(bodySize: 1_500_000, script: "h2_server.py")
+        defer { server.stop() }
+        let folder = try makeTempDirectory()
+        let loader = downloader(server, caBundlePath: Self.caBundle)
+        let handles = (0..<6).map { index in
+            loader.download(
+                DownloadRequest(
+                    bucket: "photos", key: "p\(index).jpg", destination: folder.appendingPathComponent("p\(index).jpg")))
+        }
+        for (index, handle) in handles.enumerated() {
+            let result = try await handle.result()
+            #expect(result.verification.contains(.md5))
+            #expect(try Data(contentsOf: folder.appendingPathComponent("p\(index).jpg")) == server.body)
+        }
+        let lines = server.outputLines()
+        let connections = lines.filter { $0.hasPrefix("connection") }
+        // The server refuses any connection whose ALPN did not choose h2, so every download above came over HTTP/2.
+        #expect(!connections.isEmpty)
+        #expect(connections.allSatisfy { $0 == "connection h2" }, "\(connections)")
+        #expect(lines.filter { $0.hasPrefix("stream GET /photos/p") }.count == 6, "\(lines)")
+    }
+
     @Test("verification can be turned off for a server known by other means")
     func verificationCanBeTurnedOff() async throws {
         let server = try TLSServer(bodySize: 5000)
@@ -80,11 +107,12 @@ final class TLSServer: Sendable {
     private let input: Pipe
     private let output: FileHandle
 
-    init(bodySize: Int) throws {
+    /// - Parameter script: `tls_server.py` (HTTP/1.1) or `h2_server.py` (HTTP/2 only).
+    init(bodySize: Int, script: String = "tls_server.py") throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
-            "python3", TLSTests.fixtures.appendingPathComponent("tls_server.py").path, String(bodySize),
+            "python3", TLSTests.fixtures.appendingPathComponent(script).path, String(bodySize),
         ]
         let input = Pipe()
         let output = Pipe()
@@ -109,11 +137,14 @@ final class TLSServer: Sendable {
         self.output = output.fileHandleForReading
     }
 
-    /// Connections accepted so far (each one a line the server printed).
-    func connectionsAccepted() -> Int {
+    /// Connections accepted (each one a line the server printed); stops the server.
+    func connectionsAccepted() -> Int { outputLines().filter { $0.hasPrefix("connection") }.count }
+
+    /// Every line the server printed after its port; stops the server.
+    func outputLines() -> [String] {
         stop()
         let rest = (try? output.readToEnd()) ?? Data()
-        return rest.filter { $0 == UInt8(ascii: "\n") }.count
+        return String(decoding: rest, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 
     func stop() {

@@ -11,11 +11,13 @@ public enum ChangeDetailsBenchmark {
         /// Identifiers before and after, for a comparison with a generic diff.
         public let beforeIDs: [Int64]
         public let afterIDs: [Int64]
+        /// The store's temporary folder: the caller removes it when done with the scenario.
+        public let folder: URL
     }
 
     /// A library-sized fetch result sorted by creation date (`count` assets), and a change that deletes `removed`,
     /// inserts `inserted`, moves `moved` (new creation date) and, when `moved` is 0 and the rest too, changes the
-    /// date of one asset. Uses an empty store in a temporary folder (removed when the process ends).
+    /// date of one asset. Uses an empty store in a temporary folder (``Scenario/folder``, for the caller to remove).
     public static func makeScenario(count: Int, removed: Int, inserted: Int, moved: Int, seed: UInt64 = 42)
         throws -> Scenario
     {
@@ -69,7 +71,8 @@ public enum ChangeDetailsBenchmark {
         }
         for (id, record) in changes.after { after.append((record.creationDate.timeIntervalSinceReferenceDate, id)) }
         after.sort { $0 < $1 }
-        return Scenario(change: change, before: before, beforeIDs: Array(ids), afterIDs: after.map(\.1))
+        return Scenario(
+            change: change, before: before, beforeIDs: Array(ids), afterIDs: after.map(\.1), folder: folder)
     }
 
     /// Computes the change details (the timed operation) and returns (removed, inserted, changed, moves) counts.

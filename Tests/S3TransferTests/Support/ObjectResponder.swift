@@ -47,9 +47,17 @@ func testBytes(_ count: Int, seed: UInt64 = 42) -> Data {
     return Data(out)
 }
 
-/// A fresh temporary directory.
+/// The folder that holds every temporary folder of this test process; removed when the process exits, so that
+/// a test that returns early (or fails) leaves nothing behind in the system's temporary directory.
+let testFolderRoot: URL = {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("s3transfer-tests-\(getpid())")
+    atexit { try? FileManager.default.removeItem(at: testFolderRoot) }
+    return root
+}()
+
+/// A fresh temporary directory (inside ``testFolderRoot``).
 func makeTempDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("s3transfer-\(UUID().uuidString)")
+    let url = testFolderRoot.appendingPathComponent(UUID().uuidString)
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
