@@ -71,7 +71,8 @@ struct TLSTests {
         let handles = (0..<6).map { index in
             loader.download(
                 DownloadRequest(
-                    bucket: "photos", key: "p\(index).jpg", destination: folder.appendingPathComponent("p\(index).jpg")))
+                    bucket: "photos", key: "p\(index).jpg", destination: folder.appendingPathComponent("p\(index).jpg"))
+            )
         }
         for (index, handle) in handles.enumerated() {
             let result = try await handle.result()
