@@ -155,6 +155,13 @@ func writeTestFile(_ url: URL, size: Int64, seed: UInt64 = 0x9E37_79B9_7F4A_7C15
 /// back-to-back runs for an A/B comparison keep their files and the caller removes them all at the end.
 let keepBenchFiles = ProcessInfo.processInfo.environment["CA_BENCH_KEEP_FILES"] == "1"
 
+/// Writes every dirty page of the system to disk (`sync(2)`), before a timed run and outside its timing: a run
+/// then never pays for writing back what an earlier run left in the page cache (curl leaves its files to the
+/// kernel's writeback; a downloader that syncs its files with `syncfs` would otherwise flush curl's too).
+func settleFileSystem() {
+    sync()
+}
+
 /// Removes a scratch file or folder (unless ``keepBenchFiles``).
 func removeScratch(_ url: URL) {
     if !keepBenchFiles { try? FileManager.default.removeItem(at: url) }

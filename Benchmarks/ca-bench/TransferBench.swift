@@ -105,11 +105,13 @@ private func largeObjectBenchmarks(server: ChildServer, client: S3Client, bucket
     let destination = work.appendingPathComponent("big.bin")
     func curlDownload() async throws -> Double {
         defer { try? FileManager.default.removeItem(at: curlFile) }
+        settleFileSystem()
         return try await seconds { try curl(["-s", "-o", curlFile.path, url.absoluteString]) }
     }
     var result: DownloadResult?
     func ourDownload() async throws -> Double {
         defer { try? FileManager.default.removeItem(at: destination) }
+        settleFileSystem()
         return try await seconds {
             result = try await downloader.download(
                 DownloadRequest(bucket: bucket, key: "big.bin", destination: destination)
@@ -157,6 +159,7 @@ private func largeObjectBenchmarks(server: ChildServer, client: S3Client, bucket
     var faulty: DownloadResult?
     var faultTimes: [Double] = []
     for _ in 0..<3 {
+        settleFileSystem()
         faultTimes.append(
             try await seconds {
                 faulty = try await downloader.download(
@@ -243,6 +246,7 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL, 
                 destination: dir.appendingPathComponent("\(i).bin"))
         }
         var verified = 0
+        settleFileSystem()
         let cpuBefore = processCPUSeconds()
         let time = try await seconds {
             let handles = requests.map { downloader.download($0) }
@@ -284,6 +288,7 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL, 
             earlyOurs = try await ourRound(into: ourDir)
             serverOurs = childCPUSeconds(serverPID) - serverOurs
         }
+        settleFileSystem()
         let curlCPUBefore = processCPUSeconds(RUSAGE_CHILDREN)
         let serverBeforeCurl = childCPUSeconds(serverPID)
         curlTimes.append(
