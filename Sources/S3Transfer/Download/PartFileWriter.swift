@@ -15,7 +15,8 @@ import Foundation
 /// the object's size. A body that fits in one chunk is hashed as it arrives instead, or kept whole for an
 /// ``MD5Batch`` when MD5 is the check. The worker queue also opens the file (``open(truncate:)``, or
 /// ``openNow(truncate:)`` from a block given to ``perform(_:)``), starts writeback every ``writebackBatch``
-/// bytes and syncs the file, so no file-system wait holds a thread of the caller's pool.
+/// bytes and hands the file to the ``FileSyncGroup`` (which syncs it with other files finishing at the same
+/// time, on a thread of the same pool), so no file-system wait holds a thread of the caller's pool.
 ///
 /// Threading: ``accept(_:)``, ``flush()``, ``attach(_:_:)`` run on the engine thread during an attempt;
 /// ``restart(hasher:)`` and ``seek(to:hasher:)`` run either there or between attempts; ``written`` and
@@ -210,14 +211,14 @@ final class PartFileWriter: @unchecked Sendable {
     /// Runs `body` on the worker queue after every chunk, open and writeback handed to it so far.
     func perform(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
 
-    /// Syncs the file, then renames it to `destination` (nil: sync only), in a ``FileSyncGroup``; `completion`
-    /// runs on the group's queue. Only from a block given to ``perform(_:)`` (after the writes it must cover).
+    /// Syncs the file, then renames it to `destination` (nil: sync only), in the shared ``FileSyncGroup``;
+    /// `completion` runs on the thread that syncs the group (this one when no group was in progress). Only from a
+    /// block given to ``perform(_:)`` (after the writes the sync must cover).
     func commitNow(
-        renamingTo destination: String?, group: FileSyncGroup = .shared,
-        completion: @escaping @Sendable (Result<Void, S3Error>) -> Void
+        renamingTo destination: String?, completion: @escaping @Sendable (Result<Void, S3Error>) -> Void
     ) {
         // The item keeps the writer, and so its descriptor, alive until the file is synced.
-        group.commit(
+        FileSyncGroup.shared.commit(
             FileSyncGroup.Item(
                 fd: fd, path: path, destination: destination, allowsFileSystemSync: allowsFileSystemSync
             ) { [self] result in
