@@ -119,6 +119,26 @@ import Testing
         #expect(group.statistics == FileSyncGroup.Statistics(groups: 2, files: 5, fileSystemSyncs: 0))
     }
 
+    @Test func whenTheFileSystemSyncFailsEveryFileIsSyncedOnItsOwn() throws {
+        let files = try Files(count: 5)
+        defer { files.close() }
+        let attempts = Locked(0)
+        let group = FileSyncGroup { _ in
+            attempts.withLock { $0 += 1 }
+            errno = EIO
+            return -1
+        }
+        let outcomes = Outcomes()
+        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: true)
+        for index in 1..<5 { group.commit(item(files, index, outcomes)) }
+        release.signal()
+        #expect(outcomes.done.wait(timeout: .now() + 60) == .success)
+        #expect(attempts.withLock { $0 } == 1, "the failing syncfs was tried, once for the one file system")
+        for index in 0..<5 { #expect(throws: Never.self) { try outcomes.result(index)?.get() } }
+        try expectRenamed(files, 0..<5)
+        #expect(group.statistics == FileSyncGroup.Statistics(groups: 2, files: 5, fileSystemSyncs: 0))
+    }
+
     @Test func aFailedRenameFailsOnlyItsOwnFileAndLeavesItsPart() throws {
         let files = try Files(count: 5)
         defer { files.close() }

@@ -57,8 +57,12 @@ final class FileSyncGroup: Sendable {
     static let fileSystemSyncMinimum = 4
 
     private let state = Locked(State())
+    /// `syncfs(2)` (tests give one that fails, to check the file-by-file fallback).
+    private let syncFileSystem: @Sendable (Int32) -> Int32
 
-    init() {}
+    init(syncFileSystem: @escaping @Sendable (Int32) -> Int32 = { cfileio_sync_filesystem($0) }) {
+        self.syncFileSystem = syncFileSystem
+    }
 
     /// Adds `item` to the next group. Syncs groups on the calling thread when none is in progress (then returns
     /// once no file is pending), else returns at once. `item.completion` is called exactly once.
@@ -102,7 +106,7 @@ final class FileSyncGroup: Sendable {
                 guard fstat(item.fd, &info) == 0 else { continue }
                 let device = UInt64(info.st_dev)
                 if outcome[device] == nil {
-                    outcome[device] = cfileio_sync_filesystem(item.fd) == 0
+                    outcome[device] = syncFileSystem(item.fd) == 0
                     if outcome[device] == true { state.withLock { $0.statistics.fileSystemSyncs += 1 } }
                 }
                 if outcome[device] == true { results[index] = Self.rename(item) }
