@@ -56,8 +56,10 @@ public final class AssetLibrary: Sendable {
         }
     }
 
-    /// Releases the folder lock and finishes every ``changes`` stream. Further fetches and writes throw
-    /// ``AssetLibraryError/closed``. Idempotent.
+    /// Cancels the library's requests and downloads, releases the folder lock and finishes every ``changes``
+    /// stream. Further fetches and writes throw ``AssetLibraryError/closed``. Fetch results already handed out
+    /// stay readable (they read the store), so the database's connections close when the last of them and the
+    /// library are released; the store takes no write after `close()` returns. Idempotent; any thread.
     public func close() {
         let wasOpen = writeOrder.withLock { closed in
             defer { closed = true }
