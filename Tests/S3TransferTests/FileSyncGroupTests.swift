@@ -66,9 +66,11 @@ import Testing
     }
 
     /// Commits file 0 on another thread and holds its completion until `release` is signalled: the files
-    /// committed meanwhile wait for the next group.
+    /// committed meanwhile wait for the next group. `returned` is signalled when that commit call returns.
+    @discardableResult
     func holdFirstGroup(
-        _ group: FileSyncGroup, _ files: Files, _ outcomes: Outcomes, fileSystemSync: Bool
+        _ group: FileSyncGroup, _ files: Files, _ outcomes: Outcomes, fileSystemSync: Bool,
+        returned: DispatchSemaphore = DispatchSemaphore(value: 0)
     ) -> DispatchSemaphore {
         let started = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
@@ -76,7 +78,10 @@ import Testing
             started.signal()
             release.wait()
         }
-        DispatchQueue.global().async { group.commit(first) }
+        DispatchQueue.global().async {
+            group.commit(first)
+            returned.signal()
+        }
         started.wait()
         return release
     }
@@ -93,12 +98,20 @@ import Testing
         defer { files.close() }
         let group = FileSyncGroup()
         let outcomes = Outcomes()
-        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: true)
+        let returned = DispatchSemaphore(value: 0)
+        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: true, returned: returned)
         // The first group is in progress (its completion waits): these return at once and stay pending.
-        for index in 1..<6 { group.commit(item(files, index, outcomes)) }
+        let holdSecond = DispatchSemaphore(value: 0)
+        group.commit(item(files, 1, outcomes) { holdSecond.wait() })
+        for index in 2..<6 { group.commit(item(files, index, outcomes)) }
         #expect(outcomes.count == 1)
         for index in 1..<6 { #expect(!FileManager.default.fileExists(atPath: files.destinations[index])) }
         release.signal()
+        // The committing thread synced only its own file's group: its commit returns while the second group,
+        // on a thread of the pool, is still held.
+        #expect(returned.wait(timeout: .now() + 60) == .success)
+        #expect(outcomes.count < 6)
+        holdSecond.signal()
         #expect(outcomes.done.wait(timeout: .now() + 60) == .success)
         for index in 0..<6 { #expect(throws: Never.self) { try outcomes.result(index)?.get() } }
         try expectRenamed(files, 0..<6)

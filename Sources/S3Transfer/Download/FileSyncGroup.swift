@@ -14,9 +14,10 @@ import Foundation
 /// file gets its own `fdatasync(2)`, after the writeback of the whole group was started so that it travels
 /// together. A lone file is synced at once: nothing waits for company that may never come.
 ///
-/// Threading: the thread that finds no group in progress syncs groups until none is pending (callers are the
+/// Threading: the thread that finds no group in progress syncs the group its own file is in (callers are the
 /// part-file writers' queues on the utility pool: a sync waits for the disk, which must not hold a thread of a
-/// caller's pool); the others return at once. Completions run on that thread, in commit order within a group.
+/// caller's pool), later groups run on the utility pool; the others return at once. Completions run on the
+/// thread that synced their group, in commit order within it.
 final class FileSyncGroup: Sendable {
     /// One file to sync (and rename).
     struct Item: Sendable {
@@ -64,34 +65,38 @@ final class FileSyncGroup: Sendable {
         self.syncFileSystem = syncFileSystem
     }
 
-    /// Adds `item` to the next group. Syncs groups on the calling thread when none is in progress (then returns
-    /// once no file is pending), else returns at once. `item.completion` is called exactly once.
+    /// Adds `item` to the next group. When no group is in progress, the calling thread syncs the group its file
+    /// is in and returns after its completion (any group after that goes to a thread of the utility pool, so a
+    /// steady stream of files never holds the caller's thread); otherwise returns at once. `item.completion` is
+    /// called exactly once.
     func commit(_ item: Item) {
         let lead = state.withLock { state -> Bool in
             state.pending.append(item)
             defer { state.syncing = true }
             return !state.syncing
         }
-        if lead { drain() }
+        guard lead, syncPendingGroup() else { return }
+        DispatchQueue.global(qos: .utility).async { [self] in
+            while syncPendingGroup() {}
+        }
     }
 
     var statistics: Statistics { state.withLock { $0.statistics } }
 
-    private func drain() {
-        while true {
-            let group = state.withLock { state -> [Item] in
-                defer { state.pending.removeAll(keepingCapacity: true) }
-                if state.pending.isEmpty {
-                    state.syncing = false
-                } else {
-                    state.statistics.groups += 1
-                    state.statistics.files += state.pending.count
-                }
-                return state.pending
-            }
-            if group.isEmpty { return }
-            let results = sync(group)
-            for (item, result) in zip(group, results) { item.completion(result) }
+    /// Syncs the pending files as one group (there is at least one: only the thread that syncs takes them, and it
+    /// stops syncing only under the lock, once none is pending). Returns whether more are pending now.
+    private func syncPendingGroup() -> Bool {
+        let group = state.withLock { state -> [Item] in
+            defer { state.pending.removeAll(keepingCapacity: true) }
+            state.statistics.groups += 1
+            state.statistics.files += state.pending.count
+            return state.pending
+        }
+        let results = sync(group)
+        for (item, result) in zip(group, results) { item.completion(result) }
+        return state.withLock { state -> Bool in
+            if state.pending.isEmpty { state.syncing = false }
+            return state.syncing
         }
     }
 
