@@ -26,3 +26,12 @@ int cfileio_sync_filesystem(int fd) {
     return -1;
 #endif
 }
+
+int cfileio_data_error(int fd) {
+#if defined(__linux__)
+    return sync_file_range(fd, 0, 0,
+                           SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+#else
+    return fdatasync(fd);
+#endif
+}

@@ -1,3 +1,4 @@
+import CFileIO
 import Dispatch
 import Foundation
 import Testing
@@ -150,6 +151,32 @@ import Testing
         for index in 0..<5 { #expect(throws: Never.self) { try outcomes.result(index)?.get() } }
         try expectRenamed(files, 0..<5)
         #expect(group.statistics == FileSyncGroup.Statistics(groups: 2, files: 5, fileSystemSyncs: 0))
+    }
+
+    @Test func aFileWhoseDataFailedToReachTheDiskIsNotRenamedAfterAFileSystemSync() throws {
+        let files = try Files(count: 5)
+        defer { files.close() }
+        let failing = files.fds[3]
+        let group = FileSyncGroup(dataError: { fd in
+            guard fd == failing else { return cfileio_data_error(fd) }
+            errno = EIO
+            return -1
+        })
+        let outcomes = Outcomes()
+        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: true)
+        for index in 1..<5 { group.commit(item(files, index, outcomes)) }
+        release.signal()
+        #expect(outcomes.done.wait(timeout: .now() + 60) == .success)
+        #expect(group.statistics.fileSystemSyncs == 1)
+        guard case .failure(.fileSystem(let path, let code)) = outcomes.result(3) else {
+            Issue.record("expected a file-system error, got \(String(describing: outcomes.result(3)))")
+            return
+        }
+        #expect(path == files.parts[3])
+        #expect(code == EIO)
+        #expect(!FileManager.default.fileExists(atPath: files.destinations[3]))
+        try expectRenamed(files, 0..<3)
+        try expectRenamed(files, 4..<5)
     }
 
     @Test func aFailedRenameFailsOnlyItsOwnFileAndLeavesItsPart() throws {

@@ -8,6 +8,13 @@
 /// way to the disk. Returns 0, or -1 with errno set (ENOSYS where the call does not exist: harmless).
 int cfileio_start_writeback(int fd, int64_t offset, int64_t length);
 
+/// The first writeback error of `fd`'s data since `fd` was opened and not yet reported through it, after
+/// writing and waiting for any of its pages still dirty (`sync_file_range` with `WAIT_BEFORE | WRITE |
+/// WAIT_AFTER`; no metadata, no cache flush). After a `syncfs` of its file system this is what tells whether
+/// the file's own data reached the disk: `syncfs` only reports errors seen since the descriptor it was given
+/// was opened. Returns 0, or -1 with errno set.
+int cfileio_data_error(int fd);
+
 /// Writes every dirty page and metadata block of the file system holding `fd` and waits for it (Linux
 /// `syncfs(2)`); errors of that writeback are reported. Returns 0, or -1 with errno set (ENOSYS where the
 /// call does not exist: then sync file by file).

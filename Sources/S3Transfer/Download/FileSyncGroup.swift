@@ -10,7 +10,8 @@ import Foundation
 /// No file is renamed before it is on disk; what is grouped is the waiting. Files that become ready while a
 /// group is being synced form the next group. A group of at least ``fileSystemSyncMinimum`` files that allow it
 /// is synced with one `syncfs(2)` per file system: their data and the metadata blocks they share (inode table,
-/// bitmaps, directory) go to the disk in one batch. Otherwise (and for a file system whose `syncfs` fails) every
+/// bitmaps, directory) go to the disk in one batch, and then each file's own writeback errors are read through
+/// its own descriptor (a file whose data did not reach the disk fails and keeps its name). Otherwise (and for a file system whose `syncfs` fails) every
 /// file gets its own `fdatasync(2)`, after the writeback of the whole group was started so that it travels
 /// together. A lone file is synced at once: nothing waits for company that may never come.
 ///
@@ -60,9 +61,15 @@ final class FileSyncGroup: Sendable {
     private let state = Locked(State())
     /// `syncfs(2)` (tests give one that fails, to check the file-by-file fallback).
     private let syncFileSystem: @Sendable (Int32) -> Int32
+    /// A file's own writeback error after a `syncfs` (``cfileio_data_error(_:)``; tests inject one).
+    private let dataError: @Sendable (Int32) -> Int32
 
-    init(syncFileSystem: @escaping @Sendable (Int32) -> Int32 = { cfileio_sync_filesystem($0) }) {
+    init(
+        syncFileSystem: @escaping @Sendable (Int32) -> Int32 = { cfileio_sync_filesystem($0) },
+        dataError: @escaping @Sendable (Int32) -> Int32 = { cfileio_data_error($0) }
+    ) {
         self.syncFileSystem = syncFileSystem
+        self.dataError = dataError
     }
 
     /// Adds `item` to the next group. When no group is in progress, the calling thread syncs the group its file
@@ -114,7 +121,14 @@ final class FileSyncGroup: Sendable {
                     outcome[device] = syncFileSystem(item.fd) == 0
                     if outcome[device] == true { state.withLock { $0.statistics.fileSystemSyncs += 1 } }
                 }
-                if outcome[device] == true { results[index] = Self.rename(item) }
+                guard outcome[device] == true else { continue }
+                // syncfs reports only the errors seen since the descriptor it was given was opened: each file's
+                // own data is checked through its own descriptor (nothing is left to write; no cache flush).
+                if dataError(item.fd) != 0 {
+                    results[index] = .failure(.fileSystem(path: item.path, errno: errno))
+                } else {
+                    results[index] = Self.rename(item)
+                }
             }
         }
         let rest = group.indices.filter { results[$0] == nil }
