@@ -11,9 +11,10 @@ import Foundation
 /// group is being synced form the next group. A group of at least ``fileSystemSyncMinimum`` files that allow it
 /// is synced with one `syncfs(2)` per file system: their data and the metadata blocks they share (inode table,
 /// bitmaps, directory) go to the disk in one batch, and then each file's own writeback errors are read through
-/// its own descriptor (a file whose data did not reach the disk fails and keeps its name). Otherwise (and for a file system whose `syncfs` fails) every
-/// file gets its own `fdatasync(2)`, after the writeback of the whole group was started so that it travels
-/// together. A lone file is synced at once: nothing waits for company that may never come.
+/// its own descriptor (a file whose data did not reach the disk fails and keeps its name). Otherwise (and for a
+/// file system whose `syncfs` fails) every file gets its own `fdatasync(2)`, after the writeback of the whole
+/// group was started so that it travels together. A lone file is synced at once: nothing waits for company
+/// that may never come.
 ///
 /// Threading: the thread that finds no group in progress syncs the group its own file is in (callers are the
 /// part-file writers' queues on the utility pool: a sync waits for the disk, which must not hold a thread of a
@@ -54,8 +55,9 @@ final class FileSyncGroup: Sendable {
     /// The group every downloader of the process shares: it is the file system's work that is grouped.
     static let shared = FileSyncGroup()
 
-    /// The smallest group synced with `syncfs`: below it, a file-system sync costs more than it saves (measured
-    /// on ext4: groups of 2–3 gain little over file-by-file syncs started together).
+    /// The smallest group synced with `syncfs`. A judgment, not a measured optimum: `syncfs` also writes other
+    /// programs' pending data on the file system, worth it only when several of ours share the trip (under load
+    /// the groups here hold 6–8 files; one or two files are synced file by file).
     static let fileSystemSyncMinimum = 4
 
     private let state = Locked(State())
