@@ -17,6 +17,7 @@ import threading
 import h2.config
 import h2.connection
 import h2.events
+import h2.exceptions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIZE = int(sys.argv[1])
