@@ -279,43 +279,45 @@ private func smallObjectBenchmarks(client: S3Client, bucket: String, work: URL, 
         }
         let configFile = work.appendingPathComponent("curl-\(round).cfg")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
+        /// curl's run: wall time, its CPU time and the server's.
+        func curlRound() async throws -> (seconds: Double, cpu: Double, server: Double) {
+            settleFileSystem()
+            let cpuBefore = processCPUSeconds(RUSAGE_CHILDREN)
+            let serverBefore = childCPUSeconds(serverPID)
+            let time = try await seconds {
+                try curl(["-s", "--parallel", "--parallel-max", "16", "-K", configFile.path])
+            }
+            return (time, processCPUSeconds(RUSAGE_CHILDREN) - cpuBefore, childCPUSeconds(serverPID) - serverBefore)
+        }
+        /// Our run (``ourRound(into:)``) and the server's CPU time for it.
+        func ourMeasuredRound() async throws -> (seconds: Double, cpu: Double, verified: Int, server: Double) {
+            let serverBefore = childCPUSeconds(serverPID)
+            let run = try await ourRound(into: ourDir)
+            return (run.seconds, run.cpu, run.verified, childCPUSeconds(serverPID) - serverBefore)
+        }
         // Who goes first alternates: a round's second run finds the file system a little further from whatever
         // happened before the round (see above).
-        let oursFirst = round % 2 == 1
-        var earlyOurs: (seconds: Double, cpu: Double, verified: Int)?
-        var serverOurs = childCPUSeconds(serverPID)
-        if oursFirst {
-            earlyOurs = try await ourRound(into: ourDir)
-            serverOurs = childCPUSeconds(serverPID) - serverOurs
-        }
-        settleFileSystem()
-        let curlCPUBefore = processCPUSeconds(RUSAGE_CHILDREN)
-        let serverBeforeCurl = childCPUSeconds(serverPID)
-        curlTimes.append(
-            try await seconds {
-                try curl(["-s", "--parallel", "--parallel-max", "16", "-K", configFile.path])
-            })
-        let curlCPU = processCPUSeconds(RUSAGE_CHILDREN) - curlCPUBefore
-        let serverAfterCurl = childCPUSeconds(serverPID)
-        let ours: (seconds: Double, cpu: Double, verified: Int)
-        if let earlyOurs {
-            ours = earlyOurs
+        let curlRun: (seconds: Double, cpu: Double, server: Double)
+        let ours: (seconds: Double, cpu: Double, verified: Int, server: Double)
+        if round % 2 == 1 {
+            ours = try await ourMeasuredRound()
+            curlRun = try await curlRound()
         } else {
-            ours = try await ourRound(into: ourDir)
-            serverOurs = childCPUSeconds(serverPID) - serverAfterCurl
+            curlRun = try await curlRound()
+            ours = try await ourMeasuredRound()
         }
+        curlTimes.append(curlRun.seconds)
         ourTimes.append(ours.seconds)
         verifiedSmall = ours.verified
-        curlCPUs.append(curlCPU / Double(count) * 1e6)
+        curlCPUs.append(curlRun.cpu / Double(count) * 1e6)
         ourCPUs.append(ours.cpu / Double(count) * 1e6)
         if profileRounds > 0 {
-            let ourCPU = ours.cpu
             print(
-                "round \(round): curl \(Int(Double(count) / curlTimes[round])) obj/s, "
-                    + "\(Int(curlCPU / Double(count) * 1e6)) µs CPU per object; ours "
-                    + "\(Int(Double(count) / ourTimes[round])) obj/s, \(Int(ourCPU / Double(count) * 1e6)) µs; server "
-                    + "\(Int((serverAfterCurl - serverBeforeCurl) / Double(count) * 1e6)) µs for curl's, "
-                    + "\(Int(serverOurs / Double(count) * 1e6)) µs for ours")
+                "round \(round): curl \(Int(Double(count) / curlRun.seconds)) obj/s, "
+                    + "\(Int(curlRun.cpu / Double(count) * 1e6)) µs CPU per object; ours "
+                    + "\(Int(Double(count) / ours.seconds)) obj/s, \(Int(ours.cpu / Double(count) * 1e6)) µs; server "
+                    + "\(Int(curlRun.server / Double(count) * 1e6)) µs for curl's, "
+                    + "\(Int(ours.server / Double(count) * 1e6)) µs for ours")
         }
     }
     for round in 0..<profileRounds {

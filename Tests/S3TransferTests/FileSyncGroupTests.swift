@@ -68,7 +68,6 @@ import Testing
 
     /// Commits file 0 on another thread and holds its completion until `release` is signalled: the files
     /// committed meanwhile wait for the next group. `returned` is signalled when that commit call returns.
-    @discardableResult
     func holdFirstGroup(
         _ group: FileSyncGroup, _ files: Files, _ outcomes: Outcomes, fileSystemSync: Bool,
         returned: DispatchSemaphore = DispatchSemaphore(value: 0)
@@ -85,6 +84,30 @@ import Testing
         }
         started.wait()
         return release
+    }
+
+    /// Syncs file 0 alone, then every other file as the second group (committed while the first is held), and
+    /// waits for every completion. `destination` may replace a file's destination.
+    func syncInTwoGroups(
+        _ group: FileSyncGroup, _ files: Files, _ outcomes: Outcomes, fileSystemSync: Bool = true,
+        destination: (Int) -> String? = { _ in nil }
+    ) {
+        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: fileSystemSync)
+        for index in 1..<files.parts.count {
+            group.commit(
+                item(files, index, outcomes, destination: destination(index), fileSystemSync: fileSystemSync))
+        }
+        release.signal()
+        #expect(outcomes.done.wait(timeout: .now() + 60) == .success)
+    }
+
+    /// The path and errno of a file-system error; nil (and an issue recorded) for any other outcome.
+    func fileSystemError(_ result: Result<Void, S3Error>?) -> (path: String, code: Int32)? {
+        guard case .failure(.fileSystem(let path, let code)) = result else {
+            Issue.record("expected a file-system error, got \(String(describing: result))")
+            return nil
+        }
+        return (path, code)
     }
 
     func expectRenamed(_ files: Files, _ indexes: Range<Int>) throws {
@@ -124,10 +147,7 @@ import Testing
         defer { files.close() }
         let group = FileSyncGroup()
         let outcomes = Outcomes()
-        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: false)
-        for index in 1..<5 { group.commit(item(files, index, outcomes, fileSystemSync: false)) }
-        release.signal()
-        #expect(outcomes.done.wait(timeout: .now() + 60) == .success)
+        syncInTwoGroups(group, files, outcomes, fileSystemSync: false)
         for index in 0..<5 { #expect(throws: Never.self) { try outcomes.result(index)?.get() } }
         try expectRenamed(files, 0..<5)
         #expect(group.statistics == FileSyncGroup.Statistics(groups: 2, files: 5, fileSystemSyncs: 0))
@@ -143,10 +163,7 @@ import Testing
             return -1
         }
         let outcomes = Outcomes()
-        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: true)
-        for index in 1..<5 { group.commit(item(files, index, outcomes)) }
-        release.signal()
-        #expect(outcomes.done.wait(timeout: .now() + 60) == .success)
+        syncInTwoGroups(group, files, outcomes)
         #expect(attempts.withLock { $0 } == 1, "the failing syncfs was tried, once for the one file system")
         for index in 0..<5 { #expect(throws: Never.self) { try outcomes.result(index)?.get() } }
         try expectRenamed(files, 0..<5)
@@ -163,17 +180,11 @@ import Testing
             return -1
         })
         let outcomes = Outcomes()
-        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: true)
-        for index in 1..<5 { group.commit(item(files, index, outcomes)) }
-        release.signal()
-        #expect(outcomes.done.wait(timeout: .now() + 60) == .success)
+        syncInTwoGroups(group, files, outcomes)
         #expect(group.statistics.fileSystemSyncs == 1)
-        guard case .failure(.fileSystem(let path, let code)) = outcomes.result(3) else {
-            Issue.record("expected a file-system error, got \(String(describing: outcomes.result(3)))")
-            return
-        }
-        #expect(path == files.parts[3])
-        #expect(code == EIO)
+        guard let error = fileSystemError(outcomes.result(3)) else { return }
+        #expect(error.path == files.parts[3])
+        #expect(error.code == EIO)
         #expect(!FileManager.default.fileExists(atPath: files.destinations[3]))
         try expectRenamed(files, 0..<3)
         try expectRenamed(files, 4..<5)
@@ -185,18 +196,10 @@ import Testing
         let group = FileSyncGroup()
         let outcomes = Outcomes()
         let missing = files.folder.appendingPathComponent("no-such-folder/2.bin").path
-        let release = holdFirstGroup(group, files, outcomes, fileSystemSync: true)
-        for index in 1..<5 {
-            group.commit(item(files, index, outcomes, destination: index == 2 ? missing : nil))
-        }
-        release.signal()
-        #expect(outcomes.done.wait(timeout: .now() + 60) == .success)
-        guard case .failure(.fileSystem(let path, let code)) = outcomes.result(2) else {
-            Issue.record("expected a file-system error, got \(String(describing: outcomes.result(2)))")
-            return
-        }
-        #expect(path == missing)
-        #expect(code == ENOENT)
+        syncInTwoGroups(group, files, outcomes) { $0 == 2 ? missing : nil }
+        guard let error = fileSystemError(outcomes.result(2)) else { return }
+        #expect(error.path == missing)
+        #expect(error.code == ENOENT)
         #expect(FileManager.default.fileExists(atPath: files.parts[2]))
         try expectRenamed(files, 0..<2)
         try expectRenamed(files, 3..<5)
