@@ -64,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "cloudassets",
             dependencies: [
-                "CloudAssets", "FakeS3",
+                "CloudAssets", "FakeS3", "CFileIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),

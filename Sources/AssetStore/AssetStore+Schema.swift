@@ -5,7 +5,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -69,6 +69,14 @@ extension AssetStore {
                     DROP INDEX asset_pixelCount;
                     DROP INDEX asset_creationDate;
                     PRAGMA user_version = 2;
+                    """)
+        }
+        // v3: text settings the library keeps about itself (the endpoint and bucket it belongs to).
+        migrator.registerMigration("v3") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE store_setting (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+                    PRAGMA user_version = 3;
                     """)
         }
         return migrator

@@ -35,3 +35,15 @@ int cfileio_data_error(int fd) {
     return fdatasync(fd);
 #endif
 }
+
+int64_t cfileio_copy_range(int from, int to, int64_t length) {
+#if defined(__linux__)
+    return (int64_t)copy_file_range(from, NULL, to, NULL, (size_t)length, 0);
+#else
+    (void)from;
+    (void)to;
+    (void)length;
+    errno = ENOSYS;
+    return -1;
+#endif
+}

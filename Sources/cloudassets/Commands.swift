@@ -36,9 +36,20 @@ struct Sync: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try await global.openLibrary()
+            let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
+            if !global.quiet {
+                // On a terminal, a line that says what the command is waiting for (replaced by the summary).
+                Terminal.shared.live([
+                    "syncing s3://\(library.configuration.bucket) at "
+                        + "\(library.configuration.endpoint?.absoluteString ?? "AWS")…"
+                ])
+            }
             let summary = try await withInterrupt { try await library.sync(fetchThumbnails: !noThumbnails) }
+            Terminal.shared.endLive()
+            for skipped in summary.skipped {
+                Terminal.shared.err("skipped \(skipped.key): \(skipped.reason)")
+            }
             if !global.quiet {
                 Terminal.shared.out(
                     "synced: \(summary.listed) listed, \(summary.inserted) new, \(summary.contentChanged) changed, "
@@ -62,7 +73,7 @@ struct List: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try await global.openLibrary(requireRemote: false)
+            let library = try await global.openLibrary(requireRemote: false, runsDownloads: false)
             defer { library.close() }
             var predicates: [AssetPredicate] = []
             if let state {

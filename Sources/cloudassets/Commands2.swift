@@ -15,44 +15,60 @@ struct Get: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             if output != nil && assets.count != 1 { throw CLIError("-o takes exactly one asset") }
-            let library = try await global.openLibrary()
+            let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
             let targets = try resolveAssets(assets, in: library)
+            let byteRange = try range.map(ByteRangeArgument.parse)
+            // The output is checked (and its temporary file created) before anything is downloaded.
+            let sink = try output.map { try OutputSink(output: $0, libraryFolder: library.configuration.storeURL) }
             let bars = ProgressBoard(quiet: global.quiet)
             try await withInterrupt {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for asset in targets {
                         group.addTask {
-                            let data: Data
-                            if let range {
-                                let r = try ByteRangeArgument.parse(range)
-                                data = try await library.read(asset, range: r, isNetworkAccessAllowed: network)
-                            } else {
-                                var options = AssetRequestOptions()
-                                options.isNetworkAccessAllowed = network
-                                options.progressHandler = { _, _, _, progress in
-                                    bars.update(name: asset.key, progress: progress)
+                            var options = AssetRequestOptions()
+                            options.isNetworkAccessAllowed = network
+                            options.progressHandler = { _, _, _, progress in
+                                bars.update(name: asset.key, progress: progress)
+                            }
+                            if let byteRange {
+                                // In pieces: memory stays bounded whatever the range's size.
+                                var read: Int64 = 0
+                                for start in stride(from: byteRange.lowerBound, to: byteRange.upperBound, by: 8 << 20) {
+                                    let piece = start..<min(start + (8 << 20), byteRange.upperBound)
+                                    let data = try await library.read(
+                                        asset, range: piece, isNetworkAccessAllowed: network)
+                                    try sink?.write(data)
+                                    read += Int64(data.count)
+                                    if data.count < piece.count { break }  // the end of the original
                                 }
+                                if sink == nil && !global.quiet {
+                                    Terminal.shared.out("\(asset.localIdentifier)\t\(read) bytes read")
+                                }
+                            } else if let sink, output == "-" {
+                                // Streamed as the bytes arrive.
+                                try await library.requestData(for: asset, options: options) { try sink.write($0) }
+                                bars.finish(name: asset.key)
+                            } else {
                                 let url = try await library.requestFile(for: asset, options: options)
                                 bars.finish(name: asset.key)
-                                if output == nil && !global.quiet {
+                                if let sink {
+                                    try sink.copy(from: url)
+                                } else if !global.quiet {
                                     Terminal.shared.out("\(asset.localIdentifier)\tfull\t\(url.path)")
                                 }
-                                data = output == nil ? Data() : try Data(contentsOf: url)
-                            }
-                            if let output {
-                                if output == "-" {
-                                    FileHandle.standardOutput.write(data)
-                                } else {
-                                    try data.write(to: URL(fileURLWithPath: output), options: .atomic)
-                                }
-                            } else if range != nil && !global.quiet {
-                                Terminal.shared.out("\(asset.localIdentifier)\t\(data.count) bytes read")
                             }
                         }
                     }
                     try await group.waitForAll()
                 }
+            }
+            try sink?.commit()
+            if ProcessInfo.processInfo.environment["CLOUDASSETS_REPORT_PEAK_RSS"] != nil {
+                // For the memory tests: the process's peak resident set (VmHWM).
+                let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+                let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? "VmHWM: ? kB"
+                Terminal.shared.err("peak RSS: " + line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces))
             }
             bars.end()
         }
@@ -112,24 +128,43 @@ struct Pin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Pin assets: download their originals, never evict.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Asset ids or keys.") var assets: [String]
-    @Flag(name: .long, help: "Return at once instead of waiting for the downloads.") var noWait = false
+    @Flag(
+        name: .long,
+        help: "Record the pins and return: the downloads run with the next pin (without --no-wait) or watch.")
+    var noWait = false
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try await global.openLibrary()
+            // Without waiting, the pins are recorded and the downloads left to the next `pin` or `watch`: none is
+            // started only to be cancelled as this process exits.
+            let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
             let targets = try resolveAssets(assets, in: library)
             try library.pin(targets)
             if !noWait {
+                // Every pinned original not yet local: these, and earlier pins recorded with --no-wait.
+                var everything = FetchOptions()
+                everything.includeHiddenAssets = true
+                let waiting = try library.fetchAssets(everything).filter { $0.isPinned && $0.availability != .full }
+                let bars = ProgressBoard(quiet: global.quiet)
                 try await withInterrupt {
-                    for asset in targets {
+                    for asset in waiting {
                         var options = AssetRequestOptions()
                         options.isNetworkAccessAllowed = true
+                        options.progressHandler = { _, _, _, progress in
+                            bars.update(name: asset.key, progress: progress)
+                        }
                         _ = try await library.requestFile(for: asset, options: options)
+                        bars.finish(name: asset.key)
                     }
                 }
+                bars.end()
             }
-            if !global.quiet { Terminal.shared.out("pinned \(targets.count) asset(s)") }
+            if !global.quiet {
+                Terminal.shared.out(
+                    "pinned \(targets.count) asset(s)"
+                        + (noWait ? "; their downloads run with the next pin (without --no-wait) or watch" : ""))
+            }
         }
     }
 }
@@ -139,7 +174,7 @@ func runLocalAssetCommand(
     _ global: GlobalOptions, _ names: [String], verb: String, _ body: (AssetLibrary, [Asset]) throws -> Void
 ) async throws {
     try await runReportingErrors {
-        let library = try await global.openLibrary(requireRemote: false)
+        let library = try await global.openLibrary(requireRemote: false, runsDownloads: false)
         defer { library.close() }
         try body(library, try resolveAssets(names, in: library))
         if !global.quiet { Terminal.shared.out("\(verb) \(names.count) asset(s)") }
@@ -177,7 +212,7 @@ struct Status: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try await global.openLibrary(requireRemote: false)
+            let library = try await global.openLibrary(requireRemote: false, runsDownloads: false)
             defer { library.close() }
             var everything = FetchOptions()
             everything.includeHiddenAssets = true

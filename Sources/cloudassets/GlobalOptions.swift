@@ -101,8 +101,13 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Opens the library, creating its folder.
-    func openLibrary(requireRemote: Bool = true) async throws -> AssetLibrary {
-        let configuration = try libraryConfiguration(requireRemote: requireRemote)
+    /// - Parameters:
+    ///   - requireRemote: Whether an endpoint and a bucket must be configured.
+    ///   - runsDownloads: Whether the library may start background downloads (pinned originals): only commands
+    ///     that wait for their work do; the others would cancel them as they exit.
+    func openLibrary(requireRemote: Bool = true, runsDownloads: Bool = true) async throws -> AssetLibrary {
+        var configuration = try libraryConfiguration(requireRemote: requireRemote)
+        configuration.startsBackgroundDownloads = runsDownloads
         try FileManager.default.createDirectory(at: configuration.storeURL, withIntermediateDirectories: true)
         return try await AssetLibrary(configuration: configuration)
     }

@@ -83,11 +83,13 @@ enum UserMessage {
             }
         }
         if let request = error as? AssetRequestError, case .inCloud = request { return 6 }
+        if let request = error as? AssetRequestError, case .invalidRange = request { return 11 }
         if let library = error as? AssetLibraryError {
             switch library {
             case .missingCredentials: return 3
             case .offline: return 6
             case .locked, .closed: return 1
+            case .notALibrary, .boundToAnotherBucket: return 2
             }
         }
         if error is CLIError { return 2 }

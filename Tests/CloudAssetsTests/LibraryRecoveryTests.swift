@@ -39,9 +39,11 @@ struct LibraryRecoveryTests {
             try fm.removeItem(atPath: path("thumbnails/\(d.id).jpg"))  // thumbnail recorded, file gone
             let orphans = [
                 "originals/999999.png", "originals/999999.png.part", "partial/999999.ranges",
-                "thumbnails/999999.jpg", "originals/junk", "originals/\(e.id).png.part",
+                "thumbnails/999999.jpg", "originals/\(e.id).png.part",
             ]
             for orphan in orphans { try Data("x".utf8).write(to: URL(fileURLWithPath: path(orphan))) }
+            // A name the library never gives a file: not the library's, left alone.
+            try Data("x".utf8).write(to: URL(fileURLWithPath: path("originals/junk")))
 
             library = try await harness.open()
             let report = library.recovery
@@ -52,6 +54,8 @@ struct LibraryRecoveryTests {
             // The orphans, and b's range file, which no longer matches its (downgraded) record.
             #expect(report.orphanFilesRemoved == orphans.count + 1)
             for orphan in orphans { #expect(!fm.fileExists(atPath: path(orphan)), "\(orphan) should be removed") }
+            #expect(fm.fileExists(atPath: path("originals/junk")))
+            #expect(report.foreignFilesKept == 1)
             #expect(fm.fileExists(atPath: path("originals/\(c.id).png.part")))
             #expect(fm.fileExists(atPath: path("originals/\(e.id).png")))
 

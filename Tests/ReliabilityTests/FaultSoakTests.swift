@@ -274,7 +274,7 @@ import Testing
         _ url: URL, library: AssetLibrary, asset: Asset, bucket: ReliabilityBucket, counters: SoakCounters
     ) throws {
         guard let record = try library.store.record(id: asset.id), record.availability == .full,
-            record.localFilePath == url.path, let bytes = try? Data(contentsOf: url)
+            record.localFilePath == library.files.storedPath(ofOriginal: url), let bytes = try? Data(contentsOf: url)
         else { return }  // evicted or changed by a sync since: the invariant check covers it
         if bytes != bucket.version(etag: record.etag) {
             counters.update { $0.corrupt += 1 }

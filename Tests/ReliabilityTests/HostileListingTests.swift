@@ -55,6 +55,7 @@ import Testing
             storeURL: prepared.store, endpoint: endpoint, bucket: ReliabilityBucket.bucket,
             credentials: .static(accessKeyID: "k", secretAccessKey: "s"), maxConnections: 2)
         configuration.progressInterval = 0
+        configuration.rebind = true  // a prepared store is reopened against a server of the test's own
         return configuration
     }
 

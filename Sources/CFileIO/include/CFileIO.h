@@ -20,4 +20,9 @@ int cfileio_data_error(int fd);
 /// call does not exist: then sync file by file).
 int cfileio_sync_filesystem(int fd);
 
+/// Copies up to `length` bytes from `from` to `to` at their file offsets, inside the kernel (Linux
+/// `copy_file_range(2)`: a clone on file systems that share blocks). Returns the bytes copied (0 at the end of
+/// `from`), or -1 with errno set (EXDEV, EINVAL, ENOSYS, EOPNOTSUPP: copy through a buffer instead).
+int64_t cfileio_copy_range(int from, int to, int64_t length);
+
 #endif

@@ -1,6 +1,10 @@
 import AssetStore
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension AssetLibrary {
     /// What opening the library found and repaired after a crash or `kill -9`.
     public struct RecoveryReport: Sendable, Hashable {
@@ -14,6 +18,8 @@ extension AssetLibrary {
         public var orphanFilesRemoved = 0
         /// Interrupted downloads (`.part` files) kept for resume.
         public var partFilesKept = 0
+        /// Files and folders in the library's folders that the library did not name (not its own): left alone.
+        public var foreignFilesKept = 0
     }
 
     /// Makes every asset consistent with the files on disk: `full` only with its verified file, `partial`
@@ -45,8 +51,9 @@ extension AssetLibrary {
             let fallback: StoredAvailability = thumbnailPresent ? .thumbnail : .cloudOnly
             switch record.availability {
             case .full:
-                let expected = files.original(id: id, key: record.key).path
-                if record.localFilePath != expected || size(expected) != record.verifiedSize {
+                let expected = files.original(id: id, key: record.key)
+                let stored = files.storedPath(ofOriginal: expected)
+                if size(expected.path) != record.verifiedSize {
                     report.fullDowngraded += 1
                     fixes.append { r in
                         r.availability = fallback
@@ -54,6 +61,9 @@ extension AssetLibrary {
                         r.verifiedSize = nil
                         r.verifiedETag = nil
                     }
+                } else if record.localFilePath != stored {
+                    // An absolute path written by an earlier version: the file is where the name says.
+                    fixes.append { $0.localFilePath = stored }
                 }
             case .partial:
                 let end = record.partialRanges.ranges.last?.upperBound ?? 0
@@ -80,11 +90,17 @@ extension AssetLibrary {
             }
         }
 
-        // Orphans: files whose identifier is unknown, or that no longer match the record.
-        for folder in [files.originalsFolder, files.partialFolder, files.thumbnailsFolder] {
+        // Orphans: files the library named (by identifier) that belong to no asset or no longer match it.
+        // A file or folder with any other name is not the library's and is never touched.
+        for kind in LocalFiles.Folder.allCases {
+            let folder = files.url(of: kind)
             let names = (try? fm.contentsOfDirectory(atPath: folder.path)) ?? []
             for name in names {
                 let path = folder.appendingPathComponent(name).path
+                guard LocalFiles.isLibraryFileName(name, in: kind), Self.isRegularFile(path) else {
+                    report.foreignFilesKept += 1
+                    continue
+                }
                 guard let id = LocalFiles.identifier(ofFileNamed: name), let record = known[id] else {
                     try? fm.removeItem(atPath: path)
                     report.orphanFilesRemoved += 1
@@ -92,8 +108,8 @@ extension AssetLibrary {
                 }
                 let current = try store.record(id: id) ?? record
                 let keep: Bool
-                switch folder {
-                case files.originalsFolder:
+                switch kind {
+                case .originals:
                     let full = files.original(id: id, key: current.key).path
                     if path == full {
                         keep = current.availability == .full
@@ -103,9 +119,9 @@ extension AssetLibrary {
                     } else {
                         keep = false
                     }
-                case files.partialFolder:
+                case .partial:
                     keep = current.availability == .partial
-                case _:
+                case .thumbnails:
                     keep = current.thumbnailPresent && path == files.thumbnail(id: id).path
                 }
                 if !keep {
@@ -115,5 +131,11 @@ extension AssetLibrary {
             }
         }
         return report
+    }
+
+    /// A regular file, not a folder or a link (`lstat`: a link is never followed).
+    static func isRegularFile(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
     }
 }

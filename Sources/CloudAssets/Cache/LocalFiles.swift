@@ -1,6 +1,10 @@
 import AssetStore
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Where the library keeps bytes, all under its store folder, named by local identifier — never by the
 /// remote key, so no key (however hostile: `..`, absolute, NUL, 4 KiB long) can point outside the folder.
 ///
@@ -17,8 +21,20 @@ struct LocalFiles: Sendable {
     var partialFolder: URL { root.appendingPathComponent("partial", isDirectory: true) }
     var thumbnailsFolder: URL { root.appendingPathComponent("thumbnails", isDirectory: true) }
 
+    /// Creates the three folders where absent. A folder that exists as anything but a real directory (a file,
+    /// or a symbolic link that could lead out of the library) is refused: the library never writes or removes
+    /// through it.
     func createFolders() throws {
-        for folder in [originalsFolder, partialFolder, thumbnailsFolder] {
+        for folder in Folder.allCases.map(url(of:)) {
+            var status = stat()
+            if lstat(folder.path, &status) == 0 {
+                guard status.st_mode & S_IFMT == S_IFDIR else {
+                    throw AssetLibraryError.notALibrary(
+                        path: root.path,
+                        reason: "\(folder.lastPathComponent) is not a folder of its own (a file or a link)")
+                }
+                continue
+            }
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         }
     }
@@ -56,5 +72,57 @@ struct LocalFiles: Sendable {
     /// The local identifier a file in one of the folders belongs to (its name up to the first dot).
     static func identifier(ofFileNamed name: String) -> Int64? {
         Int64(name.prefix { $0 != "." })
+    }
+
+    /// The form a verified original's path is stored in: relative to the library folder (`originals/<name>`),
+    /// so the folder can be moved, copied, renamed or reached through another spelling or a link.
+    func storedPath(ofOriginal url: URL) -> String { "originals/" + url.lastPathComponent }
+
+    /// The file a stored path names: a relative path under the library folder. An absolute path (written by an
+    /// earlier version) or one that leaves the folder names nothing.
+    func url(forStoredPath path: String) -> URL? {
+        guard !path.hasPrefix("/"), !path.split(separator: "/").contains("..") else { return nil }
+        return root.appendingPathComponent(path)
+    }
+
+    /// Whether a file in one of the library's folders has a name the library gives its own files, so recovery
+    /// may remove it. Anything else (a user's `my.jpg`, a folder) is never touched.
+    static func isLibraryFileName(_ name: String, in folder: Folder) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard let first = parts.first, !first.isEmpty, first.allSatisfy(\.isASCII), Int64(first) != nil else {
+            return false
+        }
+        let rest = parts.dropFirst().map(String.init)
+        switch folder {
+        case .originals:
+            // <id>[.<ext>][.part[.json]]
+            var tail = rest[...]
+            if tail.suffix(2) == ["part", "json"] {
+                tail = tail.dropLast(2)
+            } else if tail.last == "part" {
+                tail = tail.dropLast()
+            }
+            guard tail.count <= 1 else { return false }
+            return tail.allSatisfy { ext in
+                !ext.isEmpty && ext.count <= 8 && ext.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber) }
+            }
+        case .partial:
+            return rest == ["ranges"] || rest == ["ranges", "json"]
+        case .thumbnails:
+            return rest == ["jpg"]
+        }
+    }
+
+    /// The three folders the library keeps bytes in.
+    enum Folder: CaseIterable {
+        case originals, partial, thumbnails
+    }
+
+    func url(of folder: Folder) -> URL {
+        switch folder {
+        case .originals: originalsFolder
+        case .partial: partialFolder
+        case .thumbnails: thumbnailsFolder
+        }
     }
 }

@@ -79,6 +79,16 @@ extension AssetLibrary {
         /// Which integrity checks a download of an original computes before the asset becomes `full` (its length
         /// is always checked, and a file that fails a check never replaces anything).
         public var integrityChecks: IntegrityChecks = .fastest
+        /// Lets a library that belongs to another endpoint, bucket or prefix (recorded by its first sync) be used
+        /// with this one; the next sync records the new one and keeps local files whose ETags match. Default
+        /// `false`: such a library is refused with ``AssetLibraryError/boundToAnotherBucket(library:bound:requested:)``
+        /// before any request, so a mistyped bucket can never empty a library.
+        public var rebind = false
+        /// Whether this library downloads in the background on its own: pinned originals that are not local yet
+        /// (on open and on ``AssetLibrary/pin(_:)``). Default `true`. A short-lived process that only reads the
+        /// catalog (a listing, a status) sets `false`, so it starts no download it would cancel a moment later;
+        /// pins it records are downloaded by the next library that opens with `true`.
+        public var startsBackgroundDownloads = true
 
         public init(
             storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",

@@ -26,7 +26,9 @@ public final class AssetLibrary: Sendable {
 
     /// Opens (or creates) the library in `configuration.storeURL`.
     ///
-    /// - Throws: ``AssetLibraryError/locked(path:)`` when another library has the folder open; `AssetStoreError`
+    /// - Throws: ``AssetLibraryError/notALibrary(path:reason:)`` for a folder that holds other files and no catalog
+    ///   (nothing is written in it); ``AssetLibraryError/locked(path:)`` when another library has the folder open;
+    ///   `AssetStoreError`
     ///   (`.readOnly`, `.notAnAssetStore`, `.corrupt`, `.schemaTooNew`) when the folder or database cannot be used —
     ///   the existing file is left untouched.
     public init(configuration: Configuration) async throws {
@@ -46,6 +48,7 @@ public final class AssetLibrary: Sendable {
 
     /// Takes the folder lock, then opens the store (the lock is released again if the store fails to open).
     static func openLocalStore(_ configuration: Configuration) throws -> (lock: LibraryLock, store: AssetStore) {
+        try LibraryFolder.validate(configuration.storeURL)
         let lock = try LibraryLock(folder: configuration.storeURL)
         do {
             let store = try AssetStore(folder: configuration.storeURL, historyLimit: configuration.historyLimit)

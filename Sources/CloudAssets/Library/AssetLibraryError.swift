@@ -9,6 +9,13 @@ public enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertib
     /// The configuration asks for credentials from the environment, but `AWS_ACCESS_KEY_ID` or
     /// `AWS_SECRET_ACCESS_KEY` is not set.
     case missingCredentials
+    /// The folder exists but is not a CloudAssets library (it holds other files, or one of the library's own
+    /// folders is a file or a link). Nothing in it was changed.
+    case notALibrary(path: String, reason: String)
+    /// The library was first synced with another endpoint or bucket; it refuses to reconcile itself with a
+    /// different one (which would remove every asset). Open it with ``AssetLibrary/Configuration/rebind`` to
+    /// move it deliberately.
+    case boundToAnotherBucket(library: String, bound: String, requested: String)
 
     public var description: String {
         switch self {
@@ -17,6 +24,11 @@ public enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertib
         case .offline: "The library is offline (network policy .offline): it cannot sync or download."
         case .missingCredentials:
             "No credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or pass them in the configuration."
+        case .notALibrary(let path, let reason):
+            "\(path) is not a CloudAssets library: \(reason). Nothing was changed; use a new or empty folder."
+        case .boundToAnotherBucket(let library, let bound, let requested):
+            "The library at \(library) belongs to \(bound), not \(requested); "
+                + "use the library made for that bucket, or rebind this one (--rebind) to move it."
         }
     }
 }

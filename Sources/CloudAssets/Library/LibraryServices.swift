@@ -11,6 +11,8 @@ final class LibraryServices: Sendable {
     let syncGate = SerialGate()
     let lastSync = Mutex<(date: Date, summary: SyncSummary)?>(nil)
     let policy: Mutex<NetworkPolicy>
+    /// Whether the configured bucket was found to be the library's own (checked once per open).
+    let bindingChecked = Mutex(false)
 
     init(configuration: AssetLibrary.Configuration) throws {
         files = LocalFiles(root: configuration.storeURL)

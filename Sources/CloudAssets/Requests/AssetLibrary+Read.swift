@@ -23,7 +23,8 @@ extension AssetLibrary {
     /// Such a race makes the read start again (at most twice) rather than fail.
     /// - Parameters:
     ///   - asset: The asset.
-    ///   - range: Bytes of the original, clamped to its size; empty ranges return empty data.
+    ///   - range: Bytes of the original; its end is clamped to the size (as HTTP does), but it must start
+    ///     before the end. Empty ranges return empty data.
     ///   - isNetworkAccessAllowed: Whether missing bytes may be downloaded (the library's policy applies too).
     /// - Returns: The bytes.
     /// - Throws: ``AssetRequestError/inCloud(key:)`` when bytes are missing and the network is not allowed;
@@ -51,7 +52,10 @@ extension AssetLibrary {
         guard let record = try store.record(id: asset.id) else {
             throw AssetRequestError.assetDeleted(localIdentifier: asset.id)
         }
-        guard range.lowerBound >= 0, range.lowerBound <= record.size else {
+        // HTTP's rule: a range that starts at or past the end is not satisfiable (an empty range at the end is).
+        guard range.lowerBound >= 0,
+            range.lowerBound < record.size || (range.isEmpty && range.lowerBound == record.size)
+        else {
             throw AssetRequestError.invalidRange(range, size: record.size)
         }
         let wanted = range.lowerBound..<min(range.upperBound, record.size)

@@ -162,9 +162,10 @@ extension AssetLibrary {
 
     /// The verified original's URL when the record says `full` and the file is there with the verified size.
     func verifiedOriginal(of record: AssetRecord) -> URL? {
-        guard record.availability == .full, let path = record.localFilePath else { return nil }
-        let url = URL(fileURLWithPath: path)
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber,
+        guard record.availability == .full, let stored = record.localFilePath,
+            let url = files.url(forStoredPath: stored)
+        else { return nil }
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber,
             size.int64Value == record.verifiedSize
         else { return nil }
         return url
@@ -248,23 +249,24 @@ extension AssetLibrary {
     /// is gone by the time of the commit (a stale commit removed it just before) is refused the same way.
     func commitDownloaded(assetID: Int64, result: DownloadResult) throws {
         var stale = false
+        let stored = files.storedPath(ofOriginal: result.url)
         try performWrite { tx in
             let current = try tx.record(assetID)
             let fresh = current.map { ETag.same($0.etag, result.etag) && $0.size == result.size } ?? false
             guard let current, fresh else {
                 stale = true
-                let committedThere = current.map { $0.availability == .full && $0.localFilePath == result.url.path }
+                let committedThere = current.map { $0.availability == .full && $0.localFilePath == stored }
                 if committedThere != true { try? FileManager.default.removeItem(at: result.url) }
                 return
             }
-            if current.availability == .full, current.localFilePath == result.url.path { return }
+            if current.availability == .full, current.localFilePath == stored { return }
             guard FileManager.default.fileExists(atPath: result.url.path) else {
                 stale = true
                 return
             }
             _ = try tx.update(assetID) { record in
                 record.availability = .full
-                record.localFilePath = result.url.path
+                record.localFilePath = stored
                 record.verifiedSize = result.size
                 record.verifiedETag = record.etag
                 record.partialRanges = ByteRangeSet()

@@ -87,7 +87,7 @@ public enum AssetRequestError: Error, Sendable, CustomStringConvertible {
     case assetDeleted(localIdentifier: Int64)
     /// The object changed on the server while it was being fetched; sync and request it again.
     case objectChanged(key: String)
-    /// The range is outside the asset's original.
+    /// The range starts at or past the end of the asset's original (HTTP's "range not satisfiable").
     case invalidRange(Range<Int64>, size: Int64)
     /// A pinned asset cannot be evicted; unpin it first.
     case pinned(localIdentifier: Int64)
@@ -104,7 +104,8 @@ public enum AssetRequestError: Error, Sendable, CustomStringConvertible {
         case .assetDeleted(let id): return "asset \(id) no longer exists"
         case .objectChanged(let key): return "\(key) changed on the server during the transfer; sync and retry"
         case .invalidRange(let range, let size):
-            return "range \(range.lowerBound)..<\(range.upperBound) is outside the original (\(size) bytes)"
+            return "range not satisfiable: bytes \(range.lowerBound)-\(range.upperBound - 1) start past the end of "
+                + "the original (\(size) bytes, last byte \(size - 1))"
         case .pinned(let id): return "asset \(id) is pinned; unpin it before evicting"
         case .noRemote: return "the library has no endpoint configured"
         case .localFile(let path, let reason): return "\(path): \(reason)"

@@ -40,6 +40,7 @@ extension AssetLibrary {
 
     func requireRemote() throws -> LibraryRemote {
         guard let remote else { throw AssetRequestError.noRemote }
+        try checkBinding()
         return remote
     }
 }

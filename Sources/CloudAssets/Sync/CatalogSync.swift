@@ -24,6 +24,17 @@ public struct SyncSummary: Sendable, Hashable {
     public var resumed = false
     /// Thumbnails fetched after listing.
     public var thumbnailsFetched = 0
+    /// Objects the sync could not take in (their HEAD was refused for that object alone), with the reason. They
+    /// are left out of the catalog (an asset already there keeps its earlier state) and tried again next sync.
+    public var skipped: [SkippedObject] = []
+
+    /// An object a sync left out, and why.
+    public struct SkippedObject: Sendable, Hashable {
+        /// The object's key, exactly as listed.
+        public var key: String
+        /// A one-line reason.
+        public var reason: String
+    }
 }
 
 /// Reconciles the bucket's listing with the store, page by page.
@@ -33,8 +44,8 @@ public struct SyncSummary: Sendable, Hashable {
 /// end): objects not in the store are inserted `cloudOnly`, objects whose ETag or size changed are content
 /// changes, store keys inside the interval that the page lacks are removed. Because every transaction is
 /// complete for its interval, an interrupted sync resumes after the last reconciled key (kept in
-/// `<store>/sync-state.json`, written only beside transactions that changed something) and an unchanged
-/// bucket causes no writes at all.
+/// `<store>/sync-state.json`, written only beside transactions that changed something), then lists the part
+/// before it again, and an unchanged bucket causes no writes at all.
 struct CatalogSync {
     let library: AssetLibrary
     let remote: LibraryRemote
@@ -49,9 +60,37 @@ struct CatalogSync {
 
         // Store keys under the originals prefix, in S3's order (UTF-8 bytes).
         let storeKeys = try library.store.keysAndIdentifiers(withPrefix: layout.originalsPrefix)
-        var cursor = 0
+        var context = PassContext(storeKeys: storeKeys, thumbnails: thumbnails, stateURL: stateURL)
+        // From the resume point to the end; then, when resumed, from the start through the resume point: the
+        // part an interrupted run reconciled may have changed since, and a sync that reports success reflects
+        // the whole bucket as of its listing.
+        try await pass(after: resumeKey, through: nil, context: &context, summary: &summary)
         if let resumeKey {
-            while cursor < storeKeys.count, !resumeKey.utf8.lexicographicallyPrecedes(storeKeys[cursor].key.utf8) {
+            try await pass(after: nil, through: resumeKey, context: &context, summary: &summary)
+        }
+        if resumeKey != nil || summary.transactions > 0 { SyncState.clear(at: stateURL) }
+        return summary
+    }
+
+    /// What the passes of one run share.
+    private struct PassContext {
+        let storeKeys: [(key: String, id: Int64)]
+        let thumbnails: [String: S3ObjectSummary]
+        let stateURL: URL
+        var bound = false
+    }
+
+    /// Lists the originals after `after` (all when `nil`) up to and including `through` (the end when `nil`),
+    /// reconciling page by page. Only a pass that runs to the end records resume points.
+    private func pass(
+        after: String?, through: String?, context: inout PassContext, summary: inout SyncSummary
+    ) async throws {
+        let layout = library.configuration.layout
+        let storeKeys = context.storeKeys
+        func beyondEnd(_ key: String) -> Bool { through.map { $0.utf8.lexicographicallyPrecedes(key.utf8) } ?? false }
+        var cursor = 0
+        if let after {
+            while cursor < storeKeys.count, !after.utf8.lexicographicallyPrecedes(storeKeys[cursor].key.utf8) {
                 cursor += 1
             }
         }
@@ -60,11 +99,18 @@ struct CatalogSync {
             try Task.checkCancellation()
             let page = try await remote.client.listObjectsV2(
                 bucket: library.configuration.bucket, prefix: layout.originalsPrefix,
-                continuationToken: continuation, startAfter: continuation == nil ? resumeKey : nil)
+                continuationToken: continuation, startAfter: continuation == nil ? after : nil)
+            if !context.bound {
+                // The bucket answered a listing: from now on this library belongs to it.
+                try library.recordBinding()
+                context.bound = true
+            }
             summary.pages += 1
-            summary.listed += page.objects.count
-            let upper: String? = page.isTruncated ? page.objects.last?.key : nil
-            let listed = Set(page.objects.map(\.key))
+            let objects = page.objects.filter { !beyondEnd($0.key) }
+            summary.listed += objects.count
+            let lastPage = !page.isTruncated || objects.count < page.objects.count
+            let upper: String? = lastPage ? through : page.objects.last?.key
+            let listed = Set(objects.map(\.key))
             var vanished: [Int64] = []
             while cursor < storeKeys.count {
                 let entry = storeKeys[cursor]
@@ -73,16 +119,15 @@ struct CatalogSync {
                 cursor += 1
             }
             try await reconcile(
-                objects: page.objects, vanished: vanished, thumbnails: thumbnails, resumeMarker: upper,
-                stateURL: stateURL, summary: &summary)
-            guard page.isTruncated else { break }
+                objects: objects, vanished: vanished, thumbnails: context.thumbnails,
+                resumeMarker: through == nil && !lastPage ? upper : nil, stateURL: context.stateURL,
+                summary: &summary)
+            if lastPage { break }
             guard let next = page.nextContinuationToken else {
                 throw S3Error.malformedResponse("the listing is truncated but carries no continuation token")
             }
             continuation = next
         }
-        if resumeKey != nil || summary.transactions > 0 { SyncState.clear(at: stateURL) }
-        return summary
     }
 
     /// Lists `thumbnails/` once: original key → thumbnail object.
@@ -110,8 +155,12 @@ struct CatalogSync {
         var rows: [AssetRecord] = []
         for object in objects {
             let thumb = thumbnails[object.key]
-            if let current = byKey[object.key], current.etag == object.etag, current.size == object.size {
-                // Same bytes: only the thumbnail fields can differ; upsert writes nothing when equal.
+            if let current = byKey[object.key], current.etag == object.etag, current.size == object.size,
+                abs(current.lastModified.timeIntervalSince(object.lastModified)) < 0.001
+            {
+                // Same bytes, not rewritten: only the thumbnail fields can differ; upsert writes nothing when
+                // equal. A copy onto itself with new metadata (`--metadata-directive REPLACE`) keeps the ETag but
+                // changes Last-Modified: it is HEADed again like a changed object.
                 var row = current
                 row.thumbnailKey = thumb?.key
                 row.thumbnailSize = thumb?.size
@@ -121,8 +170,12 @@ struct CatalogSync {
                 needHead.append(object)
             }
         }
-        let heads = try await headAll(needHead, summary: &summary)
-        for object in needHead {
+        var skipped: [String: S3Error] = [:]
+        let heads = try await headAll(needHead, summary: &summary, skipped: &skipped)
+        for (key, error) in skipped {
+            summary.skipped.append(SyncSummary.SkippedObject(key: key, reason: error.description))
+        }
+        for object in needHead where skipped[object.key] == nil {
             rows.append(
                 RemoteMetadata.record(
                     for: object, head: heads[object.key], thumbnail: thumbnails[object.key],
@@ -173,9 +226,9 @@ struct CatalogSync {
 
     /// HEADs the objects with at most `maxConnections` in flight. A vanished object (404) is skipped: the
     /// next listing will no longer show it.
-    private func headAll(_ objects: [S3ObjectSummary], summary: inout SyncSummary) async throws
-        -> [String: S3ObjectHead]
-    {
+    private func headAll(
+        _ objects: [S3ObjectSummary], summary: inout SyncSummary, skipped: inout [String: S3Error]
+    ) async throws -> [String: S3ObjectHead] {
         guard library.configuration.metadataSource == AssetLibrary.MetadataSource.headObject, !objects.isEmpty else {
             return [:]
         }
@@ -183,26 +236,55 @@ struct CatalogSync {
         let client = remote.client
         let bucket = library.configuration.bucket
         let limit = max(1, library.configuration.maxConnections)
-        return try await withThrowingTaskGroup(of: (String, S3ObjectHead?).self) { group in
+        return try await withThrowingTaskGroup(of: (String, HeadOutcome).self) { group in
             var result: [String: S3ObjectHead] = [:]
             var iterator = objects.makeIterator()
             func addNext() -> Bool {
                 guard let object = iterator.next() else { return false }
                 group.addTask {
                     do {
-                        return (object.key, try await client.headObject(bucket: bucket, key: object.key))
+                        return (object.key, .head(try await client.headObject(bucket: bucket, key: object.key)))
                     } catch S3Error.noSuchKey {
-                        return (object.key, nil)  // gone since the listing; the next sync drops it
+                        return (object.key, .gone)  // gone since the listing; the next sync drops it
+                    } catch let error as S3Error where Self.isFailureOfThisObject(error) {
+                        return (object.key, .failed(error))
                     }
                 }
                 return true
             }
             for _ in 0..<limit where !addNext() { break }
-            while let (key, head) = try await group.next() {
-                if let head { result[key] = head }
+            while let (key, outcome) = try await group.next() {
+                switch outcome {
+                case .head(let head): result[key] = head
+                case .gone: break
+                case .failed(let error): skipped[key] = error
+                }
                 _ = addNext()
             }
             return result
+        }
+    }
+}
+
+/// What one HEAD of a sync found.
+private enum HeadOutcome: Sendable {
+    case head(S3ObjectHead)
+    /// Deleted since the listing.
+    case gone
+    /// Refused for this object alone (its key, its permissions): the object is skipped and reported.
+    case failed(S3Error)
+}
+
+extension CatalogSync {
+    /// Whether a HEAD's error concerns that object alone (a key the service refuses, an object this user may not
+    /// read, a server error that outlasted the retries for this request): such an object is skipped and
+    /// reported, and the sync goes on (the listing just succeeded, so the service is up). Errors of the
+    /// connection, the credentials or the bucket fail the sync.
+    static func isFailureOfThisObject(_ error: S3Error) -> Bool {
+        switch error {
+        case .accessDenied, .invalidRange, .preconditionFailed, .malformedResponse, .slowDown, .service: true
+        case .retriesExhausted(let last, _): isFailureOfThisObject(last)
+        default: false
         }
     }
 }

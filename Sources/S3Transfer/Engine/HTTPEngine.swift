@@ -124,6 +124,7 @@ final class HTTPEngineCore: @unchecked Sendable {
     /// Freed once the engine has had nothing to do for a second, so an idle engine holds no buffers.
     private var idleHandles: [UnsafeMutableRawPointer] = []
     private var lastBusy = DispatchTime.now().uptimeNanoseconds
+    private var lastAnswerCheck: UInt64 = 0
     /// Scratch for ``collectFinished()``, kept between passes.
     private var finished: [(UInt64, Result<Void, HTTPTransportError>)] = []
     private let md5Batch = MD5Batch()
@@ -182,6 +183,10 @@ final class HTTPEngineCore: @unchecked Sendable {
             curl_multi_perform(multi, &running)
             collectFinished()
             let now = DispatchTime.now().uptimeNanoseconds
+            if now - lastAnswerCheck >= 250_000_000 {
+                lastAnswerCheck = now
+                failUnanswered()
+            }
             if !active.isEmpty {
                 lastBusy = now
             } else if !idleHandles.isEmpty, now - lastBusy > 1_000_000_000 {
@@ -198,6 +203,36 @@ final class HTTPEngineCore: @unchecked Sendable {
         for id in Array(active.keys) { finish(id, .failure(.cancelled)) }
         freeIdleHandles()
         curl_multi_cleanup(multi)
+    }
+
+    /// Fails, as a timeout (curl's code 28), every request without a body whose whole request went out more
+    /// than ``HTTPEngineConfiguration/firstAnswerTimeout`` ago with not one byte of answer: a server that
+    /// accepts connections and never answers is reported in seconds, not after the stall timeout of each retry.
+    /// (A request still waiting for a connection, or still sending a body, is not timed here.)
+    private func failUnanswered() {
+        let limit = configuration.firstAnswerTimeout
+        guard limit > 0 else { return }
+        var unanswered: [UInt64] = []
+        let now = DispatchTime.now().uptimeNanoseconds
+        for (id, box) in active where box.request.body == nil && box.status == 0 {
+            guard let easy = box.easy else { continue }
+            guard let sent = box.requestSentAt else {
+                var started: curl_off_t = 0
+                _ = ccurl_easy_getinfo_off_t(easy, CURLINFO_PRETRANSFER_TIME_T, &started)
+                if started > 0 { box.requestSentAt = now }
+                continue
+            }
+            if Double(now - sent) / 1e9 > limit { unanswered.append(id) }
+        }
+        for id in unanswered {
+            finish(
+                id,
+                .failure(
+                    HTTPTransportError(
+                        curlCode: 28,
+                        message: "the server accepted the connection but sent no answer within "
+                            + "\(Int(limit)) s")))
+        }
     }
 
     private func freeIdleHandles() {
@@ -279,6 +314,9 @@ final class HTTPEngineCore: @unchecked Sendable {
         _ = ccurl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, me)
         _ = ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url)
         _ = ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        // Keys are sent exactly as listed: `a/./b` and `a/../b` are distinct, valid S3 keys, and the signature
+        // covers the path as written.
+        _ = ccurl_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1)
         _ = ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, ccurl_http_version_2tls())
         _ = ccurl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
         _ = ccurl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)

@@ -11,6 +11,10 @@ public struct HTTPEngineConfiguration: Sendable, Hashable {
     public var connectTimeout: TimeInterval
     /// A transfer slower than ``lowSpeedLimit`` bytes per second for this many seconds fails as stalled.
     public var stallTimeout: TimeInterval
+    /// How long a request without a body may wait for the first byte of the answer once it was sent, in seconds
+    /// (0: no limit). A server that accepts connections and never answers fails fast instead of after the
+    /// stall timeout.
+    public var firstAnswerTimeout: TimeInterval = 5
     /// The bytes-per-second floor of the stall check.
     public var lowSpeedLimit: Int
     /// Verify the server's TLS certificate and host name. On by default; turn off only for tests.
@@ -30,7 +34,7 @@ public struct HTTPEngineConfiguration: Sendable, Hashable {
     ///   - caBundlePath: A custom CA bundle.
     ///   - receiveBufferSize: libcurl's receive buffer size.
     public init(
-        maxTotalConnections: Int = 16, maxConnectionsPerHost: Int = 16, connectTimeout: TimeInterval = 10,
+        maxTotalConnections: Int = 16, maxConnectionsPerHost: Int = 16, connectTimeout: TimeInterval = 5,
         stallTimeout: TimeInterval = 30, lowSpeedLimit: Int = 1, verifyTLS: Bool = true, caBundlePath: String? = nil,
         receiveBufferSize: Int = 512 * 1024
     ) {

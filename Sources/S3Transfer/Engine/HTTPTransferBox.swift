@@ -16,6 +16,8 @@ final class HTTPTransferBox: @unchecked Sendable {
     var status = 0
     var headers: [String: String] = [:]
     var headDelivered = false
+    /// When the engine first saw the whole request sent (uptime nanoseconds; engine thread only).
+    var requestSentAt: UInt64?
     var handlerAborted = false
     var completed = false
 

@@ -136,6 +136,9 @@ final class ChildProcess: Sendable {
         thread.start()
     }
 
+    /// Whether the process has ended.
+    var hasExited: Bool { state.exit != nil }
+
     /// The child's process id.
     var pid: Int32 { process.processIdentifier }
 

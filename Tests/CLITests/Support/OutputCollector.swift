@@ -15,6 +15,7 @@ final class OutputCollector: Sendable {
         var closed = false
         var waiters: [Waiter] = []
         var endWaiters: [CheckedContinuation<Void, Never>] = []
+        var byteWaiters: [(count: Int, continuation: CheckedContinuation<Bool, Never>)] = []
     }
 
     private let state = Mutex(State())
@@ -36,9 +37,15 @@ final class OutputCollector: Sendable {
     func append(_ chunk: Data) {
         let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             state.data.append(chunk)
-            guard !state.waiters.isEmpty else { return [] }
-            let text = Self.decode(state.data)
             var ready: [CheckedContinuation<Bool, Never>] = []
+            let received = state.data.count
+            state.byteWaiters.removeAll { waiter in
+                guard received >= waiter.count else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            guard !state.waiters.isEmpty else { return ready }
+            let text = Self.decode(state.data)
             state.waiters.removeAll { waiter in
                 guard waiter.predicate(text) else { return false }
                 ready.append(waiter.continuation)
@@ -55,10 +62,15 @@ final class OutputCollector: Sendable {
             defer {
                 state.waiters.removeAll()
                 state.endWaiters.removeAll()
+                state.byteWaiters.removeAll()
             }
-            return (state.waiters, state.endWaiters, state.waiters.isEmpty ? "" : Self.decode(state.data))
+            return (
+                (state.waiters, state.byteWaiters), state.endWaiters,
+                state.waiters.isEmpty ? "" : Self.decode(state.data)
+            )
         }
-        for waiter in pending { waiter.continuation.resume(returning: waiter.predicate(text)) }
+        for waiter in pending.0 { waiter.continuation.resume(returning: waiter.predicate(text)) }
+        for waiter in pending.1 { waiter.continuation.resume(returning: false) }
         for continuation in ending { continuation.resume() }
     }
 
@@ -70,6 +82,20 @@ final class OutputCollector: Sendable {
                 if predicate(text) { return true }
                 if state.closed { return false }
                 state.waiters.append(Waiter(predicate: predicate, continuation: continuation))
+                return nil
+            }
+            if let answer { continuation.resume(returning: answer) }
+        }
+    }
+
+    /// Waits until at least `count` bytes arrived (binary output: nothing is decoded); false when the pipe
+    /// closed first.
+    func wait(forBytes count: Int) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let answer = state.withLock { state -> Bool? in
+                if state.data.count >= count { return true }
+                if state.closed { return false }
+                state.byteWaiters.append((count, continuation))
                 return nil
             }
             if let answer { continuation.resume(returning: answer) }

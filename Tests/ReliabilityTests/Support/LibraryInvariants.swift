@@ -53,7 +53,8 @@ struct LibraryInvariants {
             switch record.availability {
             case .full:
                 report.full += 1
-                guard record.localFilePath == fullPath, let onDisk = size(fullPath) else {
+                let stored = files.storedPath(ofOriginal: URL(fileURLWithPath: fullPath))
+                guard record.localFilePath == stored, let onDisk = size(fullPath) else {
                     report.violations.append("asset \(id) is full but its file \(fullPath) is missing")
                     continue
                 }

@@ -1,0 +1,164 @@
+import AssetStore
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension AssetLibrary {
+    /// Hands the asset's original to `dataReceivedHandler` in order, in pieces of at most `chunkSize` bytes, as
+    /// its bytes arrive — PhotoKit's `PHAssetResourceManager.requestData(for:options:dataReceivedHandler:)`.
+    /// Memory stays bounded by `chunkSize` whatever the original's size.
+    ///
+    /// A local verified original is read from its file. Otherwise the original is downloaded into the library
+    /// as ``requestFile(for:options:)`` does (resume, retries, verification, `full` committed at the end), and
+    /// the bytes are passed on from the download's file as they are written, each time the download reports
+    /// progress (``Configuration/progressInterval``) and once more at the end. The handler runs on the calling
+    /// task, one call at a time; a slow handler slows only this request, never the download.
+    ///
+    /// Bytes are handed on before the whole file is verified: when the download then fails its integrity check
+    /// or the object changes on the server after some bytes were handed on (a restart from zero), this throws
+    /// and the caller must discard what it received. Nothing is ever handed on twice.
+    /// - Parameters:
+    ///   - asset: The asset.
+    ///   - options: Network access and progress, as for ``requestFile(for:options:)``.
+    ///   - chunkSize: The largest piece handed to the handler (default 1 MiB).
+    ///   - dataReceivedHandler: Receives the bytes in order; throwing stops the request (the download is
+    ///     cancelled; its bytes stay for resume).
+    /// - Throws: ``AssetRequestError/inCloud(key:)``, ``AssetRequestError/objectChanged(key:)`` when bytes
+    ///   already handed on no longer belong to the object, the download's errors, the handler's error.
+    public func requestData(
+        for asset: Asset, options: AssetRequestOptions = AssetRequestOptions(), chunkSize: Int = 1 << 20,
+        dataReceivedHandler: (Data) throws -> Void
+    ) async throws {
+        guard let record = try store.record(id: asset.id) else {
+            throw AssetRequestError.assetDeleted(localIdentifier: asset.id)
+        }
+        let chunk = max(4096, chunkSize)
+        if let url = verifiedOriginal(of: record) {
+            let tail = try FileTail(path: url.path, key: record.key)
+            try tail.pump(chunkSize: chunk, handler: dataReceivedHandler)
+            try tail.finish(expectedSize: record.size)
+            return
+        }
+        let (ticks, ticker) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        var downloadOptions = options
+        let userProgress = options.progressHandler
+        downloadOptions.progressHandler = { fraction, error, stop, progress in
+            userProgress?(fraction, error, &stop, progress)
+            ticker.yield()
+        }
+        let partPath = files.original(id: asset.id, key: record.key).path + ".part"
+        let requestID = runtime.nextRequestID()
+        let download = Task {
+            defer { ticker.finish() }
+            return try await self.ensureOriginal(assetID: asset.id, options: downloadOptions, requestID: requestID)
+        }
+        try await withTaskCancellationHandler {
+            var tail: FileTail?
+            do {
+                for await _ in ticks {
+                    if tail == nil { tail = try FileTail.openingIfPresent(partPath, key: record.key) }
+                    try tail?.pump(chunkSize: chunk, handler: dataReceivedHandler)
+                }
+                let url = try await download.value
+                // The part file was renamed into place: the same file, unless the download started over in a
+                // new one (then nothing may have been handed on yet).
+                var final = tail
+                if let current = tail, try !current.isSameFile(as: url.path) {
+                    if current.sent > 0 { throw AssetRequestError.objectChanged(key: record.key) }
+                    final = nil
+                }
+                let reader = try final ?? FileTail(path: url.path, key: record.key)
+                try reader.pump(chunkSize: chunk, handler: dataReceivedHandler)
+                try reader.finish(expectedSize: record.size)
+            } catch {
+                download.cancel()
+                _ = await download.result
+                throw error
+            }
+        } onCancel: {
+            download.cancel()
+            self.runtime.cancelDownloads(forRequest: requestID)
+        }
+    }
+}
+
+/// Reads a file that is being written sequentially, from where the last read stopped to its current end.
+final class FileTail {
+    private let fd: Int32
+    let path: String
+    let key: String
+    /// Bytes handed on so far (the file's first `sent` bytes).
+    private(set) var sent: Int64 = 0
+
+    init(path: String, key: String) throws {
+        guard let opened = try Self.open(path) else {
+            throw AssetRequestError.localFile(path: path, reason: "the file is gone")
+        }
+        fd = opened
+        self.path = path
+        self.key = key
+    }
+
+    /// `nil` while the file does not exist yet.
+    static func openingIfPresent(_ path: String, key: String) throws -> FileTail? {
+        guard let opened = try open(path) else { return nil }
+        return FileTail(fd: opened, path: path, key: key)
+    }
+
+    private init(fd: Int32, path: String, key: String) {
+        self.fd = fd
+        self.path = path
+        self.key = key
+    }
+
+    private static func open(_ path: String) throws -> Int32? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw AssetRequestError.localFile(path: path, reason: String(cString: strerror(errno)))
+        }
+        return fd
+    }
+
+    deinit { close(fd) }
+
+    /// Hands on everything between what was sent and the file's current end. A file that became shorter than
+    /// what was sent was started over (another version): ``AssetRequestError/objectChanged(key:)``.
+    func pump(chunkSize: Int, handler: (Data) throws -> Void) throws {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            throw AssetRequestError.localFile(path: path, reason: String(cString: strerror(errno)))
+        }
+        let end = Int64(status.st_size)
+        if end < sent { throw AssetRequestError.objectChanged(key: key) }
+        var buffer = Data(count: chunkSize)
+        while sent < end {
+            let want = Int(min(Int64(chunkSize), end - sent))
+            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(sent)) }
+            guard count > 0 else {
+                if count == 0 { throw AssetRequestError.objectChanged(key: key) }  // truncated under us
+                throw AssetRequestError.localFile(path: path, reason: String(cString: strerror(errno)))
+            }
+            try handler(count == chunkSize ? buffer : buffer.prefix(count))
+            sent += Int64(count)
+        }
+    }
+
+    /// Whether `path` names the file this tail reads.
+    func isSameFile(as other: String) throws -> Bool {
+        var mine = stat()
+        var theirs = stat()
+        guard fstat(fd, &mine) == 0, stat(other, &theirs) == 0 else { return false }
+        return mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino
+    }
+
+    /// Checks that exactly the whole original was handed on.
+    func finish(expectedSize: Int64) throws {
+        guard sent == expectedSize else {
+            throw AssetRequestError.localFile(
+                path: path, reason: "handed on \(sent) bytes of an original of \(expectedSize)")
+        }
+    }
+}

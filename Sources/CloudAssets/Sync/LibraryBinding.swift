@@ -1,0 +1,51 @@
+import AssetStore
+import Foundation
+
+/// The endpoint, bucket and originals prefix a library belongs to: recorded by its first sync that lists the
+/// bucket, and checked before every later use of the network, so that a library is never reconciled with
+/// (and emptied by) another bucket.
+struct LibraryBinding: Equatable {
+    static let settingName = "binding"
+    /// `s3://<bucket>/<prefix> at <endpoint>`: readable in an error message and compared as text.
+    let text: String
+
+    init(_ configuration: AssetLibrary.Configuration) {
+        let endpoint = configuration.endpoint.map(Self.normalized) ?? "AWS (\(configuration.region))"
+        text = "s3://\(configuration.bucket)/\(configuration.layout.originalsPrefix) at \(endpoint)"
+    }
+
+    /// Scheme and host in lower case, the port spelled out, no trailing slash: two spellings of one endpoint
+    /// compare equal.
+    static func normalized(_ url: URL) -> String {
+        let scheme = (url.scheme ?? "http").lowercased()
+        let host = (url.host ?? "").lowercased()
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        var path = url.path
+        while path.hasSuffix("/") { path.removeLast() }
+        return "\(scheme)://\(host):\(port)\(path)"
+    }
+}
+
+extension AssetLibrary {
+    /// Refuses a configuration whose endpoint, bucket or prefix differs from the one the library belongs to,
+    /// unless ``Configuration/rebind`` is set. A library not yet bound (never synced) passes.
+    /// - Throws: ``AssetLibraryError/boundToAnotherBucket(library:bound:requested:)``.
+    func checkBinding() throws {
+        guard !configuration.rebind, !services.bindingChecked.withLock({ $0 }) else { return }
+        let requested = LibraryBinding(configuration).text
+        if let bound = try store.setting(LibraryBinding.settingName), bound != requested {
+            throw AssetLibraryError.boundToAnotherBucket(
+                library: configuration.storeURL.path, bound: bound, requested: requested)
+        }
+        services.bindingChecked.withLock { $0 = true }
+    }
+
+    /// Records the configured endpoint, bucket and prefix as the library's own (first sync, or a rebind).
+    func recordBinding() throws {
+        let requested = LibraryBinding(configuration).text
+        if try store.setting(LibraryBinding.settingName) != requested {
+            try store.setSetting(LibraryBinding.settingName, to: requested)
+        }
+        services.bindingChecked.withLock { $0 = true }
+    }
+}
