@@ -55,6 +55,7 @@ struct WatchCommandTests {
     @Test func watchReportsEachFailedSyncRetriesAndPrintsRecoveryThenKeepsWatching() async throws {
         try await withFixture(assets: 3) { fixture in
             try await fixture.sync()
+            let template = try fixture.objectData(try #require(try await fixture.list().first).key)
             // Every listing answers 500 (the client's own retries included): each sync fails.
             let failing = fixture.server.faults.add(FaultRule(keyPattern: "", method: "GET", fault: .internalError))
             let watch = try fixture.start(
@@ -68,7 +69,6 @@ struct WatchCommandTests {
             #expect(recovered, "stderr: \(watch.stderr.text)")
 
             // It keeps syncing: a new object becomes an insertion line.
-            let template = try fixture.objectData(try #require(try await fixture.list().first).key)
             try fixture.server.putObject(
                 bucket: CLIFixture.bucket, key: "originals/2032/01/IMG_AFTER.png", data: template,
                 contentType: "image/png", metadata: ["media-type": "image"])
