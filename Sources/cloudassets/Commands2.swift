@@ -15,6 +15,7 @@ struct Get: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             if output != nil && assets.count != 1 { throw CLIError("-o takes exactly one asset") }
+            if let output, output != "-" { _ = try validateOutputPath(output) }
             let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
             let targets = try resolveAssets(assets, in: library)
@@ -217,7 +218,8 @@ struct Status: AsyncParsableCommand {
             var everything = FetchOptions()
             everything.includeHiddenAssets = true
             let all = try library.fetchAssets(everything)
-            var counts: [String: Int] = [:]
+            // Every state, also those no asset is in: `states` always has the four keys.
+            var counts = Dictionary(uniqueKeysWithValues: AssetAvailability.allCases.map { ($0.name, 0) })
             var pinned = 0
             for a in all {
                 counts[a.availability.name, default: 0] += 1
@@ -259,15 +261,27 @@ struct Status: AsyncParsableCommand {
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print change notifications as JSON lines until interrupted (syncs every --interval seconds).")
+        abstract: "Print change notifications as JSON lines until interrupted (syncs every --interval seconds).",
+        discussion: """
+            A sync that fails is reported as one line on stderr and retried after 1 s, 2 s, 4 s … (at most \
+            5 minutes); when a sync succeeds again, "sync recovered after N failure(s)" is printed on stderr.
+            """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "Seconds between syncs (0: never sync, only watch).") var interval: Double = 30
+    /// The first retry delay after a failed sync; for tests, so that retries come fast.
+    @Option(name: .customLong("retry-base"), help: .hidden) var retryBase: Double = 1
+
+    func validate() throws {
+        guard interval >= 0, interval.isFinite else { throw ValidationError("--interval must be 0 or more seconds") }
+        guard retryBase > 0, retryBase.isFinite else { throw ValidationError("--retry-base must be positive") }
+    }
 
     func run() async throws {
         try await runReportingErrors {
             let library = try await global.openLibrary(requireRemote: interval > 0)
             defer { library.close() }
             let stream = library.changes
+            let backoff = SyncBackoff(base: retryBase)
             try await withInterrupt {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
@@ -277,9 +291,26 @@ struct Watch: AsyncParsableCommand {
                     }
                     if interval > 0 {
                         group.addTask {
+                            var failures = 0
                             while !Task.isCancelled {
-                                try await library.sync()
-                                try await Task.sleep(for: .seconds(interval))
+                                let delay: Double
+                                do {
+                                    try await library.sync()
+                                    if failures > 0 {
+                                        Terminal.shared.err(
+                                            "sync recovered after \(failures) failure\(failures == 1 ? "" : "s")")
+                                    }
+                                    failures = 0
+                                    delay = interval
+                                } catch {
+                                    if Task.isCancelled { throw CancellationError() }
+                                    failures += 1
+                                    delay = backoff.delay(afterFailures: failures)
+                                    Terminal.shared.err(
+                                        "error: sync failed (failure \(failures)): \(UserMessage.describe(error)); "
+                                            + "retrying in \(SyncBackoff.format(delay))")
+                                }
+                                try await Task.sleep(for: .seconds(delay))
                             }
                         }
                     }
@@ -287,5 +318,20 @@ struct Watch: AsyncParsableCommand {
                 }
             }
         }
+    }
+}
+
+/// The delay before retrying a failed sync: `base`, then doubling after each further failure in a row, never
+/// more than `cap` (5 minutes). Pure: the delay depends only on the number of failures.
+struct SyncBackoff: Sendable {
+    var base: Double
+    var cap: Double = 300
+
+    func delay(afterFailures failures: Int) -> Double {
+        min(cap, base * pow(2, Double(min(max(failures - 1, 0), 30))))
+    }
+
+    static func format(_ seconds: Double) -> String {
+        seconds < 10 ? String(format: "%.1fs", seconds) : "\(Int(seconds.rounded()))s"
     }
 }

@@ -2,6 +2,10 @@ import ArgumentParser
 import CloudAssets
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Options every command takes. Values come from the flags, then the environment, then the config file.
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "The library folder (catalog and cached files). Env: CLOUDASSETS_STORE.")
@@ -16,7 +20,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "The region (default us-east-1). Env: AWS_REGION.")
     var region: String?
 
-    @Option(name: .long, help: "A JSON config file (default ~/.config/cloudassets/config.json).")
+    @Option(name: .long, help: "A JSON config file (default $HOME/.config/cloudassets/config.json).")
     var config: String?
 
     // Not `--network`: `get --network` is the per-request flag, and one command cannot have both names.
@@ -28,7 +32,7 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print only results and errors.")
     var quiet = false
 
-    /// The file's fields, all optional.
+    /// The file's fields, all optional. Any other key is an error (a misspelt key must not be ignored).
     struct ConfigFile: Decodable {
         var store: String?
         var endpoint: String?
@@ -38,34 +42,99 @@ struct GlobalOptions: ParsableArguments {
         var secretAccessKey: String?
         var sessionToken: String?
         var network: String?
+
+        /// The keys a config file may hold, in the README's order.
+        static let knownKeys = [
+            "store", "endpoint", "bucket", "region", "accessKeyID", "secretAccessKey", "sessionToken", "network",
+        ]
     }
 
-    func loadConfigFile() throws -> ConfigFile {
-        let explicit = config
-        let path =
-            explicit
-            ?? FileManager.default.homeDirectoryForCurrentUser
-            .appendingPathComponent(".config/cloudassets/config.json").path
+    /// The user's home folder: `$HOME` when set and not empty, else the home of the user in the password database.
+    static func homeDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let home = environment["HOME"], !home.isEmpty { return home }
+        if let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir { return String(cString: dir) }
+        return FileManager.default.homeDirectoryForCurrentUser.path
+    }
+
+    /// `~` and `~/…` expanded to ``homeDirectory(environment:)``; other paths unchanged (`~user` is not expanded).
+    static func expandingTilde(_ path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> String
+    {
+        if path == "~" { return homeDirectory(environment: environment) }
+        if path.hasPrefix("~/") { return homeDirectory(environment: environment) + path.dropFirst() }
+        return path
+    }
+
+    /// The config file's path: `--config`, else `$HOME/.config/cloudassets/config.json`.
+    func configFilePath(environment: [String: String]) -> String {
+        config.map { Self.expandingTilde($0, environment: environment) }
+            ?? Self.homeDirectory(environment: environment) + "/.config/cloudassets/config.json"
+    }
+
+    func loadConfigFile(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ConfigFile {
+        if config == "" { throw CLIError("--config is empty: give a file path") }
+        let path = configFilePath(environment: environment)
         guard FileManager.default.fileExists(atPath: path) else {
-            if explicit != nil { throw CLIError("config file \(path) does not exist") }
+            if config != nil { throw CLIError("config file \(path) does not exist") }
             return ConfigFile()
         }
+        let data: Data
         do {
-            return try JSONDecoder().decode(ConfigFile.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw CLIError("config file \(path) is not valid JSON with the expected fields: \(error)")
+            throw CLIError("config file \(path) cannot be read: \(UserMessage.describe(error))")
         }
+        guard let object = try? JSONSerialization.jsonObject(with: data), let fields = object as? [String: Any] else {
+            throw CLIError("config file \(path) is not a JSON object")
+        }
+        let known = ConfigFile.knownKeys
+        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+            throw CLIError(
+                "config file \(path): unknown key \"\(unknown)\"; the known keys are \(known.joined(separator: ", "))")
+        }
+        if let wrong = known.first(where: { fields[$0] != nil && !(fields[$0] is String) }) {
+            throw CLIError("config file \(path): \"\(wrong)\" must be a string")
+        }
+        do {
+            return try JSONDecoder().decode(ConfigFile.self, from: data)
+        } catch {
+            throw CLIError("config file \(path) is not valid JSON with the expected fields")
+        }
+    }
+
+    /// One setting: the first of the flag, the environment variable and the config file's field that is set.
+    /// An empty value is a usage error naming where it came from, never "no value" or "the current folder".
+    private static func pick(
+        flag: (name: String, value: String?), env: (name: String, value: String?), file: (name: String, value: String?)
+    ) throws -> String? {
+        let sources: [(String, String?)] = [flag, env, ("config file key " + file.name, file.value)]
+        for case let (name, value?) in sources {
+            if value.isEmpty { throw CLIError("\(name) is empty") }
+            return value
+        }
+        return nil
     }
 
     /// The library configuration these options describe.
     func libraryConfiguration(requireRemote: Bool = true) throws -> AssetLibrary.Configuration {
         let env = ProcessInfo.processInfo.environment
-        let file = try loadConfigFile()
-        guard let storePath = store ?? env["CLOUDASSETS_STORE"] ?? file.store else {
+        let file = try loadConfigFile(environment: env)
+        guard
+            let storeText = try Self.pick(
+                flag: ("--store", store), env: ("CLOUDASSETS_STORE", env["CLOUDASSETS_STORE"]),
+                file: ("store", file.store))
+        else {
             throw CLIError("no library folder: pass --store DIR (or set CLOUDASSETS_STORE)")
         }
-        let endpointText = endpoint ?? env["AWS_ENDPOINT_URL"] ?? file.endpoint
-        let bucketName = bucket ?? env["CLOUDASSETS_BUCKET"] ?? file.bucket
+        let storePath = Self.expandingTilde(storeText, environment: env)
+        let endpointText = try Self.pick(
+            flag: ("--endpoint", endpoint), env: ("AWS_ENDPOINT_URL", env["AWS_ENDPOINT_URL"]),
+            file: ("endpoint", file.endpoint))
+        let bucketName = try Self.pick(
+            flag: ("--bucket", bucket), env: ("CLOUDASSETS_BUCKET", env["CLOUDASSETS_BUCKET"]),
+            file: ("bucket", file.bucket))
+        let regionName = try Self.pick(
+            flag: ("--region", region), env: ("AWS_REGION", env["AWS_REGION"]), file: ("region", file.region))
         if requireRemote {
             guard endpointText != nil else {
                 throw CLIError("no endpoint: pass --endpoint URL (or set AWS_ENDPOINT_URL)")
@@ -78,15 +147,29 @@ struct GlobalOptions: ParsableArguments {
             else { throw CLIError("endpoint \(endpointText) is not an http(s) URL") }
             endpointURL = url
         }
+        // Each value on its own: the environment first, then the config file.
+        let accessKeyID = env["AWS_ACCESS_KEY_ID"].flatMap { $0.isEmpty ? nil : $0 } ?? file.accessKeyID
+        let secret = env["AWS_SECRET_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 } ?? file.secretAccessKey
+        let sessionToken = env["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 } ?? file.sessionToken
         let credentials: Credentials
-        if env["AWS_ACCESS_KEY_ID"] != nil {
-            credentials = .environment
-        } else if let key = file.accessKeyID, let secret = file.secretAccessKey {
-            credentials = .static(accessKeyID: key, secretAccessKey: secret, sessionToken: file.sessionToken)
-        } else {
-            credentials = .environment
+        switch (accessKeyID, secret) {
+        case (let key?, let secret?):
+            credentials = .static(accessKeyID: key, secretAccessKey: secret, sessionToken: sessionToken)
+        case (_?, nil) where endpointURL != nil:
+            throw CLIError(
+                "incomplete credentials: an access key id but no secret; set AWS_SECRET_ACCESS_KEY "
+                    + "(or secretAccessKey in the config file)", status: .credentials)
+        case (nil, _?) where endpointURL != nil:
+            throw CLIError(
+                "incomplete credentials: a secret but no access key id; set AWS_ACCESS_KEY_ID "
+                    + "(or accessKeyID in the config file)", status: .credentials)
+        default:
+            credentials = .environment  // nothing set: the library reports the missing credentials if it needs them
         }
-        let policyText = network ?? env["CLOUDASSETS_NETWORK"] ?? file.network ?? "allowed"
+        let policyText =
+            try Self.pick(
+                flag: ("--network-policy", network), env: ("CLOUDASSETS_NETWORK", env["CLOUDASSETS_NETWORK"]),
+                file: ("network", file.network)) ?? "allowed"
         let policy: NetworkPolicy
         switch policyText {
         case "allowed": policy = .allowed
@@ -96,11 +179,12 @@ struct GlobalOptions: ParsableArguments {
         }
         return AssetLibrary.Configuration(
             storeURL: URL(fileURLWithPath: storePath, isDirectory: true), endpoint: endpointURL,
-            bucket: bucketName ?? "", region: region ?? env["AWS_REGION"] ?? file.region ?? "us-east-1",
-            credentials: credentials, networkPolicy: policy)
+            bucket: bucketName ?? "", region: regionName ?? "us-east-1", credentials: credentials,
+            networkPolicy: policy)
     }
 
-    /// Opens the library, creating its folder.
+    /// Opens the library, creating its folder. A `--store` that names a file, or sits below one, is a usage
+    /// error in one line.
     /// - Parameters:
     ///   - requireRemote: Whether an endpoint and a bucket must be configured.
     ///   - runsDownloads: Whether the library may start background downloads (pinned originals): only commands
@@ -108,13 +192,35 @@ struct GlobalOptions: ParsableArguments {
     func openLibrary(requireRemote: Bool = true, runsDownloads: Bool = true) async throws -> AssetLibrary {
         var configuration = try libraryConfiguration(requireRemote: requireRemote)
         configuration.startsBackgroundDownloads = runsDownloads
-        try FileManager.default.createDirectory(at: configuration.storeURL, withIntermediateDirectories: true)
+        let path = configuration.storeURL.path
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue {
+            throw CLIError("--store \(path) is a file, not a folder")
+        }
+        do {
+            try FileManager.default.createDirectory(at: configuration.storeURL, withIntermediateDirectories: true)
+        } catch {
+            var ancestor = configuration.storeURL.deletingLastPathComponent()
+            while ancestor.path != "/" && !FileManager.default.fileExists(atPath: ancestor.path) {
+                ancestor.deleteLastPathComponent()
+            }
+            if FileManager.default.fileExists(atPath: ancestor.path, isDirectory: &isFolder), !isFolder.boolValue {
+                throw CLIError("--store \(path): \(ancestor.path) is a file, not a folder")
+            }
+            throw CLIError(
+                "--store \(path): cannot create the folder: \(UserMessage.describe(error))",
+                status: ExitStatus.of(error) == .diskFull ? .diskFull : .usage)
+        }
         return try await AssetLibrary(configuration: configuration)
     }
 }
 
-/// A user-facing error: one line, no stack trace.
+/// A user-facing error: one line, no stack trace, and its exit status (``ExitStatus/usage`` unless told).
 struct CLIError: Error, CustomStringConvertible {
     var description: String
-    init(_ description: String) { self.description = description }
+    var status: ExitStatus
+    init(_ description: String, status: ExitStatus = .usage) {
+        self.description = description
+        self.status = status
+    }
 }

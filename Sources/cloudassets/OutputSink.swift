@@ -48,7 +48,8 @@ final class OutputSink: @unchecked Sendable {
         else { return }  // a folder that does not exist is reported when the file is created
         if parent == library || parent.hasPrefix(library.hasSuffix("/") ? library : library + "/") {
             throw CLIError(
-                "-o \(output.path) is inside the library folder \(libraryFolder.path); write the copy somewhere else")
+                "-o \(output.path) is inside the library folder \(libraryFolder.path); write the copy somewhere else",
+                status: .refused)
         }
     }
 

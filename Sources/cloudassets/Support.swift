@@ -1,4 +1,5 @@
 import ArgumentParser
+import AssetStore
 import CloudAssets
 import Foundation
 import S3Transfer
@@ -29,21 +30,44 @@ func withInterrupt<T: Sendable>(_ body: @escaping @Sendable () async throws -> T
     } catch {
         if task.isCancelled {
             Terminal.shared.endLive()
-            Terminal.shared.err("interrupted: partial downloads are kept and resume on the next get")
-            throw ExitCode(130)
+            Terminal.shared.err("error: interrupted: partial downloads are kept and resume on the next get")
+            throw ExitStatus.interrupted.exitCode
         }
         throw error
     }
 }
 
-/// One-line messages a user can act on, and exit codes per kind of failure.
+/// One-line messages a user can act on. The exit status of each error is ``ExitStatus/of(_:)``.
 enum UserMessage {
+    /// One line, never Foundation's `Error Domain=…` text: file errors become `path: reason`.
     static func describe(_ error: any Error) -> String {
-        if let s3 = error as? S3Error { return describe(s3) }
-        if let request = error as? AssetRequestError { return request.description }
-        if let library = error as? AssetLibraryError { return library.description }
-        if let cli = error as? CLIError { return cli.description }
-        return String(describing: error)
+        let text: String
+        switch error {
+        case let s3 as S3Error: text = describe(s3)
+        case let request as AssetRequestError: text = request.description
+        case let library as AssetLibraryError: text = describe(library)
+        case let store as AssetStoreError: text = store.description
+        case let cli as CLIError: text = cli.description
+        default: text = FileSystemErrorText.describe(error) ?? String(describing: error)
+        }
+        return oneLine(text)
+    }
+
+    /// Control characters (a newline inside a server's message) become spaces: an error is one line.
+    static func oneLine(_ text: String) -> String {
+        String(
+            String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+    }
+
+    static func describe(_ error: AssetLibraryError) -> String {
+        switch error {
+        case .missingCredentials:
+            return "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+                + "(or accessKeyID and secretAccessKey in the config file)"
+        case .locked(let path):
+            return "the library \(path) is busy: another cloudassets process has it open (a watch?); try again later"
+        default: return error.description
+        }
     }
 
     static func describe(_ error: S3Error) -> String {
@@ -64,36 +88,57 @@ enum UserMessage {
         case .noSuchBucket: return "no such bucket; check --bucket and --endpoint"
         case .networkAccessNotAllowed:
             return "the data is in the cloud and the network is not allowed (pass --network, or change the policy)"
+        case .service(let code, let message, _, _) where ExitStatus.of(error) == .regionMismatch:
+            return "region mismatch: \(message) (\(code)); pass --region or set AWS_REGION"
+        case .service(_, _, let status, _) where status >= 500:
+            return "server error: \(error.description)"
         default: return error.description
         }
     }
+}
 
-    static func exitCode(for error: any Error) -> Int32 {
-        let s3: S3Error? = {
-            if let e = error as? S3Error, case .retriesExhausted(let last, _) = e { return last }
-            return error as? S3Error
-        }()
-        if let s3 {
-            switch s3 {
-            case .invalidAccessKeyId, .signatureDoesNotMatch, .accessDenied: return 3
-            case .transport: return 4
-            case .noSuchBucket: return 5
-            case .networkAccessNotAllowed: return 6
-            default: return 1
+/// Foundation's file errors (`NSCocoaErrorDomain`, `NSPOSIXErrorDomain`) as `path: reason`.
+enum FileSystemErrorText {
+    /// `path: reason` for a Foundation or POSIX file error; nil for any other error.
+    static func describe(_ error: any Error) -> String? {
+        let ns = error as NSError
+        guard ns.domain == NSCocoaErrorDomain || ns.domain == NSPOSIXErrorDomain else { return nil }
+        let path =
+            (ns.userInfo[NSFilePathErrorKey] as? String) ?? (ns.userInfo[NSURLErrorKey] as? URL)?.path
+        let reason: String
+        if let code = posixCode(of: error) {
+            reason = String(cString: strerror(code))
+        } else {
+            switch ns.code {
+            case CocoaError.fileNoSuchFile.rawValue, CocoaError.fileReadNoSuchFile.rawValue:
+                reason = "no such file or folder"
+            case CocoaError.fileWriteFileExists.rawValue: reason = "already exists"
+            case CocoaError.fileReadNoPermission.rawValue, CocoaError.fileWriteNoPermission.rawValue:
+                reason = "permission denied"
+            case CocoaError.fileWriteOutOfSpace.rawValue: reason = "no space left on the device"
+            case CocoaError.fileWriteVolumeReadOnly.rawValue: reason = "read-only file system"
+            default: reason = "file operation failed (code \(ns.code))"
             }
         }
-        if let request = error as? AssetRequestError, case .inCloud = request { return 6 }
-        if let request = error as? AssetRequestError, case .invalidRange = request { return 11 }
-        if let library = error as? AssetLibraryError {
-            switch library {
-            case .missingCredentials: return 3
-            case .offline: return 6
-            case .locked, .closed: return 1
-            case .notALibrary, .boundToAnotherBucket: return 2
-            }
+        return path.map { "\($0): \(reason)" } ?? reason
+    }
+
+    /// The POSIX error code behind a Foundation file error, if it has one.
+    static func posixCode(of error: any Error) -> Int32? {
+        let ns = error as NSError
+        if ns.domain == NSPOSIXErrorDomain { return Int32(ns.code) }
+        guard ns.domain == NSCocoaErrorDomain else { return nil }
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return Int32(underlying.code)
         }
-        if error is CLIError { return 2 }
-        return 1
+        switch ns.code {
+        case CocoaError.fileWriteOutOfSpace.rawValue: return ENOSPC
+        case CocoaError.fileWriteVolumeReadOnly.rawValue: return EROFS
+        case CocoaError.fileReadNoPermission.rawValue, CocoaError.fileWriteNoPermission.rawValue: return EACCES
+        case CocoaError.fileWriteFileExists.rawValue: return EEXIST
+        case CocoaError.fileNoSuchFile.rawValue, CocoaError.fileReadNoSuchFile.rawValue: return ENOENT
+        default: return nil
+        }
     }
 }
 

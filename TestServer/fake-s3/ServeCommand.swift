@@ -14,7 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The storage root (created when missing). Ignored with --memory.")
     var root: String = ".fake-s3"
 
-    @Option(help: "The port to listen on; 0 picks a free one.")
+    @Option(help: "The port to listen on, 0…65535; 0 picks a free one (printed once listening).")
     var port: Int = 9000
 
     @Option(help: "The address to bind.")
@@ -38,6 +38,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Keep everything in memory instead of under --root.")
     var memory = false
 
+    func validate() throws {
+        guard (0...65535).contains(port) else {
+            throw ValidationError("--port \(port) is outside 0…65535 (0 picks any free port)")
+        }
+    }
+
     func run() async throws {
         let storage: FakeS3Storage =
             memory ? .memory : .disk(root: URL(fileURLWithPath: root, isDirectory: true))
@@ -50,6 +56,7 @@ struct ServeCommand: AsyncParsableCommand {
         let server = try FakeS3Server(configuration: configuration)
         try await server.start()
         print("fake-s3 listening on \(server.endpoint.absoluteString)")
+        print("  port: \(server.port)\(port == 0 ? " (chosen by the system: --port 0)" : "")")
         print("  storage: \(memory ? "memory" : URL(fileURLWithPath: root).standardizedFileURL.path)")
         print("  credentials: AWS_ACCESS_KEY_ID=\(accessKey) AWS_SECRET_ACCESS_KEY=\(secretKey) region \(region)")
         print("  try: aws --endpoint-url \(server.endpoint.absoluteString) s3 ls")

@@ -60,7 +60,7 @@ struct DataSafetyCommandTests {
                 "empty",
             ]
             let result = try await fixture.run("sync", globals: globals)
-            expectUserError(result, status: 2, mentioning: "s3://photos/")
+            expectUserError(result, status: 12, mentioning: "s3://photos/")
             #expect(result.stderr.contains("s3://empty/"), "the message names both buckets")
             let rows = try await fixture.list()
             #expect(rows.count == 5)
@@ -85,7 +85,7 @@ struct DataSafetyCommandTests {
             ]
             for target in targets {
                 let result = try await fixture.run("get", ["1", "--network", "-o", target])
-                expectUserError(result, status: 2, mentioning: "inside the library")
+                expectUserError(result, status: 12, mentioning: "inside the library")
             }
             #expect(try inode() == before, "the catalog was not replaced")
             let names = try FileManager.default.contentsOfDirectory(atPath: fixture.store.path)

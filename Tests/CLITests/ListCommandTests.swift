@@ -92,4 +92,46 @@ struct ListCommandTests {
             #expect(rows.isEmpty)
         }
     }
+
+    @Test func lsTextHasAHeaderAndEscapesControlCharactersInKeysSoEachAssetIsOneLineOfFiveColumns() async throws {
+        try await withFixture(assets: 2) { fixture in
+            try await fixture.sync()
+            let template = try fixture.objectData(try #require(try await fixture.list().first).key)
+            let odd = "originals/odd\tname\nwith\\slash\u{1}.png"
+            try fixture.server.putObject(
+                bucket: CLIFixture.bucket, key: odd, data: template, contentType: "image/png",
+                metadata: ["media-type": "image"])
+            try await fixture.sync()
+            let result = try await fixture.run("ls")
+            expectSuccess(result)
+            let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            #expect(lines.first == "ID\tSTATE\tPINNED\tSIZE\tKEY", "\(result)")
+            #expect(lines.count == 4, "a header and one line per asset: \(result)")
+            #expect(lines.allSatisfy { $0.split(separator: "\t", omittingEmptySubsequences: false).count == 5 })
+            #expect(lines.contains { $0.hasSuffix("\toriginals/odd\\tname\\nwith\\\\slash\\x01.png") }, "\(result)")
+
+            let bare = try await fixture.run("ls", ["--no-header"])
+            expectSuccess(bare)
+            #expect(bare.stdout.split(separator: "\n").count == 3 && !bare.stdout.hasPrefix("ID"))
+            let quiet = try await fixture.run("ls", ["--quiet"])
+            #expect(quiet.stdout == bare.stdout)
+
+            // JSON carries the key itself, exactly.
+            #expect(try await fixture.list().contains { $0.key == odd })
+        }
+    }
+
+    @Test func statusJSONListsAllFourStatesEvenWhenTheirCountIsZero() async throws {
+        try await withFixture(assets: 3) { fixture in
+            struct Status: Decodable { var states: [String: Int] }
+            for step in 0..<2 {
+                if step == 1 { try await fixture.sync(["--no-thumbnails"]) }
+                let result = try await fixture.run("status", ["--json"])
+                expectSuccess(result)
+                let states = try JSONDecoder().decode(Status.self, from: Data(result.stdout.utf8)).states
+                #expect(Set(states.keys) == ["cloudOnly", "thumbnail", "partial", "full"], "\(result)")
+                #expect(states.values.reduce(0, +) == step * 3)
+            }
+        }
+    }
 }

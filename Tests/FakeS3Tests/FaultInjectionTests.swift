@@ -196,4 +196,57 @@ struct FaultInjectionTests {
             #expect(server.requestLog.entries().isEmpty)
         }
     }
+
+    /// A client that reads 2 MiB of a 64 MiB body and hangs up: the log must not claim the whole body was sent.
+    @Test(arguments: [false, true])
+    func requestLogRecordsOnlyTheBytesWrittenBeforeTheClientWentAway(onDisk: Bool) async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("fakes3-abort-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await withServer(configure: { if onDisk { $0.storage = .disk(root: root) } }) { server, client in
+            let size = 64 << 20
+            try server.putObject(bucket: "photos", key: "big", data: Data(repeating: 7, count: size))
+            let r = try await client.send(
+                "GET", "/photos/big",
+                onBodyBytes: { count, channel in
+                    if count >= 2 << 20 { channel.close(promise: nil) }
+                })
+            #expect(!r.complete)
+            let complete = await poll { server.requestLog.entries().last?.isComplete == true }
+            let entry = try #require(server.requestLog.entries().last)
+            #expect(complete, "\(entry)")
+            // Written to the socket: what the client read, up to one uncounted chunk, plus what the kernel's
+            // buffers held when it hung up — far from the whole body.
+            #expect(entry.bytesSent >= Int64(r.body.count) - (1 << 20), "\(entry), client read \(r.body.count)")
+            #expect(entry.bytesSent < Int64(size) / 2, "\(entry), client read \(r.body.count)")
+        }
+    }
+
+    @Test func requestLogEntryOfAFinishedResponseIsCompleteWithItsWholeBody() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            let r = try await client.send("GET", "/photos/k")
+            #expect(r.body == data)
+            let complete = await poll { server.requestLog.entries().last?.isComplete == true }
+            #expect(complete)
+            #expect(server.requestLog.entries().last?.bytesSent == Int64(data.count))
+        }
+    }
+
+    @Test func startRefusesAPortOutside0Through65535WithoutBinding() async throws {
+        for port in [-1, 65_536, 99_999] {
+            let server = try FakeS3Server(
+                configuration: FakeS3Configuration(accessKeyID: "a", secretAccessKey: "b", port: port))
+            await #expect(throws: FakeS3ConfigurationError.portOutOfRange(port)) { try await server.start() }
+        }
+    }
+}
+
+/// Polls `condition` every 10 ms until it holds or 10 s pass; whether it held.
+private func poll(_ condition: () -> Bool) async -> Bool {
+    let end = ContinuousClock.now + .seconds(10)
+    while ContinuousClock.now < end {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
 }

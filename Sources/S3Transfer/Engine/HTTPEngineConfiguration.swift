@@ -14,7 +14,7 @@ public struct HTTPEngineConfiguration: Sendable, Hashable {
     /// How long a request without a body may wait for the first byte of the answer once it was sent, in seconds
     /// (0: no limit). A server that accepts connections and never answers fails fast instead of after the
     /// stall timeout.
-    public var firstAnswerTimeout: TimeInterval = 5
+    public var firstAnswerTimeout: TimeInterval = 10
     /// The bytes-per-second floor of the stall check.
     public var lowSpeedLimit: Int
     /// Verify the server's TLS certificate and host name. On by default; turn off only for tests.

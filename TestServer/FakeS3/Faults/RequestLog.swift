@@ -16,11 +16,16 @@ public struct RequestLogEntry: Sendable, Hashable {
     public var ifMatch: String?
     /// The response status code.
     public var status: Int
-    /// Body bytes the server sent, or, for a body cut short on purpose by a fault, the bytes it sent
-    /// before cutting.
+    /// Body bytes written to the socket. While the response is being written (``isComplete`` false) this is
+    /// the number the response is to carry (for a body cut short on purpose by a fault, the bytes before the
+    /// cut); once it is complete, the bytes whose writes to the socket succeeded — less when the client went
+    /// away mid-body, counted in whole chunks of at most 1 MiB (so it may fall short by less than 1 MiB,
+    /// never exceed what was written).
     public var bytesSent: Int64
     /// When the request arrived.
     public var date: Date
+    /// True once the response's last write to the socket completed or failed: ``bytesSent`` is final.
+    public var isComplete = false
 }
 
 /// Every request the server answered, in the order their responses started. Thread-safe.
@@ -30,7 +35,13 @@ public struct RequestLogEntry: Sendable, Hashable {
 /// An entry is recorded before the first byte of its response is written, so a client that has
 /// received a response always finds its entry here. Admin requests (`/_fake-s3/…`) are not logged.
 public final class RequestLog: Sendable {
-    private let storage = Locked<[RequestLogEntry]>([])
+    private struct Storage {
+        var entries: [RequestLogEntry] = []
+        /// The sequence number of `entries[0]`: entries keep their number while older ones are trimmed.
+        var firstSequence = 0
+    }
+
+    private let storage = Locked(Storage())
 
     /// How many entries are kept; older ones are dropped first.
     public static let capacity = 100_000
@@ -38,18 +49,67 @@ public final class RequestLog: Sendable {
     init() {}
 
     /// A snapshot of the entries (at most ``capacity``, the most recent), oldest first.
-    public func entries() -> [RequestLogEntry] { storage.withLock { Array($0.suffix(Self.capacity)) } }
+    public func entries() -> [RequestLogEntry] { storage.withLock { Array($0.entries.suffix(Self.capacity)) } }
 
     /// Forgets every entry.
-    public func clear() { storage.withLock { $0.removeAll() } }
-
-    func append(_ entry: RequestLogEntry) {
-        storage.withLock { entries in
-            entries.append(entry)
-            // Trim in batches so appending stays amortised O(1).
-            if entries.count >= Self.capacity + Self.capacity / 10 {
-                entries.removeFirst(entries.count - Self.capacity)
-            }
+    public func clear() {
+        storage.withLock {
+            $0.firstSequence += $0.entries.count
+            $0.entries.removeAll()
         }
+    }
+
+    /// Appends an entry; returns its sequence number for ``complete(_:bytesSent:)``.
+    @discardableResult
+    func append(_ entry: RequestLogEntry) -> Int {
+        storage.withLock { storage in
+            storage.entries.append(entry)
+            let sequence = storage.firstSequence + storage.entries.count - 1
+            // Trim in batches so appending stays amortised O(1).
+            if storage.entries.count >= Self.capacity + Self.capacity / 10 {
+                let dropped = storage.entries.count - Self.capacity
+                storage.entries.removeFirst(dropped)
+                storage.firstSequence += dropped
+            }
+            return sequence
+        }
+    }
+
+    /// Records the bytes a response actually wrote and marks it complete (nothing when it was trimmed or cleared).
+    func complete(_ sequence: Int, bytesSent: Int64) {
+        storage.withLock { storage in
+            let index = sequence - storage.firstSequence
+            guard storage.entries.indices.contains(index) else { return }
+            storage.entries[index].bytesSent = bytesSent
+            storage.entries[index].isComplete = true
+        }
+    }
+}
+
+/// The body bytes of one response as its writes to the socket succeed or fail; lives on the channel's event
+/// loop. The log entry gets the final count once, when the response's last write completed or failed.
+final class SentBytes {
+    private let log: RequestLog?
+    private let sequence: Int
+    /// The bytes the response is to carry.
+    let planned: Int64
+    /// Bytes of chunks whose write failed.
+    var failed: Int64 = 0
+    private var done = false
+
+    init(log: RequestLog?, sequence: Int, planned: Int64) {
+        self.log = log
+        self.sequence = sequence
+        self.planned = planned
+    }
+
+    /// The response ended: what was written is what was planned less the failed chunks.
+    func complete() { complete(bytesSent: planned - failed) }
+
+    /// The response ended after `bytesSent` bytes (the first call wins).
+    func complete(bytesSent: Int64) {
+        guard !done else { return }
+        done = true
+        log?.complete(sequence, bytesSent: max(0, bytesSent))
     }
 }

@@ -15,13 +15,17 @@ final class BodyPump {
     private let limit: Int64
     private let chunkSize: Int64
     private var sent: Int64 = 0
+    /// Bytes whose writes succeeded.
+    private var written: Int64 = 0
+    private let sentBytes: SentBytes
     private let started = NIODeadline.now()
     private var fileClosed = false
 
     init(
         handler: S3ChannelHandler, context: ChannelHandlerContext, exchange: S3ChannelHandler.Exchange,
-        body: ObjectBody, range: Range<Int64>, plan: BodyFaultPlan
+        body: ObjectBody, range: Range<Int64>, plan: BodyFaultPlan, sent: SentBytes
     ) {
+        self.sentBytes = sent
         self.handler = handler
         self.context = context
         self.exchange = exchange
@@ -41,22 +45,21 @@ final class BodyPump {
         }
         // Only a cut: the bytes before it go out as fast as a clean body (sendfile), then the cut is applied.
         let prefix = range.lowerBound..<(range.lowerBound + limit)
-        let written: EventLoopFuture<Void>
-        switch body {
-        case .memory(let buffer):
-            let slice = buffer.getSlice(at: buffer.readerIndex + Int(prefix.lowerBound), length: prefix.count)!
-            written = context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(slice))))
-        case .file(let fd):
-            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: fd)
+        var handle: NIOFileHandle?
+        if case .file(let fd) = body {
+            handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: fd)
             fileClosed = true  // the handle owns the descriptor now
-            let region = FileRegion(
-                fileHandle: handle, readerIndex: Int(prefix.lowerBound), endIndex: Int(prefix.upperBound))
-            written = context.writeAndFlush(handler.wrapOutboundOut(.body(.fileRegion(region))))
-            written.assumeIsolated().whenComplete { _ in try? handle.close() }
         }
+        let written = handler.writeChunks(body, handle: handle, range: prefix, sentBytes, context: context)
+        context.flush()
         sent = limit
         written.assumeIsolated().whenComplete { result in
-            guard case .success = result else { return }
+            try? handle?.close()
+            guard case .success = result else {
+                self.sentBytes.complete()
+                return
+            }
+            self.written = self.limit
             self.cut()
         }
     }
@@ -70,6 +73,7 @@ final class BodyPump {
     private func step() {
         guard context.channel.isActive else {
             closeFile()
+            sentBytes.complete(bytesSent: written)
             return
         }
         if sent >= limit {
@@ -95,6 +99,7 @@ final class BodyPump {
             }
             if failed {
                 closeFile()
+                sentBytes.complete(bytesSent: written)
                 context.close(promise: nil)
                 return
             }
@@ -109,8 +114,10 @@ final class BodyPump {
             result in
             guard case .success = result else {
                 self.closeFile()
+                self.sentBytes.complete(bytesSent: self.written)
                 return
             }
+            self.written += Int64(n)
             self.scheduleNext()
         }
     }
@@ -132,9 +139,10 @@ final class BodyPump {
         closeFile()
         let total = Int64(range.count)
         guard let cut = plan.cut, limit < total else {
-            handler.finish(exchange, context: context)
+            handler.finish(exchange, context: context, sent: sentBytes)
             return
         }
+        sentBytes.complete(bytesSent: written)  // the cut: nothing more is written
         switch cut {
         case .stall:
             break  // Nothing more is sent; the connection stays open until the peer or stop() closes it.

@@ -265,63 +265,102 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
             bodyBytes = plan.bytesSent(of: Int64(range.count))
         }
         if !exchange.keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        var sequence = -1
         if log {
             let r = exchange.request
-            core.log.append(
+            sequence = core.log.append(
                 RequestLogEntry(
                     method: exchange.head.method.rawValue, bucket: r?.bucket, key: r?.key, query: r?.rawQuery ?? "",
                     rangeHeader: exchange.head.headers.first(name: "range"),
                     ifMatch: exchange.head.headers.first(name: "if-match"), status: Int(response.status.code),
                     bytesSent: bodyBytes, date: exchange.date))
         }
+        let sent = SentBytes(log: log ? core.log : nil, sequence: sequence, planned: bodyBytes)
         let head = HTTPResponseHead(version: exchange.head.version, status: response.status, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         switch response.body {
         case .empty:
-            finish(exchange, context: context)
+            finish(exchange, context: context, sent: sent)
         case .buffer(let buffer):
-            if !isHead { context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil) }
-            finish(exchange, context: context)
+            if !isHead { writeCounted(.byteBuffer(buffer), bytes: Int64(buffer.readableBytes), sent, context: context) }
+            finish(exchange, context: context, sent: sent)
         case .object(let body, let range):
             if plan.isEmpty {
-                writeObject(body, range: range, exchange, context: context)
+                writeObject(body, range: range, exchange, sent, context: context)
             } else {
                 let pump = BodyPump(
-                    handler: self, context: context, exchange: exchange, body: body, range: range, plan: plan)
+                    handler: self, context: context, exchange: exchange, body: body, range: range, plan: plan,
+                    sent: sent)
                 pump.start()
             }
         }
     }
 
-    /// The fast path: a slice of the in-memory buffer, or the file handed to the kernel (sendfile).
+    /// The largest body write whose success or failure is counted on its own (see `RequestLogEntry.bytesSent`).
+    static let countedChunk: Int64 = 1 << 20
+
+    /// Writes one piece of body; if its write fails, its bytes count as not sent.
+    func writeCounted(
+        _ data: IOData, bytes: Int64, _ sent: SentBytes, context: ChannelHandlerContext,
+        promise: EventLoopPromise<Void>? = nil
+    ) {
+        let written = promise ?? context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenFailure { _ in sent.failed += bytes }
+        context.write(wrapOutboundOut(.body(data)), promise: written)
+    }
+
+    /// Writes `range` of `body` in counted chunks of at most ``countedChunk`` (file chunks go to the kernel
+    /// by sendfile). Returns the future of the last chunk's write.
+    @discardableResult
+    func writeChunks(
+        _ body: ObjectBody, handle: NIOFileHandle?, range: Range<Int64>, _ sent: SentBytes,
+        context: ChannelHandlerContext
+    ) -> EventLoopFuture<Void> {
+        var offset = range.lowerBound
+        var last = context.eventLoop.makeSucceededVoidFuture()
+        while offset < range.upperBound {
+            let n = min(Self.countedChunk, range.upperBound - offset)
+            let data: IOData
+            switch body {
+            case .memory(let buffer):
+                data = .byteBuffer(buffer.getSlice(at: buffer.readerIndex + Int(offset), length: Int(n))!)
+            case .file:
+                data = .fileRegion(
+                    FileRegion(fileHandle: handle!, readerIndex: Int(offset), endIndex: Int(offset + n)))
+            }
+            let promise = context.eventLoop.makePromise(of: Void.self)
+            last = promise.futureResult
+            writeCounted(data, bytes: n, sent, context: context, promise: promise)
+            offset += n
+        }
+        return last
+    }
+
+    /// The fast path: slices of the in-memory buffer, or the file handed to the kernel (sendfile).
     private func writeObject(
-        _ body: ObjectBody, range: Range<Int64>, _ exchange: Exchange, context: ChannelHandlerContext
+        _ body: ObjectBody, range: Range<Int64>, _ exchange: Exchange, _ sent: SentBytes,
+        context: ChannelHandlerContext
     ) {
         switch body {
-        case .memory(let buffer):
-            if !range.isEmpty,
-                let slice = buffer.getSlice(
-                    at: buffer.readerIndex + Int(range.lowerBound), length: range.count)
-            {
-                context.write(wrapOutboundOut(.body(.byteBuffer(slice))), promise: nil)
-            }
-            finish(exchange, context: context)
+        case .memory:
+            writeChunks(body, handle: nil, range: range, sent, context: context)
+            finish(exchange, context: context, sent: sent)
         case .file(let fd):
             let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: fd)
-            if !range.isEmpty {
-                let region = FileRegion(
-                    fileHandle: handle, readerIndex: Int(range.lowerBound), endIndex: Int(range.upperBound))
-                context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: nil)
-            }
-            finish(exchange, context: context) { try? handle.close() }
+            writeChunks(body, handle: handle, range: range, sent, context: context)
+            finish(exchange, context: context, sent: sent) { try? handle.close() }
         }
     }
 
-    /// Writes the end of the response; then closes the connection if it is not kept alive.
-    func finish(_ exchange: Exchange, context: ChannelHandlerContext, cleanup: (() -> Void)? = nil) {
+    /// Writes the end of the response; then records the bytes sent and closes the connection if it is not
+    /// kept alive.
+    func finish(
+        _ exchange: Exchange, context: ChannelHandlerContext, sent: SentBytes, cleanup: (() -> Void)? = nil
+    ) {
         let future = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         let keepAlive = exchange.keepAlive
         future.assumeIsolated().whenComplete { _ in
+            sent.complete()
             cleanup?()
             if case .responding = self.state { self.state = .idle }
             if !keepAlive { context.close(promise: nil) }

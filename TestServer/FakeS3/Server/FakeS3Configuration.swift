@@ -66,3 +66,15 @@ public struct FakeS3Configuration: Sendable {
             credentials: [AWSCredentials(accessKeyID: accessKeyID, secretAccessKey: secretAccessKey)])
     }
 }
+
+/// A configuration the server refuses to start with.
+public enum FakeS3ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The port is not in 0…65535 (0 means any free port).
+    case portOutOfRange(Int)
+
+    public var description: String {
+        switch self {
+        case .portOutOfRange(let port): "port \(port) is outside 0…65535 (0 picks any free port)"
+        }
+    }
+}

@@ -40,10 +40,14 @@ public final class FakeS3Server: Sendable {
     }
 
     /// Binds and starts accepting connections. After it returns, ``port`` and ``endpoint`` are valid.
-    /// - Throws: The bind error (e.g. the port is in use), or `S3Error` when called after ``stop()``.
+    /// - Throws: ``FakeS3ConfigurationError/portOutOfRange(_:)`` for a port outside 0…65535 (nothing is bound),
+    ///   the bind error (e.g. the port is in use), or `S3Error` when called after ``stop()``.
     public func start() async throws {
         if running.withLock({ $0.stopped || $0.channel != nil }) {
             throw S3Error(status: 500, code: "InvalidState", message: "The server was already started or stopped.")
+        }
+        guard (0...65535).contains(core.configuration.port) else {
+            throw FakeS3ConfigurationError.portOutOfRange(core.configuration.port)
         }
         let core = self.core
         let running = self.running

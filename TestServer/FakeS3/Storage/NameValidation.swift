@@ -14,7 +14,9 @@ enum NameValidation {
         return true
     }
 
-    /// Checks an object key: at most 1,024 UTF-8 bytes, no NUL, not absolute, no `..` segment.
+    /// Checks an object key: 1 to 1,024 UTF-8 bytes, no NUL (a listing's XML cannot carry it). Any other key
+    /// S3 accepts is accepted — `..` segments, a leading `/`, `\\` — because no key ever becomes a path: disk
+    /// storage names an object's files after the SHA-256 of its key, inside the storage root (see `ObjectStore`).
     /// - Throws: `KeyTooLongError` or `InvalidArgument`.
     static func validateKey(_ key: String) throws(S3Error) {
         let bytes = key.utf8
@@ -22,12 +24,6 @@ enum NameValidation {
         if bytes.isEmpty { throw .invalidArgument("The object key must not be empty.", name: "key", value: key) }
         if bytes.contains(0) {
             throw .invalidArgument("Object keys must not contain NUL characters.", name: "key")
-        }
-        if key.hasPrefix("/") {
-            throw .invalidArgument("Object keys must not be absolute paths.", name: "key", value: key)
-        }
-        if key.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == ".." }) {
-            throw .invalidArgument("Object keys must not contain '..' path segments.", name: "key", value: key)
         }
     }
 }

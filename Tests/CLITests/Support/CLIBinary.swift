@@ -14,9 +14,15 @@ enum CLIBinary {
         }
     }
 
-    /// The executable's URL, or ``NotFound`` listing every path that was tried.
-    static func locate() throws -> URL {
-        let candidates = candidatePaths()
+    /// The executable's URL, or ``NotFound`` listing every path that was tried. `name` picks another product
+    /// built beside it (`fake-s3`); `CLOUDASSETS_CLI` overrides only `cloudassets`.
+    static func locate(_ name: String = "cloudassets") throws -> URL {
+        var candidates = candidatePaths()
+        if name != "cloudassets" {
+            candidates = candidates.map {
+                URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent(name).path
+            }
+        }
         for path in candidates where FileManager.default.isExecutableFile(atPath: path) {
             return URL(fileURLWithPath: path)
         }

@@ -1,0 +1,143 @@
+import ArgumentParser
+import AssetStore
+import CloudAssets
+import Foundation
+import S3Transfer
+
+/// Every exit status of `cloudassets`, with its one-line meaning: the single table the code, the README
+/// (`README.md`, section "Exit codes", whose table is ``markdownTable`` verbatim and checked by a test) and the
+/// tests share. ``of(_:)`` is the one place that maps an error to its status; a new error case is one line there.
+enum ExitStatus: Int32, CaseIterable, Sendable {
+    case ok = 0
+    case unexpected = 1
+    case usage = 2
+    case credentials = 3
+    case unreachable = 4
+    case noSuchBucket = 5
+    case inCloud = 6
+    case busy = 7
+    case changedRemotely = 8
+    case diskFull = 9
+    case serverError = 10
+    case rangeNotSatisfiable = 11
+    case refused = 12
+    case regionMismatch = 13
+    case interrupted = 130
+
+    /// What the status means, in one line.
+    var meaning: String {
+        switch self {
+        case .ok: "success"
+        case .unexpected: "unexpected or internal error (a damaged catalog, a bug)"
+        case .usage:
+            "usage: bad flags or values, unknown asset, bad or missing configuration, a --store that is not a library"
+        case .credentials: "credentials missing, wrong or denied access"
+        case .unreachable: "endpoint unreachable or not answering (connection refused, timeout, TLS refused)"
+        case .noSuchBucket: "no such bucket"
+        case .inCloud: "the data is in the cloud and the network is not allowed (offline)"
+        case .busy: "the library is busy: another process holds its lock"
+        case .changedRemotely: "the object changed or was deleted on the server during the operation"
+        case .diskFull: "local disk full or not writable"
+        case .serverError: "server error: 5xx or SlowDown after retries, or an unreadable or corrupt answer"
+        case .rangeNotSatisfiable: "the byte range lies outside the object"
+        case .refused:
+            "refused to protect data (evicting a pinned asset, another bucket than the library's, -o inside the library)"
+        case .regionMismatch: "the bucket is in another region than --region"
+        case .interrupted: "interrupted (Ctrl-C or SIGTERM); partial downloads are kept and resume"
+        }
+    }
+
+    /// The table as it appears in the README: a Markdown table, one row per status, in numeric order.
+    static var markdownTable: String {
+        (["| code | meaning |", "|------|---------|"] + allCases.map { "| \($0.rawValue) | \($0.meaning) |" })
+            .joined(separator: "\n")
+    }
+
+    /// The `ExitCode` ArgumentParser ends the process with.
+    var exitCode: ExitCode { ExitCode(rawValue) }
+
+    /// The status for an error a command failed with. Exhaustive over each error type the library throws, so a
+    /// new case does not compile until it is given its status here.
+    static func of(_ error: any Error) -> ExitStatus {
+        switch error {
+        case let cli as CLIError: return cli.status
+        case let s3 as S3Error: return of(s3)
+        case let request as AssetRequestError: return of(request)
+        case let library as AssetLibraryError: return of(library)
+        case let store as AssetStoreError: return of(store)
+        case is CancellationError: return .interrupted
+        case is ValidationError: return .usage
+        default: return ofFileSystemError(error) ?? .unexpected
+        }
+    }
+
+    static func of(_ error: S3Error) -> ExitStatus {
+        switch error {
+        case .retriesExhausted(let last, _): return of(last)
+        case .invalidAccessKeyId, .signatureDoesNotMatch, .accessDenied: return .credentials
+        case .transport: return .unreachable
+        case .noSuchBucket: return .noSuchBucket
+        case .networkAccessNotAllowed: return .inCloud
+        case .noSuchKey, .objectChanged, .preconditionFailed: return .changedRemotely
+        case .fileSystem: return .diskFull
+        case .slowDown, .malformedResponse, .checksumMismatch: return .serverError
+        case .service(let code, _, let status, _):
+            if code == "AuthorizationHeaderMalformed" || code == "IllegalLocationConstraintException" {
+                return .regionMismatch
+            }
+            return status >= 500 ? .serverError : .unexpected
+        case .permanentRedirect: return .regionMismatch
+        case .invalidRange: return .rangeNotSatisfiable
+        case .cancelled: return .interrupted
+        case .requestTimeTooSkewed: return .unexpected
+        }
+    }
+
+    static func of(_ error: AssetRequestError) -> ExitStatus {
+        switch error {
+        case .inCloud: return .inCloud
+        case .cancelled: return .interrupted
+        case .assetDeleted, .objectChanged: return .changedRemotely
+        case .invalidRange: return .rangeNotSatisfiable
+        case .pinned: return .refused
+        case .noRemote: return .usage
+        case .localFile: return .diskFull
+        }
+    }
+
+    static func of(_ error: AssetLibraryError) -> ExitStatus {
+        switch error {
+        case .locked: return .busy
+        case .closed: return .unexpected
+        case .offline: return .inCloud
+        case .missingCredentials: return .credentials
+        case .notALibrary: return .usage  // a --store that names some other folder
+        case .boundToAnotherBucket: return .refused
+        }
+    }
+
+    static func of(_ error: AssetStoreError) -> ExitStatus {
+        switch error {
+        case .readOnly: return .diskFull
+        case .notAnAssetStore, .schemaTooNew: return .refused
+        case .invariantViolation, .corrupt, .invalidToken, .historyExpired, .notFound, .duplicateKey, .database:
+            return .unexpected
+        }
+    }
+
+    /// A Foundation or POSIX file error: disk full, read-only or permission denied → ``diskFull``; nil when the
+    /// error is not a file error.
+    static func ofFileSystemError(_ error: any Error) -> ExitStatus? {
+        guard let code = FileSystemErrorText.posixCode(of: error) else { return nil }
+        return [ENOSPC, EDQUOT, EROFS, EACCES, EPERM].contains(code) ? .diskFull : .unexpected
+    }
+}
+
+/// `cloudassets exit-codes` (hidden): prints ``ExitStatus/markdownTable``, the README's table of exit codes.
+struct ExitCodes: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "exit-codes", abstract: "Print the table of exit codes (as in the README).",
+        shouldDisplay: false)
+
+    func run() throws { print(ExitStatus.markdownTable) }
+}

@@ -1,0 +1,154 @@
+import FakeS3
+import Foundation
+import Testing
+
+/// Every exit status of the README's table, each produced end to end by the built `cloudassets` (3, 4, 5, 6
+/// and 130 are proved in ErrorReportingTests and InterruptResumeTests).
+@Suite("cloudassets exit statuses")
+struct ExitStatusTests {
+    static let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("README.md")
+
+    @Test func readmeExitCodeTableIsTheTableTheToolPrints() async throws {
+        try await withFixture(assets: 0) { fixture in
+            let printed = try await fixture.run("exit-codes", globals: [])
+            expectSuccess(printed)
+            let readme = try String(contentsOf: Self.readme, encoding: .utf8)
+            let section = try #require(readme.range(of: "## Exit codes"), "the README has an Exit codes section")
+            let table = readme[section.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
+                .drop { !$0.hasPrefix("|") }.prefix { $0.hasPrefix("|") }.joined(separator: "\n")
+            #expect(table == printed.stdout.trimmingCharacters(in: .newlines))
+            for code in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 130] {
+                #expect(table.contains("| \(code) | "), "code \(code) is documented")
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ["ls", "--no-such-flag"], ["get"], ["ls", "--limit", "many"], ["no-such-command"],
+        ["watch", "--interval", "-1"],
+    ])
+    func aCommandLineThatDoesNotParseExitsTwoWithOneErrorLine(arguments: [String]) async throws {
+        try await withFixture(assets: 0) { fixture in
+            let result = try await fixture.run(arguments[0], Array(arguments.dropFirst()), globals: [])
+            expectUserError(result, status: 2, mentioning: "help")
+        }
+    }
+
+    @Test func helpExitsZero() async throws {
+        try await withFixture(assets: 0) { fixture in
+            let result = try await fixture.run("ls", ["--help"], globals: [])
+            expectSuccess(result)
+            #expect(result.stdout.contains("--sort"))
+        }
+    }
+
+    @Test func aDamagedCatalogExitsOne() async throws {
+        try await withFixture(assets: 3) { fixture in
+            try await fixture.sync()
+            let catalog = fixture.store.appendingPathComponent("library.sqlite")
+            let handle = try FileHandle(forWritingTo: catalog)
+            // Keep the SQLite header, destroy the pages after it: the file is ours but damaged.
+            try handle.seek(toOffset: 100)
+            try handle.write(contentsOf: Data(repeating: 0xA5, count: 64 << 10))
+            try handle.close()
+            for suffix in ["-wal", "-shm"] {
+                try? FileManager.default.removeItem(atPath: catalog.path + suffix)
+            }
+            let result = try await fixture.run("ls")
+            expectUserError(result, status: 1, mentioning: "library")
+        }
+    }
+
+    @Test func aLibraryHeldByAnotherProcessExitsSeven() async throws {
+        try await withFixture(assets: 3) { fixture in
+            let watch = try fixture.start("watch", ["--interval", "3600"])
+            // The watch has the library open once its first sync reached the server.
+            let listed = await poll { fixture.server.requestLog.entries().contains { $0.query.contains("list-type") } }
+            #expect(listed, "watch never synced: \(watch.stderr.text)")
+            let result = try await fixture.run("ls")
+            expectUserError(result, status: 7, mentioning: "busy")
+            watch.interrupt()
+            _ = await watch.finish()
+        }
+    }
+
+    @Test(arguments: [
+        (Fault.replaceObject(with: Data("another version".utf8)), "changed on the server"),
+        (.deleteObject, "no longer exists"),
+    ])
+    func anObjectChangedOrDeletedDuringAGetExitsEight(fault: Fault, message: String) async throws {
+        try await withFixture(assets: 3) { fixture in
+            try await fixture.sync(["--no-thumbnails"])
+            let target = try #require(try await fixture.list().first)
+            fixture.server.faults.add(FaultRule(keyPattern: target.key, method: "GET", times: 1, fault: fault))
+            let result = try await fixture.run("get", [target.id, "--network"])
+            expectUserError(result, status: 8, mentioning: message)
+        }
+    }
+
+    @Test(.enabled(if: TmpfsMount.isPermitted, "needs the right to mount a tmpfs (root)"))
+    func aFullDiskExitsNine() async throws {
+        try await withFixture(assets: 1, large: 1, largeSize: 8 << 20) { fixture in
+            let disk = try TmpfsMount(at: fixture.folder.appendingPathComponent("disk"), bytes: 2 << 20)
+            defer { disk.unmount() }
+            let store = disk.folder.appendingPathComponent("library").path
+            let globals = [
+                "--store", store, "--endpoint", fixture.server.endpoint.absoluteString, "--bucket", CLIFixture.bucket,
+            ]
+            expectSuccess(try await fixture.run("sync", ["--no-thumbnails"], globals: globals))
+            let large = try await fixture.run("get", ["large/VID_L001.mov", "--network"], globals: globals)
+            expectUserError(large, status: 9, mentioning: "space")
+        }
+    }
+
+    @Test func serverErrorsAfterRetriesExitTen() async throws {
+        try await withFixture(assets: 2) { fixture in
+            // Bucket requests (the listing) have the empty key.
+            fixture.server.faults.add(FaultRule(keyPattern: "", method: "GET", fault: .internalError))
+            let result = try await fixture.run("sync")
+            expectUserError(result, status: 10, mentioning: "server error")
+        }
+    }
+
+    @Test func aRangeOutsideTheOriginalExitsEleven() async throws {
+        try await withFixture(assets: 2) { fixture in
+            try await fixture.sync()
+            let target = try #require(try await fixture.list().first)
+            let range = "\(target.size + 10)-\(target.size + 20)"
+            let result = try await fixture.run("get", [target.id, "--network", "--range", range])
+            expectUserError(result, status: 11, mentioning: "not satisfiable")
+        }
+    }
+
+    @Test func evictingAPinnedAssetExitsTwelve() async throws {
+        try await withFixture(assets: 2) { fixture in
+            try await fixture.sync()
+            let target = try #require(try await fixture.list().first)
+            expectSuccess(try await fixture.run("pin", [target.id]))
+            let result = try await fixture.run("evict", [target.id])
+            expectUserError(result, status: 12, mentioning: "pinned")
+            #expect(try await fixture.rowsByID()[target.id]?.state == "full", "the pinned original is kept")
+        }
+    }
+
+    @Test func aRegionOtherThanTheBucketsExitsThirteen() async throws {
+        try await withFixture(assets: 2) { fixture in
+            let result = try await fixture.run("sync", ["--region", "eu-west-3"])
+            expectUserError(result, status: 13, mentioning: "region")
+        }
+    }
+
+    @Test(arguments: [["--sort", "-date"], ["--sort=-date"]])
+    func theReadmesDescendingSortParses(arguments: [String]) async throws {
+        try await withFixture(assets: 8) { fixture in
+            try await fixture.sync()
+            let result = try await fixture.run("ls", arguments + ["--json"])
+            expectSuccess(result)
+            struct Row: Decodable { var creationDate: String }
+            let dates = try JSONDecoder().decode([Row].self, from: Data(result.stdout.utf8)).map(\.creationDate)
+            #expect(dates.count == 8)
+            #expect(dates == dates.sorted(by: >), "newest first")
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `fake-s3` executable's command line.
+@Suite("fake-s3 serve")
+struct FakeS3CommandTests {
+    static func start(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(
+            executable: try CLIBinary.locate("fake-s3"), arguments: arguments,
+            environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"], timeout: .seconds(30))
+    }
+
+    @Test(arguments: ["99999", "65536", "-1"])
+    func servePortOutsideTheRangeExitsTwoWithOneErrorLine(port: String) async throws {
+        let result = try await Self.start(["serve", "--memory", "--port=\(port)"]).finish()
+        expectUserError(result, status: 2, mentioning: "0…65535")
+    }
+
+    @Test func servePortZeroListensOnAFreePortAndPrintsIt() async throws {
+        let serve = try Self.start(["serve", "--memory", "--port", "0"])
+        let printed = await serve.stdout.wait { $0.contains("\n  port: ") }
+        #expect(printed, "stdout: \(serve.stdout.text) stderr: \(serve.stderr.text)")
+        let line = try #require(serve.stdout.lines.first { $0.hasPrefix("  port: ") })
+        let port = try #require(Int(line.dropFirst("  port: ".count).prefix { $0.isNumber }))
+        #expect((1...65535).contains(port))
+        #expect(serve.stdout.text.contains("listening on http://127.0.0.1:\(port)"))
+        #expect(Self.acceptsConnections(port: port), "the printed port is the one listening")
+        serve.interrupt()
+        let result = await serve.finish()
+        #expect(result.status == 0 && !result.killedBySignal, "\(result)")
+    }
+
+    /// Whether a TCP connection to 127.0.0.1:`port` is accepted.
+    static func acceptsConnections(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        } == 0
+    }
+}
