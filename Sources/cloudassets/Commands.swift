@@ -33,10 +33,14 @@ struct Sync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the bucket and update the catalog.")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .long, help: "Do not fetch thumbnails after listing.") var noThumbnails = false
+    @Flag(
+        name: .long,
+        help: "Move the library to this endpoint/bucket (it refuses another one otherwise); matching files stay.")
+    var rebind = false
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try await global.openLibrary(runsDownloads: false)
+            let library = try await global.openLibrary(runsDownloads: false, rebind: rebind)
             defer { library.close() }
             if !global.quiet {
                 // On a terminal, a line that says what the command is waiting for (replaced by the summary).

@@ -189,9 +189,13 @@ struct GlobalOptions: ParsableArguments {
     ///   - requireRemote: Whether an endpoint and a bucket must be configured.
     ///   - runsDownloads: Whether the library may start background downloads (pinned originals): only commands
     ///     that wait for their work do; the others would cancel them as they exit.
-    func openLibrary(requireRemote: Bool = true, runsDownloads: Bool = true) async throws -> AssetLibrary {
+    ///   - rebind: Whether the library may move to the configured bucket (see `Configuration.rebind`).
+    func openLibrary(requireRemote: Bool = true, runsDownloads: Bool = true, rebind: Bool = false) async throws
+        -> AssetLibrary
+    {
         var configuration = try libraryConfiguration(requireRemote: requireRemote)
         configuration.startsBackgroundDownloads = runsDownloads
+        configuration.rebind = rebind
         let path = configuration.storeURL.path
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue {

@@ -65,6 +65,12 @@ struct DataSafetyCommandTests {
             let rows = try await fixture.list()
             #expect(rows.count == 5)
             #expect(rows.first { $0.id == "1" }?.state == "full")
+
+            // Moved deliberately: the empty bucket's sync removes every asset, and from then on the library
+            // belongs to it.
+            expectSuccess(try await fixture.run("sync", ["--rebind"], globals: globals))
+            #expect(try await fixture.list().isEmpty)
+            expectUserError(try await fixture.run("sync"), status: 12, mentioning: "s3://empty/")
         }
     }
 
