@@ -58,7 +58,7 @@ let package = Package(
         // Public API.
         .target(
             name: "CloudAssets",
-            dependencies: ["AssetStore", "S3Transfer"],
+            dependencies: ["AssetStore", "S3Transfer", "CFileIO"],
             swiftSettings: strict),
 
         .executableTarget(

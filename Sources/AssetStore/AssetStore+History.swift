@@ -59,3 +59,15 @@ extension AssetStore {
         return ids
     }
 }
+
+extension AssetStore {
+    /// The token of the last transaction committed by any connection to this database — another process's
+    /// included — read from the database (``currentToken`` is updated to it).
+    public func refreshedToken() throws -> ChangeToken {
+        let last = try read { db in
+            try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE name = 'lastToken'") ?? 0
+        }
+        tokenState.withLock { $0 = max($0, last) }
+        return ChangeToken(rawValue: last)
+    }
+}

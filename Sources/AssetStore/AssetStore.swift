@@ -20,7 +20,7 @@ public final class AssetStore: Sendable {
     public let historyLimit: Int
 
     let pool: DatabasePool
-    private let tokenState: Mutex<Int64>
+    let tokenState: Mutex<Int64>
 
     /// Opens the store in `folder`, creating the folder and the database when absent and migrating an older schema.
     ///

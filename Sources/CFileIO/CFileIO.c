@@ -3,7 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/inotify.h>
+#endif
 
 int cfileio_start_writeback(int fd, int64_t offset, int64_t length) {
 #if defined(__linux__)
@@ -43,6 +47,42 @@ int64_t cfileio_copy_range(int from, int to, int64_t length) {
     (void)from;
     (void)to;
     (void)length;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int cfileio_lock_byte(int fd, int64_t offset, int exclusive) {
+#if defined(__linux__) && defined(F_OFD_SETLK)
+    struct flock lock;
+    memset(&lock, 0, sizeof lock);
+    lock.l_type = exclusive ? F_WRLCK : F_UNLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = (off_t)offset;
+    lock.l_len = 1;
+    return fcntl(fd, F_OFD_SETLK, &lock);
+#else
+    (void)fd;
+    (void)offset;
+    (void)exclusive;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int cfileio_watch_folder(const char *folder) {
+#if defined(__linux__)
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd < 0) return -1;
+    if (inotify_add_watch(fd, folder, IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+#else
+    (void)folder;
     errno = ENOSYS;
     return -1;
 #endif

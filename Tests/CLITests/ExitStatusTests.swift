@@ -60,14 +60,29 @@ struct ExitStatusTests {
         }
     }
 
-    @Test func aLibraryHeldByAnotherProcessExitsSeven() async throws {
+    @Test func aLibraryHeldExclusivelyByAnotherProcessExitsSeven() async throws {
         try await withFixture(assets: 3) { fixture in
-            let watch = try fixture.start("watch", ["--interval", "3600"])
-            // The watch has the library open once its first sync reached the server.
-            let listed = await poll { fixture.server.requestLog.entries().contains { $0.query.contains("list-type") } }
-            #expect(listed, "watch never synced: \(watch.stderr.text)")
+            try await fixture.sync()
+            // What a library repairing the folder holds (briefly, in life): an exclusive lock on library.lock.
+            let fd = open(fixture.store.appendingPathComponent("library.lock").path, O_RDWR)
+            defer { close(fd) }
+            #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
             let result = try await fixture.run("ls")
             expectUserError(result, status: 7, mentioning: "busy")
+        }
+    }
+
+    @Test func readersAndRequestsShareALibraryWithARunningWatch() async throws {
+        try await withFixture(assets: 3) { fixture in
+            try await fixture.sync()
+            let watch = try fixture.start("watch", ["--interval", "0"])
+            // Another process's download, listing and status while the watch holds the library.
+            let get = try await fixture.run("get", ["1", "--network"])
+            expectSuccess(get)
+            expectSuccess(try await fixture.run("ls"))
+            expectSuccess(try await fixture.run("status"))
+            // The watch prints the other process's change (asset 1 became full) as it is committed.
+            #expect(await watch.stdout.wait { $0.contains("\"changed\":[\"1\"]") }, "\(watch.stdout.text)")
             watch.interrupt()
             _ = await watch.finish()
         }

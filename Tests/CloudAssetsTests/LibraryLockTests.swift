@@ -3,20 +3,53 @@ import FakeS3
 import Foundation
 import Testing
 
-/// One open library per folder.
-@Suite("Library: folder lock", .timeLimit(.minutes(1)))
+/// Several libraries on one folder (here in one process; `cloudassets` processes share it the same way).
+@Suite("Library: a folder shared by several libraries", .timeLimit(.minutes(1)))
 struct LibraryLockTests {
-    @Test("opening a folder that is already open is refused with locked, and the first library keeps working")
-    func secondOpenIsRefused() async throws {
+    @Test("a second library opens a folder in use; each delivers the other's commits to its observers")
+    func librariesShareAFolder() async throws {
         try await withHarness { harness in
             try harness.put("a.png", data: testBytes(count: 100, seed: 170))
             let first = try await harness.open()
             try await first.sync()
-            await #expect(throws: AssetLibraryError.locked(path: harness.storeURL.path)) {
-                _ = try await AssetLibrary(configuration: harness.configuration())
-            }
-            #expect(try first.fetchAssets().count == 1)
-            #expect(try await first.read(try first.asset(path: "a.png"), range: 0..<10).count == 10)
+            let second = try await harness.open()
+            #expect(second.recovery == AssetLibrary.RecoveryReport(), "only the first open repairs the folder")
+            #expect(try second.fetchAssets().count == 1)
+            let all = try second.fetchAssets()
+            var reader = ChangeReader(observing: second)
+
+            // The first library's sync is delivered to the second's observers, with details for its results.
+            try harness.put("b.png", data: testBytes(count: 100, seed: 171))
+            try await first.sync()
+            let change = try await reader.next()
+            #expect(change.insertedIdentifiers.count == 1)
+            #expect(change.details(for: all)?.fetchResultAfterChanges.count == 2)
+            #expect(second.currentChangeToken == first.currentChangeToken)
+
+            // And the second's own commits still come in order after it.
+            let a = try second.asset(path: "a.png")
+            _ = try await second.read(a, range: 0..<10)
+            let own = try await reader.next()
+            #expect(own.updatedIdentifiers == [a.id])
+        }
+    }
+
+    @Test("one library downloads an original while another waits for it, then uses its file")
+    func oneDownloadPerOriginal() async throws {
+        try await withHarness { harness in
+            let data = testBytes(count: 2_000_000, seed: 174)
+            try harness.put("big.png", data: data)
+            let first = try await harness.open()
+            try await first.sync()
+            let second = try await harness.open()
+            let asset = try first.asset(path: "big.png")
+            harness.server.faults.add(
+                .bandwidthLimit(bytesPerSecond: 4_000_000), keyPattern: "originals/big.png", method: "GET")
+            async let one = first.data(for: asset, options: AssetLibrary.networkOptions())
+            async let two = second.data(for: asset, options: AssetLibrary.networkOptions())
+            let (a, b) = try await (one, two)
+            #expect(a == data && b == data)
+            #expect(harness.gets(of: "big.png").count == 1, "the second library used the first one's download")
         }
     }
 
@@ -35,21 +68,23 @@ struct LibraryLockTests {
         }
     }
 
-    @Test("a refused open leaves the folder's database untouched")
-    func refusedOpenLeavesDatabaseUntouched() async throws {
+    @Test("a folder held exclusively (another library repairing it) is refused as locked, untouched")
+    func heldFolderIsRefusedUntouched() async throws {
         try await withHarness { harness in
             try harness.put("a.png", data: testBytes(count: 100, seed: 172))
-            let first = try await harness.open()
-            try await first.sync()
+            let synced = try await harness.open()
+            try await synced.sync()
+            synced.close()
             let before = try FileManager.default.contentsOfDirectory(atPath: harness.storeURL.path).sorted()
-            for _ in 0..<3 {
-                await #expect(throws: AssetLibraryError.self) {
-                    _ = try await AssetLibrary(configuration: harness.configuration())
-                }
+            let fd = open(harness.storeURL.appendingPathComponent("library.lock").path, O_RDWR)
+            defer { close(fd) }
+            #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+            await #expect(throws: AssetLibraryError.locked(path: harness.storeURL.path)) {
+                _ = try await AssetLibrary(configuration: harness.configuration())
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storeURL.path).sorted() == before)
-            try harness.put("b.png", data: testBytes(count: 100, seed: 173))
-            #expect(try await first.sync().inserted == 1)
+            flock(fd, LOCK_UN)
+            #expect(try await harness.open().fetchAssets().count == 1)
         }
     }
 }

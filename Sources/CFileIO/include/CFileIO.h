@@ -25,4 +25,14 @@ int cfileio_sync_filesystem(int fd);
 /// `from`), or -1 with errno set (EXDEV, EINVAL, ENOSYS, EOPNOTSUPP: copy through a buffer instead).
 int64_t cfileio_copy_range(int from, int to, int64_t length);
 
+/// Takes (or, with `exclusive` 0, releases) an exclusive lock on the one byte at `offset` of `fd` without
+/// waiting: an open-file-description lock (Linux `F_OFD_SETLK`), so it is owned by this open of the file and
+/// excludes every other open — in another process or this one — and is released when the file is closed.
+/// Returns 0, or -1 with errno set (EAGAIN or EACCES: held by another open).
+int cfileio_lock_byte(int fd, int64_t offset, int exclusive);
+
+/// A non-blocking inotify descriptor that reports modifications, creations and renames of the files directly
+/// in `folder` (Linux `inotify_init1` + `inotify_add_watch`). Returns the descriptor, or -1 with errno set.
+int cfileio_watch_folder(const char *folder);
+
 #endif

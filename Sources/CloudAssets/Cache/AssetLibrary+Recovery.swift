@@ -20,6 +20,9 @@ extension AssetLibrary {
         public var partFilesKept = 0
         /// Files and folders in the library's folders that the library did not name (not its own): left alone.
         public var foreignFilesKept = 0
+
+        /// Nothing repaired (what a library that was not the first to open its folder reports).
+        public init() {}
     }
 
     /// Makes every asset consistent with the files on disk: `full` only with its verified file, `partial`

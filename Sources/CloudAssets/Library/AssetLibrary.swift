@@ -8,8 +8,11 @@ import Foundation
 /// the local store and never touch the network. Every change — a sync, a finished download, an eviction — is one
 /// transaction and is announced to observers as one ``LibraryChange``.
 ///
-/// Only one `AssetLibrary` may have a folder open at a time (in any process); ``close()`` (or deinit) releases it.
-/// All methods may be called from any thread.
+/// Several libraries may have one folder open — in several processes (a `watch` beside `get` and `ls`), or in
+/// one: they share the catalog through SQLite's own locking, one downloads an original while the others wait
+/// for it, one syncs at a time, and each delivers every commit to its observers in commit order, the others'
+/// included (read from the history when the catalog changes on disk). Only the first to open a folder repairs
+/// it after a crash. All methods may be called from any thread.
 public final class AssetLibrary: Sendable {
     /// The configuration the library was opened with.
     public let configuration: Configuration
@@ -21,8 +24,11 @@ public final class AssetLibrary: Sendable {
     nonisolated(unsafe) private(set) var services: LibraryServices!
     /// What opening the library repaired after a crash (see ``RecoveryReport``).
     public nonisolated(unsafe) private(set) var recovery = RecoveryReport()
-    /// Serialises commit + enqueue so observers get changes in commit order.
-    private let writeOrder = Mutex(false)
+    /// Serialises commit + enqueue so observers get changes in commit order; holds whether the library is
+    /// closed and the last change token delivered (commits of other libraries on this folder included).
+    private let writeOrder: Mutex<(closed: Bool, delivered: Int64)>
+    /// Wakes the library when another library (in any process) commits to the same catalog.
+    nonisolated(unsafe) private var catalogWatcher: CatalogWatcher?
 
     /// Opens (or creates) the library in `configuration.storeURL`.
     ///
@@ -36,9 +42,15 @@ public final class AssetLibrary: Sendable {
         self.configuration = configuration
         self.lock = local.lock
         self.store = local.store
+        self.writeOrder = Mutex((false, local.store.currentToken.rawValue))
         do {
             self.services = try LibraryServices(configuration: configuration)
-            recovery = try recoverLocalState()
+            // Only the first library to open the folder repairs it: another one's files may be in use.
+            if lock.isFirstOpen { recovery = try recoverLocalState() }
+            lock.share()
+            catalogWatcher = CatalogWatcher(folder: configuration.storeURL) { [weak self] in
+                self?.deliverCommitsOfOtherLibraries()
+            }
             resumePinnedDownloads()
         } catch {
             close()
@@ -64,19 +76,23 @@ public final class AssetLibrary: Sendable {
     /// stay readable (they read the store), so the database's connections close when the last of them and the
     /// library are released; the store takes no write after `close()` returns. Idempotent; any thread.
     public func close() {
-        let wasOpen = writeOrder.withLock { closed in
-            defer { closed = true }
-            return !closed
+        let wasOpen = writeOrder.withLock { state in
+            defer { state.closed = true }
+            return !state.closed
         }
         guard wasOpen else { return }
+        catalogWatcher?.stop()
         services?.runtime.cancelAll()
         observers.close()
         lock.release()
     }
 
-    deinit { lock.release() }
+    deinit {
+        catalogWatcher?.stop()
+        lock.release()
+    }
 
-    var isClosed: Bool { writeOrder.withLock { $0 } }
+    var isClosed: Bool { writeOrder.withLock { $0.closed } }
 
     func ensureOpen() throws {
         if isClosed { throw AssetLibraryError.closed }
@@ -90,16 +106,44 @@ public final class AssetLibrary: Sendable {
     /// Must not be called from inside `body` (one writer). When `body` throws, nothing is committed or delivered.
     @discardableResult
     func performWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        try writeOrder.withLock { closed in
-            if closed { throw AssetLibraryError.closed }
+        try writeOrder.withLock { state in
+            if state.closed { throw AssetLibraryError.closed }
             let (value, changes) = try store.write(body)
             if !changes.isEmpty {
+                // Commits of other libraries that came before this one are delivered first, in token order.
+                deliverHistory(after: state.delivered, before: changes.token.rawValue)
                 observers.deliver(
                     LibraryChange(
                         changes: changes, store: store,
                         maxIncrementalChangeCount: configuration.maxIncrementalChangeCount))
+                state.delivered = changes.token.rawValue
             }
             return value
+        }
+    }
+
+    /// Delivers the changes other libraries on this folder (in this process or another) committed since the
+    /// last one delivered, from the persistent history, in commit order. Called when the catalog changes on
+    /// disk; a change this library committed itself was delivered already and is not repeated.
+    func deliverCommitsOfOtherLibraries() {
+        writeOrder.withLock { state in
+            guard !state.closed, let latest = try? store.refreshedToken().rawValue, latest > state.delivered
+            else { return }
+            deliverHistory(after: state.delivered, before: latest + 1)
+            state.delivered = latest
+        }
+    }
+
+    /// Delivers history entries with `after < token < before`. Under `writeOrder`. Entries the history no longer
+    /// holds are skipped (their observers refetch when ``changes(since:)`` reports the history expired).
+    private func deliverHistory(after: Int64, before: Int64) {
+        guard before > after + 1,
+            let entries = try? store.changes(since: ChangeToken(rawValue: after))
+        else { return }
+        for entry in entries where entry.token.rawValue < before {
+            observers.deliver(
+                LibraryChange(
+                    history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount))
         }
     }
 

@@ -8,6 +8,8 @@ final class LibraryServices: Sendable {
     let files: LocalFiles
     let remote: LibraryRemote?
     let runtime = LibraryRuntime()
+    /// The assets whose byte lock this library holds for its downloads.
+    let downloadLocks = DownloadLocks()
     let syncGate = SerialGate()
     let lastSync = Mutex<(date: Date, summary: SyncSummary)?>(nil)
     let policy: Mutex<NetworkPolicy>

@@ -188,6 +188,16 @@ extension AssetLibrary {
             throw AssetRequestError.inCloud(key: record.key)
         }
         let remote = try requireRemote()
+        // One library downloads an original at a time (another process's too): wait for it, then use its file.
+        try await services.downloadLocks.acquire(assetID, in: lock)
+        defer { services.downloadLocks.release(assetID, in: lock) }
+        guard let record = try store.record(id: assetID) else {
+            throw AssetRequestError.assetDeleted(localIdentifier: assetID)
+        }
+        if let url = verifiedOriginal(of: record) {
+            runtime.noteAccess(assetID)
+            return url
+        }
         let destination = files.original(id: assetID, key: record.key)
         let progressHandler = options.progressHandler
         let request = DownloadRequest(

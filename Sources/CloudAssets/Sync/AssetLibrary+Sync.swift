@@ -11,7 +11,8 @@ extension AssetLibrary {
     /// (a download in flight for one ends with ``AssetRequestError/assetDeleted(localIdentifier:)``). Metadata
     /// comes from the listing plus `x-amz-meta-*` of a HEAD, made only for new or changed objects, at most
     /// ``Configuration/maxConnections`` at a time. An unchanged bucket makes no writes and no notifications. An
-    /// interrupted sync resumes where it stopped. Syncs are serialised: a second call waits for the first.
+    /// interrupted sync resumes where it stopped. Syncs are serialised: a second call waits for the first, in
+    /// this library or in any other on the same folder (another process's included).
     ///
     /// Thumbnails are then fetched at low priority, ``Configuration/thumbnailConcurrency`` at a time, and
     /// committed in batches (each arrival moves the asset to `thumbnail`). A thumbnail that cannot be fetched is
@@ -25,6 +26,9 @@ extension AssetLibrary {
         let remote = try requireRemote()
         guard networkPolicy != .offline else { throw AssetLibraryError.offline }
         return try await syncGate.run {
+            // One sync at a time over every library on this folder, in any process.
+            try await lock.lock(byte: LibraryLock.syncByte)
+            defer { lock.unlock(byte: LibraryLock.syncByte) }
             var summary = try await CatalogSync(library: self, remote: remote).run()
             if fetchThumbnails {
                 summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()

@@ -1,0 +1,73 @@
+import AssetStore
+import CFileIO
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Calls `onChange` (on its own thread, one call at a time) whenever a file directly in the library folder is
+/// written — the catalog's write-ahead log among them, so every commit of another library on this folder, in
+/// any process, wakes it. Events that come while a call runs are folded into the next call.
+final class CatalogWatcher: Sendable {
+    private let inotify: Int32
+    /// Written to by ``stop()`` to wake the thread.
+    private let wake: (read: Int32, write: Int32)
+    private let stopped = Mutex(false)
+
+    /// `nil` when the folder cannot be watched (the library then sees other libraries' commits only when it
+    /// commits itself).
+    init?(folder: URL, onChange: @escaping @Sendable () -> Void) {
+        let fd = cfileio_watch_folder(folder.path)
+        guard fd >= 0 else { return nil }
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            close(fd)
+            return nil
+        }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        inotify = fd
+        wake = (ends[0], ends[1])
+        let thread = Thread { [inotify, wake, stopped] in
+            Self.run(inotify: inotify, wake: wake.read, stopped: stopped, onChange: onChange)
+        }
+        thread.name = "CloudAssets catalog watcher"
+        thread.start()
+    }
+
+    /// The thread leaves only when ``stop()`` writes to the wake pipe, so that write never meets a closed pipe.
+    private static func run(inotify: Int32, wake: Int32, stopped: Mutex<Bool>, onChange: () -> Void) {
+        var fds = [
+            pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+        ]
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let ready = poll(&fds, 2, -1)
+            if ready < 0 {
+                if errno != EINTR { fds[0].fd = -1 }  // watching failed: wait only for the stop
+                continue
+            }
+            if fds[1].revents != 0 { break }
+            guard fds[0].revents != 0 else { continue }
+            // Drain every pending event: one call covers them all.
+            while read(inotify, &buffer, buffer.count) > 0 {}
+            if !stopped.withLock({ $0 }) { onChange() }
+        }
+        close(inotify)
+        close(wake)
+    }
+
+    /// Ends the thread (idempotent); a call in progress finishes first.
+    func stop() {
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+        close(wake.write)
+    }
+
+    deinit { stop() }
+}
