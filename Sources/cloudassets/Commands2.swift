@@ -32,6 +32,7 @@ struct Get: AsyncParsableCommand {
                             options.progressHandler = { _, _, _, progress in
                                 bars.update(name: asset.key, progress: progress)
                             }
+                            if network && byteRange == nil { bars.waiting(name: asset.key) }
                             if let byteRange {
                                 // In pieces: memory stays bounded whatever the range's size.
                                 var read: Int64 = 0
@@ -100,16 +101,29 @@ final class ProgressBoard: @unchecked Sendable {
     func update(name: String, progress: AssetRequestProgress) {
         guard !quiet else { return }
         lock.lock()
-        if active[name] == nil { order.append(name) }
+        if !order.contains(name) { order.append(name) }
         active[name] = progress
-        let lines = order.compactMap { n in
-            active[n].map {
-                Format.progressBar(
-                    name: n, received: $0.bytesReceived, total: $0.totalBytes, bytesPerSecond: $0.bytesPerSecond)
-            }
-        }
+        let lines = drawLocked()
         lock.unlock()
         Terminal.shared.live(lines)
+    }
+
+    /// Shows (on a terminal) that a request is waiting for the server, until its first bytes arrive.
+    func waiting(name: String) {
+        guard !quiet else { return }
+        lock.lock()
+        if !order.contains(name) { order.append(name) }
+        let lines = drawLocked()
+        lock.unlock()
+        Terminal.shared.live(lines)
+    }
+
+    private func drawLocked() -> [String] {
+        order.map { n in
+            guard let p = active[n] else { return "waiting for the server…  \(n)" }
+            return Format.progressBar(
+                name: n, received: p.bytesReceived, total: p.totalBytes, bytesPerSecond: p.bytesPerSecond)
+        }
     }
 
     func finish(name: String) {
