@@ -1,7 +1,7 @@
 import ArgumentParser
+import AssetStore
 import CloudAssets
 import Foundation
-import AssetStore
 import S3Transfer
 
 #if canImport(Glibc)
@@ -55,7 +55,8 @@ enum UserMessage {
 
     /// Control characters (a newline inside a server's message) become spaces: an error is one line.
     static func oneLine(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        String(
+            String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
 
     static func describe(_ error: AssetLibraryError) -> String {

@@ -19,7 +19,8 @@ struct ConfigurationTests {
             try Self.writeConfig(["store": ""], to: config)
             let before = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.currentDirectoryPath)
             expectUserError(
-                try await fixture.run("sync", globals: ["--store", ""] + remote), status: 2, mentioning: "--store is empty")
+                try await fixture.run("sync", globals: ["--store", ""] + remote), status: 2,
+                mentioning: "--store is empty")
             expectUserError(
                 try await fixture.run("sync", globals: remote, environment: ["CLOUDASSETS_STORE": ""]), status: 2,
                 mentioning: "CLOUDASSETS_STORE is empty")
@@ -35,8 +36,11 @@ struct ConfigurationTests {
         try await withFixture(assets: 1) { fixture in
             fixture.server.requestLog.clear()
             let result = try await fixture.run(
-                "sync", globals: ["--store", fixture.store.path, "--endpoint", fixture.server.endpoint.absoluteString,
-                    "--bucket", ""])
+                "sync",
+                globals: [
+                    "--store", fixture.store.path, "--endpoint", fixture.server.endpoint.absoluteString,
+                    "--bucket", "",
+                ])
             expectUserError(result, status: 2, mentioning: "--bucket is empty")
             #expect(fixture.server.requestLog.entries().isEmpty)
         }
@@ -47,8 +51,10 @@ struct ConfigurationTests {
             // HOME is the fixture's folder: the default config file and `~` must both be found there.
             let config = fixture.folder.appendingPathComponent(".config/cloudassets/config.json")
             try Self.writeConfig(
-                ["store": "~/photos-library", "endpoint": fixture.server.endpoint.absoluteString,
-                 "bucket": CLIFixture.bucket], to: config)
+                [
+                    "store": "~/photos-library", "endpoint": fixture.server.endpoint.absoluteString,
+                    "bucket": CLIFixture.bucket,
+                ], to: config)
             expectSuccess(try await fixture.run("sync", globals: []))
             let library = fixture.folder.appendingPathComponent("photos-library/library.sqlite")
             #expect(FileManager.default.fileExists(atPath: library.path), "the store is $HOME/photos-library")

@@ -25,7 +25,8 @@ struct ExitStatusTests {
     }
 
     @Test(arguments: [
-        ["ls", "--no-such-flag"], ["get"], ["ls", "--limit", "many"], ["no-such-command"], ["watch", "--interval", "-1"],
+        ["ls", "--no-such-flag"], ["get"], ["ls", "--limit", "many"], ["no-such-command"],
+        ["watch", "--interval", "-1"],
     ])
     func aCommandLineThatDoesNotParseExitsTwoWithOneErrorLine(arguments: [String]) async throws {
         try await withFixture(assets: 0) { fixture in

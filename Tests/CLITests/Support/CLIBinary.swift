@@ -19,7 +19,9 @@ enum CLIBinary {
     static func locate(_ name: String = "cloudassets") throws -> URL {
         var candidates = candidatePaths()
         if name != "cloudassets" {
-            candidates = candidates.map { URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent(name).path }
+            candidates = candidates.map {
+                URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent(name).path
+            }
         }
         for path in candidates where FileManager.default.isExecutableFile(atPath: path) {
             return URL(fileURLWithPath: path)
