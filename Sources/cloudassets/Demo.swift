@@ -9,6 +9,10 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "Number of sample assets.") var assets = 300
     @Flag(name: .shortAndLong, help: "Less output.") var quiet = false
 
+    func validate() throws {
+        if store == "" { throw ValidationError("--store is empty: give a folder, or leave it out for a temporary one") }
+    }
+
     func run() async throws {
         try await runReportingErrors {
             try await DemoRun(storePath: store, assetCount: assets, quiet: quiet).run()

@@ -32,6 +32,13 @@ struct ConfigurationTests {
         }
     }
 
+    @Test func demoWithAnEmptyStoreIsAUsageError() async throws {
+        try await withFixture(assets: 0) { fixture in
+            let result = try await fixture.run("demo", ["--store", "", "--assets", "5"], globals: [])
+            expectUserError(result, status: 2, mentioning: "--store is empty")
+        }
+    }
+
     @Test func anEmptyBucketIsAUsageErrorBeforeAnyRequest() async throws {
         try await withFixture(assets: 1) { fixture in
             fixture.server.requestLog.clear()
