@@ -61,10 +61,16 @@ let package = Package(
             dependencies: ["AssetStore", "S3Transfer", "CFileIO"],
             swiftSettings: strict),
 
+        // What the two executables share: one way to parse, run and end with a one-line error.
+        .target(
+            name: "CommandLineSupport",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict),
+
         .executableTarget(
             name: "cloudassets",
             dependencies: [
-                "CloudAssets", "FakeS3", "CFileIO",
+                "CloudAssets", "FakeS3", "CFileIO", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -84,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "fake-s3",
             dependencies: [
-                "FakeS3",
+                "FakeS3", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "TestServer/fake-s3",
@@ -107,12 +113,14 @@ let package = Package(
                 "CloudAssets", "FakeS3", .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4"]),
-        .testTarget(name: "CLITests", dependencies: ["FakeS3"]),
+        // Helpers more than one test target needs.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["FakeS3", "TestSupport"]),
         // Fault soak, crash suite, hostile input: short forms in `make test`, full with CLOUDASSETS_SOAK=full.
         .testTarget(
             name: "ReliabilityTests",
             dependencies: [
-                "CloudAssets", "S3Transfer", "AssetStore", "FakeS3", "AWSSigV4",
+                "CloudAssets", "S3Transfer", "AssetStore", "FakeS3", "AWSSigV4", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
     ],

@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Every exit status of the README's table, each produced end to end by the built `cloudassets` (3, 4, 5, 6

@@ -5,31 +5,37 @@ import Foundation
 #endif
 
 /// A small tmpfs mounted on a folder: a disk that fills up, and that can be made read-only. Needs the right to
-/// mount (root in a container with CAP_SYS_ADMIN); ``isPermitted`` says whether this machine grants it.
-struct TmpfsMount {
-    let folder: URL
+/// mount (root in a container with CAP_SYS_ADMIN); ``isPermitted`` says whether this machine grants it. Shared by
+/// the test targets that need a disk of their own.
+public struct TmpfsMount: Sendable {
+    /// Why a mount failed.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let folder: URL
 
     /// Mounts a tmpfs of `bytes` on `folder` (created when missing).
-    init(at folder: URL, bytes: Int) throws {
+    public init(at folder: URL, bytes: Int) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         guard mount("tmpfs", folder.path, "tmpfs", 0, "size=\(bytes)") == 0 else {
-            throw ChildError("mount tmpfs on \(folder.path): \(String(cString: strerror(errno)))")
+            throw TmpfsMount.Failure(description: "mount tmpfs on \(folder.path): \(String(cString: strerror(errno)))")
         }
         self.folder = folder
     }
 
     /// Remounts read-only or read-write.
-    func setReadOnly(_ readOnly: Bool) throws {
+    public func setReadOnly(_ readOnly: Bool) throws {
         let flags = UInt(MS_REMOUNT) | (readOnly ? UInt(MS_RDONLY) : 0)
         guard mount("tmpfs", folder.path, "tmpfs", flags, nil) == 0 else {
-            throw ChildError("remount \(folder.path): \(String(cString: strerror(errno)))")
+            throw TmpfsMount.Failure(description: "remount \(folder.path): \(String(cString: strerror(errno)))")
         }
     }
 
-    func unmount() { umount2(folder.path, Int32(MNT_DETACH)) }
+    public func unmount() { umount2(folder.path, Int32(MNT_DETACH)) }
 
     /// Whether mounting a tmpfs works here (probed once).
-    static let isPermitted: Bool = {
+    public static let isPermitted: Bool = {
         let probe = FileManager.default.temporaryDirectory.appendingPathComponent("tmpfs-probe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: probe) }
         guard let mounted = try? TmpfsMount(at: probe, bytes: 1 << 16) else { return false }
