@@ -98,12 +98,7 @@ struct LibraryRecipeTests {
         }
     }
 
-    @Test(
-        "fetchResultBeforeChanges shows the before state even for assets the app never read",
-        .disabled(
-            Comment(
-                rawValue: "FetchResult reads assets lazily from the store, so a page first read after the change "
-                    + "shows the after state in fetchResultBeforeChanges (Fetching/Changes module)")))
+    @Test("fetchResultBeforeChanges shows the before state even for assets the app never read")
     func beforeResultShowsBeforeStateWhenNeverRead() async throws {
         try await withHarness { harness in
             try harness.put("a.png", data: testBytes(count: 1000, seed: 6))

@@ -76,7 +76,10 @@ public struct LibraryChange: Sendable {
         let after = FetchResult(store: store, options: fetchResult.options, sorted: computed.after)
         let incremental = computed.size <= maxIncrementalChangeCount
         return FetchResultChangeDetails(
-            fetchResultBeforeChanges: fetchResult, fetchResultAfterChanges: after, hasIncrementalChanges: incremental,
+            // The assets this change touched are shown as they were before it, whether or not the app had read
+            // them: a page read only now would otherwise show their state after it.
+            fetchResultBeforeChanges: fetchResult.showing(changes.before), fetchResultAfterChanges: after,
+            hasIncrementalChanges: incremental,
             removedIndexes: incremental ? IndexSet(computed.removed) : nil,
             insertedIndexes: incremental ? IndexSet(computed.inserted) : nil,
             changedIndexes: incremental ? IndexSet(computed.changed) : nil,

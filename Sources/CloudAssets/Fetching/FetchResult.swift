@@ -27,11 +27,26 @@ public final class FetchResult: Sendable, RandomAccessCollection {
         var pageOrder: [Int] = []
     }
 
-    init(store: AssetStore, options: FetchOptions, sorted: SortedIdentifiers) {
+    /// Assets shown as they were, whatever the library holds now (the before state of a change's assets).
+    private let snapshot: [Int64: AssetRecord]
+
+    init(
+        store: AssetStore, options: FetchOptions, sorted: SortedIdentifiers, snapshot: [Int64: AssetRecord] = [:]
+    ) {
         self.store = store
         self.options = options
         self.query = options.storeQuery
         self.sorted = sorted
+        self.snapshot = snapshot
+    }
+
+    /// The same membership and order, with `records` shown as given (for the assets a change touched: their
+    /// state before it) rather than read from the library. Itself when there is nothing to show differently.
+    func showing(_ records: [Int64: AssetRecord]) -> FetchResult {
+        guard !records.isEmpty else { return self }
+        // Shares the change's dictionary (no copy) unless this result already shows some records.
+        let merged = snapshot.isEmpty ? records : snapshot.merging(records) { _, new in new }
+        return FetchResult(store: store, options: options, sorted: sorted, snapshot: merged)
     }
 
     /// The local identifiers, in order.
@@ -44,6 +59,7 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     /// The asset at `index` (0 ≤ index < count).
     public subscript(index: Int) -> Asset {
         precondition(index >= 0 && index < count, "FetchResult index \(index) out of range 0..<\(count)")
+        if !snapshot.isEmpty, let fixed = snapshot[sorted.ids[index]] { return Asset(fixed) }
         let page = index / Self.pageSize
         let offset = index % Self.pageSize
         if let cached = cache.withLock({ $0.pages[page] }) { return cached[offset] }
