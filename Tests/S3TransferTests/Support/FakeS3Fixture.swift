@@ -14,8 +14,11 @@ struct FakeS3Fixture {
     let downloader: Downloader
     let directory: URL
 
+    /// The stall timeout is long by default: on two cores shared with a parallel test run, a starved in-process
+    /// server can pause for seconds, and a spurious stall would add an attempt the tests count. Tests of stalls
+    /// pass a short one.
     static func start(
-        maxAttempts: Int = 5, stallTimeout: TimeInterval = 5, progressInterval: Int = 0,
+        maxAttempts: Int = 5, stallTimeout: TimeInterval = 20, progressInterval: Int = 0,
         networkPolicy: NetworkPolicy = .allowed, clockError: TimeInterval = 0, maxDelay: TimeInterval = 0.01
     ) async throws -> FakeS3Fixture {
         let server = try FakeS3Server(
