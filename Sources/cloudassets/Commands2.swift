@@ -295,6 +295,10 @@ struct Watch: AsyncParsableCommand {
             let library = try await global.openLibrary(requireRemote: interval > 0)
             defer { library.close() }
             let stream = library.changes
+            if !global.quiet {
+                // From here on every commit — this process's or another's — is printed.
+                Terminal.shared.err("watching \(library.configuration.storeURL.path): one JSON line per change")
+            }
             let backoff = SyncBackoff(base: retryBase)
             try await withInterrupt {
                 try await withThrowingTaskGroup(of: Void.self) { group in

@@ -78,7 +78,7 @@ enum UserMessage {
             switch code {
             case 6, 7:
                 return "cannot reach the endpoint (\(message)); check --endpoint and that the server is running"
-            case 28: return "the endpoint did not answer in time (\(message))"
+            case 28, HTTPTransportError.noAnswerCode: return "the endpoint did not answer in time (\(message))"
             default: return "network error: \(message)"
             }
         case .invalidAccessKeyId:

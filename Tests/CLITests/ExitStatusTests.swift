@@ -77,6 +77,7 @@ struct ExitStatusTests {
         try await withFixture(assets: 3) { fixture in
             try await fixture.sync()
             let watch = try fixture.start("watch", ["--interval", "0"])
+            #expect(await watch.stderr.wait { $0.contains("watching") }, "\(watch.stderr.text)")
             // Another process's download, listing and status while the watch holds the library.
             let get = try await fixture.run("get", ["1", "--network"])
             expectSuccess(get)

@@ -82,7 +82,10 @@ struct WatchCommandTests {
             let result = await watch.finish()
             #expect(result.status == 130, "\(result)")
             let lines = result.stderrLines
-            #expect(lines.allSatisfy { $0.hasPrefix("error: ") || $0.hasPrefix("sync recovered after ") }, "\(lines)")
+            #expect(lines.first?.hasPrefix("watching ") == true, "\(lines)")
+            #expect(
+                lines.dropFirst().allSatisfy { $0.hasPrefix("error: ") || $0.hasPrefix("sync recovered after ") },
+                "\(lines)")
             let failures = lines.filter { $0.hasPrefix("error: sync failed") }
             #expect(failures.allSatisfy { $0.contains("server error") && $0.contains("retrying in") }, "\(failures)")
             let recovery = try #require(lines.first { $0.hasPrefix("sync recovered after ") })

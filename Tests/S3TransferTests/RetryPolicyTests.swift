@@ -36,3 +36,17 @@ import Testing
         #expect(throws: S3Error.cancelled) { try waited.get() }
     }
 }
+
+@Suite struct RetryDecisionTests {
+    @Test func retryableErrorsGetAttemptsUpToTheBudgetAndASilentServerTwoAtMost() {
+        let policy = RetryPolicy(maxAttempts: 5)
+        let reset = S3Error.transport(curlCode: 56, message: "reset")
+        #expect((1..<5).allSatisfy { policy.allowsAnotherAttempt(after: reset, failures: $0) })
+        #expect(!policy.allowsAnotherAttempt(after: reset, failures: 5))
+        let silent = S3Error.transport(curlCode: HTTPTransportError.noAnswerCode, message: "no answer")
+        #expect(policy.allowsAnotherAttempt(after: silent, failures: 1))
+        #expect(!policy.allowsAnotherAttempt(after: silent, failures: 2))
+        #expect(!policy.allowsAnotherAttempt(after: .accessDenied, failures: 1))
+        #expect(!RetryPolicy.none.allowsAnotherAttempt(after: reset, failures: 1))
+    }
+}

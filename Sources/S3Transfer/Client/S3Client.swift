@@ -143,7 +143,7 @@ public final class S3Client: Sendable {
             }
             if Task.isCancelled { throw .cancelled }
             guard failure.isRetryable else { throw failure }
-            guard attempt < policy.maxAttempts else {
+            guard policy.allowsAnotherAttempt(after: failure, failures: attempt) else {
                 throw policy.maxAttempts > 1 ? .retriesExhausted(lastError: failure, attempts: attempt) : failure
             }
             try await policy.backoff(afterAttempt: attempt, serverAsked: retryAfter)

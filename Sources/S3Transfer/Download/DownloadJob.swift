@@ -433,7 +433,7 @@ final class DownloadJob: @unchecked Sendable {
                         // disk (a connection reset mid-body) starts the count again, as a resumed download is
                         // not a repeated failure.
                         failures = writer.written > offset ? 1 : failures + 1
-                        if failures >= policy.maxAttempts {
+                        if !policy.allowsAnotherAttempt(after: error, failures: failures) {
                             return .failure(
                                 policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: attempts) : error
                             )

@@ -160,7 +160,7 @@ extension Downloader {
                     guard error.isRetryable else { throw error }
                     // Failures in a row: an attempt that kept bytes starts the count again (see RetryPolicy).
                     failures = progressed ? 1 : failures + 1
-                    if failures >= policy.maxAttempts {
+                    if !policy.allowsAnotherAttempt(after: error, failures: failures) {
                         throw policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: failures) : error
                     }
                     try await policy.backoff(

@@ -205,7 +205,7 @@ final class HTTPEngineCore: @unchecked Sendable {
         curl_multi_cleanup(multi)
     }
 
-    /// Fails, as a timeout (curl's code 28), every request without a body whose whole request went out more
+    /// Fails, as a timeout (``HTTPTransportError/noAnswerCode``), every request without a body whose whole request went out more
     /// than ``HTTPEngineConfiguration/firstAnswerTimeout`` ago with not one byte of answer: a server that
     /// accepts connections and never answers is reported in seconds, not after the stall timeout of each retry.
     /// (A request still waiting for a connection, or still sending a body, is not timed here.)
@@ -229,7 +229,7 @@ final class HTTPEngineCore: @unchecked Sendable {
                 id,
                 .failure(
                     HTTPTransportError(
-                        curlCode: 28,
+                        curlCode: HTTPTransportError.noAnswerCode,
                         message: "the server accepted the connection but sent no answer within "
                             + "\(Int(limit)) s")))
         }

@@ -81,6 +81,10 @@ public struct HTTPTransportError: Error, Sendable, Hashable, CustomStringConvert
         self.message = message
     }
 
+    /// Not a libcurl code: the engine's own, for a server that accepted the connection and the request but sent
+    /// no answer within ``HTTPEngineConfiguration/firstAnswerTimeout`` (reported as a timeout).
+    public static let noAnswerCode = 1028
+
     /// The transfer was cancelled through ``HTTPEngine/cancel(_:)``.
     public static let cancelled = HTTPTransportError(curlCode: -1, message: "cancelled")
     /// A handler returned ``HTTPBodyDisposition/abort`` or refused the head.

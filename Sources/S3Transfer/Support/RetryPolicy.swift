@@ -32,6 +32,16 @@ public struct RetryPolicy: Sendable, Hashable {
     /// No retries.
     public static let none = RetryPolicy(maxAttempts: 1)
 
+    /// Whether a request that has failed `failures` times in a row, the last time with `error`, gets another
+    /// attempt: only an error another attempt may cure (``S3Error/isRetryable``), within ``maxAttempts``. A
+    /// server that accepted the connection but never answered is tried twice at most: each such attempt has
+    /// already waited the whole first-answer timeout, and a server in that state seldom recovers in seconds.
+    public func allowsAnotherAttempt(after error: S3Error, failures: Int) -> Bool {
+        guard error.isRetryable, failures < maxAttempts else { return false }
+        if case .transport(HTTPTransportError.noAnswerCode, _) = error { return failures < 2 }
+        return true
+    }
+
     /// How many bytes an interrupted download attempt must have kept for the next attempt to start at once.
     public static let immediateResumeBytes: Int64 = 1 << 20
 
