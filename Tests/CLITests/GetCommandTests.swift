@@ -119,3 +119,20 @@ struct GetCommandTests {
         }
     }
 }
+
+@Suite("cloudassets get: a stalled download")
+struct StalledGetTests {
+    @Test func aDownloadThatStallsIsReportedWhileTheLibraryWaitsForTheServer() async throws {
+        try await withFixture(assets: 1, large: 1, largeSize: 8 << 20) { fixture in
+            try await fixture.sync()
+            let large = try #require(try await fixture.list(["--sort=-size", "--limit", "1"]).first)
+            fixture.server.faults.add(.stallAfter(bytes: 1 << 20), keyPattern: large.key, method: "GET", times: 1)
+            let get = try fixture.start("get", [large.id, "--network"])
+            let reported = await get.stderr.wait { $0.contains("\(large.key): no data for ") }
+            #expect(reported, "stderr: \(get.stderr.text)")
+            get.interrupt()
+            let result = await get.finish()
+            #expect(result.status == 130, "\(result)")
+        }
+    }
+}
