@@ -114,7 +114,6 @@ stop_cluster() {
 start_cluster() {
     local dir=$1 start=$SECONDS started_ns
     started_ns=$(date +%s%N)
-    install_packages
     mkdir -p "$dir"
     [ -z "$(ls -A "$dir")" ] || die "$dir is not empty"
     dir=$(cd "$dir" && pwd)
@@ -228,6 +227,7 @@ EOF
 cmd=${1:-}
 case $cmd in
     start)
+        install_packages
         dir=${CEPH_RGW_DIR:-}
         [ -n "$dir" ] || dir=$(mktemp -d "${TMPDIR:-/tmp}/ceph-rgw.XXXXXX")
         export CEPH_RGW_DIR=$dir

@@ -242,7 +242,10 @@ enum RGWFixture {
                 of: ["/bin/bash", script, "start"], environment: childEnvironment, standardError: log.path)
             let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             guard status == 0 else {
-                let lines = output.split(separator: "\n").suffix(12).joined(separator: "\n")
+                // The script's own lines (what failed), not the end of the daemon log it quotes.
+                let all = output.split(separator: "\n")
+                let own = all.filter { $0.hasPrefix("ceph-rgw:") }
+                let lines = (own.isEmpty ? all : own).suffix(6).joined(separator: "\n")
                 return .failure(RGWUnavailable(description: "scripts/ceph-rgw.sh start exited \(status):\n\(lines)"))
             }
             stopCommand.withLock { $0 = "CEPH_RGW_DIR='\(folder.path)' /bin/bash '\(script)' stop" }
