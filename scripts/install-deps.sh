@@ -3,15 +3,22 @@
 # Debian packages (with apt-get when root; otherwise prints the command and
 # fails) and the Python tools the tests drive (with pip): the S3 tools of the
 # interop tests, and the HTTP/2 protocol library of the HTTP/2 test server.
+# With --python, also Ceph (mon, OSD, RADOS Gateway) for the RGW interop suite,
+# when root; otherwise that suite is skipped (scripts/ceph-rgw.sh says why).
 set -euo pipefail
 
+# Prints the packages among "$@" that are not installed.
+missing_debs() {
+    local pkg
+    for pkg in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+            echo "$pkg"
+        fi
+    done
+}
+
 debs=(libcurl4-openssl-dev libsqlite3-dev zlib1g-dev curl)
-missing=()
-for pkg in "${debs[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-        missing+=("$pkg")
-    fi
-done
+mapfile -t missing < <(missing_debs "${debs[@]}")
 if ((${#missing[@]})); then
     if [ "$(id -u)" = 0 ]; then
         echo "install-deps: apt-get install ${missing[*]}"
@@ -31,6 +38,13 @@ if ! command -v swift >/dev/null 2>&1; then
 fi
 
 if [ "${1:-}" = "--python" ]; then
+    mapfile -t ceph < <(missing_debs ceph-mon ceph-osd radosgw ceph-common)
+    if ((${#ceph[@]})) && [ "$(id -u)" = 0 ]; then
+        echo "install-deps: apt-get install ${ceph[*]} (for the RGW interop suite)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${ceph[@]}" >/dev/null
+    fi
     py=()
     command -v aws >/dev/null 2>&1 || py+=(awscli)
     python3 -c "import boto3" >/dev/null 2>&1 || py+=(boto3)
