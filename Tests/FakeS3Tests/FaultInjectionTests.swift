@@ -205,19 +205,26 @@ struct FaultInjectionTests {
         try await withServer(configure: { if onDisk { $0.storage = .disk(root: root) } }) { server, client in
             let size = 64 << 20
             try server.putObject(bucket: "photos", key: "big", data: Data(repeating: 7, count: size))
-            let r = try await client.send(
-                "GET", "/photos/big",
-                onBodyBytes: { count, channel in
-                    if count >= 2 << 20 { channel.close(promise: nil) }
-                })
-            #expect(!r.complete)
-            let complete = await poll { server.requestLog.entries().last?.isComplete == true }
-            let entry = try #require(server.requestLog.entries().last)
-            #expect(complete, "\(entry)")
-            // Written to the socket: what the client read, up to one uncounted chunk, plus what the kernel's
-            // buffers held when it hung up — far from the whole body.
-            #expect(entry.bytesSent >= Int64(r.body.count) - (1 << 20), "\(entry), client read \(r.body.count)")
-            #expect(entry.bytesSent < Int64(size) / 2, "\(entry), client read \(r.body.count)")
+            // How far the server got before the hang-up depends on scheduling (on a loaded machine both ends of
+            // this in-process connection may run late): a log that records the planned body fails every round,
+            // one that records what was written shows far less than the body in at least one of three.
+            var counts: [Int64] = []
+            for _ in 0..<3 {
+                let r = try await client.send(
+                    "GET", "/photos/big",
+                    onBodyBytes: { count, channel in
+                        if count >= 2 << 20 { channel.close(promise: nil) }
+                    })
+                #expect(!r.complete)
+                let complete = await poll { server.requestLog.entries().last?.isComplete == true }
+                let entry = try #require(server.requestLog.entries().last)
+                #expect(complete, "\(entry)")
+                // Written to the socket: at least what the client read, up to one uncounted chunk.
+                #expect(entry.bytesSent >= Int64(r.body.count) - (1 << 20), "\(entry), client read \(r.body.count)")
+                counts.append(entry.bytesSent)
+                if entry.bytesSent < Int64(size) / 2 { break }
+            }
+            #expect(counts.contains { $0 < Int64(size) / 2 }, "bytes logged for three hung-up GETs: \(counts)")
         }
     }
 
@@ -241,9 +248,9 @@ struct FaultInjectionTests {
     }
 }
 
-/// Polls `condition` every 10 ms until it holds or 10 s pass; whether it held.
+/// Polls `condition` every 10 ms until it holds or 30 s pass; whether it held.
 private func poll(_ condition: () -> Bool) async -> Bool {
-    let end = ContinuousClock.now + .seconds(10)
+    let end = ContinuousClock.now + .seconds(30)
     while ContinuousClock.now < end {
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(10))
