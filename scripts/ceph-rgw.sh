@@ -118,6 +118,12 @@ start_cluster() {
     [ -z "$(ls -A "$dir")" ] || die "$dir is not empty"
     dir=$(cd "$dir" && pwd)
     touch "$dir/.ceph-rgw"
+    # The daemons outlive this script: they must not hold the caller's pipes or sockets open (a caller reading
+    # our output to its end would wait for them). 255 is bash's own descriptor of this script.
+    local fd
+    for fd in $(ls /proc/$$/fd); do
+        if ((fd > 2 && fd != 255)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
     mkdir -p "$dir/run" "$dir/log" "$dir/mon/a" "$dir/osd/0" "$dir/rgw"
     # Any failure from here on stops what was started and removes the folder.
     trap 'log "boot failed; stopping what was started"; stop_cluster "'"$dir"'" || true' EXIT
