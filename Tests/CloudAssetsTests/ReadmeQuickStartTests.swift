@@ -6,27 +6,37 @@ import Testing
 // The README's quick start, compiled and run against the fake server. Keep the two in step.
 
 // --- README: begin ---
-final class Gallery: LibraryChangeObserver, @unchecked Sendable {
+final class Gallery: LibraryChangeObserver, @unchecked Sendable {  // state guarded by `lock`
     let library: AssetLibrary
     private let lock = NSLock()
-    private(set) var recent: FetchResult
-    private(set) var rows: [String] = []  // what a list UI shows: one row per asset
+    private var state: (recent: FetchResult, rows: [String])  // rows: what a list UI shows, one per asset
+
+    /// Read from any thread: the observer replaces both on the change queue, under the lock.
+    var recent: FetchResult { locked { $0.recent } }
+    var rows: [String] { locked { $0.rows } }
 
     init(library: AssetLibrary) throws {
         self.library = library
-        recent = try library.fetchAssets(
+        let recent = try library.fetchAssets(
             FetchOptions(predicate: .mediaType(.image), sortBy: [.creationDate(ascending: false)], limit: 500))
-        rows = recent.map(\.key)
+        state = (recent, recent.map(\.key))
         library.register(self)  // observers are called serially, in commit order, on the library's change queue
     }
 
     func libraryDidChange(_ change: LibraryChange) {
+        locked { state in
+            guard let details = change.details(for: state.recent) else { return }  // nil: the change missed us
+            let after = details.fetchResultAfterChanges
+            state.recent = after
+            // Deletes (before indexes), inserts (after indexes), moves, then reloads — the order a list applies.
+            ListUpdate(details).apply(to: &state.rows, afterCount: after.count) { after[$0].key }
+        }
+    }
+
+    private func locked<T>(_ body: (inout (recent: FetchResult, rows: [String])) -> T) -> T {
         lock.lock()
         defer { lock.unlock() }
-        guard let details = change.details(for: recent) else { return }  // nil: this change did not touch us
-        recent = details.fetchResultAfterChanges
-        // Deletes (before indexes), inserts (after indexes), moves, then reloads — the order a list applies.
-        ListUpdate(details).apply(to: &rows, afterCount: recent.count) { recent[$0].key }
+        return body(&state)
     }
 
     func original(of asset: Asset) async throws -> Data {
