@@ -38,7 +38,7 @@ public final class AssetLibrary: Sendable {
     ///   (`.readOnly`, `.notAnAssetStore`, `.corrupt`, `.schemaTooNew`) when the folder or database cannot be used —
     ///   the existing file is left untouched.
     public init(configuration: Configuration) async throws {
-        let local = try Self.openLocalStore(configuration)
+        let local = try await Self.openLocalStore(configuration)
         self.configuration = configuration
         self.lock = local.lock
         self.store = local.store
@@ -59,9 +59,9 @@ public final class AssetLibrary: Sendable {
     }
 
     /// Takes the folder lock, then opens the store (the lock is released again if the store fails to open).
-    static func openLocalStore(_ configuration: Configuration) throws -> (lock: LibraryLock, store: AssetStore) {
+    static func openLocalStore(_ configuration: Configuration) async throws -> (lock: LibraryLock, store: AssetStore) {
         try LibraryFolder.validate(configuration.storeURL)
-        let lock = try LibraryLock(folder: configuration.storeURL)
+        let lock = try await LibraryLock.open(folder: configuration.storeURL)
         do {
             let store = try AssetStore(folder: configuration.storeURL, historyLimit: configuration.historyLimit)
             return (lock, store)

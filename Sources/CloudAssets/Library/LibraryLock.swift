@@ -31,29 +31,36 @@ final class LibraryLock: Sendable {
     /// Whether no other library had the folder open when this one opened (it then repairs the folder).
     let isFirstOpen: Bool
 
-    /// Takes the open lock: exclusively when no other library has the folder open, else shared (waiting up to
-    /// ``repairWait`` for one that is repairing it).
+    /// Takes the open lock: exclusively when no other library has the folder open, else shared — waiting up to
+    /// ``repairWait`` (suspended, not blocking a thread) while another library repairs the folder.
     /// - Throws: ``AssetLibraryError/locked(path:)`` when another library keeps the folder exclusively;
     ///   `AssetStoreError.readOnly` when the lock file cannot be created.
-    init(folder: URL) throws {
+    static func open(folder: URL) async throws -> LibraryLock {
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        path = folder.appendingPathComponent(Self.fileName).path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let path = folder.appendingPathComponent(Self.fileName).path
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw AssetStoreError.readOnly(path: folder.path) }
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-            isFirstOpen = true
-        } else {
-            let deadline = ContinuousClock.now + Self.repairWait
-            while flock(fd, LOCK_SH | LOCK_NB) != 0 {
-                guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
-                    close(fd)
-                    throw AssetLibraryError.locked(path: folder.path)
-                }
-                usleep(10_000)  // another library's repair holds it for a moment
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return LibraryLock(fd: fd, path: path, isFirstOpen: true) }
+        let deadline = ContinuousClock.now + Self.repairWait
+        while flock(fd, LOCK_SH | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
+                close(fd)
+                throw AssetLibraryError.locked(path: folder.path)
             }
-            isFirstOpen = false
+            do {
+                try await Task.sleep(for: .milliseconds(10))  // another library's repair holds it for a moment
+            } catch {
+                close(fd)
+                throw error
+            }
         }
+        return LibraryLock(fd: fd, path: path, isFirstOpen: false)
+    }
+
+    private init(fd: Int32, path: String, isFirstOpen: Bool) {
         descriptor = Mutex(fd)
+        self.path = path
+        self.isFirstOpen = isFirstOpen
     }
 
     /// After the first open's repair: lets other libraries open the folder (exclusive → shared).
