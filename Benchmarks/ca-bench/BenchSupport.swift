@@ -1,4 +1,5 @@
 import Foundation
+import S3Transfer
 
 /// The directory of this executable: the release build's products (`fake-s3` sits beside `ca-bench`).
 let productsDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
@@ -173,4 +174,43 @@ func makeScratch(_ name: String) throws -> URL {
     try? FileManager.default.removeItem(at: url)
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
+}
+
+/// Wall seconds of `body`.
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try await body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+/// One large object fetched by `curl -o` (over `url`, presigned) and by `downloader`, each file removed after its
+/// run and every run started from a synced file system. One unmeasured download each first (in a VM, the first
+/// writes into never-used guest memory run several times slower, whoever makes them) plus `extraWarmups` of ours
+/// (for a profiler); then the two alternate three times and each keeps its median (a best-of would pick the
+/// luckiest run of the noisier side: curl's page-cache writes swing more than the downloader's fsync-bound ones).
+/// - Returns: Median seconds of each, and the downloader's last result.
+func alternateLargeDownloads(
+    url: URL, downloader: Downloader, request: DownloadRequest, scratch: URL, extraWarmups: Int = 0
+) async throws -> (ours: Double, curl: Double, result: DownloadResult?) {
+    let curlFile = scratch.appendingPathComponent("curl.bin")
+    func curlDownload() async throws -> Double {
+        defer { try? FileManager.default.removeItem(at: curlFile) }
+        settleFileSystem()
+        return try await seconds { _ = try curl(["-sf", "-o", curlFile.path, url.absoluteString]) }
+    }
+    var result: DownloadResult?
+    func ourDownload() async throws -> Double {
+        defer { try? FileManager.default.removeItem(at: request.destination) }
+        settleFileSystem()
+        return try await seconds { result = try await downloader.download(request).result() }
+    }
+    _ = try await curlDownload()
+    for _ in 0..<(1 + extraWarmups) { _ = try await ourDownload() }
+    var curlTimes: [Double] = []
+    var ourTimes: [Double] = []
+    for _ in 0..<3 {
+        curlTimes.append(try await curlDownload())
+        ourTimes.append(try await ourDownload())
+    }
+    return (ourTimes.sorted()[1], curlTimes.sorted()[1], result)
 }

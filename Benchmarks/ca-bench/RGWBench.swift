@@ -100,13 +100,6 @@ private func residentBytes(pid: Int32) -> Int64 {
     return 0
 }
 
-/// Wall seconds of `body`.
-private func timed(_ body: () async throws -> Void) async rethrows -> Double {
-    let start = now()
-    try await body()
-    return now() - start
-}
-
 func runRGWBenchmarks() async throws -> [BenchRow] {
     guard let cluster = try RGWCluster() else { return [] }
     defer { cluster.stop() }
@@ -175,34 +168,13 @@ private func largeObject(
     key: String, size: Int, client: S3Client, downloader: Downloader, bucket: String, scratch: URL
 ) async throws -> (ours: Double, curl: Double, verification: Set<IntegrityCheck>) {
     let url = client.presignedURL(bucket: bucket, key: key)!
-    let curlFile = scratch.appendingPathComponent("curl.bin")
-    let destination = scratch.appendingPathComponent("big.bin")
-    func curlDownload() async throws -> Double {
-        defer { try? FileManager.default.removeItem(at: curlFile) }
-        settleFileSystem()
-        return try await timed { try curl(["-sf", "-o", curlFile.path, url.absoluteString]) }
-    }
-    var result: DownloadResult?
-    func ourDownload() async throws -> Double {
-        defer { try? FileManager.default.removeItem(at: destination) }
-        settleFileSystem()
-        return try await timed {
-            result = try await downloader.download(DownloadRequest(bucket: bucket, key: key, destination: destination))
-                .result()
-        }
-    }
-    _ = try await curlDownload()
-    _ = try await ourDownload()
-    var curlTimes: [Double] = []
-    var ourTimes: [Double] = []
-    for _ in 0..<3 {
-        curlTimes.append(try await curlDownload())
-        ourTimes.append(try await ourDownload())
-    }
+    let request = DownloadRequest(bucket: bucket, key: key, destination: scratch.appendingPathComponent("big.bin"))
+    let (ourTime, curlTime, result) = try await alternateLargeDownloads(
+        url: url, downloader: downloader, request: request, scratch: scratch)
     let mib = 1_048_576.0
     guard let result, result.size == Int64(size) else { throw BenchError("\(key): wrong size downloaded") }
     return (
-        Double(size) / ourTimes.sorted()[1] / mib, Double(size) / curlTimes.sorted()[1] / mib,
+        Double(size) / ourTime / mib, Double(size) / curlTime / mib,
         Set(result.verification)
     )
 }
@@ -242,7 +214,7 @@ private func smallObjects(client: S3Client, downloader: Downloader, bucket: Stri
         try config.write(to: configFile, atomically: true, encoding: .utf8)
         func curlRound() async throws -> Double {
             settleFileSystem()
-            return try await timed { try curl(["-sf", "--parallel", "--parallel-max", "16", "-K", configFile.path]) }
+            return try await seconds { try curl(["-sf", "--parallel", "--parallel-max", "16", "-K", configFile.path]) }
         }
         func ourRound() async throws -> Double {
             let requests = (0..<count).map { i in
@@ -250,7 +222,7 @@ private func smallObjects(client: S3Client, downloader: Downloader, bucket: Stri
             }
             settleFileSystem()
             var checked = 0
-            let time = try await timed {
+            let time = try await seconds {
                 let handles = requests.map { downloader.download($0) }
                 for handle in handles where try await handle.result().verification.contains(.md5) { checked += 1 }
             }

@@ -27,12 +27,6 @@ private func processCPUSeconds(_ who: __rusage_who = RUSAGE_SELF) -> Double {
         + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
-private func seconds(_ body: () async throws -> Void) async rethrows -> Double {
-    let start = DispatchTime.now().uptimeNanoseconds
-    try await body()
-    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-}
-
 /// User + system CPU time of another process so far (`/proc/PID/stat`, in clock ticks), 0 when unreadable.
 private func childCPUSeconds(_ pid: Int32) -> Double {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -96,43 +90,17 @@ private func largeObjectBenchmarks(server: ChildServer, client: S3Client, bucket
     resetPeakRSS()
     let baseRSS = peakRSS()
     let url = client.presignedURL(bucket: bucket, key: "big.bin")!
-    let curlFile = work.appendingPathComponent("curl.bin")
     let downloader = Downloader(
         client: client,
         configuration: DownloaderConfiguration(
             maxConnections: 16, retryPolicy: RetryPolicy(maxAttempts: 20, baseDelay: 0.01, maxDelay: 0.1),
             stallTimeout: 60))
     let destination = work.appendingPathComponent("big.bin")
-    func curlDownload() async throws -> Double {
-        defer { try? FileManager.default.removeItem(at: curlFile) }
-        settleFileSystem()
-        return try await seconds { try curl(["-s", "-o", curlFile.path, url.absoluteString]) }
-    }
-    var result: DownloadResult?
-    func ourDownload() async throws -> Double {
-        defer { try? FileManager.default.removeItem(at: destination) }
-        settleFileSystem()
-        return try await seconds {
-            result = try await downloader.download(
-                DownloadRequest(bucket: bucket, key: "big.bin", destination: destination)
-            ).result()
-        }
-    }
-    // One unmeasured download each first: in a VM, the first writes into never-used guest memory run several
-    // times slower than later ones, whoever makes them. Then curl and the downloader alternate three times; each
-    // keeps its median (a best-of would pick the luckiest run of the noisier side: curl's writes into the page
-    // cache swing more than the downloader's, which waits for its fsync). `CA_BENCH_PROFILE_ROUNDS=N` adds N
-    // unmeasured downloads (for a profiler).
-    _ = try await curlDownload()
-    for _ in 0..<(1 + profileRounds) { _ = try await ourDownload() }
-    var curlTimes: [Double] = []
-    var ourTimes: [Double] = []
-    for _ in 0..<3 {
-        curlTimes.append(try await curlDownload())
-        ourTimes.append(try await ourDownload())
-    }
-    let curlTime = curlTimes.sorted()[1]
-    let ourTime = ourTimes.sorted()[1]
+    // `CA_BENCH_PROFILE_ROUNDS=N` adds N unmeasured downloads (for a profiler).
+    let (ourTime, curlTime, result) = try await alternateLargeDownloads(
+        url: url, downloader: downloader,
+        request: DownloadRequest(bucket: bucket, key: "big.bin", destination: destination), scratch: work,
+        extraWarmups: profileRounds)
     let peak = peakRSS()
     let curlRate = Double(size) / curlTime / 1_048_576
     let ourRate = Double(size) / ourTime / 1_048_576

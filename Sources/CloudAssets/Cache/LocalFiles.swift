@@ -17,9 +17,9 @@ import Foundation
 struct LocalFiles: Sendable {
     let root: URL
 
-    var originalsFolder: URL { root.appendingPathComponent("originals", isDirectory: true) }
-    var partialFolder: URL { root.appendingPathComponent("partial", isDirectory: true) }
-    var thumbnailsFolder: URL { root.appendingPathComponent("thumbnails", isDirectory: true) }
+    var originalsFolder: URL { url(of: .originals) }
+    var partialFolder: URL { url(of: .partial) }
+    var thumbnailsFolder: URL { url(of: .thumbnails) }
 
     /// Creates the three folders where absent. A folder that exists as anything but a real directory (a file,
     /// or a symbolic link that could lead out of the library) is refused: the library never writes or removes
@@ -76,7 +76,7 @@ struct LocalFiles: Sendable {
 
     /// The form a verified original's path is stored in: relative to the library folder (`originals/<name>`),
     /// so the folder can be moved, copied, renamed or reached through another spelling or a link.
-    func storedPath(ofOriginal url: URL) -> String { "originals/" + url.lastPathComponent }
+    func storedPath(ofOriginal url: URL) -> String { Folder.originals.rawValue + "/" + url.lastPathComponent }
 
     /// The file a stored path names: a relative path under the library folder. An absolute path (written by an
     /// earlier version) or one that leaves the folder names nothing.
@@ -113,16 +113,10 @@ struct LocalFiles: Sendable {
         }
     }
 
-    /// The three folders the library keeps bytes in.
-    enum Folder: CaseIterable {
+    /// The three folders the library keeps bytes in (the raw value is the folder's name).
+    enum Folder: String, CaseIterable {
         case originals, partial, thumbnails
     }
 
-    func url(of folder: Folder) -> URL {
-        switch folder {
-        case .originals: originalsFolder
-        case .partial: partialFolder
-        case .thumbnails: thumbnailsFolder
-        }
-    }
+    func url(of folder: Folder) -> URL { root.appendingPathComponent(folder.rawValue, isDirectory: true) }
 }

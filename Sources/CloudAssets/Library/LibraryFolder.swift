@@ -17,7 +17,7 @@ enum LibraryFolder {
     static let ownFilesBeforeCatalog: Set<String> = [
         LibraryLock.fileName, "library.sqlite-wal", "library.sqlite-shm", "library.sqlite-journal",
     ]
-    static let ownFolders: Set<String> = ["originals", "partial", "thumbnails"]
+    static let ownFolders = Set(LocalFiles.Folder.allCases.map(\.rawValue))
 
     /// - Throws: ``AssetLibraryError/notALibrary(path:reason:)``.
     static func validate(_ folder: URL) throws {
