@@ -58,7 +58,9 @@ let package = Package(
         // Public API.
         .target(
             name: "CloudAssets",
-            dependencies: ["AssetStore", "S3Transfer", "CFileIO"],
+            dependencies: [
+                "AssetStore", "S3Transfer", "CFileIO", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict),
 
         // What the two executables share: one way to parse, run and end with a one-line error.

@@ -9,6 +9,7 @@ extension AssetRecord {
         if size < 0 { try fail("negative size") }
         if pixelWidth < 0 || pixelHeight < 0 { try fail("negative pixel size") }
         if !(1...8).contains(orientation) { try fail("orientation \(orientation) outside 1…8") }
+        if uploadState != .uploaded && availability != .full { try fail("not uploaded and not local") }
         switch availability {
         case .cloudOnly, .thumbnail:
             if !partialRanges.isEmpty { try fail("\(availability) with partial ranges") }

@@ -8,7 +8,8 @@ extension AssetRecord {
         "id", "key", "size", "etag", "lastModified", "contentType", "creationDate", "modificationDate", "mediaType",
         "pixelWidth", "pixelHeight", "orientation", "isFavorite", "isHidden", "thumbnailKey", "thumbnailSize",
         "thumbnailETag", "thumbnailPresent", "availability", "partialRanges", "partialETag", "localFilePath",
-        "verifiedSize", "verifiedETag", "isPinned", "lastAccessDate",
+        "verifiedSize", "verifiedETag", "isPinned", "lastAccessDate", "title", "keywords", "trashedDate",
+        "uploadState", "uploadError", "contentSHA256", "sidecarETag", "metadataStamps", "metadataDirty",
     ]
     static let selectColumns = columnNames.joined(separator: ", ")
 
@@ -26,6 +27,10 @@ extension AssetRecord {
             throw AssetStoreError.corrupt(path: "asset \(row[0] as Int64)", reason: "unknown enum value")
         }
         let lastAccess: Double? = row[25]
+        guard let upload = StoredUploadState(rawValue: row[29]) else {
+            throw AssetStoreError.corrupt(path: "asset \(row[0] as Int64)", reason: "unknown upload state")
+        }
+        let trashed: Double? = row[28]
         self.init(
             id: row[0], key: row[1], size: row[2], etag: row[3],
             lastModified: Date(timeIntervalSinceReferenceDate: row[4]), contentType: row[5],
@@ -36,6 +41,30 @@ extension AssetRecord {
             partialRanges: ranges, partialETag: row[20], localFilePath: row[21], verifiedSize: row[22],
             verifiedETag: row[23], isPinned: row[24],
             lastAccessDate: lastAccess.map { Date(timeIntervalSinceReferenceDate: $0) })
+        title = row[26]
+        keywords = Self.keywords(decoding: row[27])
+        trashedDate = trashed.map { Date(timeIntervalSinceReferenceDate: $0) }
+        uploadState = upload
+        uploadError = row[30]
+        contentSHA256 = row[31]
+        sidecarETag = row[32]
+        metadataStamps = row[33]
+        metadataDirty = row[34]
+    }
+
+    /// Keywords are stored as one text, separated by newlines (a keyword never holds one; see
+    /// ``normalizedKeyword(_:)``); no keyword is stored as NULL.
+    static func keywords(decoding text: String?) -> [String] {
+        guard let text, !text.isEmpty else { return [] }
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    static func encode(keywords: [String]) -> String? { keywords.isEmpty ? nil : keywords.joined(separator: "\n") }
+
+    /// A keyword as stored: surrounding white space trimmed, line breaks turned into spaces.
+    public static func normalizedKeyword(_ keyword: String) -> String {
+        keyword.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
+            .trimmingCharacters(in: .whitespaces)
     }
 
     static let selectByIDSQL = "SELECT \(selectColumns) FROM asset WHERE id = ?"

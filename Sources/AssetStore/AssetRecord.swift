@@ -21,13 +21,27 @@ public enum StoredAvailability: Int, Sendable, Hashable, Codable, CaseIterable {
     case full = 3
 }
 
+/// Where an asset's original stands with the bucket. Assets a sync discovered are `uploaded`; an imported asset
+/// starts `pendingUpload` and its original is local (`full`) until the bucket holds it.
+public enum StoredUploadState: Int, Sendable, Hashable, Codable, CaseIterable {
+    /// The bucket holds the original (every asset a sync found).
+    case uploaded = 0
+    /// Imported here; waiting for the network.
+    case pendingUpload = 1
+    /// An upload is running (or was running when the library last closed: it resumes).
+    case uploading = 2
+    /// The last upload failed (`uploadError` says why); the next sync tries again.
+    case uploadFailed = 3
+}
+
 /// One asset as the store keeps it: remote facts from the bucket listing and HEAD, and local state.
 ///
 /// The store enforces the availability invariants on every write (see ``AssetStoreError/invariantViolation(_:)``):
 /// - `full` ⇒ `localFilePath`, `verifiedSize` and `verifiedETag` are set and `verifiedETag == etag`;
 /// - `partial` ⇒ `partialRanges` is not empty and `partialETag == etag`;
 /// - `thumbnail` ⇒ `thumbnailPresent`;
-/// - `cloudOnly` / `thumbnail` ⇒ no partial ranges and no local file.
+/// - `cloudOnly` / `thumbnail` ⇒ no partial ranges and no local file;
+/// - not `uploaded` ⇒ `full` (the only copy of an imported original is the local one).
 public struct AssetRecord: Sendable, Hashable, Codable {
     /// The stable local identifier; `nil` until the store inserts the record. Never reused after a delete.
     public var id: Int64?
@@ -58,6 +72,31 @@ public struct AssetRecord: Sendable, Hashable, Codable {
     public var verifiedETag: String?
     public var isPinned: Bool
     public var lastAccessDate: Date?
+    /// A user-given title (shared through the bucket).
+    public var title: String?
+    /// User keywords, in the order given (shared through the bucket).
+    public var keywords: [String] = []
+    /// When the asset went to the trash; `nil` when it is not in the trash.
+    public var trashedDate: Date?
+    /// Whether the bucket holds the original yet.
+    public var uploadState: StoredUploadState = .uploaded
+    /// Why the last upload failed (with ``StoredUploadState/uploadFailed``).
+    public var uploadError: String?
+    /// Lower-case hex SHA-256 of the original, when known (imports; objects carrying `x-amz-meta-sha256`).
+    public var contentSHA256: String?
+    /// The ETag of the metadata sidecar object last merged into this row (nil: none merged yet).
+    public var sidecarETag: String?
+    /// Opaque to the store: when and where each shared property was last set (the library's merge clock).
+    public var metadataStamps: String?
+    /// Whether shared properties changed here and are not in the bucket yet.
+    public var metadataDirty = false
+
+    /// `true` when the asset is in the trash.
+    public var isTrashed: Bool { trashedDate != nil }
+
+    /// The `lastModified` of an original uploaded from this library and not listed since (an upload's answer
+    /// carries no date); the next listing fills it in without a HEAD.
+    public static let notListedYet = Date(timeIntervalSinceReferenceDate: 0)
 
     /// A record as the listing knows it: cloud-only, no local state.
     public init(
@@ -109,6 +148,19 @@ public struct AssetRecord: Sendable, Hashable, Codable {
         verifiedETag = nil
         partialRanges = ByteRangeSet()
         partialETag = nil
+    }
+
+    /// Clears the properties shared through the bucket and their merge state (a row that starts over from a
+    /// listing).
+    public mutating func resetSharedMetadata() {
+        isFavorite = false
+        isHidden = false
+        title = nil
+        keywords = []
+        trashedDate = nil
+        sidecarETag = nil
+        metadataStamps = nil
+        metadataDirty = false
     }
 
     /// `true` when `other` differs in what identifies the original's bytes (ETag or size).

@@ -12,7 +12,7 @@ public enum SortColumn: Sendable {
         switch key {
         case .creationDate, .modificationDate: self = .real([])
         case .key: self = .text([])
-        case .size, .pixelCount: self = .integer([])
+        case .size, .pixelCount, .uploadState: self = .integer([])
         }
     }
 

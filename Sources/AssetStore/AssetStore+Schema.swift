@@ -5,7 +5,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    public static let schemaVersion = 3
+    public static let schemaVersion = 4
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -77,6 +77,29 @@ extension AssetStore {
                 sql: """
                     CREATE TABLE store_setting (name TEXT PRIMARY KEY, value TEXT NOT NULL);
                     PRAGMA user_version = 3;
+                    """)
+        }
+        // v4: the write path. Shared properties (title, keywords, trash) and their merge state, the upload state
+        // of imported originals, the content hash (deduplication), and the checkpoints of uploads in progress
+        // (not asset rows: saving one is not a change).
+        migrator.registerMigration("v4") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE asset ADD COLUMN title TEXT;
+                    ALTER TABLE asset ADD COLUMN keywords TEXT;
+                    ALTER TABLE asset ADD COLUMN trashedDate REAL;
+                    ALTER TABLE asset ADD COLUMN uploadState INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE asset ADD COLUMN uploadError TEXT;
+                    ALTER TABLE asset ADD COLUMN contentSHA256 TEXT;
+                    ALTER TABLE asset ADD COLUMN sidecarETag TEXT;
+                    ALTER TABLE asset ADD COLUMN metadataStamps TEXT;
+                    ALTER TABLE asset ADD COLUMN metadataDirty INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX asset_contentSHA256 ON asset(contentSHA256) WHERE contentSHA256 IS NOT NULL;
+                    CREATE INDEX asset_notUploaded ON asset(uploadState) WHERE uploadState != 0;
+                    CREATE INDEX asset_metadataDirty ON asset(id) WHERE metadataDirty = 1;
+                    CREATE INDEX asset_trashed ON asset(trashedDate) WHERE trashedDate IS NOT NULL;
+                    CREATE TABLE upload_checkpoint (assetID INTEGER PRIMARY KEY, checkpoint TEXT NOT NULL);
+                    PRAGMA user_version = 4;
                     """)
         }
         return migrator

@@ -3,13 +3,13 @@ import GRDB
 
 /// Reads that catalog sync and the library's file management need.
 extension AssetStore {
-    /// Every key starting with `prefix`, with its identifier, sorted by the key's UTF-8 bytes — the order in
+    /// Every key starting with `prefix` of an uploaded asset (one the bucket is expected to list), with its identifier, sorted by the key's UTF-8 bytes — the order in
     /// which S3 lists keys (SQLite's BINARY collation compares UTF-8 bytes).
     /// - Parameter prefix: The key prefix (e.g. `originals/`); empty for all keys.
     public func keysAndIdentifiers(withPrefix prefix: String) throws -> [(key: String, id: Int64)] {
         try read { db in
             var result: [(key: String, id: Int64)] = []
-            let rows = try Row.fetchCursor(db, sql: "SELECT key, id FROM asset ORDER BY key")
+            let rows = try Row.fetchCursor(db, sql: "SELECT key, id FROM asset WHERE uploadState = 0 ORDER BY key")
             while let row = try rows.next() {
                 let key: String = row[0]
                 if key.utf8.starts(with: prefix.utf8) { result.append((key, row[1])) }

@@ -96,7 +96,8 @@ extension AssetRecord {
         guard let ranges = ByteRangeSet(serialized: row.optionalText(19) ?? "") else {
             throw AssetStoreError.corrupt(path: "asset \(id)", reason: "unreadable partial ranges")
         }
-        guard let media = MediaType(rawValue: row.int(8)), let availability = StoredAvailability(rawValue: row.int(18))
+        guard let media = MediaType(rawValue: row.int(8)), let availability = StoredAvailability(rawValue: row.int(18)),
+            let upload = StoredUploadState(rawValue: row.int(29))
         else {
             throw AssetStoreError.corrupt(path: "asset \(id)", reason: "unknown enum value")
         }
@@ -111,9 +112,18 @@ extension AssetRecord {
             partialRanges: ranges, partialETag: row.optionalText(20), localFilePath: row.optionalText(21),
             verifiedSize: row.optionalInt64(22), verifiedETag: row.optionalText(23), isPinned: row.bool(24),
             lastAccessDate: row.optionalDouble(25).map { Date(timeIntervalSinceReferenceDate: $0) })
+        title = row.optionalText(26)
+        keywords = Self.keywords(decoding: row.optionalText(27))
+        trashedDate = row.optionalDouble(28).map { Date(timeIntervalSinceReferenceDate: $0) }
+        uploadState = upload
+        uploadError = row.optionalText(30)
+        contentSHA256 = row.optionalText(31)
+        sidecarETag = row.optionalText(32)
+        metadataStamps = row.optionalText(33)
+        metadataDirty = row.bool(34)
     }
 
-    /// Binds every column except `id` to parameters 1…25 (``insertSQL`` / ``updateSQL`` order).
+    /// Binds every column except `id` to parameters 1…34 (``insertSQL`` / ``updateSQL`` order).
     func bindColumns(to statement: RawStatement) {
         statement.bind(1, key)
         statement.bind(2, size)
@@ -140,5 +150,14 @@ extension AssetRecord {
         statement.bind(23, verifiedETag)
         statement.bind(24, isPinned)
         statement.bind(25, lastAccessDate?.timeIntervalSinceReferenceDate)
+        statement.bind(26, title)
+        statement.bind(27, Self.encode(keywords: keywords))
+        statement.bind(28, trashedDate?.timeIntervalSinceReferenceDate)
+        statement.bind(29, uploadState.rawValue)
+        statement.bind(30, uploadError)
+        statement.bind(31, contentSHA256)
+        statement.bind(32, sidecarETag)
+        statement.bind(33, metadataStamps)
+        statement.bind(34, metadataDirty)
     }
 }

@@ -17,6 +17,10 @@ public indirect enum StorePredicate: Sendable, Hashable {
     case availability(Set<StoredAvailability>)
     case isFavorite(Bool)
     case isHidden(Bool)
+    /// Records in the trash (`true`) or not (`false`).
+    case isTrashed(Bool)
+    /// Records whose upload state is in the set.
+    case uploadState(Set<StoredUploadState>)
     /// Records whose key starts with the prefix (byte-wise, case-sensitive).
     case keyPrefix(String)
     /// Records with one of these identifiers.
@@ -37,6 +41,8 @@ public indirect enum StorePredicate: Sendable, Hashable {
         case .availability(let set): set.contains(record.availability)
         case .isFavorite(let value): record.isFavorite == value
         case .isHidden(let value): record.isHidden == value
+        case .isTrashed(let value): record.isTrashed == value
+        case .uploadState(let set): set.contains(record.uploadState)
         case .keyPrefix(let prefix): record.key.utf8.starts(with: prefix.utf8)
         case .ids(let ids): record.id.map(ids.contains) ?? false
         case .and(let list): list.allSatisfy { $0.matches(record) }
@@ -56,6 +62,8 @@ public indirect enum StorePredicate: Sendable, Hashable {
         // Booleans are written as literals (not values from outside) so partial indexes on them apply.
         case .isFavorite(let value): return value ? "isFavorite = 1" : "isFavorite = 0"
         case .isHidden(let value): return value ? "isHidden = 1" : "isHidden = 0"
+        case .isTrashed(let value): return value ? "trashedDate IS NOT NULL" : "trashedDate IS NULL"
+        case .uploadState(let set): return Self.inList("uploadState", set.map(\.rawValue).sorted(), &arguments)
         case .keyPrefix(let prefix):
             guard !prefix.isEmpty else { return "1" }
             arguments += [Self.globEscaped(prefix) + "*"]

@@ -2,7 +2,7 @@ import Foundation
 
 /// A column asset lists can be sorted by.
 public enum StoreSortKey: Sendable, Hashable, CaseIterable {
-    case creationDate, modificationDate, key, size, pixelCount
+    case creationDate, modificationDate, key, size, pixelCount, uploadState
 
     var sqlExpression: String {
         switch self {
@@ -11,6 +11,7 @@ public enum StoreSortKey: Sendable, Hashable, CaseIterable {
         case .key: "key"
         case .size: "size"
         case .pixelCount: "(pixelWidth * pixelHeight)"
+        case .uploadState: "uploadState"
         }
     }
 
@@ -22,6 +23,7 @@ public enum StoreSortKey: Sendable, Hashable, CaseIterable {
         case .key: .text(record.key)
         case .size: .integer(record.size)
         case .pixelCount: .integer(record.pixelCount)
+        case .uploadState: .integer(Int64(record.uploadState.rawValue))
         }
     }
 }

@@ -159,8 +159,9 @@ public final class StoreTransaction {
     /// Inserts a listing row, or updates the row with the same key when its remote fields differ.
     ///
     /// Remote fields (taken from `listing`): size, etag, lastModified, contentType, creationDate,
-    /// modificationDate, mediaType, pixelWidth, pixelHeight, orientation, thumbnailKey/Size/ETag. Local state
-    /// (favorite, hidden, thumbnail presence, availability and its data, pin, last access) is kept — except that a
+    /// modificationDate, mediaType, pixelWidth, pixelHeight, orientation, thumbnailKey/Size/ETag, and the content
+    /// hash when the listing knows it. Local state (the shared properties and their merge state, thumbnail
+    /// presence, availability and its data, upload state, pin, last access) is kept — except that a
     /// changed ETag or size drops the local original (availability falls to `thumbnail` or `cloudOnly`, partial
     /// ranges and verified-file fields are cleared), and a changed thumbnail key or ETag clears `thumbnailPresent`.
     /// A listing whose key has no row is inserted with no local state (cloud only, no thumbnail, not pinned), even
@@ -186,6 +187,9 @@ public final class StoreTransaction {
             fresh.dropLocalOriginal()
             fresh.isPinned = false
             fresh.lastAccessDate = nil
+            fresh.uploadState = .uploaded
+            fresh.uploadError = nil
+            fresh.resetSharedMetadata()
             return .inserted(try insert(fresh))
         }
         var merged = existing
@@ -202,6 +206,11 @@ public final class StoreTransaction {
         merged.thumbnailKey = listing.thumbnailKey
         merged.thumbnailSize = listing.thumbnailSize
         merged.thumbnailETag = listing.thumbnailETag
+        if let hash = listing.contentSHA256 {
+            merged.contentSHA256 = hash
+        } else if merged.contentDiffers(from: existing) {
+            merged.contentSHA256 = nil
+        }
         if merged == existing { return .unchanged(id) }
         if existing.thumbnailKey != merged.thumbnailKey || existing.thumbnailETag != merged.thumbnailETag {
             merged.thumbnailPresent = false
@@ -231,7 +240,7 @@ public final class StoreTransaction {
         guard let id = after.id else { throw AssetStoreError.invariantViolation("\(after.key): no identifier") }
         let statement = try statement(.update)
         after.bindColumns(to: statement)
-        statement.bind(26, id)
+        statement.bind(Int32(AssetRecord.columnNames.count), id)
         do {
             try statement.execute()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {

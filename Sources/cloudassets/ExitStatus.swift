@@ -30,7 +30,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .ok: "success"
         case .unexpected: "unexpected or internal error (a damaged catalog, a bug)"
         case .usage:
-            "usage: bad flags or values, unknown asset, bad or missing configuration, a --store that is not a library"
+            "usage: bad flags or values, unknown asset, unreadable file to add, bad or missing configuration, a --store that is not a library"
         case .credentials: "credentials missing, wrong or denied access"
         case .unreachable: "endpoint unreachable or not answering (connection refused, timeout, TLS refused)"
         case .noSuchBucket: "no such bucket"
@@ -113,6 +113,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .missingCredentials: return .credentials
         case .notALibrary: return .usage  // a --store that names some other folder
         case .boundToAnotherBucket: return .refused
+        case .cannotImport, .noSuchAsset: return .usage
         }
     }
 

@@ -194,7 +194,7 @@ struct GlobalOptions: ParsableArguments {
         -> AssetLibrary
     {
         var configuration = try libraryConfiguration(requireRemote: requireRemote)
-        configuration.startsBackgroundDownloads = runsDownloads
+        configuration.startsBackgroundTransfers = runsDownloads
         configuration.rebind = rebind
         let path = configuration.storeURL.path
         var isFolder: ObjCBool = false

@@ -5,12 +5,12 @@ import S3Transfer
 extension AssetLibrary {
     /// Pins assets: their originals are downloaded eagerly (at utility priority, as non-user work) and never
     /// evicted. Marking the pin is one transaction (observers see the assets change); downloads run in the
-    /// background (unless ``Configuration/startsBackgroundDownloads`` is `false`: then the next library that
+    /// background (unless ``Configuration/startsBackgroundTransfers`` is `false`: then the next library that
     /// opens with it downloads them) and each completion is its own change.
     /// - Parameter assets: The assets to pin.
     public func pin(_ assets: [Asset]) throws {
         try setPinned(assets.map(\.id), true)
-        if configuration.startsBackgroundDownloads { startCaching(assets: assets, priority: .utility) }
+        if configuration.startsBackgroundTransfers { startCaching(assets: assets, priority: .utility) }
     }
 
     /// Unpins assets; their originals stay until evicted.
@@ -133,7 +133,7 @@ extension AssetLibrary {
     /// `kill -9` or `close()` — at utility priority; each continues from its `.part` file. Called on open; does
     /// nothing without an endpoint or when the network policy forbids background work.
     func resumePinnedDownloads() {
-        guard remote != nil, configuration.startsBackgroundDownloads, isNetworkAllowed(userRequest: false) else {
+        guard remote != nil, configuration.startsBackgroundTransfers, isNetworkAllowed(userRequest: false) else {
             return
         }
         // One query over two columns, not a load of every record: this runs on every open.

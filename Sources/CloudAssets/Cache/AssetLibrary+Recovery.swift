@@ -20,6 +20,9 @@ extension AssetLibrary {
         public var partFilesKept = 0
         /// Files and folders in the library's folders that the library did not name (not its own): left alone.
         public var foreignFilesKept = 0
+        /// Imported assets not uploaded yet whose local original was gone (removed while the library was
+        /// closed): removed from the catalog, as no copy of them is left anywhere.
+        public var importsLost = 0
 
         /// Nothing repaired (what a library that was not the first to open its folder reports).
         public init() {}
@@ -42,6 +45,7 @@ extension AssetLibrary {
         for r in records { if let id = r.id { known[id] = r } }
 
         var repairs: [Int64: (inout AssetRecord) -> Void] = [:]
+        var lostImports: [Int64] = []
         for record in records {
             guard let id = record.id else { continue }
             var fixes: [(inout AssetRecord) -> Void] = []
@@ -56,7 +60,12 @@ extension AssetLibrary {
             case .full:
                 let expected = files.original(id: id, key: record.key)
                 let stored = files.storedPath(ofOriginal: expected)
-                if size(expected.path) != record.verifiedSize {
+                if size(expected.path) != record.verifiedSize, record.uploadState != .uploaded {
+                    // An import whose only copy is gone (removed by hand while the library was closed): nothing
+                    // can bring it back, and an asset that is neither local nor in the bucket cannot stay.
+                    report.importsLost += 1
+                    lostImports.append(id)
+                } else if size(expected.path) != record.verifiedSize {
                     report.fullDowngraded += 1
                     fixes.append { r in
                         r.availability = fallback
@@ -87,9 +96,10 @@ extension AssetLibrary {
                 repairs[id] = { r in for fix in fixes { fix(&r) } }
             }
         }
-        if !repairs.isEmpty {
+        if !repairs.isEmpty || !lostImports.isEmpty {
             try performWrite { tx in
                 for (id, fix) in repairs { _ = try tx.update(id, fix) }
+                for id in lostImports { try tx.delete(id) }
             }
         }
 

@@ -11,6 +11,7 @@ import Foundation
 /// ```
 /// <store>/originals/<id>.<ext>         verified originals (state `full`)
 /// <store>/originals/<id>.<ext>.part    a download in progress (kept for resume)
+/// <store>/originals/import-<uuid>.part  an import being staged (an asset only once its change commits)
 /// <store>/partial/<id>.ranges          sparse file of verified byte ranges (state `partial`)
 /// <store>/thumbnails/<id>.jpg          thumbnails (state `thumbnail` and above)
 /// ```
@@ -88,6 +89,7 @@ struct LocalFiles: Sendable {
     /// Whether a file in one of the library's folders has a name the library gives its own files, so recovery
     /// may remove it. Anything else (a user's `my.jpg`, a folder) is never touched.
     static func isLibraryFileName(_ name: String, in folder: Folder) -> Bool {
+        if folder == .originals, isStagingName(name) { return true }
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         guard let first = parts.first, !first.isEmpty, first.allSatisfy(\.isASCII), Int64(first) != nil else {
             return false
@@ -111,6 +113,17 @@ struct LocalFiles: Sendable {
         case .thumbnails:
             return rest == ["jpg"]
         }
+    }
+
+    /// A fresh name for an import being staged in the originals folder: `import-<32 hex digits>.part`.
+    static func stagingName() -> String {
+        "import-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() + ".part"
+    }
+
+    static func isStagingName(_ name: String) -> Bool {
+        guard name.hasPrefix("import-"), name.hasSuffix(".part") else { return false }
+        let middle = name.dropFirst("import-".count).dropLast(".part".count)
+        return middle.count == 32 && middle.allSatisfy { $0.isHexDigit && !$0.isUppercase }
     }
 
     /// The three folders the library keeps bytes in (the raw value is the folder's name).

@@ -21,6 +21,21 @@ public enum AssetAvailability: Int, Sendable, Hashable, CaseIterable, Comparable
     var stored: StoredAvailability { StoredAvailability(rawValue: rawValue)! }
 }
 
+/// Where an asset's original stands with the bucket.
+public enum UploadState: Int, Sendable, Hashable, CaseIterable {
+    /// The bucket holds the original (every asset a sync found, and imports once uploaded).
+    case uploaded = 0
+    /// Imported on this device and waiting to go up (offline, or behind other uploads).
+    case pendingUpload = 1
+    /// Going up now.
+    case uploading = 2
+    /// The last attempt failed (see ``Asset/uploadError``); the next sync tries again. The original stays local.
+    case uploadFailed = 3
+
+    init(_ stored: StoredUploadState) { self = UploadState(rawValue: stored.rawValue)! }
+    var stored: StoredUploadState { StoredUploadState(rawValue: rawValue)! }
+}
+
 /// An immutable description of one asset at the moment it was read (PhotoKit's `PHAsset`).
 ///
 /// Two values are equal when every property is equal, so a changed asset is not equal to its earlier value;
@@ -52,6 +67,22 @@ public struct Asset: Sendable, Hashable, Identifiable {
     /// `true` when the original is pinned (never evicted).
     public let isPinned: Bool
     public let lastAccessDate: Date?
+    /// A title the user gave the asset (shared with every library on the bucket).
+    public let title: String?
+    /// The user's keywords, in the order given (shared).
+    public let keywords: [String]
+    /// When the asset went to the trash (PhotoKit's Recently Deleted); `nil` when it is not in the trash. Trashed
+    /// assets are left out of fetches unless ``FetchOptions/includeTrashedAssets`` is set.
+    public let trashedDate: Date?
+    /// Whether the bucket holds the original yet.
+    public let uploadState: UploadState
+    /// Why the last upload failed (with ``UploadState/uploadFailed``).
+    public let uploadError: String?
+    /// Lower-case hex SHA-256 of the original, when known (every import; objects whose metadata carries it).
+    public let contentSHA256: String?
+
+    /// `true` when the asset is in the trash.
+    public var isTrashed: Bool { trashedDate != nil }
 
     /// The identifier as a string, PhotoKit style (the decimal form of ``id``).
     public var localIdentifier: String { String(id) }
@@ -81,6 +112,12 @@ public struct Asset: Sendable, Hashable, Identifiable {
         hasThumbnail = record.thumbnailPresent
         isPinned = record.isPinned
         lastAccessDate = record.lastAccessDate
+        title = record.title
+        keywords = record.keywords
+        trashedDate = record.trashedDate
+        uploadState = UploadState(record.uploadState)
+        uploadError = record.uploadError
+        contentSHA256 = record.contentSHA256
     }
 
     /// A stand-in for an asset deleted after the fetch result holding it was taken and never loaded before.
@@ -96,5 +133,6 @@ public struct Asset: Sendable, Hashable, Identifiable {
         hasher.combine(etag)
         hasher.combine(modificationDate)
         hasher.combine(availability)
+        hasher.combine(uploadState)
     }
 }

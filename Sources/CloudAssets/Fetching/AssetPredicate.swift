@@ -18,6 +18,11 @@ public indirect enum AssetPredicate: Sendable, Hashable {
     case availability(Set<AssetAvailability>)
     case isFavorite(Bool)
     case isHidden(Bool)
+    /// Assets in the trash (`true`) or not. Trashed assets are only fetched with
+    /// ``FetchOptions/includeTrashedAssets``.
+    case isTrashed(Bool)
+    /// Assets whose upload state is one of these.
+    case uploadStates(Set<UploadState>)
     /// Assets whose bucket key starts with this prefix (case-sensitive).
     case keyPrefix(String)
     /// Assets with one of these local identifiers.
@@ -41,6 +46,8 @@ public indirect enum AssetPredicate: Sendable, Hashable {
         case .availability(let set): set.contains(asset.availability)
         case .isFavorite(let value): asset.isFavorite == value
         case .isHidden(let value): asset.isHidden == value
+        case .isTrashed(let value): asset.isTrashed == value
+        case .uploadStates(let set): set.contains(asset.uploadState)
         case .keyPrefix(let prefix): asset.key.utf8.starts(with: prefix.utf8)
         case .identifiers(let ids): ids.contains(asset.id)
         case .and(let list): list.allSatisfy { $0.matches(asset) }
@@ -58,6 +65,8 @@ public indirect enum AssetPredicate: Sendable, Hashable {
         case .availability(let set): .availability(Set(set.map(\.stored)))
         case .isFavorite(let value): .isFavorite(value)
         case .isHidden(let value): .isHidden(value)
+        case .isTrashed(let value): .isTrashed(value)
+        case .uploadStates(let set): .uploadState(Set(set.map(\.stored)))
         case .keyPrefix(let prefix): .keyPrefix(prefix)
         case .identifiers(let ids): .ids(ids)
         case .and(let list): .and(list.map(\.storePredicate))

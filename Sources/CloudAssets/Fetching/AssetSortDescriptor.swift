@@ -11,6 +11,8 @@ public struct AssetSortDescriptor: Sendable, Hashable {
         case size
         /// `pixelWidth * pixelHeight`.
         case pixelCount
+        /// The ``UploadState`` (uploaded first, then pending, uploading, failed).
+        case uploadState
     }
 
     public var key: Key
@@ -28,6 +30,7 @@ public struct AssetSortDescriptor: Sendable, Hashable {
     public static func key(ascending: Bool = true) -> Self { .init(.key, ascending: ascending) }
     public static func size(ascending: Bool = true) -> Self { .init(.size, ascending: ascending) }
     public static func pixelCount(ascending: Bool = true) -> Self { .init(.pixelCount, ascending: ascending) }
+    public static func uploadState(ascending: Bool = true) -> Self { .init(.uploadState, ascending: ascending) }
 
     var storeSort: StoreSort {
         let storeKey: StoreSortKey =
@@ -37,6 +40,7 @@ public struct AssetSortDescriptor: Sendable, Hashable {
             case .key: .key
             case .size: .size
             case .pixelCount: .pixelCount
+            case .uploadState: .uploadState
             }
         return StoreSort(storeKey, ascending: ascending)
     }

@@ -10,22 +10,30 @@ public struct FetchOptions: Sendable, Hashable {
     public var fetchLimit: Int?
     /// When `false` (the default), hidden assets are left out whatever the predicate says.
     public var includeHiddenAssets: Bool
+    /// When `false` (the default), assets in the trash are left out whatever the predicate says (PhotoKit's
+    /// Recently Deleted album is not part of a library's fetches).
+    public var includeTrashedAssets: Bool
 
     public init(
         predicate: AssetPredicate = .all, sortBy sortDescriptors: [AssetSortDescriptor] = [], limit: Int? = nil,
-        includeHiddenAssets: Bool = false
+        includeHiddenAssets: Bool = false, includeTrashedAssets: Bool = false
     ) {
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
         self.fetchLimit = limit
         self.includeHiddenAssets = includeHiddenAssets
+        self.includeTrashedAssets = includeTrashedAssets
     }
 
-    /// The predicate actually applied: the user's predicate, and "not hidden" unless hidden assets are included.
+    /// The predicate actually applied: the user's predicate, "not hidden" unless hidden assets are included, and
+    /// "not trashed" unless trashed assets are.
     var effectivePredicate: StorePredicate {
+        var terms: [StorePredicate] = []
+        if !includeHiddenAssets { terms.append(.isHidden(false)) }
+        if !includeTrashedAssets { terms.append(.isTrashed(false)) }
         let base = predicate.storePredicate
-        if includeHiddenAssets { return base }
-        return base == .all ? .isHidden(false) : .and([.isHidden(false), base])
+        if base != .all { terms.append(base) }
+        return terms.isEmpty ? .all : terms.count == 1 ? terms[0] : .and(terms)
     }
 
     var storeQuery: StoreQuery {

@@ -18,14 +18,18 @@ public struct BucketLayout: Sendable, Hashable {
     public var thumbnailsPrefix: String
     /// Appended to the original's path to form the thumbnail's key.
     public var thumbnailSuffix: String
+    /// Prefix of every metadata sidecar's key (the shared properties of one asset: favourite, hidden, title,
+    /// keywords, trash).
+    public var metadataPrefix: String
 
     public init(
         originalsPrefix: String = "originals/", thumbnailsPrefix: String = "thumbnails/",
-        thumbnailSuffix: String = ".jpg"
+        thumbnailSuffix: String = ".jpg", metadataPrefix: String = "metadata/"
     ) {
         self.originalsPrefix = originalsPrefix
         self.thumbnailsPrefix = thumbnailsPrefix
         self.thumbnailSuffix = thumbnailSuffix
+        self.metadataPrefix = metadataPrefix
     }
 }
 
@@ -84,11 +88,20 @@ extension AssetLibrary {
         /// `false`: such a library is refused with ``AssetLibraryError/boundToAnotherBucket(library:bound:requested:)``
         /// before any request, so a mistyped bucket can never empty a library.
         public var rebind = false
-        /// Whether this library downloads in the background on its own: pinned originals that are not local yet
-        /// (on open and on ``AssetLibrary/pin(_:)``). Default `true`. A short-lived process that only reads the
-        /// catalog (a listing, a status) sets `false`, so it starts no download it would cancel a moment later;
-        /// pins it records are downloaded by the next library that opens with `true`.
-        public var startsBackgroundDownloads = true
+        /// Whether this library moves bytes in the background on its own: it downloads pinned originals that are
+        /// not local yet (on open and on ``AssetLibrary/pin(_:)``) and uploads imports and shared-property edits (on
+        /// open, after ``AssetLibrary/performChanges(_:)`` and when the policy becomes `.allowed`). Default `true`.
+        /// A short-lived process that only reads the catalog (a listing, a status) sets `false`, so it starts no
+        /// transfer it would cancel a moment later; what it leaves is done by the next library that opens with
+        /// `true`, or by ``AssetLibrary/sync(fetchThumbnails:)`` and ``AssetLibrary/waitForUploads()``, which upload
+        /// whatever this says.
+        public var startsBackgroundTransfers = true
+        /// How long an asset stays in the trash before a sync purges it (its objects are deleted from the bucket).
+        /// Default 30 days, as Photos' Recently Deleted.
+        public var trashRetention: TimeInterval = 30 * 24 * 3600
+        /// The upload settings: part size for multipart uploads (default 8 MiB; at least 5 MiB), parts in flight
+        /// per upload, checksum.
+        public var upload = UploadSettings()
 
         public init(
             storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",
@@ -113,6 +126,23 @@ extension AssetLibrary {
 }
 
 extension BucketLayout {
+    /// The key of an original's metadata sidecar: `metadata/<path>.json` for `originals/<path>`.
+    /// - Parameter originalKey: The original's key.
+    /// - Returns: nil when the key is not under the originals prefix.
+    public func sidecarKey(forOriginalKey originalKey: String) -> String? {
+        guard originalKey.hasPrefix(originalsPrefix) else { return nil }
+        return metadataPrefix + originalKey.dropFirst(originalsPrefix.count) + ".json"
+    }
+
+    /// The original's key for a sidecar key; nil when it does not follow the layout.
+    /// - Parameter sidecarKey: The sidecar's key.
+    public func originalKey(forSidecarKey sidecarKey: String) -> String? {
+        guard sidecarKey.hasPrefix(metadataPrefix), sidecarKey.hasSuffix(".json"),
+            sidecarKey.count > metadataPrefix.count + ".json".count
+        else { return nil }
+        return originalsPrefix + sidecarKey.dropFirst(metadataPrefix.count).dropLast(".json".count)
+    }
+
     /// The thumbnail key of an original: `thumbnails/<path>.jpg` for `originals/<path>`.
     /// - Parameter originalKey: The original's key.
     /// - Returns: nil when the key is not under the originals prefix.
@@ -129,6 +159,20 @@ extension BucketLayout {
         else { return nil }
         let path = thumbnailKey.dropFirst(thumbnailsPrefix.count).dropLast(thumbnailSuffix.count)
         return originalsPrefix + path
+    }
+}
+
+/// How the library uploads originals.
+public struct UploadSettings: Sendable, Hashable {
+    /// Files of at least this size go up in parts (multipart upload), each `partSize` bytes; smaller ones in one
+    /// request. Default 8 MiB; S3 requires at least 5 MiB for every part but the last.
+    public var partSize: Int64 = 8 << 20
+    /// Parts of one upload in flight at once. Default 4. Memory: about `partSize` × this per large upload.
+    public var partsInFlight = 4
+
+    public init(partSize: Int64 = 8 << 20, partsInFlight: Int = 4) {
+        self.partSize = max(5 << 20, partSize)
+        self.partsInFlight = max(1, partsInFlight)
     }
 }
 

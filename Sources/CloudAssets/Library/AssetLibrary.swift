@@ -52,6 +52,7 @@ public final class AssetLibrary: Sendable {
                 self?.deliverCommitsOfOtherLibraries()
             }
             resumePinnedDownloads()
+            if configuration.startsBackgroundTransfers { uploadQueue.wake(self) }
         } catch {
             close()
             throw error
@@ -82,6 +83,7 @@ public final class AssetLibrary: Sendable {
         }
         guard wasOpen else { return }
         catalogWatcher?.stop()
+        services?.uploadQueue.close()
         services?.runtime.cancelAll()
         observers.close()
         lock.release()
@@ -156,10 +158,11 @@ public final class AssetLibrary: Sendable {
     }
 
     /// The assets with these local identifiers, in identifier order; unknown or malformed identifiers are skipped.
-    /// Hidden assets are included (they were asked for by identifier).
+    /// Hidden and trashed assets are included (they were asked for by identifier).
     public func fetchAssets(withLocalIdentifiers identifiers: [String]) throws -> FetchResult {
         let ids = Set(identifiers.compactMap { Int64($0) })
-        return try fetchAssets(FetchOptions(predicate: .identifiers(ids), includeHiddenAssets: true))
+        return try fetchAssets(
+            FetchOptions(predicate: .identifiers(ids), includeHiddenAssets: true, includeTrashedAssets: true))
     }
 
     /// The asset with this local identifier, or `nil`.

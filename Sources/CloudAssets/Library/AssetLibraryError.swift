@@ -17,10 +17,18 @@ public enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertib
     /// move it deliberately.
     case boundToAnotherBucket(library: String, bound: String, requested: String)
 
+    /// A file given to ``AssetLibrary/performChanges(_:)`` to import could not be read (missing, a folder, not
+    /// readable); nothing of the change was committed.
+    case cannotImport(path: String, reason: String)
+    /// A change request named an asset this library does not have (deleted meanwhile, or another library's).
+    case noSuchAsset(localIdentifier: String)
+
     public var description: String {
         switch self {
         case .locked(let path): "The library at \(path) is already open elsewhere; close it first."
         case .closed: "The library was closed."
+        case .cannotImport(let path, let reason): "Cannot import \(path): \(reason)."
+        case .noSuchAsset(let id): "The library has no asset \(id) (it may have been deleted)."
         case .offline: "The library is offline (network policy .offline): it cannot sync or download."
         case .missingCredentials:
             "No credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or pass them in the configuration."

@@ -7,10 +7,12 @@ import S3Transfer
 final class LibraryRemote: Sendable {
     let client: S3Client
     let downloader: Downloader
+    let uploader: Uploader
 
-    init(client: S3Client, downloader: Downloader) {
+    init(client: S3Client, downloader: Downloader, uploader: Uploader) {
         self.client = client
         self.downloader = downloader
+        self.uploader = uploader
     }
 }
 

@@ -15,6 +15,10 @@ final class LibraryServices: Sendable {
     let policy: Mutex<NetworkPolicy>
     /// Whether the configured bucket was found to be the library's own (checked once per open).
     let bindingChecked = Mutex(false)
+    /// The background worker for imports and edits.
+    let uploadQueue = UploadQueue()
+    /// This library's device identifier, read from the catalog once.
+    let deviceID = Mutex<String?>(nil)
 
     init(configuration: AssetLibrary.Configuration) throws {
         files = LocalFiles(root: configuration.storeURL)
@@ -46,8 +50,14 @@ final class LibraryServices: Sendable {
         downloaderConfiguration.progressInterval = configuration.progressInterval
         downloaderConfiguration.integrity = configuration.integrityChecks == .all ? .everyCheck : .fastest
         downloaderConfiguration.networkPolicy = .allowed  // the library applies its own policy first
+        var uploaderConfiguration = UploaderConfiguration()
+        uploaderConfiguration.partSize = configuration.upload.partSize
+        uploaderConfiguration.multipartThreshold = configuration.upload.partSize
+        uploaderConfiguration.maxConcurrentParts = configuration.upload.partsInFlight
+        uploaderConfiguration.networkPolicy = .allowed  // the library applies its own policy first
         remote = LibraryRemote(
-            client: client, downloader: Downloader(client: client, configuration: downloaderConfiguration))
+            client: client, downloader: Downloader(client: client, configuration: downloaderConfiguration),
+            uploader: Uploader(client: client, configuration: uploaderConfiguration))
     }
 }
 
@@ -90,10 +100,14 @@ extension AssetLibrary {
 
     /// The library-wide network gate, applied before each request's own `isNetworkAccessAllowed`:
     /// `.offline` refuses every download and sync, `.userRequestsOnly` refuses prefetch, pinning downloads and
-    /// caching. Changing it affects requests made afterwards. Thread-safe.
+    /// caching, and both hold background uploads (``performChanges(_:)`` still works: its uploads wait). Changing it
+    /// affects requests made afterwards; setting `.allowed` starts waiting uploads. Thread-safe.
     public var networkPolicy: NetworkPolicy {
         get { services.policy.withLock { $0 } }
-        set { services.policy.withLock { $0 = newValue } }
+        set {
+            services.policy.withLock { $0 = newValue }
+            if newValue == .allowed && configuration.startsBackgroundTransfers { uploadQueue.wake(self) }
+        }
     }
 
     /// Downloads running for requests of this process.

@@ -3,7 +3,14 @@ import Foundation
 import S3Transfer
 
 extension AssetLibrary {
-    /// Lists the bucket and reconciles the catalog with it, then fetches missing thumbnails.
+    /// Sends local changes to the bucket, lists the bucket and reconciles the catalog with it, merges the shared
+    /// properties other libraries changed, purges the trash past its retention, then fetches missing thumbnails.
+    ///
+    /// First, imports not in the bucket yet are uploaded and shared-property edits sent (those that failed before
+    /// are tried again; one that fails again stays `uploadFailed` and does not fail the sync). Imports not uploaded
+    /// are never taken for vanished objects. After the listing, the metadata sidecars whose ETag changed are read
+    /// and merged (each merge a change like any other: a favourite set elsewhere is a changed asset, a trash
+    /// elsewhere takes the asset out of default fetches).
     ///
     /// Page by page, in batched transactions (each one change notification): new objects are inserted
     /// `cloudOnly`; a changed ETag or size is a content change (the local original is deleted, the asset falls
@@ -29,7 +36,15 @@ extension AssetLibrary {
             // One sync at a time over every library on this folder, in any process.
             try await lock.lock(byte: LibraryLock.syncByte)
             defer { lock.unlock(byte: LibraryLock.syncByte) }
+            // What is local and not in the bucket goes up first (failed uploads are tried again), so that a sync
+            // leaves this library and the bucket agreeing.
+            try retryFailedUploads()
+            await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
+            await shareEditedMetadata()
+            await uploadQueue.waitUntilIdle()
             var summary = try await CatalogSync(library: self, remote: remote).run()
+            summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
+            summary.purged = try await purgeExpiredTrash()
             if fetchThumbnails {
                 summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
             }

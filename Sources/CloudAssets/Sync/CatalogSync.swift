@@ -24,6 +24,10 @@ public struct SyncSummary: Sendable, Hashable {
     public var resumed = false
     /// Thumbnails fetched after listing.
     public var thumbnailsFetched = 0
+    /// Metadata sidecars read and merged (those whose ETag changed since the last merge).
+    public var sidecarsRead = 0
+    /// Assets purged from the trash (past the retention).
+    public var purged = 0
     /// Objects the sync could not take in (their HEAD was refused for that object alone), with the reason. They
     /// are left out of the catalog (an asset already there keeps its earlier state) and tried again next sync.
     public var skipped: [SkippedObject] = []
@@ -155,7 +159,21 @@ struct CatalogSync {
         var rows: [AssetRecord] = []
         for object in objects {
             let thumb = thumbnails[object.key]
+            if let current = byKey[object.key], current.uploadState != .uploaded {
+                // An import going up: the object is (or is becoming) its own; the upload's commit records it.
+                continue
+            }
             if let current = byKey[object.key], current.etag == object.etag, current.size == object.size,
+                current.lastModified == AssetRecord.notListedYet
+            {
+                // Uploaded from here: the listing adds the one fact the upload did not return.
+                var row = current
+                row.lastModified = object.lastModified
+                row.thumbnailKey = thumb?.key
+                row.thumbnailSize = thumb?.size
+                row.thumbnailETag = thumb?.etag
+                rows.append(row)
+            } else if let current = byKey[object.key], current.etag == object.etag, current.size == object.size,
                 abs(current.lastModified.timeIntervalSince(object.lastModified)) < 0.001
             {
                 // Same bytes, not rewritten: only the thumbnail fields can differ; upsert writes nothing when

@@ -1,0 +1,215 @@
+import AssetStore
+import Dispatch
+import Foundation
+
+extension AssetLibrary {
+    /// Applies the change requests `body` makes — imports, trash and restore, favourite, hidden, title, keywords
+    /// — in one transaction, delivered to observers as one ``LibraryChange`` (PhotoKit's `performChanges`).
+    ///
+    /// Local first: an imported asset is in the catalog at once, `full` (its original is local) and
+    /// ``UploadState/pendingUpload``; the library uploads it in the background when the network policy allows
+    /// (``uploads``). Edits go to the bucket in the background too, and every library on the bucket merges them
+    /// with the rule ``SharedMetadata`` states (the last change of each property wins). Works offline.
+    ///
+    /// Imported files are read (hashed and copied) before the transaction, off the caller's thread; if anything
+    /// fails — an unreadable file, an asset that no longer exists — nothing is committed, no file is left behind
+    /// and a moved file is put back.
+    /// - Parameter body: Records the changes; called once, synchronously, before this function suspends.
+    /// - Returns: The local identifiers of the created assets, one per ``AssetChangeRequests/createAsset(fromFileAt:options:)``
+    ///   call, in call order (an existing asset's when the bytes were already in the library).
+    /// - Throws: ``AssetLibraryError/cannotImport(path:reason:)``, ``AssetLibraryError/noSuchAsset(localIdentifier:)``,
+    ///   ``AssetLibraryError/closed``, or what `body` throws.
+    @discardableResult
+    public func performChanges(_ body: (AssetChangeRequests) throws -> Void) async throws -> [String] {
+        try ensureOpen()
+        let requests = AssetChangeRequests()
+        try body(requests)
+        let files = self.files
+        let creations = requests.creations
+        let staged = try await Self.offCooperativePool {
+            var done: [ImportedFile] = []
+            do {
+                for creation in creations {
+                    done.append(
+                        try ImportedFile.stage(creation.source, files: files, moving: creation.options.movesFile))
+                }
+            } catch {
+                for file in done { file.discard() }
+                throw error
+            }
+            return done
+        }
+        let device = try deviceIdentifier()
+        let now = Date()
+        let edits = requests.edits
+        let layout = configuration.layout
+        var superseded: [ImportedFile] = []
+        let identifiers: [Int64]
+        do {
+            identifiers = try performWrite { tx -> [Int64] in
+                superseded = []
+                var ids: [Int64] = []
+                var batchKeys = Set<String>()
+                for (file, creation) in zip(staged, creations) {
+                    if let existing = try tx.record(contentSHA256: file.sha256), let id = existing.id {
+                        // The library holds these bytes already: no second asset, no second object.
+                        ids.append(id)
+                        superseded.append(file)
+                        continue
+                    }
+                    let key = try Self.newKey(
+                        for: file, options: creation.options, layout: layout, taken: &batchKeys, in: tx)
+                    ids.append(try insertImport(file, key: key, options: creation.options, now: now, in: tx))
+                }
+                for (id, edit) in edits {
+                    try apply(edit, to: id, device: device, now: now, in: tx)
+                }
+                return ids
+            }
+        } catch {
+            for file in staged { file.discard() }
+            throw error
+        }
+        for file in superseded { try? FileManager.default.removeItem(at: file.stagedURL) }
+        for file in staged { if let source = file.sourceToRemove { try? FileManager.default.removeItem(at: source) } }
+        if (!staged.isEmpty || !edits.isEmpty) && configuration.startsBackgroundTransfers { uploadQueue.wake(self) }
+        return identifiers.map(String.init)
+    }
+
+    /// Inserts an imported asset and moves its staged file to the asset's name. Under the write transaction.
+    private func insertImport(
+        _ file: ImportedFile, key: String, options: AssetCreationOptions, now: Date, in tx: StoreTransaction
+    ) throws -> Int64 {
+        let metadata = file.metadata
+        // Until the bucket gives it an ETag the asset carries a local one, derived from its content.
+        let localETag = "local-" + file.sha256.prefix(32)
+        var record = AssetRecord(
+            key: key, size: file.size, etag: localETag, lastModified: AssetRecord.notListedYet,
+            contentType: metadata.contentType, creationDate: options.creationDate ?? metadata.creationDate,
+            modificationDate: now, mediaType: metadata.mediaType, pixelWidth: metadata.pixelWidth,
+            pixelHeight: metadata.pixelHeight, orientation: metadata.orientation)
+        record.uploadState = .pendingUpload
+        record.contentSHA256 = file.sha256
+        // Inserted first as a placeholder to get its identifier, which names the file.
+        var placeholder = record
+        placeholder.uploadState = .uploaded
+        let id = try tx.insert(placeholder)
+        let destination = files.original(id: id, key: key)
+        guard rename(file.stagedURL.path, destination.path) == 0 else {
+            throw AssetLibraryError.cannotImport(
+                path: file.renamedFrom?.path ?? file.stagedURL.path,
+                reason: "cannot move it into the library: \(String(cString: strerror(errno)))")
+        }
+        do {
+            try tx.update(id) { r in
+                r = record
+                r.id = id
+                r.availability = .full
+                r.localFilePath = files.storedPath(ofOriginal: destination)
+                r.verifiedSize = file.size
+                r.verifiedETag = localETag
+            }
+        } catch {
+            _ = rename(destination.path, file.stagedURL.path)
+            throw error
+        }
+        return id
+    }
+
+    /// Applies one shared-property edit, stamped for the merge. Under the write transaction.
+    private func apply(
+        _ edit: AssetChangeRequests.Edit, to id: Int64, device: String, now: Date, in tx: StoreTransaction
+    ) throws {
+        guard let record = try tx.record(id) else { throw AssetLibraryError.noSuchAsset(localIdentifier: String(id)) }
+        var shared = SharedMetadata(record: record)
+        switch edit {
+        case .favorite(let value): shared.change(.favorite, device: device, now: now) { $0.isFavorite = value }
+        case .hidden(let value): shared.change(.hidden, device: device, now: now) { $0.isHidden = value }
+        case .title(let value): shared.change(.title, device: device, now: now) { $0.title = value }
+        case .keywords(let value): shared.change(.keywords, device: device, now: now) { $0.keywords = value }
+        case .trash:
+            guard !record.isTrashed else { return }
+            // Milliseconds, as the bucket's sidecar carries it: every library holds the same date.
+            let date = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+            shared.change(.trashed, device: device, now: now) { $0.trashedDate = date }
+        case .restore:
+            guard record.isTrashed else { return }
+            shared.change(.trashed, device: device, now: now) { $0.trashedDate = nil }
+        }
+        try tx.update(id) { r in
+            shared.apply(to: &r)
+            r.metadataDirty = true
+        }
+    }
+
+    /// The key a new import gets: the requested path, or `<yyyy>/<mm>/<name>` of its creation date (UTC), under
+    /// the originals prefix; when another asset (or another import of this change) has it, `-<8 hex of the
+    /// content hash>` goes before the extension, then a counter.
+    static func newKey(
+        for file: ImportedFile, options: AssetCreationOptions, layout: BucketLayout, taken: inout Set<String>,
+        in tx: StoreTransaction
+    ) throws -> String {
+        let path: String
+        if let requested = options.bucketPath, !requested.isEmpty {
+            path = requested.split(separator: "/").filter { $0 != "." && $0 != ".." }.joined(separator: "/")
+        } else {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            let parts = calendar.dateComponents([.year, .month], from: options.creationDate ?? file.metadata.creationDate)
+            let name = file.sourceName
+            path = String(format: "%04d/%02d/", parts.year ?? 1970, parts.month ?? 1) + Self.safeObjectName(name)
+        }
+        var candidates = [path]
+        let (stem, ext) = Self.splitExtension(path)
+        let tag = String(file.sha256.prefix(8))
+        candidates.append(stem + "-" + tag + ext)
+        for n in 2...1000 { candidates.append(stem + "-" + tag + "-\(n)" + ext) }
+        for candidate in candidates {
+            let key = layout.originalsPrefix + candidate
+            if !taken.contains(key), try tx.record(key: key) == nil {
+                taken.insert(key)
+                return key
+            }
+        }
+        throw AssetLibraryError.cannotImport(path: path, reason: "no free name in the bucket")
+    }
+
+    /// A file name as an object name: control characters and separators replaced, never empty.
+    static func safeObjectName(_ name: String) -> String {
+        let cleaned = String(name.unicodeScalars.map { $0.properties.generalCategory == .control || $0 == "/" || $0 == "\\" ? "_" : Character($0) })
+        return cleaned.isEmpty || cleaned == "." || cleaned == ".." ? "asset" : cleaned
+    }
+
+    static func splitExtension(_ path: String) -> (stem: String, ext: String) {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/"), dot != path.startIndex,
+            path[path.index(before: dot)] != "/"
+        else { return (path, "") }
+        return (String(path[..<dot]), String(path[dot...]))
+    }
+
+    /// This library's device identifier (random, made once and kept in the catalog): it breaks ties between
+    /// changes made at the same millisecond and names who made a change.
+    func deviceIdentifier() throws -> String {
+        try services.deviceID.withLock { cached in
+            if let cached { return cached }
+            let id: String
+            if let stored = try store.setting("deviceID") {
+                id = stored
+            } else {
+                id = UUID().uuidString.lowercased()
+                try store.setSetting("deviceID", to: id)
+            }
+            cached = id
+            return id
+        }
+    }
+
+    /// Runs blocking work (file copies, hashing) on a Dispatch worker, not on a thread of the cooperative pool.
+    static func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async {
+                continuation.resume(with: Result { try work() })
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import AssetStore
+import Foundation
+import S3Transfer
+
+extension AssetLibrary {
+    /// Sends every shared-property edit made here to the bucket: for each edited asset, reads its sidecar, merges
+    /// (``SharedMetadata``'s rule), writes it back conditionally (another library's write in between makes the
+    /// write fail; it is read and merged again), and records the merged state. At most
+    /// ``Configuration/maxConnections`` at a time. Failures leave the edit to the next round.
+    func shareEditedMetadata() async {
+        guard let remote, (try? checkBinding()) != nil, let ids = try? store.idsWithUnsharedMetadata(), !ids.isEmpty
+        else { return }
+        await withTaskGroup(of: Void.self) { group in
+            var iterator = ids.makeIterator()
+            func addNext() -> Bool {
+                guard let id = iterator.next() else { return false }
+                group.addTask { try? await self.shareMetadata(of: id, remote: remote) }
+                return true
+            }
+            for _ in 0..<max(1, configuration.maxConnections) where !addNext() { break }
+            while await group.next() != nil { _ = addNext() }
+        }
+    }
+
+    private func shareMetadata(of id: Int64, remote: LibraryRemote) async throws {
+        let bucket = configuration.bucket
+        for _ in 0..<8 {
+            guard let record = try store.record(id: id), record.metadataDirty, record.uploadState == .uploaded,
+                let key = configuration.layout.sidecarKey(forOriginalKey: record.key)
+            else { return }
+            let (remoteState, remoteETag) = try await readSidecar(key, remote: remote)
+            let merged = SharedMetadata(record: record).merged(with: remoteState ?? SharedMetadata())
+            var etag = remoteETag
+            if merged != remoteState || remoteETag == nil {
+                let body = SharedMetadata.encode(merged.sidecar(originalKey: record.key, sha256: record.contentSHA256))
+                let written = await Self.conditionalPut(
+                    remote: remote, bucket: bucket, key: key, body: body,
+                    condition: remoteETag.map(S3WriteCondition.etagMatches) ?? .keyAbsent)
+                switch written {
+                case .success(let newETag): etag = newETag
+                // Another library wrote (or deleted) it since it was read: read, merge, write again.
+                case .failure(.preconditionFailed), .failure(.noSuchKey): continue
+                case .failure(let error): throw error
+                }
+            }
+            try adoptSharedMetadata([(id, merged, etag)])
+            return
+        }
+    }
+
+    private static func conditionalPut(
+        remote: LibraryRemote, bucket: String, key: String, body: Data, condition: S3WriteCondition
+    ) async -> Result<String, S3Error> {
+        do {
+            return .success(
+                try await remote.client.putObject(
+                    bucket: bucket, key: key, body: body, contentType: "application/json", condition: condition))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Reads a sidecar: its state and ETag, or (nil, nil) when there is none. A sidecar that cannot be decoded
+    /// counts as holding nothing, and is replaced only by a write conditional on its ETag.
+    func readSidecar(_ key: String, remote: LibraryRemote) async throws -> (SharedMetadata?, String?) {
+        let read: (Data, S3ObjectHead)
+        do {
+            read = try await remote.client.getObject(bucket: configuration.bucket, key: key)
+        } catch {
+            if error == .noSuchKey { return (nil, nil) }
+            throw error
+        }
+        return (SharedMetadata.decode(read.0).map(SharedMetadata.init(sidecar:)) ?? SharedMetadata(), read.1.etag)
+    }
+
+    /// Merges states read from (or written to) the bucket into the catalog, in one transaction: each row takes the
+    /// merge of its current state and the bucket's, remembers the sidecar's ETag, and stays marked as edited only
+    /// if it holds a change the bucket does not have yet.
+    func adoptSharedMetadata(_ states: [(id: Int64, state: SharedMetadata, etag: String?)]) throws {
+        guard !states.isEmpty else { return }
+        try performWrite { tx in
+            for (id, state, etag) in states {
+                guard let record = try tx.record(id) else { continue }
+                let merged = SharedMetadata(record: record).merged(with: state)
+                try tx.update(id) { r in
+                    merged.apply(to: &r)
+                    r.sidecarETag = etag
+                    r.metadataDirty = merged != state
+                }
+            }
+        }
+    }
+
+    /// Reads the sidecars that changed since this library last merged them (their ETags differ from the ones it
+    /// remembers) and merges them, in batches. Part of ``sync(fetchThumbnails:)``.
+    /// - Returns: How many sidecars were read.
+    func pullSharedMetadata(remote: LibraryRemote) async throws -> Int {
+        let layout = configuration.layout
+        var listed: [String: String] = [:]
+        for try await page in remote.client.listAllObjects(bucket: configuration.bucket, prefix: layout.metadataPrefix) {
+            for object in page.objects {
+                if let original = layout.originalKey(forSidecarKey: object.key) { listed[original] = object.etag }
+            }
+        }
+        guard !listed.isEmpty else { return 0 }
+        var stale: [(id: Int64, key: String)] = []
+        for chunk in Array(listed.keys).chunked(500) {
+            for (key, record) in try store.records(keys: Array(chunk)) {
+                guard let id = record.id, let etag = listed[key], record.sidecarETag.map({ !ETag.same($0, etag) }) ?? true
+                else { continue }
+                stale.append((id, key))
+            }
+        }
+        var read = 0
+        for batch in stale.chunked(64) {
+            let states = try await withThrowingTaskGroup(of: (Int64, SharedMetadata, String)?.self) { group in
+                for (id, key) in batch {
+                    guard let sidecarKey = layout.sidecarKey(forOriginalKey: key) else { continue }
+                    group.addTask {
+                        let (state, etag) = try await self.readSidecar(sidecarKey, remote: remote)
+                        guard let state, let etag else { return nil }
+                        return (id, state, etag)
+                    }
+                }
+                var result: [(id: Int64, state: SharedMetadata, etag: String?)] = []
+                while let item = try await group.next() { if let item { result.append((item.0, item.1, item.2)) } }
+                return result
+            }
+            read += states.count
+            try adoptSharedMetadata(states)
+        }
+        return read
+    }
+}
+
+extension Array {
+    /// The array cut into consecutive pieces of at most `size` elements.
+    func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}

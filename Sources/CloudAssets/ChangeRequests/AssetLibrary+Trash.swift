@@ -1,0 +1,78 @@
+import AssetStore
+import Foundation
+import S3Transfer
+
+extension AssetLibrary {
+    /// Purges every asset in the trash now: its objects (original, thumbnail, metadata sidecar) are deleted from the
+    /// bucket, then the asset leaves the catalog (one change) and its local files are removed. Other libraries on
+    /// the bucket remove it at their next sync. An import that never went up is only removed locally (an upload of
+    /// it in progress is aborted).
+    /// - Returns: How many assets were purged.
+    /// - Throws: ``AssetLibraryError/offline`` under the offline policy when an asset is in the bucket (nothing is
+    ///   purged then); S3 errors (the assets whose objects were deleted before the error are purged, the others stay
+    ///   in the trash).
+    @discardableResult
+    public func emptyTrash() async throws -> Int {
+        try ensureOpen()
+        return try await purge(try store.idsTrashed(before: nil))
+    }
+
+    /// Purges the assets in the trash for longer than ``Configuration/trashRetention``. Part of every sync.
+    func purgeExpiredTrash() async throws -> Int {
+        try await purge(try store.idsTrashed(before: Date().addingTimeInterval(-configuration.trashRetention)))
+    }
+
+    private func purge(_ ids: [Int64]) async throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        let records = try store.records(ids: ids)
+        let inBucket = records.filter { $0.uploadState == .uploaded }
+        if !inBucket.isEmpty {
+            guard networkPolicy != .offline else { throw AssetLibraryError.offline }
+        }
+        var purged: [Int64] = []
+        var failure: (any Error)?
+        for record in records {
+            guard let id = record.id else { continue }
+            do {
+                try await deleteRemoteObjects(of: record)
+                purged.append(id)
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        let files = self.files
+        try performWrite { tx in
+            for id in purged {
+                // Restored meanwhile (here, or by a merge from another library): it stays.
+                guard let record = try tx.record(id), record.isTrashed else { continue }
+                try tx.delete(id)
+                for path in files.allPaths(id: id, key: record.key) { try? FileManager.default.removeItem(atPath: path) }
+            }
+        }
+        if let failure { throw failure }
+        return purged.count
+    }
+
+    /// Deletes what the bucket holds for an asset: an unfinished multipart upload, the original, its thumbnail and
+    /// its sidecar (deleting what is already gone succeeds).
+    private func deleteRemoteObjects(of record: AssetRecord) async throws {
+        guard let id = record.id else { return }
+        let checkpoint = try store.uploadCheckpoint(for: id).flatMap(UploadCheckpoint.decode)
+        guard record.uploadState == .uploaded || checkpoint != nil else { return }
+        let remote = try requireRemote()
+        let bucket = configuration.bucket
+        if let checkpoint {
+            try await remote.uploader.abort(checkpoint, bucket: bucket)
+            try store.setUploadCheckpoint(nil, for: id)
+        }
+        guard record.uploadState == .uploaded else { return }
+        let layout = configuration.layout
+        try await remote.client.deleteObject(bucket: bucket, key: record.key)
+        if let thumbnail = record.thumbnailKey ?? layout.thumbnailKey(forOriginalKey: record.key) {
+            try await remote.client.deleteObject(bucket: bucket, key: thumbnail)
+        }
+        if let sidecar = layout.sidecarKey(forOriginalKey: record.key) {
+            try await remote.client.deleteObject(bucket: bucket, key: sidecar)
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Crypto
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A file brought into the library by an import: staged under the library's folder, hashed, its metadata read.
+///
+/// The bytes go to `originals/import-<uuid>.part` (a name recovery knows as the library's own, so a crash leaves
+/// nothing behind for long), hashed with SHA-256 on the way; the staged file is renamed to the asset's name in
+/// the transaction that creates the asset.
+struct ImportedFile: Sendable {
+    /// The staged copy, inside the library's originals folder.
+    let stagedURL: URL
+    let size: Int64
+    /// Lower-case hex SHA-256.
+    let sha256: String
+    let metadata: ImportMetadata
+    /// The source's file name (the default object name).
+    let sourceName: String
+    /// The source, when it is to be removed once the asset is committed (a move across file systems).
+    let sourceToRemove: URL?
+    /// The source, when the staged file is the source renamed (a move on one file system): put back if the
+    /// change fails.
+    let renamedFrom: URL?
+
+    /// Stages `source` under `files`' originals folder.
+    /// - Parameters:
+    ///   - moving: Take the file instead of copying it (renamed when on the same file system, else copied and the
+    ///     source removed after the change commits).
+    static func stage(_ source: URL, files: LocalFiles, moving: Bool) throws -> ImportedFile {
+        var status = stat()
+        guard stat(source.path, &status) == 0 else {
+            throw AssetLibraryError.cannotImport(path: source.path, reason: String(cString: strerror(errno)))
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw AssetLibraryError.cannotImport(path: source.path, reason: "not a regular file")
+        }
+        let staged = files.originalsFolder.appendingPathComponent(LocalFiles.stagingName())
+        var renamedFrom: URL?
+        if moving, rename(source.path, staged.path) == 0 {
+            renamedFrom = source
+        } else {
+            try copy(source, to: staged)
+        }
+        do {
+            let sha = try hash(staged)
+            let metadata = ImportMetadata.read(staged, name: source.lastPathComponent, fileStatus: status)
+            return ImportedFile(
+                stagedURL: staged, size: Int64(status.st_size), sha256: sha, metadata: metadata,
+                sourceName: source.lastPathComponent,
+                sourceToRemove: moving && renamedFrom == nil ? source : nil, renamedFrom: renamedFrom)
+        } catch {
+            if let renamedFrom { _ = rename(staged.path, renamedFrom.path) } else { unlink(staged.path) }
+            throw error
+        }
+    }
+
+    /// Undoes the staging of a change that did not commit: the source goes back where it was.
+    func discard() {
+        if let renamedFrom {
+            _ = rename(stagedURL.path, renamedFrom.path)
+        } else {
+            unlink(stagedURL.path)
+        }
+    }
+
+    private static func copy(_ source: URL, to destination: URL) throws {
+        let input = open(source.path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else {
+            throw AssetLibraryError.cannotImport(path: source.path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(input) }
+        let output = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard output >= 0 else {
+            throw AssetLibraryError.cannotImport(
+                path: source.path, reason: "cannot write into the library: \(String(cString: strerror(errno)))")
+        }
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                unlink(destination.path)
+                throw AssetLibraryError.cannotImport(path: source.path, reason: String(cString: strerror(errno)))
+            }
+            if count == 0 { break }
+            var written = 0
+            while written < count {
+                let n = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    unlink(destination.path)
+                    throw AssetLibraryError.cannotImport(
+                        path: source.path, reason: "cannot write into the library: \(String(cString: strerror(errno)))")
+                }
+                written += n
+            }
+        }
+        // The copy is the only one once the source is gone (a move) or changes: on disk before the asset exists.
+        guard fsync(output) == 0 else {
+            unlink(destination.path)
+            throw AssetLibraryError.cannotImport(path: source.path, reason: "cannot sync the copy to disk")
+        }
+    }
+
+    private static func hash(_ url: URL) throws -> String {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw AssetLibraryError.cannotImport(path: url.path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(fd) }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                throw AssetLibraryError.cannotImport(path: url.path, reason: String(cString: strerror(errno)))
+            }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}

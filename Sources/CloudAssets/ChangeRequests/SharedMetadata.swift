@@ -1,0 +1,237 @@
+import AssetStore
+import Foundation
+
+/// The properties every library on a bucket shares for an asset — favourite, hidden, title, keywords, trash — with
+/// the merge rule that makes them converge.
+///
+/// **The rule: last writer wins, per property.** Each property carries the stamp of its last change: the time in
+/// milliseconds and the device that made it. Merging two states keeps, property by property, the value with the
+/// later stamp (ties broken by the device identifier, so every library picks the same one). A property set on one
+/// device and not touched on another keeps its value whatever the other did to the other properties; when two
+/// devices set the same property, the later change wins on both. A device stamps a change later than any stamp it
+/// has seen on that property, so a change made after seeing another's always supersedes it. Merging is
+/// commutative, associative and idempotent: libraries that have seen the same changes, in any order, agree.
+struct SharedMetadata: Sendable, Hashable {
+    var isFavorite = false
+    var isHidden = false
+    var title: String?
+    var keywords: [String] = []
+    var trashedDate: Date?
+    /// The stamp of each property's last change; a property never set has none (older than any stamp).
+    var stamps: [Property: Stamp] = [:]
+
+    /// A property the libraries share.
+    enum Property: String, Sendable, Hashable, CaseIterable, Codable {
+        case favorite, hidden, title, keywords, trashed
+    }
+
+    /// When and where a property was last set: ordered by time, then device.
+    struct Stamp: Sendable, Hashable, Comparable, Codable {
+        /// Milliseconds since 1970.
+        var time: Int64
+        /// The device (library) that set it.
+        var device: String
+
+        static func < (a: Stamp, b: Stamp) -> Bool {
+            a.time != b.time ? a.time < b.time : a.device.utf8.lexicographicallyPrecedes(b.device.utf8)
+        }
+    }
+
+    /// The state as a catalog row holds it.
+    init(record: AssetRecord) {
+        isFavorite = record.isFavorite
+        isHidden = record.isHidden
+        title = record.title
+        keywords = record.keywords
+        trashedDate = record.trashedDate
+        stamps = record.metadataStamps.flatMap(Self.decodeStamps) ?? [:]
+    }
+
+    init() {}
+
+    /// Writes the state into a catalog row (the row's other fields are left alone).
+    func apply(to record: inout AssetRecord) {
+        record.isFavorite = isFavorite
+        record.isHidden = isHidden
+        record.title = title
+        record.keywords = keywords
+        record.trashedDate = trashedDate
+        record.metadataStamps = stamps.isEmpty ? nil : Self.encodeStamps(stamps)
+    }
+
+    /// The merge of two states (see the type's rule).
+    func merged(with other: SharedMetadata) -> SharedMetadata {
+        var result = self
+        for property in Property.allCases {
+            guard let theirs = other.stamps[property] else { continue }
+            if let mine = stamps[property], !(mine < theirs) { continue }
+            result.copy(property, from: other)
+            result.stamps[property] = theirs
+        }
+        return result
+    }
+
+    /// Sets one property's value from another state (without its stamp).
+    private mutating func copy(_ property: Property, from other: SharedMetadata) {
+        switch property {
+        case .favorite: isFavorite = other.isFavorite
+        case .hidden: isHidden = other.isHidden
+        case .title: title = other.title
+        case .keywords: keywords = other.keywords
+        case .trashed: trashedDate = other.trashedDate
+        }
+    }
+
+    /// Records a local change of `property` made by `body`, stamped later than now and than any stamp seen on it.
+    mutating func change(_ property: Property, device: String, now: Date, _ body: (inout SharedMetadata) -> Void) {
+        body(&self)
+        let millis = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+        stamps[property] = Stamp(time: max(millis, (stamps[property]?.time ?? Int64.min) + 1), device: device)
+    }
+
+    // MARK: Stamps in the catalog
+
+    static func encodeStamps(_ stamps: [Property: Stamp]) -> String {
+        let ordered = stamps.sorted { $0.key.rawValue < $1.key.rawValue }
+        let fields = ordered.map { "\"\($0.key.rawValue)\":[\($0.value.time),\(jsonString($0.value.device))]" }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    static func decodeStamps(_ text: String) -> [Property: Stamp]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            return nil
+        }
+        var result: [Property: Stamp] = [:]
+        for (name, value) in object {
+            guard let property = Property(rawValue: name), let pair = value as? [Any], pair.count == 2,
+                let time = (pair[0] as? NSNumber)?.int64Value, let device = pair[1] as? String
+            else { continue }
+            result[property] = Stamp(time: time, device: device)
+        }
+        return result
+    }
+
+    static func jsonString(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])) ?? Data()
+        let array = String(decoding: data, as: UTF8.self)
+        return String(array.dropFirst().dropLast())
+    }
+}
+
+// MARK: The sidecar object
+
+extension SharedMetadata {
+    /// The sidecar object that carries an asset's shared properties in the bucket
+    /// (`metadata/<path>.json` for `originals/<path>`):
+    ///
+    /// ```json
+    /// {"format":1,"original":"originals/2026/11/IMG_1.jpg","sha256":"…",
+    ///  "properties":{"favorite":{"value":true,"time":1763900000000,"device":"6F1…"},
+    ///                "title":{"value":"Beach","time":…,"device":"…"},
+    ///                "keywords":{"value":["sea","2026"],…}, "hidden":{…},
+    ///                "trashed":{"value":"2026-11-23T10:00:00.000Z" or null,…}}}
+    /// ```
+    /// Only properties that were ever set appear. It is written with a conditional PUT (`If-Match` its ETag, or
+    /// `If-None-Match: *` when there is none) after merging what the bucket holds, so no library overwrites a change
+    /// it has not seen.
+    struct Sidecar: Codable {
+        var format = 1
+        var original: String
+        var sha256: String?
+        var properties: [String: Entry]
+
+        struct Entry: Codable {
+            var value: Value
+            var time: Int64
+            var device: String
+        }
+
+        /// A property's value: a flag, a text, a list of texts, or null.
+        enum Value: Codable, Hashable {
+            case flag(Bool)
+            case text(String)
+            case list([String])
+            case none
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if container.decodeNil() {
+                    self = .none
+                } else if let flag = try? container.decode(Bool.self) {
+                    self = .flag(flag)
+                } else if let text = try? container.decode(String.self) {
+                    self = .text(text)
+                } else {
+                    self = .list(try container.decode([String].self))
+                }
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                switch self {
+                case .flag(let flag): try container.encode(flag)
+                case .text(let text): try container.encode(text)
+                case .list(let list): try container.encode(list)
+                case .none: try container.encodeNil()
+                }
+            }
+        }
+    }
+
+    /// The sidecar for this state.
+    func sidecar(originalKey: String, sha256: String?) -> Sidecar {
+        var properties: [String: Sidecar.Entry] = [:]
+        for (property, stamp) in stamps {
+            let value: Sidecar.Value
+            switch property {
+            case .favorite: value = .flag(isFavorite)
+            case .hidden: value = .flag(isHidden)
+            case .title: value = title.map(Sidecar.Value.text) ?? .none
+            case .keywords: value = .list(keywords)
+            case .trashed: value = trashedDate.map { .text(Self.isoStyle.format($0)) } ?? .none
+            }
+            properties[property.rawValue] = Sidecar.Entry(value: value, time: stamp.time, device: stamp.device)
+        }
+        return Sidecar(original: originalKey, sha256: sha256, properties: properties)
+    }
+
+    /// The state a sidecar holds; properties of unknown name or with a value of the wrong kind are skipped (a
+    /// newer format's additions are not lost: they are simply not merged).
+    init(sidecar: Sidecar) {
+        self.init()
+        for (name, entry) in sidecar.properties {
+            guard let property = Property(rawValue: name) else { continue }
+            switch (property, entry.value) {
+            case (.favorite, .flag(let flag)): isFavorite = flag
+            case (.hidden, .flag(let flag)): isHidden = flag
+            case (.title, .text(let text)): title = text
+            case (.title, .none): title = nil
+            case (.keywords, .list(let list)): keywords = list.map(AssetRecord.normalizedKeyword).filter { !$0.isEmpty }
+            case (.trashed, .text(let text)):
+                guard let date = try? Self.isoStyle.parse(text) else { continue }
+                trashedDate = date
+            case (.trashed, .none): trashedDate = nil
+            default: continue
+            }
+            stamps[property] = Stamp(time: entry.time, device: entry.device)
+        }
+    }
+
+    /// The sidecar's bytes (keys sorted, so equal states give equal bytes).
+    static func encode(_ sidecar: Sidecar) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(sidecar)) ?? Data()
+    }
+
+    /// A sidecar read from the bucket; `nil` when it is not one (it is then treated as absent and overwritten
+    /// only by a conditional write against its ETag).
+    static func decode(_ data: Data) -> Sidecar? {
+        guard let sidecar = try? JSONDecoder().decode(Sidecar.self, from: data), sidecar.format == 1 else {
+            return nil
+        }
+        return sidecar
+    }
+
+    static let isoStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+}

@@ -1,0 +1,357 @@
+import AssetStore
+import Foundation
+import S3Transfer
+
+/// How far one asset's upload has come.
+public struct AssetUploadProgress: Sendable, Hashable {
+    /// The asset's local identifier.
+    public var localIdentifier: String
+    /// Bytes the bucket has acknowledged or is receiving (parts acknowledged in an earlier run included).
+    public var bytesSent: Int64
+    /// The original's size.
+    public var totalBytes: Int64
+}
+
+/// The state of the library's uploads at one moment (``AssetLibrary/uploads``).
+public struct UploadStatus: Sendable, Hashable {
+    /// Imports waiting to go up.
+    public var pending = 0
+    /// Imports going up (or interrupted while going up: they resume).
+    public var uploading = 0
+    /// Imports whose last upload failed (``AssetLibrary/retryFailedUploads()``, and every sync, try again).
+    public var failed = 0
+    /// Shared-property changes (favourite, title, trash…) not in the bucket yet.
+    public var unsharedEdits = 0
+    /// Progress of the uploads running in this process.
+    public var inFlight: [AssetUploadProgress] = []
+    /// Whether this library's background worker is running.
+    public var isActive = false
+
+    /// Nothing waiting to go up.
+    public var isEmpty: Bool { pending == 0 && uploading == 0 && unsharedEdits == 0 }
+}
+
+/// The library's background worker for what is local and not yet in the bucket: imported originals, then
+/// shared-property edits. One per library; it runs while there is work and the network policy is `.allowed`
+/// (uploads are background work: `.userRequestsOnly` and `.offline` hold them), and stops when there is none.
+final class UploadQueue: Sendable {
+    private struct State {
+        var running = false
+        var again = false
+        var closed = false
+        var task: Task<Void, Never>?
+        var progress: [Int64: AssetUploadProgress] = [:]
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    /// Starts the worker, or has a running one look for work again when it finishes its round.
+    func wake(_ library: AssetLibrary) {
+        let start = state.withLock { s -> Bool in
+            guard !s.closed else { return false }
+            if s.running {
+                s.again = true
+                return false
+            }
+            s.running = true
+            s.again = false
+            return true
+        }
+        guard start else { return }
+        let task = Task { await self.drain(library) }
+        state.withLock { s in if s.running { s.task = task } }
+    }
+
+    /// Returns when the worker is idle: everything it may upload under the current policy went up or failed.
+    func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { s -> Bool in
+                if !s.running { return true }
+                s.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    /// Stops the worker for good (the library closes); interrupted uploads resume when the library reopens.
+    func close() {
+        let (task, waiters) = state.withLock { s in
+            s.closed = true
+            defer { s.idleWaiters = [] }
+            return (s.task, s.idleWaiters)
+        }
+        task?.cancel()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    var inFlight: [AssetUploadProgress] {
+        state.withLock { $0.progress.values.sorted { $0.localIdentifier < $1.localIdentifier } }
+    }
+
+    var isActive: Bool { state.withLock { $0.running } }
+
+    func report(_ progress: AssetUploadProgress, for id: Int64) {
+        state.withLock { $0.progress[id] = progress }
+    }
+
+    /// Claims an asset's upload for one caller in this process (the worker, or a sync): `false` when it is taken.
+    func claim(_ id: Int64, size: Int64) -> Bool {
+        state.withLock { s in
+            guard s.progress[id] == nil else { return false }
+            s.progress[id] = AssetUploadProgress(localIdentifier: String(id), bytesSent: 0, totalBytes: size)
+            return true
+        }
+    }
+
+    func release(_ id: Int64) {
+        state.withLock { _ = $0.progress.removeValue(forKey: id) }
+    }
+
+    private func drain(_ library: AssetLibrary) async {
+        while true {
+            if library.mayUploadInBackground {
+                await library.uploadPendingOriginals(queue: self, explicitly: false)
+                await library.shareEditedMetadata()
+            }
+            let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>]? in
+                if s.again && !s.closed {
+                    s.again = false
+                    return nil
+                }
+                s.running = false
+                s.task = nil
+                defer { s.idleWaiters = [] }
+                return s.idleWaiters
+            }
+            guard let waiters else { continue }
+            for waiter in waiters { waiter.resume() }
+            return
+        }
+    }
+}
+
+extension AssetLibrary {
+    /// The uploads: what is waiting, running and failed, with the progress of those running. A snapshot; any
+    /// thread.
+    public var uploads: UploadStatus {
+        get throws {
+            let counts = try store.uploadStateCounts()
+            var status = UploadStatus()
+            status.pending = counts[.pendingUpload] ?? 0
+            status.uploading = counts[.uploading] ?? 0
+            status.failed = counts[.uploadFailed] ?? 0
+            status.unsharedEdits = try store.idsWithUnsharedMetadata().count
+            status.inFlight = uploadQueue.inFlight
+            status.isActive = uploadQueue.isActive
+            return status
+        }
+    }
+
+    /// Starts the background uploads now (they also start on their own after ``performChanges(_:)``, on open and
+    /// when the network policy becomes `.allowed`) and returns when the worker is idle: every import and edit
+    /// that may go up under the current policy went up, or failed (see ``uploads``). Returns at once under a
+    /// policy that holds uploads.
+    public func waitForUploads() async {
+        uploadQueue.wake(self)
+        await uploadQueue.waitUntilIdle()
+    }
+
+    /// Puts every import whose upload failed back in the queue and wakes the worker.
+    public func retryFailedUploads() throws {
+        let failed = try store.ids(inUploadStates: [.uploadFailed])
+        guard !failed.isEmpty else { return }
+        try performWrite { tx in
+            for id in failed {
+                try tx.update(id) { r in
+                    r.uploadState = .pendingUpload
+                    r.uploadError = nil
+                }
+            }
+        }
+        uploadQueue.wake(self)
+    }
+
+    var uploadQueue: UploadQueue { services.uploadQueue }
+
+    /// Whether the background worker may use the network now.
+    var mayUploadInBackground: Bool {
+        remote != nil && !isClosed && configuration.startsBackgroundTransfers && isNetworkAllowed(userRequest: false)
+    }
+
+    /// Uploads every import that is pending (or was interrupted while uploading), at most
+    /// ``Configuration/maxConnections`` at a time, committing outcomes in batches. `explicitly`: for a sync (any
+    /// policy but `.offline`), else as background work.
+    func uploadPendingOriginals(queue: UploadQueue, explicitly: Bool) async {
+        guard let remote, (try? checkBinding()) != nil else { return }
+        var attempted = Set<Int64>()
+        while !Task.isCancelled, explicitly ? networkPolicy != .offline && !isClosed : mayUploadInBackground {
+            let candidates = (try? store.ids(inUploadStates: [.pendingUpload, .uploading], limit: 512)) ?? []
+            let batch = candidates.filter { !attempted.contains($0) }
+            guard !batch.isEmpty else { return }
+            attempted.formUnion(batch)
+            do {
+                try performWrite { tx in
+                    for id in batch where try tx.record(id)?.uploadState == .pendingUpload {
+                        try tx.update(id) { $0.uploadState = .uploading }
+                    }
+                }
+            } catch {
+                return
+            }
+            await withTaskGroup(of: UploadOutcomeRecord?.self) { group in
+                var iterator = batch.makeIterator()
+                var done: [UploadOutcomeRecord] = []
+                var lastCommit = ContinuousClock.now
+                func addNext() -> Bool {
+                    guard let id = iterator.next() else { return false }
+                    group.addTask { await self.uploadOriginal(id, remote: remote, queue: queue) }
+                    return true
+                }
+                for _ in 0..<max(1, configuration.maxConnections) where !addNext() { break }
+                var more = true
+                while let outcome = await group.next() {
+                    if let outcome { done.append(outcome) }
+                    more = more && addNext()
+                    // Outcomes are committed together (a few thousand small files are not a few thousand
+                    // transactions), but never held long: a finished upload shows within a fraction of a second.
+                    if done.count >= 64 || !more || ContinuousClock.now - lastCommit > .milliseconds(200) {
+                        commitUploads(done)
+                        done.removeAll()
+                        lastCommit = ContinuousClock.now
+                    }
+                }
+                commitUploads(done)
+            }
+        }
+    }
+
+    /// What one upload ended with.
+    enum UploadOutcomeRecord: Sendable {
+        /// The bucket holds the original under `key` with this ETag (ours, or an identical object adopted).
+        case uploaded(id: Int64, key: String, etag: String)
+        /// The upload failed for good (after its retries).
+        case failed(id: Int64, reason: String)
+    }
+
+    /// Uploads one original; nil when it was not attempted (gone, uploaded meanwhile, held by another process, or
+    /// interrupted: it stays `uploading` and resumes next time).
+    private func uploadOriginal(_ id: Int64, remote: LibraryRemote, queue: UploadQueue) async -> UploadOutcomeRecord? {
+        guard let record = try? store.record(id: id), record.uploadState != .uploaded,
+            let stored = record.localFilePath, let url = files.url(forStoredPath: stored),
+            let hash = record.contentSHA256
+        else { return nil }
+        // Another process on this folder may be uploading it: one at a time.
+        guard lock.tryLock(byte: id) else { return nil }
+        defer { lock.unlock(byte: id) }
+        let localIdentifier = String(id)
+        guard queue.claim(id, size: record.size) else { return nil }
+        defer { queue.release(id) }
+        let store = self.store
+        var saved = (try? store.uploadCheckpoint(for: id)).flatMap(UploadCheckpoint.decode)
+        var key = record.key
+        let (stem, ext) = Self.splitExtension(key)
+        for attempt in 0..<4 {
+            var request = UploadRequest(
+                bucket: configuration.bucket, key: key, file: url, contentType: record.contentType,
+                metadata: Self.objectMetadata(of: record))
+            request.createOnly = true
+            request.isUserRequest = false
+            request.progress = { progress, stop in
+                queue.report(
+                    AssetUploadProgress(
+                        localIdentifier: localIdentifier, bytesSent: progress.bytesSent, totalBytes: record.size),
+                    for: id)
+                if Task.isCancelled { stop = true }
+            }
+            do {
+                let outcome = try await remote.uploader.upload(
+                    request, resumingFrom: saved?.key == key ? saved : nil,
+                    checkpoint: { checkpoint in try store.setUploadCheckpoint(checkpoint?.encoded, for: id) })
+                switch outcome {
+                case .created(let etag, _):
+                    return .uploaded(id: id, key: key, etag: etag)
+                case .keyExists(let head):
+                    if head.metadata["sha256"] == hash {
+                        // Another library put these very bytes there: adopt that object.
+                        return .uploaded(id: id, key: key, etag: head.etag)
+                    }
+                    saved = nil
+                    key = stem + "-" + hash.prefix(8) + (attempt == 0 ? "" : "-\(attempt + 1)") + ext
+                }
+            } catch S3Error.cancelled {
+                return nil
+            } catch {
+                return .failed(id: id, reason: error.description)
+            }
+        }
+        return .failed(id: id, reason: "the bucket holds other objects under every name tried for \(record.key)")
+    }
+
+    /// Records upload outcomes in one transaction. An asset deleted meanwhile has its uploaded object deleted
+    /// again (nothing is left in the bucket for an asset that no longer exists).
+    func commitUploads(_ outcomes: [UploadOutcomeRecord]) {
+        guard !outcomes.isEmpty else { return }
+        var orphans: [String] = []
+        try? performWrite { tx in
+            for outcome in outcomes {
+                switch outcome {
+                case .uploaded(let id, let key, let etag):
+                    guard try tx.record(id) != nil else {
+                        orphans.append(key)
+                        continue
+                    }
+                    if let other = try tx.record(key: key), other.id != id, let otherID = other.id {
+                        // A sync listed our object before this commit and took it for a new asset.
+                        try tx.delete(otherID)
+                    }
+                    try tx.update(id) { r in
+                        r.key = key
+                        r.etag = etag
+                        r.verifiedETag = etag
+                        r.uploadState = .uploaded
+                        r.uploadError = nil
+                    }
+                case .failed(let id, let reason):
+                    guard try tx.record(id) != nil else { continue }
+                    try tx.update(id) { r in
+                        r.uploadState = .uploadFailed
+                        r.uploadError = reason
+                    }
+                }
+            }
+        }
+        for outcome in outcomes {
+            if case .uploaded(let id, _, _) = outcome { try? store.setUploadCheckpoint(nil, for: id) }
+        }
+        if !orphans.isEmpty, let remote {
+            let bucket = configuration.bucket
+            Task { for key in orphans { try? await remote.client.deleteObject(bucket: bucket, key: key) } }
+        }
+    }
+
+    /// The `x-amz-meta-*` an uploaded original carries (the bucket layout's fields, and the content hash).
+    static func objectMetadata(of record: AssetRecord) -> [String: String] {
+        var metadata = [
+            "creation-date": SharedMetadata.isoStyle.format(record.creationDate),
+            "pixel-width": String(record.pixelWidth), "pixel-height": String(record.pixelHeight),
+            "orientation": String(record.orientation),
+        ]
+        switch record.mediaType {
+        case .image: metadata["media-type"] = "image"
+        case .video: metadata["media-type"] = "video"
+        case .audio: metadata["media-type"] = "audio"
+        case .unknown: break
+        }
+        if let hash = record.contentSHA256 { metadata["sha256"] = hash }
+        return metadata
+    }
+}
+
+extension UploadCheckpoint {
+    var encoded: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }
+
+    static func decode(_ text: String) -> UploadCheckpoint? {
+        try? JSONDecoder().decode(UploadCheckpoint.self, from: Data(text.utf8))
+    }
+}
