@@ -44,6 +44,8 @@ extension AssetLibrary {
                 guard let record = try tx.record(id) else { continue }
                 if record.isPinned && !force { throw AssetRequestError.pinned(localIdentifier: id) }
                 guard record.availability == .full || record.availability == .partial else { continue }
+                // The only copy of an import that is not in the bucket yet is never removed.
+                guard record.uploadState == .uploaded else { continue }
                 freed += record.availability == .full ? record.size : record.partialRanges.totalBytes
                 paths += files.originalPaths(id: id, key: record.key)
                 _ = try tx.update(id) { $0.dropLocalOriginal() }
@@ -81,7 +83,9 @@ extension AssetLibrary {
         guard used > limit else { return }
         var candidates: [(id: Int64, size: Int64, used: Date)] = []
         for r in records {
-            guard let id = r.id, !r.isPinned, id != keep, !runtime.isDownloading(id) else { continue }
+            guard let id = r.id, !r.isPinned, r.uploadState == .uploaded, id != keep, !runtime.isDownloading(id) else {
+                continue
+            }
             let size = r.availability == .full ? r.size : r.partialRanges.totalBytes
             let memory = runtime.lastAccess(id) ?? .distantPast
             let persisted = r.lastAccessDate ?? .distantPast

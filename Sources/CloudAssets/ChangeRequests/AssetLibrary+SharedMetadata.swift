@@ -8,7 +8,8 @@ extension AssetLibrary {
     /// write fail; it is read and merged again), and records the merged state. At most
     /// ``Configuration/maxConnections`` at a time. Failures leave the edit to the next round.
     func shareEditedMetadata() async {
-        guard let remote, (try? checkBinding()) != nil, let ids = try? store.idsWithUnsharedMetadata(), !ids.isEmpty
+        guard let remote, networkPolicy != .offline, (try? checkBinding()) != nil,
+            let ids = try? store.idsWithUnsharedMetadata(), !ids.isEmpty
         else { return }
         await withTaskGroup(of: Void.self) { group in
             var iterator = ids.makeIterator()

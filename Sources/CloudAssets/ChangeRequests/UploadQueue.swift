@@ -148,12 +148,14 @@ extension AssetLibrary {
         }
     }
 
-    /// Starts the background uploads now (they also start on their own after ``performChanges(_:)``, on open and
-    /// when the network policy becomes `.allowed`) and returns when the worker is idle: every import and edit
-    /// that may go up under the current policy went up, or failed (see ``uploads``). Returns at once under a
-    /// policy that holds uploads.
+    /// Uploads every import and shared-property edit not in the bucket yet, now, and returns when they went up or
+    /// failed (see ``uploads``) and the background worker is idle. An explicit call, like a sync: it runs under any
+    /// network policy but `.offline` (where it returns at once) and whatever
+    /// ``Configuration/startsBackgroundTransfers`` says. Uploads also start on their own after
+    /// ``performChanges(_:)``, on open and when the policy becomes `.allowed`.
     public func waitForUploads() async {
-        uploadQueue.wake(self)
+        await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
+        await shareEditedMetadata()
         await uploadQueue.waitUntilIdle()
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import S3Transfer
 
 /// Turns a listing entry plus (optionally) its HEAD into a store row, reading the `x-amz-meta-*` fields of
-/// the bucket layout: creation-date (ISO 8601), pixel-width, pixel-height, media-type, orientation.
+/// the bucket layout: creation-date (ISO 8601), pixel-width, pixel-height, media-type, orientation, sha256.
 enum RemoteMetadata {
     static func record(
         for object: S3ObjectSummary, head: S3ObjectHead?, thumbnail: S3ObjectSummary?,
@@ -14,12 +14,17 @@ enum RemoteMetadata {
         let mediaType =
             meta["media-type"].flatMap(MediaType.init(metadataValue:)) ?? MediaType(guessingFrom: object.key)
         let orientation = meta["orientation"].flatMap { Int($0) }.flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
-        return AssetRecord(
+        var record = AssetRecord(
             key: object.key, size: object.size, etag: object.etag, lastModified: object.lastModified,
             contentType: head?.contentType, creationDate: creation, modificationDate: object.lastModified,
             mediaType: mediaType, pixelWidth: meta["pixel-width"].flatMap { Int($0) }.map { max(0, $0) } ?? 0,
             pixelHeight: meta["pixel-height"].flatMap { Int($0) }.map { max(0, $0) } ?? 0, orientation: orientation,
             thumbnailKey: thumbnail?.key, thumbnailSize: thumbnail?.size, thumbnailETag: thumbnail?.etag)
+        // The content hash a library wrote when it uploaded the original (what deduplicates imports).
+        if let hash = meta["sha256"]?.lowercased(), hash.utf8.count == 64, hash.allSatisfy(\.isHexDigit) {
+            record.contentSHA256 = hash
+        }
+        return record
     }
 
     /// Accepts `2024-05-01T12:00:00Z`, with fractional seconds, or with a numeric offset.

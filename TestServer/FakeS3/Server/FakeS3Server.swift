@@ -174,4 +174,13 @@ public final class FakeS3Server: Sendable {
 
     /// Every answered request, in order.
     public var requestLog: RequestLog { core.log }
+
+    /// The keys of a bucket's objects under `prefix`, in S3's order (UTF-8 bytes).
+    /// - Throws: ``S3Error`` `NoSuchBucket`.
+    public func keys(bucket: String, prefix: String = "") throws -> [String] {
+        let wanted = Array(prefix.utf8)
+        return try core.store.withSortedObjects(bucket: bucket) { keys, _ in
+            keys.filter { $0.hasPrefix(wanted) }.map { String(decoding: $0.bytes, as: UTF8.self) }
+        }
+    }
 }
