@@ -8,8 +8,9 @@ struct CloudAssetsCommand: AsyncParsableCommand {
         commandName: "cloudassets",
         abstract: "Work with a photo library whose originals live in an S3 bucket.",
         subcommands: [
-            Demo.self, Sync.self, List.self, Get.self, Pin.self, Unpin.self, Evict.self, Watch.self, Status.self,
-            ExitCodes.self,
+            Demo.self, Sync.self, List.self, Get.self, Add.self, Remove.self, Restore.self, EmptyTrash.self,
+            Favorite.self, Unfavorite.self, Hide.self, Unhide.self, Pin.self, Unpin.self, Evict.self, Watch.self,
+            Status.self, ExitCodes.self,
         ])
 
     /// Parses and runs the command, ending with a status of ``ExitStatus``: help and version exit 0, a command

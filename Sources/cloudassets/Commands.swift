@@ -18,12 +18,13 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
     }
 }
 
-/// Finds assets by local identifier or key (with or without the originals prefix).
-func resolveAssets(_ names: [String], in library: AssetLibrary) throws -> [Asset] {
+/// Finds assets by local identifier or key (with or without the originals prefix); assets in the trash only
+/// when `includingTrash`.
+func resolveAssets(_ names: [String], in library: AssetLibrary, includingTrash: Bool = false) throws -> [Asset] {
     try names.map { name in
-        if let asset = try library.asset(withLocalIdentifier: name) { return asset }
+        if let asset = try library.asset(withLocalIdentifier: name), includingTrash || !asset.isTrashed { return asset }
         for key in [name, library.configuration.layout.originalsPrefix + name] {
-            if let asset = try library.asset(forKey: key) { return asset }
+            if let asset = try library.asset(forKey: key), includingTrash || !asset.isTrashed { return asset }
         }
         throw CLIError("unknown asset \(name): no asset has that id or key (run `cloudassets sync` first?)")
     }
@@ -58,7 +59,8 @@ struct Sync: AsyncParsableCommand {
                 Terminal.shared.out(
                     "synced: \(summary.listed) listed, \(summary.inserted) new, \(summary.contentChanged) changed, "
                         + "\(summary.metadataChanged) metadata, \(summary.removed) removed, "
-                        + "\(summary.thumbnailsFetched) thumbnails")
+                        + "\(summary.thumbnailsFetched) thumbnails, \(summary.sidecarsRead) shared edits merged, "
+                        + "\(summary.purged) purged from the trash")
             }
         }
     }
@@ -71,13 +73,18 @@ struct List: AsyncParsableCommand {
             Text: a header line (ID STATE PINNED SIZE KEY; --no-header or --quiet drops it), then one line per \
             asset with those five tab-separated columns; in the key, a tab, newline, other control character or \
             backslash is written as a C escape (\\t, \\n, \\r, \\xHH, \\\\). JSON (--json): one array, one asset \
-            object per line, with the fields creationDate, hasThumbnail, id, key, mediaType, pinned, size, state.
+            object per line, with the fields creationDate, favorite, hasThumbnail, hidden, id, key, keywords, \
+            mediaType, pinned, size, state, title, trashed, uploadState.
             """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only this state: cloudOnly, thumbnail, partial, full.") var state: String?
     @Option(help: "Only this media type: image, video, audio.") var type: String?
     @Option(help: "Only keys starting with this prefix.") var prefix: String?
     @Flag(help: "Only pinned assets.") var pinned = false
+    @Flag(help: "Only favourites.") var favorite = false
+    @Flag(help: "Only assets whose original is in the bucket.") var uploaded = false
+    @Flag(help: "Only imports not in the bucket yet (pending, uploading or failed).") var notUploaded = false
+    @Flag(help: "Only assets in the trash (left out otherwise).") var trashed = false
     // Unconditional: `--sort -date` takes `-date` as the value instead of reading it as a flag.
     @Option(parsing: .unconditional, help: "Sort by: date, key, size (prefix with - for descending).")
     var sort = "key"
@@ -103,6 +110,10 @@ struct List: AsyncParsableCommand {
                 predicates.append(.mediaTypes([media]))
             }
             if let prefix { predicates.append(.keyPrefix(prefix)) }
+            if favorite { predicates.append(.isFavorite(true)) }
+            if uploaded { predicates.append(.uploadStates([.uploaded])) }
+            if notUploaded { predicates.append(.uploadStates([.pendingUpload, .uploading, .uploadFailed])) }
+            if trashed { predicates.append(.isTrashed(true)) }
             let descending = sort.hasPrefix("-")
             let sortKey: AssetSortDescriptor
             switch descending ? String(sort.dropFirst()) : sort {
@@ -116,6 +127,7 @@ struct List: AsyncParsableCommand {
             options.sortDescriptors = [sortKey]
             options.fetchLimit = limit
             options.includeHiddenAssets = true
+            options.includeTrashedAssets = trashed
             let assets = try library.fetchAssets(options)
             let output = BufferedOutput()
             if json {
@@ -186,10 +198,13 @@ enum TextEscape {
 enum AssetJSON {
     static func write(_ a: Asset, to output: BufferedOutput) {
         output.write(
-            "{\"creationDate\":\"\(ISODate.string(a.creationDate))\",\"hasThumbnail\":\(a.hasThumbnail),"
+            "{\"creationDate\":\"\(ISODate.string(a.creationDate))\",\"favorite\":\(a.isFavorite),"
+                + "\"hasThumbnail\":\(a.hasThumbnail),\"hidden\":\(a.isHidden),"
                 + "\"id\":\"\(a.localIdentifier)\",\"key\":\(JSONText.string(a.key)),"
+                + "\"keywords\":[\(a.keywords.map(JSONText.string).joined(separator: ","))],"
                 + "\"mediaType\":\"\(a.mediaType.name)\",\"pinned\":\(a.isPinned),\"size\":\(a.size),"
-                + "\"state\":\"\(a.availability.name)\"}")
+                + "\"state\":\"\(a.availability.name)\",\"title\":\(a.title.map(JSONText.string) ?? "null"),"
+                + "\"trashed\":\(a.isTrashed),\"uploadState\":\"\(a.uploadState.name)\"}")
     }
 }
 
@@ -240,6 +255,17 @@ extension AssetAvailability {
     init?(name: String) {
         guard let match = Self.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
         self = match
+    }
+}
+
+extension UploadState {
+    var name: String {
+        switch self {
+        case .uploaded: "uploaded"
+        case .pendingUpload: "pending"
+        case .uploading: "uploading"
+        case .uploadFailed: "failed"
+        }
     }
 }
 

@@ -277,6 +277,10 @@ struct Status: AsyncParsableCommand {
             var everything = FetchOptions()
             everything.includeHiddenAssets = true
             let all = try library.fetchAssets(everything)
+            let trash = try library.fetchAssets(
+                FetchOptions(predicate: .isTrashed(true), includeHiddenAssets: true, includeTrashedAssets: true)
+            ).count
+            let uploads = try library.uploads
             // Every state, also those no asset is in: `states` always has the four keys.
             var counts = Dictionary(uniqueKeysWithValues: AssetAvailability.allCases.map { ($0.name, 0) })
             var pinned = 0
@@ -294,11 +298,17 @@ struct Status: AsyncParsableCommand {
                     var cacheBytes: Int64
                     var cacheLimit: Int64?
                     var lastSync: String?
+                    var trash: Int
+                    var uploads: [String: Int]
                 }
                 let out = Out(
                     assets: all.count, states: counts, pinned: pinned, cacheBytes: usage.bytes,
                     cacheLimit: library.configuration.cacheSizeLimit,
-                    lastSync: lastSync.map { ISO8601DateFormatter().string(from: $0) })
+                    lastSync: lastSync.map { ISO8601DateFormatter().string(from: $0) }, trash: trash,
+                    uploads: [
+                        "pending": uploads.pending, "uploading": uploads.uploading, "failed": uploads.failed,
+                        "unsharedEdits": uploads.unsharedEdits,
+                    ])
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 Terminal.shared.out(String(decoding: try encoder.encode(out), as: UTF8.self))
@@ -311,6 +321,10 @@ struct Status: AsyncParsableCommand {
                 let limit = library.configuration.cacheSizeLimit.map { " of \(Format.bytes($0))" } ?? ""
                 Terminal.shared.out("cache:      \(Format.bytes(usage.bytes))\(limit)")
                 Terminal.shared.out("queue:      \(library.activeDownloadCount) download(s) in this process")
+                Terminal.shared.out(
+                    "uploads:    \(uploads.pending) pending, \(uploads.uploading) uploading, \(uploads.failed) failed, "
+                        + "\(uploads.unsharedEdits) edit(s) to send")
+                Terminal.shared.out("trash:      \(trash)")
                 Terminal.shared.out(
                     "last sync:  \(lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? "never")")
             }

@@ -22,6 +22,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     case rangeNotSatisfiable = 11
     case refused = 12
     case regionMismatch = 13
+    case uploadFailed = 14
     case interrupted = 130
 
     /// What the status means, in one line.
@@ -43,6 +44,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .refused:
             "refused to protect data (evicting a pinned asset, another bucket than the library's, -o inside the library)"
         case .regionMismatch: "the bucket is in another region than --region"
+        case .uploadFailed: "imported, but an upload failed (the original is kept; the next sync tries again)"
         case .interrupted: "interrupted (Ctrl-C or SIGTERM); partial downloads are kept and resume"
         }
     }
