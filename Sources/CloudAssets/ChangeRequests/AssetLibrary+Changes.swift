@@ -129,9 +129,9 @@ extension AssetLibrary {
         case .keywords(let value): shared.change(.keywords, device: device, now: now) { $0.keywords = value }
         case .trash:
             guard !record.isTrashed else { return }
-            // Milliseconds, as the bucket's sidecar carries it: every library holds the same date.
-            let date = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
-            shared.change(.trashed, device: device, now: now) { $0.trashedDate = date }
+            shared.change(.trashed, device: device, now: now) { $0.trashedDate = now }
+            // The stamp's time, as every library reads it from the sidecar: all hold the same date.
+            shared.trashedDate = shared.stamps[.trashed].map { SharedMetadata.date(ofStamp: $0.time) }
         case .restore:
             guard record.isTrashed else { return }
             shared.change(.trashed, device: device, now: now) { $0.trashedDate = nil }

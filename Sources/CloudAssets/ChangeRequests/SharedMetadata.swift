@@ -129,7 +129,11 @@ extension SharedMetadata {
     ///  "properties":{"favorite":{"value":true,"time":1763900000000,"device":"6F1…"},
     ///                "title":{"value":"Beach","time":…,"device":"…"},
     ///                "keywords":{"value":["sea","2026"],…}, "hidden":{…},
-    ///                "trashed":{"value":"2026-11-23T10:00:00.000Z" or null,…}}}
+    ///                "trashed":{"value":true,…}}}
+    /// ```
+    /// An asset's trash date is the time of the stamp that put it in the trash, so every library holds the same
+    /// date to the millisecond.
+    /// ```
     /// ```
     /// Only properties that were ever set appear. It is written with a conditional PUT (`If-Match` its ETag, or
     /// `If-None-Match: *` when there is none) after merging what the bucket holds, so no library overwrites a change
@@ -188,7 +192,7 @@ extension SharedMetadata {
             case .hidden: value = .flag(isHidden)
             case .title: value = title.map(Sidecar.Value.text) ?? .none
             case .keywords: value = .list(keywords)
-            case .trashed: value = trashedDate.map { .text(Self.isoStyle.format($0)) } ?? .none
+            case .trashed: value = .flag(trashedDate != nil)
             }
             properties[property.rawValue] = Sidecar.Entry(value: value, time: stamp.time, device: stamp.device)
         }
@@ -207,10 +211,7 @@ extension SharedMetadata {
             case (.title, .text(let text)): title = text
             case (.title, .none): title = nil
             case (.keywords, .list(let list)): keywords = list.map(AssetRecord.normalizedKeyword).filter { !$0.isEmpty }
-            case (.trashed, .text(let text)):
-                guard let date = try? Self.isoStyle.parse(text) else { continue }
-                trashedDate = date
-            case (.trashed, .none): trashedDate = nil
+            case (.trashed, .flag(let trashed)): trashedDate = trashed ? Self.date(ofStamp: entry.time) : nil
             default: continue
             }
             stamps[property] = Stamp(time: entry.time, device: entry.device)
@@ -234,4 +235,7 @@ extension SharedMetadata {
     }
 
     static let isoStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// The date a stamp's time stands for.
+    static func date(ofStamp millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
 }
