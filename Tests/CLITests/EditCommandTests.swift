@@ -1,0 +1,109 @@
+import FakeS3
+import Foundation
+import Testing
+
+/// One asset of `ls --json` with the write path's fields.
+private struct SharedRow: Decodable, Equatable {
+    var id: String
+    var key: String
+    var favorite: Bool
+    var hidden: Bool
+    var trashed: Bool
+    var uploadState: String
+    var state: String
+}
+
+@Suite("cloudassets add, rm, restore, favorite, hide, empty-trash")
+struct EditCommandTests {
+    private func rows(_ fixture: CLIFixture, _ arguments: [String] = [], store: URL? = nil) async throws
+        -> [SharedRow]
+    {
+        var globals = fixture.globalArguments
+        if let store { globals[1] = store.path }
+        let result = try await fixture.run("ls", ["--json"] + arguments, globals: globals)
+        expectSuccess(result)
+        return try JSONDecoder().decode([SharedRow].self, from: result.stdoutData)
+    }
+
+    @Test func addUploadsTheFileAndASecondLibraryReceivesIt() async throws {
+        try await withFixture(assets: 2) { fixture in
+            let file = fixture.folder.appendingPathComponent("holiday.jpg")
+            let bytes = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            try bytes.write(to: file)
+            let added = try await fixture.run("add", [file.path, file.path])
+            expectSuccess(added)
+            let lines = added.stdout.split(separator: "\n")
+            #expect(lines.count == 2 && lines[0] == lines[1], "the same bytes twice are one asset: \(added.stdout)")
+            let key = try #require(lines.first?.split(separator: "\t").last.map(String.init))
+            #expect(try fixture.objectData(key) == bytes)
+            #expect(FileManager.default.fileExists(atPath: file.path))
+            let mine = try await rows(fixture).first { $0.key == key }
+            #expect(mine?.uploadState == "uploaded" && mine?.state == "full")
+
+            let other = fixture.folder.appendingPathComponent("other")
+            var globals = fixture.globalArguments
+            globals[1] = other.path
+            expectSuccess(try await fixture.run("sync", ["--no-thumbnails"], globals: globals))
+            let theirs = try await rows(fixture, store: other).first { $0.key == key }
+            #expect(theirs?.state == "cloudOnly" && theirs?.uploadState == "uploaded")
+        }
+    }
+
+    @Test func addWithMoveTakesTheFileAndAMissingFileIsAUsageError() async throws {
+        try await withFixture(assets: 1) { fixture in
+            let file = fixture.folder.appendingPathComponent("moved.png")
+            try Data(repeating: 7, count: 1000).write(to: file)
+            expectSuccess(try await fixture.run("add", ["--move", file.path]))
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+            let missing = try await fixture.run("add", [fixture.folder.appendingPathComponent("nope.jpg").path])
+            expectUserError(missing, status: 2, mentioning: "nope.jpg")
+        }
+    }
+
+    @Test func editsAndTrashReachAnotherLibrary() async throws {
+        try await withFixture(assets: 3) { fixture in
+            try await fixture.sync()
+            let other = fixture.folder.appendingPathComponent("other")
+            var otherGlobals = fixture.globalArguments
+            otherGlobals[1] = other.path
+            expectSuccess(try await fixture.run("favorite", ["1"]))
+            expectSuccess(try await fixture.run("hide", ["2"]))
+            expectSuccess(try await fixture.run("rm", ["3"]))
+            #expect(try await rows(fixture).map(\.id) == ["1", "2"], "trashed assets leave ls")
+            #expect(try await rows(fixture, ["--trashed"]).map(\.id) == ["3"])
+            expectSuccess(try await fixture.run("sync", ["--no-thumbnails"], globals: otherGlobals))
+            let theirs = try await rows(fixture, store: other)
+            #expect(theirs.count == 2)
+            #expect(theirs.first { $0.favorite }?.key == (try await rows(fixture)).first { $0.id == "1" }?.key)
+            #expect(theirs.filter(\.hidden).count == 1)
+            let trashedKey = try #require(try await rows(fixture, ["--trashed"]).first?.key)
+            expectSuccess(try await fixture.run("restore", [trashedKey], globals: otherGlobals))
+            try await fixture.sync(["--no-thumbnails"])
+            #expect(try await rows(fixture).count == 3)
+            expectSuccess(try await fixture.run("rm", ["3"]))
+            let purged = try await fixture.run("empty-trash")
+            expectSuccess(purged)
+            #expect(purged.stdout.contains("purged 1"))
+            #expect(try fixture.server.objectData(bucket: CLIFixture.bucket, key: trashedKey) == nil)
+            expectSuccess(try await fixture.run("sync", ["--no-thumbnails"], globals: otherGlobals))
+            #expect(try await rows(fixture, ["--trashed"], store: other).isEmpty)
+            #expect(try await rows(fixture, store: other).count == 2)
+        }
+    }
+
+    @Test func anImportMadeOfflineIsListedAsNotUploadedAndStatusCountsIt() async throws {
+        try await withFixture(assets: 1) { fixture in
+            let file = fixture.folder.appendingPathComponent("offline.jpg")
+            try Data(repeating: 3, count: 5000).write(to: file)
+            expectSuccess(try await fixture.run("add", [file.path, "--network-policy", "offline"]))
+            let pending = try await rows(fixture, ["--not-uploaded"])
+            #expect(pending.map(\.uploadState) == ["pending"])
+            let status = try await fixture.run("status", ["--json"])
+            expectSuccess(status)
+            #expect(status.stdout.contains("\"pending\":1"))
+            try await fixture.sync(["--no-thumbnails"])
+            #expect(try await rows(fixture, ["--not-uploaded"]).isEmpty)
+            #expect(try await rows(fixture, ["--uploaded"]).count == 2)
+        }
+    }
+}
