@@ -131,6 +131,37 @@ struct DemoRun {
                 "== re-sync: \(resync.listed) listed, \(resync.transactions) transactions, "
                     + "\(observer.count - before) notifications")
 
+            // 10. The write path: an import is local at once and uploads in the background; a second library on
+            // the bucket receives it as an insertion, and a favourite set there comes back as a change.
+            let photo = temp.appendingPathComponent("new-photo.png")
+            try SampleLibrary.samplePNG(width: 320, height: 240, seed: 7).write(to: photo)
+            let created = try await library.performChanges { $0.createAsset(fromFileAt: photo) }
+            observer.drain()
+            let imported = try library.asset(withLocalIdentifier: created[0])
+            say(
+                "== imported \(photo.lastPathComponent) as \(imported?.key ?? "?"): "
+                    + "\(imported.map { "\($0.availability), \($0.uploadState)" } ?? "?")")
+            await library.waitForUploads()
+            say("   uploaded: \(try library.asset(withLocalIdentifier: created[0]).map { "\($0.uploadState)" } ?? "?")")
+            var secondConfiguration = configuration
+            secondConfiguration.storeURL = temp.appendingPathComponent("second-device")
+            let second = try await AssetLibrary(configuration: secondConfiguration)
+            defer { second.close() }
+            let secondSync = try await second.sync(fetchThumbnails: false)
+            let received = try imported.flatMap { try second.asset(forKey: $0.key) }
+            say(
+                "== a second library synced: \(secondSync.inserted) assets inserted, the import among them as "
+                    + "\(received.map { "\($0.availability)" } ?? "missing")")
+            if let received {
+                try await second.performChanges { $0.setFavorite(true, for: [received]) }
+                await second.waitForUploads()
+                try await library.sync(fetchThumbnails: false)
+                observer.drain()
+                say(
+                    "   favourite set there, after a sync here: isFavorite="
+                        + "\(try library.asset(withLocalIdentifier: created[0])?.isFavorite ?? false)")
+            }
+
             let usage = try library.cacheUsage()
             say("")
             say("== summary")

@@ -85,7 +85,8 @@ struct ChangeRequestTests {
             #expect(try library.uploads.isEmpty)
 
             // Another library finds the object with the metadata the import read.
-            let other = try await harness.open(harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("b")))
+            let other = try await harness.open(
+                harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("b")))
             try await other.sync(fetchThumbnails: false)
             let seen = try #require(try other.asset(forKey: asset.key))
             #expect((seen.pixelWidth, seen.pixelHeight, seen.orientation) == (4032, 3024, 6))
@@ -227,7 +228,8 @@ struct ChangeRequestTests {
     func editsReachAnotherLibrary() async throws {
         try await withHarness { harness in
             let (a, asset) = try await harness.openSynced(with: "a.jpg", data: Data([1, 2, 3]))
-            let b = try await harness.open(harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("b")))
+            let b = try await harness.open(
+                harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("b")))
             try await b.sync(fetchThumbnails: false)
             let seenByB = try b.fetchAssets()
             try await a.performChanges { changes in
@@ -256,7 +258,8 @@ struct ChangeRequestTests {
     func concurrentEditsMerge() async throws {
         try await withHarness { harness in
             let (a, assetA) = try await harness.openSynced(with: "a.jpg", data: Data([1, 2, 3]))
-            let b = try await harness.open(harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("b")))
+            let b = try await harness.open(
+                harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("b")))
             try await b.sync(fetchThumbnails: false)
             let assetB = try #require(try b.asset(forKey: assetA.key))
             // Neither has seen the other's edits when it makes its own.
@@ -306,10 +309,13 @@ struct ChangeRequestTests {
             let date = Date(timeIntervalSince1970: 1_700_000_000)
             let options = AssetCreationOptions(creationDate: date)
             let a = try await harness.open(harness.quietConfiguration())
-            let b = try await harness.open(harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("b")))
+            let b = try await harness.open(
+                harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("b")))
             let dirA = harness.folder.appendingPathComponent("sa")
             let dirB = harness.folder.appendingPathComponent("sb")
-            for dir in [dirA, dirB] { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
+            for dir in [dirA, dirB] {
+                try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            }
             try testBytes(count: 4000, seed: 10).write(to: dirA.appendingPathComponent("IMG.JPG"))
             try testBytes(count: 4000, seed: 11).write(to: dirB.appendingPathComponent("IMG.JPG"))
             try testBytes(count: 5000, seed: 12).write(to: dirA.appendingPathComponent("SAME.JPG"))

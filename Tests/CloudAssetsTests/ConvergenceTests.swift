@@ -46,7 +46,9 @@ struct ConvergenceTests {
     /// bytes or the same name on two devices), trash and restore, favourites, hidden, titles, keywords, puts,
     /// deletes and renames by copy — with syncs in random order. After every library has synced twice, they
     /// hold the same assets with the same shared properties, and the bucket holds every asset's original.
-    @Test("random changes on three libraries and an outside writer end in identical catalogs", arguments: [1, 2, 3, 4] as [UInt64])
+    @Test(
+        "random changes on three libraries and an outside writer end in identical catalogs",
+        arguments: [1, 2, 3, 4] as [UInt64])
     func randomChangesConverge(seed: UInt64) async throws {
         try await withHarness { harness in
             var random = Choices(state: seed)
@@ -72,7 +74,9 @@ struct ConvergenceTests {
                 case 0, 1:
                     // Imports: sometimes bytes or a name another device may import too.
                     let shared = random.below(3) == 0
-                    let bytes = testBytes(count: 500 + random.below(4000), seed: shared ? UInt64(random.below(3)) : seed << 32 + UInt64(counter))
+                    let bytes = testBytes(
+                        count: 500 + random.below(4000),
+                        seed: shared ? UInt64(random.below(3)) : seed << 32 + UInt64(counter))
                     let name = random.below(3) == 0 ? "IMG_\(random.below(3)).JPG" : "file\(counter).jpg"
                     let url = sources.appendingPathComponent("\(counter)-\(name)")
                     try bytes.write(to: url)
@@ -82,9 +86,13 @@ struct ConvergenceTests {
                             fromFileAt: source, options: AssetCreationOptions(creationDate: date, bucketPath: name))
                     }
                 case 2:
-                    if let asset = random.pick(visible) { try await library.performChanges { $0.deleteAssets([asset]) } }
+                    if let asset = random.pick(visible) {
+                        try await library.performChanges { $0.deleteAssets([asset]) }
+                    }
                 case 3:
-                    if let asset = random.pick(trashed) { try await library.performChanges { $0.restoreAssets([asset]) } }
+                    if let asset = random.pick(trashed) {
+                        try await library.performChanges { $0.restoreAssets([asset]) }
+                    }
                 case 4:
                     let flag = random.below(2) == 0
                     if let asset = random.pick(visible) {
@@ -115,7 +123,9 @@ struct ConvergenceTests {
                     // Another tool deletes or renames (copy, then delete) an object it wrote.
                     if let key = random.pick(outsideKeys) {
                         outsideKeys.removeAll { $0 == key }
-                        if random.below(2) == 0, let data = try harness.server.objectData(bucket: LibraryHarness.bucket, key: key) {
+                        if random.below(2) == 0,
+                            let data = try harness.server.objectData(bucket: LibraryHarness.bucket, key: key)
+                        {
                             let renamed = "originals/outside/renamed\(counter).jpg"
                             try harness.server.putObject(bucket: LibraryHarness.bucket, key: renamed, data: data)
                             outsideKeys.append(renamed)

@@ -155,7 +155,8 @@ extension AssetLibrary {
         } else {
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = TimeZone(identifier: "UTC")!
-            let parts = calendar.dateComponents([.year, .month], from: options.creationDate ?? file.metadata.creationDate)
+            let parts = calendar.dateComponents(
+                [.year, .month], from: options.creationDate ?? file.metadata.creationDate)
             let name = file.sourceName
             path = String(format: "%04d/%02d/", parts.year ?? 1970, parts.month ?? 1) + Self.safeObjectName(name)
         }
@@ -176,7 +177,10 @@ extension AssetLibrary {
 
     /// A file name as an object name: control characters and separators replaced, never empty.
     static func safeObjectName(_ name: String) -> String {
-        let cleaned = String(name.unicodeScalars.map { $0.properties.generalCategory == .control || $0 == "/" || $0 == "\\" ? "_" : Character($0) })
+        let cleaned = String(
+            name.unicodeScalars.map {
+                $0.properties.generalCategory == .control || $0 == "/" || $0 == "\\" ? "_" : Character($0)
+            })
         return cleaned.isEmpty || cleaned == "." || cleaned == ".." ? "asset" : cleaned
     }
 

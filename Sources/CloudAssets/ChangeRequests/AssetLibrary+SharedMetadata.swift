@@ -98,7 +98,8 @@ extension AssetLibrary {
     func pullSharedMetadata(remote: LibraryRemote) async throws -> Int {
         let layout = configuration.layout
         var listed: [String: String] = [:]
-        for try await page in remote.client.listAllObjects(bucket: configuration.bucket, prefix: layout.metadataPrefix) {
+        for try await page in remote.client.listAllObjects(bucket: configuration.bucket, prefix: layout.metadataPrefix)
+        {
             for object in page.objects {
                 if let original = layout.originalKey(forSidecarKey: object.key) { listed[original] = object.etag }
             }
@@ -107,7 +108,8 @@ extension AssetLibrary {
         var stale: [(id: Int64, key: String)] = []
         for chunk in Array(listed.keys).chunked(500) {
             for (key, record) in try store.records(keys: Array(chunk)) {
-                guard let id = record.id, let etag = listed[key], record.sidecarETag.map({ !ETag.same($0, etag) }) ?? true
+                guard let id = record.id, let etag = listed[key],
+                    record.sidecarETag.map({ !ETag.same($0, etag) }) ?? true
                 else { continue }
                 stale.append((id, key))
             }

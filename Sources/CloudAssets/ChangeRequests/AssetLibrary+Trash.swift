@@ -46,7 +46,9 @@ extension AssetLibrary {
                 // Restored meanwhile (here, or by a merge from another library): it stays.
                 guard let record = try tx.record(id), record.isTrashed else { continue }
                 try tx.delete(id)
-                for path in files.allPaths(id: id, key: record.key) { try? FileManager.default.removeItem(atPath: path) }
+                for path in files.allPaths(id: id, key: record.key) {
+                    try? FileManager.default.removeItem(atPath: path)
+                }
             }
         }
         if let failure { throw failure }

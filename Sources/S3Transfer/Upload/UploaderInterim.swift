@@ -67,7 +67,8 @@ public final class Uploader: Sendable {
             for (n, v) in request.metadata.sorted(by: { $0.key < $1.key }) { headers.append(("x-amz-meta-\(n)", v)) }
             if request.createOnly { headers.append(("if-none-match", "*")) }
             let (head, _) = try await client.send {
-                client.makeRequest(method: "PUT", bucket: request.bucket, key: request.key, headers: headers, body: body)
+                client.makeRequest(
+                    method: "PUT", bucket: request.bucket, key: request.key, headers: headers, body: body)
             }
             return .created(etag: S3ETag.unquoted(head["etag"] ?? ""), checksums: S3Checksums())
         } catch .preconditionFailed {

@@ -179,6 +179,16 @@ public enum SampleLibrary {
         try store.commit(bucket: bucket, info: info, upload: sink)
     }
 
+    /// A sample photo (PNG) like the seeded ones, for demos that import a file.
+    /// - Parameters:
+    ///   - width: Pixels across.
+    ///   - height: Pixels down.
+    ///   - seed: Different seeds give different images.
+    public static func samplePNG(width: Int, height: Int, seed: UInt64) -> Data {
+        var rng = SplitMix64(seed: seed)
+        return image(width: width, height: height, rng: &rng)
+    }
+
     /// A smooth gradient with a little noise and a few blocks: compresses like a photo would, roughly.
     private static func image(width: Int, height: Int, rng: inout SplitMix64) -> Data {
         let r0 = Int(rng.next() % 256)
