@@ -29,6 +29,7 @@ rows += await section("small downloads") { try await runTransferBenchmarks(large
 rows += await section("store and change details") { runStoreBenchmarks() }
 rows += await section("fake server") { try await runServerBenchmarks() }
 rows += await section("library") { try await runLibraryBenchmarks() }
+rows += await section("import") { try await runImportBenchmarks() }
 // Against Ceph's RADOS Gateway (scripts/ceph-rgw.sh): no rows when the cluster cannot start.
 rows += await section("rgw") { try await runRGWBenchmarks() }
 

@@ -27,17 +27,23 @@ extension AssetLibrary {
         let files = self.files
         let creations = requests.creations
         let staged = try await Self.offCooperativePool {
-            var done: [ImportedFile] = []
-            do {
-                for creation in creations {
-                    done.append(
-                        try ImportedFile.stage(creation.source, files: files, moving: creation.options.movesFile))
+            // Files are read on every core: an import of many small files is bound by the calls per file.
+            let results = Mutex([Result<ImportedFile, any Error>?](repeating: nil, count: creations.count))
+            DispatchQueue.concurrentPerform(iterations: creations.count) { index in
+                let creation = creations[index]
+                let result = Result {
+                    try ImportedFile.stage(creation.source, files: files, moving: creation.options.movesFile)
                 }
-            } catch {
-                for file in done { file.discard() }
+                results.withLock { $0[index] = result }
+            }
+            let all = results.withLock { $0 }.compactMap { $0 }
+            if let failure = all.first(where: { if case .failure = $0 { true } else { false } }),
+                case .failure(let error) = failure
+            {
+                for case .success(let file) in all { file.discard() }
                 throw error
             }
-            return done
+            return all.compactMap { try? $0.get() }
         }
         let device = try deviceIdentifier()
         let now = Date()

@@ -23,10 +23,10 @@ struct ImportMetadata: Sendable, Hashable {
     /// Headers past this many bytes are not looked for (EXIF and the frame header sit at the start).
     static let headerLimit = 512 * 1024
 
-    static func read(_ url: URL, name: String, fileStatus: stat) -> ImportMetadata {
+    /// The metadata of a file whose first bytes (up to ``headerLimit``) are `head`.
+    static func read(head: [UInt8], name: String, fileStatus: stat) -> ImportMetadata {
         let modified = Date(
             timeIntervalSince1970: Double(fileStatus.st_mtim.tv_sec) + Double(fileStatus.st_mtim.tv_nsec) / 1e9)
-        let head = readHead(url)
         var result = ImportMetadata(
             mediaType: MediaType(guessingFrom: name), contentType: contentType(forName: name),
             creationDate: modified)
@@ -53,21 +53,6 @@ struct ImportMetadata: Sendable, Hashable {
             result.contentType = "image/gif"
         }
         return result
-    }
-
-    private static func readHead(_ url: URL) -> [UInt8] {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return [] }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: headerLimit)
-        var filled = 0
-        while filled < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            filled += n
-        }
-        return Array(buffer[..<filled])
     }
 
     static func contentType(forName name: String) -> String {

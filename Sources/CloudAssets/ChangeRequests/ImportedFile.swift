@@ -39,22 +39,26 @@ struct ImportedFile: Sendable {
         }
         let staged = files.originalsFolder.appendingPathComponent(LocalFiles.stagingName())
         var renamedFrom: URL?
+        let digest: (sha256: String, head: [UInt8])
         if moving, rename(source.path, staged.path) == 0 {
             renamedFrom = source
+            do {
+                digest = try read(staged, copyingTo: nil)
+            } catch {
+                _ = rename(staged.path, source.path)
+                throw error
+            }
         } else {
-            try copy(source, to: staged)
+            // A copy that leaves its source needs no sync to disk before the asset exists: if the machine stops
+            // before the kernel writes it, recovery finds it short and removes the asset, and the source is still
+            // there. A move across file systems removes the source, so its copy is synced first.
+            digest = try read(source, copyingTo: staged, sync: moving)
         }
-        do {
-            let sha = try hash(staged)
-            let metadata = ImportMetadata.read(staged, name: source.lastPathComponent, fileStatus: status)
-            return ImportedFile(
-                stagedURL: staged, size: Int64(status.st_size), sha256: sha, metadata: metadata,
-                sourceName: source.lastPathComponent,
-                sourceToRemove: moving && renamedFrom == nil ? source : nil, renamedFrom: renamedFrom)
-        } catch {
-            if let renamedFrom { _ = rename(staged.path, renamedFrom.path) } else { unlink(staged.path) }
-            throw error
-        }
+        let metadata = ImportMetadata.read(head: digest.head, name: source.lastPathComponent, fileStatus: status)
+        return ImportedFile(
+            stagedURL: staged, size: Int64(status.st_size), sha256: digest.sha256, metadata: metadata,
+            sourceName: source.lastPathComponent, sourceToRemove: moving && renamedFrom == nil ? source : nil,
+            renamedFrom: renamedFrom)
     }
 
     /// Undoes the staging of a change that did not commit: the source goes back where it was.
@@ -66,63 +70,58 @@ struct ImportedFile: Sendable {
         }
     }
 
-    private static func copy(_ source: URL, to destination: URL) throws {
+    /// Reads `source` once: hashes every byte, keeps the first ``ImportMetadata/headerLimit`` bytes (where the
+    /// headers an import reads are), and writes a copy to `destination` when given (created, never replacing
+    /// anything; removed again on failure).
+    private static func read(_ source: URL, copyingTo destination: URL?, sync: Bool = false) throws
+        -> (sha256: String, head: [UInt8])
+    {
         let input = open(source.path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
             throw AssetLibraryError.cannotImport(path: source.path, reason: String(cString: strerror(errno)))
         }
         defer { close(input) }
-        let output = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard output >= 0 else {
-            throw AssetLibraryError.cannotImport(
-                path: source.path, reason: "cannot write into the library: \(String(cString: strerror(errno)))")
+        var output: Int32 = -1
+        if let destination {
+            output = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard output >= 0 else {
+                throw AssetLibraryError.cannotImport(
+                    path: source.path, reason: "cannot write into the library: \(String(cString: strerror(errno)))")
+            }
         }
-        defer { close(output) }
+        func fail(_ reason: String) -> AssetLibraryError {
+            if let destination {
+                close(output)
+                unlink(destination.path)
+            }
+            return AssetLibraryError.cannotImport(path: source.path, reason: reason)
+        }
+        var hasher = SHA256()
+        var head: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else {
-                unlink(destination.path)
-                throw AssetLibraryError.cannotImport(path: source.path, reason: String(cString: strerror(errno)))
-            }
+            guard count >= 0 else { throw fail(String(cString: strerror(errno))) }
             if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            if head.count < ImportMetadata.headerLimit {
+                head += buffer[..<min(count, ImportMetadata.headerLimit - head.count)]
+            }
             var written = 0
-            while written < count {
+            while output >= 0 && written < count {
                 let n = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else {
-                    unlink(destination.path)
-                    throw AssetLibraryError.cannotImport(
-                        path: source.path, reason: "cannot write into the library: \(String(cString: strerror(errno)))")
+                    throw fail("cannot write into the library: \(String(cString: strerror(errno)))")
                 }
                 written += n
             }
         }
-        // The copy is the only one once the source is gone (a move) or changes: on disk before the asset exists.
-        guard fsync(output) == 0 else {
-            unlink(destination.path)
-            throw AssetLibraryError.cannotImport(path: source.path, reason: "cannot sync the copy to disk")
+        if output >= 0 {
+            if sync && fsync(output) != 0 { throw fail("cannot sync the copy to disk") }
+            close(output)
         }
-    }
-
-    private static func hash(_ url: URL) throws -> String {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw AssetLibraryError.cannotImport(path: url.path, reason: String(cString: strerror(errno)))
-        }
-        defer { close(fd) }
-        var hasher = SHA256()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else {
-                throw AssetLibraryError.cannotImport(path: url.path, reason: String(cString: strerror(errno)))
-            }
-            if count == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-        }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return (hasher.finalize().map { String(format: "%02x", $0) }.joined(), head)
     }
 }

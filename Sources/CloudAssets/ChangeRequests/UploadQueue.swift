@@ -201,13 +201,19 @@ extension AssetLibrary {
             } catch {
                 return
             }
+            // One read for the whole batch, not two per upload.
+            let records = (try? store.records(ids: batch)) ?? []
+            let checkpoints = (try? store.allUploadCheckpoints()) ?? [:]
             await withTaskGroup(of: UploadOutcomeRecord?.self) { group in
-                var iterator = batch.makeIterator()
+                var iterator = records.makeIterator()
                 var done: [UploadOutcomeRecord] = []
                 var lastCommit = ContinuousClock.now
                 func addNext() -> Bool {
-                    guard let id = iterator.next() else { return false }
-                    group.addTask { await self.uploadOriginal(id, remote: remote, queue: queue) }
+                    guard let record = iterator.next() else { return false }
+                    let checkpoint = record.id.flatMap { checkpoints[$0] }.flatMap(UploadCheckpoint.decode)
+                    group.addTask {
+                        await self.uploadOriginal(record, checkpoint: checkpoint, remote: remote, queue: queue)
+                    }
                     return true
                 }
                 for _ in 0..<max(1, configuration.maxConnections) where !addNext() { break }
@@ -238,10 +244,11 @@ extension AssetLibrary {
 
     /// Uploads one original; nil when it was not attempted (gone, uploaded meanwhile, held by another process, or
     /// interrupted: it stays `uploading` and resumes next time).
-    private func uploadOriginal(_ id: Int64, remote: LibraryRemote, queue: UploadQueue) async -> UploadOutcomeRecord? {
-        guard let record = try? store.record(id: id), record.uploadState != .uploaded,
-            let stored = record.localFilePath, let url = files.url(forStoredPath: stored),
-            let hash = record.contentSHA256
+    private func uploadOriginal(
+        _ record: AssetRecord, checkpoint: UploadCheckpoint?, remote: LibraryRemote, queue: UploadQueue
+    ) async -> UploadOutcomeRecord? {
+        guard let id = record.id, record.uploadState != .uploaded, let stored = record.localFilePath,
+            let url = files.url(forStoredPath: stored), let hash = record.contentSHA256
         else { return nil }
         // Another process on this folder may be uploading it: one at a time.
         guard lock.tryLock(byte: id) else { return nil }
@@ -250,7 +257,7 @@ extension AssetLibrary {
         guard queue.claim(id, size: record.size) else { return nil }
         defer { queue.release(id) }
         let store = self.store
-        var saved = (try? store.uploadCheckpoint(for: id)).flatMap(UploadCheckpoint.decode)
+        var saved = checkpoint
         var key = record.key
         let (stem, ext) = Self.splitExtension(key)
         for attempt in 0..<4 {
