@@ -192,15 +192,18 @@ extension AssetStore {
 
     /// The record with this identifier, or `nil`.
     public func record(id: Int64) throws -> AssetRecord? {
-        try records(ids: [id]).first
+        // A statement prepared once per connection: one asset at a time is the common case of a request.
+        try read { db in
+            try Row.fetchOne(db.cachedStatement(sql: AssetRecord.selectByIDSQL), arguments: [id])
+                .map(AssetRecord.init(row:))
+        }
     }
 
     /// The record with this bucket key, or `nil`.
     public func record(key: String) throws -> AssetRecord? {
         try read { db in
-            try Row.fetchOne(
-                db, sql: "SELECT \(AssetRecord.selectColumns) FROM asset WHERE key = ?", arguments: [key]
-            ).map(AssetRecord.init(row:))
+            try Row.fetchOne(db.cachedStatement(sql: AssetRecord.selectByKeySQL), arguments: [key])
+                .map(AssetRecord.init(row:))
         }
     }
 

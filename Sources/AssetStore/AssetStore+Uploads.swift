@@ -91,10 +91,9 @@ extension StoreTransaction {
     /// The asset whose original has this content hash (lower-case hex SHA-256), as this transaction sees it; the
     /// oldest when several have it.
     public func record(contentSHA256 hash: String) throws -> AssetRecord? {
-        guard
-            let id = try Int64.fetchOne(
-                db, sql: "SELECT id FROM asset WHERE contentSHA256 = ? ORDER BY id LIMIT 1", arguments: [hash])
-        else { return nil }
+        let statement = try db.cachedStatement(
+            sql: "SELECT id FROM asset WHERE contentSHA256 = ? ORDER BY id LIMIT 1")
+        guard let id = try Int64.fetchOne(statement, arguments: [hash]) else { return nil }
         return try record(id)
     }
 }

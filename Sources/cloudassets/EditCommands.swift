@@ -61,10 +61,13 @@ struct Add: AsyncParsableCommand {
                     changes.createAsset(fromFileAt: url, options: AssetCreationOptions(movesFile: move))
                 }
             }
-            for id in ids {
-                if let asset = try library.asset(withLocalIdentifier: id), !global.quiet {
-                    Terminal.shared.out("\(id)\t\(TextEscape.cStyle(asset.key))")
-                }
+            if !global.quiet {
+                let keys = Dictionary(
+                    try library.fetchAssets(withLocalIdentifiers: ids).map { ($0.localIdentifier, $0.key) }
+                ) { first, _ in first }
+                let output = BufferedOutput()
+                for id in ids { output.write("\(id)\t\(TextEscape.cStyle(keys[id] ?? ""))\n") }
+                output.flush()
             }
             if !noWait {
                 let quiet = global.quiet

@@ -166,12 +166,15 @@ extension AssetLibrary {
             let name = file.sourceName
             path = String(format: "%04d/%02d/", parts.year ?? 1970, parts.month ?? 1) + Self.safeObjectName(name)
         }
-        var candidates = [path]
         let (stem, ext) = Self.splitExtension(path)
         let tag = String(file.sha256.prefix(8))
-        candidates.append(stem + "-" + tag + ext)
-        for n in 2...1000 { candidates.append(stem + "-" + tag + "-\(n)" + ext) }
-        for candidate in candidates {
+        for attempt in 0...1000 {
+            let candidate =
+                switch attempt {
+                case 0: path
+                case 1: stem + "-" + tag + ext
+                default: stem + "-" + tag + "-\(attempt)" + ext
+                }
             let key = layout.originalsPrefix + candidate
             if !taken.contains(key), try tx.record(key: key) == nil {
                 taken.insert(key)

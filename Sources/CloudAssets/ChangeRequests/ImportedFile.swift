@@ -70,6 +70,17 @@ struct ImportedFile: Sendable {
         }
     }
 
+    /// Lower-case hex of a digest.
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// Reads `source` once: hashes every byte, keeps the first ``ImportMetadata/headerLimit`` bytes (where the
     /// headers an import reads are), and writes a copy to `destination` when given (created, never replacing
     /// anything; removed again on failure).
@@ -122,6 +133,6 @@ struct ImportedFile: Sendable {
             if sync && fsync(output) != 0 { throw fail("cannot sync the copy to disk") }
             close(output)
         }
-        return (hasher.finalize().map { String(format: "%02x", $0) }.joined(), head)
+        return (Self.hex(hasher.finalize()), head)
     }
 }

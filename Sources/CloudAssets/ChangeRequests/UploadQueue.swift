@@ -216,7 +216,7 @@ extension AssetLibrary {
                     }
                     return true
                 }
-                for _ in 0..<max(1, configuration.maxConnections) where !addNext() { break }
+                for _ in 0..<configuration.upload.concurrentUploads where !addNext() { break }
                 var more = true
                 while let outcome = await group.next() {
                     if let outcome { done.append(outcome) }

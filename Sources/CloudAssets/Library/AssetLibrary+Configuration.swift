@@ -66,7 +66,7 @@ extension AssetLibrary {
         /// Cap on the bytes of cached originals (`nil`: no cap).
         public var cacheSizeLimit: Int64?
         public var networkPolicy: NetworkPolicy
-        /// Most simultaneous HTTP connections.
+        /// Most simultaneous HTTP connections of downloads and sync (uploads: ``UploadSettings/concurrentUploads``).
         public var maxConnections: Int
         /// Most simultaneous thumbnail downloads.
         public var thumbnailConcurrency: Int
@@ -169,10 +169,15 @@ public struct UploadSettings: Sendable, Hashable {
     public var partSize: Int64 = 8 << 20
     /// Parts of one upload in flight at once. Default 4. Memory: about `partSize` × this per large upload.
     public var partsInFlight = 4
+    /// Originals uploaded at once. Default 16 (rclone's common `--transfers 16`): small files are bound by
+    /// round trips, not bandwidth. Uploads may use this many connections even above
+    /// ``AssetLibrary/Configuration/maxConnections``, which bounds downloads and sync.
+    public var concurrentUploads = 16
 
-    public init(partSize: Int64 = 8 << 20, partsInFlight: Int = 4) {
+    public init(partSize: Int64 = 8 << 20, partsInFlight: Int = 4, concurrentUploads: Int = 16) {
         self.partSize = max(5 << 20, partSize)
         self.partsInFlight = max(1, partsInFlight)
+        self.concurrentUploads = max(1, concurrentUploads)
     }
 }
 

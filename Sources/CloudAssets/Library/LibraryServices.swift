@@ -43,7 +43,8 @@ final class LibraryServices: Sendable {
         }
         var clientConfiguration = S3ClientConfiguration(endpoint: endpoint, region: configuration.region)
         clientConfiguration.credentials = credentials
-        clientConfiguration.maxConnections = configuration.maxConnections
+        // The engine's cap covers both: the downloader keeps to `maxConnections` on its own.
+        clientConfiguration.maxConnections = max(configuration.maxConnections, configuration.upload.concurrentUploads)
         let client = S3Client(configuration: clientConfiguration)
         var downloaderConfiguration = DownloaderConfiguration()
         downloaderConfiguration.maxConnections = configuration.maxConnections
