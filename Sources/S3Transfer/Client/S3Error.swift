@@ -88,7 +88,8 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
         case .retriesExhausted(let lastError, let attempts):
             return "Gave up after \(attempts) attempts. Last error: \(lastError.description)"
         case .fileSystem(let path, ESTALE):
-            return "\(path) changed while it was being uploaded (its size or modification time differs). Upload it again."
+            return
+                "\(path) changed while it was being uploaded (its size or modification time differs). Upload it again."
         case .fileSystem(let path, let code):
             return "Could not write \(path): \(String(cString: strerror(code))). Check free space and permissions."
         }

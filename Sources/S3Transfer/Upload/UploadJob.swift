@@ -31,7 +31,8 @@ struct UploadJob: Sendable {
         var resume = resumingFrom.flatMap { usable($0) ? $0 : nil }
         if let stale = resumingFrom, resume == nil, stale.key == request.key {
             // Another file size (or a corrupt checkpoint): that upload can never complete this file.
-            try? await client.abortUpload(bucket: request.bucket, key: stale.key, uploadId: stale.uploadId, policy: policy)
+            try? await client.abortUpload(
+                bucket: request.bucket, key: stale.key, uploadId: stale.uploadId, policy: policy)
             try save(nil)
         }
         if resume == nil, size < configuration.multipartThreshold || size == 0 {
