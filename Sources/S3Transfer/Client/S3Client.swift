@@ -121,7 +121,25 @@ public final class S3Client: Sendable {
     /// returns a 2xx response; retries per ``S3ClientConfiguration/retryPolicy`` and once more after a
     /// clock-skew correction.
     func send(_ build: () -> HTTPRequest) async throws(S3Error) -> (HTTPResponseHead, Data) {
-        let policy = configuration.retryPolicy
+        try await send(policy: configuration.retryPolicy, build)
+    }
+
+    /// The one retry loop of every request: sends the request `build` makes (called again for each attempt, so
+    /// each is signed afresh) and returns a 2xx response. A failure is retried when another attempt may cure it
+    /// (``S3Error/isRetryable``, or `retryingAlso` says so), within `policy`'s budget and after its backoff (at
+    /// least what a `Retry-After` asks); a clock-skew error is retried once more, re-signed with the corrected
+    /// clock. Throws ``S3Error/cancelled`` when the task is cancelled.
+    /// - Parameters:
+    ///   - policy: Attempts and backoff.
+    ///   - retryingAlso: Failures to retry besides the retryable ones (a conditional write's
+    ///     `409 ConditionalRequestConflict`).
+    ///   - failureIn2xx: The failure a 2xx response stands for, if any (S3 can answer CompleteMultipartUpload with
+    ///     200 and an `<Error>` document); it is handled like an error response.
+    ///   - build: Makes the request of one attempt.
+    func send(
+        policy: RetryPolicy, retryingAlso: (S3Error) -> Bool = { _ in false },
+        failureIn2xx: (HTTPResponseHead, Data) -> S3Error? = { _, _ in nil }, _ build: () -> HTTPRequest
+    ) async throws(S3Error) -> (HTTPResponseHead, Data) {
         var attempt = 0
         var skewRetried = false
         while true {
@@ -130,9 +148,13 @@ public final class S3Client: Sendable {
             var retryAfter: TimeInterval?
             do {
                 let (head, body) = try await engine.data(for: build())
-                if (200..<300).contains(head.status) { return (head, body) }
-                failure = error(for: head, body: body)
-                retryAfter = Self.retryAfter(head)
+                if (200..<300).contains(head.status) {
+                    guard let embedded = failureIn2xx(head, body) else { return (head, body) }
+                    failure = embedded
+                } else {
+                    failure = error(for: head, body: body)
+                    retryAfter = Self.retryAfter(head)
+                }
             } catch {
                 failure = S3Error(error)
             }
@@ -142,8 +164,11 @@ public final class S3Client: Sendable {
                 continue
             }
             if Task.isCancelled { throw .cancelled }
-            guard failure.isRetryable else { throw failure }
-            guard policy.allowsAnotherAttempt(after: failure, failures: attempt) else {
+            guard failure.isRetryable || retryingAlso(failure) else { throw failure }
+            let another =
+                failure.isRetryable
+                ? policy.allowsAnotherAttempt(after: failure, failures: attempt) : attempt < policy.maxAttempts
+            guard another else {
                 throw policy.maxAttempts > 1 ? .retriesExhausted(lastError: failure, attempts: attempt) : failure
             }
             try await policy.backoff(afterAttempt: attempt, serverAsked: retryAfter)

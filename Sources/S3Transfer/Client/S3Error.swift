@@ -39,7 +39,9 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
     case cancelled
     /// Every attempt failed; `lastError` is the last cause.
     case retriesExhausted(lastError: S3Error, attempts: Int)
-    /// A local file could not be created, written, synced or renamed.
+    /// A local file could not be created, written, synced, renamed or read. An upload whose file changed while it
+    /// was read (another size or modification time than at the start) fails with `errno` `ESTALE` (see
+    /// ``isSourceFileChanged``).
     case fileSystem(path: String, errno: Int32)
 
     public var description: String {
@@ -81,10 +83,13 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
             return "The object changed on the server while it was being read. Refresh and request again."
         case .networkAccessNotAllowed:
             return
-                "The data is in the cloud and network access is not allowed for this request. Allow network access to download it."
+                "The data is in the cloud and network access is not allowed for this request. Allow network access to download or upload it."
         case .cancelled: return "The request was cancelled."
         case .retriesExhausted(let lastError, let attempts):
             return "Gave up after \(attempts) attempts. Last error: \(lastError.description)"
+        case .fileSystem(let path, ESTALE):
+            return
+                "\(path) changed while it was being uploaded (its size or modification time differs). Upload it again."
         case .fileSystem(let path, let code):
             return "Could not write \(path): \(String(cString: strerror(code))). Check free space and permissions."
         }
@@ -156,6 +161,23 @@ extension S3Error {
         case .fileSystem(_, let code): return code == ENOSPC || code == EDQUOT
         case .retriesExhausted(let last, _): return last.isOutOfSpace
         default: return false
+        }
+    }
+
+    /// True when an upload failed because its file changed while it was being read (`.fileSystem` with `ESTALE`):
+    /// the bytes sent may mix two versions, so nothing was completed; upload the file again.
+    public var isSourceFileChanged: Bool {
+        if case .fileSystem(_, ESTALE) = self { return true }
+        return false
+    }
+
+    /// The S3 error code of a ``service(code:message:status:requestID:)`` error (also as the last error of
+    /// exhausted retries).
+    var serviceCode: String? {
+        switch self {
+        case .service(let code, _, _, _): return code
+        case .retriesExhausted(let last, _): return last.serviceCode
+        default: return nil
         }
     }
 }

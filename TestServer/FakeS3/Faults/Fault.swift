@@ -9,13 +9,19 @@ public enum Fault: Sendable, Hashable {
     /// Sends this many body bytes, then nothing more; the connection stays open until the client
     /// closes it or the server stops.
     case stallAfter(bytes: Int)
-    /// Sends this many body bytes, then resets the connection (TCP RST).
+    /// Sends this many body bytes, then resets the connection (TCP RST). On a request that uploads object data
+    /// (PutObject, UploadPart) it cuts the upload instead: once this many bytes of it have arrived, the
+    /// connection is reset and nothing of the request is kept or answered. On a CompleteMultipartUpload it cuts
+    /// the result document (the object is stored).
     case resetAfter(bytes: Int)
     /// Answers 500 `InternalError`.
     case internalError
     /// Answers 503 `SlowDown`, with a `Retry-After` header when a value is given.
     case slowDown(retryAfterSeconds: Int?)
-    /// Announces the correct Content-Length, sends this many body bytes, then closes the connection.
+    /// Announces the correct Content-Length, sends this many body bytes, then closes the connection. On a request
+    /// that uploads object data (PutObject, UploadPart) it closes the connection once this many bytes of the
+    /// upload have arrived (nothing is kept or answered); on a CompleteMultipartUpload it cuts the result document
+    /// (the object is stored).
     case truncateBody(afterBytes: Int)
     /// Inverts the byte at this offset of the object (when the response carries that offset).
     case flipByte(atOffset: Int)
@@ -25,6 +31,9 @@ public enum Fault: Sendable, Hashable {
     case fullBodyInsteadOfPartial
     /// Deletes the object before serving the request.
     case deleteObject
+    /// Serves the request (a write is stored), then closes the connection without answering: the client never
+    /// learns the outcome, as when an answer is lost on the way.
+    case dropResponse
 }
 
 /// Chooses requests to misbehave on and the fault to show.

@@ -14,6 +14,8 @@ public struct RequestLogEntry: Sendable, Hashable {
     public var rangeHeader: String?
     /// The `If-Match` header as sent.
     public var ifMatch: String?
+    /// The `If-None-Match` header as sent.
+    public var ifNoneMatch: String?
     /// The response status code.
     public var status: Int
     /// Body bytes written to the socket. While the response is being written (``isComplete`` false) this is
@@ -26,6 +28,26 @@ public struct RequestLogEntry: Sendable, Hashable {
     public var date: Date
     /// True once the response's last write to the socket completed or failed: ``bytesSent`` is final.
     public var isComplete = false
+
+    /// The decoded value of a query parameter, nil when the query has none.
+    public func queryValue(_ name: String) -> String? {
+        for item in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts[0].removingPercentEncoding == name else { continue }
+            return parts.count > 1 ? String(parts[1]).removingPercentEncoding ?? String(parts[1]) : ""
+        }
+        return nil
+    }
+
+    /// The `partNumber` of an UploadPart (or of a GET of one part), nil for other requests.
+    public var partNumber: Int? { queryValue("partNumber").flatMap { Int($0) } }
+
+    /// The `uploadId` of a multipart request (UploadPart, ListParts, CompleteMultipartUpload,
+    /// AbortMultipartUpload), nil for other requests.
+    public var uploadId: String? { queryValue("uploadId") }
+
+    /// Whether this is an UploadPart (a PUT with a part number and an upload id).
+    public var isUploadPart: Bool { method == "PUT" && partNumber != nil && uploadId != nil }
 }
 
 /// Every request the server answered, in the order their responses started. Thread-safe.

@@ -68,7 +68,7 @@ struct AdminEndpoint {
 /// Fault types and their fields: `latency` (milliseconds), `bandwidthLimit` (bytesPerSecond),
 /// `stallAfter` (bytes), `resetAfter` (bytes), `internalError`, `slowDown` (retryAfterSeconds, optional),
 /// `truncateBody` (bytes), `flipByte` (offset), `replaceObject` (base64), `fullBodyInsteadOfPartial`,
-/// `deleteObject`.
+/// `deleteObject`, `dropResponse`.
 struct FaultRuleDocument: Codable {
     struct FaultDocument: Codable {
         var type: String
@@ -114,6 +114,7 @@ struct FaultRuleDocument: Codable {
             f = .replaceObject(with: data)
         case "fullBodyInsteadOfPartial": f = .fullBodyInsteadOfPartial
         case "deleteObject": f = .deleteObject
+        case "dropResponse": f = .dropResponse
         default: throw Invalid(description: "unknown fault type '\(fault.type)'")
         }
         if let times, times < 0 { throw Invalid(description: "'times' must be ≥ 0") }
@@ -141,6 +142,7 @@ struct FaultRuleDocument: Codable {
         case .replaceObject(let data): (d.type, d.base64) = ("replaceObject", data.base64EncodedString())
         case .fullBodyInsteadOfPartial: d.type = "fullBodyInsteadOfPartial"
         case .deleteObject: d.type = "deleteObject"
+        case .dropResponse: d.type = "dropResponse"
         }
         fault = d
     }

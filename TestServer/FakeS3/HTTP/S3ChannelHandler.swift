@@ -18,6 +18,10 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
         var date = Date()
         var faults: [Fault] = []
         var keepAlive: Bool
+        /// Object data received so far (PutObject, UploadPart).
+        var bodyReceived: Int64 = 0
+        /// Where a fault cuts the object data being received: after so many bytes, by a reset or a close.
+        var bodyCut: (after: Int64, reset: Bool)?
     }
 
     enum Incoming {
@@ -52,7 +56,7 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .head(let head):
             receiveHead(head, context: context)
         case .body(let buffer):
-            receiveBody(buffer)
+            receiveBody(buffer, context: context)
         case .end:
             receiveEnd(context: context)
         }
@@ -95,16 +99,20 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             exchange.faults = core.faults.faults(method: request.method, key: request.key ?? "")
             try applyRequestFaults(exchange)
+            var partChecksum: ChecksumAlgorithm?
             if case .uploadPart(let bucket, let key) = operation {
-                try core.service.validateUploadPart(bucket, key, request)
+                partChecksum = try core.service.validateUploadPart(bucket, key, request)
             }
             if operation.receivesObjectData {
+                exchange.bodyCut = Self.uploadCut(exchange.faults)
                 let expected = Int(head.headers.first(name: "content-length") ?? "") ?? 0
                 let sink = try core.store.makeUpload(
                     bucket: operation.bucket ?? "", allocator: context.channel.allocator, expectedSize: expected)
                 do {
                     state = .receiving(
-                        exchange, .upload(try UploadReceiver(request: request, signed: signed, sink: sink)))
+                        exchange,
+                        .upload(
+                            try UploadReceiver(request: request, signed: signed, sink: sink, required: partChecksum)))
                 } catch {
                     sink.abort()
                     throw error
@@ -151,12 +159,35 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func receiveBody(_ buffer: ByteBuffer) {
-        guard case .receiving(let exchange, let incoming) = state else { return }
+    /// The cut of an upload's body a fault asks for: `resetAfter` resets the connection, `truncateBody` closes it,
+    /// after that many bytes of object data were received (the earliest wins).
+    static func uploadCut(_ faults: [Fault]) -> (after: Int64, reset: Bool)? {
+        var cut: (after: Int64, reset: Bool)?
+        for fault in faults {
+            switch fault {
+            case .resetAfter(let n) where cut == nil || Int64(n) < cut!.after: cut = (Int64(max(0, n)), true)
+            case .truncateBody(let n) where cut == nil || Int64(n) < cut!.after: cut = (Int64(max(0, n)), false)
+            default: break
+            }
+        }
+        return cut
+    }
+
+    private func receiveBody(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
+        guard case .receiving(var exchange, let incoming) = state else { return }
         switch incoming {
         case .upload(let receiver):
+            exchange.bodyReceived += Int64(buffer.readableBytes)
+            if let cut = exchange.bodyCut, exchange.bodyReceived >= cut.after {
+                // The client's upload breaks off: nothing of it is kept, and it gets no answer.
+                receiver.abort()
+                state = .idle
+                Self.close(context, reset: cut.reset)
+                return
+            }
             do {
                 try receiver.receive(buffer)
+                state = .receiving(exchange, incoming)
             } catch {
                 receiver.abort()
                 state = .receiving(exchange, .failed(error))
@@ -219,6 +250,17 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
         respond(response, exchange, context: context)
     }
 
+    /// Closes the connection; with `reset`, by a TCP RST (linger 0) rather than a FIN.
+    static func close(_ context: ChannelHandlerContext, reset: Bool) {
+        guard reset, let provider = context.channel as? any SocketOptionProvider else {
+            context.close(promise: nil)
+            return
+        }
+        provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+
     private func errorResponse(_ error: S3Error, _ exchange: Exchange) -> S3Response {
         let resource = exchange.request?.path ?? String(exchange.head.uri.prefix { $0 != "?" })
         return .error(error, resource: resource, requestID: exchange.requestID, isHead: exchange.head.method == .HEAD)
@@ -226,8 +268,14 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     // MARK: Responding
 
-    /// Applies the latency faults, then writes the response.
+    /// Applies the latency faults, then writes the response (or, for `dropResponse`, closes the connection).
     private func respond(_ response: S3Response, _ exchange: Exchange, context: ChannelHandlerContext) {
+        if exchange.faults.contains(.dropResponse) {
+            response.discard()
+            state = .idle
+            context.close(promise: nil)
+            return
+        }
         var delay = 0
         for case .latency(let ms) in exchange.faults { delay += max(0, ms) }
         if delay == 0 {
@@ -243,6 +291,14 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard context.channel.isActive else {
             response.discard()
             return
+        }
+        var response = response
+        if case .buffer(let document) = response.body, case .completeMultipartUpload = exchange.operation,
+            response.status == .ok, BodyFaultPlan(exchange.faults).cut != nil
+        {
+            // The result document of a completion cut short, like an object body (the object is stored).
+            response.headers.replaceOrAdd(name: "Content-Length", value: String(document.readableBytes))
+            response.body = .object(.memory(document), range: 0..<Int64(document.readableBytes))
         }
         var headers = response.headers
         headers.add(name: "x-amz-request-id", value: exchange.requestID)
@@ -272,7 +328,8 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
                 RequestLogEntry(
                     method: exchange.head.method.rawValue, bucket: r?.bucket, key: r?.key, query: r?.rawQuery ?? "",
                     rangeHeader: exchange.head.headers.first(name: "range"),
-                    ifMatch: exchange.head.headers.first(name: "if-match"), status: Int(response.status.code),
+                    ifMatch: exchange.head.headers.first(name: "if-match"),
+                    ifNoneMatch: exchange.head.headers.first(name: "if-none-match"), status: Int(response.status.code),
                     bytesSent: bodyBytes, date: exchange.date))
         }
         let sent = SentBytes(log: log ? core.log : nil, sequence: sequence, planned: bodyBytes)

@@ -81,6 +81,7 @@ extension S3Service {
         let number = try Self.partNumber(request)
         let id = request.queryValue("uploadId") ?? ""
         _ = try multipart.upload(id, bucket: bucket, key: key)
+        let upload = try multipart.upload(id, bucket: bucket, key: key)
         let (sourceBucket, sourceKey) = try Self.copySource(request)
         let (sourceInfo, body) = try store.open(bucket: sourceBucket, key: sourceKey)
         defer { if case .file(let fd) = body { POSIX.closeFile(fd) } }
@@ -95,11 +96,12 @@ extension S3Service {
             range = first..<(last + 1)
         }
         let sink = try store.assemble(bucket: bucket, pieces: [Self.piece(body, range: range)], allocator: allocator)
-        let md5 = try Self.md5(of: Self.piece(body, range: range))
-        let etag = "\"\(SigV4.hex(md5))\""
+        let digests = try Self.digests(of: Self.piece(body, range: range), checksum: upload.checksumAlgorithm)
+        let etag = "\"\(SigV4.hex(digests.md5))\""
         let part = MultipartUploads.Part(
-            number: number, etag: etag, size: Int64(range.count), md5: md5, lastModified: Self.now(),
-            target: sink.finish())
+            number: number, etag: etag, size: Int64(range.count), md5: digests.md5, lastModified: Self.now(),
+            target: sink.finish(),
+            checksum: upload.checksumAlgorithm.flatMap { digests.checksums[$0] }.map { Data($0).base64EncodedString() })
         do {
             try multipart.addPart(part, to: id, bucket: bucket, key: key)
         } catch {
@@ -116,10 +118,17 @@ extension S3Service {
 
     /// MD5 of a piece, read 1 MiB at a time.
     static func md5(of piece: ObjectStore.Piece) throws(S3Error) -> [UInt8] {
-        var md5 = Insecure.MD5()
+        try digests(of: piece, checksum: nil).md5
+    }
+
+    /// MD5 (and a checksum, if asked) of a piece, read 1 MiB at a time.
+    static func digests(of piece: ObjectStore.Piece, checksum: ChecksumAlgorithm?) throws(S3Error)
+        -> BodyDigests.Result
+    {
+        var digests = BodyDigests(checksums: checksum.map { [$0] } ?? [])
         switch piece {
         case .memory(let b):
-            b.withUnsafeReadableBytes { md5.update(bufferPointer: $0) }
+            b.withUnsafeReadableBytes { digests.update($0) }
         case .file:
             break
         case .descriptor(let fd, let range):
@@ -131,11 +140,11 @@ extension S3Service {
                     POSIX.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: offset)
                 }
                 guard n > 0 else { throw StorageFailure.error("unexpected end of stored data", 0) }
-                chunk.withUnsafeBytes { md5.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                chunk.withUnsafeBytes { digests.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
                 offset += Int64(n)
             }
         }
-        return Array(md5.finalize())
+        return digests.finalize()
     }
 
     private func checkCopyConditions(_ request: S3Request, _ info: ObjectInfo) throws(S3Error) {

@@ -11,14 +11,57 @@ extension S3Service {
             key: key, size: 0, etag: "", lastModified: Date(),
             contentType: request.header("content-type") ?? "binary/octet-stream")
         Self.applyMetadata(from: request, to: &template)
-        let id = multipart.create(bucket: bucket, key: key, template: template)
+        let checksum = try Self.multipartChecksum(request)
+        let id = multipart.create(bucket: bucket, key: key, template: template, checksum: checksum)
+        var headers = HTTPHeaders()
+        if let (algorithm, type) = checksum {
+            headers.add(name: "x-amz-checksum-algorithm", value: algorithm.rawValue.uppercased())
+            headers.add(name: "x-amz-checksum-type", value: type.rawValue)
+        }
         var x = XMLWriter()
         x.open("InitiateMultipartUploadResult")
         x.element("Bucket", bucket)
         x.element("Key", key)
         x.element("UploadId", id)
         x.close("InitiateMultipartUploadResult")
-        return .xml(x.document)
+        var response = S3Response.xml(x.document)
+        response.headers.add(contentsOf: headers)
+        return response
+    }
+
+    /// The checksum a new multipart upload's parts carry (`x-amz-checksum-algorithm`) and how the object's covers
+    /// it (`x-amz-checksum-type`): `FULL_OBJECT` is for the CRCs only, `COMPOSITE` not for CRC-64/NVME; without a
+    /// type, CRC-64/NVME is full-object and the others composite.
+    static func multipartChecksum(_ request: S3Request) throws(S3Error)
+        -> (ChecksumAlgorithm, MultipartUploads.ChecksumType)?
+    {
+        let typeText = request.header("x-amz-checksum-type")?.uppercased()
+        guard let name = request.header("x-amz-checksum-algorithm") else {
+            if typeText != nil {
+                throw .invalidRequest("The x-amz-checksum-type header requires the x-amz-checksum-algorithm header.")
+            }
+            return nil
+        }
+        guard let algorithm = ChecksumAlgorithm(rawValue: name.lowercased()) else {
+            throw .invalidRequest("Checksum algorithm provided is unsupported.")
+        }
+        let type: MultipartUploads.ChecksumType
+        if let typeText {
+            guard let given = MultipartUploads.ChecksumType(rawValue: typeText) else {
+                throw .invalidRequest("Value for x-amz-checksum-type header is invalid.")
+            }
+            type = given
+        } else {
+            type = algorithm == .crc64nvme ? .fullObject : .composite
+        }
+        switch (algorithm, type) {
+        case (.sha1, .fullObject), (.sha256, .fullObject):
+            throw .invalidRequest(
+                "The FULL_OBJECT checksum type cannot be used with the \(algorithm.displayName) checksum algorithm.")
+        case (.crc64nvme, .composite):
+            throw .invalidRequest("The COMPOSITE checksum type cannot be used with the CRC64NVME checksum algorithm.")
+        default: return (algorithm, type)
+        }
     }
 
     static func partNumber(_ request: S3Request) throws(S3Error) -> Int {
@@ -31,10 +74,13 @@ extension S3Service {
     }
 
     /// Checks an UploadPart before its body arrives.
-    func validateUploadPart(_ bucket: String, _ key: String, _ request: S3Request) throws(S3Error) {
+    /// - Returns: The checksum algorithm the upload's parts carry, if any.
+    func validateUploadPart(_ bucket: String, _ key: String, _ request: S3Request) throws(S3Error)
+        -> ChecksumAlgorithm?
+    {
         _ = try Self.partNumber(request)
         if request.header("x-amz-copy-source") != nil { throw .notImplemented }
-        _ = try multipart.upload(request.queryValue("uploadId") ?? "", bucket: bucket, key: key)
+        return try multipart.upload(request.queryValue("uploadId") ?? "", bucket: bucket, key: key).checksumAlgorithm
     }
 
     func uploadPart(_ bucket: String, _ key: String, _ request: S3Request, _ receiver: UploadReceiver) throws(S3Error)
@@ -44,9 +90,11 @@ extension S3Service {
         let id = request.queryValue("uploadId") ?? ""
         let verified = try receiver.finish()
         let etag = "\"\(SigV4.hex(verified.md5))\""
+        let upload = try multipart.upload(id, bucket: bucket, key: key)
         let part = MultipartUploads.Part(
             number: number, etag: etag, size: verified.size, md5: verified.md5, lastModified: Self.now(),
-            target: receiver.sink.finish())
+            target: receiver.sink.finish(),
+            checksum: upload.checksumAlgorithm.flatMap { verified.checksums[$0.rawValue] })
         do {
             try multipart.addPart(part, to: id, bucket: bucket, key: key)
         } catch {
@@ -69,11 +117,13 @@ extension S3Service {
         guard let body else { throw .malformedXML }
         let root = try XMLElement.parse(Array(body.readableBytesView))
         guard root.name == "CompleteMultipartUpload" else { throw .malformedXML }
-        let requested = try root.all("Part").map { (p: XMLElement) throws(S3Error) -> (Int, String) in
+        let checksumElement = upload.checksumAlgorithm.map { "Checksum" + $0.rawValue.uppercased() }
+        let requested = try root.all("Part").map {
+            (p: XMLElement) throws(S3Error) -> (number: Int, etag: String, checksum: String?) in
             guard let n = p.child("PartNumber").flatMap({ Int($0.text) }), let etag = p.child("ETag")?.text else {
                 throw S3Error.malformedXML
             }
-            return (n, etag)
+            return (n, etag, checksumElement.flatMap { p.child($0)?.text })
         }
         guard !requested.isEmpty else {
             throw S3Error(
@@ -81,20 +131,22 @@ extension S3Service {
                 message: "The XML you provided was not well-formed or did not validate against our published schema.")
         }
         var parts: [MultipartUploads.Part] = []
-        for (index, (number, etag)) in requested.enumerated() {
-            if index > 0 && number <= requested[index - 1].0 {
+        for (index, item) in requested.enumerated() {
+            if index > 0 && item.number <= requested[index - 1].number {
                 throw S3Error(
                     status: 400, code: "InvalidPartOrder",
                     message:
                         "The list of parts was not in ascending order. The parts list must be specified in order by part number."
                 )
             }
-            guard let part = upload.parts[number], Preconditions.etagList(etag, matches: part.etag) else {
+            guard let part = upload.parts[item.number], Preconditions.etagList(item.etag, matches: part.etag),
+                item.checksum == nil || item.checksum == part.checksum
+            else {
                 throw S3Error(
                     status: 400, code: "InvalidPart",
                     message:
                         "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.",
-                    details: ["PartNumber": String(number), "ETag": etag])
+                    details: ["PartNumber": String(item.number), "ETag": item.etag])
             }
             parts.append(part)
         }
@@ -104,40 +156,107 @@ extension S3Service {
                 message: "Your proposed upload is smaller than the minimum allowed object size.",
                 details: ["PartNumber": String(part.number), "ProposedSize": String(part.size)])
         }
-        try checkWritePreconditions(bucket, key, request)
-        let pieces: [ObjectStore.Piece] = parts.map { part in
-            switch part.target {
-            case .memory(let b): .memory(b)
-            case .file(_, let path): .file(path: path)
-            case .finished: .memory(ByteBuffer())
+        let claimed = try Self.claimedObjectChecksum(request, upload: upload)
+        return try conditionalWrite(bucket, key, request) { expecting throws(S3Error) in
+            let pieces: [ObjectStore.Piece] = parts.map { part in
+                switch part.target {
+                case .memory(let b): .memory(b)
+                case .file(_, let path): .file(path: path)
+                case .finished: .memory(ByteBuffer())
+                }
             }
+            let fullObject = upload.checksumType == .fullObject ? upload.checksumAlgorithm : nil
+            let (sink, computed) = try store.assemble(
+                bucket: bucket, pieces: pieces, allocator: allocator, checksum: fullObject)
+            var md5s: [UInt8] = []
+            for part in parts { md5s += part.md5 }
+            var info = upload.template
+            info.size = parts.reduce(0) { $0 + $1.size }
+            info.etag = "\"\(SigV4.hex(Insecure.MD5.hash(data: md5s)))-\(parts.count)\""
+            info.lastModified = Self.now()
+            info.partSizes = parts.map(\.size)
+            let stored: ObjectInfo
+            do throws(S3Error) {
+                if let algorithm = upload.checksumAlgorithm, let type = upload.checksumType,
+                    let value = Self.objectChecksum(type, algorithm, parts: parts, computed: computed)
+                {
+                    if let claimed, claimed != value {
+                        throw S3Error(
+                            status: 400, code: "BadDigest",
+                            message: "The \(algorithm.displayName) you specified did not match the calculated checksum."
+                        )
+                    }
+                    info.checksums[algorithm.rawValue] = value
+                    info.checksumType = type.rawValue
+                }
+                stored = try store.commit(bucket: bucket, info: info, upload: sink, expecting: expecting)
+            } catch {
+                sink.abort()
+                throw error
+            }
+            if let removed = try? multipart.remove(id, bucket: bucket, key: key) {
+                for part in removed.parts.values { MultipartUploads.discard(part) }
+            }
+            var x = XMLWriter()
+            x.open("CompleteMultipartUploadResult")
+            x.element("Location", "/\(bucket)/\(key)")
+            x.element("Bucket", bucket)
+            x.element("Key", key)
+            x.element("ETag", stored.etag)
+            for (algorithm, value) in stored.checksums.sorted(by: { $0.key < $1.key }) {
+                x.element("Checksum" + algorithm.uppercased(), value)
+            }
+            if let type = stored.checksumType { x.element("ChecksumType", type) }
+            x.close("CompleteMultipartUploadResult")
+            var headers = HTTPHeaders()
+            Self.addChecksumHeaders(stored, to: &headers)
+            var response = S3Response.xml(x.document)
+            response.headers.add(contentsOf: headers)
+            return response
         }
-        let sink = try store.assemble(bucket: bucket, pieces: pieces, allocator: allocator)
-        var md5s: [UInt8] = []
-        for part in parts { md5s += part.md5 }
-        var info = upload.template
-        info.size = parts.reduce(0) { $0 + $1.size }
-        info.etag = "\"\(SigV4.hex(Insecure.MD5.hash(data: md5s)))-\(parts.count)\""
-        info.lastModified = Self.now()
-        info.partSizes = parts.map(\.size)
-        let stored: ObjectInfo
-        do {
-            stored = try store.commit(bucket: bucket, info: info, upload: sink)
-        } catch {
-            sink.abort()
-            throw error
+    }
+
+    /// The full-object checksum a CompleteMultipartUpload states (`x-amz-checksum-<algorithm>`), checked against
+    /// the upload's algorithm and type (`x-amz-checksum-type`, if sent, must be the upload's).
+    static func claimedObjectChecksum(_ request: S3Request, upload: MultipartUploads.Upload) throws(S3Error)
+        -> String?
+    {
+        if let type = request.header("x-amz-checksum-type")?.uppercased(), type != upload.checksumType?.rawValue {
+            throw .invalidRequest(
+                "The upload was created using the \(upload.checksumType?.rawValue ?? "null") checksum mode. The "
+                    + "complete request must use the same checksum mode.")
         }
-        if let removed = try? multipart.remove(id, bucket: bucket, key: key) {
-            for part in removed.parts.values { MultipartUploads.discard(part) }
+        var claimed: String?
+        for algorithm in ChecksumAlgorithm.allCases {
+            guard let value = request.header(algorithm.headerName) else { continue }
+            guard algorithm == upload.checksumAlgorithm else {
+                throw .invalidRequest(
+                    "The upload was created using a \(upload.checksumAlgorithm?.rawValue ?? "null") checksum. The "
+                        + "complete request must use the same checksum.")
+            }
+            claimed = value
         }
-        var x = XMLWriter()
-        x.open("CompleteMultipartUploadResult")
-        x.element("Location", "/\(bucket)/\(key)")
-        x.element("Bucket", bucket)
-        x.element("Key", key)
-        x.element("ETag", stored.etag)
-        x.close("CompleteMultipartUploadResult")
-        return .xml(x.document)
+        return claimed
+    }
+
+    /// A multipart object's checksum as S3 keeps it: over the assembled bytes (`FULL_OBJECT`), or over the parts'
+    /// checksums followed by `-<parts>` (`COMPOSITE`; nil when a part has none).
+    static func objectChecksum(
+        _ type: MultipartUploads.ChecksumType, _ algorithm: ChecksumAlgorithm, parts: [MultipartUploads.Part],
+        computed: [UInt8]?
+    ) -> String? {
+        switch type {
+        case .fullObject:
+            return computed.map { Data($0).base64EncodedString() }
+        case .composite:
+            var digests = BodyDigests(md5: false, checksums: [algorithm])
+            for part in parts {
+                guard let value = part.checksum, let bytes = Data(base64Encoded: value) else { return nil }
+                digests.update(bytes)
+            }
+            guard let value = digests.finalize().checksums[algorithm] else { return nil }
+            return Data(value).base64EncodedString() + "-\(parts.count)"
+        }
     }
 
     func abortMultipartUpload(_ bucket: String, _ key: String, _ request: S3Request) throws(S3Error) -> S3Response {
@@ -168,9 +287,14 @@ extension S3Service {
             x.element("LastModified", HTTPDate.iso8601(part.lastModified))
             x.element("ETag", part.etag)
             x.element("Size", part.size)
+            if let algorithm = upload.checksumAlgorithm, let checksum = part.checksum {
+                x.element("Checksum" + algorithm.rawValue.uppercased(), checksum)
+            }
             x.close("Part")
         }
         x.element("StorageClass", "STANDARD")
+        if let algorithm = upload.checksumAlgorithm { x.element("ChecksumAlgorithm", algorithm.rawValue.uppercased()) }
+        if let type = upload.checksumType { x.element("ChecksumType", type.rawValue) }
         x.close("ListPartsResult")
         return .xml(x.document)
     }

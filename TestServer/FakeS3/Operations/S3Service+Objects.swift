@@ -73,40 +73,52 @@ extension S3Service {
             headers.add(name: "x-amz-meta-\(name)", value: info.userMetadata[name]!)
         }
         if request.header("x-amz-checksum-mode")?.uppercased() == "ENABLED", !partial {
-            for (algorithm, value) in info.checksums.sorted(by: { $0.key < $1.key }) {
-                headers.add(name: "x-amz-checksum-\(algorithm)", value: value)
-            }
+            Self.addChecksumHeaders(info, to: &headers)
         }
         let status: HTTPResponseStatus = partial ? .partialContent : .ok
         guard let body else { return S3Response(status: status, headers: headers) }
         return S3Response(status: status, headers: headers, body: .object(body, range: range))
     }
 
-    /// PutObject: verifies the digests, then makes the object visible atomically.
+    /// PutObject: verifies the digests, then makes the object visible atomically (if its preconditions hold).
     func putObject(_ bucket: String, _ key: String, _ request: S3Request, _ receiver: UploadReceiver) throws(S3Error)
         -> S3Response
     {
         let verified = try receiver.finish()
-        try checkWritePreconditions(bucket, key, request)
-        var info = ObjectInfo(
-            key: key, size: verified.size, etag: "\"\(SigV4.hex(verified.md5))\"", lastModified: Self.now(),
-            contentType: request.header("content-type") ?? "binary/octet-stream")
-        Self.applyMetadata(from: request, to: &info)
-        info.checksums = verified.checksums
-        let stored = try store.commit(bucket: bucket, info: info, upload: receiver.sink)
-        var headers = HTTPHeaders()
-        headers.add(name: "ETag", value: stored.etag)
-        for (algorithm, value) in stored.checksums.sorted(by: { $0.key < $1.key }) {
-            headers.add(name: "x-amz-checksum-\(algorithm)", value: value)
+        return try conditionalWrite(bucket, key, request) { expecting throws(S3Error) in
+            var info = ObjectInfo(
+                key: key, size: verified.size, etag: "\"\(SigV4.hex(verified.md5))\"", lastModified: Self.now(),
+                contentType: request.header("content-type") ?? "binary/octet-stream")
+            Self.applyMetadata(from: request, to: &info)
+            info.checksums = verified.checksums
+            if !info.checksums.isEmpty { info.checksumType = MultipartUploads.ChecksumType.fullObject.rawValue }
+            let stored = try store.commit(bucket: bucket, info: info, upload: receiver.sink, expecting: expecting)
+            var headers = HTTPHeaders()
+            headers.add(name: "ETag", value: stored.etag)
+            Self.addChecksumHeaders(stored, to: &headers)
+            return S3Response(status: .ok, headers: headers)
         }
-        return S3Response(status: .ok, headers: headers)
     }
 
-    /// Conditional writes: `If-None-Match: *` fails when the key exists, `If-Match` when its ETag differs.
-    func checkWritePreconditions(_ bucket: String, _ key: String, _ request: S3Request) throws(S3Error) {
+    /// `x-amz-checksum-<algorithm>` of each stored checksum, and `x-amz-checksum-type`.
+    static func addChecksumHeaders(_ info: ObjectInfo, to headers: inout HTTPHeaders) {
+        for (algorithm, value) in info.checksums.sorted(by: { $0.key < $1.key }) {
+            headers.add(name: "x-amz-checksum-\(algorithm)", value: value)
+        }
+        if !info.checksums.isEmpty {
+            headers.add(name: "x-amz-checksum-type", value: info.checksumType ?? "FULL_OBJECT")
+        }
+    }
+
+    /// Conditional writes: `If-None-Match: *` fails (412) when the key exists; `If-Match` when its ETag differs
+    /// (412) or the key holds nothing (404 `NoSuchKey`).
+    /// - Returns: What the key holds, for the write to expect at its commit; nil for an unconditional write.
+    func checkWritePreconditions(_ bucket: String, _ key: String, _ request: S3Request) throws(S3Error)
+        -> ObjectStore.WriteExpectation?
+    {
         let ifNoneMatch = request.header("if-none-match")
         let ifMatch = request.header("if-match")
-        guard ifNoneMatch != nil || ifMatch != nil else { return }
+        guard ifNoneMatch != nil || ifMatch != nil else { return nil }
         guard store.bucketExists(bucket) else { throw .noSuchBucket(bucket) }
         let existing = try? store.info(bucket: bucket, key: key)
         if let ifNoneMatch, ifNoneMatch.trimmingCharacters(in: .whitespaces) == "*", existing != nil {
@@ -116,6 +128,21 @@ extension S3Service {
             guard let existing else { throw .noSuchKey(key) }
             guard Preconditions.etagList(ifMatch, matches: existing.etag) else { throw .preconditionFailed }
         }
+        return existing.map { .etag($0.etag) } ?? .absent
+    }
+
+    /// Runs a write under its preconditions, as S3 does: they are checked first (412, 404); a second conditional
+    /// write to a key while one is in flight, or a key that changes before the write commits, is a
+    /// `409 ConditionalRequestConflict` (the client retries). `write` gets what the key must still hold at its
+    /// commit (nil for an unconditional write).
+    func conditionalWrite<R>(
+        _ bucket: String, _ key: String, _ request: S3Request,
+        _ write: (ObjectStore.WriteExpectation?) throws(S3Error) -> R
+    ) throws(S3Error) -> R {
+        guard let expectation = try checkWritePreconditions(bucket, key, request) else { return try write(nil) }
+        guard conditionalWrites.begin(bucket: bucket, key: key) else { throw ObjectStore.conditionalConflict }
+        defer { conditionalWrites.end(bucket: bucket, key: key) }
+        return try write(expectation)
     }
 
     /// Copies `x-amz-meta-*` and the stored representation headers from a request.

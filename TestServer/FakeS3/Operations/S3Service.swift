@@ -8,6 +8,8 @@ struct S3Service: Sendable {
     let store: ObjectStore
     let region: String
     let multipart = MultipartUploads()
+    /// Keys a conditional write is being made to (between its check and its commit).
+    let conditionalWrites = ConditionalWrites()
     let allocator = ByteBufferAllocator()
     static let ownerID = "75aa57f09aa0c8caeab4f8c24e99d10f8e7faeebf76c078efc7c6caea54ba06a"
     static let ownerName = "fake-s3"
@@ -116,5 +118,20 @@ struct S3Service: Sendable {
         if region != "us-east-1" { x.text(region) }
         x.close("LocationConstraint")
         return .xml(x.document)
+    }
+}
+
+/// The keys conditional writes are in flight to: a second conditional write to a key while one is in flight gets
+/// `409 ConditionalRequestConflict`, as S3 answers. Thread-safe.
+final class ConditionalWrites: Sendable {
+    private let keys = Locked<Set<String>>([])
+
+    /// Claims the key; false when a conditional write to it is already in flight.
+    func begin(bucket: String, key: String) -> Bool {
+        keys.withLock { $0.insert(bucket + "/" + key).inserted }
+    }
+
+    func end(bucket: String, key: String) {
+        _ = keys.withLock { $0.remove(bucket + "/" + key) }
     }
 }

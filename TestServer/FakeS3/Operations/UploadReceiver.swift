@@ -18,8 +18,13 @@ final class UploadReceiver {
     private var trailerChecksum: String?
 
     /// Prepares a receiver for `request`, validating the digest headers it can check before the body.
-    /// - Throws: `InvalidDigest`, `InvalidRequest` (bad or several checksum headers), `InvalidArgument`.
-    init(request: S3Request, signed: SignedRequest?, sink: UploadSink) throws(S3Error) {
+    /// - Parameter required: The checksum every part of the multipart upload carries (a part of another
+    ///   algorithm is refused; one without a checksum has it computed here and kept).
+    /// - Throws: `InvalidDigest`, `InvalidRequest` (bad or several checksum headers, or another algorithm than
+    ///   `required`), `InvalidArgument`.
+    init(request: S3Request, signed: SignedRequest?, sink: UploadSink, required: ChecksumAlgorithm? = nil)
+        throws(S3Error)
+    {
         self.sink = sink
         let payloadHash = signed?.payloadHash ?? SigV4.unsignedPayload
         expectedSHA256 =
@@ -56,6 +61,14 @@ final class UploadReceiver {
                 throw .invalidRequest("Checksum algorithm provided is unsupported.")
             }
             algorithm = a
+        }
+        if let required {
+            if let algorithm, algorithm != required {
+                throw .invalidRequest(
+                    "Checksum Type mismatch occurred, expected checksum Type: \(required.rawValue), actual checksum "
+                        + "Type: \(algorithm.rawValue)")
+            }
+            algorithm = required
         }
         checksumAlgorithm = algorithm
         announcedChecksum = value

@@ -13,6 +13,16 @@ final class MultipartUploads: Sendable {
         var md5: [UInt8]
         var lastModified: Date
         var target: UploadSink.Target
+        /// The part's checksum of the upload's algorithm (base64), when the upload has one.
+        var checksum: String?
+    }
+
+    /// How a multipart object's checksum covers it (`x-amz-checksum-type`).
+    enum ChecksumType: String, Sendable {
+        /// One checksum over the whole object's bytes (the CRCs only).
+        case fullObject = "FULL_OBJECT"
+        /// A checksum of the parts' checksums, written `<base64>-<parts>`.
+        case composite = "COMPOSITE"
     }
 
     struct Upload {
@@ -22,6 +32,9 @@ final class MultipartUploads: Sendable {
         var initiated: Date
         var template: ObjectInfo
         var parts: [Int: Part] = [:]
+        /// The algorithm every part carries (`x-amz-checksum-algorithm` at creation), nil for none.
+        var checksumAlgorithm: ChecksumAlgorithm?
+        var checksumType: ChecksumType?
     }
 
     /// S3's minimum size of every part but the last.
@@ -29,9 +42,14 @@ final class MultipartUploads: Sendable {
 
     private let uploads = Locked<[String: Upload]>([:])
 
-    func create(bucket: String, key: String, template: ObjectInfo) -> String {
+    func create(
+        bucket: String, key: String, template: ObjectInfo, checksum: (ChecksumAlgorithm, ChecksumType)? = nil
+    ) -> String {
         let id = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        uploads.withLock { $0[id] = Upload(id: id, bucket: bucket, key: key, initiated: Date(), template: template) }
+        var upload = Upload(id: id, bucket: bucket, key: key, initiated: Date(), template: template)
+        upload.checksumAlgorithm = checksum?.0
+        upload.checksumType = checksum?.1
+        uploads.withLock { $0[id] = upload }
         return id
     }
 

@@ -19,6 +19,10 @@ struct ObjectInfo: Codable, Sendable, Hashable {
     var headers: [String: String] = [:]
     /// Stored checksums by lower-cased algorithm name (`crc32`, `crc32c`, `sha1`, `sha256`), base64.
     var checksums: [String: String] = [:]
+    /// How ``checksums`` cover the object (`x-amz-checksum-type`): `FULL_OBJECT` (every single-request upload with
+    /// a checksum, and multipart uploads created so) or `COMPOSITE` (a multipart checksum of part checksums,
+    /// written `<base64>-<parts>`); nil when there is no checksum.
+    var checksumType: String?
     /// Part sizes when the object was assembled from a multipart upload.
     var partSizes: [Int64]?
     /// Disk storage: the data file's name inside the bucket's `objects` folder.

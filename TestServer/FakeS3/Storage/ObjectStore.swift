@@ -157,19 +157,52 @@ final class ObjectStore: Sendable {
         return try UploadSink(temporaryFile: tmp.path)
     }
 
-    /// Makes the upload visible as `info.key`, replacing any previous object atomically.
-    @discardableResult
-    func commit(bucket: String, info: ObjectInfo, upload: UploadSink) throws(S3Error) -> ObjectInfo {
-        try commit(bucket: bucket, info: info, target: upload.finish())
+    /// What a conditional write saw under its key when its condition held: the write happens only if the key
+    /// still holds the same (checked atomically with the write).
+    enum WriteExpectation: Equatable {
+        /// No object.
+        case absent
+        /// The object with this ETag.
+        case etag(String)
     }
 
-    func commit(bucket: String, info: ObjectInfo, target: UploadSink.Target) throws(S3Error) -> ObjectInfo {
+    /// The key's state as a ``WriteExpectation``.
+    func currentState(bucket: String, key: String) -> WriteExpectation {
+        (try? info(bucket: bucket, key: key)).map { .etag($0.etag) } ?? .absent
+    }
+
+    /// The answer to a conditional write whose key changed while it was in flight (AWS: retry).
+    static let conditionalConflict = S3Error(
+        status: 409, code: "ConditionalRequestConflict",
+        message: "A conflicting operation occurred. If using PutObject you can retry the request. If using "
+            + "multipart upload you should initiate another CreateMultipartUpload request and re-upload each part.")
+
+    /// Throws ``conditionalConflict`` unless the key holds what `expectation` says (called under the lock).
+    private static func check(_ expectation: WriteExpectation?, _ entry: Entry?) throws(S3Error) {
+        guard let expectation else { return }
+        let now: WriteExpectation = entry.map { .etag($0.info.etag) } ?? .absent
+        if now != expectation { throw conditionalConflict }
+    }
+
+    /// Makes the upload visible as `info.key`, replacing any previous object atomically — when `expecting` is
+    /// given, only if the key still holds what it says (else `409 ConditionalRequestConflict`).
+    @discardableResult
+    func commit(bucket: String, info: ObjectInfo, upload: UploadSink, expecting: WriteExpectation? = nil)
+        throws(S3Error) -> ObjectInfo
+    {
+        try commit(bucket: bucket, info: info, target: upload.finish(), expecting: expecting)
+    }
+
+    func commit(
+        bucket: String, info: ObjectInfo, target: UploadSink.Target, expecting: WriteExpectation? = nil
+    ) throws(S3Error) -> ObjectInfo {
         var info = info
         switch target {
         case .memory(let buffer):
             return try state.withLock { (buckets: inout [String: Bucket]) throws(S3Error) -> ObjectInfo in
                 guard buckets[bucket] != nil else { throw .noSuchBucket(bucket) }
                 let key = KeyBytes(info.key)
+                try Self.check(expecting, buckets[bucket]!.objects[key])
                 if buckets[bucket]!.objects[key] == nil { buckets[bucket]!.sortedCache = nil }
                 buckets[bucket]!.objects[key] = Entry(info: info, bytes: buffer)
                 return info
@@ -190,6 +223,13 @@ final class ObjectStore: Sendable {
                     POSIX.remove(tempPath)
                     POSIX.remove(sidecarTemp.path)
                     throw .noSuchBucket(bucket)
+                }
+                do throws(S3Error) {
+                    try Self.check(expecting, buckets[bucket]!.objects[KeyBytes(info.key)])
+                } catch {
+                    POSIX.remove(tempPath)
+                    POSIX.remove(sidecarTemp.path)
+                    throw error
                 }
                 let dir = objectsDirectory(bucket)
                 guard POSIX.rename(tempPath, dir.appendingPathComponent(dataName).path) else {
@@ -291,9 +331,23 @@ extension ObjectStore {
     }
 
     /// Copies `pieces` in order into a new upload sink for `bucket`, 1 MiB at a time.
-    /// - Returns: The sink (commit or abort it) and the MD5 of the whole.
+    /// - Returns: The sink (commit or abort it).
     func assemble(bucket: String, pieces: [Piece], allocator: ByteBufferAllocator) throws(S3Error) -> UploadSink {
-        let sink = try makeUpload(bucket: bucket, allocator: allocator, expectedSize: 0)
+        try assemble(bucket: bucket, pieces: pieces, allocator: allocator, checksum: nil).sink
+    }
+
+    /// Copies `pieces` in order into a new upload sink for `bucket`, 1 MiB at a time, computing `checksum` over
+    /// the whole.
+    /// - Returns: The sink (commit or abort it) and the checksum's bytes (nil when none was asked).
+    func assemble(bucket: String, pieces: [Piece], allocator: ByteBufferAllocator, checksum: ChecksumAlgorithm?)
+        throws(S3Error) -> (sink: UploadSink, checksum: [UInt8]?)
+    {
+        var digests = checksum.map { BodyDigests(md5: false, checksums: [$0]) }
+        let target = try makeUpload(bucket: bucket, allocator: allocator, expectedSize: 0)
+        func write(_ buffer: ByteBuffer) throws(S3Error) {
+            buffer.withUnsafeReadableBytes { digests?.update($0) }
+            try target.write(buffer)
+        }
         var buffer = allocator.buffer(capacity: 1 << 20)
         func copy(_ fd: CInt, from start: Int64 = 0, size: Int64?) throws(S3Error) {
             var offset = start
@@ -307,14 +361,14 @@ extension ObjectStore {
                     if size == nil { return }
                     throw StorageFailure.error("unexpected end of stored data", 0)
                 }
-                try sink.write(buffer)
+                try write(buffer)
                 offset += Int64(n)
             }
         }
         do throws(S3Error) {
             for piece in pieces {
                 switch piece {
-                case .memory(let b): try sink.write(b)
+                case .memory(let b): try write(b)
                 case .file(let path):
                     let fd = POSIX.openForReading(path)
                     guard fd >= 0 else { throw StorageFailure.error("cannot open a stored part", POSIX.lastError) }
@@ -325,9 +379,9 @@ extension ObjectStore {
                 }
             }
         } catch {
-            sink.abort()
+            target.abort()
             throw error
         }
-        return sink
+        return (target, checksum.flatMap { digests?.finalize().checksums[$0] })
     }
 }

@@ -29,14 +29,19 @@ enum ChecksumAlgorithm: String, CaseIterable, Sendable {
 /// Incrementally computes the digests of a body: always MD5 (the ETag), plus whichever others
 /// a request asked to verify or store.
 struct BodyDigests {
-    private var md5 = Insecure.MD5()
+    private var md5: Insecure.MD5?
     private var sha256: SHA256?
     private var sha1: Insecure.SHA1?
     private var crc32: UInt32?
     private var crc32c: UInt32?
     private var crc64: UInt64?
 
-    init(sha256: Bool = false, checksums: Set<ChecksumAlgorithm> = []) {
+    /// - Parameters:
+    ///   - md5: Compute the MD5 (the ETag); without it ``Result/md5`` is empty.
+    ///   - sha256: Compute the SHA-256 (`x-amz-content-sha256`).
+    ///   - checksums: The `x-amz-checksum-*` algorithms to compute.
+    init(md5: Bool = true, sha256: Bool = false, checksums: Set<ChecksumAlgorithm> = []) {
+        if md5 { self.md5 = Insecure.MD5() }
         if sha256 || checksums.contains(.sha256) { self.sha256 = SHA256() }
         if checksums.contains(.sha1) { sha1 = Insecure.SHA1() }
         if checksums.contains(.crc32) { crc32 = 0 }
@@ -45,7 +50,7 @@ struct BodyDigests {
     }
 
     mutating func update(_ raw: UnsafeRawBufferPointer) {
-        md5.update(bufferPointer: raw)
+        md5?.update(bufferPointer: raw)
         sha256?.update(bufferPointer: raw)
         sha1?.update(bufferPointer: raw)
         if let c = crc32 { crc32 = czlib_crc32(c, raw.baseAddress, raw.count) }
@@ -75,7 +80,7 @@ struct BodyDigests {
         if let crc64 {
             checksums[.crc64nvme] = (0..<8).map { UInt8((crc64 >> (56 - 8 * UInt64($0))) & 0xFF) }
         }
-        return Result(md5: Array(md5.finalize()), sha256Hex: sha256Hex, checksums: checksums)
+        return Result(md5: md5.map { Array($0.finalize()) } ?? [], sha256Hex: sha256Hex, checksums: checksums)
     }
 }
 

@@ -1,0 +1,256 @@
+import AWSSigV4
+import Foundation
+
+/// A checksum sent with (or received for) an upload: the algorithm and its base64 value as S3 writes it.
+struct S3ChecksumValue: Sendable, Hashable {
+    var algorithm: S3ChecksumAlgorithm
+    var base64: String
+
+    /// The `x-amz-checksum-<name>` header.
+    var headerName: String { "x-amz-checksum-\(algorithm.rawValue)" }
+}
+
+extension S3ChecksumAlgorithm {
+    /// The name in `x-amz-checksum-algorithm` (`CRC32C`).
+    var headerValue: String { rawValue.uppercased() }
+
+    /// The element of a part or an object in S3's XML (`ChecksumCRC32C`).
+    var xmlElement: String { "Checksum" + rawValue.uppercased() }
+
+    /// Whether S3 can keep a checksum of this algorithm over a whole multipart object (`FULL_OBJECT`): the CRCs
+    /// can, SHA-256 only per part (`COMPOSITE`).
+    var supportsFullObjectMultipart: Bool { self != .sha256 }
+}
+
+/// One part as ListParts reports it.
+struct S3ListedPart: Sendable, Hashable {
+    var number: Int
+    var etag: String
+    var size: Int64
+    /// The part's checksum of the upload's algorithm, base64, when the service reports it.
+    var checksum: String?
+}
+
+/// The parts of a multipart upload (every page of ListParts) and the checksum algorithm it was created with.
+struct S3ListedParts: Sendable, Hashable {
+    var parts: [S3ListedPart]
+    /// `ChecksumAlgorithm` as the service reports it (`CRC32C`), nil when it reports none.
+    var checksumAlgorithm: String?
+}
+
+/// One part for CompleteMultipartUpload, with its checksum.
+struct S3PartToComplete: Sendable, Hashable {
+    var number: Int
+    var etag: String
+    var checksum: S3ChecksumValue?
+}
+
+// The requests of the uploader: signed over `UNSIGNED-PAYLOAD` (no SHA-256 pass over the bytes: an
+// `x-amz-checksum-*` protects them instead), each with the uploader's retry policy.
+extension S3Client {
+    /// The metadata and type headers of a new object.
+    static func objectHeaders(contentType: String?, metadata: [String: String]) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        if let contentType { headers.append(("content-type", contentType)) }
+        for (name, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            headers.append(("x-amz-meta-\(name.lowercased())", value))
+        }
+        return headers
+    }
+
+    /// Whether a failure is S3's `409 ConditionalRequestConflict` (another write to the key was in flight): per
+    /// AWS, a conditional write that gets it is retried.
+    static func isConditionalConflict(_ error: S3Error) -> Bool {
+        if case .service("ConditionalRequestConflict", _, _, _) = error { return true }
+        if case .service(_, _, 409, _) = error { return true }
+        return false
+    }
+
+    /// PutObject of a whole body in one request.
+    /// - Parameters:
+    ///   - attempts: Counts the attempts made (to tell whether an earlier attempt may have been applied).
+    /// - Returns: The response head.
+    func uploadObject(
+        bucket: String, key: String, body: Data, contentType: String?, metadata: [String: String],
+        checksum: S3ChecksumValue?, ifNoneMatch: Bool, policy: RetryPolicy, attempts: inout Int
+    ) async throws(S3Error) -> HTTPResponseHead {
+        var headers = Self.objectHeaders(contentType: contentType, metadata: metadata)
+        headers.append(("content-length", String(body.count)))
+        if let checksum { headers.append((checksum.headerName, checksum.base64)) }
+        if ifNoneMatch { headers.append(("if-none-match", "*")) }
+        let (head, _) = try await send(policy: policy, retryingAlso: Self.isConditionalConflict) {
+            attempts += 1
+            return makeRequest(
+                method: "PUT", bucket: bucket, key: key, headers: headers, body: body,
+                payloadHash: SigV4.unsignedPayload)
+        }
+        return head
+    }
+
+    /// CreateMultipartUpload announcing the checksum the parts carry.
+    /// - Parameters:
+    ///   - checksum: The parts' algorithm, nil for none.
+    ///   - fullObject: `x-amz-checksum-type: FULL_OBJECT` (one checksum over the whole object) rather than
+    ///     `COMPOSITE` (a checksum of the parts' checksums).
+    /// - Returns: The upload id.
+    func createUpload(
+        bucket: String, key: String, contentType: String?, metadata: [String: String], checksum: S3ChecksumAlgorithm?,
+        fullObject: Bool, policy: RetryPolicy
+    ) async throws(S3Error) -> String {
+        var headers = Self.objectHeaders(contentType: contentType, metadata: metadata)
+        if let checksum {
+            headers.append(("x-amz-checksum-algorithm", checksum.headerValue))
+            headers.append(("x-amz-checksum-type", fullObject ? "FULL_OBJECT" : "COMPOSITE"))
+        }
+        let (_, body) = try await send(policy: policy) {
+            makeRequest(
+                method: "POST", bucket: bucket, key: key, query: [("uploads", "")], headers: headers, body: Data())
+        }
+        let root = try S3XMLParser.parse(body)
+        guard root.name == "InitiateMultipartUploadResult" else {
+            throw .malformedResponse("expected <InitiateMultipartUploadResult>, got <\(root.name)>")
+        }
+        let id = try root.requiredText("UploadId")
+        guard !id.isEmpty else { throw .malformedResponse("empty UploadId") }
+        return id
+    }
+
+    /// UploadPart with the part's checksum.
+    /// - Returns: The part's ETag (unquoted).
+    func uploadPart(
+        bucket: String, key: String, uploadId: String, number: Int, body: Data, checksum: S3ChecksumValue?,
+        policy: RetryPolicy
+    ) async throws(S3Error) -> String {
+        let query: [(name: String, value: String)] = [("partNumber", String(number)), ("uploadId", uploadId)]
+        var headers: [(name: String, value: String)] = [("content-length", String(body.count))]
+        if let checksum { headers.append((checksum.headerName, checksum.base64)) }
+        let (head, _) = try await send(policy: policy) {
+            makeRequest(
+                method: "PUT", bucket: bucket, key: key, query: query, headers: headers, body: body,
+                payloadHash: SigV4.unsignedPayload)
+        }
+        guard let etag = head["etag"].map(S3ETag.unquoted), !etag.isEmpty else {
+            throw .malformedResponse("UploadPart response without an ETag")
+        }
+        if let checksum, let echoed = head[checksum.headerName], echoed != checksum.base64 {
+            throw .checksumMismatch(expected: checksum.base64, actual: echoed, algorithm: checksum.algorithm.rawValue)
+        }
+        return etag
+    }
+
+    /// Every part of an upload (ListParts, page by page).
+    /// - Parameter checksum: The algorithm whose per-part checksums to read.
+    func listParts(
+        bucket: String, key: String, uploadId: String, checksum: S3ChecksumAlgorithm?, policy: RetryPolicy
+    ) async throws(S3Error) -> S3ListedParts {
+        var result = S3ListedParts(parts: [], checksumAlgorithm: nil)
+        var marker = 0
+        while true {
+            var query: [(name: String, value: String)] = [("uploadId", uploadId)]
+            if marker > 0 { query.append(("part-number-marker", String(marker))) }
+            let (_, body) = try await send(policy: policy) {
+                makeRequest(method: "GET", bucket: bucket, key: key, query: query)
+            }
+            let root = try S3XMLParser.parse(body)
+            guard root.name == "ListPartsResult" else {
+                throw .malformedResponse("expected <ListPartsResult>, got <\(root.name)>")
+            }
+            if let algorithm = root.child("ChecksumAlgorithm")?.text, !algorithm.isEmpty {
+                result.checksumAlgorithm = algorithm
+            }
+            var last = marker
+            for element in root.children("Part") {
+                guard let number = Int(try element.requiredText("PartNumber")),
+                    let size = Int64(try element.requiredText("Size"))
+                else { throw .malformedResponse("a ListParts part without a number or a size") }
+                let etag = S3ETag.unquoted(try element.requiredText("ETag"))
+                let value = checksum.flatMap { element.child($0.xmlElement)?.text }
+                result.parts.append(S3ListedPart(number: number, etag: etag, size: size, checksum: value))
+                last = max(last, number)
+            }
+            guard root.child("IsTruncated")?.text == "true" else { return result }
+            let next = root.child("NextPartNumberMarker").flatMap { Int($0.text) } ?? last
+            guard next > marker else { throw .malformedResponse("ListParts is truncated but does not advance") }
+            marker = next
+        }
+    }
+
+    /// What CompleteMultipartUpload answered.
+    struct CompletedUpload: Sendable, Hashable {
+        var etag: String
+        /// The object's checksums from the result document (a composite one ends in `-N`).
+        var checksums: [S3ChecksumAlgorithm: String]
+    }
+
+    /// CompleteMultipartUpload with the parts' checksums, a full-object checksum and `If-None-Match: *`.
+    ///
+    /// A `200` whose document is an `<Error>` counts as a failure of the service (retried); a
+    /// `409 ConditionalRequestConflict` is retried, as AWS asks.
+    /// - Parameters:
+    ///   - fullObject: The full-object checksum to verify (`x-amz-checksum-type: FULL_OBJECT`), nil for none.
+    ///   - attempts: Counts the attempts made (to tell whether an earlier attempt may have been applied).
+    func completeUpload(
+        bucket: String, key: String, uploadId: String, parts: [S3PartToComplete], fullObject: S3ChecksumValue?,
+        ifNoneMatch: Bool, policy: RetryPolicy, attempts: inout Int
+    ) async throws(S3Error) -> CompletedUpload {
+        var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+        for part in parts {
+            xml += "<Part><PartNumber>\(part.number)</PartNumber>"
+            xml += "<ETag>\(Self.xmlEscape(S3ETag.quoted(part.etag)))</ETag>"
+            if let checksum = part.checksum {
+                let element = checksum.algorithm.xmlElement
+                xml += "<\(element)>\(Self.xmlEscape(checksum.base64))</\(element)>"
+            }
+            xml += "</Part>"
+        }
+        xml += "</CompleteMultipartUpload>"
+        let payload = Data(xml.utf8)
+        var headers: [(name: String, value: String)] = [("content-type", "application/xml")]
+        if let fullObject {
+            headers.append((fullObject.headerName, fullObject.base64))
+            headers.append(("x-amz-checksum-type", "FULL_OBJECT"))
+        }
+        if ifNoneMatch { headers.append(("if-none-match", "*")) }
+        let (_, body) = try await send(
+            policy: policy, retryingAlso: Self.isConditionalConflict,
+            failureIn2xx: { _, body in Self.embeddedError(body) }
+        ) {
+            attempts += 1
+            return makeRequest(
+                method: "POST", bucket: bucket, key: key, query: [("uploadId", uploadId)], headers: headers,
+                body: payload)
+        }
+        let root = try S3XMLParser.parse(body)
+        guard root.name == "CompleteMultipartUploadResult" else {
+            throw .malformedResponse("expected <CompleteMultipartUploadResult>, got <\(root.name)>")
+        }
+        var checksums: [S3ChecksumAlgorithm: String] = [:]
+        for algorithm in S3ChecksumAlgorithm.allCases {
+            if let value = root.child(algorithm.xmlElement)?.text, !value.isEmpty { checksums[algorithm] = value }
+        }
+        return CompletedUpload(etag: S3ETag.unquoted(root.child("ETag")?.text ?? ""), checksums: checksums)
+    }
+
+    /// The error of a 200 response whose document is an `<Error>` (S3 sends one when CompleteMultipartUpload fails
+    /// after the status went out): a failure of the service, so it counts as a 5xx and is retried; nil for any
+    /// other body.
+    static func embeddedError(_ body: Data) -> S3Error? {
+        guard let root = try? S3XMLParser.parse(body), root.name == "Error" else { return nil }
+        let code = root.child("Code")?.text ?? "InternalError"
+        return .service(
+            code: code, message: root.child("Message")?.text ?? "", status: 500,
+            requestID: root.child("RequestId")?.text)
+    }
+
+    /// AbortMultipartUpload; an upload that no longer exists counts as aborted.
+    func abortUpload(bucket: String, key: String, uploadId: String, policy: RetryPolicy) async throws(S3Error) {
+        do {
+            _ = try await send(policy: policy) {
+                makeRequest(method: "DELETE", bucket: bucket, key: key, query: [("uploadId", uploadId)])
+            }
+        } catch {
+            if error.serviceCode == "NoSuchUpload" { return }
+            throw error
+        }
+    }
+}

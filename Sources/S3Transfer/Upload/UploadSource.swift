@@ -1,0 +1,106 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The file an upload reads: opened read-only once, read by offset (`pread`), and checked for changes (its size
+/// and modification time must stay those it had when opened). Thread-safe: every read is a `pread`.
+final class UploadSource: Sendable {
+    let path: String
+    private let descriptor: Int32
+    /// The size when opened: the object's size.
+    let size: Int64
+    private let modified: timespec
+
+    /// Opens the file and records its size and modification time.
+    /// - Throws: ``S3Error/fileSystem(path:errno:)``.
+    init(url: URL) throws(S3Error) {
+        path = url.path
+        descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .fileSystem(path: path, errno: errno) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw .fileSystem(path: path, errno: code)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw .fileSystem(path: path, errno: EINVAL)
+        }
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+    }
+
+    deinit { close(descriptor) }
+
+    /// Throws ``S3Error/fileSystem(path:errno:)`` with `ESTALE` when the file's size or modification time is no
+    /// longer what it was when opened.
+    func checkUnchanged() throws(S3Error) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .fileSystem(path: path, errno: errno) }
+        guard Int64(info.st_size) == size, info.st_mtim.tv_sec == modified.tv_sec,
+            info.st_mtim.tv_nsec == modified.tv_nsec
+        else { throw .fileSystem(path: path, errno: ESTALE) }
+    }
+
+    /// Reads `range` into a new buffer of its own pages (returned to the system as soon as the last reference
+    /// to it goes, so memory stays flat however many parts an upload reads).
+    func read(_ range: Range<Int64>) throws(S3Error) -> Data {
+        let count = Int(range.count)
+        guard count > 0 else { return Data() }
+        guard let memory = PageBuffer.allocate(count) else { throw .fileSystem(path: path, errno: ENOMEM) }
+        do {
+            try read(into: UnsafeMutableRawBufferPointer(start: memory, count: count), at: range.lowerBound)
+        } catch {
+            PageBuffer.free(memory, count)
+            throw error
+        }
+        return Data(bytesNoCopy: memory, count: count, deallocator: .custom(PageBuffer.free))
+    }
+
+    /// Fills `buffer` from `offset`; a file that ends early has changed (`ESTALE`).
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(S3Error) {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .fileSystem(path: path, errno: errno)
+            }
+            if n == 0 { throw .fileSystem(path: path, errno: ESTALE) }
+            done += n
+        }
+    }
+
+    /// Feeds `range` to `body` one piece at a time through a scratch buffer of at most 1 MiB (to checksum bytes
+    /// without holding them).
+    func scan(_ range: Range<Int64>, _ body: (UnsafeRawBufferPointer) -> Void) throws(S3Error) {
+        let chunk = max(1, min(1 << 20, range.count))
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 64)
+        defer { scratch.deallocate() }
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let n = Int(min(Int64(chunk), range.upperBound - offset))
+            let piece = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<n])
+            try read(into: piece, at: offset)
+            body(UnsafeRawBufferPointer(piece))
+            offset += Int64(n)
+        }
+    }
+}
+
+/// Anonymous memory mappings for part buffers: unlike the heap, a mapping goes back to the system when it is
+/// unmapped, so the resident size of an upload follows the parts in flight, not the most ever allocated.
+enum PageBuffer {
+    static func allocate(_ count: Int) -> UnsafeMutableRawPointer? {
+        let memory = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let memory, memory != MAP_FAILED else { return nil }
+        return memory
+    }
+
+    @Sendable static func free(_ memory: UnsafeMutableRawPointer, _ count: Int) {
+        munmap(memory, count)
+    }
+}
