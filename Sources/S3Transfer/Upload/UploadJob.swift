@@ -224,6 +224,13 @@ struct UploadJob: Sendable {
             if kept.checksum == nil { kept.checksum = listed.checksum }
             confirmed[part.number] = kept
         }
+        // A part the service has with a checksum, that no checkpoint recorded (the process was killed between the
+        // answer and saving it): kept too, as its checksum is compared with the file's bytes before the upload goes
+        // on — an acknowledged part is never sent again.
+        for (number, listed) in service where confirmed[number] == nil && number >= 1 && number <= plan.count {
+            guard let checksum = listed.checksum, listed.size == Int64(plan.range(number).count) else { continue }
+            confirmed[number] = UploadedPart(number: number, etag: listed.etag, size: listed.size, checksum: checksum)
+        }
         return StartedUpload(uploadId: checkpoint.uploadId, plan: plan, acknowledged: confirmed)
     }
 

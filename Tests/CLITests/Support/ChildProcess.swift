@@ -145,6 +145,9 @@ final class ChildProcess: Sendable {
     /// Sends SIGINT, as Ctrl-C in a terminal would.
     func interrupt() { kill(process.processIdentifier, SIGINT) }
 
+    /// Sends a signal (`SIGKILL` for a crash).
+    func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
     /// Waits for the process to end and for both pipes to reach end-of-file.
     func finish() async -> CLIResult {
         await state.waitForExit()
