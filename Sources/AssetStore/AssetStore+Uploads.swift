@@ -88,6 +88,11 @@ extension AssetStore {
 }
 
 extension StoreTransaction {
+    /// Forgets the checkpoint of an asset's upload, in this transaction (not a change).
+    public func clearUploadCheckpoint(for id: Int64) throws {
+        try db.cachedStatement(sql: "DELETE FROM upload_checkpoint WHERE assetID = ?").execute(arguments: [id])
+    }
+
     /// The asset whose original has this content hash (lower-case hex SHA-256), as this transaction sees it; the
     /// oldest when several have it.
     public func record(contentSHA256 hash: String) throws -> AssetRecord? {

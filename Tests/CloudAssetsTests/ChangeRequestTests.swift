@@ -346,3 +346,70 @@ struct ChangeRequestTests {
         }
     }
 }
+
+@Suite("Library: uploads under faults")
+struct UploadFaultTests {
+    @Test(
+        "an upload cut by a reset, a 500 or SlowDown ends uploaded with the right bytes",
+        arguments: [Fault.resetAfter(bytes: 1000), .internalError, .slowDown(retryAfterSeconds: nil)])
+    func transientFaultsEndUploaded(fault: Fault) async throws {
+        try await withHarness { harness in
+            var configuration = harness.quietConfiguration()
+            configuration.upload = UploadSettings(partSize: 5 << 20)
+            let library = try await harness.open(configuration)
+            let bytes = testBytes(count: 12 << 20, seed: 77)
+            let source = try harness.sourceFile("big.mov", bytes)
+            harness.server.faults.add(fault, keyPattern: "originals/*", method: "PUT", afterRequests: 1, times: 1)
+            harness.server.faults.add(fault, keyPattern: "originals/*", method: "POST", afterRequests: 1, times: 1)
+            let ids = try await library.performChanges { $0.createAsset(fromFileAt: source) }
+            await library.waitForUploads()
+            let asset = try #require(try library.asset(withLocalIdentifier: ids[0]))
+            #expect(asset.uploadState == .uploaded)
+            #expect(try harness.server.objectData(bucket: LibraryHarness.bucket, key: asset.key) == bytes)
+        }
+    }
+
+    @Test("an upload the service keeps refusing fails with a reason and keeps the original; a sync tries again")
+    func persistentFailureKeepsTheOriginal() async throws {
+        try await withHarness { harness in
+            let library = try await harness.open(harness.quietConfiguration())
+            let bytes = testBytes(count: 40_000, seed: 78)
+            let source = try harness.sourceFile("refused.jpg", bytes)
+            let rule = harness.server.faults.add(.internalError, keyPattern: "originals/*", method: "PUT")
+            let ids = try await library.performChanges { $0.createAsset(fromFileAt: source) }
+            await library.waitForUploads()
+            let failed = try #require(try library.asset(withLocalIdentifier: ids[0]))
+            #expect(failed.uploadState == .uploadFailed)
+            #expect(failed.uploadError?.isEmpty == false)
+            #expect(try library.uploads.failed == 1)
+            #expect(try await library.data(for: failed) == bytes)
+            try library.evict(failed)
+            #expect(try library.asset(withLocalIdentifier: ids[0])?.availability == .full)
+            harness.server.faults.remove(rule)
+            try await library.sync(fetchThumbnails: false)
+            #expect(try library.asset(withLocalIdentifier: ids[0])?.uploadState == .uploaded)
+        }
+    }
+
+    @Test("a multipart upload of an asset purged before it finished is aborted")
+    func abandonedUploadIsAborted() async throws {
+        try await withHarness { harness in
+            var configuration = harness.quietConfiguration()
+            configuration.upload = UploadSettings(partSize: 5 << 20)
+            let library = try await harness.open(configuration)
+            let source = try harness.sourceFile("gone.mov", testBytes(count: 12 << 20, seed: 79))
+            // The second part is refused until the test lets it through: the upload stops with a checkpoint.
+            let rule = harness.server.faults.add(
+                .internalError, keyPattern: "originals/*", method: "PUT", afterRequests: 1)
+            let ids = try await library.performChanges { $0.createAsset(fromFileAt: source) }
+            await library.waitForUploads()
+            #expect(try harness.server.multipartUploads(bucket: LibraryHarness.bucket).count == 1)
+            harness.server.faults.remove(rule)
+            let asset = try #require(try library.asset(withLocalIdentifier: ids[0]))
+            try await library.performChanges { $0.deleteAssets([asset]) }
+            #expect(try await library.emptyTrash() == 1)
+            #expect(try harness.server.multipartUploads(bucket: LibraryHarness.bucket).isEmpty)
+            #expect(try harness.server.keys(bucket: LibraryHarness.bucket, prefix: "originals/").isEmpty)
+        }
+    }
+}

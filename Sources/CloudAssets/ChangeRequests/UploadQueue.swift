@@ -186,6 +186,7 @@ extension AssetLibrary {
     /// policy but `.offline`), else as background work.
     func uploadPendingOriginals(queue: UploadQueue, explicitly: Bool) async {
         guard let remote, (try? checkBinding()) != nil else { return }
+        await abortAbandonedUploads(remote: remote, queue: queue)
         var attempted = Set<Int64>()
         while !Task.isCancelled, explicitly ? networkPolicy != .offline && !isClosed : mayUploadInBackground {
             let candidates = (try? store.ids(inUploadStates: [.pendingUpload, .uploading], limit: 512)) ?? []
@@ -234,6 +235,23 @@ extension AssetLibrary {
         }
     }
 
+    /// Aborts the multipart uploads whose asset no longer waits for them (deleted, or uploaded another way), so no
+    /// bucket accumulates parts nobody will complete.
+    private func abortAbandonedUploads(remote: LibraryRemote, queue: UploadQueue) async {
+        guard let checkpoints = try? store.allUploadCheckpoints(), !checkpoints.isEmpty else { return }
+        let waiting = Set((try? store.ids(inUploadStates: [.pendingUpload, .uploading, .uploadFailed])) ?? [])
+        for (id, text) in checkpoints where !waiting.contains(id) {
+            guard queue.claim(id, size: 0) else { continue }
+            defer { queue.release(id) }
+            if let checkpoint = UploadCheckpoint.decode(text) {
+                guard (try? await remote.uploader.abort(checkpoint, bucket: configuration.bucket)) != nil else {
+                    continue
+                }
+            }
+            try? store.setUploadCheckpoint(nil, for: id)
+        }
+    }
+
     /// What one upload ended with.
     enum UploadOutcomeRecord: Sendable {
         /// The bucket holds the original under `key` with this ETag (ours, or an identical object adopted).
@@ -274,9 +292,13 @@ extension AssetLibrary {
                 if Task.isCancelled { stop = true }
             }
             do {
+                // A finished upload's checkpoint goes in the transaction that records it; one that never had a
+                // checkpoint (a single request) writes none.
                 let outcome = try await remote.uploader.upload(
                     request, resumingFrom: saved?.key == key ? saved : nil,
-                    checkpoint: { checkpoint in try store.setUploadCheckpoint(checkpoint?.encoded, for: id) })
+                    checkpoint: { checkpoint in
+                        if let checkpoint { try store.setUploadCheckpoint(checkpoint.encoded, for: id) }
+                    })
                 switch outcome {
                 case .created(let etag, _):
                     return .uploaded(id: id, key: key, etag: etag)
@@ -321,6 +343,7 @@ extension AssetLibrary {
                         r.uploadState = .uploaded
                         r.uploadError = nil
                     }
+                    try tx.clearUploadCheckpoint(for: id)
                 case .failed(let id, let reason):
                     guard try tx.record(id) != nil else { continue }
                     try tx.update(id) { r in
@@ -329,9 +352,6 @@ extension AssetLibrary {
                     }
                 }
             }
-        }
-        for outcome in outcomes {
-            if case .uploaded(let id, _, _) = outcome { try? store.setUploadCheckpoint(nil, for: id) }
         }
         if !orphans.isEmpty, let remote {
             let bucket = configuration.bucket
