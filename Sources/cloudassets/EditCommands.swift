@@ -44,16 +44,47 @@ struct Add: AsyncParsableCommand {
         discussion: """
             Each file becomes an asset at once (local, full); its upload runs with progress and the command waits \
             for it unless --no-wait (then the next sync, or any command that waits, uploads it). A file whose \
-            bytes the library already holds adds nothing. Prints "<id>\\t<key>" per file.
+            bytes the library already holds adds nothing. A folder adds every regular file in it and its \
+            subfolders (hidden ones and links left out), in name order. Prints "<id>\\t<key>" per file.
             """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Files to import.") var files: [String]
+    @Argument(help: "Files to import, or folders (every file in them, recursively).") var files: [String]
     @Flag(name: .long, help: "Take the files instead of copying them (removed once imported).") var move = false
     @Flag(name: .long, help: "Import only; do not wait for the uploads.") var noWait = false
 
+    /// The files named, with each folder replaced by the regular files under it (recursively, in name order;
+    /// names starting with a dot and symbolic links are skipped). A name that does not exist is kept, so the import
+    /// reports it.
+    static func expand(_ names: [String]) throws -> [URL] {
+        var result: [URL] = []
+        for name in names {
+            let url = URL(fileURLWithPath: name)
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: name, isDirectory: &isFolder), isFolder.boolValue else {
+                result.append(url)
+                continue
+            }
+            var found: [String] = []
+            guard let walker = FileManager.default.enumerator(atPath: name) else {
+                throw CLIError("cannot read the folder \(name)")
+            }
+            while let relative = walker.nextObject() as? String {
+                let last = (relative as NSString).lastPathComponent
+                if last.hasPrefix(".") {
+                    walker.skipDescendants()
+                    continue
+                }
+                let attributes = walker.fileAttributes
+                if attributes?[.type] as? FileAttributeType == .typeRegular { found.append(relative) }
+            }
+            result += found.sorted().map { url.appendingPathComponent($0) }
+        }
+        return result
+    }
+
     func run() async throws {
         try await runReportingErrors {
-            let urls = files.map { URL(fileURLWithPath: $0) }
+            let urls = try Self.expand(files)
             let library = try await global.openLibrary(runsDownloads: !noWait)
             defer { library.close() }
             let ids = try await library.performChanges { changes in
