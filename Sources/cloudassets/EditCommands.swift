@@ -65,21 +65,43 @@ struct Add: AsyncParsableCommand {
                 continue
             }
             var found: [String] = []
-            guard let walker = FileManager.default.enumerator(atPath: name) else {
-                throw CLIError("cannot read the folder \(name)")
-            }
-            while let relative = walker.nextObject() as? String {
-                let last = (relative as NSString).lastPathComponent
-                if last.hasPrefix(".") {
-                    walker.skipDescendants()
-                    continue
-                }
-                let attributes = walker.fileAttributes
-                if attributes?[.type] as? FileAttributeType == .typeRegular { found.append(relative) }
-            }
+            try Self.walk(name, relative: "", into: &found)
             result += found.sorted().map { url.appendingPathComponent($0) }
         }
         return result
+    }
+
+    /// Collects the regular files under `folder` (names relative to the top), reading each folder once with
+    /// `readdir`: its entry types say which are files, folders and links without a `stat` per file.
+    private static func walk(_ folder: String, relative: String, into found: inout [String]) throws {
+        guard let handle = opendir(folder) else {
+            throw CLIError("cannot read the folder \(folder): \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(handle) }
+        var folders: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix(".") { continue }
+            var type = entry.pointee.d_type
+            if type == UInt8(DT_UNKNOWN) {
+                var status = stat()
+                guard lstat(folder + "/" + name, &status) == 0 else { continue }
+                type =
+                    status.st_mode & S_IFMT == S_IFDIR
+                    ? UInt8(DT_DIR) : status.st_mode & S_IFMT == S_IFREG ? UInt8(DT_REG) : 0
+            }
+            let path = relative.isEmpty ? name : relative + "/" + name
+            if type == UInt8(DT_REG) {
+                found.append(path)
+            } else if type == UInt8(DT_DIR) {
+                folders.append(name)
+            }
+        }
+        for name in folders {
+            try walk(folder + "/" + name, relative: relative.isEmpty ? name : relative + "/" + name, into: &found)
+        }
     }
 
     func run() async throws {
