@@ -26,20 +26,6 @@ private struct SharedView: Hashable, CustomStringConvertible {
     }
 }
 
-/// SplitMix64: the random choices of one run, reproducible from its seed.
-private struct Choices {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    mutating func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[below(items.count)] }
-}
-
 @Suite("Library: several libraries on one bucket converge")
 struct ConvergenceTests {
     /// Three libraries and an outside writer (another tool) make random changes — imports (some of the same
@@ -51,7 +37,7 @@ struct ConvergenceTests {
         arguments: [1, 2, 3, 4] as [UInt64])
     func randomChangesConverge(seed: UInt64) async throws {
         try await withHarness { harness in
-            var random = Choices(state: seed)
+            var random = SeededRandom(seed: seed)
             var libraries: [AssetLibrary] = []
             for name in ["a", "b", "c"] {
                 libraries.append(

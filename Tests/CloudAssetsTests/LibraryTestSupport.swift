@@ -19,20 +19,35 @@ final class Shared<Value>: @unchecked Sendable {
     var current: Value { withLock { $0 } }
 }
 
-/// Deterministic pseudo-random bytes (SplitMix64), so every object has distinct, reproducible content.
+/// SplitMix64: reproducible pseudo-random numbers from a seed (the tests' one generator).
+struct SeededRandom {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in `0..<n`.
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+
+    /// One of `items`, or nil when there is none.
+    mutating func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[below(items.count)] }
+}
+
+/// Deterministic pseudo-random bytes, so every object has distinct, reproducible content.
 func testBytes(count: Int, seed: UInt64) -> Data {
     let words = (count + 7) / 8
     var data = Data(count: words * 8)
+    var random = SeededRandom(seed: seed)
     data.withUnsafeMutableBytes { raw in
         let buffer = raw.bindMemory(to: UInt64.self)
-        var state = seed &* 0x9E37_79B9_7F4A_7C15
-        for index in 0..<words {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            buffer[index] = (z ^ (z >> 31)).littleEndian
-        }
+        for index in 0..<words { buffer[index] = random.next().littleEndian }
     }
     return data.prefix(count)
 }
