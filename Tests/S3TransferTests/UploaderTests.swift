@@ -162,8 +162,47 @@ import Testing
         guard case .keyExists(let head) = outcome else { Issue.record("\(outcome)"); return }
         #expect(head.size == Int64(existing.count))
         #expect(try h.stored("taken.mov") == existing)
+        // Asked first: no upload was started, no byte of the file sent.
+        #expect(h.server.requestLog.entries().map(\.method) == ["HEAD"])
+        #expect(checkpoints.values.isEmpty)
+    }
+
+    @Test func aKeyTakenDuringAMultipartUploadEndsItAt412AndAbortsIt() async throws {
+        let h = try await Harness.start(maxConcurrentParts: 1)
+        defer { Task { await h.stop() } }
+        let (url, _) = try h.file("big.bin", size: Int(2 * Self.partSize) + 1)
+        let checkpoints = Checkpoints()
+        let server = h.server
+        let outcome = try await h.uploader.upload(h.request("raced.mov", url), resumingFrom: nil) { checkpoint in
+            try checkpoints.record(checkpoint)
+            // Another writer stores the key once the first part is acknowledged.
+            if checkpoint?.parts.count == 1 {
+                try server.putObject(bucket: UploaderTests.bucket, key: "raced.mov", data: Data("other".utf8))
+            }
+        }
+        guard case .keyExists(let head) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(head.size == 5)
+        #expect(try h.stored("raced.mov") == Data("other".utf8))
+        let completes = h.server.requestLog.entries().filter { $0.method == "POST" && $0.uploadId != nil }
+        #expect(completes.map(\.status) == [412])
         #expect(try h.server.multipartUploads(bucket: Self.bucket).isEmpty)
         #expect(checkpoints.values.last! == nil)
+    }
+
+    @Test func resumingAnUploadAnEarlierRunCompletedFindsTheObjectWithoutSendingAnything() async throws {
+        let h = try await Harness.start()
+        defer { Task { await h.stop() } }
+        let (url, data) = try h.file("big.bin", size: Int(2 * Self.partSize) + 99)
+        let checkpoints = Checkpoints()
+        _ = try await h.uploader.upload(h.request("done.mov", url), resumingFrom: nil, checkpoint: checkpoints.record)
+        // The run's last checkpoint (before the nil) was what the caller kept.
+        let kept = try #require(checkpoints.values.dropLast().last ?? nil)
+        let before = h.server.requestLog.entries().count
+        let outcome = try await h.uploader.upload(h.request("done.mov", url), resumingFrom: kept, checkpoint: { _ in })
+        guard case .created(_, let checksums) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(checksums.crc32c == Self.crc32c(data))
+        let second = h.server.requestLog.entries().dropFirst(before).map { "\($0.method) \($0.status)" }
+        #expect(second == ["GET 404", "HEAD 200"])
     }
 
     @Test(arguments: [100, 15 << 20])

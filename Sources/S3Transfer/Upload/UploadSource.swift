@@ -4,8 +4,9 @@ import Foundation
     import Glibc
 #endif
 
-/// The file an upload reads: opened read-only once, read by offset (`pread`), and checked for changes (its size
-/// and modification time must stay those it had when opened). Thread-safe: every read is a `pread`.
+/// The file an upload reads: opened read-only once, read by offset (`pread`) — to checksum it here, and by the
+/// engine as request bodies are sent — and checked for changes (its size and modification time must stay those it
+/// had when opened). Thread-safe: every read is a `pread`.
 final class UploadSource: Sendable {
     let path: String
     private let descriptor: Int32
@@ -45,19 +46,15 @@ final class UploadSource: Sendable {
         else { throw .fileSystem(path: path, errno: ESTALE) }
     }
 
-    /// Reads `range` into a new buffer of its own pages (returned to the system as soon as the last reference
-    /// to it goes, so memory stays flat however many parts an upload reads).
-    func read(_ range: Range<Int64>) throws(S3Error) -> Data {
-        let count = Int(range.count)
-        guard count > 0 else { return Data() }
-        guard let memory = PageBuffer.allocate(count) else { throw .fileSystem(path: path, errno: ENOMEM) }
-        do {
-            try read(into: UnsafeMutableRawBufferPointer(start: memory, count: count), at: range.lowerBound)
-        } catch {
-            PageBuffer.free(memory, count)
-            throw error
-        }
-        return Data(bytesNoCopy: memory, count: count, deallocator: .custom(PageBuffer.free))
+    /// The request body for `range`: read from the file by the engine as it is sent (nothing held in memory).
+    /// Valid while this source lives.
+    func body(_ range: Range<Int64>) -> HTTPFileBody {
+        HTTPFileBody(descriptor: descriptor, offset: range.lowerBound, count: Int64(range.count))
+    }
+
+    /// Asks the kernel to read `range` ahead (so the engine's reads of it hit the page cache).
+    func prefetch(_ range: Range<Int64>) {
+        _ = posix_fadvise(descriptor, off_t(range.lowerBound), off_t(range.count), POSIX_FADV_WILLNEED)
     }
 
     /// Fills `buffer` from `offset`; a file that ends early has changed (`ESTALE`).
@@ -88,19 +85,5 @@ final class UploadSource: Sendable {
             body(UnsafeRawBufferPointer(piece))
             offset += Int64(n)
         }
-    }
-}
-
-/// Anonymous memory mappings for part buffers: unlike the heap, a mapping goes back to the system when it is
-/// unmapped, so the resident size of an upload follows the parts in flight, not the most ever allocated.
-enum PageBuffer {
-    static func allocate(_ count: Int) -> UnsafeMutableRawPointer? {
-        let memory = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-        guard let memory, memory != MAP_FAILED else { return nil }
-        return memory
-    }
-
-    @Sendable static func free(_ memory: UnsafeMutableRawPointer, _ count: Int) {
-        munmap(memory, count)
     }
 }
