@@ -17,7 +17,11 @@ private struct UploadLogEntry: Decodable {
     var status: Int
     var partNumber: Int?
     var uploadId: String?
+    var date: Date
 }
+
+/// `CA_BENCH_UPLOAD_DETAIL=1` prints each of our runs' split (parts, completion) and CPU times (ours, the server's).
+private let uploadDetail = ProcessInfo.processInfo.environment["CA_BENCH_UPLOAD_DETAIL"] == "1"
 
 func runUploadBenchmarks() async throws -> [BenchRow] {
     let scratch = try makeScratch("upload")
@@ -33,7 +37,7 @@ func runUploadBenchmarks() async throws -> [BenchRow] {
     try await client.createBucket(bucket)
     let size: Int64 = 1 << 30
     let file = scratch.appendingPathComponent("big.bin")
-    try writeTestFile(file, size: size)
+    try writeIncompressibleFile(file, size: size)
     let uploader = Uploader(
         client: client,
         configuration: UploaderConfiguration(
@@ -46,9 +50,22 @@ func runUploadBenchmarks() async throws -> [BenchRow] {
         let key = "\(prefix)-\(round).bin"
         var outcome: UploadOutcome?
         settleFileSystem()
+        if uploadDetail { try server.admin("DELETE", "log") }
+        let cpu = (ours: selfCPUSeconds(), server: otherCPUSeconds(server.process.processIdentifier))
+        let started = Date()
         let time = try await seconds {
             outcome = try await uploader.upload(
                 UploadRequest(bucket: bucket, key: key, file: file), resumingFrom: nil, checkpoint: { _ in })
+        }
+        if uploadDetail {
+            let ended = Date()
+            let log = try logDecoder.decode([UploadLogEntry].self, from: adminGet("log", server))
+            let complete = log.last { $0.method == "POST" && $0.uploadId != nil }?.date ?? ended
+            print(
+                String(
+                    format: "%@: %.2f s (parts %.2f s, completion %.2f s); CPU ours %.2f s, server %.2f s", key, time,
+                    complete.timeIntervalSince(started), ended.timeIntervalSince(complete), selfCPUSeconds() - cpu.ours,
+                    otherCPUSeconds(server.process.processIdentifier) - cpu.server))
         }
         try await client.deleteObject(bucket: bucket, key: key)
         return (time, outcome!)
@@ -57,8 +74,15 @@ func runUploadBenchmarks() async throws -> [BenchRow] {
         round += 1
         let key = "aws-\(round).bin"
         settleFileSystem()
+        let cpu = otherCPUSeconds(server.process.processIdentifier)
         let time = try await seconds {
             try awsCLI(["s3", "cp", "--only-show-errors", file.path, "s3://\(bucket)/\(key)"], server)
+        }
+        if uploadDetail {
+            print(
+                String(
+                    format: "%@: %.2f s; CPU server %.2f s", key, time,
+                    otherCPUSeconds(server.process.processIdentifier) - cpu))
         }
         try await client.deleteObject(bucket: bucket, key: key)
         return time
@@ -123,7 +147,7 @@ func runUploadBenchmarks() async throws -> [BenchRow] {
         } else {
             faultVerified = false
         }
-        let log = try JSONDecoder().decode([UploadLogEntry].self, from: adminGet("log", server))
+        let log = try logDecoder.decode([UploadLogEntry].self, from: adminGet("log", server))
         var acknowledged: [String: Int] = [:]
         for entry in log where entry.method == "PUT" && entry.status == 200 {
             guard let id = entry.uploadId, let part = entry.partNumber else { continue }
@@ -149,6 +173,41 @@ func runUploadBenchmarks() async throws -> [BenchRow] {
     return rows
 }
 
+/// Decodes the admin endpoint's JSON (ISO 8601 dates).
+private let logDecoder: JSONDecoder = {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .custom { decoder in
+        let text = try decoder.singleValueContainer().decode(String.self)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime]
+        guard let date = formatter.date(from: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: text))
+        }
+        return date
+    }
+    return decoder
+}()
+
+/// User + system CPU seconds of this process so far.
+private func selfCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// User + system CPU seconds of another process so far (`/proc/PID/stat`), 0 when unreadable.
+private func otherCPUSeconds(_ pid: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return 0 }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
 /// Runs the aws CLI against the child server; fails when it exits non-zero.
 private func awsCLI(_ arguments: [String], _ server: ChildServer) throws {
     var environment = ProcessInfo.processInfo.environment
@@ -169,6 +228,30 @@ private func awsCLI(_ arguments: [String], _ server: ChildServer) throws {
 /// The body of an admin GET (`/_fake-s3/PATH`).
 private func adminGet(_ path: String, _ server: ChildServer) throws -> Data {
     Data(try curl(["-sf", "\(server.endpoint)/_fake-s3/\(path)"]).utf8)
+}
+
+/// Writes `size` incompressible bytes (``pseudoRandomData(_:seed:)``'s generator) through one 1 MiB buffer: no
+/// allocation large enough to move the C heap's thresholds before the uploader's memory is measured.
+private func writeIncompressibleFile(_ url: URL, size: Int64) throws {
+    let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    guard fd >= 0 else { throw BenchError("cannot create \(url.path)") }
+    defer { close(fd) }
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 8)
+    defer { buffer.deallocate() }
+    let words = buffer.bindMemory(to: UInt64.self)
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var written: Int64 = 0
+    while written < size {
+        for i in 0..<words.count {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            words[i] = state
+        }
+        let n = Int(min(Int64(buffer.count), size - written))
+        guard write(fd, buffer.baseAddress, n) == n else { throw BenchError("cannot write \(url.path)") }
+        written += Int64(n)
+    }
 }
 
 /// Resets VmHWM to the current RSS (Linux: `echo 5 > /proc/self/clear_refs`).
