@@ -25,6 +25,8 @@ func section(_ name: String, _ body: () async throws -> [BenchRow]) async -> [Be
 // The large download runs first so that the peak RSS it reports is the downloader's, not earlier groups'.
 var rows: [BenchRow] = []
 rows += await section("large download") { try await runTransferBenchmarks(large: true, small: false) }
+// The large upload's peak RSS is measured from a reset of VmHWM, so it may follow the download.
+rows += await section("large upload") { try await runUploadBenchmarks() }
 rows += await section("small downloads") { try await runTransferBenchmarks(large: false, small: true) }
 rows += await section("store and change details") { runStoreBenchmarks() }
 rows += await section("fake server") { try await runServerBenchmarks() }

@@ -22,6 +22,19 @@ extension S3ChecksumAlgorithm {
     var supportsFullObjectMultipart: Bool { self != .sha256 }
 }
 
+/// The bytes of an upload request: in memory, or a range of an open file read as it is sent.
+enum S3UploadBody: Sendable {
+    case data(Data)
+    case file(HTTPFileBody)
+
+    var count: Int64 {
+        switch self {
+        case .data(let data): Int64(data.count)
+        case .file(let file): file.count
+        }
+    }
+}
+
 /// One part as ListParts reports it.
 struct S3ListedPart: Sendable, Hashable {
     var number: Int
@@ -71,7 +84,7 @@ extension S3Client {
     ///   - attempts: Counts the attempts made (to tell whether an earlier attempt may have been applied).
     /// - Returns: The response head.
     func uploadObject(
-        bucket: String, key: String, body: Data, contentType: String?, metadata: [String: String],
+        bucket: String, key: String, body: S3UploadBody, contentType: String?, metadata: [String: String],
         checksum: S3ChecksumValue?, ifNoneMatch: Bool, policy: RetryPolicy, attempts: inout Int
     ) async throws(S3Error) -> HTTPResponseHead {
         var headers = Self.objectHeaders(contentType: contentType, metadata: metadata)
@@ -80,11 +93,26 @@ extension S3Client {
         if ifNoneMatch { headers.append(("if-none-match", "*")) }
         let (head, _) = try await send(policy: policy, retryingAlso: Self.isConditionalConflict) {
             attempts += 1
-            return makeRequest(
-                method: "PUT", bucket: bucket, key: key, headers: headers, body: body,
-                payloadHash: SigV4.unsignedPayload)
+            return makeUploadRequest(method: "PUT", bucket: bucket, key: key, headers: headers, body: body)
         }
         return head
+    }
+
+    /// A request carrying an upload body, signed over `UNSIGNED-PAYLOAD`.
+    private func makeUploadRequest(
+        method: String, bucket: String, key: String, query: [(name: String, value: String)] = [],
+        headers: [(name: String, value: String)], body: S3UploadBody
+    ) -> HTTPRequest {
+        switch body {
+        case .data(let data):
+            makeRequest(
+                method: method, bucket: bucket, key: key, query: query, headers: headers, body: data,
+                payloadHash: SigV4.unsignedPayload)
+        case .file(let file):
+            makeRequest(
+                method: method, bucket: bucket, key: key, query: query, headers: headers, bodyFile: file,
+                payloadHash: SigV4.unsignedPayload)
+        }
     }
 
     /// CreateMultipartUpload announcing the checksum the parts carry.
@@ -118,16 +146,14 @@ extension S3Client {
     /// UploadPart with the part's checksum.
     /// - Returns: The part's ETag (unquoted).
     func uploadPart(
-        bucket: String, key: String, uploadId: String, number: Int, body: Data, checksum: S3ChecksumValue?,
+        bucket: String, key: String, uploadId: String, number: Int, body: S3UploadBody, checksum: S3ChecksumValue?,
         policy: RetryPolicy
     ) async throws(S3Error) -> String {
         let query: [(name: String, value: String)] = [("partNumber", String(number)), ("uploadId", uploadId)]
         var headers: [(name: String, value: String)] = [("content-length", String(body.count))]
         if let checksum { headers.append((checksum.headerName, checksum.base64)) }
         let (head, _) = try await send(policy: policy) {
-            makeRequest(
-                method: "PUT", bucket: bucket, key: key, query: query, headers: headers, body: body,
-                payloadHash: SigV4.unsignedPayload)
+            makeUploadRequest(method: "PUT", bucket: bucket, key: key, query: query, headers: headers, body: body)
         }
         guard let etag = head["etag"].map(S3ETag.unquoted), !etag.isEmpty else {
             throw .malformedResponse("UploadPart response without an ETag")

@@ -62,8 +62,8 @@ public final class S3Client: Sendable {
     /// Builds and signs one request (with the corrected clock).
     func makeRequest(
         method: String, bucket: String, key: String?, query: [(name: String, value: String)] = [],
-        headers: [(name: String, value: String)] = [], body: Data? = nil, payloadHash: String? = nil,
-        stallTimeout: TimeInterval? = nil
+        headers: [(name: String, value: String)] = [], body: Data? = nil, bodyFile: HTTPFileBody? = nil,
+        payloadHash: String? = nil, stallTimeout: TimeInterval? = nil
     ) -> HTTPRequest {
         let scheme = endpointScheme
         var host = endpointHost
@@ -88,6 +88,7 @@ public final class S3Client: Sendable {
                 date: correctedNow)
         }
         var request = HTTPRequest(method: method, url: url, headers: allHeaders, body: body)
+        request.bodyFile = bodyFile
         request.stallTimeout = stallTimeout
         return request
     }

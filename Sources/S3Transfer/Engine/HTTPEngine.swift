@@ -214,7 +214,7 @@ final class HTTPEngineCore: @unchecked Sendable {
         guard limit > 0 else { return }
         var unanswered: [UInt64] = []
         let now = DispatchTime.now().uptimeNanoseconds
-        for (id, box) in active where box.request.body == nil && box.status == 0 {
+        for (id, box) in active where box.request.body == nil && box.request.bodyFile == nil && box.status == 0 {
             guard let easy = box.easy else { continue }
             guard let sent = box.requestSentAt else {
                 var started: curl_off_t = 0
@@ -302,6 +302,11 @@ final class HTTPEngineCore: @unchecked Sendable {
         Unmanaged.passUnretained(box).release()
     }
 
+    /// Request bodies of at least this many bytes are read into a larger upload buffer.
+    static let largeUpload: Int64 = 1 << 20
+    /// libcurl's upload buffer for a large body (`CURLOPT_UPLOAD_BUFFERSIZE`).
+    static let largeUploadBuffer = 512 * 1024
+
     /// Creates and configures the easy handle; on failure completes the box at once.
     private func configure(_ box: HTTPTransferBox) -> Bool {
         guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
@@ -347,15 +352,19 @@ final class HTTPEngineCore: @unchecked Sendable {
         case "HEAD": _ = ccurl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
         default: _ = ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method)
         }
-        if let body = request.body {
+        if let length = request.body.map({ Int64($0.count) }) ?? request.bodyFile?.count {
             _ = ccurl_easy_setopt_data_callback(easy, CURLOPT_READFUNCTION, httpReadCallback)
             _ = ccurl_easy_setopt_pointer(easy, CURLOPT_READDATA, me)
+            if length >= Self.largeUpload {
+                // Fewer, larger reads and socket writes for a large body (libcurl's default is 64 KiB).
+                _ = ccurl_easy_setopt_long(easy, CURLOPT_UPLOAD_BUFFERSIZE, Self.largeUploadBuffer)
+            }
             if request.method == "PUT" {
                 _ = ccurl_easy_setopt_long(easy, CURLOPT_UPLOAD, 1)
-                _ = ccurl_easy_setopt_off_t(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(body.count))
+                _ = ccurl_easy_setopt_off_t(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(length))
             } else {
                 _ = ccurl_easy_setopt_long(easy, CURLOPT_POST, 1)
-                _ = ccurl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+                _ = ccurl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(length))
             }
         }
         return true

@@ -13,6 +13,9 @@ public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The request body, if any (sent with a `Content-Length`).
     public var body: Data?
+    /// A request body read from a file as it is sent, instead of ``body`` (which takes precedence): nothing of it
+    /// is held in memory.
+    public var bodyFile: HTTPFileBody?
     /// Overrides the engine's stall limit for this request: the transfer fails with a timeout
     /// (``HTTPTransportError/isTimeout``) when fewer than the engine's low-speed limit of bytes per second
     /// arrive for this many seconds (rounded up to whole seconds).
@@ -30,6 +33,30 @@ public struct HTTPRequest: Sendable {
         self.url = url
         self.headers = headers
         self.body = body
+    }
+}
+
+/// A request body that is a range of an open file, read (`pread`) on the engine thread as libcurl sends it, and
+/// read again from its start if the request is sent again. The descriptor is not closed by the engine and must
+/// stay open until the transfer has completed; reads are meant to hit the page cache (a file read just before),
+/// as a slow read holds up every transfer of the engine. A read that fails or finds the file shorter aborts the
+/// transfer (a ``HTTPTransportError``).
+public struct HTTPFileBody: Sendable, Hashable {
+    /// An open, readable descriptor.
+    public var descriptor: Int32
+    /// Where the body starts in the file.
+    public var offset: Int64
+    /// The body's length in bytes.
+    public var count: Int64
+
+    /// - Parameters:
+    ///   - descriptor: An open, readable descriptor.
+    ///   - offset: Where the body starts.
+    ///   - count: Its length.
+    public init(descriptor: Int32, offset: Int64, count: Int64) {
+        self.descriptor = descriptor
+        self.offset = offset
+        self.count = count
     }
 }
 

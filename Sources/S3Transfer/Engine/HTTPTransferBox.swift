@@ -108,8 +108,23 @@ final class HTTPTransferBox: @unchecked Sendable {
         }
     }
 
-    /// Copies the next run of the upload body into libcurl's buffer.
-    func readUpload(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    /// Copies the next run of the upload body into libcurl's buffer (from ``HTTPRequest/bodyFile`` by `pread`);
+    /// nil when the file could not be read.
+    func readUpload(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        if request.body == nil, let file = request.bodyFile {
+            let n = Int(min(Int64(buffer.count), file.count - Int64(uploadOffset)))
+            guard n > 0 else { return 0 }
+            var got = 0
+            while got < n {
+                let r = pread(
+                    file.descriptor, buffer.baseAddress! + got, n - got, off_t(file.offset) + off_t(uploadOffset + got))
+                if r < 0, errno == EINTR { continue }
+                guard r > 0 else { return nil }
+                got += r
+            }
+            uploadOffset += n
+            return n
+        }
         guard let body = request.body, uploadOffset < body.count else { return 0 }
         let n = min(buffer.count, body.count - uploadOffset)
         body.withUnsafeBytes { raw in
@@ -153,4 +168,5 @@ let httpReadCallback: ccurl_data_callback = { ptr, size, count, user in
     guard let user, let ptr else { return ccurl_readfunc_abort() }
     let box = Unmanaged<HTTPTransferBox>.fromOpaque(user).takeUnretainedValue()
     return box.readUpload(into: UnsafeMutableRawBufferPointer(start: ptr, count: size * count))
+        ?? ccurl_readfunc_abort()
 }

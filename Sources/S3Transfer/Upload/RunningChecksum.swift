@@ -27,20 +27,11 @@ struct RunningChecksum {
         }
     }
 
-    mutating func update(_ data: Data) { data.withUnsafeBytes { update($0) } }
-
     /// The checksum so far, as S3 writes it.
     var value: S3ChecksumValue {
         switch algorithm {
         case .crc32, .crc32c: S3ChecksumValue(algorithm: algorithm, base64: S3ChecksumAlgorithm.base64(crc))
         case .sha256: S3ChecksumValue(algorithm: algorithm, base64: Data(sha!.finalize()).base64EncodedString())
         }
-    }
-
-    /// The checksum of `data` alone.
-    static func of(_ data: Data, _ algorithm: S3ChecksumAlgorithm) -> S3ChecksumValue {
-        var running = RunningChecksum(algorithm)
-        running.update(data)
-        return running.value
     }
 }

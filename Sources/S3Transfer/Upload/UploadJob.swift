@@ -73,9 +73,17 @@ struct UploadJob: Sendable {
     // MARK: One request
 
     private func putWhole() async throws(S3Error) -> UploadOutcome {
-        let body = try source.read(0..<size)
+        let checksum: S3ChecksumValue
+        if let known = knownFullChecksum {
+            checksum = known
+            source.prefetch(0..<size)
+        } else {
+            var running = RunningChecksum(algorithm)
+            try source.scan(0..<size) { running.update($0) }
+            checksum = running.value
+        }
         try source.checkUnchanged()
-        let checksum = knownFullChecksum ?? RunningChecksum.of(body, algorithm)
+        let body = S3UploadBody.file(source.body(0..<size))
         for _ in 0..<3 {
             var attempts = 0
             do {
@@ -129,6 +137,23 @@ struct UploadJob: Sendable {
         }
     }
 
+    /// The full-object checksum of the file: the caller's, or computed by reading it (nil for an algorithm S3
+    /// keeps no full-object checksum of for a multipart object).
+    private func fullChecksum() throws(S3Error) -> S3ChecksumValue? {
+        if let known = knownFullChecksum { return known }
+        guard algorithm.supportsFullObjectMultipart else { return nil }
+        var running = RunningChecksum(algorithm)
+        try source.scan(0..<size) { running.update($0) }
+        return running.value
+    }
+
+    /// Whether the object under the key has this file's size and full-object checksum (read from the file only
+    /// when the size matches).
+    private func isOursByContent(_ head: S3ObjectHead) throws(S3Error) -> Bool {
+        guard head.size == size else { return false }
+        return isOurs(head, etag: nil, checksum: try fullChecksum())
+    }
+
     // MARK: Multipart
 
     private enum MultipartEnd {
@@ -158,9 +183,26 @@ struct UploadJob: Sendable {
 
     private func multipart(resume: UploadCheckpoint?) async throws(S3Error) -> MultipartEnd {
         var started: StartedUpload?
-        if let resume { started = try await confirm(resume) }
+        var vanished = false
+        if let resume {
+            switch try await confirm(resume) {
+            case .resumable(let upload): started = upload
+            case .vanished: vanished = true
+            case .unusable: break
+            }
+        }
         let isNew = started == nil
         if started == nil {
+            // A create-only upload to a key that holds an object would end in a 412: ask first, before sending the
+            // file. After an upload that vanished, the object there may be that upload's, completed by an earlier
+            // run whose last checkpoint was not kept.
+            if request.createOnly, let head = try await headIfPresent() {
+                if resume != nil { try? persist(nil) }
+                if vanished, try isOursByContent(head) {
+                    return .done(.created(etag: head.etag, checksums: head.checksums.filling(try fullChecksum())))
+                }
+                return .done(.keyExists(head))
+            }
             let id = try await client.createUpload(
                 bucket: request.bucket, key: request.key, contentType: request.contentType,
                 metadata: request.metadata, checksum: algorithm, fullObject: algorithm.supportsFullObjectMultipart,
@@ -194,23 +236,32 @@ struct UploadJob: Sendable {
         return checkpoint
     }
 
-    /// Lists a checkpoint's upload and keeps the parts the service still has as they were acknowledged; nil when
-    /// the upload is gone or cannot be continued (then a new one starts).
-    private func confirm(_ checkpoint: UploadCheckpoint) async throws(S3Error) -> StartedUpload? {
+    /// What a checkpoint's upload turned out to be.
+    private enum Confirmation {
+        /// It goes on, with the parts the service still has as they were acknowledged.
+        case resumable(StartedUpload)
+        /// The service no longer knows it (completed, aborted, expired).
+        case vanished
+        /// It cannot be completed with this configuration (it was aborted).
+        case unusable
+    }
+
+    /// Lists a checkpoint's upload and keeps the parts the service still has as they were acknowledged.
+    private func confirm(_ checkpoint: UploadCheckpoint) async throws(S3Error) -> Confirmation {
         let listed: S3ListedParts
         do {
             listed = try await client.listParts(
                 bucket: request.bucket, key: request.key, uploadId: checkpoint.uploadId, checksum: algorithm,
                 policy: policy)
         } catch {
-            if error.serviceCode == "NoSuchUpload" { return nil }
+            if error.serviceCode == "NoSuchUpload" { return .vanished }
             throw error
         }
         if let other = listed.checksumAlgorithm, other.uppercased() != algorithm.headerValue {
             // Made with another checksum: its parts cannot be completed with this one's.
             try? await client.abortUpload(
                 bucket: request.bucket, key: request.key, uploadId: checkpoint.uploadId, policy: policy)
-            return nil
+            return .unusable
         }
         let plan = PartPlan(size: size, partSize: checkpoint.partSize)
         var service: [Int: S3ListedPart] = [:]
@@ -231,7 +282,7 @@ struct UploadJob: Sendable {
             guard let checksum = listed.checksum, listed.size == Int64(plan.range(number).count) else { continue }
             confirmed[number] = UploadedPart(number: number, etag: listed.etag, size: listed.size, checksum: checksum)
         }
-        return StartedUpload(uploadId: checkpoint.uploadId, plan: plan, acknowledged: confirmed)
+        return .resumable(StartedUpload(uploadId: checkpoint.uploadId, plan: plan, acknowledged: confirmed))
     }
 
     /// The result of sending one part.
@@ -300,11 +351,16 @@ struct UploadJob: Sendable {
                         if !absorb(finished) { group.cancelAll() }
                     }
                     if failure != nil { break }
-                    let body = try source.read(range)
+                    // The part is read here for its checksum (and the object's), then again by the engine as it is
+                    // sent (from the page cache): no part is held in memory.
+                    var part = RunningChecksum(algorithm)
+                    try source.scan(range) { bytes in
+                        part.update(bytes)
+                        running?.update(bytes)
+                    }
                     try source.checkUnchanged()
-                    running?.update(body)
-                    let checksum = RunningChecksum.of(body, algorithm)
-                    group.addTask { await send(part: number, body: body, checksum: checksum, uploadId: uploadId) }
+                    let checksum = part.value
+                    group.addTask { await send(part: number, range: range, checksum: checksum, uploadId: uploadId) }
                     inFlight += 1
                 } catch {
                     if failure == nil { failure = error }
@@ -321,16 +377,22 @@ struct UploadJob: Sendable {
         return (parts, known ?? running?.value)
     }
 
-    private func send(part number: Int, body: Data, checksum: S3ChecksumValue, uploadId: String) async -> PartResult {
+    private func send(part number: Int, range: Range<Int64>, checksum: S3ChecksumValue, uploadId: String) async
+        -> PartResult
+    {
         do {
             let etag = try await client.uploadPart(
-                bucket: request.bucket, key: request.key, uploadId: uploadId, number: number, body: body,
-                checksum: checksum, policy: policy)
+                bucket: request.bucket, key: request.key, uploadId: uploadId, number: number,
+                body: .file(source.body(range)), checksum: checksum, policy: policy)
             return PartResult(
                 number: number,
                 result: .success(
-                    UploadedPart(number: number, etag: etag, size: Int64(body.count), checksum: checksum.base64)))
+                    UploadedPart(number: number, etag: etag, size: Int64(range.count), checksum: checksum.base64)))
         } catch {
+            // The service found other bytes than were checksummed: the file changed in between.
+            if error.serviceCode == "BadDigest" {
+                do { try source.checkUnchanged() } catch { return PartResult(number: number, result: .failure(error)) }
+            }
             return PartResult(number: number, result: .failure(error))
         }
     }

@@ -4,11 +4,15 @@ import Foundation
     import Glibc
 #endif
 
-/// The file an upload reads: opened read-only once, read by offset (`pread`), and checked for changes (its size
-/// and modification time must stay those it had when opened). Thread-safe: every read is a `pread`.
-final class UploadSource: Sendable {
+/// The file an upload reads: opened read-only once, read by offset (`pread`) — to checksum it here, and by the
+/// engine as request bodies are sent — and checked for changes (its size and modification time must stay those it
+/// had when opened). Thread-safe: every read is a `pread`; ``scan(_:_:)``, which reads through the source's one
+/// scratch buffer, is called by one task at a time (the upload's).
+final class UploadSource: @unchecked Sendable {
     let path: String
     private let descriptor: Int32
+    /// The scratch buffer of ``scan(_:_:)``: mapped pages of its own, returned to the system with the source.
+    private let scratch: UnsafeMutableRawBufferPointer
     /// The size when opened: the object's size.
     let size: Int64
     private let modified: timespec
@@ -31,9 +35,21 @@ final class UploadSource: Sendable {
         }
         size = Int64(info.st_size)
         modified = info.st_mtim
+        let memory = mmap(nil, Self.scratchSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let memory, memory != MAP_FAILED else {
+            close(descriptor)
+            throw .fileSystem(path: path, errno: ENOMEM)
+        }
+        scratch = UnsafeMutableRawBufferPointer(start: memory, count: Self.scratchSize)
     }
 
-    deinit { close(descriptor) }
+    deinit {
+        close(descriptor)
+        munmap(scratch.baseAddress, scratch.count)
+    }
+
+    /// The size of the scratch buffer ``scan(_:_:)`` reads through.
+    static let scratchSize = 1 << 20
 
     /// Throws ``S3Error/fileSystem(path:errno:)`` with `ESTALE` when the file's size or modification time is no
     /// longer what it was when opened.
@@ -45,19 +61,15 @@ final class UploadSource: Sendable {
         else { throw .fileSystem(path: path, errno: ESTALE) }
     }
 
-    /// Reads `range` into a new buffer of its own pages (returned to the system as soon as the last reference
-    /// to it goes, so memory stays flat however many parts an upload reads).
-    func read(_ range: Range<Int64>) throws(S3Error) -> Data {
-        let count = Int(range.count)
-        guard count > 0 else { return Data() }
-        guard let memory = PageBuffer.allocate(count) else { throw .fileSystem(path: path, errno: ENOMEM) }
-        do {
-            try read(into: UnsafeMutableRawBufferPointer(start: memory, count: count), at: range.lowerBound)
-        } catch {
-            PageBuffer.free(memory, count)
-            throw error
-        }
-        return Data(bytesNoCopy: memory, count: count, deallocator: .custom(PageBuffer.free))
+    /// The request body for `range`: read from the file by the engine as it is sent (nothing held in memory).
+    /// Valid while this source lives.
+    func body(_ range: Range<Int64>) -> HTTPFileBody {
+        HTTPFileBody(descriptor: descriptor, offset: range.lowerBound, count: Int64(range.count))
+    }
+
+    /// Asks the kernel to read `range` ahead (so the engine's reads of it hit the page cache).
+    func prefetch(_ range: Range<Int64>) {
+        _ = posix_fadvise(descriptor, off_t(range.lowerBound), off_t(range.count), POSIX_FADV_WILLNEED)
     }
 
     /// Fills `buffer` from `offset`; a file that ends early has changed (`ESTALE`).
@@ -74,33 +86,16 @@ final class UploadSource: Sendable {
         }
     }
 
-    /// Feeds `range` to `body` one piece at a time through a scratch buffer of at most 1 MiB (to checksum bytes
-    /// without holding them).
+    /// Feeds `range` to `body` one piece at a time through the source's 1 MiB scratch buffer (to checksum bytes
+    /// without holding them). One scan at a time.
     func scan(_ range: Range<Int64>, _ body: (UnsafeRawBufferPointer) -> Void) throws(S3Error) {
-        let chunk = max(1, min(1 << 20, range.count))
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 64)
-        defer { scratch.deallocate() }
         var offset = range.lowerBound
         while offset < range.upperBound {
-            let n = Int(min(Int64(chunk), range.upperBound - offset))
+            let n = Int(min(Int64(scratch.count), range.upperBound - offset))
             let piece = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<n])
             try read(into: piece, at: offset)
             body(UnsafeRawBufferPointer(piece))
             offset += Int64(n)
         }
-    }
-}
-
-/// Anonymous memory mappings for part buffers: unlike the heap, a mapping goes back to the system when it is
-/// unmapped, so the resident size of an upload follows the parts in flight, not the most ever allocated.
-enum PageBuffer {
-    static func allocate(_ count: Int) -> UnsafeMutableRawPointer? {
-        let memory = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-        guard let memory, memory != MAP_FAILED else { return nil }
-        return memory
-    }
-
-    @Sendable static func free(_ memory: UnsafeMutableRawPointer, _ count: Int) {
-        munmap(memory, count)
     }
 }

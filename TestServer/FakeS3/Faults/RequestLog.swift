@@ -16,7 +16,8 @@ public struct RequestLogEntry: Sendable, Hashable {
     public var ifMatch: String?
     /// The `If-None-Match` header as sent.
     public var ifNoneMatch: String?
-    /// The response status code.
+    /// The response status code; 0 when a fault left the request without an answer (an upload cut while it
+    /// arrived, or a dropped response).
     public var status: Int
     /// Body bytes written to the socket. While the response is being written (``isComplete`` false) this is
     /// the number the response is to carry (for a body cut short on purpose by a fault, the bytes before the
@@ -55,7 +56,8 @@ public struct RequestLogEntry: Sendable, Hashable {
 /// The log keeps the most recent ``capacity`` entries, so a long-running server's memory stays bounded.
 ///
 /// An entry is recorded before the first byte of its response is written, so a client that has
-/// received a response always finds its entry here. Admin requests (`/_fake-s3/…`) are not logged.
+/// received a response always finds its entry here. A request a fault leaves without an answer is logged with
+/// status 0. Admin requests (`/_fake-s3/…`) are not logged.
 public final class RequestLog: Sendable {
     private struct Storage {
         var entries: [RequestLogEntry] = []

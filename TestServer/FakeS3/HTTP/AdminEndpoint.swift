@@ -156,6 +156,9 @@ struct RequestLogDocument: Codable {
     var query: String
     var range: String?
     var ifMatch: String?
+    var ifNoneMatch: String?
+    var partNumber: Int?
+    var uploadId: String?
     var status: Int
     var bytesSent: Int64
     var date: Date
@@ -167,6 +170,9 @@ struct RequestLogDocument: Codable {
         query = e.query
         range = e.rangeHeader
         ifMatch = e.ifMatch
+        ifNoneMatch = e.ifNoneMatch
+        partNumber = e.partNumber
+        uploadId = e.uploadId
         status = e.status
         bytesSent = e.bytesSent
         date = e.date

@@ -182,6 +182,7 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
                 // The client's upload breaks off: nothing of it is kept, and it gets no answer.
                 receiver.abort()
                 state = .idle
+                logUnanswered(exchange)
                 Self.close(context, reset: cut.reset)
                 return
             }
@@ -250,6 +251,19 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
         respond(response, exchange, context: context)
     }
 
+    /// Logs a request a fault left without an answer (status 0).
+    private func logUnanswered(_ exchange: Exchange) {
+        let r = exchange.request
+        let sequence = core.log.append(
+            RequestLogEntry(
+                method: exchange.head.method.rawValue, bucket: r?.bucket, key: r?.key, query: r?.rawQuery ?? "",
+                rangeHeader: exchange.head.headers.first(name: "range"),
+                ifMatch: exchange.head.headers.first(name: "if-match"),
+                ifNoneMatch: exchange.head.headers.first(name: "if-none-match"), status: 0, bytesSent: 0,
+                date: exchange.date))
+        core.log.complete(sequence, bytesSent: 0)
+    }
+
     /// Closes the connection; with `reset`, by a TCP RST (linger 0) rather than a FIN.
     static func close(_ context: ChannelHandlerContext, reset: Bool) {
         guard reset, let provider = context.channel as? any SocketOptionProvider else {
@@ -273,6 +287,7 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
         if exchange.faults.contains(.dropResponse) {
             response.discard()
             state = .idle
+            logUnanswered(exchange)
             context.close(promise: nil)
             return
         }
