@@ -350,7 +350,10 @@ import Testing
         #expect(sentAgain.isEmpty, "parts sent again: \(sentAgain)")
         let resent = h.server.requestLog.entries().dropFirst(firstRun).filter(\.isUploadPart)
         #expect(resent.allSatisfy { $0.uploadId == saved.uploadId })
-        #expect(Set(resent.compactMap(\.partNumber)) == Set(1...8).subtracting(acknowledged))
+        // Only parts the checkpoint lacks are sent; one the service took after the stop (it lists it, with its
+        // checksum) is kept as well.
+        #expect(Set(resent.compactMap(\.partNumber)).isSubset(of: Set(1...8).subtracting(acknowledged)))
+        #expect(!resent.isEmpty)
         #expect(resumed.values.last! == nil)
     }
 
