@@ -16,6 +16,9 @@ public struct S3CompletedPart: Sendable, Hashable {
     }
 }
 
+/// The multipart operations one call at a time, for callers that drive an upload themselves (the ``Uploader`` does
+/// it all: checksums, parallel parts, resume). Each is the uploader's own request, with the client's retry policy
+/// and no checksum.
 extension S3Client {
     /// Starts a multipart upload.
     /// - Parameters:
@@ -27,22 +30,9 @@ extension S3Client {
     public func createMultipartUpload(
         bucket: String, key: String, contentType: String? = nil, metadata: [String: String] = [:]
     ) async throws(S3Error) -> String {
-        var headers: [(name: String, value: String)] = []
-        if let contentType { headers.append(("content-type", contentType)) }
-        for (name, value) in metadata.sorted(by: { $0.key < $1.key }) {
-            headers.append(("x-amz-meta-\(name.lowercased())", value))
-        }
-        let (_, body) = try await send {
-            makeRequest(
-                method: "POST", bucket: bucket, key: key, query: [("uploads", "")], headers: headers, body: Data())
-        }
-        let root = try S3XMLParser.parse(body)
-        guard root.name == "InitiateMultipartUploadResult" else {
-            throw .malformedResponse("expected <InitiateMultipartUploadResult>, got <\(root.name)>")
-        }
-        let id = try root.requiredText("UploadId")
-        guard !id.isEmpty else { throw .malformedResponse("empty UploadId") }
-        return id
+        try await createUpload(
+            bucket: bucket, key: key, contentType: contentType, metadata: metadata, checksum: nil, fullObject: false,
+            policy: configuration.retryPolicy)
     }
 
     /// Uploads one part.
@@ -56,14 +46,9 @@ extension S3Client {
     public func uploadPart(bucket: String, key: String, uploadId: String, partNumber: Int, body: Data)
         async throws(S3Error) -> String
     {
-        let query: [(name: String, value: String)] = [("partNumber", String(partNumber)), ("uploadId", uploadId)]
-        let (head, _) = try await send {
-            makeRequest(
-                method: "PUT", bucket: bucket, key: key, query: query,
-                headers: [("content-length", String(body.count))], body: body)
-        }
-        guard let etag = head["etag"] else { throw .malformedResponse("UploadPart response without an ETag") }
-        return S3ETag.unquoted(etag)
+        try await uploadPart(
+            bucket: bucket, key: key, uploadId: uploadId, number: partNumber, body: .data(body), checksum: nil,
+            policy: configuration.retryPolicy)
     }
 
     /// Completes a multipart upload.
@@ -77,38 +62,21 @@ extension S3Client {
     public func completeMultipartUpload(bucket: String, key: String, uploadId: String, parts: [S3CompletedPart])
         async throws(S3Error) -> String
     {
-        var xml = "<CompleteMultipartUpload>"
-        for part in parts {
-            xml +=
-                "<Part><PartNumber>\(part.partNumber)</PartNumber><ETag>\(Self.xmlEscape(S3ETag.quoted(part.etag)))</ETag></Part>"
-        }
-        xml += "</CompleteMultipartUpload>"
-        let payload = Data(xml.utf8)
-        let (_, body) = try await send {
-            makeRequest(
-                method: "POST", bucket: bucket, key: key, query: [("uploadId", uploadId)],
-                headers: [("content-type", "application/xml")], body: payload)
-        }
-        // S3 can answer 200 with an <Error> body.
-        let root = try S3XMLParser.parse(body)
-        if root.name == "Error" {
-            throw S3Error.fromService(
-                code: root.child("Code")?.text ?? "InternalError", message: root.child("Message")?.text ?? "",
-                status: 200, requestID: root.child("RequestId")?.text, region: nil)
-        }
-        guard root.name == "CompleteMultipartUploadResult" else {
-            throw .malformedResponse("expected <CompleteMultipartUploadResult>, got <\(root.name)>")
-        }
-        return S3ETag.unquoted(root.child("ETag")?.text ?? "")
+        var attempts = 0
+        return try await completeUpload(
+            bucket: bucket, key: key, uploadId: uploadId,
+            parts: parts.map { S3PartToComplete(number: $0.partNumber, etag: $0.etag, checksum: nil) },
+            fullObject: nil, ifNoneMatch: false, policy: configuration.retryPolicy, attempts: &attempts
+        ).etag
     }
 
-    /// Abandons a multipart upload and frees its parts.
+    /// Abandons a multipart upload and frees its parts (one the service no longer knows counts as abandoned).
     /// - Parameters:
     ///   - bucket: The bucket.
     ///   - key: The key.
     ///   - uploadId: The upload.
     public func abortMultipartUpload(bucket: String, key: String, uploadId: String) async throws(S3Error) {
-        _ = try await send { makeRequest(method: "DELETE", bucket: bucket, key: key, query: [("uploadId", uploadId)]) }
+        try await abortUpload(bucket: bucket, key: key, uploadId: uploadId, policy: configuration.retryPolicy)
     }
 
     static func xmlEscape(_ s: String) -> String {
