@@ -162,7 +162,8 @@ public struct UploaderConfiguration: Sendable, Hashable {
     public var partSize: Int64
     /// Files of at least this size go up in parts; smaller ones in one PutObject. 8 MiB by default.
     public var multipartThreshold: Int64
-    /// The most parts in flight (and in memory) at once, at least 1. 4 by default.
+    /// The most parts in flight at once, at least 1. 4 by default. No part is held in memory: each is read from the
+    /// file for its checksum, then again (from the page cache) as it is sent.
     public var maxConcurrentParts: Int
     /// Retries of each request: connection errors, resets, truncated answers, 5xx, SlowDown (with its
     /// `Retry-After`), and a conditional write's `409 ConditionalRequestConflict`.

@@ -11,6 +11,10 @@ import Foundation
 /// (connection resets, truncated answers, 5xx, SlowDown with its `Retry-After`, a conditional write's
 /// `409 ConditionalRequestConflict`), each part on its own, and a part the service acknowledged is never sent
 /// again — in this run or one resumed from a checkpoint. Errors are ``S3Error``s only.
+///
+/// Memory stays flat whatever the file's size: bodies are read from the file by the engine as they are sent
+/// (each part is read once before for its checksum, so the engine's reads hit the page cache), and every request
+/// is signed over `UNSIGNED-PAYLOAD` (no SHA-256 pass; the checksum protects the bytes instead).
 public final class Uploader: Sendable {
     /// The client requests are signed and sent with.
     public let client: S3Client
@@ -47,12 +51,14 @@ public final class Uploader: Sendable {
     /// Uploads a file, or resumes its multipart upload.
     ///
     /// A request the network gate refuses fails at once with ``S3Error/networkAccessNotAllowed``, before the file
-    /// is opened or a connection made.
+    /// is opened or a connection made. A create-only multipart upload first asks whether the key holds an object
+    /// (HeadObject), so that a taken key costs no upload.
     ///
     /// A multipart upload calls `checkpoint` once it has started (with no parts yet), then after each part the
-    /// service acknowledged, and with nil once the upload is completed, or aborted because the key exists. The
-    /// calls are made one at a time, in the order the parts were acknowledged; the caller persists the latest
-    /// and hands it back as `resumingFrom` in a later run. A checkpoint that throws stops the upload (the error,
+    /// service acknowledged, and with nil once the upload is completed or given up (the key holds an object, or
+    /// the checkpoint handed in cannot resume this file). The calls are made one at a time, on the upload's task,
+    /// in the order the parts were acknowledged; the caller persists the latest and hands it back as
+    /// `resumingFrom` in a later run. A checkpoint that throws stops the upload (the error,
     /// if not an ``S3Error``, becomes ``S3Error/fileSystem(path:errno:)`` with `EIO`); when the very first one
     /// throws, the new upload is aborted, as nothing records it.
     ///
@@ -60,7 +66,8 @@ public final class Uploader: Sendable {
     /// only if the service lists it with the same ETag and size and the file still has the bytes it was
     /// computed from (its checksum); only the other parts are sent. An upload the service no longer knows
     /// (expired, aborted: `NoSuchUpload`), or a checkpoint of another size, starts a new upload and replaces the
-    /// checkpoint.
+    /// checkpoint — unless the key already holds this file (the same size and full-object checksum), completed by
+    /// the run that left the checkpoint: then the upload is `.created` at once.
     ///
     /// The progress handler's stop flag, or cancelling the calling task, stops the upload with
     /// ``S3Error/cancelled``, leaving the multipart upload in place to resume (or to ``abort(_:bucket:)``); so do
