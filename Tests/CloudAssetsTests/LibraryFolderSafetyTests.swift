@@ -45,6 +45,24 @@ struct LibraryFolderSafetyTests {
         }
     }
 
+    @Test("the files a crash can leave half-written (staged imports, thumbnails being written) are removed")
+    func recoveryRemovesHalfWrittenFiles() async throws {
+        try await withHarness { harness in
+            var library = try await harness.open()
+            library.close()
+            let root = harness.storeURL
+            let staged = "originals/" + "import-" + String(repeating: "ab", count: 16) + ".part"
+            try write("half", staged, under: root)
+            try write("half", "thumbnails/42.jpg.part", under: root)
+            library = try await harness.open()
+            #expect(library.recovery.orphanFilesRemoved == 2)
+            #expect(library.recovery.foreignFilesKept == 0)
+            for file in [staged, "thumbnails/42.jpg.part"] {
+                #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent(file).path), "\(file)")
+            }
+        }
+    }
+
     @Test("recovery leaves files and folders the library did not name, and never follows a link")
     func recoveryKeepsForeignFiles() async throws {
         try await withHarness { harness in

@@ -14,6 +14,7 @@ import Foundation
 /// <store>/originals/import-<uuid>.part  an import being staged (an asset only once its change commits)
 /// <store>/partial/<id>.ranges          sparse file of verified byte ranges (state `partial`)
 /// <store>/thumbnails/<id>.jpg          thumbnails (state `thumbnail` and above)
+/// <store>/thumbnails/<id>.jpg.part     a thumbnail being written
 /// ```
 struct LocalFiles: Sendable {
     let root: URL
@@ -58,6 +59,20 @@ struct LocalFiles: Sendable {
 
     func partial(id: Int64) -> URL { partialFolder.appendingPathComponent("\(id).ranges") }
     func thumbnail(id: Int64) -> URL { thumbnailsFolder.appendingPathComponent("\(id).jpg") }
+
+    /// Writes a thumbnail through `<id>.jpg.part` renamed into place: a crash leaves either nothing new or a file
+    /// named as the library's own, which recovery removes (never a temporary name it would have to leave alone).
+    func writeThumbnail(_ data: Data, id: Int64) throws {
+        let final = thumbnail(id: id)
+        let part = URL(fileURLWithPath: final.path + ".part")
+        try data.write(to: part)
+        guard rename(part.path, final.path) == 0 else {
+            let code = errno
+            unlink(part.path)
+            throw CocoaError(
+                .fileWriteUnknown, userInfo: [NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)])
+        }
+    }
 
     /// Every file that holds bytes of this asset's original (verified, in progress, ranges, and sidecars).
     func originalPaths(id: Int64, key: String) -> [String] {
@@ -111,7 +126,7 @@ struct LocalFiles: Sendable {
         case .partial:
             return rest == ["ranges"] || rest == ["ranges", "json"]
         case .thumbnails:
-            return rest == ["jpg"]
+            return rest == ["jpg"] || rest == ["jpg", "part"]
         }
     }
 

@@ -88,8 +88,7 @@ struct ThumbnailFetcher {
                 group.addTask {
                     do {
                         let (data, head) = try await client.getObject(bucket: bucket, key: key)
-                        let url = files.thumbnail(id: id)
-                        try data.write(to: url, options: .atomic)
+                        try files.writeThumbnail(data, id: id)
                         return (id, head.etag)
                     } catch S3Error.noSuchKey {
                         return nil  // gone since the listing; the next sync drops the key
