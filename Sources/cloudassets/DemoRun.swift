@@ -165,7 +165,7 @@ struct DemoRun {
             let usage = try library.cacheUsage()
             say("")
             say("== summary")
-            say("   assets:        \(all.count)")
+            say("   assets:        \(try library.fetchAssets().count)")
             say("   states:        " + (try stateCounts(library)))
             say(
                 "   cache:         \(Format.bytes(usage.bytes)) in \(usage.fullAssets) full + \(usage.partialAssets) partial"
