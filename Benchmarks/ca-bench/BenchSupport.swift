@@ -214,3 +214,31 @@ func alternateLargeDownloads(
     }
     return (ourTimes.sorted()[1], curlTimes.sorted()[1], result)
 }
+
+/// Resets VmHWM to the current RSS (Linux: `echo 5 > /proc/self/clear_refs`).
+func resetPeakRSS() {
+    let fd = open("/proc/self/clear_refs", O_WRONLY)
+    if fd >= 0 {
+        _ = write(fd, "5", 1)
+        close(fd)
+    }
+}
+
+/// User + system CPU time of this process (or of its waited-for children) so far.
+func processCPUSeconds(_ who: __rusage_who = RUSAGE_SELF) -> Double {
+    var usage = rusage()
+    getrusage(who.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// User + system CPU time of another process so far (`/proc/PID/stat`, in clock ticks), 0 when unreadable.
+func childCPUSeconds(_ pid: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return 0 }
+    // Fields after the command name: state is field 3, utime 14, stime 15.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}

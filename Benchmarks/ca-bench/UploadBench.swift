@@ -51,7 +51,7 @@ func runUploadBenchmarks() async throws -> [BenchRow] {
         var outcome: UploadOutcome?
         settleFileSystem()
         if uploadDetail { try server.admin("DELETE", "log") }
-        let cpu = (ours: selfCPUSeconds(), server: otherCPUSeconds(server.process.processIdentifier))
+        let cpu = (ours: processCPUSeconds(), server: childCPUSeconds(server.process.processIdentifier))
         let started = Date()
         let time = try await seconds {
             outcome = try await uploader.upload(
@@ -64,8 +64,9 @@ func runUploadBenchmarks() async throws -> [BenchRow] {
             print(
                 String(
                     format: "%@: %.2f s (parts %.2f s, completion %.2f s); CPU ours %.2f s, server %.2f s", key, time,
-                    complete.timeIntervalSince(started), ended.timeIntervalSince(complete), selfCPUSeconds() - cpu.ours,
-                    otherCPUSeconds(server.process.processIdentifier) - cpu.server))
+                    complete.timeIntervalSince(started), ended.timeIntervalSince(complete),
+                    processCPUSeconds() - cpu.ours,
+                    childCPUSeconds(server.process.processIdentifier) - cpu.server))
         }
         try await client.deleteObject(bucket: bucket, key: key)
         return (time, outcome!)
@@ -74,7 +75,7 @@ func runUploadBenchmarks() async throws -> [BenchRow] {
         round += 1
         let key = "aws-\(round).bin"
         settleFileSystem()
-        let cpu = otherCPUSeconds(server.process.processIdentifier)
+        let cpu = childCPUSeconds(server.process.processIdentifier)
         let time = try await seconds {
             try awsCLI(["s3", "cp", "--only-show-errors", file.path, "s3://\(bucket)/\(key)"], server)
         }
@@ -82,7 +83,7 @@ func runUploadBenchmarks() async throws -> [BenchRow] {
             print(
                 String(
                     format: "%@: %.2f s; CPU server %.2f s", key, time,
-                    otherCPUSeconds(server.process.processIdentifier) - cpu))
+                    childCPUSeconds(server.process.processIdentifier) - cpu))
         }
         try await client.deleteObject(bucket: bucket, key: key)
         return time
@@ -122,7 +123,7 @@ func runUploadBenchmarks() async throws -> [BenchRow] {
     // One unmeasured upload each first (page cache, the server's first writes), then three alternating rounds;
     // each keeps its median.
     _ = try await awsCopy()
-    resetPeakResidentSize()
+    resetPeakRSS()
     let baseRSS = peakRSS()
     var created = try await ours().outcome
     var ourTimes: [Double] = []
@@ -240,24 +241,6 @@ private let logDecoder: JSONDecoder = {
     return decoder
 }()
 
-/// User + system CPU seconds of this process so far.
-private func selfCPUSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-}
-
-/// User + system CPU seconds of another process so far (`/proc/PID/stat`), 0 when unreadable.
-private func otherCPUSeconds(_ pid: Int32) -> Double {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let close = stat.lastIndex(of: ")")
-    else { return 0 }
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-}
-
 /// Runs the aws CLI against the child server; fails when it exits non-zero.
 private func awsCLI(_ arguments: [String], _ server: ChildServer) throws {
     var environment = ProcessInfo.processInfo.environment
@@ -301,14 +284,5 @@ private func writeIncompressibleFile(_ url: URL, size: Int64) throws {
         let n = Int(min(Int64(buffer.count), size - written))
         guard write(fd, buffer.baseAddress, n) == n else { throw BenchError("cannot write \(url.path)") }
         written += Int64(n)
-    }
-}
-
-/// Resets VmHWM to the current RSS (Linux: `echo 5 > /proc/self/clear_refs`).
-private func resetPeakResidentSize() {
-    let fd = open("/proc/self/clear_refs", O_WRONLY)
-    if fd >= 0 {
-        _ = write(fd, "5", 1)
-        close(fd)
     }
 }
