@@ -20,14 +20,14 @@ build: deps
 # and timing-sensitive suites (shared downloads, request logs) must not run beside it.
 test: deps-python
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip RGWInteropTests
-	$(SWIFT) test --skip-build --filter RGWInteropTests
+	SWIFT=$(SWIFT) scripts/run-tests.sh --skip RGWInteropTests
+	SWIFT=$(SWIFT) scripts/run-tests.sh --filter RGWInteropTests
 
 # Only the suite that runs the library against Ceph's RADOS Gateway (scripts/ceph-rgw.sh boots a throwaway
 # cluster; skipped when Ceph cannot start, failed instead with CLOUDASSETS_REQUIRE_RGW=1).
 rgw-test: deps-python
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --filter RGWInteropTests
+	SWIFT=$(SWIFT) scripts/run-tests.sh --filter RGWInteropTests
 
 demo: deps
 	$(SWIFT) build -c release --product cloudassets

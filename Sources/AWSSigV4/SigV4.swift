@@ -3,15 +3,15 @@ import Foundation
 
 /// The pieces of AWS Signature Version 4 that both a client (signing) and a
 /// server (verifying) need. All functions are pure and thread-safe.
-public enum SigV4 {
+package enum SigV4 {
     /// The algorithm name that opens every `Authorization` header.
-    public static let algorithm = "AWS4-HMAC-SHA256"
+    package static let algorithm = "AWS4-HMAC-SHA256"
     /// The payload hash value that tells S3 the body is not signed.
-    public static let unsignedPayload = "UNSIGNED-PAYLOAD"
+    package static let unsignedPayload = "UNSIGNED-PAYLOAD"
     /// The payload hash value of an aws-chunked streaming upload.
-    public static let streamingPayload = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
+    package static let streamingPayload = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
     /// SHA-256 of the empty string, the payload hash of a request without a body.
-    public static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    package static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
     private static let unreserved: [Bool] = {
         var table = [Bool](repeating: false, count: 256)
@@ -30,7 +30,7 @@ public enum SigV4 {
     ///   - string: The decoded text (an object key, a query name or value).
     ///   - encodeSlash: `false` for an S3 path, where `/` separates segments;
     ///     `true` for query strings.
-    public static func uriEncode(_ string: String, encodeSlash: Bool = true) -> String {
+    package static func uriEncode(_ string: String, encodeSlash: Bool = true) -> String {
         var out = [UInt8]()
         out.reserveCapacity(string.utf8.count)
         for byte in string.utf8 {
@@ -51,7 +51,7 @@ public enum SigV4 {
     ///   - string: Percent-encoded text.
     ///   - plusAsSpace: Treat `+` as a space (HTML form encoding). S3 paths and
     ///     SigV4 query strings do not; pass `false` for them.
-    public static func percentDecode(_ string: String, plusAsSpace: Bool = false) -> String? {
+    package static func percentDecode(_ string: String, plusAsSpace: Bool = false) -> String? {
         var out = [UInt8]()
         out.reserveCapacity(string.utf8.count)
         var iterator = Array(string.utf8).makeIterator()
@@ -71,7 +71,7 @@ public enum SigV4 {
     }
 
     /// The value of one hex digit (either case) as an ASCII byte; nil for any other byte.
-    public static func hexDigitValue(_ c: UInt8) -> UInt8? {
+    package static func hexDigitValue(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
@@ -83,7 +83,7 @@ public enum SigV4 {
     /// The canonical query string: each name and value URI-encoded, sorted by
     /// encoded name then value, joined with `&`.
     /// - Parameter items: Decoded name/value pairs (a name without `=` has an empty value).
-    public static func canonicalQueryString(_ items: [(name: String, value: String)]) -> String {
+    package static func canonicalQueryString(_ items: [(name: String, value: String)]) -> String {
         var encoded: [(name: String, value: String)] = items.map { item in
             (name: uriEncode(item.name), value: uriEncode(item.value))
         }
@@ -97,7 +97,7 @@ public enum SigV4 {
     }
 
     /// Collapses runs of spaces and trims, as SigV4 requires of header values.
-    public static func canonicalHeaderValue(_ value: String) -> String {
+    package static func canonicalHeaderValue(_ value: String) -> String {
         // Nearly every value has nothing to trim or collapse: one pass over its bytes says so.
         var clean = true
         var previous: UInt8 = 0x20
@@ -124,7 +124,7 @@ public enum SigV4 {
 
     /// `text` without leading and trailing spaces and tabs (the optional whitespace around HTTP field values),
     /// working on UTF-8 bytes (no Foundation bridging: this runs for every header of every request).
-    public static func trimmingSpaces<S: StringProtocol>(_ text: S) -> Substring {
+    package static func trimmingSpaces<S: StringProtocol>(_ text: S) -> Substring {
         let utf8 = Substring(text).utf8
         var start = utf8.startIndex
         var end = utf8.endIndex
@@ -145,7 +145,7 @@ public enum SigV4 {
     ///   - headers: Lower-cased names with their values, for every signed header.
     ///   - payloadHash: The `x-amz-content-sha256` value.
     /// - Returns: The canonical request and the `SignedHeaders` list.
-    public static func canonicalRequest(
+    package static func canonicalRequest(
         method: String, canonicalURI: String, canonicalQuery: String,
         headers: [(name: String, value: String)], payloadHash: String
     ) -> (request: String, signedHeaders: String) {
@@ -202,7 +202,7 @@ public enum SigV4 {
     }
 
     /// `yyyyMMdd'T'HHmmss'Z'` in UTC.
-    public static func amzDate(_ date: Date) -> String {
+    package static func amzDate(_ date: Date) -> String {
         let t = Int64(date.timeIntervalSince1970.rounded(.down))
         var tmValue = tm()
         var time = time_t(t)
@@ -223,7 +223,7 @@ public enum SigV4 {
 
     /// Appends `value` as exactly `digits` decimal digits, zero-padded (the low digits when it has more): the
     /// building block of the date formats written by the client and the fake server.
-    public static func appendDecimal(_ value: Int, digits: Int, to out: inout [UInt8]) {
+    package static func appendDecimal(_ value: Int, digits: Int, to out: inout [UInt8]) {
         var divisor = 1
         for _ in 1..<max(1, digits) { divisor *= 10 }
         var rest = value
@@ -235,7 +235,7 @@ public enum SigV4 {
     }
 
     /// Parses `yyyyMMdd'T'HHmmss'Z'`; nil when malformed.
-    public static func parseAmzDate(_ string: String) -> Date? {
+    package static func parseAmzDate(_ string: String) -> Date? {
         let b = Array(string.utf8)
         guard b.count == 16, b[8] == UInt8(ascii: "T"), b[15] == UInt8(ascii: "Z") else { return nil }
         func num(_ r: Range<Int>) -> Int? {
@@ -261,12 +261,12 @@ public enum SigV4 {
     }
 
     /// The credential scope `date/region/service/aws4_request`.
-    public static func scope(date: String, region: String, service: String) -> String {
+    package static func scope(date: String, region: String, service: String) -> String {
         "\(date)/\(region)/\(service)/aws4_request"
     }
 
     /// The string to sign for a canonical request.
-    public static func stringToSign(canonicalRequest: String, amzDate: String, scope: String) -> String {
+    package static func stringToSign(canonicalRequest: String, amzDate: String, scope: String) -> String {
         String(
             decoding: stringToSignBytes(
                 canonicalRequestBytes: Array(canonicalRequest.utf8), amzDate: amzDate, scope: scope),
@@ -288,7 +288,7 @@ public enum SigV4 {
     }
 
     /// The derived signing key for one day, region and service.
-    public static func signingKey(secret: String, date: String, region: String, service: String) -> SymmetricKey {
+    package static func signingKey(secret: String, date: String, region: String, service: String) -> SymmetricKey {
         let cacheKey = SigningKeyCache.Key(secret: secret, date: date, region: region, service: service)
         if let key = SigningKeyCache.shared.key(for: cacheKey) { return key }
         var key = SymmetricKey(data: Array("AWS4\(secret)".utf8))
@@ -307,18 +307,18 @@ public enum SigV4 {
     }
 
     /// Hex HMAC-SHA256 of `string` under `key`.
-    public static func signature(_ string: String, key: SymmetricKey) -> String {
+    package static func signature(_ string: String, key: SymmetricKey) -> String {
         hex(HMAC<SHA256>.authenticationCode(for: Array(string.utf8), using: key))
     }
 
     /// Lower-case hex SHA-256 of UTF-8 text.
-    public static func sha256Hex(_ string: String) -> String { hex(SHA256.hash(data: Array(string.utf8))) }
+    package static func sha256Hex(_ string: String) -> String { hex(SHA256.hash(data: Array(string.utf8))) }
 
     /// Lower-case hex SHA-256 of bytes.
-    public static func sha256Hex<D: DataProtocol>(data: D) -> String { hex(SHA256.hash(data: data)) }
+    package static func sha256Hex<D: DataProtocol>(data: D) -> String { hex(SHA256.hash(data: data)) }
 
     /// Lower-case hex of any byte sequence.
-    public static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+    package static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
         var out = [UInt8]()
         out.reserveCapacity(bytes.underestimatedCount * 2)
         appendHex(bytes, to: &out)
@@ -344,7 +344,7 @@ public enum SigV4 {
     private static let lowerHexDigits = Array("0123456789abcdef".utf8)
 
     /// Compares two strings in time independent of where they first differ.
-    public static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+    package static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8)
         let y = Array(b.utf8)
         guard x.count == y.count else { return false }

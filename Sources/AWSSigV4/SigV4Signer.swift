@@ -4,19 +4,19 @@ import Foundation
 /// Signs S3 requests with AWS Signature Version 4 (header form and presigned URLs).
 ///
 /// A value type; safe to share between threads.
-public struct SigV4Signer: Sendable {
+package struct SigV4Signer: Sendable {
     /// The credentials used to sign.
-    public var credentials: AWSCredentials
+    package var credentials: AWSCredentials
     /// The region in the credential scope (`us-east-1` unless the bucket lives elsewhere).
-    public var region: String
+    package var region: String
     /// The service in the credential scope; `s3` for S3.
-    public var service: String
+    package var service: String
 
     /// - Parameters:
     ///   - credentials: The key pair (and session token) to sign with.
     ///   - region: The region in the credential scope.
     ///   - service: The service name in the credential scope.
-    public init(credentials: AWSCredentials, region: String, service: String = "s3") {
+    package init(credentials: AWSCredentials, region: String, service: String = "s3") {
         self.credentials = credentials
         self.region = region
         self.service = service
@@ -34,7 +34,7 @@ public struct SigV4Signer: Sendable {
     ///   - date: The signing time (pass the server-corrected clock after a skew error).
     /// - Returns: The headers to send in addition to `headers`: `Authorization`,
     ///   `x-amz-date`, `x-amz-content-sha256` and, with a session token, `x-amz-security-token`.
-    public func sign(
+    package func sign(
         method: String, path: String, query: [(name: String, value: String)] = [], host: String,
         headers: [(name: String, value: String)] = [], payloadHash: String = SigV4.unsignedPayload,
         date: Date = Date()
@@ -83,7 +83,7 @@ public struct SigV4Signer: Sendable {
     ///   - expires: Validity in seconds (1…604800).
     ///   - date: The signing time.
     /// - Returns: The full, encoded query string to append after `?`.
-    public func presignedQuery(
+    package func presignedQuery(
         method: String, path: String, query: [(name: String, value: String)] = [], host: String,
         expires: Int, date: Date = Date()
     ) -> String {
@@ -109,23 +109,23 @@ public struct SigV4Signer: Sendable {
 }
 
 /// The parts of an `Authorization: AWS4-HMAC-SHA256 …` header.
-public struct SigV4Authorization: Sendable, Hashable {
+package struct SigV4Authorization: Sendable, Hashable {
     /// The access key id from `Credential=`.
-    public var accessKeyID: String
+    package var accessKeyID: String
     /// The day (`yyyyMMdd`) of the credential scope.
-    public var date: String
+    package var date: String
     /// The region of the credential scope.
-    public var region: String
+    package var region: String
     /// The service of the credential scope.
-    public var service: String
+    package var service: String
     /// Lower-case signed header names, in the order given.
-    public var signedHeaders: [String]
+    package var signedHeaders: [String]
     /// The hex signature.
-    public var signature: String
+    package var signature: String
 
     /// Parses the header value; nil when it is not a well-formed SigV4 header.
     /// - Parameter header: The `Authorization` header value.
-    public init?(header: String) {
+    package init?(header: String) {
         guard header.hasPrefix(SigV4.algorithm + " ") else { return nil }
         let rest = header.dropFirst(SigV4.algorithm.count + 1)
         var fields: [String: String] = [:]
@@ -145,7 +145,7 @@ public struct SigV4Authorization: Sendable, Hashable {
     ///   - credential: `KEY/yyyyMMdd/region/service/aws4_request`.
     ///   - signedHeaders: `;`-separated lower-case names.
     ///   - signature: Hex signature.
-    public init?(credential: String, signedHeaders: String, signature: String) {
+    package init?(credential: String, signedHeaders: String, signature: String) {
         let parts = credential.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 5, parts.last == "aws4_request" else { return nil }
         // An access key may itself contain '/', so take the scope from the end.
@@ -162,17 +162,17 @@ public struct SigV4Authorization: Sendable, Hashable {
     }
 
     /// The credential scope.
-    public var scope: String { SigV4.scope(date: date, region: region, service: service) }
+    package var scope: String { SigV4.scope(date: date, region: region, service: service) }
 }
 
 /// Signs (client) or verifies (server) the chunks of an aws-chunked upload
 /// (`STREAMING-AWS4-HMAC-SHA256-PAYLOAD`).
-public struct SigV4ChunkSigner: Sendable {
+package struct SigV4ChunkSigner: Sendable {
     private let keyBytes: [UInt8]
     private let amzDate: String
     private let scope: String
     /// The signature of the previous chunk (the seed signature at the start).
-    public private(set) var previousSignature: String
+    package private(set) var previousSignature: String
 
     /// - Parameters:
     ///   - secret: The secret access key.
@@ -180,7 +180,7 @@ public struct SigV4ChunkSigner: Sendable {
     ///   - region: Region of the scope.
     ///   - service: Service of the scope.
     ///   - seedSignature: The signature of the request headers.
-    public init(secret: String, amzDate: String, region: String, service: String, seedSignature: String) {
+    package init(secret: String, amzDate: String, region: String, service: String, seedSignature: String) {
         let day = String(amzDate.prefix(8))
         keyBytes = SigV4.signingKey(secret: secret, date: day, region: region, service: service)
             .withUnsafeBytes { Array($0) }
@@ -191,7 +191,7 @@ public struct SigV4ChunkSigner: Sendable {
 
     /// The signature of the next chunk (an empty chunk ends the stream); advances the chain.
     /// - Parameter chunk: The chunk's bytes.
-    public mutating func nextSignature<D: DataProtocol>(for chunk: D) -> String {
+    package mutating func nextSignature<D: DataProtocol>(for chunk: D) -> String {
         let toSign = [
             "AWS4-HMAC-SHA256-PAYLOAD", amzDate, scope, previousSignature, SigV4.emptyPayloadHash,
             SigV4.sha256Hex(data: chunk),

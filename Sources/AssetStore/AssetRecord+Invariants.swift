@@ -1,7 +1,7 @@
 /// The checks the write path runs on every inserted or updated record.
 extension AssetRecord {
     /// Throws ``AssetStoreError/invariantViolation(_:)`` naming the first broken rule.
-    public func validate() throws {
+    package func validate() throws {
         func fail(_ message: String) throws -> Never {
             throw AssetStoreError.invariantViolation("\(key): \(message)")
         }

@@ -62,7 +62,7 @@ extension AssetRecord {
     static func encode(keywords: [String]) -> String? { keywords.isEmpty ? nil : keywords.joined(separator: "\n") }
 
     /// A keyword as stored: surrounding white space trimmed, line breaks turned into spaces.
-    public static func normalizedKeyword(_ keyword: String) -> String {
+    package static func normalizedKeyword(_ keyword: String) -> String {
         keyword.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
             .trimmingCharacters(in: .whitespaces)
     }

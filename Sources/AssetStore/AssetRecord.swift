@@ -10,7 +10,7 @@ public enum MediaType: Int, Sendable, Hashable, Codable, CaseIterable {
 
 /// How much of an asset is on this machine. The states form a ladder: each one implies the data of the ones
 /// below it may (but need not) be present, except that `thumbnail` requires the thumbnail.
-public enum StoredAvailability: Int, Sendable, Hashable, Codable, CaseIterable {
+package enum StoredAvailability: Int, Sendable, Hashable, Codable, CaseIterable {
     /// Only metadata is local.
     case cloudOnly = 0
     /// The thumbnail is local; the original is not.
@@ -23,7 +23,7 @@ public enum StoredAvailability: Int, Sendable, Hashable, Codable, CaseIterable {
 
 /// Where an asset's original stands with the bucket. Assets a sync discovered are `uploaded`; an imported asset
 /// starts `pendingUpload` and its original is local (`full`) until the bucket holds it.
-public enum StoredUploadState: Int, Sendable, Hashable, Codable, CaseIterable {
+package enum StoredUploadState: Int, Sendable, Hashable, Codable, CaseIterable {
     /// The bucket holds the original (every asset a sync found).
     case uploaded = 0
     /// Imported here; waiting for the network.
@@ -42,64 +42,64 @@ public enum StoredUploadState: Int, Sendable, Hashable, Codable, CaseIterable {
 /// - `thumbnail` ⇒ `thumbnailPresent`;
 /// - `cloudOnly` / `thumbnail` ⇒ no partial ranges and no local file;
 /// - not `uploaded` ⇒ `full` (the only copy of an imported original is the local one).
-public struct AssetRecord: Sendable, Hashable, Codable {
+package struct AssetRecord: Sendable, Hashable, Codable {
     /// The stable local identifier; `nil` until the store inserts the record. Never reused after a delete.
-    public var id: Int64?
+    package var id: Int64?
     /// Bucket key of the original; unique in the store.
-    public var key: String
-    public var size: Int64
-    public var etag: String
-    public var lastModified: Date
-    public var contentType: String?
-    public var creationDate: Date
-    public var modificationDate: Date
-    public var mediaType: MediaType
-    public var pixelWidth: Int
-    public var pixelHeight: Int
+    package var key: String
+    package var size: Int64
+    package var etag: String
+    package var lastModified: Date
+    package var contentType: String?
+    package var creationDate: Date
+    package var modificationDate: Date
+    package var mediaType: MediaType
+    package var pixelWidth: Int
+    package var pixelHeight: Int
     /// EXIF orientation, 1…8.
-    public var orientation: Int
-    public var isFavorite: Bool
-    public var isHidden: Bool
-    public var thumbnailKey: String?
-    public var thumbnailSize: Int64?
-    public var thumbnailETag: String?
-    public var thumbnailPresent: Bool
-    public var availability: StoredAvailability
-    public var partialRanges: ByteRangeSet
-    public var partialETag: String?
-    public var localFilePath: String?
-    public var verifiedSize: Int64?
-    public var verifiedETag: String?
-    public var isPinned: Bool
-    public var lastAccessDate: Date?
+    package var orientation: Int
+    package var isFavorite: Bool
+    package var isHidden: Bool
+    package var thumbnailKey: String?
+    package var thumbnailSize: Int64?
+    package var thumbnailETag: String?
+    package var thumbnailPresent: Bool
+    package var availability: StoredAvailability
+    package var partialRanges: ByteRangeSet
+    package var partialETag: String?
+    package var localFilePath: String?
+    package var verifiedSize: Int64?
+    package var verifiedETag: String?
+    package var isPinned: Bool
+    package var lastAccessDate: Date?
     /// A user-given title (shared through the bucket).
-    public var title: String?
+    package var title: String?
     /// User keywords, in the order given (shared through the bucket).
-    public var keywords: [String] = []
+    package var keywords: [String] = []
     /// When the asset went to the trash; `nil` when it is not in the trash.
-    public var trashedDate: Date?
+    package var trashedDate: Date?
     /// Whether the bucket holds the original yet.
-    public var uploadState: StoredUploadState = .uploaded
+    package var uploadState: StoredUploadState = .uploaded
     /// Why the last upload failed (with ``StoredUploadState/uploadFailed``).
-    public var uploadError: String?
+    package var uploadError: String?
     /// Lower-case hex SHA-256 of the original, when known (imports; objects carrying `x-amz-meta-sha256`).
-    public var contentSHA256: String?
+    package var contentSHA256: String?
     /// The ETag of the metadata sidecar object last merged into this row (nil: none merged yet).
-    public var sidecarETag: String?
+    package var sidecarETag: String?
     /// Opaque to the store: when and where each shared property was last set (the library's merge clock).
-    public var metadataStamps: String?
+    package var metadataStamps: String?
     /// Whether shared properties changed here and are not in the bucket yet.
-    public var metadataDirty = false
+    package var metadataDirty = false
 
     /// `true` when the asset is in the trash.
-    public var isTrashed: Bool { trashedDate != nil }
+    package var isTrashed: Bool { trashedDate != nil }
 
     /// The `lastModified` of an original uploaded from this library and not listed since (an upload's answer
     /// carries no date); the next listing fills it in without a HEAD.
-    public static let notListedYet = Date(timeIntervalSinceReferenceDate: 0)
+    package static let notListedYet = Date(timeIntervalSinceReferenceDate: 0)
 
     /// A record as the listing knows it: cloud-only, no local state.
-    public init(
+    package init(
         id: Int64? = nil, key: String, size: Int64, etag: String, lastModified: Date, contentType: String? = nil,
         creationDate: Date, modificationDate: Date? = nil, mediaType: MediaType = .unknown, pixelWidth: Int = 0,
         pixelHeight: Int = 0, orientation: Int = 1, isFavorite: Bool = false, isHidden: Bool = false,
@@ -137,11 +137,11 @@ public struct AssetRecord: Sendable, Hashable, Codable {
     }
 
     /// `pixelWidth * pixelHeight`, the "pixel count" sort key.
-    public var pixelCount: Int64 { Int64(pixelWidth) * Int64(pixelHeight) }
+    package var pixelCount: Int64 { Int64(pixelWidth) * Int64(pixelHeight) }
 
     /// Forgets the local original, whole or in ranges: availability falls back to `thumbnail` when the thumbnail
     /// is present, else `cloudOnly`. Removing the files is the caller's part.
-    public mutating func dropLocalOriginal() {
+    package mutating func dropLocalOriginal() {
         availability = thumbnailPresent ? .thumbnail : .cloudOnly
         localFilePath = nil
         verifiedSize = nil
@@ -152,7 +152,7 @@ public struct AssetRecord: Sendable, Hashable, Codable {
 
     /// Clears the properties shared through the bucket and their merge state (a row that starts over from a
     /// listing).
-    public mutating func resetSharedMetadata() {
+    package mutating func resetSharedMetadata() {
         isFavorite = false
         isHidden = false
         title = nil
@@ -164,7 +164,7 @@ public struct AssetRecord: Sendable, Hashable, Codable {
     }
 
     /// `true` when `other` differs in what identifies the original's bytes (ETag or size).
-    public func contentDiffers(from other: AssetRecord) -> Bool {
+    package func contentDiffers(from other: AssetRecord) -> Bool {
         etag != other.etag || size != other.size
     }
 }

@@ -22,7 +22,7 @@ extension AssetStore {
     ///
     /// Works across restarts. - Throws: ``AssetStoreError/historyExpired(token:oldestAvailable:)`` when entries
     /// after `token` were trimmed; ``AssetStoreError/invalidToken(_:)`` for a token newer than ``currentToken``.
-    public func changes(since token: ChangeToken) throws -> [StoreHistoryEntry] {
+    package func changes(since token: ChangeToken) throws -> [StoreHistoryEntry] {
         try read { db in
             let last = try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE name = 'lastToken'") ?? 0
             if token.rawValue > last || token.rawValue < 0 { throw AssetStoreError.invalidToken(token.rawValue) }
@@ -63,7 +63,7 @@ extension AssetStore {
 extension AssetStore {
     /// The token of the last transaction committed by any connection to this database — another process's
     /// included — read from the database (``currentToken`` is updated to it).
-    public func refreshedToken() throws -> ChangeToken {
+    package func refreshedToken() throws -> ChangeToken {
         let last = try read { db in
             try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE name = 'lastToken'") ?? 0
         }

@@ -2,11 +2,11 @@ import Foundation
 import GRDB
 
 /// A position in a query's order: the sort key values and the identifier of one row.
-public struct SortPosition: Sendable, Hashable {
-    public var values: [SortValue]
-    public var id: Int64
+package struct SortPosition: Sendable, Hashable {
+    package var values: [SortValue]
+    package var id: Int64
 
-    public init(values: [SortValue], id: Int64) {
+    package init(values: [SortValue], id: Int64) {
         self.values = values
         self.id = id
     }
@@ -14,7 +14,7 @@ public struct SortPosition: Sendable, Hashable {
 
 extension StoreQuery {
     /// Compares two positions in this query's order (`<` means "comes first").
-    public func precedes(_ lhs: SortPosition, _ rhs: SortPosition) -> Bool {
+    package func precedes(_ lhs: SortPosition, _ rhs: SortPosition) -> Bool {
         for (index, criterion) in sort.enumerated() where lhs.values[index] != rhs.values[index] {
             return (lhs.values[index] < rhs.values[index]) == criterion.ascending
         }
@@ -22,7 +22,7 @@ extension StoreQuery {
     }
 
     /// The position of `record` in this query's order.
-    public func position(of record: AssetRecord) -> SortPosition {
+    package func position(of record: AssetRecord) -> SortPosition {
         SortPosition(values: sort.map { $0.key.value(of: record) }, id: record.id ?? 0)
     }
 
@@ -55,7 +55,7 @@ extension SortValue {
 extension AssetStore {
     /// The first `limit` rows matching `query` that come strictly after `position` in its order, skipping
     /// `excluding`, with their records.
-    public func fetchRecords(_ query: StoreQuery, after position: SortPosition?, excluding: Set<Int64>, limit: Int)
+    package func fetchRecords(_ query: StoreQuery, after position: SortPosition?, excluding: Set<Int64>, limit: Int)
         throws -> [AssetRecord]
     {
         guard limit > 0 else { return [] }

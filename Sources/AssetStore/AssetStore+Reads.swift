@@ -2,13 +2,13 @@ import Foundation
 import GRDB
 
 /// The values of one sort criterion for every identifier of a fetch, stored unboxed for cheap copies.
-public enum SortColumn: Sendable {
+package enum SortColumn: Sendable {
     case real(ContiguousArray<Double>)
     case integer(ContiguousArray<Int64>)
     case text(ContiguousArray<String>)
 
     /// An empty column of the kind `key` produces.
-    public init(for key: StoreSortKey) {
+    package init(for key: StoreSortKey) {
         switch key {
         case .creationDate, .modificationDate: self = .real([])
         case .key: self = .text([])
@@ -16,7 +16,7 @@ public enum SortColumn: Sendable {
         }
     }
 
-    public var count: Int {
+    package var count: Int {
         switch self {
         case .real(let values): values.count
         case .integer(let values): values.count
@@ -24,7 +24,7 @@ public enum SortColumn: Sendable {
         }
     }
 
-    public subscript(index: Int) -> SortValue {
+    package subscript(index: Int) -> SortValue {
         switch self {
         case .real(let values): .real(values[index])
         case .integer(let values): .integer(values[index])
@@ -33,7 +33,7 @@ public enum SortColumn: Sendable {
     }
 
     /// Appends a value of the column's kind (a value of another kind is a programming error).
-    public mutating func append(_ value: SortValue) {
+    package mutating func append(_ value: SortValue) {
         // Each case moves the array out of `self` first so the append happens in place (no copy).
         switch value {
         case .real(let new):
@@ -55,7 +55,7 @@ public enum SortColumn: Sendable {
     }
 
     /// Appends `other[range]` (same kind).
-    public mutating func append(contentsOf other: SortColumn, _ range: Range<Int>) {
+    package mutating func append(contentsOf other: SortColumn, _ range: Range<Int>) {
         switch other {
         case .real(let source):
             guard case .real(var values) = self else { preconditionFailure("sort column kind mismatch") }
@@ -75,7 +75,7 @@ public enum SortColumn: Sendable {
         }
     }
 
-    public mutating func reserveCapacity(_ count: Int) {
+    package mutating func reserveCapacity(_ count: Int) {
         switch self {
         case .real(var values):
             self = .integer([])
@@ -94,31 +94,31 @@ public enum SortColumn: Sendable {
 }
 
 /// Identifiers in query order with their sort key values, as a fetch result keeps them.
-public struct SortedIdentifiers: Sendable {
+package struct SortedIdentifiers: Sendable {
     /// The identifiers, in query order.
-    public var ids: ContiguousArray<Int64>
+    package var ids: ContiguousArray<Int64>
     /// One column per sort criterion: `keys[c][i]` is the value of criterion `c` for `ids[i]`.
-    public var keys: [SortColumn]
+    package var keys: [SortColumn]
 
-    public init(ids: ContiguousArray<Int64> = [], keys: [SortColumn] = []) {
+    package init(ids: ContiguousArray<Int64> = [], keys: [SortColumn] = []) {
         self.ids = ids
         self.keys = keys
     }
 
-    public var count: Int { ids.count }
+    package var count: Int { ids.count }
 }
 
 /// Reads. Each call runs on a reader connection and sees the last committed state; none waits for a writer.
 extension AssetStore {
     /// The identifiers matching `query`, in its order.
-    public func fetchIDs(_ query: StoreQuery) throws -> [Int64] {
+    package func fetchIDs(_ query: StoreQuery) throws -> [Int64] {
         var arguments = StatementArguments()
         let sql = Self.selectSQL(columns: "id", query, &arguments)
         return try read { db in try Int64.fetchAll(db, sql: sql, arguments: arguments) }
     }
 
     /// The identifiers matching `query` with their sort key values (what a fetch result needs for change details).
-    public func fetchSorted(_ query: StoreQuery) throws -> SortedIdentifiers {
+    package func fetchSorted(_ query: StoreQuery) throws -> SortedIdentifiers {
         var arguments = StatementArguments()
         let columns = (["id"] + query.sort.map(\.key.sqlExpression)).joined(separator: ", ")
         let sql = Self.selectSQL(columns: columns, query, &arguments)
@@ -168,7 +168,7 @@ extension AssetStore {
     }
 
     /// The records with these identifiers, in the order given; identifiers with no row are skipped.
-    public func records(ids: some Collection<Int64>) throws -> [AssetRecord] {
+    package func records(ids: some Collection<Int64>) throws -> [AssetRecord] {
         guard !ids.isEmpty else { return [] }
         let found: [Int64: AssetRecord] = try read { db in
             var byID: [Int64: AssetRecord] = [:]
@@ -191,7 +191,7 @@ extension AssetStore {
     }
 
     /// The record with this identifier, or `nil`.
-    public func record(id: Int64) throws -> AssetRecord? {
+    package func record(id: Int64) throws -> AssetRecord? {
         // A statement prepared once per connection: one asset at a time is the common case of a request.
         try read { db in
             try Row.fetchOne(db.cachedStatement(sql: AssetRecord.selectByIDSQL), arguments: [id])
@@ -200,7 +200,7 @@ extension AssetStore {
     }
 
     /// The record with this bucket key, or `nil`.
-    public func record(key: String) throws -> AssetRecord? {
+    package func record(key: String) throws -> AssetRecord? {
         try read { db in
             try Row.fetchOne(db.cachedStatement(sql: AssetRecord.selectByKeySQL), arguments: [key])
                 .map(AssetRecord.init(row:))
@@ -208,7 +208,7 @@ extension AssetStore {
     }
 
     /// The number of assets.
-    public var count: Int {
+    package var count: Int {
         get throws { try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM asset") ?? 0 } }
     }
 

@@ -5,7 +5,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    public static let schemaVersion = 4
+    package static let schemaVersion = 4
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

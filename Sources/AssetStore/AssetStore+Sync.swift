@@ -6,7 +6,7 @@ extension AssetStore {
     /// Every key starting with `prefix` of an uploaded asset (one the bucket is expected to list), with its identifier, sorted by the key's UTF-8 bytes — the order in
     /// which S3 lists keys (SQLite's BINARY collation compares UTF-8 bytes).
     /// - Parameter prefix: The key prefix (e.g. `originals/`); empty for all keys.
-    public func keysAndIdentifiers(withPrefix prefix: String) throws -> [(key: String, id: Int64)] {
+    package func keysAndIdentifiers(withPrefix prefix: String) throws -> [(key: String, id: Int64)] {
         try read { db in
             var result: [(key: String, id: Int64)] = []
             let rows = try Row.fetchCursor(db, sql: "SELECT key, id FROM asset WHERE uploadState = 0 ORDER BY key")
@@ -20,7 +20,7 @@ extension AssetStore {
 
     /// The records with these keys (keys without a row are skipped), keyed by key.
     /// - Parameter keys: Bucket keys.
-    public func records(keys: [String]) throws -> [String: AssetRecord] {
+    package func records(keys: [String]) throws -> [String: AssetRecord] {
         guard !keys.isEmpty else { return [:] }
         return try read { db in
             var result: [String: AssetRecord] = [:]
@@ -40,7 +40,7 @@ extension AssetStore {
     }
 
     /// Identifiers of assets that have a thumbnail in the bucket but not on disk.
-    public func identifiersNeedingThumbnail() throws -> [Int64] {
+    package func identifiersNeedingThumbnail() throws -> [Int64] {
         try read { db in
             try Int64.fetchAll(
                 db, sql: "SELECT id FROM asset WHERE thumbnailKey IS NOT NULL AND thumbnailPresent = 0 ORDER BY id")
@@ -48,7 +48,7 @@ extension AssetStore {
     }
 
     /// Identifiers of pinned assets whose original is not verified locally (state other than `full`).
-    public func identifiersOfPinnedAssetsNotFull() throws -> [Int64] {
+    package func identifiersOfPinnedAssetsNotFull() throws -> [Int64] {
         try read { db in
             try Int64.fetchAll(
                 db, sql: "SELECT id FROM asset WHERE isPinned = 1 AND availability != ? ORDER BY id",

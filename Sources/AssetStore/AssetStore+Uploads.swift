@@ -5,7 +5,7 @@ import GRDB
 /// and uses no ``ChangeToken``), and the queues of work that is not in the bucket yet.
 extension AssetStore {
     /// The saved checkpoint of the upload of an asset's original (opaque text), or `nil`.
-    public func uploadCheckpoint(for id: Int64) throws -> String? {
+    package func uploadCheckpoint(for id: Int64) throws -> String? {
         try read { db in
             try String.fetchOne(
                 db, sql: "SELECT checkpoint FROM upload_checkpoint WHERE assetID = ?", arguments: [id])
@@ -13,7 +13,7 @@ extension AssetStore {
     }
 
     /// Saves (or, with `nil`, forgets) the checkpoint of an asset's upload, in its own transaction.
-    public func setUploadCheckpoint(_ checkpoint: String?, for id: Int64) throws {
+    package func setUploadCheckpoint(_ checkpoint: String?, for id: Int64) throws {
         do {
             try pool.write { db in
                 if let checkpoint {
@@ -32,7 +32,7 @@ extension AssetStore {
 
     /// Every saved checkpoint, by asset (those of assets that no longer exist included: their uploads are to be
     /// aborted).
-    public func allUploadCheckpoints() throws -> [Int64: String] {
+    package func allUploadCheckpoints() throws -> [Int64: String] {
         try read { db in
             var result: [Int64: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT assetID, checkpoint FROM upload_checkpoint") {
@@ -43,7 +43,7 @@ extension AssetStore {
     }
 
     /// The identifiers of assets whose original is in one of these upload states, oldest first, at most `limit`.
-    public func ids(inUploadStates states: Set<StoredUploadState>, limit: Int = .max) throws -> [Int64] {
+    package func ids(inUploadStates states: Set<StoredUploadState>, limit: Int = .max) throws -> [Int64] {
         guard !states.isEmpty else { return [] }
         return try read { db in
             let list = states.map { String($0.rawValue) }.sorted().joined(separator: ",")
@@ -54,7 +54,7 @@ extension AssetStore {
     }
 
     /// How many assets are in each upload state other than `uploaded`.
-    public func uploadStateCounts() throws -> [StoredUploadState: Int] {
+    package func uploadStateCounts() throws -> [StoredUploadState: Int] {
         try read { db in
             var result: [StoredUploadState: Int] = [:]
             let rows = try Row.fetchAll(
@@ -67,7 +67,7 @@ extension AssetStore {
     }
 
     /// The identifiers of uploaded assets whose shared properties changed here and are not in the bucket yet.
-    public func idsWithUnsharedMetadata() throws -> [Int64] {
+    package func idsWithUnsharedMetadata() throws -> [Int64] {
         try read { db in
             try Int64.fetchAll(
                 db, sql: "SELECT id FROM asset WHERE metadataDirty = 1 AND uploadState = 0 ORDER BY id")
@@ -75,7 +75,7 @@ extension AssetStore {
     }
 
     /// The identifiers of assets in the trash since before `date` (all trashed assets with `nil`).
-    public func idsTrashed(before date: Date?) throws -> [Int64] {
+    package func idsTrashed(before date: Date?) throws -> [Int64] {
         try read { db in
             if let date {
                 return try Int64.fetchAll(
@@ -89,13 +89,13 @@ extension AssetStore {
 
 extension StoreTransaction {
     /// Forgets the checkpoint of an asset's upload, in this transaction (not a change).
-    public func clearUploadCheckpoint(for id: Int64) throws {
+    package func clearUploadCheckpoint(for id: Int64) throws {
         try db.cachedStatement(sql: "DELETE FROM upload_checkpoint WHERE assetID = ?").execute(arguments: [id])
     }
 
     /// The asset whose original has this content hash (lower-case hex SHA-256), as this transaction sees it; the
     /// oldest when several have it.
-    public func record(contentSHA256 hash: String) throws -> AssetRecord? {
+    package func record(contentSHA256 hash: String) throws -> AssetRecord? {
         let statement = try db.cachedStatement(
             sql: "SELECT id FROM asset WHERE contentSHA256 = ? ORDER BY id LIMIT 1")
         guard let id = try Int64.fetchOne(statement, arguments: [hash]) else { return nil }

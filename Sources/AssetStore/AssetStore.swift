@@ -6,18 +6,18 @@ import GRDB
 /// One file, `<folder>/library.sqlite`, opened in WAL mode through a GRDB `DatabasePool`: writes are serialised on
 /// one writer connection; reads run on reader connections and are never blocked by a write in progress (they see
 /// the last committed state). All methods are synchronous and may be called from any thread.
-public final class AssetStore: Sendable {
+package final class AssetStore: Sendable {
     /// The database file name inside the library folder.
-    public static let databaseFileName = "library.sqlite"
+    package static let databaseFileName = "library.sqlite"
     /// The SQLite `application_id` that marks a CloudAssets store ("CAst").
     static let applicationID: Int32 = 0x4341_7374
 
     /// The library folder.
-    public let folder: URL
+    package let folder: URL
     /// The database file.
-    public let databaseURL: URL
+    package let databaseURL: URL
     /// How many history entries are kept (older ones are trimmed on write).
-    public let historyLimit: Int
+    package let historyLimit: Int
 
     let pool: DatabasePool
     let tokenState: Mutex<Int64>
@@ -31,7 +31,7 @@ public final class AssetStore: Sendable {
     /// - Throws: ``AssetStoreError/readOnly(path:)`` when the folder or file cannot be written (or carries no write
     ///   permission bit, which is honoured even for root), ``AssetStoreError/notAnAssetStore(path:)``,
     ///   ``AssetStoreError/corrupt(path:reason:)``, ``AssetStoreError/schemaTooNew(found:known:)``.
-    public init(folder: URL, historyLimit: Int = 10_000) throws {
+    package init(folder: URL, historyLimit: Int = 10_000) throws {
         self.folder = folder
         self.databaseURL = folder.appendingPathComponent(Self.databaseFileName)
         self.historyLimit = max(1, historyLimit)
@@ -62,7 +62,7 @@ public final class AssetStore: Sendable {
     }
 
     /// The token of the last committed non-empty transaction (0 for a library that never changed).
-    public var currentToken: ChangeToken { ChangeToken(rawValue: tokenState.withLock { $0 }) }
+    package var currentToken: ChangeToken { ChangeToken(rawValue: tokenState.withLock { $0 }) }
 
     /// Runs `body` in one write transaction and commits it.
     ///
@@ -71,7 +71,7 @@ public final class AssetStore: Sendable {
     /// changed no row records nothing; otherwise it gets the next ``ChangeToken`` and a history entry, and the
     /// history is trimmed to ``historyLimit`` entries.
     /// - Returns: what `body` returned and what the transaction changed.
-    public func write<T>(_ body: (StoreTransaction) throws -> T) throws -> (T, StoreChangeSet) {
+    package func write<T>(_ body: (StoreTransaction) throws -> T) throws -> (T, StoreChangeSet) {
         do {
             let result = try pool.write { db in
                 let transaction = StoreTransaction(db: db)

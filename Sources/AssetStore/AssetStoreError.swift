@@ -1,7 +1,7 @@
 import Foundation
 
 /// Errors the store throws. Every case leaves the database file as it was.
-public enum AssetStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum AssetStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A write would break an availability invariant; the whole transaction was rolled back.
     case invariantViolation(String)
     /// The database was written by a newer version of this library (it knows `found`, we know up to `known`).
@@ -23,7 +23,7 @@ public enum AssetStoreError: Error, Sendable, Equatable, CustomStringConvertible
     /// SQLite or the file system failed.
     case database(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invariantViolation(let message): "Asset store invariant violated: \(message)"
         case .schemaTooNew(let found, let known):

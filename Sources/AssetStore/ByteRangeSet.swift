@@ -2,27 +2,27 @@
 ///
 /// The ranges are kept sorted, non-empty, non-overlapping and non-adjacent: inserting a range merges it with every
 /// range it overlaps or touches. Two sets holding the same bytes are therefore always equal.
-public struct ByteRangeSet: Sendable, Hashable, Codable {
+package struct ByteRangeSet: Sendable, Hashable, Codable {
     /// The normalised ranges, sorted by lower bound.
-    public private(set) var ranges: [Range<Int64>]
+    package private(set) var ranges: [Range<Int64>]
 
     /// An empty set.
-    public init() { ranges = [] }
+    package init() { ranges = [] }
 
     /// A set holding the union of `ranges` (in any order, overlapping or not; empty ranges are ignored).
-    public init<S: Sequence>(_ ranges: S) where S.Element == Range<Int64> {
+    package init<S: Sequence>(_ ranges: S) where S.Element == Range<Int64> {
         self.ranges = []
         for range in ranges { insert(range) }
     }
 
     /// `true` when the set holds no byte.
-    public var isEmpty: Bool { ranges.isEmpty }
+    package var isEmpty: Bool { ranges.isEmpty }
 
     /// The number of bytes the set holds.
-    public var totalBytes: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
+    package var totalBytes: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
 
     /// Adds `range`, merging it with the ranges it overlaps or touches. An empty range changes nothing.
-    public mutating func insert(_ range: Range<Int64>) {
+    package mutating func insert(_ range: Range<Int64>) {
         guard !range.isEmpty else { return }
         // First range whose upper bound reaches the new range's lower bound (touching counts).
         let first = firstIndex { $0.upperBound >= range.lowerBound }
@@ -38,7 +38,7 @@ public struct ByteRangeSet: Sendable, Hashable, Codable {
     }
 
     /// `true` when every byte of `range` is in the set (an empty range is always contained).
-    public func contains(_ range: Range<Int64>) -> Bool {
+    package func contains(_ range: Range<Int64>) -> Bool {
         guard !range.isEmpty else { return true }
         let index = firstIndex { $0.upperBound > range.lowerBound }
         guard index < ranges.count else { return false }
@@ -46,7 +46,7 @@ public struct ByteRangeSet: Sendable, Hashable, Codable {
     }
 
     /// The parts of `range` the set does not hold, sorted and normalised.
-    public func missing(in range: Range<Int64>) -> [Range<Int64>] {
+    package func missing(in range: Range<Int64>) -> [Range<Int64>] {
         guard !range.isEmpty else { return [] }
         var result: [Range<Int64>] = []
         var cursor = range.lowerBound
@@ -75,12 +75,12 @@ public struct ByteRangeSet: Sendable, Hashable, Codable {
 
 extension ByteRangeSet {
     /// A compact text form, `"0-100,200-300"` (half-open bounds), used to persist the set.
-    public var serialized: String {
+    package var serialized: String {
         ranges.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
     }
 
     /// Parses the form written by ``serialized``; `nil` when the text is malformed.
-    public init?(serialized text: String) {
+    package init?(serialized text: String) {
         self.init()
         guard !text.isEmpty else { return }
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {

@@ -2,23 +2,23 @@
 ///
 /// A row inserted and then deleted in the same transaction appears nowhere; a row updated back to its original
 /// values appears nowhere; several updates of one row collapse into one entry comparing the first and last state.
-public struct StoreChangeSet: Sendable {
+package struct StoreChangeSet: Sendable {
     /// The token the transaction committed as (the current token when the set is empty).
-    public var token: ChangeToken
+    package var token: ChangeToken
     /// Identifiers of rows the transaction inserted.
-    public var inserted: Set<Int64>
+    package var inserted: Set<Int64>
     /// Identifiers of rows the transaction updated (present before and after, with different values).
-    public var updated: Set<Int64>
+    package var updated: Set<Int64>
     /// The subset of `updated` whose original changed (ETag or size).
-    public var contentChanged: Set<Int64>
+    package var contentChanged: Set<Int64>
     /// Identifiers of rows the transaction deleted.
-    public var deleted: Set<Int64>
+    package var deleted: Set<Int64>
     /// Rows as they were before the transaction, for every updated or deleted id.
-    public var before: [Int64: AssetRecord]
+    package var before: [Int64: AssetRecord]
     /// Rows as the transaction left them, for every inserted or updated id.
-    public var after: [Int64: AssetRecord]
+    package var after: [Int64: AssetRecord]
 
-    public init(
+    package init(
         token: ChangeToken, inserted: Set<Int64> = [], updated: Set<Int64> = [], contentChanged: Set<Int64> = [],
         deleted: Set<Int64> = [], before: [Int64: AssetRecord] = [:], after: [Int64: AssetRecord] = [:]
     ) {
@@ -32,17 +32,17 @@ public struct StoreChangeSet: Sendable {
     }
 
     /// `true` when the transaction changed nothing (no token was used, no history written).
-    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
     /// The number of rows touched.
-    public var count: Int { inserted.count + updated.count + deleted.count }
+    package var count: Int { inserted.count + updated.count + deleted.count }
 }
 
 /// One persisted entry of the change history: identifiers only (records are not kept).
-public struct StoreHistoryEntry: Sendable, Hashable {
-    public var token: ChangeToken
-    public var inserted: Set<Int64>
-    public var updated: Set<Int64>
-    public var contentChanged: Set<Int64>
-    public var deleted: Set<Int64>
+package struct StoreHistoryEntry: Sendable, Hashable {
+    package var token: ChangeToken
+    package var inserted: Set<Int64>
+    package var updated: Set<Int64>
+    package var contentChanged: Set<Int64>
+    package var deleted: Set<Int64>
 }

@@ -4,7 +4,7 @@ import GRDB
 /// A filter over asset records, compiled to SQL with bound arguments and also evaluable in memory.
 ///
 /// Both forms agree: `matches(record)` is `true` exactly for the rows the compiled SQL selects.
-public indirect enum StorePredicate: Sendable, Hashable {
+package indirect enum StorePredicate: Sendable, Hashable {
     /// Every record.
     case all
     /// Records whose media type is in the set.
@@ -32,7 +32,7 @@ public indirect enum StorePredicate: Sendable, Hashable {
     case not(StorePredicate)
 
     /// Evaluates the predicate on one record.
-    public func matches(_ record: AssetRecord) -> Bool {
+    package func matches(_ record: AssetRecord) -> Bool {
         switch self {
         case .all: true
         case .mediaType(let set): set.contains(record.mediaType)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A column asset lists can be sorted by.
-public enum StoreSortKey: Sendable, Hashable, CaseIterable {
+package enum StoreSortKey: Sendable, Hashable, CaseIterable {
     case creationDate, modificationDate, key, size, pixelCount, uploadState
 
     var sqlExpression: String {
@@ -16,7 +16,7 @@ public enum StoreSortKey: Sendable, Hashable, CaseIterable {
     }
 
     /// The record's value for this key.
-    public func value(of record: AssetRecord) -> SortValue {
+    package func value(of record: AssetRecord) -> SortValue {
         switch self {
         case .creationDate: .real(record.creationDate.timeIntervalSinceReferenceDate)
         case .modificationDate: .real(record.modificationDate.timeIntervalSinceReferenceDate)
@@ -29,23 +29,23 @@ public enum StoreSortKey: Sendable, Hashable, CaseIterable {
 }
 
 /// One sort criterion.
-public struct StoreSort: Sendable, Hashable {
-    public var key: StoreSortKey
-    public var ascending: Bool
+package struct StoreSort: Sendable, Hashable {
+    package var key: StoreSortKey
+    package var ascending: Bool
 
-    public init(_ key: StoreSortKey, ascending: Bool = true) {
+    package init(_ key: StoreSortKey, ascending: Bool = true) {
         self.key = key
         self.ascending = ascending
     }
 }
 
 /// A sort key value, ordered the way SQLite orders the column (text compares UTF-8 bytes, like `BINARY`).
-public enum SortValue: Sendable, Hashable, Comparable {
+package enum SortValue: Sendable, Hashable, Comparable {
     case real(Double)
     case integer(Int64)
     case text(String)
 
-    public static func < (lhs: SortValue, rhs: SortValue) -> Bool {
+    package static func < (lhs: SortValue, rhs: SortValue) -> Bool {
         switch (lhs, rhs) {
         case (.real(let a), .real(let b)): a < b
         case (.integer(let a), .integer(let b)): a < b
@@ -61,19 +61,19 @@ public enum SortValue: Sendable, Hashable, Comparable {
 ///
 /// The order is the sort criteria followed by the identifier, in the direction of the last criterion (ascending
 /// when there is none), so it is total and stable.
-public struct StoreQuery: Sendable, Hashable {
-    public var predicate: StorePredicate
-    public var sort: [StoreSort]
-    public var limit: Int?
+package struct StoreQuery: Sendable, Hashable {
+    package var predicate: StorePredicate
+    package var sort: [StoreSort]
+    package var limit: Int?
 
-    public init(predicate: StorePredicate = .all, sort: [StoreSort] = [], limit: Int? = nil) {
+    package init(predicate: StorePredicate = .all, sort: [StoreSort] = [], limit: Int? = nil) {
         self.predicate = predicate
         self.sort = sort
         self.limit = limit
     }
 
     /// Direction of the identifier tie-break.
-    public var idAscending: Bool { sort.last?.ascending ?? true }
+    package var idAscending: Bool { sort.last?.ascending ?? true }
 
     var orderSQL: String {
         let terms = sort.map { "\($0.key.sqlExpression) \($0.ascending ? "ASC" : "DESC")" }

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// The outcome of ``StoreTransaction/upsert(_:)``.
-public enum UpsertResult: Sendable, Hashable {
+package enum UpsertResult: Sendable, Hashable {
     /// No row had the key; a row was inserted with this identifier.
     case inserted(Int64)
     /// The row with this identifier had different remote fields and was updated; `before` is its previous state
@@ -12,7 +12,7 @@ public enum UpsertResult: Sendable, Hashable {
     case unchanged(Int64)
 
     /// The identifier of the row concerned.
-    public var id: Int64 {
+    package var id: Int64 {
         switch self {
         case .inserted(let id), .updated(let id, _), .unchanged(let id): id
         }
@@ -23,7 +23,7 @@ public enum UpsertResult: Sendable, Hashable {
 ///
 /// Valid only during the ``AssetStore/write(_:)`` call that created it; do not keep or share it. Every write
 /// validates the record's invariants (``AssetRecord/validate()``); a thrown error rolls the whole transaction back.
-public final class StoreTransaction {
+package final class StoreTransaction {
     let db: Database
     /// Rows inserted by this transaction.
     private var insertedHere = Set<Int64>()
@@ -57,7 +57,7 @@ public final class StoreTransaction {
     private var upsertCount = 0
     private var keyIndexDeclined = false
     /// Upserts in one transaction after which loading every key may cost less than looking each one up.
-    public static let keyIndexThreshold = 512
+    package static let keyIndexThreshold = 512
 
     init(db: Database) { self.db = db }
 
@@ -85,7 +85,7 @@ public final class StoreTransaction {
 
     /// Prepares for writing about `count` rows in this transaction (e.g. one listing page), so that recording
     /// them does not repeatedly grow and rehash the transaction's bookkeeping. Optional; only affects speed.
-    public func reserveCapacity(_ count: Int) {
+    package func reserveCapacity(_ count: Int) {
         latest.reserveCapacity(latest.count + count)
         insertedHere.reserveCapacity(insertedHere.count + count)
         try? loadKeyIndexIfWorthIt(expected: count)
@@ -95,7 +95,7 @@ public final class StoreTransaction {
     // MARK: Reads
 
     /// The row with this identifier, as this transaction sees it.
-    public func record(_ id: Int64) throws -> AssetRecord? {
+    package func record(_ id: Int64) throws -> AssetRecord? {
         if let touched = latest[id] { return touched }
         if deletedHere.contains(id) { return nil }
         let statement = try statement(.selectByID)
@@ -105,7 +105,7 @@ public final class StoreTransaction {
     }
 
     /// The row with this bucket key, as this transaction sees it.
-    public func record(key: String) throws -> AssetRecord? {
+    package func record(key: String) throws -> AssetRecord? {
         let statement = try statement(.selectByKey)
         statement.bind(1, key)
         defer { statement.reset() }
@@ -113,7 +113,7 @@ public final class StoreTransaction {
     }
 
     /// Every key in the store with its identifier (for finding rows a listing no longer contains).
-    public func allKeys() throws -> [String: Int64] {
+    package func allKeys() throws -> [String: Int64] {
         var result: [String: Int64] = [:]
         let rows = try Row.fetchCursor(db, sql: "SELECT key, id FROM asset")
         while let row = try rows.next() { result[row[0]] = row[1] }
@@ -125,7 +125,7 @@ public final class StoreTransaction {
     /// Inserts a new row and returns its identifier (any `id` in `record` is ignored; identifiers are never reused).
     /// - Throws: ``AssetStoreError/invariantViolation(_:)``, ``AssetStoreError/duplicateKey(_:)``.
     @discardableResult
-    public func insert(_ record: AssetRecord) throws -> Int64 {
+    package func insert(_ record: AssetRecord) throws -> Int64 {
         try record.validate()
         let statement = try statement(.insert)
         record.bindColumns(to: statement)
@@ -146,7 +146,7 @@ public final class StoreTransaction {
     /// - Throws: ``AssetStoreError/notFound(_:)``, ``AssetStoreError/invariantViolation(_:)`` (also when `body`
     ///   changes the identifier), ``AssetStoreError/duplicateKey(_:)``, or what `body` throws.
     @discardableResult
-    public func update(_ id: Int64, _ body: (inout AssetRecord) throws -> Void) throws -> AssetRecord {
+    package func update(_ id: Int64, _ body: (inout AssetRecord) throws -> Void) throws -> AssetRecord {
         guard let before = try record(id) else { throw AssetStoreError.notFound(id) }
         var after = before
         try body(&after)
@@ -169,7 +169,7 @@ public final class StoreTransaction {
     /// An unchanged row is not written and records no change. When a transaction upserts many rows compared with
     /// the table's size (from its ``keyIndexThreshold``th upsert, or after ``reserveCapacity(_:)``), every key is
     /// held in memory so that a new row costs no lookup query.
-    public func upsert(_ listing: AssetRecord) throws -> UpsertResult {
+    package func upsert(_ listing: AssetRecord) throws -> UpsertResult {
         upsertCount += 1
         if upsertCount == Self.keyIndexThreshold { try loadKeyIndexIfWorthIt(expected: upsertCount) }
         let existingRecord: AssetRecord?
@@ -226,7 +226,7 @@ public final class StoreTransaction {
 
     /// Deletes the row with identifier `id`. Returns `false` when there was none.
     @discardableResult
-    public func delete(_ id: Int64) throws -> Bool {
+    package func delete(_ id: Int64) throws -> Bool {
         guard let before = try record(id) else { return false }
         let statement = try statement(.delete)
         statement.bind(1, id)

@@ -1,9 +1,6 @@
 import AssetStore
 import Foundation
 
-@_exported import struct AssetStore.ChangeToken
-@_exported import enum AssetStore.MediaType
-
 /// How much of an asset is on this machine (PhotoKit's "in cloud" vs local, with the steps in between).
 public enum AssetAvailability: Int, Sendable, Hashable, CaseIterable, Comparable {
     /// Only the metadata is local; any data request needs the network.

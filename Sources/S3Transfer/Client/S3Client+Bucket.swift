@@ -4,7 +4,7 @@ import Foundation
 extension S3Client {
     /// Creates a bucket (in the configured region's default location).
     /// - Parameter bucket: The bucket name.
-    public func createBucket(_ bucket: String) async throws(S3Error) {
+    package func createBucket(_ bucket: String) async throws(S3Error) {
         _ = try await send { makeRequest(method: "PUT", bucket: bucket, key: nil, body: Data()) }
     }
 
@@ -15,7 +15,7 @@ extension S3Client {
     ///   - key: The key.
     ///   - expires: Validity in seconds (1…604800).
     /// - Returns: The URL, or nil without credentials.
-    public func presignedURL(method: String = "GET", bucket: String, key: String, expires: Int = 3600) -> URL? {
+    package func presignedURL(method: String = "GET", bucket: String, key: String, expires: Int = 3600) -> URL? {
         guard let credentials = configuration.credentials else { return nil }
         let unsigned = makeRequest(method: method, bucket: bucket, key: key)
         guard let components = URLComponents(string: unsigned.url), let host = components.host else { return nil }

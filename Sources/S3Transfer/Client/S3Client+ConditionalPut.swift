@@ -1,7 +1,7 @@
 import Foundation
 
 /// When a write may replace what a key holds (S3's conditional writes).
-public enum S3WriteCondition: Sendable, Hashable {
+package enum S3WriteCondition: Sendable, Hashable {
     /// Only when the key holds nothing (`If-None-Match: *`).
     case keyAbsent
     /// Only when the key holds the object with this ETag (`If-Match`).
@@ -21,7 +21,7 @@ extension S3Client {
     /// - Throws: ``S3Error/preconditionFailed`` when the condition does not hold (another writer was first: read
     ///   again, merge, retry); ``S3Error/noSuchKey`` for ``S3WriteCondition/etagMatches(_:)`` on a key that holds
     ///   nothing; other ``S3Error``s.
-    public func putObject(
+    package func putObject(
         bucket: String, key: String, body: Data, contentType: String? = nil, condition: S3WriteCondition
     ) async throws(S3Error) -> String {
         var headers: [(name: String, value: String)] = [("content-length", String(body.count))]

@@ -15,7 +15,7 @@ extension S3Client {
     ///   - startAfter: Only keys after this one.
     ///   - maxKeys: The most keys on the page (the service caps it at 1000).
     /// - Returns: The page.
-    public func listObjectsV2(
+    package func listObjectsV2(
         bucket: String, prefix: String? = nil, delimiter: String? = nil, continuationToken: String? = nil,
         startAfter: String? = nil, maxKeys: Int? = nil
     ) async throws(S3Error) -> ListObjectsPage {
@@ -35,7 +35,7 @@ extension S3Client {
     ///   - bucket: The bucket.
     ///   - prefix: Only keys starting with this.
     /// - Returns: The pages.
-    public func listAllObjects(bucket: String, prefix: String? = nil) -> AsyncThrowingStream<ListObjectsPage, any Error>
+    package func listAllObjects(bucket: String, prefix: String? = nil) -> AsyncThrowingStream<ListObjectsPage, any Error>
     {
         AsyncThrowingStream { continuation in
             let task = Task {

@@ -1,16 +1,16 @@
 import Foundation
 
 /// One uploaded part, as CompleteMultipartUpload wants it.
-public struct S3CompletedPart: Sendable, Hashable {
+package struct S3CompletedPart: Sendable, Hashable {
     /// The part number (1…10000).
-    public var partNumber: Int
+    package var partNumber: Int
     /// The ETag UploadPart returned.
-    public var etag: String
+    package var etag: String
 
     /// - Parameters:
     ///   - partNumber: The part number.
     ///   - etag: The part's ETag.
-    public init(partNumber: Int, etag: String) {
+    package init(partNumber: Int, etag: String) {
         self.partNumber = partNumber
         self.etag = etag
     }
@@ -27,7 +27,7 @@ extension S3Client {
     ///   - contentType: The `Content-Type` to store.
     ///   - metadata: User metadata.
     /// - Returns: The upload id.
-    public func createMultipartUpload(
+    package func createMultipartUpload(
         bucket: String, key: String, contentType: String? = nil, metadata: [String: String] = [:]
     ) async throws(S3Error) -> String {
         try await createUpload(
@@ -43,7 +43,7 @@ extension S3Client {
     ///   - partNumber: 1…10000.
     ///   - body: The part's bytes (at least 5 MiB except for the last part).
     /// - Returns: The part's ETag.
-    public func uploadPart(bucket: String, key: String, uploadId: String, partNumber: Int, body: Data)
+    package func uploadPart(bucket: String, key: String, uploadId: String, partNumber: Int, body: Data)
         async throws(S3Error) -> String
     {
         try await uploadPart(
@@ -59,7 +59,7 @@ extension S3Client {
     ///   - parts: Every part, in part-number order.
     /// - Returns: The object's ETag.
     @discardableResult
-    public func completeMultipartUpload(bucket: String, key: String, uploadId: String, parts: [S3CompletedPart])
+    package func completeMultipartUpload(bucket: String, key: String, uploadId: String, parts: [S3CompletedPart])
         async throws(S3Error) -> String
     {
         var attempts = 0
@@ -75,7 +75,7 @@ extension S3Client {
     ///   - bucket: The bucket.
     ///   - key: The key.
     ///   - uploadId: The upload.
-    public func abortMultipartUpload(bucket: String, key: String, uploadId: String) async throws(S3Error) {
+    package func abortMultipartUpload(bucket: String, key: String, uploadId: String) async throws(S3Error) {
         try await abortUpload(bucket: bucket, key: key, uploadId: uploadId, policy: configuration.retryPolicy)
     }
 

@@ -10,7 +10,7 @@ extension S3Client {
     ///   - bucket: The bucket.
     ///   - key: The key.
     /// - Returns: The head. A missing key throws ``S3Error/noSuchKey``.
-    public func headObject(bucket: String, key: String) async throws(S3Error) -> S3ObjectHead {
+    package func headObject(bucket: String, key: String) async throws(S3Error) -> S3ObjectHead {
         let (head, _) = try await send {
             makeRequest(method: "HEAD", bucket: bucket, key: key, headers: [("x-amz-checksum-mode", "ENABLED")])
         }
@@ -28,7 +28,7 @@ extension S3Client {
     ///   - range: A byte range, or nil for the whole object.
     ///   - ifMatch: Only if the object still has this ETag (else ``S3Error/preconditionFailed``).
     /// - Returns: The bytes and the object's head (its ``S3ObjectHead/size`` is the whole object's).
-    public func getObject(bucket: String, key: String, range: Range<Int64>? = nil, ifMatch: String? = nil)
+    package func getObject(bucket: String, key: String, range: Range<Int64>? = nil, ifMatch: String? = nil)
         async throws(S3Error) -> (Data, S3ObjectHead)
     {
         var headers: [(name: String, value: String)] = [("x-amz-checksum-mode", "ENABLED")]
@@ -68,7 +68,7 @@ extension S3Client {
     ///     it, and later downloads can verify with it (CRC-32C costs far less than the ETag's MD5).
     /// - Returns: The new ETag.
     @discardableResult
-    public func putObject(
+    package func putObject(
         bucket: String, key: String, body: Data, contentType: String? = nil, metadata: [String: String] = [:],
         checksum: S3ChecksumAlgorithm? = nil
     ) async throws(S3Error) -> String {
@@ -89,7 +89,7 @@ extension S3Client {
     /// - Parameters:
     ///   - bucket: The bucket.
     ///   - key: The key.
-    public func deleteObject(bucket: String, key: String) async throws(S3Error) {
+    package func deleteObject(bucket: String, key: String) async throws(S3Error) {
         _ = try await send { makeRequest(method: "DELETE", bucket: bucket, key: key) }
     }
 }

@@ -7,11 +7,11 @@ import Foundation
 /// Thread-safe; every operation may be called from any task. Operations throw ``S3Error`` only.
 /// A `RequestTimeTooSkewed` answer is fixed by measuring the clock offset from the response's `Date` header
 /// and retrying once re-signed; the offset is kept for every later request.
-public final class S3Client: Sendable {
+package final class S3Client: Sendable {
     /// The settings the client was made with.
-    public let configuration: S3ClientConfiguration
+    package let configuration: S3ClientConfiguration
     /// The engine that moves the bytes (shared with a ``Downloader`` built on this client).
-    public let engine: HTTPEngine
+    package let engine: HTTPEngine
     private let clockOffset = Locked<TimeInterval>(0)
     /// This computer's clock (replaceable in tests to simulate a wrong clock).
     let localClock: @Sendable () -> Date
@@ -24,7 +24,7 @@ public final class S3Client: Sendable {
     /// - Parameters:
     ///   - configuration: Endpoint, region, credentials, timeouts.
     ///   - engine: An engine to share; by default the client makes its own from the configuration.
-    public convenience init(configuration: S3ClientConfiguration, engine: HTTPEngine? = nil) {
+    package convenience init(configuration: S3ClientConfiguration, engine: HTTPEngine? = nil) {
         self.init(configuration: configuration, engine: engine, localClock: { Date() })
     }
 
@@ -52,7 +52,7 @@ public final class S3Client: Sendable {
     }
 
     /// The measured difference between the service's clock and this computer's, in seconds.
-    public var measuredClockOffset: TimeInterval { clockOffset.withLock { $0 } }
+    package var measuredClockOffset: TimeInterval { clockOffset.withLock { $0 } }
 
     /// The current time as the service sees it.
     var correctedNow: Date { localClock().addingTimeInterval(measuredClockOffset) }

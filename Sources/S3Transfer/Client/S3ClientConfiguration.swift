@@ -2,7 +2,7 @@ import AWSSigV4
 import Foundation
 
 /// How the bucket is named in requests.
-public enum S3AddressingStyle: Sendable, Hashable {
+package enum S3AddressingStyle: Sendable, Hashable {
     /// `https://endpoint/bucket/key` (what most S3-compatible servers want).
     case path
     /// `https://bucket.endpoint/key` (AWS's default).
@@ -10,30 +10,30 @@ public enum S3AddressingStyle: Sendable, Hashable {
 }
 
 /// Settings of an ``S3Client``.
-public struct S3ClientConfiguration: Sendable, Hashable {
+package struct S3ClientConfiguration: Sendable, Hashable {
     /// The service endpoint, e.g. `https://s3.eu-west-1.amazonaws.com` or `http://127.0.0.1:9000`.
-    public var endpoint: URL
+    package var endpoint: URL
     /// The signing region.
-    public var region: String
+    package var region: String
     /// The credentials; nil sends unsigned (anonymous) requests.
-    public var credentials: AWSCredentials?
+    package var credentials: AWSCredentials?
     /// Path-style or virtual-hosted bucket addressing.
-    public var addressingStyle: S3AddressingStyle
+    package var addressingStyle: S3AddressingStyle
     /// A PEM CA bundle to trust instead of the system's.
-    public var caBundlePath: String?
+    package var caBundlePath: String?
     /// Verify TLS certificates (on unless turned off for tests).
-    public var verifyTLS: Bool
+    package var verifyTLS: Bool
     /// Connect timeout in seconds.
-    public var connectTimeout: TimeInterval
+    package var connectTimeout: TimeInterval
     /// Seconds without progress before a transfer fails as stalled.
-    public var stallTimeout: TimeInterval
+    package var stallTimeout: TimeInterval
     /// The most connections open at once.
-    public var maxConnections: Int
+    package var maxConnections: Int
     /// Retries of the client's own operations (list, head, get, put, delete).
-    public var retryPolicy: RetryPolicy
+    package var retryPolicy: RetryPolicy
 
     /// The session token of temporary credentials (the same as `credentials?.sessionToken`).
-    public var sessionToken: String? {
+    package var sessionToken: String? {
         get { credentials?.sessionToken }
         set { credentials?.sessionToken = newValue }
     }
@@ -49,7 +49,7 @@ public struct S3ClientConfiguration: Sendable, Hashable {
     ///   - stallTimeout: Stall timeout in seconds.
     ///   - maxConnections: Connection limit.
     ///   - retryPolicy: Retries of client operations.
-    public init(
+    package init(
         endpoint: URL, region: String = "us-east-1", credentials: AWSCredentials? = nil,
         addressingStyle: S3AddressingStyle = .path, caBundlePath: String? = nil, verifyTLS: Bool = true,
         connectTimeout: TimeInterval = 10, stallTimeout: TimeInterval = 30, maxConnections: Int = 16,
@@ -74,7 +74,7 @@ public struct S3ClientConfiguration: Sendable, Hashable {
     ///   virtual-hosted addressing.
     /// - Throws: ``S3Error/malformedResponse(_:)`` is never thrown; a bad `AWS_ENDPOINT_URL` throws
     ///   ``S3ConfigurationError``.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
+    package static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(S3ConfigurationError) -> S3ClientConfiguration
     {
         let region = environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"] ?? "us-east-1"
@@ -101,13 +101,13 @@ public struct S3ClientConfiguration: Sendable, Hashable {
 }
 
 /// A configuration that cannot work.
-public enum S3ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum S3ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `AWS_ENDPOINT_URL` is not an http(s) URL with a host.
     case invalidEndpoint(String)
     /// `AWS_ACCESS_KEY_ID` is set but `AWS_SECRET_ACCESS_KEY` is not.
     case missingSecretKey
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidEndpoint(let raw):
             return "AWS_ENDPOINT_URL \"\(raw)\" is not an http:// or https:// URL with a host."

@@ -2,7 +2,7 @@ import Foundation
 
 /// Everything that can go wrong talking to S3 or downloading from it. Each case's ``description`` says
 /// what happened and what to do about it.
-public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible {
+package indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible {
     /// The key does not exist (HTTP 404 `NoSuchKey`).
     case noSuchKey
     /// The bucket does not exist (HTTP 404 `NoSuchBucket`).
@@ -44,7 +44,7 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
     /// ``isSourceFileChanged``).
     case fileSystem(path: String, errno: Int32)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noSuchKey:
             return "The object does not exist in the bucket (NoSuchKey). Check the key, or re-list the bucket."
@@ -97,7 +97,7 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
 
     /// Whether another attempt may succeed: connection errors, stalls, 5xx, SlowDown — not a certificate that
     /// was refused or a request libcurl cannot make (the same attempt would fail the same way).
-    public var isRetryable: Bool {
+    package var isRetryable: Bool {
         switch self {
         case .slowDown: return true
         case .transport(let code, _): return code != -1 && !Self.permanentTransportCodes.contains(code)
@@ -156,7 +156,7 @@ public indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertible
 extension S3Error {
     /// True for a local write that failed because the disk (or the user's quota) is full, also when it ended
     /// the retries.
-    public var isOutOfSpace: Bool {
+    package var isOutOfSpace: Bool {
         switch self {
         case .fileSystem(_, let code): return code == ENOSPC || code == EDQUOT
         case .retriesExhausted(let last, _): return last.isOutOfSpace
@@ -166,7 +166,7 @@ extension S3Error {
 
     /// True when an upload failed because its file changed while it was being read (`.fileSystem` with `ESTALE`):
     /// the bytes sent may mix two versions, so nothing was completed; upload the file again.
-    public var isSourceFileChanged: Bool {
+    package var isSourceFileChanged: Bool {
         if case .fileSystem(_, ESTALE) = self { return true }
         return false
     }

@@ -4,22 +4,22 @@ import Crypto
 import Foundation
 
 /// One object in a listing.
-public struct S3ObjectSummary: Sendable, Hashable {
+package struct S3ObjectSummary: Sendable, Hashable {
     /// The full key.
-    public var key: String
+    package var key: String
     /// Size in bytes.
-    public var size: Int64
+    package var size: Int64
     /// The ETag, without quotes.
-    public var etag: String
+    package var etag: String
     /// When the object was last written.
-    public var lastModified: Date
+    package var lastModified: Date
 
     /// - Parameters:
     ///   - key: The key.
     ///   - size: Size in bytes.
     ///   - etag: ETag without quotes.
     ///   - lastModified: Last write time.
-    public init(key: String, size: Int64, etag: String, lastModified: Date) {
+    package init(key: String, size: Int64, etag: String, lastModified: Date) {
         self.key = key
         self.size = size
         self.etag = etag
@@ -29,22 +29,22 @@ public struct S3ObjectSummary: Sendable, Hashable {
 
 /// One page of a ListObjectsV2 listing. A page is only ever produced from a complete, well-formed
 /// response: a truncated or malformed listing throws instead of returning fewer objects.
-public struct ListObjectsPage: Sendable, Hashable {
+package struct ListObjectsPage: Sendable, Hashable {
     /// The objects on this page, in key order.
-    public var objects: [S3ObjectSummary]
+    package var objects: [S3ObjectSummary]
     /// The common prefixes (with a delimiter), in order.
-    public var commonPrefixes: [String]
+    package var commonPrefixes: [String]
     /// Whether more pages follow.
-    public var isTruncated: Bool
+    package var isTruncated: Bool
     /// The token for the next page; present whenever ``isTruncated`` is true.
-    public var nextContinuationToken: String?
+    package var nextContinuationToken: String?
 
     /// - Parameters:
     ///   - objects: Objects on this page.
     ///   - commonPrefixes: Common prefixes.
     ///   - isTruncated: More pages follow.
     ///   - nextContinuationToken: Token of the next page.
-    public init(
+    package init(
         objects: [S3ObjectSummary], commonPrefixes: [String], isTruncated: Bool, nextContinuationToken: String?
     ) {
         self.objects = objects
@@ -55,7 +55,7 @@ public struct ListObjectsPage: Sendable, Hashable {
 }
 
 /// A full-object checksum algorithm S3 can store with an object (`x-amz-checksum-<name>`).
-public enum S3ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable {
+package enum S3ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable {
     /// CRC-32 (zlib's polynomial).
     case crc32
     /// CRC-32C (Castagnoli), computed in hardware where the CPU has it.
@@ -64,7 +64,7 @@ public enum S3ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable {
     case sha256
 
     /// The checksum of `data`, base64 as S3 sends it.
-    public func checksum(of data: Data) -> String {
+    package func checksum(of data: Data) -> String {
         data.withUnsafeBytes { raw -> String in
             switch self {
             case .crc32: Self.base64(czlib_crc32(0, raw.baseAddress, raw.count))
@@ -81,26 +81,26 @@ public enum S3ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The full-object checksums S3 returned (with `x-amz-checksum-mode: ENABLED`), base64 as sent.
-public struct S3Checksums: Sendable, Hashable, Codable {
+package struct S3Checksums: Sendable, Hashable, Codable {
     /// `x-amz-checksum-crc32`.
-    public var crc32: String?
+    package var crc32: String?
     /// `x-amz-checksum-crc32c`.
-    public var crc32c: String?
+    package var crc32c: String?
     /// `x-amz-checksum-sha256`.
-    public var sha256: String?
+    package var sha256: String?
 
     /// - Parameters:
     ///   - crc32: Base64 CRC-32.
     ///   - crc32c: Base64 CRC-32C.
     ///   - sha256: Base64 SHA-256.
-    public init(crc32: String? = nil, crc32c: String? = nil, sha256: String? = nil) {
+    package init(crc32: String? = nil, crc32c: String? = nil, sha256: String? = nil) {
         self.crc32 = crc32
         self.crc32c = crc32c
         self.sha256 = sha256
     }
 
     /// True when none was returned.
-    public var isEmpty: Bool { crc32 == nil && crc32c == nil && sha256 == nil }
+    package var isEmpty: Bool { crc32 == nil && crc32c == nil && sha256 == nil }
 
     init(head: HTTPResponseHead) {
         // A composite checksum ("…-N", of a multipart upload) does not cover the object as a whole.
@@ -115,19 +115,19 @@ public struct S3Checksums: Sendable, Hashable, Codable {
 }
 
 /// What HeadObject (or a GetObject response) says about an object.
-public struct S3ObjectHead: Sendable, Hashable {
+package struct S3ObjectHead: Sendable, Hashable {
     /// Size of the whole object in bytes.
-    public var size: Int64
+    package var size: Int64
     /// The ETag, without quotes.
-    public var etag: String
+    package var etag: String
     /// Last write time, when sent.
-    public var lastModified: Date?
+    package var lastModified: Date?
     /// The `Content-Type`, when sent.
-    public var contentType: String?
+    package var contentType: String?
     /// User metadata from `x-amz-meta-*` headers, names lower-cased without the prefix.
-    public var metadata: [String: String]
+    package var metadata: [String: String]
     /// Full-object checksums, when the service returned them.
-    public var checksums: S3Checksums
+    package var checksums: S3Checksums
 
     /// - Parameters:
     ///   - size: Object size.
@@ -136,7 +136,7 @@ public struct S3ObjectHead: Sendable, Hashable {
     ///   - contentType: Content type.
     ///   - metadata: User metadata.
     ///   - checksums: Checksums.
-    public init(
+    package init(
         size: Int64, etag: String, lastModified: Date?, contentType: String?, metadata: [String: String],
         checksums: S3Checksums
     ) {

@@ -5,10 +5,10 @@ import Foundation
 /// Several handles may share one transfer (the same bucket, key and destination requested twice): each gets
 /// progress and the result; cancelling one detaches only that one (the transfer stops when none is left);
 /// the transfer pauses while every handle sharing it is paused.
-public final class DownloadHandle: Sendable {
+package final class DownloadHandle: Sendable {
     /// Identifies this request: unique among the requests of every process (a random prefix per process, then
     /// a counter).
-    public var id: UUID { attachment.id.uuid }
+    package var id: UUID { attachment.id.uuid }
     let attachment: DownloadAttachment
 
     init(attachment: DownloadAttachment) {
@@ -17,19 +17,19 @@ public final class DownloadHandle: Sendable {
 
     /// Cancels this request: ``result()`` throws ``S3Error/cancelled`` at once. Safe from any thread.
     /// The `.part` file and its sidecar stay, so a later request resumes.
-    public func cancel() { attachment.cancel() }
+    package func cancel() { attachment.cancel() }
 
     /// Pauses: the connection is closed and its slot given up; bytes received so far are kept.
-    public func pause() { attachment.setPaused(true) }
+    package func pause() { attachment.setPaused(true) }
 
     /// Continues a paused download from the bytes on disk.
-    public func resume() { attachment.setPaused(false) }
+    package func resume() { attachment.setPaused(false) }
 
     /// Waits for the verified file (or the error). Every progress report of this request has been
     /// delivered before this returns. Cancelling the waiting task cancels the request.
     /// - Returns: The result.
     /// - Throws: ``S3Error``.
-    public func result() async throws(S3Error) -> DownloadResult {
+    package func result() async throws(S3Error) -> DownloadResult {
         let attachment = self.attachment
         let result = await withTaskCancellationHandler {
             await attachment.result()

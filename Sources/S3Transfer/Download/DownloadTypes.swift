@@ -2,7 +2,7 @@ import Foundation
 
 /// How urgently a download should get a connection. Higher priorities are served first; within one
 /// priority, first come first served.
-public enum DownloadPriority: Int, Sendable, Hashable, Comparable, CaseIterable {
+package enum DownloadPriority: Int, Sendable, Hashable, Comparable, CaseIterable {
     /// Speculative work (prefetching), served last.
     case prefetch = 0
     /// Background work the user did not wait for.
@@ -10,11 +10,11 @@ public enum DownloadPriority: Int, Sendable, Hashable, Comparable, CaseIterable 
     /// Something the user is waiting for.
     case userInitiated = 2
 
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// The library-wide rule for using the network.
-public enum NetworkPolicy: Sendable, Hashable {
+package enum NetworkPolicy: Sendable, Hashable {
     /// No downloads at all.
     case offline
     /// Downloads whose request allows network access.
@@ -24,27 +24,27 @@ public enum NetworkPolicy: Sendable, Hashable {
 }
 
 /// Settings of a ``Downloader``.
-public struct DownloaderConfiguration: Sendable, Hashable {
+package struct DownloaderConfiguration: Sendable, Hashable {
     /// The most downloads moving bytes at once; others wait in priority order.
-    public var maxConnections: Int
+    package var maxConnections: Int
     /// Retries for connection errors, 5xx, SlowDown and stalls.
-    public var retryPolicy: RetryPolicy
+    package var retryPolicy: RetryPolicy
     /// The shortest time between two progress reports of one download, in milliseconds.
-    public var progressInterval: Int
+    package var progressInterval: Int
     /// Seconds without progress before an attempt counts as stalled (and is retried).
-    public var stallTimeout: TimeInterval
+    package var stallTimeout: TimeInterval
     /// The network gate.
-    public var networkPolicy: NetworkPolicy
+    package var networkPolicy: NetworkPolicy
     /// Which integrity checks a download computes; the length is always checked, and no file is renamed into
     /// place before its checks pass.
-    public var integrity: IntegrityPolicy
+    package var integrity: IntegrityPolicy
     /// Whether verified files that are ready together (four or more, as when many small objects download at
     /// once) may be synced with one `syncfs(2)` of their file system instead of one `fdatasync(2)` each. Every
     /// file is still on disk before it is renamed into place either way; a file-system sync needs far fewer
     /// trips to the disk (on this project's ext4 test machine, 2,000 × 16 KiB downloads ran ~25% faster), but it
     /// also writes other programs' pending data on that file system sooner than the kernel would have. False:
     /// always file by file. True by default.
-    public var syncsFileSystemForGroups: Bool
+    package var syncsFileSystemForGroups: Bool
 
     /// - Parameters:
     ///   - maxConnections: Concurrent downloads.
@@ -54,7 +54,7 @@ public struct DownloaderConfiguration: Sendable, Hashable {
     ///   - networkPolicy: The network gate.
     ///   - integrity: The checks a download computes (``IntegrityPolicy/fastest`` by default).
     ///   - syncsFileSystemForGroups: See ``syncsFileSystemForGroups``.
-    public init(
+    package init(
         maxConnections: Int = 6, retryPolicy: RetryPolicy = RetryPolicy(), progressInterval: Int = 100,
         stallTimeout: TimeInterval = 30, networkPolicy: NetworkPolicy = .allowed, integrity: IntegrityPolicy = .fastest,
         syncsFileSystemForGroups: Bool = true
@@ -70,21 +70,21 @@ public struct DownloaderConfiguration: Sendable, Hashable {
 }
 
 /// How far a download has come.
-public struct DownloadProgress: Sendable, Hashable {
+package struct DownloadProgress: Sendable, Hashable {
     /// Bytes of the object on disk so far (including bytes kept from an earlier, interrupted attempt).
-    public var bytesReceived: Int64
+    package var bytesReceived: Int64
     /// The object's size; nil until the response headers arrive.
-    public var totalBytes: Int64?
+    package var totalBytes: Int64?
     /// `bytesReceived / totalBytes`, 0 while the total is unknown.
-    public var fractionCompleted: Double
+    package var fractionCompleted: Double
     /// The recent transfer rate.
-    public var bytesPerSecond: Double
+    package var bytesPerSecond: Double
 
     /// - Parameters:
     ///   - bytesReceived: Bytes on disk.
     ///   - totalBytes: Object size, if known.
     ///   - bytesPerSecond: Recent rate.
-    public init(bytesReceived: Int64, totalBytes: Int64?, bytesPerSecond: Double) {
+    package init(bytesReceived: Int64, totalBytes: Int64?, bytesPerSecond: Double) {
         self.bytesReceived = bytesReceived
         self.totalBytes = totalBytes
         self.bytesPerSecond = bytesPerSecond
@@ -97,29 +97,29 @@ public struct DownloadProgress: Sendable, Hashable {
 }
 
 /// What to download, where to, and how to report.
-public struct DownloadRequest: Sendable {
+package struct DownloadRequest: Sendable {
     /// The bucket.
-    public var bucket: String
+    package var bucket: String
     /// The key.
-    public var key: String
+    package var key: String
     /// Where the verified file ends up. The bytes go to `<destination>.part` first.
-    public var destination: URL
+    package var destination: URL
     /// Only this version (ETag); another version fails with ``S3Error/objectChanged``.
-    public var expectedETag: String?
+    package var expectedETag: String?
     /// The size the object must have; another size fails with ``S3Error/objectChanged``.
-    public var expectedSize: Int64?
+    package var expectedSize: Int64?
     /// Scheduling priority.
-    public var priority: DownloadPriority
+    package var priority: DownloadPriority
     /// Whether a user asked for this (see ``NetworkPolicy/userRequestsOnly``).
-    public var isUserRequest: Bool
+    package var isUserRequest: Bool
     /// Whether this request may use the network at all.
-    public var networkAccessAllowed: Bool
+    package var networkAccessAllowed: Bool
     /// The queue progress is reported on (a private serial queue targeting it is used, so reports stay in
     /// order); nil for a private serial queue.
-    public var progressQueue: DispatchQueue?
+    package var progressQueue: DispatchQueue?
     /// Called with progress at most every ``DownloaderConfiguration/progressInterval`` ms, in order; set
     /// the flag to true to cancel this request.
-    public var progress: (@Sendable (DownloadProgress, inout Bool) -> Void)?
+    package var progress: (@Sendable (DownloadProgress, inout Bool) -> Void)?
 
     /// - Parameters:
     ///   - bucket: The bucket.
@@ -132,7 +132,7 @@ public struct DownloadRequest: Sendable {
     ///   - networkAccessAllowed: May use the network.
     ///   - progressQueue: Queue for progress.
     ///   - progress: Progress handler with stop flag.
-    public init(
+    package init(
         bucket: String, key: String, destination: URL, expectedETag: String? = nil, expectedSize: Int64? = nil,
         priority: DownloadPriority = .utility, isUserRequest: Bool = false, networkAccessAllowed: Bool = true,
         progressQueue: DispatchQueue? = nil, progress: (@Sendable (DownloadProgress, inout Bool) -> Void)? = nil
@@ -151,19 +151,19 @@ public struct DownloadRequest: Sendable {
 }
 
 /// A finished, verified download.
-public struct DownloadResult: Sendable, Hashable {
+package struct DownloadResult: Sendable, Hashable {
     /// The destination; the file there is complete and verified.
-    public var url: URL
+    package var url: URL
     /// The ETag of the version downloaded.
-    public var etag: String
+    package var etag: String
     /// Its size in bytes.
-    public var size: Int64
+    package var size: Int64
     /// The checks the bytes passed.
-    public var verification: Set<IntegrityCheck>
+    package var verification: Set<IntegrityCheck>
     /// Bytes that came over the network for this download (less than ``size`` after a resume).
-    public var bytesTransferred: Int64
+    package var bytesTransferred: Int64
     /// HTTP attempts made.
-    public var attempts: Int
+    package var attempts: Int
 
     /// - Parameters:
     ///   - url: Destination.
@@ -172,7 +172,7 @@ public struct DownloadResult: Sendable, Hashable {
     ///   - verification: Checks passed.
     ///   - bytesTransferred: Network bytes.
     ///   - attempts: Attempts.
-    public init(
+    package init(
         url: URL, etag: String, size: Int64, verification: Set<IntegrityCheck>, bytesTransferred: Int64,
         attempts: Int
     ) {

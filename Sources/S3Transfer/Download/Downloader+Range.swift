@@ -1,17 +1,17 @@
 import Foundation
 
 /// The outcome of ``Downloader/fetchRange(bucket:key:range:into:expectedETag:isUserRequest:networkAccessAllowed:)``.
-public struct RangeFetchResult: Sendable, Hashable {
+package struct RangeFetchResult: Sendable, Hashable {
     /// The ETag every range in ``ranges`` belongs to.
-    public var etag: String
+    package var etag: String
     /// The size of the whole object.
-    public var objectSize: Int64
+    package var objectSize: Int64
     /// Every byte range now on disk and received whole under ``etag`` (sorted, merged).
-    public var ranges: [Range<Int64>]
+    package var ranges: [Range<Int64>]
     /// The range this call made present (clamped to the object's size).
-    public var fetched: Range<Int64>
+    package var fetched: Range<Int64>
     /// Whether the ranges cover the whole object (and the file could become the full original).
-    public var isComplete: Bool { ranges == [0..<objectSize] || objectSize == 0 }
+    package var isComplete: Bool { ranges == [0..<objectSize] || objectSize == 0 }
 }
 
 extension Downloader {
@@ -33,7 +33,7 @@ extension Downloader {
     ///   - networkAccessAllowed: Whether the network may be used; when refused, present ranges are still
     ///     reported, a missing one throws ``S3Error/networkAccessNotAllowed``.
     /// - Returns: The ranges present and their ETag.
-    public func fetchRange(
+    package func fetchRange(
         bucket: String, key: String, range: Range<Int64>, into partFile: URL, expectedETag: String? = nil,
         isUserRequest: Bool = true, networkAccessAllowed: Bool = true
     ) async throws(S3Error) -> RangeFetchResult {

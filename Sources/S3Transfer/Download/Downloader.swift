@@ -3,16 +3,16 @@ import Foundation
 /// Downloads objects to files: a priority queue under a connection limit, shared transfers for identical
 /// requests, a network gate, retries, resume and integrity checks.
 ///
-/// Every public method may be called from any thread. Results and progress are delivered as described on
+/// Every method may be called from any thread. Results and progress are delivered as described on
 /// ``DownloadRequest`` and ``DownloadHandle``. A file appears at its destination only complete and verified
 /// (renamed from `<destination>.part` after `fdatasync`); otherwise the destination is left untouched. Files that
 /// finish while others are being synced are synced together, in one group per trip to the disk (each still
 /// with its own `fdatasync` before its rename), so many small downloads do not pay one disk round trip each.
-public final class Downloader: Sendable {
+package final class Downloader: Sendable {
     /// The client requests are signed and sent with.
-    public let client: S3Client
+    package let client: S3Client
     /// The settings the downloader was made with (its network policy can change later).
-    public let configuration: DownloaderConfiguration
+    package let configuration: DownloaderConfiguration
     let scheduler: TransferScheduler
     private let jobs = Locked<[DownloadJob.Key: DownloadJob]>([:])
     private let policy: Locked<NetworkPolicy>
@@ -25,12 +25,12 @@ public final class Downloader: Sendable {
     /// How many groups of verified files this process has synced, how many files they held, and how many
     /// `syncfs` calls stood for the files' own syncs (every downloader's files are synced in shared groups: see
     /// ``DownloaderConfiguration/syncsFileSystemForGroups``). For diagnostics and benchmarks; any thread.
-    public static var fileSyncStatistics: (groups: Int, files: Int, fileSystemSyncs: Int) {
+    package static var fileSyncStatistics: (groups: Int, files: Int, fileSystemSyncs: Int) {
         let statistics = FileSyncGroup.shared.statistics
         return (statistics.groups, statistics.files, statistics.fileSystemSyncs)
     }
 
-    public init(client: S3Client, configuration: DownloaderConfiguration = DownloaderConfiguration()) {
+    package init(client: S3Client, configuration: DownloaderConfiguration = DownloaderConfiguration()) {
         self.client = client
         self.configuration = configuration
         scheduler = TransferScheduler(slots: configuration.maxConnections)
@@ -38,13 +38,13 @@ public final class Downloader: Sendable {
     }
 
     /// The network gate now in force; changing it affects requests made afterwards.
-    public var networkPolicy: NetworkPolicy {
+    package var networkPolicy: NetworkPolicy {
         get { policy.withLock { $0 } }
         set { policy.withLock { $0 = newValue } }
     }
 
     /// Whether the gate lets this request use the network.
-    public func isNetworkAllowed(for request: DownloadRequest) -> Bool {
+    package func isNetworkAllowed(for request: DownloadRequest) -> Bool {
         guard request.networkAccessAllowed else { return false }
         switch networkPolicy {
         case .offline: return false
@@ -59,7 +59,7 @@ public final class Downloader: Sendable {
     /// connection. A request for the same bucket, key and destination as a running one shares its transfer.
     /// - Parameter request: What, where, how.
     /// - Returns: The handle to follow, pause, resume or cancel it.
-    public func download(_ request: DownloadRequest) -> DownloadHandle {
+    package func download(_ request: DownloadRequest) -> DownloadHandle {
         let attachment = DownloadAttachment(request: request)
         let handle = DownloadHandle(attachment: attachment)
         guard isNetworkAllowed(for: request) else {

@@ -4,7 +4,7 @@ import Crypto
 import Foundation
 
 /// One integrity check a download passed.
-public enum IntegrityCheck: String, Sendable, Hashable, Codable, CaseIterable {
+package enum IntegrityCheck: String, Sendable, Hashable, Codable, CaseIterable {
     /// The byte count matched `Content-Length` / `Content-Range` (and the expected size, if given).
     case length
     /// The MD5 of the bytes matched a plain-MD5 ETag.
@@ -18,7 +18,7 @@ public enum IntegrityCheck: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// Which of the checks that apply to an object a download computes (the length is always checked).
-public enum IntegrityPolicy: String, Sendable, Hashable, Codable {
+package enum IntegrityPolicy: String, Sendable, Hashable, Codable {
     /// One check: the cheapest full-object checksum the service returned (CRC-32C, which the CPU computes in
     /// hardware, then CRC-32), else the MD5 of a plain-MD5 ETag, else SHA-256. Either detects a corrupted or
     /// mixed-up body; this keeps verification far below the cost of moving the bytes (MD5 runs at a few

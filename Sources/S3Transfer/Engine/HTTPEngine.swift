@@ -2,7 +2,7 @@ import CCurl
 import Foundation
 
 /// Identifies one transfer started on an ``HTTPEngine``.
-public struct HTTPTransferID: Sendable, Hashable {
+package struct HTTPTransferID: Sendable, Hashable {
     let rawValue: UInt64
 }
 
@@ -16,9 +16,9 @@ public struct HTTPTransferID: Sendable, Hashable {
 /// ``HTTPTransportError/cancelled`` after libcurl has let go of it, and is never called again.
 ///
 /// The engine thread stops when the engine is released; transfers still running then complete as cancelled.
-public final class HTTPEngine: Sendable {
+package final class HTTPEngine: Sendable {
     /// The settings the engine was made with.
-    public let configuration: HTTPEngineConfiguration
+    package let configuration: HTTPEngineConfiguration
     private let core: HTTPEngineCore
 
     private static let globalInit: Bool = {
@@ -27,7 +27,7 @@ public final class HTTPEngine: Sendable {
 
     /// Starts the engine thread.
     /// - Parameter configuration: Connection limits, timeouts and TLS settings.
-    public init(configuration: HTTPEngineConfiguration = HTTPEngineConfiguration()) {
+    package init(configuration: HTTPEngineConfiguration = HTTPEngineConfiguration()) {
         _ = Self.globalInit
         self.configuration = configuration
         core = HTTPEngineCore(configuration: configuration)
@@ -45,7 +45,7 @@ public final class HTTPEngine: Sendable {
     ///   - handler: Receives the response on the engine thread; retained until it has been told the end.
     /// - Returns: The id to cancel, pause or resume the transfer with.
     @discardableResult
-    public func start(_ request: HTTPRequest, handler: any HTTPResponseHandler) -> HTTPTransferID {
+    package func start(_ request: HTTPRequest, handler: any HTTPResponseHandler) -> HTTPTransferID {
         let id = makeTransferID()
         start(request, handler: handler, id: id)
         return id
@@ -53,33 +53,33 @@ public final class HTTPEngine: Sendable {
 
     /// Reserves an id for ``start(_:handler:id:)``, so a handler can know its transfer's id before the
     /// first callback can run.
-    public func makeTransferID() -> HTTPTransferID { HTTPTransferID(rawValue: core.nextID()) }
+    package func makeTransferID() -> HTTPTransferID { HTTPTransferID(rawValue: core.nextID()) }
 
     /// Starts a transfer under an id from ``makeTransferID()`` (use each id once).
     /// - Parameters:
     ///   - request: What to send.
     ///   - handler: Receives the response on the engine thread.
     ///   - id: The reserved id.
-    public func start(_ request: HTTPRequest, handler: any HTTPResponseHandler, id: HTTPTransferID) {
+    package func start(_ request: HTTPRequest, handler: any HTTPResponseHandler, id: HTTPTransferID) {
         core.enqueue(.add(HTTPTransferBox(id: id.rawValue, request: request, handler: handler)))
     }
 
     /// Cancels a transfer; its handler then completes with ``HTTPTransportError/cancelled`` (unless it had
     /// already completed). Safe from any thread, also for a finished or unknown transfer.
-    public func cancel(_ id: HTTPTransferID) { core.enqueue(.cancel(id.rawValue)) }
+    package func cancel(_ id: HTTPTransferID) { core.enqueue(.cancel(id.rawValue)) }
 
     /// Stops receiving on a transfer until ``resume(_:)``.
-    public func pause(_ id: HTTPTransferID) { core.enqueue(.pause(id.rawValue)) }
+    package func pause(_ id: HTTPTransferID) { core.enqueue(.pause(id.rawValue)) }
 
     /// Continues a transfer paused by ``pause(_:)`` or by a handler returning ``HTTPBodyDisposition/pause``.
-    public func resume(_ id: HTTPTransferID) { core.enqueue(.resume(id.rawValue)) }
+    package func resume(_ id: HTTPTransferID) { core.enqueue(.resume(id.rawValue)) }
 
     /// Sends a request and collects the whole response body in memory. Meant for small responses
     /// (listings, errors, thumbnails). Cancelling the task cancels the transfer.
     /// - Parameter request: What to send.
     /// - Returns: The response head and body.
     /// - Throws: ``HTTPTransportError`` when no complete response arrived.
-    public func data(for request: HTTPRequest) async throws(HTTPTransportError) -> (HTTPResponseHead, Data) {
+    package func data(for request: HTTPRequest) async throws(HTTPTransportError) -> (HTTPResponseHead, Data) {
         let collector = HTTPDataCollector()
         let result: Result<(HTTPResponseHead, Data), HTTPTransportError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

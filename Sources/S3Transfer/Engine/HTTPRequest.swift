@@ -4,22 +4,22 @@ import Foundation
 ///
 /// The engine adds no headers of its own except what libcurl needs (`Host`); in particular it never sends
 /// `Accept-Encoding`, so a body arrives exactly as stored (lengths and hashes stay meaningful).
-public struct HTTPRequest: Sendable {
+package struct HTTPRequest: Sendable {
     /// Upper-case method (`GET`, `HEAD`, `PUT`, `POST`, `DELETE`).
-    public var method: String
+    package var method: String
     /// The absolute URL, already percent-encoded.
-    public var url: String
+    package var url: String
     /// Headers to send, in order.
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
     /// The request body, if any (sent with a `Content-Length`).
-    public var body: Data?
+    package var body: Data?
     /// A request body read from a file as it is sent, instead of ``body`` (which takes precedence): nothing of it
     /// is held in memory.
-    public var bodyFile: HTTPFileBody?
+    package var bodyFile: HTTPFileBody?
     /// Overrides the engine's stall limit for this request: the transfer fails with a timeout
     /// (``HTTPTransportError/isTimeout``) when fewer than the engine's low-speed limit of bytes per second
     /// arrive for this many seconds (rounded up to whole seconds).
-    public var stallTimeout: TimeInterval?
+    package var stallTimeout: TimeInterval?
     /// The headers of a successful (2xx) response worth keeping; nil keeps all. Error responses keep all.
     var successHeaders: HTTPHeaderFilter?
 
@@ -28,7 +28,7 @@ public struct HTTPRequest: Sendable {
     ///   - url: The absolute, encoded URL.
     ///   - headers: Headers to send.
     ///   - body: The body, if any.
-    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Data? = nil) {
+    package init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Data? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -41,19 +41,19 @@ public struct HTTPRequest: Sendable {
 /// stay open until the transfer has completed; reads are meant to hit the page cache (a file read just before),
 /// as a slow read holds up every transfer of the engine. A read that fails or finds the file shorter aborts the
 /// transfer (a ``HTTPTransportError``).
-public struct HTTPFileBody: Sendable, Hashable {
+package struct HTTPFileBody: Sendable, Hashable {
     /// An open, readable descriptor.
-    public var descriptor: Int32
+    package var descriptor: Int32
     /// Where the body starts in the file.
-    public var offset: Int64
+    package var offset: Int64
     /// The body's length in bytes.
-    public var count: Int64
+    package var count: Int64
 
     /// - Parameters:
     ///   - descriptor: An open, readable descriptor.
     ///   - offset: Where the body starts.
     ///   - count: Its length.
-    public init(descriptor: Int32, offset: Int64, count: Int64) {
+    package init(descriptor: Int32, offset: Int64, count: Int64) {
         self.descriptor = descriptor
         self.offset = offset
         self.count = count
@@ -61,29 +61,29 @@ public struct HTTPFileBody: Sendable, Hashable {
 }
 
 /// The status line and headers of a response.
-public struct HTTPResponseHead: Sendable, Hashable {
+package struct HTTPResponseHead: Sendable, Hashable {
     /// The HTTP status code.
-    public var status: Int
+    package var status: Int
     /// Headers with lower-cased names; repeated headers are joined with `", "`.
-    public var headers: [String: String]
+    package var headers: [String: String]
 
     /// - Parameters:
     ///   - status: The status code.
     ///   - headers: Lower-cased header names and values.
-    public init(status: Int, headers: [String: String]) {
+    package init(status: Int, headers: [String: String]) {
         self.status = status
         self.headers = headers
     }
 
     /// The value of a header, by case-insensitive name.
-    public subscript(name: String) -> String? {
+    package subscript(name: String) -> String? {
         // Names in this package are written in lower case already: no new string to look them up.
         headers[name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? name.lowercased() : name]
     }
 }
 
 /// What a body handler tells the engine after receiving bytes.
-public enum HTTPBodyDisposition: Sendable {
+package enum HTTPBodyDisposition: Sendable {
     /// The bytes were consumed; keep going.
     case consumed
     /// Nothing was consumed; libcurl keeps the bytes and the transfer stays paused until
@@ -94,35 +94,35 @@ public enum HTTPBodyDisposition: Sendable {
 }
 
 /// A transport-level failure (no HTTP status, or the body was cut off).
-public struct HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// libcurl's `CURLcode` (0 never appears here).
-    public var curlCode: Int
+    package var curlCode: Int
     /// libcurl's explanation.
-    public var message: String
+    package var message: String
 
     /// - Parameters:
     ///   - curlCode: The `CURLcode`.
     ///   - message: The explanation.
-    public init(curlCode: Int, message: String) {
+    package init(curlCode: Int, message: String) {
         self.curlCode = curlCode
         self.message = message
     }
 
     /// Not a libcurl code: the engine's own, for a server that accepted the connection and the request but sent
     /// no answer within ``HTTPEngineConfiguration/firstAnswerTimeout`` (reported as a timeout).
-    public static let noAnswerCode = 1028
+    package static let noAnswerCode = 1028
 
     /// The transfer was cancelled through ``HTTPEngine/cancel(_:)``.
-    public static let cancelled = HTTPTransportError(curlCode: -1, message: "cancelled")
+    package static let cancelled = HTTPTransportError(curlCode: -1, message: "cancelled")
     /// A handler returned ``HTTPBodyDisposition/abort`` or refused the head.
-    public static let aborted = HTTPTransportError(curlCode: 23, message: "aborted by the response handler")
+    package static let aborted = HTTPTransportError(curlCode: 23, message: "aborted by the response handler")
 
     /// True for a cancellation through the engine.
-    public var isCancellation: Bool { curlCode == -1 }
+    package var isCancellation: Bool { curlCode == -1 }
     /// True when libcurl gave up because the link stalled (below the low-speed limit) or timed out.
-    public var isTimeout: Bool { curlCode == 28 }
+    package var isTimeout: Bool { curlCode == 28 }
 
-    public var description: String { "curl error \(curlCode): \(message)" }
+    package var description: String { "curl error \(curlCode): \(message)" }
 }
 
 /// Receives one transfer's response. Called only on the engine thread, in this order: ``didReceiveHead(_:)``
@@ -130,7 +130,7 @@ public struct HTTPTransportError: Error, Sendable, Hashable, CustomStringConvert
 /// once (also after a cancellation or a failure before any head arrived).
 ///
 /// Implementations must return quickly: every transfer shares the one engine thread.
-public protocol HTTPResponseHandler: AnyObject, Sendable {
+package protocol HTTPResponseHandler: AnyObject, Sendable {
     /// The final (non-1xx) response head. Return false to abort the transfer.
     func didReceiveHead(_ head: HTTPResponseHead) -> Bool
     /// A run of body bytes, valid only during the call (no copy was made).

@@ -1,24 +1,24 @@
 import Foundation
 
 /// How far an upload has come.
-public struct UploadProgress: Sendable, Hashable {
+package struct UploadProgress: Sendable, Hashable {
     /// Bytes of the file the service has acknowledged: whole parts (also parts acknowledged in an earlier run
     /// that this one resumes), or the whole object of a single request once it is stored. Never decreases
     /// within one upload.
-    public var bytesSent: Int64
+    package var bytesSent: Int64
     /// The file's size.
-    public var totalBytes: Int64
+    package var totalBytes: Int64
     /// `bytesSent / totalBytes` (1 for an empty file).
-    public var fractionCompleted: Double
+    package var fractionCompleted: Double
     /// The rate of this run: bytes acknowledged since it started (not counting parts of an earlier run) per
     /// second.
-    public var bytesPerSecond: Double
+    package var bytesPerSecond: Double
 
     /// - Parameters:
     ///   - bytesSent: Bytes acknowledged.
     ///   - totalBytes: File size.
     ///   - bytesPerSecond: Rate of this run.
-    public init(bytesSent: Int64, totalBytes: Int64, bytesPerSecond: Double) {
+    package init(bytesSent: Int64, totalBytes: Int64, bytesPerSecond: Double) {
         self.bytesSent = bytesSent
         self.totalBytes = totalBytes
         self.bytesPerSecond = bytesPerSecond
@@ -27,36 +27,36 @@ public struct UploadProgress: Sendable, Hashable {
 }
 
 /// What to upload, where to, and how to report.
-public struct UploadRequest: Sendable {
+package struct UploadRequest: Sendable {
     /// The bucket.
-    public var bucket: String
+    package var bucket: String
     /// The key.
-    public var key: String
+    package var key: String
     /// The file, only read. Its size when the upload starts is the object's size; a file whose size or
     /// modification time changes while it is uploaded fails the upload (``S3Error/isSourceFileChanged``).
-    public var file: URL
+    package var file: URL
     /// The `Content-Type` to store.
-    public var contentType: String?
+    package var contentType: String?
     /// User metadata, stored as `x-amz-meta-*` (names lower-cased).
-    public var metadata: [String: String]
+    package var metadata: [String: String]
     /// The file's CRC-32C if the caller already knows it (computed when the file was imported): sent as the
     /// object's full-object checksum, so the service checks the bytes it assembled against the file as it was
     /// then. Nil: the uploader computes it while reading. Used only with ``S3ChecksumAlgorithm/crc32c``.
-    public var fullObjectCRC32C: UInt32?
+    package var fullObjectCRC32C: UInt32?
     /// Write only if the key holds no object (`If-None-Match: *` on PutObject and CompleteMultipartUpload).
     /// When the key already holds one, the upload ends with ``UploadOutcome/keyExists(_:)``.
-    public var createOnly: Bool
+    package var createOnly: Bool
     /// Whether a user asked for this (see ``NetworkPolicy/userRequestsOnly``).
-    public var isUserRequest: Bool
+    package var isUserRequest: Bool
     /// Whether this request may use the network at all.
-    public var networkAccessAllowed: Bool
+    package var networkAccessAllowed: Bool
     /// The queue progress is reported on (a private serial queue targeting it is used, so reports stay in
     /// order); nil for a private serial queue.
-    public var progressQueue: DispatchQueue?
+    package var progressQueue: DispatchQueue?
     /// Called with progress at most every ``UploaderConfiguration/progressInterval`` ms (and once more at 100%
     /// before the upload returns `.created`), in order, one call at a time; set the flag to true to stop the
     /// upload: it then throws ``S3Error/cancelled`` and leaves the multipart upload in place to resume.
-    public var progress: (@Sendable (UploadProgress, inout Bool) -> Void)?
+    package var progress: (@Sendable (UploadProgress, inout Bool) -> Void)?
 
     /// - Parameters:
     ///   - bucket: The bucket.
@@ -70,7 +70,7 @@ public struct UploadRequest: Sendable {
     ///   - networkAccessAllowed: May use the network.
     ///   - progressQueue: Queue for progress.
     ///   - progress: Progress handler with stop flag.
-    public init(
+    package init(
         bucket: String, key: String, file: URL, contentType: String? = nil, metadata: [String: String] = [:],
         fullObjectCRC32C: UInt32? = nil, createOnly: Bool = true, isUserRequest: Bool = false,
         networkAccessAllowed: Bool = true, progressQueue: DispatchQueue? = nil,
@@ -91,22 +91,22 @@ public struct UploadRequest: Sendable {
 }
 
 /// One part the service acknowledged.
-public struct UploadedPart: Sendable, Hashable, Codable {
+package struct UploadedPart: Sendable, Hashable, Codable {
     /// The part number (1…10,000).
-    public var number: Int
+    package var number: Int
     /// The ETag UploadPart returned, without quotes.
-    public var etag: String
+    package var etag: String
     /// The part's size in bytes.
-    public var size: Int64
+    package var size: Int64
     /// The part's checksum (of ``UploaderConfiguration/checksum``, CRC-32C by default), base64 as S3 writes it.
-    public var checksum: String?
+    package var checksum: String?
 
     /// - Parameters:
     ///   - number: Part number.
     ///   - etag: ETag without quotes.
     ///   - size: Size in bytes.
     ///   - checksum: Base64 checksum.
-    public init(number: Int, etag: String, size: Int64, checksum: String?) {
+    package init(number: Int, etag: String, size: Int64, checksum: String?) {
         self.number = number
         self.etag = etag
         self.size = size
@@ -115,17 +115,17 @@ public struct UploadedPart: Sendable, Hashable, Codable {
 }
 
 /// Where a multipart upload stands: what a caller persists to resume it in a later run (or to abort it).
-public struct UploadCheckpoint: Sendable, Hashable, Codable {
+package struct UploadCheckpoint: Sendable, Hashable, Codable {
     /// The multipart upload.
-    public var uploadId: String
+    package var uploadId: String
     /// The key it writes.
-    public var key: String
+    package var key: String
     /// The size of every part but the last.
-    public var partSize: Int64
+    package var partSize: Int64
     /// The file's size (the object's).
-    public var size: Int64
+    package var size: Int64
     /// The acknowledged parts, in part-number order.
-    public var parts: [UploadedPart]
+    package var parts: [UploadedPart]
 
     /// - Parameters:
     ///   - uploadId: The upload id.
@@ -133,7 +133,7 @@ public struct UploadCheckpoint: Sendable, Hashable, Codable {
     ///   - partSize: Part size.
     ///   - size: Object size.
     ///   - parts: Acknowledged parts.
-    public init(uploadId: String, key: String, partSize: Int64, size: Int64, parts: [UploadedPart]) {
+    package init(uploadId: String, key: String, partSize: Int64, size: Int64, parts: [UploadedPart]) {
         self.uploadId = uploadId
         self.key = key
         self.partSize = partSize
@@ -143,7 +143,7 @@ public struct UploadCheckpoint: Sendable, Hashable, Codable {
 }
 
 /// How an upload ended.
-public enum UploadOutcome: Sendable, Hashable {
+package enum UploadOutcome: Sendable, Hashable {
     /// The object was written by this upload: its ETag and the checksums the service keeps for it (the
     /// full-object checksum sent with it when the service echoed none).
     case created(etag: String, checksums: S3Checksums)
@@ -153,28 +153,28 @@ public enum UploadOutcome: Sendable, Hashable {
 }
 
 /// Settings of an ``Uploader``.
-public struct UploaderConfiguration: Sendable, Hashable {
+package struct UploaderConfiguration: Sendable, Hashable {
     /// The smallest part S3 accepts (every part but the last).
-    public static let minimumPartSize: Int64 = 5 << 20
+    package static let minimumPartSize: Int64 = 5 << 20
 
     /// The size of each part but the last; at least ``minimumPartSize`` (a smaller value is raised to it), and
     /// raised further for a file that would otherwise need more than 10,000 parts. 8 MiB by default.
-    public var partSize: Int64
+    package var partSize: Int64
     /// Files of at least this size go up in parts; smaller ones in one PutObject. 8 MiB by default.
-    public var multipartThreshold: Int64
+    package var multipartThreshold: Int64
     /// The most parts in flight at once, at least 1. 4 by default. No part is held in memory: each is read from the
     /// file for its checksum, then again (from the page cache) as it is sent.
-    public var maxConcurrentParts: Int
+    package var maxConcurrentParts: Int
     /// Retries of each request: connection errors, resets, truncated answers, 5xx, SlowDown (with its
     /// `Retry-After`), and a conditional write's `409 ConditionalRequestConflict`.
-    public var retryPolicy: RetryPolicy
+    package var retryPolicy: RetryPolicy
     /// The network gate (the same rule as a ``Downloader``'s).
-    public var networkPolicy: NetworkPolicy
+    package var networkPolicy: NetworkPolicy
     /// The checksum every request carries: per part, and over the whole object. CRC-32C by default. With
     /// ``S3ChecksumAlgorithm/sha256`` a multipart object keeps only a checksum of its parts' checksums.
-    public var checksum: S3ChecksumAlgorithm
+    package var checksum: S3ChecksumAlgorithm
     /// The shortest time between two progress reports of one upload, in milliseconds.
-    public var progressInterval: Int
+    package var progressInterval: Int
 
     /// - Parameters:
     ///   - partSize: Part size (at least 5 MiB).
@@ -184,7 +184,7 @@ public struct UploaderConfiguration: Sendable, Hashable {
     ///   - networkPolicy: The network gate.
     ///   - checksum: The checksum algorithm.
     ///   - progressInterval: Milliseconds between progress reports.
-    public init(
+    package init(
         partSize: Int64 = 8 << 20, multipartThreshold: Int64? = nil, maxConcurrentParts: Int = 4,
         retryPolicy: RetryPolicy = RetryPolicy(), networkPolicy: NetworkPolicy = .allowed,
         checksum: S3ChecksumAlgorithm = .crc32c, progressInterval: Int = 100

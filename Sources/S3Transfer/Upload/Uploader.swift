@@ -4,7 +4,7 @@ import Foundation
 /// from it — resumable from a checkpoint the caller keeps, with every part and the whole object protected by a
 /// checksum (CRC-32C by default) that the service verifies.
 ///
-/// Every public method may be called from any thread or task, and uploads run concurrently. The file is only
+/// Every method may be called from any thread or task, and uploads run concurrently. The file is only
 /// read, never changed; a file whose size or modification time changes during its upload fails it (nothing is
 /// completed). A create-only upload (the default) never replaces an object: a key that holds one ends the upload
 /// with ``UploadOutcome/keyExists(_:)``. Requests are retried per ``UploaderConfiguration/retryPolicy``
@@ -15,31 +15,31 @@ import Foundation
 /// Memory stays flat whatever the file's size: bodies are read from the file by the engine as they are sent
 /// (each part is read once before for its checksum, so the engine's reads hit the page cache), and every request
 /// is signed over `UNSIGNED-PAYLOAD` (no SHA-256 pass; the checksum protects the bytes instead).
-public final class Uploader: Sendable {
+package final class Uploader: Sendable {
     /// The client requests are signed and sent with.
-    public let client: S3Client
+    package let client: S3Client
     /// The settings the uploader was made with (its network policy can change later).
-    public let configuration: UploaderConfiguration
+    package let configuration: UploaderConfiguration
     private let policy: Locked<NetworkPolicy>
 
     /// - Parameters:
     ///   - client: The S3 client (and its engine) to use.
     ///   - configuration: Part size, threshold, parallelism, retries, checksum, network policy.
-    public init(client: S3Client, configuration: UploaderConfiguration = UploaderConfiguration()) {
+    package init(client: S3Client, configuration: UploaderConfiguration = UploaderConfiguration()) {
         self.client = client
         self.configuration = configuration
         policy = Locked(configuration.networkPolicy)
     }
 
     /// The network gate now in force; changing it affects uploads started afterwards.
-    public var networkPolicy: NetworkPolicy {
+    package var networkPolicy: NetworkPolicy {
         get { policy.withLock { $0 } }
         set { policy.withLock { $0 = newValue } }
     }
 
     /// Whether the gate lets this request use the network (the same rule as
     /// ``Downloader/isNetworkAllowed(for:)``).
-    public func isNetworkAllowed(for request: UploadRequest) -> Bool {
+    package func isNetworkAllowed(for request: UploadRequest) -> Bool {
         guard request.networkAccessAllowed else { return false }
         switch networkPolicy {
         case .offline: return false
@@ -78,7 +78,7 @@ public final class Uploader: Sendable {
     ///   - checkpoint: Persists the upload's state (see above).
     /// - Returns: ``UploadOutcome/created(etag:checksums:)``, or ``UploadOutcome/keyExists(_:)`` for a create-only
     ///   upload to a key that holds an object.
-    public func upload(
+    package func upload(
         _ request: UploadRequest, resumingFrom: UploadCheckpoint?,
         checkpoint: @escaping @Sendable (UploadCheckpoint?) throws -> Void
     ) async throws(S3Error) -> UploadOutcome {
@@ -106,7 +106,7 @@ public final class Uploader: Sendable {
     /// - Parameters:
     ///   - checkpoint: The upload's latest checkpoint.
     ///   - bucket: Its bucket.
-    public func abort(_ checkpoint: UploadCheckpoint, bucket: String) async throws(S3Error) {
+    package func abort(_ checkpoint: UploadCheckpoint, bucket: String) async throws(S3Error) {
         guard networkPolicy != .offline else { throw .networkAccessNotAllowed }
         try await client.abortUpload(
             bucket: bucket, key: checkpoint.key, uploadId: checkpoint.uploadId, policy: configuration.retryPolicy)

@@ -1,0 +1,4 @@
+// The types of the internal modules that appear in the public API, so that `import CloudAssets` is all an app
+// writes. Everything else in those modules is `package`: visible to this package's targets, not to apps.
+@_exported import struct AssetStore.ChangeToken
+@_exported import enum AssetStore.MediaType
