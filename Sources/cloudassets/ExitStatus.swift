@@ -1,8 +1,6 @@
 import ArgumentParser
-import AssetStore
 import CloudAssets
 import Foundation
-import S3Transfer
 
 /// Every exit status of `cloudassets`, with its one-line meaning: the single table the code, the README
 /// (`README.md`, section "Exit codes", whose table is ``markdownTable`` verbatim and checked by a test) and the
@@ -58,73 +56,36 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     /// The `ExitCode` ArgumentParser ends the process with.
     var exitCode: ExitCode { ExitCode(rawValue) }
 
-    /// The status for an error a command failed with. Exhaustive over each error type the library throws, so a
-    /// new case does not compile until it is given its status here.
+    /// The status for an error a command failed with: the library's errors by their code (``of(_:)-code``),
+    /// the CLI's own by theirs.
     static func of(_ error: any Error) -> ExitStatus {
         switch error {
         case let cli as CLIError: return cli.status
-        case let s3 as S3Error: return of(s3)
-        case let request as AssetRequestError: return of(request)
-        case let library as AssetLibraryError: return of(library)
-        case let store as AssetStoreError: return of(store)
+        case let library as CloudAssetsError: return of(library.code)
         case is CancellationError: return .interrupted
         case is ValidationError: return .usage
         default: return ofFileSystemError(error) ?? .unexpected
         }
     }
 
-    static func of(_ error: S3Error) -> ExitStatus {
-        switch error {
-        case .retriesExhausted(let last, _): return of(last)
-        case .invalidAccessKeyId, .signatureDoesNotMatch, .accessDenied: return .credentials
-        case .transport: return .unreachable
-        case .noSuchBucket: return .noSuchBucket
-        case .networkAccessNotAllowed: return .inCloud
-        case .noSuchKey, .objectChanged, .preconditionFailed: return .changedRemotely
-        case .fileSystem: return .diskFull
-        case .slowDown, .malformedResponse, .checksumMismatch: return .serverError
-        case .service(let code, _, let status, _):
-            if code == "AuthorizationHeaderMalformed" || code == "IllegalLocationConstraintException" {
-                return .regionMismatch
-            }
-            return status >= 500 ? .serverError : .unexpected
-        case .permanentRedirect: return .regionMismatch
-        case .invalidRange: return .rangeNotSatisfiable
-        case .cancelled: return .interrupted
-        case .requestTimeTooSkewed: return .unexpected
-        }
-    }
-
-    static func of(_ error: AssetRequestError) -> ExitStatus {
-        switch error {
-        case .inCloud: return .inCloud
-        case .cancelled: return .interrupted
-        case .assetDeleted, .objectChanged: return .changedRemotely
-        case .invalidRange: return .rangeNotSatisfiable
-        case .pinned: return .refused
-        case .noRemote: return .usage
-        case .localFile: return .diskFull
-        }
-    }
-
-    static func of(_ error: AssetLibraryError) -> ExitStatus {
-        switch error {
-        case .locked: return .busy
-        case .closed: return .unexpected
-        case .offline: return .inCloud
-        case .missingCredentials: return .credentials
-        case .notALibrary: return .usage  // a --store that names some other folder
-        case .boundToAnotherBucket: return .refused
-        case .cannotImport, .noSuchAsset: return .usage
-        }
-    }
-
-    static func of(_ error: AssetStoreError) -> ExitStatus {
-        switch error {
-        case .readOnly: return .diskFull
-        case .notAnAssetStore, .schemaTooNew: return .refused
-        case .invariantViolation, .corrupt, .invalidToken, .historyExpired, .notFound, .duplicateKey, .database:
-            return .unexpected
+    /// The status of each of the library's error codes; codes added later exit with ``unexpected`` until they are
+    /// given theirs here.
+    static func of(_ code: CloudAssetsError.Code) -> ExitStatus {
+        switch code {
+        case .libraryBusy: .busy
+        case .notALibrary, .noSuchAsset, .cannotImport, .noEndpoint: .usage
+        case .boundToAnotherBucket, .catalogUnusable, .assetPinned: .refused
+        case .localFileFailed: .diskFull
+        case .networkNotAllowed: .inCloud
+        case .objectChanged, .assetDeleted: .changedRemotely
+        case .invalidRange: .rangeNotSatisfiable
+        case .cancelled: .interrupted
+        case .endpointUnreachable, .tlsNotTrusted: .unreachable
+        case .missingCredentials, .accessDenied: .credentials
+        case .noSuchBucket: .noSuchBucket
+        case .wrongRegion: .regionMismatch
+        case .serviceUnavailable, .corruptData: .serverError
+        default: .unexpected  // libraryClosed, catalogFailed, historyUnavailable, clockSkewed, serviceError, unexpected
         }
     }
 

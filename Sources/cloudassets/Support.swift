@@ -1,8 +1,6 @@
 import ArgumentParser
-import AssetStore
 import CloudAssets
 import Foundation
-import S3Transfer
 
 #if canImport(Glibc)
     import Glibc
@@ -43,10 +41,7 @@ enum UserMessage {
     static func describe(_ error: any Error) -> String {
         let text: String
         switch error {
-        case let s3 as S3Error: text = describe(s3)
-        case let request as AssetRequestError: text = request.description
-        case let library as AssetLibraryError: text = describe(library)
-        case let store as AssetStoreError: text = store.description
+        case let library as CloudAssetsError: text = describe(library)
         case let cli as CLIError: text = cli.description
         default: text = FileSystemErrorText.describe(error) ?? String(describing: error)
         }
@@ -59,40 +54,21 @@ enum UserMessage {
             String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
 
-    static func describe(_ error: AssetLibraryError) -> String {
-        switch error {
+    /// The library's message, with what to do about it in this tool's terms (its flags and config file).
+    static func describe(_ error: CloudAssetsError) -> String {
+        switch error.code {
         case .missingCredentials:
-            return "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+            "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
                 + "(or accessKeyID and secretAccessKey in the config file)"
-        case .locked(let path):
-            return "the library \(path) is busy: another cloudassets process has it open (a watch?); try again later"
-        default: return error.description
-        }
-    }
-
-    static func describe(_ error: S3Error) -> String {
-        switch error {
-        case .retriesExhausted(let last, let attempts):
-            return "\(describe(last)) (gave up after \(attempts) attempts)"
-        case .transport(let code, let message):
-            switch code {
-            case 6, 7:
-                return "cannot reach the endpoint (\(message)); check --endpoint and that the server is running"
-            case 28, HTTPTransportError.noAnswerCode: return "the endpoint did not answer in time (\(message))"
-            default: return "network error: \(message)"
-            }
-        case .invalidAccessKeyId:
-            return "wrong credentials: the access key id is not known to the server (check AWS_ACCESS_KEY_ID)"
-        case .signatureDoesNotMatch:
-            return "wrong credentials: the secret key does not match (check AWS_SECRET_ACCESS_KEY)"
-        case .noSuchBucket: return "no such bucket; check --bucket and --endpoint"
-        case .networkAccessNotAllowed:
-            return "the data is in the cloud and the network is not allowed (pass --network, or change the policy)"
-        case .service(let code, let message, _, _) where ExitStatus.of(error) == .regionMismatch:
-            return "region mismatch: \(message) (\(code)); pass --region or set AWS_REGION"
-        case .service(_, _, let status, _) where status >= 500:
-            return "server error: \(error.description)"
-        default: return error.description
+        case .libraryBusy:
+            "the library \(error.path ?? "") is busy: another cloudassets process has it open (a watch?); "
+                + "try again later"
+        case .endpointUnreachable: "\(error.description) (check --endpoint)"
+        case .noSuchBucket: "no such bucket; check --bucket and --endpoint"
+        case .networkNotAllowed: "\(error.description) (pass --network, or change the policy)"
+        case .wrongRegion: "region mismatch: \(error.description) Pass --region or set AWS_REGION."
+        case .serviceUnavailable: "server error: \(error.description)"
+        default: error.description
         }
     }
 }

@@ -161,7 +161,7 @@ struct ChangeRequestTests {
             let missing = harness.folder.appendingPathComponent("sources/missing.jpg")
             let library = try await harness.open(harness.quietConfiguration())
             let before = library.currentChangeToken
-            await #expect(throws: AssetLibraryError.self) {
+            await expectError(.cannotImport) {
                 try await library.performChanges { changes in
                     changes.createAsset(fromFileAt: good, options: AssetCreationOptions(movesFile: true))
                     changes.createAsset(fromFileAt: missing)

@@ -104,7 +104,7 @@ struct LibraryCacheTests {
             #expect(try library.asset(path: "d.png").availability == .full)
             #expect(FileManager.default.fileExists(atPath: Self.originalFile(harness, a)))
 
-            #expect(throws: AssetRequestError.self) { try library.evict(a) }
+            expectError(.assetPinned) { try library.evict(a) }
             #expect(try library.current(a).availability == .full)
             try library.unpin([a])
             #expect(try library.current(a).isPinned == false)

@@ -60,12 +60,9 @@ struct LibraryDownloadFaultTests {
             let answers = await allAnswers(of: library, for: asset, options: AssetLibrary.networkOptions())
             #expect(answers.count == 1)
             #expect(answers.last?.data == nil)
-            let error = try #require(answers.last?.info.error as? AssetRequestError)
-            guard case .assetDeleted(let id) = error else {
-                Issue.record("expected assetDeleted, got \(error)")
-                return
-            }
-            #expect(id == asset.id)
+            let error = try #require(answers.last?.info.error)
+            #expect(error.code == .assetDeleted, "\(error)")
+            #expect(error.localIdentifier == asset.localIdentifier)
             #expect(try library.asset(withLocalIdentifier: asset.localIdentifier) == nil)
             let change = try await reader.next()
             #expect(change.deletedIdentifiers == [asset.id])
@@ -84,11 +81,8 @@ struct LibraryDownloadFaultTests {
                 .replaceObject(with: replacement), keyPattern: "originals/f.png", method: "GET", times: 1)
             let answers = await allAnswers(of: library, for: asset, options: AssetLibrary.networkOptions())
             #expect(answers.last?.data == nil)
-            let error = try #require(answers.last?.info.error as? AssetRequestError)
-            guard case .objectChanged = error else {
-                Issue.record("expected objectChanged, got \(error)")
-                return
-            }
+            let error = try #require(answers.last?.info.error)
+            #expect(error.code == .objectChanged, "\(error)")
             #expect(try library.current(asset).availability == .thumbnail)
             #expect(
                 !FileManager.default.fileExists(
@@ -123,12 +117,9 @@ struct LibraryDownloadFaultTests {
             #expect(received.count == 1)
             #expect(received.last?.data == nil)
             #expect(received.last?.info.isCancelled == false)
-            let error = try #require(received.last?.info.error as? AssetRequestError)
-            guard case .assetDeleted(let id) = error else {
-                Issue.record("expected assetDeleted, got \(error)")
-                return
-            }
-            #expect(id == asset.id)
+            let error = try #require(received.last?.info.error)
+            #expect(error.code == .assetDeleted, "\(error)")
+            #expect(error.localIdentifier == asset.localIdentifier)
             #expect(try library.asset(withLocalIdentifier: asset.localIdentifier) == nil)
         }
     }
@@ -143,8 +134,8 @@ struct LibraryDownloadFaultTests {
             #expect(answers.last?.info.isInCloud == true)
             #expect(answers.count == 1)
             #expect(answers.last?.data == nil)
-            await #expect(throws: AssetLibraryError.offline) { try await library.sync() }
-            await #expect(throws: AssetRequestError.self) { try await library.read(asset, range: 0..<10) }
+            await expectError(.networkNotAllowed) { try await library.sync() }
+            await expectError(.networkNotAllowed) { try await library.read(asset, range: 0..<10) }
             #expect(harness.log.count == requests)
         }
     }

@@ -28,12 +28,9 @@ struct LibraryFolderSafetyTests {
                 do {
                     _ = try await harness.open(harness.configuration(storeURL: folder))
                     Issue.record("a folder of other files was opened as a library")
-                } catch let error as AssetLibraryError {
-                    guard case .notALibrary(let path, _) = error else {
-                        Issue.record("unexpected \(error)")
-                        return
-                    }
-                    #expect(path == folder.path)
+                } catch let error as CloudAssetsError {
+                    #expect(error.code == .notALibrary, "\(error)")
+                    #expect(error.path == folder.path)
                     #expect(error.description.contains("not a CloudAssets library"))
                 }
                 for file in layout {
@@ -88,7 +85,7 @@ struct LibraryFolderSafetyTests {
             try FileManager.default.removeItem(at: root.appendingPathComponent("partial"))
             try FileManager.default.createSymbolicLink(
                 at: root.appendingPathComponent("partial"), withDestinationURL: outside)
-            await #expect(throws: AssetLibraryError.self) { _ = try await harness.open() }
+            await expectError(.notALibrary) { _ = try await harness.open() }
             #expect(FileManager.default.fileExists(atPath: outside.appendingPathComponent("999.ranges").path))
         }
     }
@@ -156,16 +153,13 @@ struct LibraryFolderSafetyTests {
             do {
                 try await wrong.sync()
                 Issue.record("a library synced against another bucket")
-            } catch let error as AssetLibraryError {
-                guard case .boundToAnotherBucket(_, let bound, let requested) = error else {
-                    Issue.record("unexpected \(error)")
-                    return
-                }
-                #expect(bound.contains("s3://photos/") && requested.contains("s3://empty/"))
+            } catch let error as CloudAssetsError {
+                #expect(error.code == .boundToAnotherBucket, "\(error)")
+                #expect(error.description.contains("s3://photos/") && error.description.contains("s3://empty/"))
             }
             // Downloads are refused the same way, before any request (a local original is still served).
             let assetB = try wrong.asset(path: "b.png")
-            await #expect(throws: AssetLibraryError.self) {
+            await expectError(.boundToAnotherBucket) {
                 _ = try await wrong.read(assetB, range: 0..<10)
             }
             #expect(try await wrong.read(assetA, range: 0..<10) == a.prefix(10))
@@ -188,7 +182,7 @@ struct LibraryFolderSafetyTests {
             rebound.close()
             // From now on it belongs to the new bucket: the old one is refused without --rebind.
             let back = try await harness.open()
-            await #expect(throws: AssetLibraryError.self) { try await back.sync() }
+            await expectError(.boundToAnotherBucket) { try await back.sync() }
         }
     }
 }

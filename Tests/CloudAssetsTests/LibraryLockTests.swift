@@ -61,7 +61,7 @@ struct LibraryLockTests {
             try await first.sync()
             let token = first.currentChangeToken
             first.close()
-            #expect(throws: AssetLibraryError.closed) { try first.fetchAssets() }
+            expectError(.libraryClosed) { try first.fetchAssets() }
             let second = try await harness.open()
             #expect(try second.fetchAssets().count == 1)
             #expect(second.currentChangeToken == token)
@@ -79,9 +79,10 @@ struct LibraryLockTests {
             let fd = open(harness.storeURL.appendingPathComponent("library.lock").path, O_RDWR)
             defer { close(fd) }
             #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
-            await #expect(throws: AssetLibraryError.locked(path: harness.storeURL.path)) {
+            let busy = await expectError(.libraryBusy) {
                 _ = try await AssetLibrary(configuration: harness.configuration())
             }
+            #expect(busy?.path == harness.storeURL.path)
             #expect(try FileManager.default.contentsOfDirectory(atPath: harness.storeURL.path).sorted() == before)
             flock(fd, LOCK_UN)
             #expect(try await harness.open().fetchAssets().count == 1)

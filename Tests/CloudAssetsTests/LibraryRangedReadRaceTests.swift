@@ -35,7 +35,7 @@ struct LibraryRangedReadRaceTests {
                                     $0.reads += 1
                                     if data != expected { $0.wrong.append("\(start)..<\(end)") }
                                 }
-                            } catch AssetRequestError.localFile {
+                            } catch let error as CloudAssetsError where error.code == .localFileFailed {
                                 // The file was removed under the read three times in a row: typed, nothing kept.
                                 outcome.withLock { $0.typedFailures += 1 }
                             }

@@ -63,7 +63,7 @@ struct LibraryRangedReadTests {
             #expect(try await library.read(asset, range: 5000..<5000) == Data())
             // Starting at or past the end: HTTP's "range not satisfiable", never an empty answer.
             for start: Int64 in [5000, 5001] {
-                await #expect(throws: AssetRequestError.self) {
+                await expectError(.invalidRange) {
                     try await library.read(asset, range: start..<6000)
                 }
             }
@@ -79,11 +79,8 @@ struct LibraryRangedReadTests {
             try await library.sync()
             let asset = try library.asset(path: "r.png")
             let requests = harness.log.count
-            await #expect {
+            await expectError(.networkNotAllowed) {
                 try await library.read(asset, range: 0..<10, isNetworkAccessAllowed: false)
-            } throws: { error in
-                if case AssetRequestError.inCloud = error { return true }
-                return false
             }
             #expect(harness.log.count == requests)
             #expect(try library.current(asset).availability == .cloudOnly)

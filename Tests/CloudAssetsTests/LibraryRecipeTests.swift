@@ -46,7 +46,7 @@ struct LibraryRecipeTests {
             #expect(offlineAnswers.first?.data == nil)
             #expect(offlineAnswers.first?.info.isInCloud == true)
             #expect(offlineAnswers.first?.info.error == nil)
-            await #expect(throws: AssetRequestError.self) { try await library.data(for: asset) }
+            await expectError(.networkNotAllowed) { try await library.data(for: asset) }
             #expect(harness.log.count == requestsBefore)
 
             // With network and a progress handler: the original, progress rising to 1.

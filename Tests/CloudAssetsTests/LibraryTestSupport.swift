@@ -288,3 +288,42 @@ extension AssetLibrary {
         return options
     }
 }
+
+/// Expects `body` to throw a ``CloudAssetsError`` with `code`, and returns it (nil, with an issue recorded,
+/// otherwise).
+@discardableResult
+func expectError<R>(
+    _ code: CloudAssetsError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R
+) -> CloudAssetsError? {
+    let outcome = Result { try body() }
+    return checkError(outcome, code, sourceLocation)
+}
+
+/// Expects `body` to throw a ``CloudAssetsError`` with `code`, and returns it (nil, with an issue recorded,
+/// otherwise).
+@discardableResult
+func expectError<R>(
+    _ code: CloudAssetsError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> R
+) async -> CloudAssetsError? {
+    let outcome: Result<R, any Error>
+    do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+    return checkError(outcome, code, sourceLocation)
+}
+
+private func checkError<R>(
+    _ outcome: Result<R, any Error>, _ code: CloudAssetsError.Code, _ sourceLocation: SourceLocation
+) -> CloudAssetsError? {
+    switch outcome {
+    case .success(let value):
+        Issue.record("expected CloudAssetsError \(code), got \(value)", sourceLocation: sourceLocation)
+        return nil
+    case .failure(let error):
+        guard let typed = error as? CloudAssetsError else {
+            Issue.record("expected CloudAssetsError \(code), got \(error)", sourceLocation: sourceLocation)
+            return nil
+        }
+        #expect(typed.code == code, "\(typed)", sourceLocation: sourceLocation)
+        return typed
+    }
+}

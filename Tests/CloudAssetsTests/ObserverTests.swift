@@ -190,9 +190,10 @@ import Testing
         let library = try await AssetLibrary(configuration: folder.configuration(historyLimit: 2))
         for index in 0..<4 { try library.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) } }
         #expect(try library.changes(since: ChangeToken(rawValue: 2)).count == 2)
-        #expect(throws: AssetStoreError.historyExpired(token: 1, oldestAvailable: 2)) {
+        let expired = expectError(.historyUnavailable) {
             _ = try library.changes(since: ChangeToken(rawValue: 1))
         }
+        #expect(expired?.underlyingError as? AssetStoreError == .historyExpired(token: 1, oldestAvailable: 2))
     }
 }
 
@@ -205,7 +206,7 @@ import Testing
         #expect(try beside.fetchAssets().isEmpty)
         beside.close()
         first.close()
-        #expect(throws: AssetLibraryError.closed) { _ = try first.fetchAssets() }
+        expectError(.libraryClosed) { _ = try first.fetchAssets() }
         let second = try await AssetLibrary(configuration: folder.configuration())
         #expect(try second.fetchAssets().isEmpty)
     }

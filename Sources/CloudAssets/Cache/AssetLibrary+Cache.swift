@@ -9,14 +9,18 @@ extension AssetLibrary {
     /// opens with it downloads them) and each completion is its own change.
     /// - Parameter assets: The assets to pin.
     public func pin(_ assets: [Asset]) throws {
-        try setPinned(assets.map(\.id), true)
-        if configuration.startsBackgroundTransfers { startCaching(assets: assets, priority: .utility) }
+        try CloudAssetsError.boundary {
+            try setPinned(assets.map(\.id), true)
+            if configuration.startsBackgroundTransfers { startCaching(assets: assets, priority: .utility) }
+        }
     }
 
     /// Unpins assets; their originals stay until evicted.
     /// - Parameter assets: The assets to unpin.
     public func unpin(_ assets: [Asset]) throws {
-        try setPinned(assets.map(\.id), false)
+        try CloudAssetsError.boundary {
+            try setPinned(assets.map(\.id), false)
+        }
     }
 
     private func setPinned(_ ids: [Int64], _ pinned: Bool) throws {
@@ -30,9 +34,11 @@ extension AssetLibrary {
     /// Removes the local original (and any partial ranges) of an asset; it falls back to `thumbnail` (or
     /// `cloudOnly` without a thumbnail) in one transaction that observers see.
     /// - Parameter asset: The asset.
-    /// - Throws: ``AssetRequestError/pinned(localIdentifier:)`` for a pinned asset.
+    /// - Throws: ``CloudAssetsError/Code/assetPinned`` for a pinned asset.
     public func evict(_ asset: Asset) throws {
-        try evict(ids: [asset.id], force: false)
+        try CloudAssetsError.boundary {
+            try evict(ids: [asset.id], force: false)
+        }
     }
 
     @discardableResult
@@ -58,20 +64,23 @@ extension AssetLibrary {
 
     /// Bytes of originals and partial ranges on disk, as the store records them.
     public func cacheUsage() throws -> (bytes: Int64, fullAssets: Int, partialAssets: Int) {
-        let records = try store.records(ids: store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial]))))
-        var bytes: Int64 = 0
-        var full = 0
-        var partial = 0
-        for r in records {
-            if r.availability == .full {
-                bytes += r.size
-                full += 1
-            } else {
-                bytes += r.partialRanges.totalBytes
-                partial += 1
+        return try CloudAssetsError.boundary {
+            let records = try store.records(
+                ids: store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial]))))
+            var bytes: Int64 = 0
+            var full = 0
+            var partial = 0
+            for r in records {
+                if r.availability == .full {
+                    bytes += r.size
+                    full += 1
+                } else {
+                    bytes += r.partialRanges.totalBytes
+                    partial += 1
+                }
             }
+            return (bytes, full, partial)
         }
-        return (bytes, full, partial)
     }
 
     /// Evicts unpinned originals, least recently used first, until the cache is under its size limit; the

@@ -17,69 +17,73 @@ extension AssetLibrary {
     /// - Parameter body: Records the changes; called once, synchronously, before this function suspends.
     /// - Returns: The local identifiers of the created assets, one per ``AssetChangeRequests/createAsset(fromFileAt:options:)``
     ///   call, in call order (an existing asset's when the bytes were already in the library).
-    /// - Throws: ``AssetLibraryError/cannotImport(path:reason:)``, ``AssetLibraryError/noSuchAsset(localIdentifier:)``,
-    ///   ``AssetLibraryError/closed``, or what `body` throws.
+    /// - Throws: ``CloudAssetsError/Code/cannotImport``, ``CloudAssetsError/Code/noSuchAsset``,
+    ///   ``CloudAssetsError/Code/libraryClosed``, or what `body` throws.
     @discardableResult
     public func performChanges(_ body: (AssetChangeRequests) throws -> Void) async throws -> [String] {
-        try ensureOpen()
-        let requests = AssetChangeRequests()
-        try body(requests)
-        let files = self.files
-        let creations = requests.creations
-        let staged = try await Self.offCooperativePool {
-            // Files are read on every core: an import of many small files is bound by the calls per file.
-            let results = Mutex([Result<ImportedFile, any Error>?](repeating: nil, count: creations.count))
-            DispatchQueue.concurrentPerform(iterations: creations.count) { index in
-                let creation = creations[index]
-                let result = Result {
-                    try ImportedFile.stage(creation.source, files: files, moving: creation.options.movesFile)
+        return try await CloudAssetsError.boundary {
+            try ensureOpen()
+            let requests = AssetChangeRequests()
+            try body(requests)
+            let files = self.files
+            let creations = requests.creations
+            let staged = try await Self.offCooperativePool {
+                // Files are read on every core: an import of many small files is bound by the calls per file.
+                let results = Mutex([Result<ImportedFile, any Error>?](repeating: nil, count: creations.count))
+                DispatchQueue.concurrentPerform(iterations: creations.count) { index in
+                    let creation = creations[index]
+                    let result = Result {
+                        try ImportedFile.stage(creation.source, files: files, moving: creation.options.movesFile)
+                    }
+                    results.withLock { $0[index] = result }
                 }
-                results.withLock { $0[index] = result }
+                let all = results.withLock { $0 }.compactMap { $0 }
+                if let failure = all.first(where: { if case .failure = $0 { true } else { false } }),
+                    case .failure(let error) = failure
+                {
+                    for case .success(let file) in all { file.discard() }
+                    throw error
+                }
+                return all.compactMap { try? $0.get() }
             }
-            let all = results.withLock { $0 }.compactMap { $0 }
-            if let failure = all.first(where: { if case .failure = $0 { true } else { false } }),
-                case .failure(let error) = failure
-            {
-                for case .success(let file) in all { file.discard() }
+            let device = try deviceIdentifier()
+            let now = Date()
+            let edits = requests.edits
+            let layout = configuration.layout
+            var superseded: [ImportedFile] = []
+            let identifiers: [Int64]
+            do {
+                identifiers = try performWrite { tx -> [Int64] in
+                    superseded = []
+                    var ids: [Int64] = []
+                    var batchKeys = Set<String>()
+                    for (file, creation) in zip(staged, creations) {
+                        if let existing = try tx.record(contentSHA256: file.sha256), let id = existing.id {
+                            // The library holds these bytes already: no second asset, no second object.
+                            ids.append(id)
+                            superseded.append(file)
+                            continue
+                        }
+                        let key = try Self.newKey(
+                            for: file, options: creation.options, layout: layout, taken: &batchKeys, in: tx)
+                        ids.append(try insertImport(file, key: key, options: creation.options, now: now, in: tx))
+                    }
+                    for (id, edit) in edits {
+                        try apply(edit, to: id, device: device, now: now, in: tx)
+                    }
+                    return ids
+                }
+            } catch {
+                for file in staged { file.discard() }
                 throw error
             }
-            return all.compactMap { try? $0.get() }
-        }
-        let device = try deviceIdentifier()
-        let now = Date()
-        let edits = requests.edits
-        let layout = configuration.layout
-        var superseded: [ImportedFile] = []
-        let identifiers: [Int64]
-        do {
-            identifiers = try performWrite { tx -> [Int64] in
-                superseded = []
-                var ids: [Int64] = []
-                var batchKeys = Set<String>()
-                for (file, creation) in zip(staged, creations) {
-                    if let existing = try tx.record(contentSHA256: file.sha256), let id = existing.id {
-                        // The library holds these bytes already: no second asset, no second object.
-                        ids.append(id)
-                        superseded.append(file)
-                        continue
-                    }
-                    let key = try Self.newKey(
-                        for: file, options: creation.options, layout: layout, taken: &batchKeys, in: tx)
-                    ids.append(try insertImport(file, key: key, options: creation.options, now: now, in: tx))
-                }
-                for (id, edit) in edits {
-                    try apply(edit, to: id, device: device, now: now, in: tx)
-                }
-                return ids
+            for file in superseded { try? FileManager.default.removeItem(at: file.stagedURL) }
+            for file in staged {
+                if let source = file.sourceToRemove { try? FileManager.default.removeItem(at: source) }
             }
-        } catch {
-            for file in staged { file.discard() }
-            throw error
+            if (!staged.isEmpty || !edits.isEmpty) && configuration.startsBackgroundTransfers { uploadQueue.wake(self) }
+            return identifiers.map(String.init)
         }
-        for file in superseded { try? FileManager.default.removeItem(at: file.stagedURL) }
-        for file in staged { if let source = file.sourceToRemove { try? FileManager.default.removeItem(at: source) } }
-        if (!staged.isEmpty || !edits.isEmpty) && configuration.startsBackgroundTransfers { uploadQueue.wake(self) }
-        return identifiers.map(String.init)
     }
 
     /// Inserts an imported asset and moves its staged file to the asset's name. Under the write transaction.

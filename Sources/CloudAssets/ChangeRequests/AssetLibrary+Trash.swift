@@ -8,13 +8,15 @@ extension AssetLibrary {
     /// the bucket remove it at their next sync. An import that never went up is only removed locally (an upload of
     /// it in progress is aborted).
     /// - Returns: How many assets were purged.
-    /// - Throws: ``AssetLibraryError/offline`` under the offline policy when an asset is in the bucket (nothing is
+    /// - Throws: ``CloudAssetsError/Code/networkNotAllowed`` under the offline policy when an asset is in the bucket (nothing is
     ///   purged then); S3 errors (the assets whose objects were deleted before the error are purged, the others stay
     ///   in the trash).
     @discardableResult
     public func emptyTrash() async throws -> Int {
-        try ensureOpen()
-        return try await purge(try store.idsTrashed(before: nil))
+        return try await CloudAssetsError.boundary {
+            try ensureOpen()
+            return try await purge(try store.idsTrashed(before: nil))
+        }
     }
 
     /// Purges the assets in the trash for longer than ``Configuration/trashRetention``. Part of every sync.

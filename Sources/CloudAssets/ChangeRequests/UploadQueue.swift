@@ -161,17 +161,19 @@ extension AssetLibrary {
 
     /// Puts every import whose upload failed back in the queue and wakes the worker.
     public func retryFailedUploads() throws {
-        let failed = try store.ids(inUploadStates: [.uploadFailed])
-        guard !failed.isEmpty else { return }
-        try performWrite { tx in
-            for id in failed {
-                try tx.update(id) { r in
-                    r.uploadState = .pendingUpload
-                    r.uploadError = nil
+        try CloudAssetsError.boundary {
+            let failed = try store.ids(inUploadStates: [.uploadFailed])
+            guard !failed.isEmpty else { return }
+            try performWrite { tx in
+                for id in failed {
+                    try tx.update(id) { r in
+                        r.uploadState = .pendingUpload
+                        r.uploadError = nil
+                    }
                 }
             }
+            uploadQueue.wake(self)
         }
-        uploadQueue.wake(self)
     }
 
     var uploadQueue: UploadQueue { services.uploadQueue }

@@ -85,7 +85,7 @@ extension AssetLibrary {
         public var integrityChecks: IntegrityChecks = .fastest
         /// Lets a library that belongs to another endpoint, bucket or prefix (recorded by its first sync) be used
         /// with this one; the next sync records the new one and keeps local files whose ETags match. Default
-        /// `false`: such a library is refused with ``AssetLibraryError/boundToAnotherBucket(library:bound:requested:)``
+        /// `false`: such a library is refused with ``CloudAssetsError/Code/boundToAnotherBucket``
         /// before any request, so a mistyped bucket can never empty a library.
         public var rebind = false
         /// Whether this library moves bytes in the background on its own: it downloads pinned originals that are

@@ -32,12 +32,20 @@ public final class AssetLibrary: Sendable {
 
     /// Opens (or creates) the library in `configuration.storeURL`.
     ///
-    /// - Throws: ``AssetLibraryError/notALibrary(path:reason:)`` for a folder that holds other files and no catalog
-    ///   (nothing is written in it); ``AssetLibraryError/locked(path:)`` when another library has the folder open;
-    ///   `AssetStoreError`
-    ///   (`.readOnly`, `.notAnAssetStore`, `.corrupt`, `.schemaTooNew`) when the folder or database cannot be used —
-    ///   the existing file is left untouched.
-    public init(configuration: Configuration) async throws {
+    /// - Throws: ``CloudAssetsError`` with code ``CloudAssetsError/Code/notALibrary`` for a folder that holds
+    ///   other files and no catalog (nothing is written in it); ``CloudAssetsError/Code/libraryBusy`` when another
+    ///   library has the folder open; ``CloudAssetsError/Code/localFileFailed`` (read-only folder),
+    ///   ``CloudAssetsError/Code/catalogUnusable`` or ``CloudAssetsError/Code/catalogFailed`` when the folder or
+    ///   database cannot be used — the existing file is left untouched.
+    public convenience init(configuration: Configuration) async throws {
+        do {
+            try await self.init(opening: configuration)
+        } catch {
+            throw CloudAssetsError.mapping(error)
+        }
+    }
+
+    private init(opening configuration: Configuration) async throws {
         let local = try await Self.openLocalStore(configuration)
         self.configuration = configuration
         self.lock = local.lock
@@ -73,7 +81,7 @@ public final class AssetLibrary: Sendable {
     }
 
     /// Cancels the library's requests and downloads, releases the folder lock and finishes every ``changes``
-    /// stream. Further fetches and writes throw ``AssetLibraryError/closed``. Fetch results already handed out
+    /// stream. Further fetches and writes throw ``CloudAssetsError/Code/libraryClosed``. Fetch results already handed out
     /// stay readable (they read the store), so the database's connections close when the last of them and the
     /// library are released; the store takes no write after `close()` returns. Idempotent; any thread.
     public func close() {
@@ -153,23 +161,29 @@ public final class AssetLibrary: Sendable {
 
     /// The assets matching `options`, in their order: an immutable snapshot (see ``FetchResult``). Local only.
     public func fetchAssets(_ options: FetchOptions = FetchOptions()) throws -> FetchResult {
-        try ensureOpen()
-        return FetchResult(store: store, options: options, sorted: try store.fetchSorted(options.storeQuery))
+        return try CloudAssetsError.boundary {
+            try ensureOpen()
+            return FetchResult(store: store, options: options, sorted: try store.fetchSorted(options.storeQuery))
+        }
     }
 
     /// The assets with these local identifiers, in identifier order; unknown or malformed identifiers are skipped.
     /// Hidden and trashed assets are included (they were asked for by identifier).
     public func fetchAssets(withLocalIdentifiers identifiers: [String]) throws -> FetchResult {
-        let ids = Set(identifiers.compactMap { Int64($0) })
-        return try fetchAssets(
-            FetchOptions(predicate: .identifiers(ids), includeHiddenAssets: true, includeTrashedAssets: true))
+        return try CloudAssetsError.boundary {
+            let ids = Set(identifiers.compactMap { Int64($0) })
+            return try fetchAssets(
+                FetchOptions(predicate: .identifiers(ids), includeHiddenAssets: true, includeTrashedAssets: true))
+        }
     }
 
     /// The asset with this local identifier, or `nil`.
     public func asset(withLocalIdentifier identifier: String) throws -> Asset? {
-        try ensureOpen()
-        guard let id = Int64(identifier) else { return nil }
-        return try store.record(id: id).map(Asset.init)
+        return try CloudAssetsError.boundary {
+            try ensureOpen()
+            guard let id = Int64(identifier) else { return nil }
+            return try store.record(id: id).map(Asset.init)
+        }
     }
 
     // MARK: Observing
@@ -197,13 +211,15 @@ public final class AssetLibrary: Sendable {
     ///
     /// These changes carry identifiers only; their ``LibraryChange/details(for:)-(FetchResult)`` read the assets'
     /// current state from the library.
-    /// - Throws: `AssetStoreError.historyExpired` when the history no longer reaches back to `token` (refetch
-    ///   instead); `AssetStoreError.invalidToken` for a token this library never issued.
+    /// - Throws: ``CloudAssetsError/Code/historyUnavailable`` when the history no longer reaches back to `token`
+    ///   (refetch instead) or for a token this library never issued.
     public func changes(since token: ChangeToken) throws -> [LibraryChange] {
-        try ensureOpen()
-        return try store.changes(since: token).map { entry in
-            LibraryChange(
-                history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount)
+        return try CloudAssetsError.boundary {
+            try ensureOpen()
+            return try store.changes(since: token).map { entry in
+                LibraryChange(
+                    history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount)
+            }
         }
     }
 }

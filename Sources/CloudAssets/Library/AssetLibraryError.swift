@@ -1,5 +1,5 @@
-/// Errors of the library itself (store errors surface as `AssetStoreError`).
-public enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
+/// Errors of the library itself, reported as ``CloudAssetsError`` (``CloudAssetsError/init(_:)-library``).
+enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another `AssetLibrary` (in this or another process) has the folder open.
     case locked(path: String)
     /// The library was closed.
@@ -23,7 +23,7 @@ public enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertib
     /// A change request named an asset this library does not have (deleted meanwhile, or another library's).
     case noSuchAsset(localIdentifier: String)
 
-    public var description: String {
+    var description: String {
         switch self {
         case .locked(let path): "The library at \(path) is already open elsewhere; close it first."
         case .closed: "The library was closed."

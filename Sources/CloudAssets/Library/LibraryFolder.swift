@@ -19,7 +19,7 @@ enum LibraryFolder {
     ]
     static let ownFolders = Set(LocalFiles.Folder.allCases.map(\.rawValue))
 
-    /// - Throws: ``AssetLibraryError/notALibrary(path:reason:)``.
+    /// - Throws: ``CloudAssetsError/Code/notALibrary``.
     static func validate(_ folder: URL) throws {
         let path = folder.path
         guard !path.isEmpty else { throw AssetLibraryError.notALibrary(path: "\"\"", reason: "the path is empty") }

@@ -33,7 +33,7 @@ final class LibraryLock: Sendable {
 
     /// Takes the open lock: exclusively when no other library has the folder open, else shared — waiting up to
     /// ``repairWait`` (suspended, not blocking a thread) while another library repairs the folder.
-    /// - Throws: ``AssetLibraryError/locked(path:)`` when another library keeps the folder exclusively;
+    /// - Throws: ``CloudAssetsError/Code/libraryBusy`` when another library keeps the folder exclusively;
     ///   `AssetStoreError.readOnly` when the lock file cannot be created.
     static func open(folder: URL) async throws -> LibraryLock {
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

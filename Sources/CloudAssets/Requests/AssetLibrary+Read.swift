@@ -27,18 +27,20 @@ extension AssetLibrary {
     ///     before the end. Empty ranges return empty data.
     ///   - isNetworkAccessAllowed: Whether missing bytes may be downloaded (the library's policy applies too).
     /// - Returns: The bytes.
-    /// - Throws: ``AssetRequestError/inCloud(key:)`` when bytes are missing and the network is not allowed;
-    ///   ``AssetRequestError/invalidRange(_:size:)``; ``AssetRequestError/objectChanged(key:)`` when the object
+    /// - Throws: ``CloudAssetsError/Code/networkNotAllowed`` when bytes are missing and the network is not allowed;
+    ///   ``CloudAssetsError/Code/invalidRange``; ``CloudAssetsError/Code/objectChanged`` when the object
     ///   changed on the server (sync, then read again); transfer errors.
     public func read(_ asset: Asset, range: Range<Int64>, isNetworkAccessAllowed: Bool = true) async throws -> Data {
-        var round = 1
-        while true {
-            do {
-                return try await readOnce(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
-            } catch is RangeFileRace where round < 3 {
-                round += 1
-            } catch let race as RangeFileRace {
-                throw AssetRequestError.localFile(path: files.partial(id: asset.id).path, reason: race.reason)
+        return try await CloudAssetsError.boundary {
+            var round = 1
+            while true {
+                do {
+                    return try await readOnce(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
+                } catch is RangeFileRace where round < 3 {
+                    round += 1
+                } catch let race as RangeFileRace {
+                    throw AssetRequestError.localFile(path: files.partial(id: asset.id).path, reason: race.reason)
+                }
             }
         }
     }
@@ -142,8 +144,8 @@ extension AssetLibrary {
     /// asset may have committed meanwhile), in one transaction: the asset becomes `partial` (unless it is `full` by
     /// now). Nothing is recorded unless `file` is still the asset's range file: bytes written into a file that an
     /// eviction or a sync removed during the read (a new file may stand at the path by now) are not the new file's.
-    /// - Throws: ``RangeFileRace`` when the file was removed or replaced; ``AssetRequestError/objectChanged(key:)``
-    ///   when the asset's ETag is no longer `etag`; ``AssetRequestError/assetDeleted(localIdentifier:)``.
+    /// - Throws: ``RangeFileRace`` when the file was removed or replaced; ``CloudAssetsError/Code/objectChanged``
+    ///   when the asset's ETag is no longer `etag`; ``CloudAssetsError/Code/assetDeleted``.
     func commitRanges(assetID: Int64, adding pieces: ByteRangeSet, etag: String, file: RangeFile) throws
         -> RangeCommit
     {

@@ -55,14 +55,16 @@ extension AssetLibrary {
     ///   - asset: The asset.
     ///   - options: Network and progress; the delivery mode is ignored (the original only).
     /// - Returns: The verified original.
-    /// - Throws: ``AssetRequestError/inCloud(key:)`` when it is not local and the network is not allowed,
-    ///   ``AssetRequestError/cancelled``, or the download's error.
+    /// - Throws: ``CloudAssetsError/Code/networkNotAllowed`` when it is not local and the network is not allowed,
+    ///   ``CloudAssetsError/Code/cancelled``, or the download's error.
     public func data(for asset: Asset, options: AssetRequestOptions = AssetRequestOptions()) async throws -> Data {
-        let url = try await requestFile(for: asset, options: options)
-        do {
-            return try Data(contentsOf: url, options: .mappedIfSafe)
-        } catch {
-            throw AssetRequestError.localFile(path: url.path, reason: "\(error)")
+        return try await CloudAssetsError.boundary {
+            let url = try await requestFile(for: asset, options: options)
+            do {
+                return try Data(contentsOf: url, options: .mappedIfSafe)
+            } catch {
+                throw AssetRequestError.localFile(path: url.path, reason: "\(error)")
+            }
         }
     }
 
@@ -73,15 +75,17 @@ extension AssetLibrary {
     ///   - asset: The asset.
     ///   - options: Network and progress.
     /// - Returns: The file URL of the verified original.
-    /// - Throws: ``AssetRequestError/inCloud(key:)``, ``AssetRequestError/cancelled``, the download's error.
+    /// - Throws: ``CloudAssetsError/Code/networkNotAllowed``, ``CloudAssetsError/Code/cancelled``, the download's error.
     public func requestFile(for asset: Asset, options: AssetRequestOptions = AssetRequestOptions()) async throws
         -> URL
     {
-        let id = runtime.nextRequestID()
-        return try await withTaskCancellationHandler {
-            try await ensureOriginal(assetID: asset.id, options: options, requestID: id)
-        } onCancel: {
-            self.runtime.cancelDownloads(forRequest: id)
+        return try await CloudAssetsError.boundary {
+            let id = runtime.nextRequestID()
+            return try await withTaskCancellationHandler {
+                try await ensureOriginal(assetID: asset.id, options: options, requestID: id)
+            } onCancel: {
+                self.runtime.cancelDownloads(forRequest: id)
+            }
         }
     }
 
@@ -94,7 +98,7 @@ extension AssetLibrary {
         let info = AssetRequestInfo(requestID: requestID)
         guard let record = try? store.record(id: asset.id) else {
             var failed = info
-            failed.error = AssetRequestError.assetDeleted(localIdentifier: asset.id)
+            failed.error = CloudAssetsError(AssetRequestError.assetDeleted(localIdentifier: asset.id))
             deliver(nil, failed)
             return
         }
@@ -146,7 +150,7 @@ extension AssetLibrary {
             if Task.isCancelled || Self.isCancellation(error) {
                 answer.isCancelled = true
             } else {
-                answer.error = error
+                answer.error = CloudAssetsError.reported(error)
             }
             if case AssetRequestError.inCloud = error { answer.isInCloud = true }
             deliver(nil, answer)

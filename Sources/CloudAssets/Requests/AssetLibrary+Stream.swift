@@ -25,61 +25,63 @@ extension AssetLibrary {
     ///   - chunkSize: The largest piece handed to the handler (default 1 MiB).
     ///   - dataReceivedHandler: Receives the bytes in order; throwing stops the request (the download is
     ///     cancelled; its bytes stay for resume).
-    /// - Throws: ``AssetRequestError/inCloud(key:)``, ``AssetRequestError/objectChanged(key:)`` when bytes
+    /// - Throws: ``CloudAssetsError/Code/networkNotAllowed``, ``CloudAssetsError/Code/objectChanged`` when bytes
     ///   already handed on no longer belong to the object, the download's errors, the handler's error.
     public func requestData(
         for asset: Asset, options: AssetRequestOptions = AssetRequestOptions(), chunkSize: Int = 1 << 20,
         dataReceivedHandler: (Data) throws -> Void
     ) async throws {
-        guard let record = try store.record(id: asset.id) else {
-            throw AssetRequestError.assetDeleted(localIdentifier: asset.id)
-        }
-        let chunk = max(4096, chunkSize)
-        if let url = verifiedOriginal(of: record) {
-            let tail = try FileTail(path: url.path, key: record.key)
-            try tail.pump(chunkSize: chunk, handler: dataReceivedHandler)
-            try tail.finish(expectedSize: record.size)
-            return
-        }
-        let (ticks, ticker) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        var downloadOptions = options
-        let userProgress = options.progressHandler
-        downloadOptions.progressHandler = { fraction, error, stop, progress in
-            userProgress?(fraction, error, &stop, progress)
-            ticker.yield()
-        }
-        let partPath = files.original(id: asset.id, key: record.key).path + ".part"
-        let requestID = runtime.nextRequestID()
-        let download = Task {
-            defer { ticker.finish() }
-            return try await self.ensureOriginal(assetID: asset.id, options: downloadOptions, requestID: requestID)
-        }
-        try await withTaskCancellationHandler {
-            var tail: FileTail?
-            do {
-                for await _ in ticks {
-                    if tail == nil { tail = try FileTail.openingIfPresent(partPath, key: record.key) }
-                    try tail?.pump(chunkSize: chunk, handler: dataReceivedHandler)
-                }
-                let url = try await download.value
-                // The part file was renamed into place: the same file, unless the download started over in a
-                // new one (then nothing may have been handed on yet).
-                var final = tail
-                if let current = tail, try !current.isSameFile(as: url.path) {
-                    if current.sent > 0 { throw AssetRequestError.objectChanged(key: record.key) }
-                    final = nil
-                }
-                let reader = try final ?? FileTail(path: url.path, key: record.key)
-                try reader.pump(chunkSize: chunk, handler: dataReceivedHandler)
-                try reader.finish(expectedSize: record.size)
-            } catch {
-                download.cancel()
-                _ = await download.result
-                throw error
+        try await CloudAssetsError.boundary {
+            guard let record = try store.record(id: asset.id) else {
+                throw AssetRequestError.assetDeleted(localIdentifier: asset.id)
             }
-        } onCancel: {
-            download.cancel()
-            self.runtime.cancelDownloads(forRequest: requestID)
+            let chunk = max(4096, chunkSize)
+            if let url = verifiedOriginal(of: record) {
+                let tail = try FileTail(path: url.path, key: record.key)
+                try tail.pump(chunkSize: chunk, handler: dataReceivedHandler)
+                try tail.finish(expectedSize: record.size)
+                return
+            }
+            let (ticks, ticker) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            var downloadOptions = options
+            let userProgress = options.progressHandler
+            downloadOptions.progressHandler = { fraction, error, stop, progress in
+                userProgress?(fraction, error, &stop, progress)
+                ticker.yield()
+            }
+            let partPath = files.original(id: asset.id, key: record.key).path + ".part"
+            let requestID = runtime.nextRequestID()
+            let download = Task {
+                defer { ticker.finish() }
+                return try await self.ensureOriginal(assetID: asset.id, options: downloadOptions, requestID: requestID)
+            }
+            try await withTaskCancellationHandler {
+                var tail: FileTail?
+                do {
+                    for await _ in ticks {
+                        if tail == nil { tail = try FileTail.openingIfPresent(partPath, key: record.key) }
+                        try tail?.pump(chunkSize: chunk, handler: dataReceivedHandler)
+                    }
+                    let url = try await download.value
+                    // The part file was renamed into place: the same file, unless the download started over in a
+                    // new one (then nothing may have been handed on yet).
+                    var final = tail
+                    if let current = tail, try !current.isSameFile(as: url.path) {
+                        if current.sent > 0 { throw AssetRequestError.objectChanged(key: record.key) }
+                        final = nil
+                    }
+                    let reader = try final ?? FileTail(path: url.path, key: record.key)
+                    try reader.pump(chunkSize: chunk, handler: dataReceivedHandler)
+                    try reader.finish(expectedSize: record.size)
+                } catch {
+                    download.cancel()
+                    _ = await download.result
+                    throw error
+                }
+            } onCancel: {
+                download.cancel()
+                self.runtime.cancelDownloads(forRequest: requestID)
+            }
         }
     }
 }
@@ -125,7 +127,7 @@ final class FileTail {
     deinit { close(fd) }
 
     /// Hands on everything between what was sent and the file's current end. A file that became shorter than
-    /// what was sent was started over (another version): ``AssetRequestError/objectChanged(key:)``.
+    /// what was sent was started over (another version): ``CloudAssetsError/Code/objectChanged``.
     func pump(chunkSize: Int, handler: (Data) throws -> Void) throws {
         var status = stat()
         guard fstat(fd, &status) == 0 else {

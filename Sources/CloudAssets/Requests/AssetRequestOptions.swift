@@ -51,7 +51,9 @@ public struct AssetRequestOptions: Sendable {
     /// milliseconds; the last call before a successful result reports 1.0.
     public var progressHandler:
         (
-            @Sendable (_ fraction: Double, _ error: (any Error)?, _ stop: inout Bool, _ progress: AssetRequestProgress)
+            @Sendable (
+                _ fraction: Double, _ error: CloudAssetsError?, _ stop: inout Bool, _ progress: AssetRequestProgress
+            )
                 -> Void
         )?
     /// The queue result handlers are called on; `nil` uses the library's serial delivery queue.
@@ -72,13 +74,13 @@ public struct AssetRequestInfo: Sendable {
     /// The request was cancelled (``AssetLibrary/cancelRequest(_:)`` or the progress handler's stop flag).
     public var isCancelled = false
     /// Why the request failed, if it did.
-    public var error: (any Error)?
+    public var error: CloudAssetsError?
     /// True for the last answer this request will get.
     public var isFinal = true
 }
 
-/// Errors of the request API.
-public enum AssetRequestError: Error, Sendable, CustomStringConvertible {
+/// Errors of the request API (reported as ``CloudAssetsError``).
+enum AssetRequestError: Error, Sendable, CustomStringConvertible {
     /// The original is in the cloud and the request (or the library's network policy) does not allow a download.
     case inCloud(key: String)
     /// The request was cancelled.
@@ -96,7 +98,7 @@ public enum AssetRequestError: Error, Sendable, CustomStringConvertible {
     /// A local file could not be read or written.
     case localFile(path: String, reason: String)
 
-    public var description: String {
+    var description: String {
         switch self {
         case .inCloud(let key):
             return "\(key) is in the cloud and network access is not allowed for this request"

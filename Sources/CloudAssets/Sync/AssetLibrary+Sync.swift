@@ -15,7 +15,7 @@ extension AssetLibrary {
     /// Page by page, in batched transactions (each one change notification): new objects are inserted
     /// `cloudOnly`; a changed ETag or size is a content change (the local original is deleted, the asset falls
     /// back to `thumbnail`, ``ObjectChangeDetails/assetContentChanged`` is true); vanished objects are removed
-    /// (a download in flight for one ends with ``AssetRequestError/assetDeleted(localIdentifier:)``). Metadata
+    /// (a download in flight for one ends with ``CloudAssetsError/Code/assetDeleted``). Metadata
     /// comes from the listing plus `x-amz-meta-*` of a HEAD, made only for new or changed objects, at most
     /// ``Configuration/maxConnections`` at a time. An unchanged bucket makes no writes and no notifications. An
     /// interrupted sync resumes where it stopped. Syncs are serialised: a second call waits for the first, in
@@ -26,31 +26,34 @@ extension AssetLibrary {
     /// skipped (the next sync tries again); it does not make the sync throw.
     /// - Parameter fetchThumbnails: Whether to fetch missing thumbnails after listing (default `true`).
     /// - Returns: What the sync did.
-    /// - Throws: ``AssetRequestError/noRemote``, ``AssetLibraryError/offline`` under the offline policy, S3
-    ///   errors (a malformed or truncated listing is an error, never a short catalog).
+    /// - Throws: ``CloudAssetsError``: ``CloudAssetsError/Code/noEndpoint``,
+    ///   ``CloudAssetsError/Code/networkNotAllowed`` under the offline policy, the bucket's errors (a malformed or
+    ///   truncated listing is an error, never a short catalog).
     @discardableResult
     public func sync(fetchThumbnails: Bool = true) async throws -> SyncSummary {
-        let remote = try requireRemote()
-        guard networkPolicy != .offline else { throw AssetLibraryError.offline }
-        return try await syncGate.run {
-            // One sync at a time over every library on this folder, in any process.
-            try await lock.lock(byte: LibraryLock.syncByte)
-            defer { lock.unlock(byte: LibraryLock.syncByte) }
-            // What is local and not in the bucket goes up first (failed uploads are tried again), so that a sync
-            // leaves this library and the bucket agreeing.
-            try retryFailedUploads()
-            await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
-            await shareEditedMetadata()
-            await uploadQueue.waitUntilIdle()
-            var summary = try await CatalogSync(library: self, remote: remote).run()
-            summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
-            summary.purged = try await purgeExpiredTrash()
-            if fetchThumbnails {
-                summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
+        return try await CloudAssetsError.boundary {
+            let remote = try requireRemote()
+            guard networkPolicy != .offline else { throw AssetLibraryError.offline }
+            return try await syncGate.run {
+                // One sync at a time over every library on this folder, in any process.
+                try await lock.lock(byte: LibraryLock.syncByte)
+                defer { lock.unlock(byte: LibraryLock.syncByte) }
+                // What is local and not in the bucket goes up first (failed uploads are tried again), so that a sync
+                // leaves this library and the bucket agreeing.
+                try retryFailedUploads()
+                await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
+                await shareEditedMetadata()
+                await uploadQueue.waitUntilIdle()
+                var summary = try await CatalogSync(library: self, remote: remote).run()
+                summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
+                summary.purged = try await purgeExpiredTrash()
+                if fetchThumbnails {
+                    summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
+                }
+                self.lastSync.withLock { $0 = (Date(), summary) }
+                self.recordSyncCompleted(at: Date())
+                return summary
             }
-            self.lastSync.withLock { $0 = (Date(), summary) }
-            self.recordSyncCompleted(at: Date())
-            return summary
         }
     }
 

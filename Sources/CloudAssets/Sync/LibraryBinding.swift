@@ -29,7 +29,7 @@ struct LibraryBinding: Equatable {
 extension AssetLibrary {
     /// Refuses a configuration whose endpoint, bucket or prefix differs from the one the library belongs to,
     /// unless ``Configuration/rebind`` is set. A library not yet bound (never synced) passes.
-    /// - Throws: ``AssetLibraryError/boundToAnotherBucket(library:bound:requested:)``.
+    /// - Throws: ``CloudAssetsError/Code/boundToAnotherBucket``.
     func checkBinding() throws {
         guard !configuration.rebind, !services.bindingChecked.withLock({ $0 }) else { return }
         let requested = LibraryBinding(configuration).text

@@ -35,8 +35,9 @@ extension S3Client {
     ///   - bucket: The bucket.
     ///   - prefix: Only keys starting with this.
     /// - Returns: The pages.
-    package func listAllObjects(bucket: String, prefix: String? = nil) -> AsyncThrowingStream<ListObjectsPage, any Error>
-    {
+    package func listAllObjects(bucket: String, prefix: String? = nil) -> AsyncThrowingStream<
+        ListObjectsPage, any Error
+    > {
         AsyncThrowingStream { continuation in
             let task = Task {
                 var token: String?

@@ -108,7 +108,7 @@ package indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertibl
 
     /// libcurl errors about trusting the server: its certificate (60 `PEER_FAILED_VERIFICATION`), the CA bundle
     /// (77 `SSL_CACERT_BADFILE`, 82 `SSL_CRL_BADFILE`), the issuer (83), a pinned key (90), its status (91).
-    static let tlsTrustCodes: Set<Int> = [60, 77, 82, 83, 90, 91]
+    package static let tlsTrustCodes: Set<Int> = [60, 77, 82, 83, 90, 91]
     /// libcurl errors no retry can fix: TLS trust (``tlsTrustCodes``), the local TLS setup (53, 54, 58 client
     /// certificate, 59 cipher, 64, 66), and requests it cannot make (1 unsupported protocol, 3 malformed URL,
     /// 4 feature not built in, 43 bad argument, 48 unknown option).
