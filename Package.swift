@@ -7,7 +7,7 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "CloudAssets",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "CloudAssets", targets: ["CloudAssets"]),
         .library(name: "FakeS3", targets: ["FakeS3"]),
@@ -30,16 +30,20 @@ let package = Package(
         // MD5 of sixteen messages at once on AVX-512 (whole small bodies that finish together).
         .target(name: "CDigest"),
 
+        // The package's one lock box (over the standard library's Mutex) and thread-confinement checks.
+        .target(name: "SharedState", swiftSettings: strict),
+
         // AWS Signature Version 4, shared by the client (signing) and the fake server (verifying).
         .target(
             name: "AWSSigV4",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["SharedState", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
 
         // SQLite persistence; knows nothing about HTTP.
         .target(
             name: "AssetStore",
             dependencies: [
+                "SharedState",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // Raw sqlite3_* calls on GRDB's prepared statements in the bulk-write hot path.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -50,7 +54,7 @@ let package = Package(
         .target(
             name: "S3Transfer",
             dependencies: [
-                "CCurl", "CZlib", "CFileIO", "CDigest", "AWSSigV4",
+                "CCurl", "CZlib", "CFileIO", "CDigest", "AWSSigV4", "SharedState",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
@@ -59,7 +63,8 @@ let package = Package(
         .target(
             name: "CloudAssets",
             dependencies: [
-                "AssetStore", "S3Transfer", "CFileIO", .product(name: "Crypto", package: "swift-crypto"),
+                "AssetStore", "S3Transfer", "SharedState", "CFileIO",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
 
@@ -81,7 +86,7 @@ let package = Package(
         .target(
             name: "FakeS3",
             dependencies: [
-                "AWSSigV4", "CZlib",
+                "AWSSigV4", "CZlib", "SharedState",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -92,7 +97,7 @@ let package = Package(
         .executableTarget(
             name: "fake-s3",
             dependencies: [
-                "FakeS3", "CommandLineSupport",
+                "FakeS3", "CommandLineSupport", "SharedState",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "TestServer/fake-s3",
@@ -108,7 +113,8 @@ let package = Package(
         .testTarget(
             name: "AssetStoreTests",
             dependencies: ["AssetStore", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3", "SharedState"], exclude: ["Fixtures"]),
         .testTarget(
             name: "CloudAssetsTests",
             dependencies: [

@@ -9,7 +9,7 @@ status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
     echo
     echo "run-tests: failed (exit $status); full log in $log. What failed:"
-    grep -E '^✘ |error:|Fatal error|Crash' "$log" | grep -v '^✘ Test run with' | cut -c1-400 | head -n 30
+    grep -E '^✘ |error:|Fatal error|Crash|unexpected signal' "$log" | grep -v '^✘ Test run with' | cut -c1-400 | head -n 30
     grep -E '^✘ Test run with' "$log" | tail -n 1
 fi
 exit "$status"

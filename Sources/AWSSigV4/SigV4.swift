@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SharedState
 
 /// The pieces of AWS Signature Version 4 that both a client (signing) and a
 /// server (verifying) need. All functions are pure and thread-safe.
@@ -356,7 +357,7 @@ package enum SigV4 {
 
 /// The derived signing keys of the last few (secret, day, region, service) scopes: deriving one costs four
 /// HMACs, and every request of a day shares it. Bounded; thread-safe.
-final class SigningKeyCache: @unchecked Sendable {
+final class SigningKeyCache: Sendable {
     struct Key: Hashable {
         var secret: String
         var date: String
@@ -364,25 +365,28 @@ final class SigningKeyCache: @unchecked Sendable {
         var service: String
     }
 
-    struct Entry {
+    // @unchecked: an immutable key and HMAC state; swift-crypto does not mark `SymmetricKey` Sendable on Linux.
+    struct Entry: @unchecked Sendable {
         var key: SymmetricKey
         var mac: PrekeyedHMAC
     }
 
+    private struct State {
+        var entries: [Key: Entry] = [:]
+        /// The entry asked for last: nearly every request of a process uses the same scope, and comparing four
+        /// short strings costs less than hashing them.
+        var last: (key: Key, value: Entry)?
+    }
+
     static let shared = SigningKeyCache()
-    private let lock = NSLock()
-    private var entries: [Key: Entry] = [:]
+    private let state = LockedBox(State())
     private let limit = 32
 
-    /// The entry asked for last: nearly every request of a process uses the same scope, and comparing four
-    /// short strings costs less than hashing them.
-    private var last: (key: Key, value: Entry)?
-
     private func entry(for key: Key) -> Entry? {
-        lock.withLock {
-            if let last, last.key == key { return last.value }
-            guard let value = entries[key] else { return nil }
-            last = (key, value)
+        state.withLock { state in
+            if let last = state.last, last.key == key { return last.value }
+            guard let value = state.entries[key] else { return nil }
+            state.last = (key, value)
             return value
         }
     }
@@ -393,16 +397,18 @@ final class SigningKeyCache: @unchecked Sendable {
 
     func store(_ value: SymmetricKey, for key: Key) {
         let entry = Entry(key: value, mac: PrekeyedHMAC(key: value))
-        lock.withLock {
-            if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
-            entries[key] = entry
-            last = (key, entry)
+        let limit = self.limit
+        state.withLock { state in
+            if state.entries.count >= limit { state.entries.removeAll(keepingCapacity: true) }
+            state.entries[key] = entry
+            state.last = (key, entry)
         }
     }
 }
 
 /// HMAC-SHA256 (RFC 2104) under one key whose padded inner and outer blocks are hashed once: each code then
 /// costs two compression runs and the key set-up less than `HMAC<SHA256>` (a signing key serves a whole day).
+// @unchecked: two immutable SHA256 states, copied (value types) before every use; swift-crypto does not mark them.
 struct PrekeyedHMAC: @unchecked Sendable {
     private let inner: SHA256
     private let outer: SHA256

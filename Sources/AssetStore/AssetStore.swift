@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SharedState
 
 /// The SQLite-backed store of every asset the library knows, with its change history.
 ///
@@ -20,7 +21,7 @@ package final class AssetStore: Sendable {
     package let historyLimit: Int
 
     let pool: DatabasePool
-    let tokenState: Mutex<Int64>
+    let tokenState: LockedBox<Int64>
 
     /// Opens the store in `folder`, creating the folder and the database when absent and migrating an older schema.
     ///
@@ -53,7 +54,7 @@ package final class AssetStore: Sendable {
             let token = try pool.read { db in
                 try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE name = 'lastToken'") ?? 0
             }
-            tokenState = Mutex(token)
+            tokenState = LockedBox(token)
         } catch let error as AssetStoreError {
             throw error
         } catch let error as DatabaseError {

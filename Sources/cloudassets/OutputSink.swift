@@ -12,6 +12,7 @@ import Foundation
 /// has that name: the rename replaces the link itself). Memory stays bounded: data is written as it comes, and a
 /// local original is copied by the kernel (`copy_file_range`).
 /// Used by one task at a time: `get -o` takes exactly one asset.
+// @unchecked: used by one task at a time (see above); `fd` and the paths never change.
 final class OutputSink: @unchecked Sendable {
     private let fd: Int32
     private let finalPath: String?

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SharedState
 
 #if canImport(Glibc)
     import Glibc
@@ -26,21 +27,21 @@ enum TerminationSignal {
         }
     }
 
-    /// Keeps the signal sources alive for the life of the process.
+    /// Keeps the signal sources alive for the life of the process (one retain each, never released).
     private enum Keeper {
-        nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []
-        static func keep(_ s: [any DispatchSourceSignal]) { sources = s }
+        static func keep(_ sources: [any DispatchSourceSignal]) {
+            for source in sources { _ = Unmanaged.passRetained(source as AnyObject) }
+        }
     }
 
-    private final class Once: @unchecked Sendable {
-        private let lock = NSLock()
-        private var claimed = false
+    /// True for the first caller of ``claim()`` only.
+    private final class Once: Sendable {
+        private let claimed = LockedBox(false)
         func claim() -> Bool {
-            lock.lock()
-            defer { lock.unlock() }
-            if claimed { return false }
-            claimed = true
-            return true
+            claimed.withLock { claimed in
+                defer { claimed = true }
+                return !claimed
+            }
         }
     }
 }

@@ -256,7 +256,7 @@ import Testing
 
     @Test func withdrawnTicketsLeaveNothingBehindAndAnEarlyWithdrawalIsRefused() {
         let scheduler = TransferScheduler(slots: 1)
-        let answers = Locked<[Bool]>([])
+        let answers = LockedBox<[Bool]>([])
         // Granted at once, then withdrawn (a job cancelled just after its slot came): nothing to remember.
         let first = scheduler.makeTicket()
         #expect(scheduler.request(first, priority: .utility) { _ in Issue.record("a granted ticket was answered") })

@@ -156,7 +156,7 @@ import Testing
     @Test func whenTheFileSystemSyncFailsEveryFileIsSyncedOnItsOwn() throws {
         let files = try Files(count: 5)
         defer { files.close() }
-        let attempts = Locked(0)
+        let attempts = LockedBox(0)
         let group = FileSyncGroup { _ in
             attempts.withLock { $0 += 1 }
             errno = EIO

@@ -1,4 +1,5 @@
 import Foundation
+import SharedState
 import Testing
 
 @testable import S3Transfer
@@ -126,6 +127,44 @@ import Testing
             break
         }
         #expect(result.map { if case .failure(let e) = $0 { e.isCancellation } else { false } } == true)
+    }
+}
+
+/// The engine's confinement rule, as the debug-build checks (``ThreadRole/assertCurrent(file:line:)``) rely on it.
+@Suite struct EngineThreadTests {
+    /// Records on which thread role each callback ran.
+    final class RoleRecorder: HTTPResponseHandler, Sendable {
+        let roles = LockedBox<[String: Bool]>([:])
+        let done: AsyncStream<Void>.Continuation
+        init(done: AsyncStream<Void>.Continuation) { self.done = done }
+        func didReceiveHead(_ head: HTTPResponseHead) -> Bool {
+            roles.withLock { $0["head"] = ThreadRole.httpEngine.isCurrent }
+            return true
+        }
+        func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition {
+            roles.withLock { $0["body"] = ThreadRole.httpEngine.isCurrent }
+            return .consumed
+        }
+        func didComplete(_ result: Result<Void, HTTPTransportError>) {
+            roles.withLock { $0["complete"] = ThreadRole.httpEngine.isCurrent }
+            done.yield()
+        }
+    }
+
+    @Test func everyHandlerCallbackRunsOnTheEngineThreadAndNoOtherThreadHasItsRole() async throws {
+        let server = try ScriptedHTTPServer { _ in .init(status: 200, body: testBytes(100_000)) }
+        defer { server.stop() }
+        let engine = HTTPEngine()
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        let recorder = RoleRecorder(done: continuation)
+        engine.start(HTTPRequest(method: "GET", url: "\(server.endpoint)/x"), handler: recorder)
+        for await _ in stream { break }
+        #expect(recorder.roles.withLock { $0 } == ["head": true, "body": true, "complete": true])
+        #expect(!ThreadRole.httpEngine.isCurrent)
+        let other = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            Thread.detachNewThread { c.resume(returning: ThreadRole.httpEngine.isCurrent) }
+        }
+        #expect(!other)
     }
 }
 

@@ -57,7 +57,7 @@ import Testing
 
     /// Every checkpoint the uploader hands over, in order.
     final class Checkpoints: Sendable {
-        private let all = Locked<[UploadCheckpoint?]>([])
+        private let all = LockedBox<[UploadCheckpoint?]>([])
         var values: [UploadCheckpoint?] { all.withLock { $0 } }
         var last: UploadCheckpoint? { all.withLock { $0.last ?? nil } }
         var record: @Sendable (UploadCheckpoint?) throws -> Void {
@@ -431,7 +431,7 @@ import Testing
         defer { Task { await h.stop() } }
         let (url, data) = try h.file("big.bin", size: Int(4 * Self.partSize))
         let checkpoints = Checkpoints()
-        let cancel = Locked<Task<UploadOutcome, any Error>?>(nil)
+        let cancel = LockedBox<Task<UploadOutcome, any Error>?>(nil)
         let task = Task {
             try await h.uploader.upload(h.request("cancel.mov", url), resumingFrom: nil) { checkpoint in
                 try checkpoints.record(checkpoint)
@@ -504,7 +504,7 @@ import Testing
         defer { Task { await h.stop() } }
         let size = Int(3 * Self.partSize) + 77
         let (url, _) = try h.file("big.bin", size: size)
-        let reports = Locked<[UploadProgress]>([])
+        let reports = LockedBox<[UploadProgress]>([])
         let request = h.request("progress.mov", url) { progress, _ in reports.withLock { $0.append(progress) } }
         _ = try await h.uploader.upload(request, resumingFrom: nil, checkpoint: { _ in })
         let seen = reports.withLock { $0 }

@@ -1,6 +1,7 @@
 import AssetStore
 import Dispatch
 import Foundation
+import SharedState
 
 extension AssetLibrary {
     /// Applies the change requests `body` makes — imports, trash and restore, favourite, hidden, title, keywords
@@ -29,7 +30,7 @@ extension AssetLibrary {
             let creations = requests.creations
             let staged = try await Self.offCooperativePool {
                 // Files are read on every core: an import of many small files is bound by the calls per file.
-                let results = Mutex([Result<ImportedFile, any Error>?](repeating: nil, count: creations.count))
+                let results = LockedBox([Result<ImportedFile, any Error>?](repeating: nil, count: creations.count))
                 DispatchQueue.concurrentPerform(iterations: creations.count) { index in
                     let creation = creations[index]
                     let result = Result {

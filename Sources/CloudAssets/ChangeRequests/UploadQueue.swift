@@ -1,6 +1,7 @@
 import AssetStore
 import Foundation
 import S3Transfer
+import SharedState
 
 /// How far one asset's upload has come.
 public struct AssetUploadProgress: Sendable, Hashable {
@@ -43,7 +44,7 @@ final class UploadQueue: Sendable {
         var progress: [Int64: AssetUploadProgress] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
 
     /// Starts the worker, or has a running one look for work again when it finishes its round.
     func wake(_ library: AssetLibrary) {

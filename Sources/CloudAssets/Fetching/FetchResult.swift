@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import SharedState
 
 /// An immutable, ordered list of assets: the result of one fetch (PhotoKit's `PHFetchResult`).
 ///
@@ -19,7 +20,7 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     let sorted: SortedIdentifiers
     let query: StoreQuery
     let store: AssetStore
-    private let cache = Mutex(Cache())
+    private let cache = LockedBox(Cache())
 
     private struct Cache {
         var indexByID: [Int64: Int]?

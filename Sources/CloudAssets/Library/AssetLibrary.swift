@@ -1,6 +1,7 @@
 import AssetStore
 import Dispatch
 import Foundation
+import SharedState
 
 /// A photo library whose originals live in an S3 bucket (PhotoKit's `PHPhotoLibrary`).
 ///
@@ -20,15 +21,18 @@ public final class AssetLibrary: Sendable {
     let store: AssetStore
     let lock: LibraryLock
     let observers = ObserverRegistry()
-    /// Files, network side and requests in flight (set during `init`; nil only while it fails).
-    nonisolated(unsafe) private(set) var services: LibraryServices!
-    /// What opening the library repaired after a crash (see ``RecoveryReport``).
-    public nonisolated(unsafe) private(set) var recovery = RecoveryReport()
+    /// Files, network side and requests in flight.
+    let services: LibraryServices
+    /// What opening the library repaired after a crash (see ``RecoveryReport``): empty unless this library was
+    /// the first to open the folder and found something to repair.
+    public var recovery: RecoveryReport { recoveryReport.withLock { $0 } }
+    private let recoveryReport = LockedBox(RecoveryReport())
     /// Serialises commit + enqueue so observers get changes in commit order; holds whether the library is
     /// closed and the last change token delivered (commits of other libraries on this folder included).
-    private let writeOrder: Mutex<(closed: Bool, delivered: Int64)>
-    /// Wakes the library when another library (in any process) commits to the same catalog.
-    nonisolated(unsafe) private var catalogWatcher: CatalogWatcher?
+    private let writeOrder: LockedBox<(closed: Bool, delivered: Int64)>
+    /// Wakes the library when another library (in any process) commits to the same catalog (set once `init` has
+    /// repaired the folder).
+    private let catalogWatcher = LockedBox<CatalogWatcher?>(nil)
 
     /// Opens (or creates) the library in `configuration.storeURL`.
     ///
@@ -50,15 +54,24 @@ public final class AssetLibrary: Sendable {
         self.configuration = configuration
         self.lock = local.lock
         self.store = local.store
-        self.writeOrder = Mutex((false, local.store.currentToken.rawValue))
+        self.writeOrder = LockedBox((false, local.store.currentToken.rawValue))
         do {
             self.services = try LibraryServices(configuration: configuration)
+        } catch {
+            local.lock.release()
+            throw error
+        }
+        do {
             // Only the first library to open the folder repairs it: another one's files may be in use.
-            if lock.isFirstOpen { recovery = try recoverLocalState() }
+            if lock.isFirstOpen {
+                let report = try recoverLocalState()
+                recoveryReport.withLock { $0 = report }
+            }
             lock.share()
-            catalogWatcher = CatalogWatcher(folder: configuration.storeURL) { [weak self] in
+            let watcher = CatalogWatcher(folder: configuration.storeURL) { [weak self] in
                 self?.deliverCommitsOfOtherLibraries()
             }
+            catalogWatcher.withLock { $0 = watcher }
             resumePinnedDownloads()
             if configuration.startsBackgroundTransfers { uploadQueue.wake(self) }
         } catch {
@@ -90,15 +103,15 @@ public final class AssetLibrary: Sendable {
             return !state.closed
         }
         guard wasOpen else { return }
-        catalogWatcher?.stop()
-        services?.uploadQueue.close()
-        services?.runtime.cancelAll()
+        catalogWatcher.withLock { $0 }?.stop()
+        services.uploadQueue.close()
+        services.runtime.cancelAll()
         observers.close()
         lock.release()
     }
 
     deinit {
-        catalogWatcher?.stop()
+        catalogWatcher.withLock { $0 }?.stop()
         lock.release()
     }
 
@@ -115,7 +128,7 @@ public final class AssetLibrary: Sendable {
     ///
     /// Must not be called from inside `body` (one writer). When `body` throws, nothing is committed or delivered.
     @discardableResult
-    func performWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+    func performWrite<T: Sendable>(_ body: (StoreTransaction) throws -> T) throws -> T {
         try writeOrder.withLock { state in
             if state.closed { throw AssetLibraryError.closed }
             let (value, changes) = try store.write(body)

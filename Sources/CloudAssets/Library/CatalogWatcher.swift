@@ -1,6 +1,7 @@
 import AssetStore
 import CFileIO
 import Foundation
+import SharedState
 
 #if canImport(Glibc)
     import Glibc
@@ -13,7 +14,7 @@ final class CatalogWatcher: Sendable {
     private let inotify: Int32
     /// Written to by ``stop()`` to wake the thread.
     private let wake: (read: Int32, write: Int32)
-    private let stopped = Mutex(false)
+    private let stopped = LockedBox(false)
 
     /// `nil` when the folder cannot be watched (the library then sees other libraries' commits only when it
     /// commits itself).
@@ -36,7 +37,7 @@ final class CatalogWatcher: Sendable {
     }
 
     /// The thread leaves only when ``stop()`` writes to the wake pipe, so that write never meets a closed pipe.
-    private static func run(inotify: Int32, wake: Int32, stopped: Mutex<Bool>, onChange: () -> Void) {
+    private static func run(inotify: Int32, wake: Int32, stopped: LockedBox<Bool>, onChange: () -> Void) {
         var fds = [
             pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
         ]

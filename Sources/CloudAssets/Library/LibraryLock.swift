@@ -1,6 +1,7 @@
 import AssetStore
 import CFileIO
 import Foundation
+import SharedState
 
 #if canImport(Glibc)
     import Glibc
@@ -26,7 +27,7 @@ final class LibraryLock: Sendable {
     /// The byte the syncing library holds.
     static let syncByte: Int64 = 0
 
-    private let descriptor: Mutex<Int32>
+    private let descriptor: LockedBox<Int32>
     let path: String
     /// Whether no other library had the folder open when this one opened (it then repairs the folder).
     let isFirstOpen: Bool
@@ -58,7 +59,7 @@ final class LibraryLock: Sendable {
     }
 
     private init(fd: Int32, path: String, isFirstOpen: Bool) {
-        descriptor = Mutex(fd)
+        descriptor = LockedBox(fd)
         self.path = path
         self.isFirstOpen = isFirstOpen
     }
@@ -109,7 +110,7 @@ final class LibraryLock: Sendable {
 /// Which assets this library is downloading, so that its requests for one asset share one byte lock: the
 /// first takes it (waiting while another library downloads that asset), the last releases it.
 final class DownloadLocks: Sendable {
-    private let holders = Mutex<[Int64: Int]>([:])
+    private let holders = LockedBox<[Int64: Int]>([:])
 
     /// Holds the asset's byte for one more request of this library; waits while another library holds it.
     func acquire(_ asset: Int64, in lock: LibraryLock) async throws {

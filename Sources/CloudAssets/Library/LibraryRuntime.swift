@@ -2,6 +2,7 @@ import AssetStore
 import Dispatch
 import Foundation
 import S3Transfer
+import SharedState
 
 /// The network side of a library: the S3 client and downloader, when an endpoint is configured.
 final class LibraryRemote: Sendable {
@@ -36,7 +37,7 @@ final class LibraryRuntime: Sendable {
         var caching: [Int64: Task<Void, Never>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
 
     func nextRequestID() -> AssetRequestID {
         state.withLock { s in

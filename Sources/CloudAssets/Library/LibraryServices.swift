@@ -2,6 +2,7 @@ import AWSSigV4
 import AssetStore
 import Foundation
 import S3Transfer
+import SharedState
 
 /// The parts of a library beyond its catalog: files on disk, the network side, requests in flight.
 final class LibraryServices: Sendable {
@@ -11,18 +12,18 @@ final class LibraryServices: Sendable {
     /// The assets whose byte lock this library holds for its downloads.
     let downloadLocks = DownloadLocks()
     let syncGate = SerialGate()
-    let lastSync = Mutex<(date: Date, summary: SyncSummary)?>(nil)
-    let policy: Mutex<NetworkPolicy>
+    let lastSync = LockedBox<(date: Date, summary: SyncSummary)?>(nil)
+    let policy: LockedBox<NetworkPolicy>
     /// Whether the configured bucket was found to be the library's own (checked once per open).
-    let bindingChecked = Mutex(false)
+    let bindingChecked = LockedBox(false)
     /// The background worker for imports and edits.
     let uploadQueue = UploadQueue()
     /// This library's device identifier, read from the catalog once.
-    let deviceID = Mutex<String?>(nil)
+    let deviceID = LockedBox<String?>(nil)
 
     init(configuration: AssetLibrary.Configuration) throws {
         files = LocalFiles(root: configuration.storeURL)
-        policy = Mutex(configuration.networkPolicy)
+        policy = LockedBox(configuration.networkPolicy)
         guard let endpoint = configuration.endpoint else {
             remote = nil
             return
@@ -64,7 +65,7 @@ final class LibraryServices: Sendable {
 
 /// Runs async bodies one at a time, in call order.
 final class SerialGate: Sendable {
-    private let state = Mutex<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = LockedBox<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -97,7 +98,7 @@ extension AssetLibrary {
     var remote: LibraryRemote? { services.remote }
     var runtime: LibraryRuntime { services.runtime }
     var syncGate: SerialGate { services.syncGate }
-    var lastSync: Mutex<(date: Date, summary: SyncSummary)?> { services.lastSync }
+    var lastSync: LockedBox<(date: Date, summary: SyncSummary)?> { services.lastSync }
 
     /// The library-wide network gate, applied before each request's own `isNetworkAccessAllowed`:
     /// `.offline` refuses every download and sync, `.userRequestsOnly` refuses prefetch, pinning downloads and

@@ -1,6 +1,7 @@
 import AssetStore
 import Dispatch
 import Foundation
+import SharedState
 
 /// Registered observers and change streams, and the serial queue that delivers changes to them in commit order.
 final class ObserverRegistry: Sendable {
@@ -16,7 +17,7 @@ final class ObserverRegistry: Sendable {
         var isClosed = false
     }
 
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
     /// Every delivery goes through this serial queue, so observers see changes in the order they were enqueued.
     let deliveryQueue = DispatchQueue(label: "CloudAssets.AssetLibrary.changes")
 

@@ -1,5 +1,6 @@
 import AWSSigV4
 import Foundation
+import SharedState
 
 /// An S3 client on an ``HTTPEngine``: signs every request (afresh on every attempt), maps error responses to
 /// ``S3Error`` and retries what may succeed on another attempt (``RetryPolicy``).
@@ -12,7 +13,7 @@ package final class S3Client: Sendable {
     package let configuration: S3ClientConfiguration
     /// The engine that moves the bytes (shared with a ``Downloader`` built on this client).
     package let engine: HTTPEngine
-    private let clockOffset = Locked<TimeInterval>(0)
+    private let clockOffset = LockedBox<TimeInterval>(0)
     /// This computer's clock (replaceable in tests to simulate a wrong clock).
     let localClock: @Sendable () -> Date
     /// The endpoint's scheme, host (bracketed when IPv6) and `:port` unless the scheme's default: read once,

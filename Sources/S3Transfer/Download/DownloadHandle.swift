@@ -1,4 +1,5 @@
 import Foundation
+import SharedState
 
 /// One caller's view of a download: its progress reports, its result, its cancel/pause/resume.
 ///
@@ -41,6 +42,7 @@ package final class DownloadHandle: Sendable {
 }
 
 /// The per-request side of a (possibly shared) ``DownloadJob``.
+// @unchecked: its mutable state is in `state`, a LockedBox; the rest is immutable (`progress` is @Sendable).
 final class DownloadAttachment: @unchecked Sendable {
     let id = AttachmentID.next()
     /// The serial queue progress reports and then the result are delivered on (only with a progress handler).
@@ -54,7 +56,7 @@ final class DownloadAttachment: @unchecked Sendable {
         var job: DownloadJob?
         var stopped = false
     }
-    private let state = Locked(State())
+    private let state = LockedBox(State())
 
     init(request: DownloadRequest) {
         queue = request.progress.map { _ in
@@ -130,7 +132,7 @@ final class DownloadAttachment: @unchecked Sendable {
 struct AttachmentID: Hashable, Sendable {
     let value: UInt64
 
-    private static let counter = Locked<UInt64>(0)
+    private static let counter = LockedBox<UInt64>(0)
     private static let processPrefix = UInt64.random(in: .min ... .max)
 
     static func next() -> AttachmentID {

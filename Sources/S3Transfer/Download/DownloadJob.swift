@@ -1,4 +1,5 @@
 import Foundation
+import SharedState
 
 /// One transfer of one object to one destination, shared by every ``DownloadAttachment`` that asked for it.
 ///
@@ -9,6 +10,7 @@ import Foundation
 /// from a `.part` file and its sidecar when they belong to the right version, makes GET attempts (Range +
 /// If-Match when continuing), retries within the budget, verifies and moves the file into place. Only a
 /// verified file is ever renamed to the destination.
+// @unchecked: mutable state is in LockedBoxes; the attempt's handler and writer are used by one attempt at a time.
 final class DownloadJob: @unchecked Sendable {
     struct Key: Hashable {
         var bucket: String
@@ -44,7 +46,7 @@ final class DownloadJob: @unchecked Sendable {
         /// that has not run yet must not create the file after the job is over).
         var writer: PartFileWriter?
     }
-    private let state = Locked(State())
+    private let state = LockedBox(State())
 
     private struct Progress {
         var total: Int64?
@@ -54,7 +56,7 @@ final class DownloadJob: @unchecked Sendable {
         var lastReport: UInt64 = 0
         var started = DispatchTime.now().uptimeNanoseconds
     }
-    private let progress = Locked(Progress())
+    private let progress = LockedBox(Progress())
     private struct SidecarState {
         /// Whether a sidecar may be on disk (so that finishing without one costs no `unlink`).
         var mayExist = false
@@ -62,7 +64,7 @@ final class DownloadJob: @unchecked Sendable {
         /// true however far the in-order `.part` grows, so later attempts and failures need not rewrite it.
         var resumePoint: (etag: String, total: Int64)?
     }
-    private let sidecarState = Locked(SidecarState())
+    private let sidecarState = LockedBox(SidecarState())
 
     init(
         key: Key, request: DownloadRequest, client: S3Client, configuration: DownloaderConfiguration,

@@ -1,4 +1,5 @@
 import Foundation
+import SharedState
 
 /// What one GET attempt learned from its response head.
 struct DownloadAttemptHead: Sendable {
@@ -23,6 +24,8 @@ enum DownloadAttemptOutcome: Sendable {
 
 /// Receives one GET attempt on the engine thread and streams a successful body into a ``PartFileWriter``.
 /// Error bodies are collected in memory (they are small) to become an ``S3Error``.
+// @unchecked: its mutable state is touched on the engine thread only (checked by `ThreadRole.httpEngine` in
+// debug builds) or before the attempt starts.
 final class DownloadStreamHandler: HTTPResponseHandler, HTTPBatchedCompletion, @unchecked Sendable {
     /// What the response must match.
     struct Expectation: Sendable {
@@ -76,6 +79,7 @@ final class DownloadStreamHandler: HTTPResponseHandler, HTTPBatchedCompletion, @
     }
 
     func didReceiveHead(_ head: HTTPResponseHead) -> Bool {
+        ThreadRole.httpEngine.assertCurrent()
         self.head = head
         guard head.status == 200 || head.status == 206 else {
             isErrorResponse = true
@@ -149,6 +153,7 @@ final class DownloadStreamHandler: HTTPResponseHandler, HTTPBatchedCompletion, @
     }
 
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition {
+        ThreadRole.httpEngine.assertCurrent()
         if isErrorResponse {
             if errorBody.count < 1 << 20 { errorBody.append(bytes.assumingMemoryBound(to: UInt8.self)) }
             return .consumed
@@ -166,6 +171,7 @@ final class DownloadStreamHandler: HTTPResponseHandler, HTTPBatchedCompletion, @
     }
 
     func didComplete(_ result: Result<Void, HTTPTransportError>) {
+        ThreadRole.httpEngine.assertCurrent()
         writer.flush()
         if let failure {
             completion(.failed(failure, attemptHead))

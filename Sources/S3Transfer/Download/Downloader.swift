@@ -1,4 +1,5 @@
 import Foundation
+import SharedState
 
 /// Downloads objects to files: a priority queue under a connection limit, shared transfers for identical
 /// requests, a network gate, retries, resume and integrity checks.
@@ -14,10 +15,10 @@ package final class Downloader: Sendable {
     /// The settings the downloader was made with (its network policy can change later).
     package let configuration: DownloaderConfiguration
     let scheduler: TransferScheduler
-    private let jobs = Locked<[DownloadJob.Key: DownloadJob]>([:])
-    private let policy: Locked<NetworkPolicy>
+    private let jobs = LockedBox<[DownloadJob.Key: DownloadJob]>([:])
+    private let policy: LockedBox<NetworkPolicy>
     /// The last ranged read per part file, so reads of one file run one after another.
-    let rangeQueue = Locked<[String: Task<Void, Never>]>([:])
+    let rangeQueue = LockedBox<[String: Task<Void, Never>]>([:])
 
     /// - Parameters:
     ///   - client: The S3 client (and its engine) to use.
@@ -34,7 +35,7 @@ package final class Downloader: Sendable {
         self.client = client
         self.configuration = configuration
         scheduler = TransferScheduler(slots: configuration.maxConnections)
-        policy = Locked(configuration.networkPolicy)
+        policy = LockedBox(configuration.networkPolicy)
     }
 
     /// The network gate now in force; changing it affects requests made afterwards.

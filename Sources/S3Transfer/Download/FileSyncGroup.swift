@@ -1,5 +1,6 @@
 import CFileIO
 import Foundation
+import SharedState
 
 #if canImport(Glibc)
     import Glibc
@@ -60,7 +61,7 @@ final class FileSyncGroup: Sendable {
     /// the groups here hold 6–8 files; one or two files are synced file by file).
     static let fileSystemSyncMinimum = 4
 
-    private let state = Locked(State())
+    private let state = LockedBox(State())
     /// `syncfs(2)` (tests give one that fails, to check the file-by-file fallback).
     private let syncFileSystem: @Sendable (Int32) -> Int32
     /// A file's own writeback error after a `syncfs` (``cfileio_data_error(_:)``; tests inject one).

@@ -31,6 +31,7 @@ package enum IntegrityPolicy: String, Sendable, Hashable, Codable {
 /// Hashes a whole object incrementally with the checks that apply to it under an ``IntegrityPolicy``: MD5 when
 /// the ETag is a plain MD5, and the full-object checksums the service returned. Not thread-safe: one thread
 /// feeds it at a time.
+// @unchecked: fed by one thread at a time — the engine thread during an attempt, the job between attempts.
 final class IntegrityHasher: @unchecked Sendable {
     let etag: String
     let checksums: S3Checksums

@@ -1,5 +1,6 @@
 import CFileIO
 import Foundation
+import SharedState
 
 #if canImport(Glibc)
     import Glibc
@@ -21,6 +22,8 @@ import Foundation
 /// Threading: ``accept(_:)``, ``flush()``, ``attach(_:_:)`` run on the engine thread during an attempt;
 /// ``restart(hasher:)`` and ``seek(to:hasher:)`` run either there or between attempts; ``written`` and
 /// ``hasher`` are read between attempts, after ``drain()``. Attempts of one writer never overlap.
+// @unchecked: confined as the comment above says (attempts never overlap); what the worker queue shares is in
+// `shared`, a LockedBox.
 final class PartFileWriter: @unchecked Sendable {
     let path: String
     /// Set by ``open(truncate:)`` before any write; closed on deinit.
@@ -32,11 +35,11 @@ final class PartFileWriter: @unchecked Sendable {
     private struct Shared {
         /// Chunks handed to the worker and not yet hashed.
         var inFlight = 0
-        var free: [UnsafeMutableRawBufferPointer] = []
+        var free: [ChunkBox] = []
         var pausedTransfer: (HTTPEngine, HTTPTransferID)?
         var writeError: Int32?
     }
-    private let shared = Locked(Shared())
+    private let shared = LockedBox(Shared())
 
     // Engine thread during an attempt; the job between attempts.
     private var current: UnsafeMutableRawBufferPointer?
@@ -78,7 +81,7 @@ final class PartFileWriter: @unchecked Sendable {
         if fd >= 0 { close(fd) }
         if let current { current.deallocate() }
         shared.withLock { state in
-            for buffer in state.free { buffer.deallocate() }
+            for chunk in state.free { chunk.buffer.deallocate() }
         }
     }
 
@@ -299,7 +302,7 @@ final class PartFileWriter: @unchecked Sendable {
     }
 
     private func takeBuffer() -> UnsafeMutableRawBufferPointer {
-        shared.withLock { $0.free.popLast() }
+        shared.withLock { $0.free.popLast() }?.buffer
             ?? UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 64)
     }
 
@@ -330,7 +333,7 @@ final class PartFileWriter: @unchecked Sendable {
         hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
         let resume = shared.withLock { state -> (HTTPEngine, HTTPTransferID)? in
             state.inFlight -= 1
-            if state.free.count < maxInFlight { state.free.append(chunk) } else { chunk.deallocate() }
+            if state.free.count < maxInFlight { state.free.append(ChunkBox(chunk)) } else { chunk.deallocate() }
             defer { state.pausedTransfer = nil }
             return state.pausedTransfer
         }
@@ -341,7 +344,8 @@ final class PartFileWriter: @unchecked Sendable {
 /// `open(2)` with mode 0644 (a free function: inside ``PartFileWriter`` the name `open` is the method).
 private func openFile(_ path: String, _ flags: Int32) -> Int32 { open(path, flags, 0o644) }
 
-/// Carries a chunk pointer to the worker queue.
+/// Carries a chunk pointer to the worker queue and the free list.
+// @unchecked: a chunk has one owner at a time (the network thread, the worker queue, or the free list under the lock).
 private struct ChunkBox: @unchecked Sendable {
     let buffer: UnsafeMutableRawBufferPointer
     init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }

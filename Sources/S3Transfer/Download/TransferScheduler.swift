@@ -1,4 +1,5 @@
 import Foundation
+import SharedState
 
 /// Hands out a fixed number of slots to waiting downloads, highest priority first, then first come.
 ///
@@ -65,9 +66,9 @@ final class TransferScheduler: Sendable {
         var withdrawnEarly: Set<Ticket> = []
         var nextTicket: UInt64 = 0
     }
-    private let state: Locked<State>
+    private let state: LockedBox<State>
 
-    init(slots: Int) { state = Locked(State(available: slots)) }
+    init(slots: Int) { state = LockedBox(State(available: slots)) }
 
     /// A new ticket for ``request(_:priority:grant:)``.
     func makeTicket() -> Ticket {

@@ -1,13 +1,15 @@
 import Foundation
+import SharedState
 
 /// Collects a whole (small) response in memory for ``HTTPEngine/data(for:)``.
+// @unchecked: `head` and `body` are engine-thread only (checked in debug builds); the rest is in `state`.
 final class HTTPDataCollector: HTTPResponseHandler, @unchecked Sendable {
     private struct State {
         var transfer: HTTPTransferID?
         var engine: HTTPEngine?
         var cancelRequested = false
     }
-    private let state = Locked(State())
+    private let state = LockedBox(State())
     // Touched only on the engine thread once the transfer has started.
     private var head = HTTPResponseHead(status: 0, headers: [:])
     private var body = Data()
@@ -32,6 +34,7 @@ final class HTTPDataCollector: HTTPResponseHandler, @unchecked Sendable {
     }
 
     func didReceiveHead(_ head: HTTPResponseHead) -> Bool {
+        ThreadRole.httpEngine.assertCurrent()
         self.head = head
         if let length = head["content-length"].flatMap(Int.init), length > 0, length < 64 << 20 {
             body.reserveCapacity(length)
@@ -40,11 +43,13 @@ final class HTTPDataCollector: HTTPResponseHandler, @unchecked Sendable {
     }
 
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition {
+        ThreadRole.httpEngine.assertCurrent()
         body.append(bytes.assumingMemoryBound(to: UInt8.self))
         return .consumed
     }
 
     func didComplete(_ result: Result<Void, HTTPTransportError>) {
+        ThreadRole.httpEngine.assertCurrent()
         let callback = onComplete
         onComplete = nil
         state.withLock { $0.engine = nil }

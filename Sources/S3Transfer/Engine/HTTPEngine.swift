@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import SharedState
 
 /// Identifies one transfer started on an ``HTTPEngine``.
 package struct HTTPTransferID: Sendable, Hashable {
@@ -103,6 +104,8 @@ enum HTTPEngineCommand {
 }
 
 /// The engine thread's state. `active` and the multi handle are touched only on that thread.
+// @unchecked: the multi handle and `active` are engine-thread only (checked by `ThreadRole.httpEngine` in debug
+// builds); everything other threads touch is in `pending`, a LockedBox.
 final class HTTPEngineCore: @unchecked Sendable {
     /// Commands for the engine thread, and whether it waits in `curl_multi_poll` for them.
     struct Pending {
@@ -117,7 +120,7 @@ final class HTTPEngineCore: @unchecked Sendable {
 
     private let multi: UnsafeMutableRawPointer
     private let configuration: HTTPEngineConfiguration
-    private let pending = Locked(Pending())
+    private let pending = LockedBox(Pending())
     private var active: [UInt64: HTTPTransferBox] = [:]
     /// Handles of completed transfers, reset and kept for the next ones: a handle keeps its receive buffer
     /// (``HTTPEngineConfiguration/receiveBufferSize``), which would otherwise be allocated and freed per request.
@@ -168,6 +171,7 @@ final class HTTPEngineCore: @unchecked Sendable {
     }
 
     func run() {
+        ThreadRole.httpEngine.adopt()
         var running: Int32 = 0
         while true {
             let (commands, stopping) = pending.withLock { state in
@@ -241,6 +245,7 @@ final class HTTPEngineCore: @unchecked Sendable {
     }
 
     private func apply(_ command: HTTPEngineCommand) {
+        ThreadRole.httpEngine.assertCurrent()
         switch command {
         case .add(let box):
             if configure(box) {
@@ -259,6 +264,7 @@ final class HTTPEngineCore: @unchecked Sendable {
     /// Every transfer libcurl finished in this pass: first the work they share (``MD5Batch``), then each
     /// handler's end.
     private func collectFinished() {
+        ThreadRole.httpEngine.assertCurrent()
         var easy: UnsafeMutableRawPointer?
         var code = CURLE_OK
         while ccurl_multi_next_done(multi, &easy, &code) != 0 {
@@ -309,6 +315,7 @@ final class HTTPEngineCore: @unchecked Sendable {
 
     /// Creates and configures the easy handle; on failure completes the box at once.
     private func configure(_ box: HTTPTransferBox) -> Bool {
+        ThreadRole.httpEngine.assertCurrent()
         guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
             box.complete(.failure(HTTPTransportError(curlCode: 2, message: "curl_easy_init failed")))
             return false
@@ -369,4 +376,10 @@ final class HTTPEngineCore: @unchecked Sendable {
         }
         return true
     }
+}
+
+extension ThreadRole {
+    /// The thread of an ``HTTPEngine``: libcurl's multi handle, every transfer's state and every
+    /// ``HTTPResponseHandler`` callback live there.
+    package static let httpEngine = ThreadRole("HTTP engine")
 }

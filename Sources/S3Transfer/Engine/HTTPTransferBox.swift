@@ -4,6 +4,8 @@ import Foundation
 /// One transfer's state while libcurl owns its easy handle. Touched only on the engine thread (the C
 /// callbacks run there too); kept alive by an unmanaged retain from the moment the handle is configured
 /// until `curl_multi_remove_handle` has returned, so a callback can never reach freed memory.
+// @unchecked: touched on the engine thread only, as said above (checked by `ThreadRole.httpEngine` in debug
+// builds).
 final class HTTPTransferBox: @unchecked Sendable {
     let id: UInt64
     let handler: any HTTPResponseHandler

@@ -1,4 +1,5 @@
 import Foundation
+import SharedState
 
 /// Delivers one upload's progress: on a private serial queue (targeting the request's queue), in order, at most
 /// every interval, and a last report at 100% before the upload returns. A handler that sets its stop flag stops
@@ -19,7 +20,7 @@ final class UploadProgressReporter: Sendable {
     private let interval: UInt64
     private let total: Int64
     private let started = DispatchTime.now().uptimeNanoseconds
-    private let state = Locked(State())
+    private let state = LockedBox(State())
 
     init(request: UploadRequest, total: Int64, intervalMilliseconds: Int) {
         handler = request.progress

@@ -8,6 +8,8 @@ import Foundation
 /// engine as request bodies are sent — and checked for changes (its size and modification time must stay those it
 /// had when opened). Thread-safe: every read is a `pread`; ``scan(_:_:)``, which reads through the source's one
 /// scratch buffer, is called by one task at a time (the upload's).
+// @unchecked: the descriptor and size never change; reads are `pread`s; the scratch buffer is used by the one
+// task that scans (see above).
 final class UploadSource: @unchecked Sendable {
     let path: String
     private let descriptor: Int32

@@ -1,4 +1,5 @@
 import Foundation
+import SharedState
 
 /// Uploads files as objects: one PutObject below ``UploaderConfiguration/multipartThreshold``, a multipart upload
 /// from it — resumable from a checkpoint the caller keeps, with every part and the whole object protected by a
@@ -20,7 +21,7 @@ package final class Uploader: Sendable {
     package let client: S3Client
     /// The settings the uploader was made with (its network policy can change later).
     package let configuration: UploaderConfiguration
-    private let policy: Locked<NetworkPolicy>
+    private let policy: LockedBox<NetworkPolicy>
 
     /// - Parameters:
     ///   - client: The S3 client (and its engine) to use.
@@ -28,7 +29,7 @@ package final class Uploader: Sendable {
     package init(client: S3Client, configuration: UploaderConfiguration = UploaderConfiguration()) {
         self.client = client
         self.configuration = configuration
-        policy = Locked(configuration.networkPolicy)
+        policy = LockedBox(configuration.networkPolicy)
     }
 
     /// The network gate now in force; changing it affects uploads started afterwards.

@@ -1,4 +1,5 @@
 import Foundation
+import SharedState
 
 /// The fault rules of a running server. Thread-safe; changes apply to requests that arrive after
 /// the call returns.
@@ -9,7 +10,7 @@ public final class FaultInjector: Sendable {
         var fired = 0
     }
 
-    private let rules = Locked<[Armed]>([])
+    private let rules = LockedBox<[Armed]>([])
 
     init() {}
 

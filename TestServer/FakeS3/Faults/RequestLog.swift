@@ -1,4 +1,5 @@
 import Foundation
+import SharedState
 
 /// One request as the server answered it.
 public struct RequestLogEntry: Sendable, Hashable {
@@ -65,7 +66,7 @@ public final class RequestLog: Sendable {
         var firstSequence = 0
     }
 
-    private let storage = Locked(Storage())
+    private let storage = LockedBox(Storage())
 
     /// How many entries are kept; older ones are dropped first.
     public static let capacity = 100_000

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import SharedState
 
 /// The S3 API implemented over an ``ObjectStore``: one method per operation, each turning a parsed
 /// request into a response or throwing the ``S3Error`` a client should see. Thread-safe.
@@ -124,7 +125,7 @@ struct S3Service: Sendable {
 /// The keys conditional writes are in flight to: a second conditional write to a key while one is in flight gets
 /// `409 ConditionalRequestConflict`, as S3 answers. Thread-safe.
 final class ConditionalWrites: Sendable {
-    private let keys = Locked<Set<String>>([])
+    private let keys = LockedBox<Set<String>>([])
 
     /// Claims the key; false when a conditional write to it is already in flight.
     func begin(bucket: String, key: String) -> Bool {

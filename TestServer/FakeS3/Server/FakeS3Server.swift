@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import SharedState
 
 /// An S3-compatible HTTP server for tests and demos, started in-process.
 ///
@@ -27,7 +28,7 @@ public final class FakeS3Server: Sendable {
     }
 
     let core: ServerCore
-    private let running = Locked(Running())
+    private let running = LockedBox(Running())
 
     /// The configuration the server was created with.
     public var configuration: FakeS3Configuration { core.configuration }

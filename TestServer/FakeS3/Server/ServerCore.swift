@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import SharedState
 
 /// Everything the connections of one server share. Thread-safe.
 final class ServerCore: Sendable {
@@ -9,14 +10,14 @@ final class ServerCore: Sendable {
     let service: S3Service
     let faults = FaultInjector()
     let log = RequestLog()
-    let publicBuckets: Locked<Set<String>>
+    let publicBuckets: LockedBox<Set<String>>
 
     init(configuration: FakeS3Configuration) throws(S3Error) {
         self.configuration = configuration
         store = try ObjectStore(storage: configuration.storage)
         authenticator = RequestAuthenticator(credentials: configuration.credentials, region: configuration.region)
         service = S3Service(store: store, region: configuration.region)
-        publicBuckets = Locked(configuration.publicBuckets)
+        publicBuckets = LockedBox(configuration.publicBuckets)
     }
 
     /// Whether requests must be signed at all (a server configured without credentials accepts everything).

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOCore
+import SharedState
 
 /// Multipart uploads in progress. Parts live where uploads in progress live (memory, or the storage
 /// root's `tmp/`), so a restart discards unfinished uploads, as S3's lifecycle rules would eventually.
@@ -40,7 +41,7 @@ final class MultipartUploads: Sendable {
     /// S3's minimum size of every part but the last.
     static let minimumPartSize: Int64 = 5 << 20
 
-    private let uploads = Locked<[String: Upload]>([:])
+    private let uploads = LockedBox<[String: Upload]>([:])
 
     func create(
         bucket: String, key: String, template: ObjectInfo, checksum: (ChecksumAlgorithm, ChecksumType)? = nil

@@ -2,6 +2,7 @@ import AWSSigV4
 import Crypto
 import Foundation
 import NIOCore
+import SharedState
 
 /// The bytes of a stored object, ready to serve.
 enum ObjectBody {
@@ -37,18 +38,18 @@ final class ObjectStore: Sendable {
     }
 
     private let root: URL?
-    private let state: Locked<[String: Bucket]>
+    private let state: LockedBox<[String: Bucket]>
 
     /// - Parameter storage: `.memory`, or `.disk(root:)` whose existing contents are loaded.
     init(storage: FakeS3Storage) throws(S3Error) {
         switch storage {
         case .memory:
             root = nil
-            state = Locked([:])
+            state = LockedBox([:])
         case .disk(let url):
             let root = url.standardizedFileURL
             self.root = root
-            state = Locked(try Self.load(root: root))
+            state = LockedBox(try Self.load(root: root))
         }
     }
 

@@ -1,5 +1,6 @@
 import AWSSigV4
 import Foundation
+import SharedState
 
 /// Formats and parses the date forms S3 uses: RFC 1123 in headers, ISO 8601 in XML.
 enum HTTPDate {
@@ -35,7 +36,7 @@ enum HTTPDate {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static let cachedNow = Locked<(second: Int64, text: String)>((-1, ""))
+    private static let cachedNow = LockedBox<(second: Int64, text: String)>((-1, ""))
 
     /// The current time in RFC 1123 form, formatted at most once per second (the `Date` header).
     static func now() -> String {
