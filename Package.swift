@@ -30,20 +30,21 @@ let package = Package(
         // MD5 of sixteen messages at once on AVX-512 (whole small bodies that finish together).
         .target(name: "CDigest"),
 
-        // The package's one lock box (over the standard library's Mutex) and thread-confinement checks.
-        .target(name: "SharedState", swiftSettings: strict),
+        // What every module shares: the one lock box (over the standard library's Mutex), thread-role checks,
+        // byte-range sets and a seeded generator.
+        .target(name: "Essentials", swiftSettings: strict),
 
         // AWS Signature Version 4, shared by the client (signing) and the fake server (verifying).
         .target(
             name: "AWSSigV4",
-            dependencies: ["SharedState", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Essentials", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
 
         // SQLite persistence; knows nothing about HTTP.
         .target(
             name: "AssetStore",
             dependencies: [
-                "SharedState",
+                "Essentials",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // Raw sqlite3_* calls on GRDB's prepared statements in the bulk-write hot path.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -54,7 +55,7 @@ let package = Package(
         .target(
             name: "S3Transfer",
             dependencies: [
-                "CCurl", "CZlib", "CFileIO", "CDigest", "AWSSigV4", "SharedState",
+                "CCurl", "CZlib", "CFileIO", "CDigest", "AWSSigV4", "Essentials",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
@@ -63,7 +64,7 @@ let package = Package(
         .target(
             name: "CloudAssets",
             dependencies: [
-                "AssetStore", "S3Transfer", "SharedState", "CFileIO",
+                "AssetStore", "S3Transfer", "Essentials", "CFileIO",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
@@ -86,7 +87,7 @@ let package = Package(
         .target(
             name: "FakeS3",
             dependencies: [
-                "AWSSigV4", "CZlib", "SharedState",
+                "AWSSigV4", "CZlib", "Essentials",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -97,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "fake-s3",
             dependencies: [
-                "FakeS3", "CommandLineSupport", "SharedState",
+                "FakeS3", "CommandLineSupport", "Essentials",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "TestServer/fake-s3",
@@ -105,20 +106,23 @@ let package = Package(
 
         .executableTarget(
             name: "ca-bench",
-            dependencies: ["CloudAssets", "AssetStore", "S3Transfer", "FakeS3"],
+            dependencies: ["CloudAssets", "AssetStore", "S3Transfer", "FakeS3", "Essentials"],
             path: "Benchmarks/ca-bench",
             swiftSettings: strict),
 
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(
             name: "AssetStoreTests",
-            dependencies: ["AssetStore", .product(name: "PropertyBased", package: "swift-property-based")]),
+            dependencies: [
+                "AssetStore", "Essentials", .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
         .testTarget(
-            name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3", "SharedState"], exclude: ["Fixtures"]),
+            name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3", "Essentials"], exclude: ["Fixtures"]),
         .testTarget(
             name: "CloudAssetsTests",
             dependencies: [
-                "CloudAssets", "FakeS3", .product(name: "PropertyBased", package: "swift-property-based"),
+                "CloudAssets", "FakeS3", "Essentials",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4"]),
         // Helpers more than one test target needs.
@@ -128,7 +132,7 @@ let package = Package(
         .testTarget(
             name: "ReliabilityTests",
             dependencies: [
-                "CloudAssets", "S3Transfer", "AssetStore", "FakeS3", "AWSSigV4", "TestSupport",
+                "CloudAssets", "S3Transfer", "AssetStore", "FakeS3", "AWSSigV4", "TestSupport", "Essentials",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
     ],

@@ -1,5 +1,5 @@
 import AssetStore
-@_spi(Benchmarks) import CloudAssets
+import CloudAssets
 import Foundation
 
 /// CPU time of the calling thread, in milliseconds (unaffected by other processes competing for the cores).

@@ -123,14 +123,14 @@ private func largeObjectBenchmarks(server: ChildServer, client: S3Client, bucket
     // The same object verified with every check (also the ETag's MD5): MD5 cannot run faster than one core
     // hashes, so its reference is MD5 alone over the same bytes in this process.
     let md5Rate = md5Throughput()
-    let everyCheck = Downloader(
+    let all = Downloader(
         client: client,
         configuration: DownloaderConfiguration(
             maxConnections: 16, retryPolicy: RetryPolicy(maxAttempts: 20, baseDelay: 0.01, maxDelay: 0.1),
-            stallTimeout: 60, integrity: .everyCheck))
+            stallTimeout: 60, integrity: .all))
     var md5Result: DownloadResult?
     let md5Time = try await seconds {
-        md5Result = try await everyCheck.download(
+        md5Result = try await all.download(
             DownloadRequest(bucket: bucket, key: "big.bin", destination: destination)
         ).result()
     }

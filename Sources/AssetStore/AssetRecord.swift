@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 
 /// The kind of media an asset holds.

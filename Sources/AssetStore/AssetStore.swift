@@ -1,6 +1,6 @@
+import Essentials
 import Foundation
 import GRDB
-import SharedState
 
 /// The SQLite-backed store of every asset the library knows, with its change history.
 ///

@@ -2,3 +2,5 @@
 // writes. Everything else in those modules is `package`: visible to this package's targets, not to apps.
 @_exported import struct AssetStore.ChangeToken
 @_exported import enum AssetStore.MediaType
+@_exported import enum S3Transfer.IntegrityChecks
+@_exported import enum S3Transfer.NetworkPolicy

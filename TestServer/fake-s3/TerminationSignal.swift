@@ -1,6 +1,6 @@
 import Dispatch
+import Essentials
 import Foundation
-import SharedState
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 import FakeS3
 import Foundation
 import Testing

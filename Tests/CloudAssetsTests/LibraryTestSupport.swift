@@ -1,4 +1,5 @@
 import CloudAssets
+import Essentials
 import FakeS3
 import Foundation
 import Testing
@@ -19,19 +20,13 @@ final class Shared<Value>: @unchecked Sendable {
     var current: Value { withLock { $0 } }
 }
 
-/// SplitMix64: reproducible pseudo-random numbers from a seed (the tests' one generator).
+/// Reproducible pseudo-random numbers from a seed (the package's SplitMix64, with the tests' helpers).
 struct SeededRandom {
-    var state: UInt64
+    private var generator: SplitMix64
 
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 }
+    init(seed: UInt64) { generator = SplitMix64(seed: seed &* 0x9E37_79B9_7F4A_7C15) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { generator.next() }
 
     /// A number in `0..<n`.
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }

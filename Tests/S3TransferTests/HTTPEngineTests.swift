@@ -1,5 +1,5 @@
+import Essentials
 import Foundation
-import SharedState
 import Testing
 
 @testable import S3Transfer

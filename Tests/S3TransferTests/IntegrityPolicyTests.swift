@@ -56,7 +56,7 @@ import Testing
             IntegrityHasher(etag: "abc-2", checksums: S3Checksums(sha256: "c"), policy: .fastest).checks == [.sha256])
         #expect(IntegrityHasher(etag: "abc-2", checksums: S3Checksums(), policy: .fastest).checks.isEmpty)
         #expect(
-            IntegrityHasher(etag: md5ETag, checksums: all, policy: .everyCheck).checks
+            IntegrityHasher(etag: md5ETag, checksums: all, policy: .all).checks
                 == [.md5, .crc32, .crc32c, .sha256])
     }
 
@@ -85,7 +85,7 @@ import Testing
         let data = testBytes(2_500_000, seed: 4)
         try await fixture.client.putObject(bucket: FakeS3Fixture.bucket, key: "e.bin", body: data, checksum: .crc32c)
         let downloader = Downloader(
-            client: fixture.client, configuration: DownloaderConfiguration(integrity: .everyCheck))
+            client: fixture.client, configuration: DownloaderConfiguration(integrity: .all))
         let result = try await downloader.download(fixture.request("e.bin")).result()
         #expect(result.verification == [.length, .md5, .crc32c])
         #expect(try Data(contentsOf: result.url) == data)

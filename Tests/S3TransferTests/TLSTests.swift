@@ -23,7 +23,7 @@ struct TLSTests {
         return Downloader(
             client: client,
             configuration: DownloaderConfiguration(
-                retryPolicy: RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.01), integrity: .everyCheck))
+                retryPolicy: RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.01), integrity: .all))
     }
 
     @Test("a download over HTTPS trusts a server whose certificate the configured CA bundle issued")

@@ -1,7 +1,7 @@
 import AssetStore
 import Dispatch
+import Essentials
 import Foundation
-import SharedState
 
 extension AssetLibrary {
     /// Applies the change requests `body` makes — imports, trash and restore, favourite, hidden, title, keywords

@@ -1,7 +1,7 @@
 import AssetStore
+import Essentials
 import Foundation
 import S3Transfer
-import SharedState
 
 /// How far one asset's upload has come.
 public struct AssetUploadProgress: Sendable, Hashable {

@@ -14,7 +14,7 @@ public struct LibraryChange: Sendable {
     /// `true` when built from the persistent history (identifiers only; records are read when needed).
     let isHistorical: Bool
 
-    init(changes: StoreChangeSet, store: AssetStore, maxIncrementalChangeCount: Int) {
+    package init(changes: StoreChangeSet, store: AssetStore, maxIncrementalChangeCount: Int) {
         self.token = changes.token
         self.changes = changes
         self.store = store

@@ -1,6 +1,6 @@
 import AssetStore
+import Essentials
 import Foundation
-import SharedState
 
 /// An immutable, ordered list of assets: the result of one fetch (PhotoKit's `PHFetchResult`).
 ///
@@ -31,7 +31,7 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     /// Assets shown as they were, whatever the library holds now (the before state of a change's assets).
     private let snapshot: [Int64: AssetRecord]
 
-    init(
+    package init(
         store: AssetStore, options: FetchOptions, sorted: SortedIdentifiers, snapshot: [Int64: AssetRecord] = [:]
     ) {
         self.store = store

@@ -33,25 +33,6 @@ public struct BucketLayout: Sendable, Hashable {
     }
 }
 
-/// Which checks verify a downloaded original.
-public enum IntegrityChecks: Sendable, Hashable {
-    /// The cheapest one that applies: a full-object CRC-32C or CRC-32 the service returned, else the MD5 of a
-    /// plain-MD5 ETag, else a SHA-256 checksum. CRC-32C runs at several GiB/s; MD5 at a few hundred MiB/s.
-    case fastest
-    /// Every check that applies (MD5 of the ETag and every returned checksum).
-    case all
-}
-
-/// When the library may use the network.
-public enum NetworkPolicy: Sendable, Hashable {
-    /// Never: every request is answered from local data (or "in cloud").
-    case offline
-    /// Sync and downloads run whenever needed.
-    case allowed
-    /// Only for requests whose options allow network access; no background sync.
-    case userRequestsOnly
-}
-
 extension AssetLibrary {
     /// Everything a library needs to open: local folder, bucket, and limits.
     public struct Configuration: Sendable {

@@ -1,7 +1,7 @@
 import AssetStore
 import Dispatch
+import Essentials
 import Foundation
-import SharedState
 
 /// A photo library whose originals live in an S3 bucket (PhotoKit's `PHPhotoLibrary`).
 ///

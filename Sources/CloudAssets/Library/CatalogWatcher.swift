@@ -1,7 +1,7 @@
 import AssetStore
 import CFileIO
+import Essentials
 import Foundation
-import SharedState
 
 #if canImport(Glibc)
     import Glibc

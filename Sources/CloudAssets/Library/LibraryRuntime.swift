@@ -1,8 +1,8 @@
 import AssetStore
 import Dispatch
+import Essentials
 import Foundation
 import S3Transfer
-import SharedState
 
 /// The network side of a library: the S3 client and downloader, when an endpoint is configured.
 final class LibraryRemote: Sendable {

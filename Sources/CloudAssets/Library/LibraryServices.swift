@@ -1,8 +1,8 @@
 import AWSSigV4
 import AssetStore
+import Essentials
 import Foundation
 import S3Transfer
-import SharedState
 
 /// The parts of a library beyond its catalog: files on disk, the network side, requests in flight.
 final class LibraryServices: Sendable {
@@ -50,7 +50,7 @@ final class LibraryServices: Sendable {
         var downloaderConfiguration = DownloaderConfiguration()
         downloaderConfiguration.maxConnections = configuration.maxConnections
         downloaderConfiguration.progressInterval = configuration.progressInterval
-        downloaderConfiguration.integrity = configuration.integrityChecks == .all ? .everyCheck : .fastest
+        downloaderConfiguration.integrity = configuration.integrityChecks
         downloaderConfiguration.networkPolicy = .allowed  // the library applies its own policy first
         var uploaderConfiguration = UploaderConfiguration()
         uploaderConfiguration.partSize = configuration.upload.partSize

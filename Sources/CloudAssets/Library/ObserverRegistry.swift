@@ -1,7 +1,7 @@
 import AssetStore
 import Dispatch
+import Essentials
 import Foundation
-import SharedState
 
 /// Registered observers and change streams, and the serial queue that delivers changes to them in commit order.
 final class ObserverRegistry: Sendable {

@@ -1,5 +1,5 @@
+import Essentials
 import Foundation
-import SharedState
 
 /// One transfer of one object to one destination, shared by every ``DownloadAttachment`` that asked for it.
 ///

@@ -1,5 +1,5 @@
+import Essentials
 import Foundation
-import SharedState
 
 /// What one GET attempt learned from its response head.
 struct DownloadAttemptHead: Sendable {
@@ -44,7 +44,7 @@ final class DownloadStreamHandler: HTTPResponseHandler, HTTPBatchedCompletion, @
         /// Whether a 200 (whole object) is acceptable where a range was asked for (full downloads: yes).
         var acceptsWholeObject: Bool
         /// The checks to compute over a whole object.
-        var integrity: IntegrityPolicy
+        var integrity: IntegrityChecks
     }
 
     /// What ``didReceiveHead(_:)`` reads from a successful response (see ``S3Checksums/init(head:)``).

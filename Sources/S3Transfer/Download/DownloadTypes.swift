@@ -13,13 +13,13 @@ package enum DownloadPriority: Int, Sendable, Hashable, Comparable, CaseIterable
     package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
-/// The library-wide rule for using the network.
-package enum NetworkPolicy: Sendable, Hashable {
-    /// No downloads at all.
+/// When a library (and its downloader and uploader) may use the network.
+public enum NetworkPolicy: Sendable, Hashable {
+    /// Never: every request is answered from local data (or "in cloud"); no sync, download or upload.
     case offline
-    /// Downloads whose request allows network access.
+    /// Sync, downloads and uploads run whenever needed (a request still needs its own network permission).
     case allowed
-    /// Only downloads that are user requests and allow network access.
+    /// Only for user requests whose options allow network access; no background sync, caching or upload.
     case userRequestsOnly
 }
 
@@ -37,7 +37,7 @@ package struct DownloaderConfiguration: Sendable, Hashable {
     package var networkPolicy: NetworkPolicy
     /// Which integrity checks a download computes; the length is always checked, and no file is renamed into
     /// place before its checks pass.
-    package var integrity: IntegrityPolicy
+    package var integrity: IntegrityChecks
     /// Whether verified files that are ready together (four or more, as when many small objects download at
     /// once) may be synced with one `syncfs(2)` of their file system instead of one `fdatasync(2)` each. Every
     /// file is still on disk before it is renamed into place either way; a file-system sync needs far fewer
@@ -52,11 +52,11 @@ package struct DownloaderConfiguration: Sendable, Hashable {
     ///   - progressInterval: Milliseconds between progress reports.
     ///   - stallTimeout: Stall timeout in seconds.
     ///   - networkPolicy: The network gate.
-    ///   - integrity: The checks a download computes (``IntegrityPolicy/fastest`` by default).
+    ///   - integrity: The checks a download computes (``IntegrityChecks/fastest`` by default).
     ///   - syncsFileSystemForGroups: See ``syncsFileSystemForGroups``.
     package init(
         maxConnections: Int = 6, retryPolicy: RetryPolicy = RetryPolicy(), progressInterval: Int = 100,
-        stallTimeout: TimeInterval = 30, networkPolicy: NetworkPolicy = .allowed, integrity: IntegrityPolicy = .fastest,
+        stallTimeout: TimeInterval = 30, networkPolicy: NetworkPolicy = .allowed, integrity: IntegrityChecks = .fastest,
         syncsFileSystemForGroups: Bool = true
     ) {
         self.syncsFileSystemForGroups = syncsFileSystemForGroups

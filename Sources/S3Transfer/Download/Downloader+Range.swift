@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 
 /// The outcome of ``Downloader/fetchRange(bucket:key:range:into:expectedETag:isUserRequest:networkAccessAllowed:)``.
@@ -122,7 +123,7 @@ extension Downloader {
                     start = wanted.upperBound
                 } else {
                     let end = start + writer.written
-                    ranges = RangeSet64.normalized(ranges + [start..<end])
+                    ranges = ByteRangeSet(ranges + [start..<end]).ranges
                     try await writer.sync().get()
                     guard end == head.start + head.length else {
                         start = end
@@ -141,7 +142,7 @@ extension Downloader {
                 let progressed = head?.status == 206 && writer.written > 0
                 if let head, head.status == 206, writer.written > 0, let currentETag = etag ?? Optional(head.etag) {
                     // Keep what arrived whole before the failure.
-                    ranges = RangeSet64.normalized(ranges + [start..<(start + writer.written)])
+                    ranges = ByteRangeSet(ranges + [start..<(start + writer.written)]).ranges
                     start += writer.written
                     etag = currentETag
                     total = head.total

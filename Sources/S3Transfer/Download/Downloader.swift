@@ -1,5 +1,5 @@
+import Essentials
 import Foundation
-import SharedState
 
 /// Downloads objects to files: a priority queue under a connection limit, shared transfers for identical
 /// requests, a network gate, retries, resume and integrity checks.

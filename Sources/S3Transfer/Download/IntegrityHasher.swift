@@ -18,17 +18,17 @@ package enum IntegrityCheck: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// Which of the checks that apply to an object a download computes (the length is always checked).
-package enum IntegrityPolicy: String, Sendable, Hashable, Codable {
+public enum IntegrityChecks: String, Sendable, Hashable, Codable {
     /// One check: the cheapest full-object checksum the service returned (CRC-32C, which the CPU computes in
     /// hardware, then CRC-32), else the MD5 of a plain-MD5 ETag, else SHA-256. Either detects a corrupted or
     /// mixed-up body; this keeps verification far below the cost of moving the bytes (MD5 runs at a few
     /// hundred MiB/s per core, CRC-32C at several GiB/s). The default, and what AWS's SDKs verify.
     case fastest
     /// Every check that applies: the MD5 of a plain-MD5 ETag and every full-object checksum returned.
-    case everyCheck
+    case all
 }
 
-/// Hashes a whole object incrementally with the checks that apply to it under an ``IntegrityPolicy``: MD5 when
+/// Hashes a whole object incrementally with the checks that apply to it under an ``IntegrityChecks``: MD5 when
 /// the ETag is a plain MD5, and the full-object checksums the service returned. Not thread-safe: one thread
 /// feeds it at a time.
 // @unchecked: fed by one thread at a time — the engine thread during an attempt, the job between attempts.
@@ -50,7 +50,7 @@ final class IntegrityHasher: @unchecked Sendable {
     /// The hash checks this hasher performs.
     let checks: Set<IntegrityCheck>
 
-    init(etag: String, checksums: S3Checksums, policy: IntegrityPolicy = .everyCheck) {
+    init(etag: String, checksums: S3Checksums, policy: IntegrityChecks = .all) {
         self.etag = etag
         self.checksums = checksums
         var available: [IntegrityCheck] = []  // cheapest first
@@ -60,7 +60,7 @@ final class IntegrityHasher: @unchecked Sendable {
         if checksums.sha256 != nil { available.append(.sha256) }
         switch policy {
         case .fastest: checks = Set(available.prefix(1))
-        case .everyCheck: checks = Set(available)
+        case .all: checks = Set(available)
         }
         start()
     }

@@ -1,6 +1,6 @@
 import CFileIO
+import Essentials
 import Foundation
-import SharedState
 
 #if canImport(Glibc)
     import Glibc

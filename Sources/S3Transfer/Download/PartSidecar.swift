@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 
 /// The small JSON file beside a `.part` file (`<part>.json`) that lets a later run continue it: the ETag the
@@ -15,11 +16,11 @@ struct PartSidecar: Codable, Equatable, Sendable {
         self.etag = etag
         self.size = size
         self.checksums = checksums
-        self.ranges = RangeSet64.normalized(ranges).map { [$0.lowerBound, $0.upperBound] }
+        self.ranges = ByteRangeSet(ranges).ranges.map { [$0.lowerBound, $0.upperBound] }
     }
 
     var byteRanges: [Range<Int64>] {
-        RangeSet64.normalized(ranges.compactMap { $0.count == 2 && $0[0] < $0[1] && $0[0] >= 0 ? $0[0]..<$0[1] : nil })
+        ByteRangeSet(ranges.compactMap { $0.count == 2 && $0[0] < $0[1] && $0[0] >= 0 ? $0[0]..<$0[1] : nil }).ranges
     }
 
     /// How many bytes from offset zero are present.
@@ -68,21 +69,5 @@ struct PartSidecar: Codable, Equatable, Sendable {
 
     static func remove(forPart part: String) {
         unlink(path(forPart: part))
-    }
-}
-
-/// Helpers for lists of byte ranges.
-enum RangeSet64 {
-    /// Sorted, with overlapping or touching ranges merged and empty ones dropped.
-    static func normalized(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
-        var result: [Range<Int64>] = []
-        for range in ranges.filter({ !$0.isEmpty }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let last = result.last, range.lowerBound <= last.upperBound {
-                result[result.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
-            } else {
-                result.append(range)
-            }
-        }
-        return result
     }
 }

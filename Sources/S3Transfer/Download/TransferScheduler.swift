@@ -1,5 +1,5 @@
+import Essentials
 import Foundation
-import SharedState
 
 /// Hands out a fixed number of slots to waiting downloads, highest priority first, then first come.
 ///

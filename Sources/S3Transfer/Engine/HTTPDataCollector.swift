@@ -1,5 +1,5 @@
+import Essentials
 import Foundation
-import SharedState
 
 /// Collects a whole (small) response in memory for ``HTTPEngine/data(for:)``.
 // @unchecked: `head` and `body` are engine-thread only (checked in debug builds); the rest is in `state`.

@@ -1,6 +1,6 @@
 import CCurl
+import Essentials
 import Foundation
-import SharedState
 
 /// Identifies one transfer started on an ``HTTPEngine``.
 package struct HTTPTransferID: Sendable, Hashable {

@@ -1,5 +1,5 @@
+import Essentials
 import Foundation
-import SharedState
 
 /// Delivers one upload's progress: on a private serial queue (targeting the request's queue), in order, at most
 /// every interval, and a last report at 100% before the upload returns. A handler that sets its stop flag stops

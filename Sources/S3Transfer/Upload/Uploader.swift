@@ -1,5 +1,5 @@
+import Essentials
 import Foundation
-import SharedState
 
 /// Uploads files as objects: one PutObject below ``UploaderConfiguration/multipartThreshold``, a multipart upload
 /// from it — resumable from a checkpoint the caller keeps, with every part and the whole object protected by a

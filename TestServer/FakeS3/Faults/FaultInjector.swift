@@ -1,5 +1,5 @@
+import Essentials
 import Foundation
-import SharedState
 
 /// The fault rules of a running server. Thread-safe; changes apply to requests that arrive after
 /// the call returns.

@@ -1,5 +1,5 @@
+import Essentials
 import Foundation
-import SharedState
 
 /// One request as the server answered it.
 public struct RequestLogEntry: Sendable, Hashable {

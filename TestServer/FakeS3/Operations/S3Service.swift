@@ -1,7 +1,7 @@
+import Essentials
 import Foundation
 import NIOCore
 import NIOHTTP1
-import SharedState
 
 /// The S3 API implemented over an ``ObjectStore``: one method per operation, each turning a parsed
 /// request into a response or throwing the ``S3Error`` a client should see. Thread-safe.

@@ -1,5 +1,6 @@
 import AWSSigV4
 import Crypto
+import Essentials
 import Foundation
 import NIOCore
 
@@ -226,18 +227,5 @@ public enum SampleLibrary {
 
     private static func iso8601(_ date: Date) -> String {
         String(HTTPDate.iso8601(date).prefix(19)) + "Z"
-    }
-}
-
-/// A small, fast, deterministic generator (SplitMix64).
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

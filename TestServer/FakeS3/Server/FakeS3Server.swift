@@ -1,8 +1,8 @@
+import Essentials
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import SharedState
 
 /// An S3-compatible HTTP server for tests and demos, started in-process.
 ///

@@ -1,6 +1,6 @@
+import Essentials
 import Foundation
 import NIOCore
-import SharedState
 
 /// Everything the connections of one server share. Thread-safe.
 final class ServerCore: Sendable {

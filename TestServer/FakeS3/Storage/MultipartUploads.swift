@@ -1,7 +1,7 @@
 import Crypto
+import Essentials
 import Foundation
 import NIOCore
-import SharedState
 
 /// Multipart uploads in progress. Parts live where uploads in progress live (memory, or the storage
 /// root's `tmp/`), so a restart discards unfinished uploads, as S3's lifecycle rules would eventually.

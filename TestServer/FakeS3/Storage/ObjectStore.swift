@@ -1,8 +1,8 @@
 import AWSSigV4
 import Crypto
+import Essentials
 import Foundation
 import NIOCore
-import SharedState
 
 /// The bytes of a stored object, ready to serve.
 enum ObjectBody {

@@ -1,6 +1,6 @@
 import AWSSigV4
+import Essentials
 import Foundation
-import SharedState
 
 /// Formats and parses the date forms S3 uses: RFC 1123 in headers, ISO 8601 in XML.
 enum HTTPDate {

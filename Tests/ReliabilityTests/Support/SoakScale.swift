@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 
 /// How big a reliability run is: the short form runs in `make test` (seconds); the full form runs with
@@ -22,19 +23,13 @@ struct SoakScale: Sendable {
     var timeBudget: TimeInterval { isFull ? 180 : 60 }
 }
 
-/// SplitMix64: a small, fast, seedable generator so that a failing run can be replayed from its printed seed.
+/// The package's SplitMix64 with the soak's helpers, so that a failing run can be replayed from its printed seed.
 struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+    private var generator: SplitMix64
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { generator.next() }
 
     /// `count` pseudo-random bytes.
     mutating func bytes(_ count: Int) -> Data {

@@ -10,7 +10,7 @@ package struct ThreadRole: Sendable, Hashable {
     /// A role named `name`.
     package init(_ name: String) { self.name = name }
 
-    private static let key = "SharedState.ThreadRole"
+    private static let key = "Essentials.ThreadRole"
 
     /// Gives the calling thread this role for the rest of its life. Call it first thing on the thread.
     package func adopt() { Thread.current.threadDictionary[Self.key] = name }

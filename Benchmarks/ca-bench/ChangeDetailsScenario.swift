@@ -1,11 +1,12 @@
 import AssetStore
+import CloudAssets
+import Essentials
 import Foundation
 
-/// Synthetic workloads for timing change details (used by the `ca-bench` executable; not API).
-@_spi(Benchmarks)
-public enum ChangeDetailsBenchmark {
+/// Synthetic workloads for timing change details, built on the library's package-level initialisers.
+enum ChangeDetailsBenchmark {
     /// A before fetch result and one change to it, built without timing.
-    public struct Scenario: Sendable {
+    struct Scenario: Sendable {
         let change: LibraryChange
         let before: FetchResult
         /// Identifiers before and after, for a comparison with a generic diff.
@@ -18,10 +19,10 @@ public enum ChangeDetailsBenchmark {
     /// A library-sized fetch result sorted by creation date (`count` assets), and a change that deletes `removed`,
     /// inserts `inserted`, moves `moved` (new creation date) and, when `moved` is 0 and the rest too, changes the
     /// date of one asset. Uses an empty store in a temporary folder (``Scenario/folder``, for the caller to remove).
-    public static func makeScenario(count: Int, removed: Int, inserted: Int, moved: Int, seed: UInt64 = 42)
+    static func makeScenario(count: Int, removed: Int, inserted: Int, moved: Int, seed: UInt64 = 42)
         throws -> Scenario
     {
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ca-bench-\(UUID().uuidString)")
         let store = try AssetStore(folder: folder)
         let options = FetchOptions(sortBy: [.creationDate()])
@@ -76,7 +77,7 @@ public enum ChangeDetailsBenchmark {
     }
 
     /// Computes the change details (the timed operation) and returns (removed, inserted, changed, moves) counts.
-    public static func computeDetails(_ scenario: Scenario) -> (removed: Int, inserted: Int, changed: Int, moves: Int) {
+    static func computeDetails(_ scenario: Scenario) -> (removed: Int, inserted: Int, changed: Int, moves: Int) {
         guard let details = scenario.change.details(for: scenario.before) else { return (0, 0, 0, 0) }
         return (
             details.removedIndexes?.count ?? 0, details.insertedIndexes?.count ?? 0, details.changedIndexes?.count ?? 0,
@@ -85,36 +86,13 @@ public enum ChangeDetailsBenchmark {
     }
 
     /// `true` when the computed after result equals the naively sorted one (checked outside the timings).
-    public static func verify(_ scenario: Scenario) -> Bool {
+    static func verify(_ scenario: Scenario) -> Bool {
         scenario.change.details(for: scenario.before)?.fetchResultAfterChanges.identifiers.elementsEqual(
             scenario.afterIDs) ?? false
     }
 
     /// The standard library's diff with moves over the same identifiers; returns the number of changes.
-    public static func standardLibraryDiff(_ scenario: Scenario) -> Int {
+    static func standardLibraryDiff(_ scenario: Scenario) -> Int {
         scenario.afterIDs.difference(from: scenario.beforeIDs).inferringMoves().count
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so benchmark workloads are the same on every run.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func next(below bound: UInt64) -> UInt64 { next() % bound }
-
-    mutating func shuffle<T>(_ array: inout [T]) {
-        guard array.count > 1 else { return }
-        for index in stride(from: array.count - 1, to: 0, by: -1) {
-            array.swapAt(index, Int(next(below: UInt64(index + 1))))
-        }
     }
 }
