@@ -6,37 +6,31 @@ import Testing
 // The README's quick start, compiled and run against the fake server. Keep the two in step.
 
 // --- README: begin ---
-final class Gallery: LibraryChangeObserver, @unchecked Sendable {  // state guarded by `lock`
+/// What a list on screen shows, kept current from the library's changes. An actor: one task at a time touches
+/// its state, so the compiler checks there is no data race.
+actor Gallery {
     let library: AssetLibrary
-    private let lock = NSLock()
-    private var state: (recent: FetchResult, rows: [String])  // rows: what a list UI shows, one per asset
-
-    /// Read from any thread: the observer replaces both on the change queue, under the lock.
-    var recent: FetchResult { locked { $0.recent } }
-    var rows: [String] { locked { $0.rows } }
+    private(set) var recent: FetchResult
+    private(set) var rows: [String]  // what a list UI shows, one per asset
 
     init(library: AssetLibrary) throws {
         self.library = library
-        let recent = try library.fetchAssets(
+        recent = try library.fetchAssets(
             FetchOptions(predicate: .mediaType(.image), sortBy: [.creationDate(ascending: false)], limit: 500))
-        state = (recent, recent.map(\.key))
-        library.register(self)  // observers are called serially, in commit order, on the library's change queue
+        rows = recent.map(\.key)
     }
 
-    func libraryDidChange(_ change: LibraryChange) {
-        locked { state in
-            guard let details = change.details(for: state.recent) else { return }  // nil: the change missed us
-            let after = details.fetchResultAfterChanges
-            state.recent = after
-            // Deletes (before indexes), inserts (after indexes), moves, then reloads — the order a list applies.
-            ListUpdate(details).apply(to: &state.rows, afterCount: after.count) { after[$0].key }
-        }
+    /// Applies every change, in commit order, until the library closes.
+    func follow(_ changes: AsyncStream<LibraryChange>) async {
+        for await change in changes { apply(change) }
     }
 
-    private func locked<T>(_ body: (inout (recent: FetchResult, rows: [String])) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&state)
+    func apply(_ change: LibraryChange) {
+        guard let details = change.details(for: recent) else { return }  // nil: the change missed us
+        let after = details.fetchResultAfterChanges
+        recent = after
+        // Deletes (before indexes), inserts (after indexes), moves, then reloads — the order a list applies.
+        ListUpdate(details).apply(to: &rows, afterCount: after.count) { after[$0].key }
     }
 
     func original(of asset: Asset) async throws -> Data {
@@ -52,6 +46,19 @@ final class Gallery: LibraryChangeObserver, @unchecked Sendable {  // state guar
 // --- README: end ---
 
 @Suite struct ReadmeQuickStartTests {
+    @Test func theReadmeShowsThisCodeVerbatim() throws {
+        let here = URL(fileURLWithPath: #filePath)
+        let readme = try String(
+            contentsOf: here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: here, encoding: .utf8)
+        let begin = try #require(source.range(of: "// --- README: " + "begin ---\n"))
+        let end = try #require(source.range(of: "// --- README: " + "end ---"))
+        let code = source[begin.upperBound..<end.lowerBound]
+        #expect(code.count > 500)
+        #expect(readme.contains(code), "README.md's quick start differs from the code this test runs")
+    }
+
     @Test func quickStartSyncsObservesAndDownloads() async throws {
         let server = try FakeS3Server(
             configuration: FakeS3Configuration(accessKeyID: "demo", secretAccessKey: "demo-secret"))
@@ -74,20 +81,32 @@ final class Gallery: LibraryChangeObserver, @unchecked Sendable {  // state guar
             configuration: .init(
                 storeURL: folder, endpoint: server.endpoint, bucket: "photos",
                 credentials: .static(accessKeyID: "demo", secretAccessKey: "demo-secret")))
-        defer { library.close() }
         let gallery = try Gallery(library: library)
-        #expect(gallery.recent.count == 0)
+        #expect(await gallery.recent.count == 0)
 
+        // What `gallery.follow(library.changes)` does, one change at a time so the test knows when to look.
+        var changes = library.changes.makeAsyncIterator()
+        func applyChanges(through token: ChangeToken) async {
+            while let change = await changes.next() {
+                await gallery.apply(change)
+                if change.token >= token { return }
+            }
+        }
         try await library.sync()
-        await withCheckedContinuation { done in library.notifyWhenChangesDelivered { done.resume() } }
-        #expect(gallery.recent.count > 0)
-        #expect(gallery.rows == gallery.recent.map(\.key))
+        await applyChanges(through: library.currentChangeToken)
+        #expect(await gallery.recent.count > 0)
+        #expect(await gallery.rows == gallery.recent.map(\.key))
 
-        let first = try #require(gallery.recent.firstObject)
+        let first = try #require(await gallery.recent.firstObject)
         let data = try await gallery.original(of: first)
         #expect(data == (try server.objectData(bucket: "photos", key: first.key)))
-        await withCheckedContinuation { done in library.notifyWhenChangesDelivered { done.resume() } }
-        #expect(gallery.recent.firstObject?.availability == .full)
-        #expect(gallery.rows == gallery.recent.map(\.key))
+        await applyChanges(through: library.currentChangeToken)
+        #expect(await gallery.recent.firstObject?.availability == .full)
+        #expect(await gallery.rows == gallery.recent.map(\.key))
+
+        // The README's way: a task follows the changes until the library closes.
+        let follower = Task { await gallery.follow(library.changes) }
+        library.close()
+        await follower.value
     }
 }

@@ -12,7 +12,7 @@ import Foundation
 /// placeholder with an empty `key`. A fetch result is safe to use from any thread.
 public final class FetchResult: Sendable, RandomAccessCollection {
     /// How many assets are read from the library at a time.
-    public static let pageSize = 256
+    static let pageSize = 256
     private static let maximumCachedPages = 64
 
     /// The options the result was fetched with.
@@ -51,7 +51,7 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     }
 
     /// The local identifiers, in order.
-    public var identifiers: ContiguousArray<Int64> { sorted.ids }
+    package var identifiers: ContiguousArray<Int64> { sorted.ids }
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { sorted.ids.count }
@@ -79,7 +79,7 @@ public final class FetchResult: Sendable, RandomAccessCollection {
 
     /// The position of the asset with this identifier, or `nil`. The first call builds an index (O(n)); later
     /// calls are O(1).
-    public func index(ofIdentifier id: Int64) -> Int? {
+    package func index(ofIdentifier id: Int64) -> Int? {
         cache.withLock { cache in
             if cache.indexByID == nil {
                 var map = [Int64: Int](minimumCapacity: sorted.ids.count)

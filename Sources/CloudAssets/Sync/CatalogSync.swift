@@ -5,39 +5,39 @@ import S3Transfer
 /// What one catalog sync did.
 public struct SyncSummary: Sendable, Hashable {
     /// Objects listed under the originals prefix.
-    public var listed = 0
+    public internal(set) var listed = 0
     /// Assets inserted for new objects.
-    public var inserted = 0
+    public internal(set) var inserted = 0
     /// Assets whose object changed (ETag or size): a content change.
-    public var contentChanged = 0
+    public internal(set) var contentChanged = 0
     /// Assets whose remote metadata (not the bytes) changed.
-    public var metadataChanged = 0
+    public internal(set) var metadataChanged = 0
     /// Assets removed because their object is gone.
-    public var removed = 0
+    public internal(set) var removed = 0
     /// HEAD requests made for metadata (new or changed objects only).
-    public var headRequests = 0
+    public internal(set) var headRequests = 0
     /// Listing pages read (originals and thumbnails).
-    public var pages = 0
+    public internal(set) var pages = 0
     /// Store transactions committed (an unchanged bucket commits none).
-    public var transactions = 0
+    public internal(set) var transactions = 0
     /// True when this run continued one that was interrupted.
-    public var resumed = false
+    public internal(set) var resumed = false
     /// Thumbnails fetched after listing.
-    public var thumbnailsFetched = 0
+    public internal(set) var thumbnailsFetched = 0
     /// Metadata sidecars read and merged (those whose ETag changed since the last merge).
-    public var sidecarsRead = 0
+    public internal(set) var sidecarsRead = 0
     /// Assets purged from the trash (past the retention).
-    public var purged = 0
+    public internal(set) var purged = 0
     /// Objects the sync could not take in (their HEAD was refused for that object alone), with the reason. They
     /// are left out of the catalog (an asset already there keeps its earlier state) and tried again next sync.
-    public var skipped: [SkippedObject] = []
+    public internal(set) var skipped: [SkippedObject] = []
 
     /// An object a sync left out, and why.
     public struct SkippedObject: Sendable, Hashable {
         /// The object's key, exactly as listed.
-        public var key: String
+        public internal(set) var key: String
         /// A one-line reason.
-        public var reason: String
+        public internal(set) var reason: String
     }
 }
 
