@@ -4,6 +4,10 @@ import PackageDescription
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny")
 ]
+/// For the library modules: an import is internal unless it says `public` (so a module's API names every module
+/// it exposes), and a member is visible only where its module is imported.
+let boundary: [SwiftSetting] =
+    strict + [.enableUpcomingFeature("InternalImportsByDefault"), .enableUpcomingFeature("MemberImportVisibility")]
 
 let package = Package(
     name: "CloudAssets",
@@ -32,13 +36,13 @@ let package = Package(
 
         // What every module shares: the one lock box (over the standard library's Mutex), thread-role checks,
         // byte-range sets and a seeded generator.
-        .target(name: "Essentials", swiftSettings: strict),
+        .target(name: "Essentials", swiftSettings: boundary),
 
         // AWS Signature Version 4, shared by the client (signing) and the fake server (verifying).
         .target(
             name: "AWSSigV4",
             dependencies: ["Essentials", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: strict),
+            swiftSettings: boundary),
 
         // SQLite persistence; knows nothing about HTTP.
         .target(
@@ -49,7 +53,7 @@ let package = Package(
                 // Raw sqlite3_* calls on GRDB's prepared statements in the bulk-write hot path.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
-            swiftSettings: strict),
+            swiftSettings: boundary),
 
         // libcurl HTTP engine, S3 operations, the downloader.
         .target(
@@ -58,7 +62,7 @@ let package = Package(
                 "CCurl", "CZlib", "CFileIO", "CDigest", "AWSSigV4", "Essentials",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            swiftSettings: strict),
+            swiftSettings: boundary),
 
         // Public API.
         .target(
@@ -67,7 +71,7 @@ let package = Package(
                 "AssetStore", "S3Transfer", "Essentials", "CFileIO",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            swiftSettings: strict),
+            swiftSettings: boundary),
 
         // What the two executables share: one way to parse, run and end with a one-line error.
         .target(

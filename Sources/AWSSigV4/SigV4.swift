@@ -1,6 +1,6 @@
-import Crypto
+package import Crypto
 import Essentials
-import Foundation
+package import Foundation
 
 /// The pieces of AWS Signature Version 4 that both a client (signing) and a
 /// server (verifying) need. All functions are pure and thread-safe.

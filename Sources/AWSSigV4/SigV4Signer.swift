@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+package import Foundation
 
 /// Signs S3 requests with AWS Signature Version 4 (header form and presigned URLs).
 ///

@@ -1,3 +1,5 @@
+import Essentials
+
 /// The checks the write path runs on every inserted or updated record.
 extension AssetRecord {
     /// Throws ``AssetStoreError/invariantViolation(_:)`` naming the first broken rule.

@@ -1,5 +1,5 @@
-import Essentials
-import Foundation
+package import Essentials
+package import Foundation
 
 /// The kind of media an asset holds.
 public enum MediaType: Int, Sendable, Hashable, Codable, CaseIterable {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import GRDB
 
 /// What the write path needs beyond asset rows: the checkpoints of uploads in progress (saving one is not a change

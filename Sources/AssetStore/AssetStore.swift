@@ -1,5 +1,5 @@
 import Essentials
-import Foundation
+package import Foundation
 import GRDB
 
 /// The SQLite-backed store of every asset the library knows, with its change history.

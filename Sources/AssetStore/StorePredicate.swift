@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import GRDB
 
 /// A filter over asset records, compiled to SQL with bound arguments and also evaluable in memory.

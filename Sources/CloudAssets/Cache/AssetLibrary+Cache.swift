@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 import Foundation
 import S3Transfer
 

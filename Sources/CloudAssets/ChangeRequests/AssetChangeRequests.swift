@@ -1,5 +1,5 @@
 import AssetStore
-import Foundation
+public import Foundation
 
 /// The changes one ``AssetLibrary/performChanges(_:)`` call makes, recorded by its closure and applied together
 /// in one transaction (PhotoKit's change requests inside `performChanges`).

@@ -1,5 +1,5 @@
 import AssetStore
-import Foundation
+public import Foundation
 
 /// How one change affected one fetch result (PhotoKit's `PHFetchResultChangeDetails`).
 ///

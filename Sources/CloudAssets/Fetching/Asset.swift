@@ -1,5 +1,6 @@
-import AssetStore
-import Foundation
+public import AssetStore
+import Essentials
+public import Foundation
 
 /// How much of an asset is on this machine (PhotoKit's "in cloud" vs local, with the steps in between).
 public enum AssetAvailability: Int, Sendable, Hashable, CaseIterable, Comparable {

@@ -1,5 +1,5 @@
-import AssetStore
-import Foundation
+public import AssetStore
+public import Foundation
 
 /// A filter for ``FetchOptions``: a tree of conditions on asset properties.
 ///

@@ -1,6 +1,6 @@
-import AssetStore
+package import AssetStore
 import Essentials
-import Foundation
+public import Foundation
 
 /// An immutable, ordered list of assets: the result of one fetch (PhotoKit's `PHFetchResult`).
 ///

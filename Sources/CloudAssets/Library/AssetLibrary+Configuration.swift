@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where the library's S3 credentials come from.
 public enum Credentials: Sendable, Hashable {

@@ -1,5 +1,5 @@
-import AssetStore
-import Dispatch
+public import AssetStore
+public import Dispatch
 import Essentials
 import Foundation
 

@@ -1,6 +1,6 @@
 import AssetStore
 import Essentials
-import Foundation
+public import Foundation
 import S3Transfer
 
 extension AssetLibrary {

@@ -1,5 +1,5 @@
 import AssetStore
-import Foundation
+public import Foundation
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Identifies one data request, for ``AssetLibrary/cancelRequest(_:)``.
 public typealias AssetRequestID = Int

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension AssetLibrary {
     private var lastSyncURL: URL { configuration.storeURL.appendingPathComponent("last-sync.json") }

@@ -1,5 +1,6 @@
 import AssetStore
-import Foundation
+import Essentials
+public import Foundation
 import S3Transfer
 
 extension AssetLibrary {

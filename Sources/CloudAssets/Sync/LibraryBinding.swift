@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 import Foundation
 
 /// The endpoint, bucket and originals prefix a library belongs to: recorded by its first sync that lists the

@@ -1,5 +1,5 @@
 import AWSSigV4
-import Foundation
+package import Foundation
 
 extension S3Client {
     /// Creates a bucket (in the configured region's default location).

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// When a write may replace what a key holds (S3's conditional writes).
 package enum S3WriteCondition: Sendable, Hashable {

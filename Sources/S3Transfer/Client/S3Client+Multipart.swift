@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// One uploaded part, as CompleteMultipartUpload wants it.
 package struct S3CompletedPart: Sendable, Hashable {

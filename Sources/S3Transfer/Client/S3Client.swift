@@ -1,6 +1,6 @@
 import AWSSigV4
 import Essentials
-import Foundation
+package import Foundation
 
 /// An S3 client on an ``HTTPEngine``: signs every request (afresh on every attempt), maps error responses to
 /// ``S3Error`` and retries what may succeed on another attempt (``RetryPolicy``).

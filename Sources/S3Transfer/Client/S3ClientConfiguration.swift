@@ -1,5 +1,5 @@
-import AWSSigV4
-import Foundation
+package import AWSSigV4
+package import Foundation
 
 /// How the bucket is named in requests.
 package enum S3AddressingStyle: Sendable, Hashable {

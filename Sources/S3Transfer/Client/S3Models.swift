@@ -1,7 +1,7 @@
 import AWSSigV4
 import CZlib
 import Crypto
-import Foundation
+package import Foundation
 
 /// One object in a listing.
 package struct S3ObjectSummary: Sendable, Hashable {

@@ -1,5 +1,5 @@
 import Essentials
-import Foundation
+package import Foundation
 
 /// One caller's view of a download: its progress reports, its result, its cancel/pause/resume.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// How urgently a download should get a connection. Higher priorities are served first; within one
 /// priority, first come first served.

@@ -1,5 +1,5 @@
 import Essentials
-import Foundation
+package import Foundation
 
 /// The outcome of ``Downloader/fetchRange(bucket:key:range:into:expectedETag:isUserRequest:networkAccessAllowed:)``.
 package struct RangeFetchResult: Sendable, Hashable {

@@ -1,6 +1,6 @@
 import CCurl
-import Essentials
-import Foundation
+package import Essentials
+package import Foundation
 
 /// Identifies one transfer started on an ``HTTPEngine``.
 package struct HTTPTransferID: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Settings of an ``HTTPEngine``: connection limits, timeouts and TLS.
 package struct HTTPEngineConfiguration: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// One HTTP request as the engine sends it.
 ///

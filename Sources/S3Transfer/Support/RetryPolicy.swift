@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// How often and how patiently to retry: capped exponential backoff with full jitter
 /// (a random delay between zero and `min(maxDelay, baseDelay × 2^(attempt-1))`).

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// How far an upload has come.
 package struct UploadProgress: Sendable, Hashable {
