@@ -4,3 +4,4 @@
 @_exported import enum AssetStore.MediaType
 @_exported import enum S3Transfer.IntegrityChecks
 @_exported import enum S3Transfer.NetworkPolicy
+@_exported import enum S3Transfer.S3ChecksumAlgorithm

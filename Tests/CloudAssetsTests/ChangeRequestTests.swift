@@ -96,6 +96,25 @@ struct ChangeRequestTests {
         }
     }
 
+    @Test("uploads carry the checksum the configuration chooses", arguments: [S3ChecksumAlgorithm.crc32c, .crc32, .sha256])
+    func uploadsCarryTheConfiguredChecksum(algorithm: S3ChecksumAlgorithm) async throws {
+        try await withHarness { harness in
+            var configuration = harness.quietConfiguration()
+            configuration.upload.checksum = algorithm
+            let library = try await harness.open(configuration)
+            let bytes = testBytes(count: 70_000, seed: 7)
+            let ids = try await library.performChanges {
+                $0.createAsset(fromFileAt: try harness.sourceFile("clip.mov", bytes))
+            }
+            await library.waitForUploads()
+            let asset = try #require(try library.asset(withLocalIdentifier: ids[0]))
+            #expect(asset.uploadState == .uploaded)
+            let stored = try #require(try harness.server.objectChecksums(bucket: LibraryHarness.bucket, key: asset.key))
+            #expect(Array(stored.checksums.keys) == [algorithm.rawValue], "\(stored)")
+            #expect(stored.checksums[algorithm.rawValue] == algorithm.checksum(of: bytes))
+        }
+    }
+
     @Test("a sync after an upload records the listing's date without a HEAD and reports no content change")
     func syncAfterUploadNeedsNoHead() async throws {
         try await withHarness { harness in

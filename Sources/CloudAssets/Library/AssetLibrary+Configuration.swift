@@ -83,6 +83,16 @@ extension AssetLibrary {
         /// The upload settings: part size for multipart uploads (default 8 MiB; at least 5 MiB), parts in flight
         /// per upload, checksum.
         public var upload = UploadSettings()
+        /// A PEM file of CA certificates to trust for an HTTPS endpoint (a private CA), instead of the system's.
+        /// Default nil: the system's CAs.
+        public var caBundlePath: String?
+        /// Whether HTTPS verifies the server's certificate and host name. Default `true`; `false` only for a test
+        /// endpoint you control.
+        public var verifyTLS = true
+        /// Whether a group of four or more downloads finishing together is made durable with one `syncfs` of their
+        /// file system instead of one `fdatasync` each. Default `true`; `false` keeps every sync to its own file
+        /// (`syncfs` also writes other programs' pending data on that file system).
+        public var syncsFileSystemForGroups = true
 
         public init(
             storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",
@@ -154,11 +164,20 @@ public struct UploadSettings: Sendable, Hashable {
     /// round trips, not bandwidth. Uploads may use this many connections even above
     /// ``AssetLibrary/Configuration/maxConnections``, which bounds downloads and sync.
     public var concurrentUploads = 16
+    /// The checksum sent with every upload (each part, and the whole object as `FULL_OBJECT`), which the service
+    /// verifies before it stores the bytes and returns on every download. Default CRC-32C (computed in hardware).
+    /// With `.sha256` a multipart object keeps only a checksum of its parts' checksums (S3's `COMPOSITE` type).
+    public var checksum: S3ChecksumAlgorithm = .crc32c
 
-    public init(partSize: Int64 = 8 << 20, partsInFlight: Int = 4, concurrentUploads: Int = 16) {
+    /// Settings with the defaults above; sizes below S3's limits are raised to them (parts ≥ 5 MiB, ≥ 1 at once).
+    public init(
+        partSize: Int64 = 8 << 20, partsInFlight: Int = 4, concurrentUploads: Int = 16,
+        checksum: S3ChecksumAlgorithm = .crc32c
+    ) {
         self.partSize = max(5 << 20, partSize)
         self.partsInFlight = max(1, partsInFlight)
         self.concurrentUploads = max(1, concurrentUploads)
+        self.checksum = checksum
     }
 }
 

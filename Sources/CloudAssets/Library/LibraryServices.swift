@@ -44,6 +44,8 @@ final class LibraryServices: Sendable {
         }
         var clientConfiguration = S3ClientConfiguration(endpoint: endpoint, region: configuration.region)
         clientConfiguration.credentials = credentials
+        clientConfiguration.caBundlePath = configuration.caBundlePath
+        clientConfiguration.verifyTLS = configuration.verifyTLS
         // The engine's cap covers both: the downloader keeps to `maxConnections` on its own.
         clientConfiguration.maxConnections = max(configuration.maxConnections, configuration.upload.concurrentUploads)
         let client = S3Client(configuration: clientConfiguration)
@@ -51,11 +53,13 @@ final class LibraryServices: Sendable {
         downloaderConfiguration.maxConnections = configuration.maxConnections
         downloaderConfiguration.progressInterval = configuration.progressInterval
         downloaderConfiguration.integrity = configuration.integrityChecks
+        downloaderConfiguration.syncsFileSystemForGroups = configuration.syncsFileSystemForGroups
         downloaderConfiguration.networkPolicy = .allowed  // the library applies its own policy first
         var uploaderConfiguration = UploaderConfiguration()
         uploaderConfiguration.partSize = configuration.upload.partSize
         uploaderConfiguration.multipartThreshold = configuration.upload.partSize
         uploaderConfiguration.maxConcurrentParts = configuration.upload.partsInFlight
+        uploaderConfiguration.checksum = configuration.upload.checksum
         uploaderConfiguration.networkPolicy = .allowed  // the library applies its own policy first
         remote = LibraryRemote(
             client: client, downloader: Downloader(client: client, configuration: downloaderConfiguration),

@@ -55,7 +55,8 @@ package struct ListObjectsPage: Sendable, Hashable {
 }
 
 /// A full-object checksum algorithm S3 can store with an object (`x-amz-checksum-<name>`).
-package enum S3ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable {
+/// A checksum S3 computes and checks on upload (`x-amz-checksum-*`) and returns on download.
+public enum S3ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable {
     /// CRC-32 (zlib's polynomial).
     case crc32
     /// CRC-32C (Castagnoli), computed in hardware where the CPU has it.
