@@ -6,8 +6,7 @@ import CloudAssets
 /// says so; the command still succeeds: the change is made).
 protocol EditCommand: AsyncParsableCommand {
     var global: GlobalOptions { get }
-    var assets: [String] { get }
-    var noWait: Bool { get }
+    var edit: EditOptions { get }
     func record(_ assets: [Asset], in changes: AssetChangeRequests)
 }
 
@@ -16,9 +15,9 @@ extension EditCommand {
         try await runReportingErrors {
             let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
-            let targets = try resolveAssets(assets, in: library, includingTrash: true)
+            let targets = try resolveAssets(edit.selection.assets, in: library, includingTrash: true)
             try await library.performChanges { record(targets, in: $0) }
-            guard !noWait && library.networkPolicy != .offline else { return }
+            guard !edit.noWait && library.networkPolicy != .offline else { return }
             try await withInterrupt { await library.waitForUploads() }
             if try library.uploads.unsharedEdits > 0 {
                 Terminal.shared.err(

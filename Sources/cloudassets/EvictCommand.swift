@@ -4,10 +4,10 @@ import ArgumentParser
 struct Evict: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Remove local originals (back to thumbnail).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Asset ids or keys.") var assets: [String]
+    @OptionGroup var selection: AssetArguments
 
     func run() async throws {
-        try await runLocalAssetCommand(global, assets, verb: "evicted") { library, targets in
+        try await runLocalAssetCommand(global, selection.assets, verb: "evicted") { library, targets in
             for asset in targets { try library.evict(asset) }
         }
     }

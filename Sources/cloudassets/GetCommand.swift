@@ -7,7 +7,7 @@ struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Fetch assets' originals (or a byte range) into the library, and optionally copy them out.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Asset ids or keys.") var assets: [String]
+    @OptionGroup var selection: AssetArguments
     @Flag(name: .long, help: "Allow downloading originals that are not local.") var network = false
     @Option(name: .long, help: "Only this byte range of the original: a-b (inclusive), as in HTTP.") var range: String?
     @Option(name: .shortAndLong, help: "Write the data to this file (- for standard output); one asset only.")
@@ -15,11 +15,11 @@ struct Get: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            if output != nil && assets.count != 1 { throw CLIError("-o takes exactly one asset") }
+            if output != nil && selection.assets.count != 1 { throw CLIError("-o takes exactly one asset") }
             if let output, output != "-" { _ = try validateOutputPath(output) }
             let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
-            let targets = try resolveAssets(assets, in: library)
+            let targets = try resolveAssets(selection.assets, in: library)
             let byteRange = try range.map(ByteRangeArgument.parse)
             // The output is checked (and its temporary file created) before anything is downloaded.
             let sink = try output.map { try OutputSink(output: $0, libraryFolder: library.configuration.storeURL) }

@@ -5,8 +5,7 @@ import CloudAssets
 struct Hide: EditCommand {
     static let configuration = CommandConfiguration(abstract: "Hide assets (left out of default listings).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Asset ids or keys.") var assets: [String]
-    @Flag(name: .long, help: "Record only; do not send the change to the bucket now.") var noWait = false
+    @OptionGroup var edit: EditOptions
     func record(_ assets: [Asset], in changes: AssetChangeRequests) { changes.setHidden(true, for: assets) }
     func run() async throws { try await runEdit() }
 }

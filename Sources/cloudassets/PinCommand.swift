@@ -6,7 +6,7 @@ import Foundation
 struct Pin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Pin assets: download their originals, never evict.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Asset ids or keys.") var assets: [String]
+    @OptionGroup var selection: AssetArguments
     @Flag(
         name: .long,
         help: "Record the pins and return: the downloads run with the next pin (without --no-wait) or watch.")
@@ -18,7 +18,7 @@ struct Pin: AsyncParsableCommand {
             // started only to be cancelled as this process exits.
             let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
-            let targets = try resolveAssets(assets, in: library)
+            let targets = try resolveAssets(selection.assets, in: library)
             try library.pin(targets)
             if !noWait {
                 // Every pinned original not yet local: these, and earlier pins recorded with --no-wait.

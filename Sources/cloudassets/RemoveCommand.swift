@@ -6,8 +6,7 @@ struct Remove: EditCommand {
     static let configuration = CommandConfiguration(
         commandName: "rm", abstract: "Move assets to the trash (restore brings them back; empty-trash purges).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Asset ids or keys.") var assets: [String]
-    @Flag(name: .long, help: "Record only; do not send the change to the bucket now.") var noWait = false
+    @OptionGroup var edit: EditOptions
     func record(_ assets: [Asset], in changes: AssetChangeRequests) { changes.deleteAssets(assets) }
     func run() async throws { try await runEdit() }
 }

@@ -4,10 +4,10 @@ import ArgumentParser
 struct Unpin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Unpin assets (their originals become evictable).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Asset ids or keys.") var assets: [String]
+    @OptionGroup var selection: AssetArguments
 
     func run() async throws {
-        try await runLocalAssetCommand(global, assets, verb: "unpinned") { library, targets in
+        try await runLocalAssetCommand(global, selection.assets, verb: "unpinned") { library, targets in
             try library.unpin(targets)
         }
     }
