@@ -2,6 +2,7 @@ import ArgumentParser
 import CommandLineSupport
 import Foundation
 
+/// `cloudassets`: the root command, which only names the subcommands (one file each, `<Name>Command.swift`).
 @main
 struct CloudAssetsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

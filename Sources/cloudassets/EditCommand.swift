@@ -11,6 +11,8 @@ protocol EditCommand: AsyncParsableCommand {
 }
 
 extension EditCommand {
+    /// Records the change on the named assets (trashed ones included), then, unless `--no-wait` or offline, waits
+    /// for it to reach the bucket.
     func runEdit() async throws {
         try await runReportingErrors {
             let library = try await global.openLibrary(runsDownloads: false)

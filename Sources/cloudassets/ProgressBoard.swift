@@ -46,6 +46,7 @@ final class ProgressBoard: @unchecked Sendable {  // every field is guarded by `
         }
     }
 
+    /// Redraws `name`'s bar with its latest progress.
     func update(name: String, progress: AssetRequestProgress) {
         guard !quiet else { return }
         lock.lock()
@@ -80,6 +81,7 @@ final class ProgressBoard: @unchecked Sendable {  // every field is guarded by `
         }
     }
 
+    /// Removes `name`'s bar; when not on a terminal, prints one `downloaded` line for it.
     func finish(name: String) {
         lock.lock()
         let last = active.removeValue(forKey: name)
@@ -91,6 +93,7 @@ final class ProgressBoard: @unchecked Sendable {  // every field is guarded by `
         }
     }
 
+    /// Stops the stall timer and removes the bars.
     func end() {
         timer?.cancel()
         Terminal.shared.endLive()
