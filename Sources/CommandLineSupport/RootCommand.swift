@@ -7,16 +7,17 @@ extension AsyncParsableCommand {
     ///
     /// - help and `--version` print and exit 0 (also help asked for by running a command group);
     /// - a line that does not parse or validate prints one `error:` line (ArgumentParser's message folded onto
-    ///   one line, passed through `usageLine`) and exits 2, not ArgumentParser's 64;
+    ///   one line, passed through `usageLine`) and exits with `usageStatus` (2), not ArgumentParser's 64;
     /// - an `ExitCode` thrown by the command ends with that code;
     /// - any other failure prints `error: ` and the first value of `failure` on one line, and exits with the
     ///   second.
     /// - Parameters:
     ///   - arguments: The command line without the program name.
     ///   - usageLine: Turns the folded parse message into the line printed after `error: `.
+    ///   - usageStatus: The exit status of a line that does not parse or validate.
     ///   - failure: The message and exit status for an error the command threw.
     public static func runReportingOneLine(
-        arguments: [String], usageLine: @Sendable (String) -> String = { $0 },
+        arguments: [String], usageLine: @Sendable (String) -> String = { $0 }, usageStatus: Int32 = 2,
         failure: @Sendable (any Error) -> (message: String, status: Int32)
     ) async -> Never {
         let command: any ParsableCommand
@@ -27,7 +28,7 @@ extension AsyncParsableCommand {
             let folded = message(for: error).split(whereSeparator: \.isNewline)
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "; ")
             FileHandle.standardError.write(Data("error: \(usageLine(folded))\n".utf8))
-            Foundation.exit(2)
+            Foundation.exit(usageStatus)
         }
         do {
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import CommandLineSupport
 import Foundation
 
+/// `cloudassets`: the root command, which only names the subcommands (one file each, `<Name>Command.swift`).
 @main
 struct CloudAssetsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -13,8 +14,10 @@ struct CloudAssetsCommand: AsyncParsableCommand {
             Status.self, ExitCodes.self,
         ])
 
-    /// Parses and runs the command, ending with a status of ``ExitStatus``: help and version exit 0, a command
-    /// line that does not parse exits 2 with one `error:` line (ArgumentParser's own default would be 64).
+    /// Parses and runs the command, ending with a status of ``ExitStatus``: help exits 0; a command line that does
+    /// not parse or validate (an unknown flag or subcommand, a missing argument or value, a bad value) exits
+    /// ``ExitStatus/usage`` (2) with one `error:` line, not ArgumentParser's own 64 (EX_USAGE); an error a command
+    /// throws exits ``ExitStatus/of(_:)``.
     static func main() async {
         await main(arguments: Array(CommandLine.arguments.dropFirst()))
     }
@@ -27,6 +30,7 @@ struct CloudAssetsCommand: AsyncParsableCommand {
                 let subcommand = configuration.subcommands.map { $0._commandName }.first { arguments.first == $0 }
                 return "\(lowered) (see 'cloudassets \(subcommand.map { $0 + " " } ?? "")--help')"
             },
+            usageStatus: ExitStatus.usage.rawValue,
             failure: { error in
                 Terminal.shared.endLive()
                 return (UserMessage.describe(error), ExitStatus.of(error).rawValue)

@@ -96,12 +96,3 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         return [ENOSPC, EDQUOT, EROFS, EACCES, EPERM].contains(code) ? .diskFull : .unexpected
     }
 }
-
-/// `cloudassets exit-codes` (hidden): prints ``ExitStatus/markdownTable``, the README's table of exit codes.
-struct ExitCodes: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "exit-codes", abstract: "Print the table of exit codes (as in the README).",
-        shouldDisplay: false)
-
-    func run() throws { print(ExitStatus.markdownTable) }
-}

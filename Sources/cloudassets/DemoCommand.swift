@@ -3,6 +3,7 @@ import CloudAssets
 import FakeS3
 import Foundation
 
+/// `cloudassets demo`: the whole engine against the bundled fake S3 server (see ``DemoRun``).
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the engine against the bundled fake S3 server.")
     @Option(help: "Library folder (default: a temporary folder, removed at the end).") var store: String?

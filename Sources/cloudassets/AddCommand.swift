@@ -1,0 +1,96 @@
+import ArgumentParser
+import CloudAssets
+import Foundation
+
+/// `cloudassets add`: imports files and folders into the library and (unless `--no-wait`) waits for their uploads.
+struct Add: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Import files into the library and upload them.",
+        discussion: """
+            Each file becomes an asset at once (local, full); its upload runs with progress and the command waits \
+            for it unless --no-wait (then the next sync, or any command that waits, uploads it). A file whose \
+            bytes the library already holds adds nothing. A folder adds every regular file in it and its \
+            subfolders (hidden ones and links left out), in name order. Prints "<id>\\t<key>" per file.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Files to import, or folders (every file in them, recursively).") var files: [String]
+    @Flag(name: .long, help: "Take the files instead of copying them (removed once imported).") var move = false
+    @Flag(name: .long, help: "Import only; do not wait for the uploads.") var noWait = false
+
+    /// The files named, with each folder replaced by the regular files under it (recursively, in name order;
+    /// names starting with a dot and symbolic links are skipped). A name that does not exist is kept, so the import
+    /// reports it.
+    static func expand(_ names: [String]) throws -> [URL] {
+        var result: [URL] = []
+        for name in names {
+            let url = URL(fileURLWithPath: name)
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: name, isDirectory: &isFolder), isFolder.boolValue else {
+                result.append(url)
+                continue
+            }
+            var found: [String] = []
+            try Self.walk(name, relative: "", into: &found)
+            result += found.sorted().map { url.appendingPathComponent($0) }
+        }
+        return result
+    }
+
+    /// Collects the regular files under `folder` (names relative to the top), reading each folder once with
+    /// `readdir`: its entry types say which are files, folders and links without a `stat` per file.
+    private static func walk(_ folder: String, relative: String, into found: inout [String]) throws {
+        guard let handle = opendir(folder) else {
+            throw CLIError("cannot read the folder \(folder): \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(handle) }
+        var folders: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix(".") { continue }
+            var type = entry.pointee.d_type
+            if type == UInt8(DT_UNKNOWN) {
+                var status = stat()
+                guard lstat(folder + "/" + name, &status) == 0 else { continue }
+                type =
+                    status.st_mode & S_IFMT == S_IFDIR
+                    ? UInt8(DT_DIR) : status.st_mode & S_IFMT == S_IFREG ? UInt8(DT_REG) : 0
+            }
+            let path = relative.isEmpty ? name : relative + "/" + name
+            if type == UInt8(DT_REG) {
+                found.append(path)
+            } else if type == UInt8(DT_DIR) {
+                folders.append(name)
+            }
+        }
+        for name in folders {
+            try walk(folder + "/" + name, relative: relative.isEmpty ? name : relative + "/" + name, into: &found)
+        }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let urls = try Self.expand(files)
+            let library = try await global.openLibrary(runsDownloads: !noWait)
+            defer { library.close() }
+            let ids = try await library.performChanges { changes in
+                for url in urls {
+                    changes.createAsset(fromFileAt: url, options: AssetCreationOptions(movesFile: move))
+                }
+            }
+            if !global.quiet {
+                let keys = Dictionary(
+                    try library.fetchAssets(withLocalIdentifiers: ids).map { ($0.localIdentifier, $0.key) }
+                ) { first, _ in first }
+                let output = BufferedOutput()
+                for id in ids { output.write("\(id)\t\(TextEscape.cStyle(keys[id] ?? ""))\n") }
+                output.flush()
+            }
+            if !noWait {
+                let quiet = global.quiet
+                try await withInterrupt { try await waitForUploads(of: library, quiet: quiet, ids: ids) }
+            }
+        }
+    }
+}

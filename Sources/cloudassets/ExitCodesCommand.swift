@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `cloudassets exit-codes` (hidden): prints ``ExitStatus/markdownTable``, the README's table of exit codes.
+struct ExitCodes: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "exit-codes", abstract: "Print the table of exit codes (as in the README).",
+        shouldDisplay: false)
+
+    func run() throws { print(ExitStatus.markdownTable) }
+}

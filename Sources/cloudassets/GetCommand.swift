@@ -1,0 +1,79 @@
+import ArgumentParser
+import CloudAssets
+import Foundation
+
+/// `cloudassets get`: fetches originals (or a byte range of one) into the library, optionally copying them out.
+struct Get: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Fetch assets' originals (or a byte range) into the library, and optionally copy them out.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var selection: AssetArguments
+    @Flag(name: .long, help: "Allow downloading originals that are not local.") var network = false
+    @Option(name: .long, help: "Only this byte range of the original: a-b (inclusive), as in HTTP.") var range: String?
+    @Option(name: .shortAndLong, help: "Write the data to this file (- for standard output); one asset only.")
+    var output: String?
+
+    func run() async throws {
+        try await runReportingErrors {
+            if output != nil && selection.assets.count != 1 { throw CLIError("-o takes exactly one asset") }
+            if let output, output != "-" { _ = try validateOutputPath(output) }
+            let library = try await global.openLibrary(runsDownloads: false)
+            defer { library.close() }
+            let targets = try resolveAssets(selection.assets, in: library)
+            let byteRange = try range.map(ByteRangeArgument.parse)
+            // The output is checked (and its temporary file created) before anything is downloaded.
+            let sink = try output.map { try OutputSink(output: $0, libraryFolder: library.configuration.storeURL) }
+            let bars = ProgressBoard(quiet: global.quiet)
+            try await withInterrupt {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for asset in targets {
+                        group.addTask {
+                            var options = AssetRequestOptions()
+                            options.isNetworkAccessAllowed = network
+                            options.progressHandler = { _, _, _, progress in
+                                bars.update(name: asset.key, progress: progress)
+                            }
+                            if network && byteRange == nil { bars.waiting(name: asset.key) }
+                            if let byteRange {
+                                // In pieces: memory stays bounded whatever the range's size.
+                                var read: Int64 = 0
+                                for start in stride(from: byteRange.lowerBound, to: byteRange.upperBound, by: 8 << 20) {
+                                    let piece = start..<min(start + (8 << 20), byteRange.upperBound)
+                                    let data = try await library.read(
+                                        asset, range: piece, isNetworkAccessAllowed: network)
+                                    try sink?.write(data)
+                                    read += Int64(data.count)
+                                    if data.count < piece.count { break }  // the end of the original
+                                }
+                                if sink == nil && !global.quiet {
+                                    Terminal.shared.out("\(asset.localIdentifier)\t\(read) bytes read")
+                                }
+                            } else if let sink, output == "-" {
+                                // Streamed as the bytes arrive.
+                                try await library.requestData(for: asset, options: options) { try sink.write($0) }
+                                bars.finish(name: asset.key)
+                            } else {
+                                let url = try await library.requestFile(for: asset, options: options)
+                                bars.finish(name: asset.key)
+                                if let sink {
+                                    try sink.copy(from: url)
+                                } else if !global.quiet {
+                                    Terminal.shared.out("\(asset.localIdentifier)\tfull\t\(url.path)")
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            try sink?.commit()
+            if ProcessInfo.processInfo.environment["CLOUDASSETS_REPORT_PEAK_RSS"] != nil {
+                // For the memory tests: the process's peak resident set (VmHWM).
+                let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+                let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? "VmHWM: ? kB"
+                Terminal.shared.err("peak RSS: " + line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces))
+            }
+            bars.end()
+        }
+    }
+}
