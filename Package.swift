@@ -82,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "cloudassets",
             dependencies: [
-                "CloudAssets", "FakeS3", "CFileIO", "CommandLineSupport",
+                "CloudAssets", "FakeS3", "CFileIO", "CommandLineSupport", "Essentials",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),

@@ -1,4 +1,5 @@
 import CloudAssets
+import Essentials
 import FakeS3
 import Foundation
 
@@ -217,13 +218,12 @@ struct DemoRun {
 }
 
 /// Keeps the fetch result on screen up to date from change details, as an app would, and prints each change.
-final class DemoObserver: LibraryChangeObserver, @unchecked Sendable {
+final class DemoObserver: LibraryChangeObserver, Sendable {
     private let library: AssetLibrary
     private let quiet: Bool
-    private let lock = NSLock()
-    private var result: FetchResult?
-    private(set) var count = 0
-    private let group = DispatchGroup()
+    /// The fetch result on screen and the number of changes seen.
+    private let state = LockedBox<(result: FetchResult?, count: Int)>((nil, 0))
+    var count: Int { state.withLock { $0.count } }
 
     init(library: AssetLibrary, quiet: Bool) {
         self.library = library
@@ -234,7 +234,7 @@ final class DemoObserver: LibraryChangeObserver, @unchecked Sendable {
         var options = FetchOptions()
         options.sortDescriptors = [.creationDate(ascending: false)]
         let fetched = try library.fetchAssets(options)
-        lock.withLock { result = fetched }
+        state.withLock { $0.result = fetched }
     }
 
     /// Waits until every change delivered so far has been printed (observers run on their own queue).
@@ -245,12 +245,15 @@ final class DemoObserver: LibraryChangeObserver, @unchecked Sendable {
     }
 
     func libraryDidChange(_ change: LibraryChange) {
-        lock.lock()
-        defer { lock.unlock() }
-        count += 1
-        guard let current = result, let details = change.details(for: current) else { return }
-        result = details.fetchResultAfterChanges
-        guard !quiet else { return }
+        let (count, details) = state.withLock { state -> (Int, FetchResultChangeDetails?) in
+            state.count += 1
+            guard let current = state.result, let details = change.details(for: current) else {
+                return (state.count, nil)
+            }
+            state.result = details.fetchResultAfterChanges
+            return (state.count, details)
+        }
+        guard let details, !quiet else { return }
         let line: String
         if details.hasIncrementalChanges {
             line =

@@ -1,42 +1,58 @@
 import CloudAssets
+import Essentials
 import Foundation
 
 /// Live progress bars, one per active download; plain lines when not on a terminal. A download that has
 /// received nothing for ``stallReport`` says so (on its bar, or once in a line): the library keeps retrying a
 /// stalled transfer, and the user sees that it is waiting rather than a frozen bar.
-final class ProgressBoard: @unchecked Sendable {  // every field is guarded by `lock`
+final class ProgressBoard: Sendable {
     static let stallReport: TimeInterval = 5
-    private let lock = NSLock()
-    private var active: [String: AssetRequestProgress] = [:]
-    private var lastBytes: [String: (bytes: Int64, at: Date, reported: Bool)] = [:]
-    private var order: [String] = []
-    private var timer: (any DispatchSourceTimer)?
+    private struct State {
+        var active: [String: AssetRequestProgress] = [:]
+        var lastBytes: [String: (bytes: Int64, at: Date, reported: Bool)] = [:]
+        var order: [String] = []
+
+        func draw(now: Date) -> [String] {
+            order.map { n in
+                let quietFor = lastBytes[n].map { now.timeIntervalSince($0.at) } ?? 0
+                let stall = quietFor >= ProgressBoard.stallReport ? "  (no data for \(Int(quietFor)) s, waiting)" : ""
+                guard let p = active[n] else { return "waiting for the server…  \(n)\(stall)" }
+                return Format.progressBar(
+                    name: n, received: p.bytesReceived, total: p.totalBytes, bytesPerSecond: p.bytesPerSecond)
+                    + stall
+            }
+        }
+    }
+    private let state = LockedBox(State())
+    private let timer = LockedBox<(any DispatchSourceTimer)?>(nil)
     let quiet: Bool
 
     init(quiet: Bool) {
         self.quiet = quiet
         guard !quiet else { return }
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + 1, repeating: 1)
-        timer.setEventHandler { [weak self] in self?.checkStalls() }
-        timer.resume()
-        self.timer = timer
+        timer.withLock { slot in
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now() + 1, repeating: 1)
+            timer.setEventHandler { [weak self] in self?.checkStalls() }
+            timer.resume()
+            slot = timer
+        }
     }
 
-    deinit { timer?.cancel() }
+    deinit { timer.withLock { $0 }?.cancel() }
 
-    /// Redraws stalled bars (on a terminal) or prints one line per stall (otherwise).
     private func checkStalls() {
         let now = Date()
-        lock.lock()
-        var newlyStalled: [(String, Int)] = []
-        for (name, last) in lastBytes where !last.reported && now.timeIntervalSince(last.at) >= Self.stallReport {
-            lastBytes[name]?.reported = true
-            newlyStalled.append((name, Int(now.timeIntervalSince(last.at))))
+        let (newlyStalled, stalled, lines) = state.withLock { state -> ([(String, Int)], Bool, [String]) in
+            var newlyStalled: [(String, Int)] = []
+            for (name, last) in state.lastBytes
+            where !last.reported && now.timeIntervalSince(last.at) >= Self.stallReport {
+                state.lastBytes[name]?.reported = true
+                newlyStalled.append((name, Int(now.timeIntervalSince(last.at))))
+            }
+            let stalled = !state.lastBytes.filter { now.timeIntervalSince($0.value.at) >= Self.stallReport }.isEmpty
+            return (newlyStalled, stalled, state.draw(now: now))
         }
-        let stalled = !lastBytes.filter { now.timeIntervalSince($0.value.at) >= Self.stallReport }.isEmpty
-        let lines = drawLocked(now: now)
-        lock.unlock()
         if Terminal.shared.isInteractive {
             if stalled { Terminal.shared.live(lines) }
         } else {
@@ -46,48 +62,36 @@ final class ProgressBoard: @unchecked Sendable {  // every field is guarded by `
         }
     }
 
-    /// Redraws `name`'s bar with its latest progress.
     func update(name: String, progress: AssetRequestProgress) {
         guard !quiet else { return }
-        lock.lock()
-        if !order.contains(name) { order.append(name) }
-        active[name] = progress
-        if lastBytes[name]?.bytes != progress.bytesReceived {
-            lastBytes[name] = (progress.bytesReceived, Date(), false)
+        let lines = state.withLock { state in
+            if !state.order.contains(name) { state.order.append(name) }
+            state.active[name] = progress
+            if state.lastBytes[name]?.bytes != progress.bytesReceived {
+                state.lastBytes[name] = (progress.bytesReceived, Date(), false)
+            }
+            return state.draw(now: Date())
         }
-        let lines = drawLocked(now: Date())
-        lock.unlock()
         Terminal.shared.live(lines)
     }
 
-    /// Shows (on a terminal) that a request is waiting for the server, until its first bytes arrive.
     func waiting(name: String) {
         guard !quiet else { return }
-        lock.lock()
-        if !order.contains(name) { order.append(name) }
-        if lastBytes[name] == nil { lastBytes[name] = (0, Date(), false) }
-        let lines = drawLocked(now: Date())
-        lock.unlock()
-        Terminal.shared.live(lines)
-    }
-
-    private func drawLocked(now: Date) -> [String] {
-        order.map { n in
-            let quietFor = lastBytes[n].map { now.timeIntervalSince($0.at) } ?? 0
-            let stall = quietFor >= Self.stallReport ? "  (no data for \(Int(quietFor)) s, waiting)" : ""
-            guard let p = active[n] else { return "waiting for the server…  \(n)\(stall)" }
-            return Format.progressBar(
-                name: n, received: p.bytesReceived, total: p.totalBytes, bytesPerSecond: p.bytesPerSecond) + stall
+        let lines = state.withLock { state in
+            if !state.order.contains(name) { state.order.append(name) }
+            if state.lastBytes[name] == nil { state.lastBytes[name] = (0, Date(), false) }
+            return state.draw(now: Date())
         }
+        Terminal.shared.live(lines)
     }
 
     /// Removes `name`'s bar; when not on a terminal, prints one `downloaded` line for it.
     func finish(name: String) {
-        lock.lock()
-        let last = active.removeValue(forKey: name)
-        lastBytes[name] = nil
-        order.removeAll { $0 == name }
-        lock.unlock()
+        let last = state.withLock { state in
+            state.lastBytes[name] = nil
+            state.order.removeAll { $0 == name }
+            return state.active.removeValue(forKey: name)
+        }
         if !quiet && !Terminal.shared.isInteractive, let last {
             Terminal.shared.err("downloaded \(name) (\(Format.bytes(last.totalBytes ?? last.bytesReceived)))")
         }
@@ -95,7 +99,7 @@ final class ProgressBoard: @unchecked Sendable {  // every field is guarded by `
 
     /// Stops the stall timer and removes the bars.
     func end() {
-        timer?.cancel()
+        timer.withLock { $0 }?.cancel()
         Terminal.shared.endLive()
     }
 }

@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 
 #if canImport(Glibc)
@@ -5,50 +6,48 @@ import Foundation
 #endif
 
 /// Where the command writes: live progress on a terminal, plain lines when piped.
-final class Terminal: @unchecked Sendable {
+final class Terminal: Sendable {
     static let shared = Terminal()
 
     /// True when standard error is a terminal (progress bars go to stderr).
     let isInteractive: Bool = isatty(STDERR_FILENO) == 1
-    private let lock = NSLock()
-    private var liveLines = 0
+    /// Lines of live progress on screen; the lock also keeps each write whole.
+    private let liveLines = LockedBox(0)
 
     /// Prints a line to standard output.
     func out(_ line: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        clearLiveLocked()
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        liveLines.withLock { live in
+            Self.clear(&live)
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
     }
 
     /// Prints a line to standard error.
     func err(_ line: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        clearLiveLocked()
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        liveLines.withLock { live in
+            Self.clear(&live)
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
     }
 
     /// Replaces the live block (progress bars) on a terminal; does nothing when piped.
     func live(_ lines: [String]) {
         guard isInteractive else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        clearLiveLocked()
-        var text = ""
-        for line in lines { text += "\u{1B}[2K" + line + "\n" }
-        liveLines = lines.count
-        FileHandle.standardError.write(Data(text.utf8))
+        liveLines.withLock { live in
+            Self.clear(&live)
+            var text = ""
+            for line in lines { text += "\u{1B}[2K" + line + "\n" }
+            live = lines.count
+            FileHandle.standardError.write(Data(text.utf8))
+        }
     }
 
     /// Removes the live block.
     func endLive() {
-        lock.lock()
-        defer { lock.unlock() }
-        clearLiveLocked()
+        liveLines.withLock { Self.clear(&$0) }
     }
 
-    private func clearLiveLocked() {
+    private static func clear(_ liveLines: inout Int) {
         guard liveLines > 0 else { return }
         FileHandle.standardError.write(Data(String(repeating: "\u{1B}[1A\u{1B}[2K", count: liveLines).utf8))
         liveLines = 0

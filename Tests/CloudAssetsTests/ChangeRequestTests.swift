@@ -96,7 +96,9 @@ struct ChangeRequestTests {
         }
     }
 
-    @Test("uploads carry the checksum the configuration chooses", arguments: [S3ChecksumAlgorithm.crc32c, .crc32, .sha256])
+    @Test(
+        "uploads carry the checksum the configuration chooses",
+        arguments: [S3ChecksumAlgorithm.crc32c, .crc32, .sha256])
     func uploadsCarryTheConfiguredChecksum(algorithm: S3ChecksumAlgorithm) async throws {
         try await withHarness { harness in
             var configuration = harness.quietConfiguration()
