@@ -36,33 +36,44 @@ public struct BucketLayout: Sendable, Hashable {
 extension AssetLibrary {
     /// Everything a library needs to open: local folder, bucket, and limits.
     public struct Configuration: Sendable {
-        /// The library folder (database, lock, cached files). Created when absent.
+        /// The library folder (database, lock, cached files). Created when absent; a folder holding other files is
+        /// refused.
         public var storeURL: URL
-        /// The S3 endpoint (`nil`: AWS for ``region``).
+        /// The S3 endpoint. Default nil: no remote (the library works on its catalog and local files only).
         public var endpoint: URL?
+        /// The bucket. Default empty.
         public var bucket: String
+        /// The region requests are signed for. Default `us-east-1`.
         public var region: String
+        /// Where the access key comes from. Default ``Credentials/environment`` (`AWS_ACCESS_KEY_ID`,
+        /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`).
         public var credentials: Credentials
+        /// Where originals, thumbnails and metadata sidecars live in the bucket. Default `originals/`,
+        /// `thumbnails/…jpg`, `metadata/…json`.
         public var layout: BucketLayout
-        /// Cap on the bytes of cached originals (`nil`: no cap).
+        /// Cap on the bytes of cached originals, evicted least recently used first (pinned ones never). Default nil:
+        /// no cap.
         public var cacheSizeLimit: Int64?
+        /// When the library may use the network; changeable later through ``AssetLibrary/networkPolicy``. Default
+        /// `.allowed`.
         public var networkPolicy: NetworkPolicy
         /// Most simultaneous HTTP connections of downloads and sync (uploads: ``UploadSettings/concurrentUploads``).
+        /// Default 8.
         public var maxConnections: Int
-        /// Most simultaneous thumbnail downloads.
+        /// Most simultaneous thumbnail downloads. Default 4.
         public var thumbnailConcurrency: Int
-        /// How many changes ``AssetLibrary/changes(since:)`` can go back.
+        /// How many changes ``AssetLibrary/changes(since:)`` can go back. Default 10,000.
         public var historyLimit: Int
         /// Past this many removed + inserted + changed + moved items, change details are not incremental
-        /// (``FetchResultChangeDetails/hasIncrementalChanges`` is `false`).
+        /// (``FetchResultChangeDetails/hasIncrementalChanges`` is `false`). Default 50,000.
         public var maxIncrementalChangeCount: Int
         /// Where asset metadata comes from: `x-amz-meta-*` of a HEAD per new or changed object (default), or
         /// the listing alone (no HEAD; creation date = last-modified).
         public var metadataSource: AssetLibrary.MetadataSource = .headObject
-        /// The most often a request's progress handler is called, in milliseconds.
+        /// The most often a request's progress handler is called, in milliseconds. Default 100.
         public var progressInterval: Int = 100
         /// Which integrity checks a download of an original computes before the asset becomes `full` (its length
-        /// is always checked, and a file that fails a check never replaces anything).
+        /// is always checked, and a file that fails a check never replaces anything). Default `.fastest`.
         public var integrityChecks: IntegrityChecks = .fastest
         /// Lets a library that belongs to another endpoint, bucket or prefix (recorded by its first sync) be used
         /// with this one; the next sync records the new one and keeps local files whose ETags match. Default
