@@ -92,7 +92,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     /// A Foundation or POSIX file error: disk full, read-only or permission denied → ``diskFull``; nil when the
     /// error is not a file error.
     static func ofFileSystemError(_ error: any Error) -> ExitStatus? {
-        guard let code = FileSystemErrorText.posixCode(of: error) else { return nil }
+        guard let code = CloudAssetsError.posixCode(of: error) else { return nil }
         return [ENOSPC, EDQUOT, EROFS, EACCES, EPERM].contains(code) ? .diskFull : .unexpected
     }
 }

@@ -8,7 +8,7 @@ enum UserMessage {
         switch error {
         case let library as CloudAssetsError: text = describe(library)
         case let cli as CLIError: text = cli.description
-        default: text = FileSystemErrorText.describe(error) ?? String(describing: error)
+        default: text = CloudAssetsError.fileSystemError(error)?.description ?? String(describing: error)
         }
         return oneLine(text)
     }

@@ -265,23 +265,29 @@ extension CloudAssetsError {
     }
 
     /// A Foundation or POSIX file error as ``Code/localFileFailed`` (`path: reason`); nil for any other error.
-    static func fileSystemError(_ error: any Error) -> CloudAssetsError? {
+    package static func fileSystemError(_ error: any Error) -> CloudAssetsError? {
         let ns = error as NSError
         guard ns.domain == NSCocoaErrorDomain || ns.domain == NSPOSIXErrorDomain else { return nil }
         let path = (ns.userInfo[NSFilePathErrorKey] as? String) ?? (ns.userInfo[NSURLErrorKey] as? URL)?.path
+        let posix = posixCode(of: error)
         let reason: String
-        if let code = posixCode(of: error) {
-            reason = String(cString: strerror(code))
+        if let posix {
+            reason = String(cString: strerror(posix))
         } else {
-            reason = "file operation failed (code \(ns.code))"
+            switch ns.code {
+            case CocoaError.fileNoSuchFile.rawValue, CocoaError.fileReadNoSuchFile.rawValue:
+                reason = "no such file or folder"
+            case CocoaError.fileWriteFileExists.rawValue: reason = "already exists"
+            default: reason = "file operation failed (code \(ns.code))"
+            }
         }
         return CloudAssetsError(
             .localFileFailed, path.map { "\($0): \(reason)" } ?? reason,
-            underlying: FileError(domain: ns.domain, code: ns.code, posixCode: posixCode(of: error)), path: path)
+            underlying: FileError(domain: ns.domain, code: ns.code, posixCode: posix), path: path)
     }
 
     /// The POSIX error code behind a Foundation file error, if it has one.
-    static func posixCode(of error: any Error) -> Int32? {
+    package static func posixCode(of error: any Error) -> Int32? {
         let ns = error as NSError
         if ns.domain == NSPOSIXErrorDomain { return Int32(ns.code) }
         guard ns.domain == NSCocoaErrorDomain else { return nil }
