@@ -58,8 +58,8 @@ package enum SigV4 {
         var iterator = Array(string.utf8).makeIterator()
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
-                guard let h = iterator.next(), let l = iterator.next(), let hv = hexDigitValue(h),
-                    let lv = hexDigitValue(l)
+                guard let h = iterator.next(), let l = iterator.next(), let hv = ASCII.hexDigitValue(h),
+                    let lv = ASCII.hexDigitValue(l)
                 else { return nil }
                 out.append(hv << 4 | lv)
             } else if plusAsSpace && byte == UInt8(ascii: "+") {
@@ -69,16 +69,6 @@ package enum SigV4 {
             }
         }
         return String(validating: out, as: UTF8.self)
-    }
-
-    /// The value of one hex digit (either case) as an ASCII byte; nil for any other byte.
-    package static func hexDigitValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 
     /// The canonical query string: each name and value URI-encoded, sorted by
@@ -110,7 +100,7 @@ package enum SigV4 {
             previous = byte
         }
         if clean, previous != 0x20 || value.isEmpty { return value }
-        let trimmed = trimmingSpaces(value)
+        let trimmed = ASCII.trimmingSpaces(value)
         guard trimmed.utf8.contains(where: { $0 == 0x20 }) else { return String(trimmed) }
         var out: [UInt8] = []
         out.reserveCapacity(trimmed.utf8.count)
@@ -121,21 +111,6 @@ package enum SigV4 {
             lastWasSpace = isSpace
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// `text` without leading and trailing spaces and tabs (the optional whitespace around HTTP field values),
-    /// working on UTF-8 bytes (no Foundation bridging: this runs for every header of every request).
-    package static func trimmingSpaces<S: StringProtocol>(_ text: S) -> Substring {
-        let utf8 = Substring(text).utf8
-        var start = utf8.startIndex
-        var end = utf8.endIndex
-        while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start = utf8.index(after: start) }
-        while end > start {
-            let before = utf8.index(before: end)
-            guard utf8[before] == 0x20 || utf8[before] == 0x09 else { break }
-            end = before
-        }
-        return Substring(utf8[start..<end])
     }
 
     /// Builds the canonical request.
@@ -211,28 +186,15 @@ package enum SigV4 {
         // Digits written directly: `String(format:)` goes through Foundation's formatter for every request.
         var out = [UInt8]()
         out.reserveCapacity(16)
-        appendDecimal(Int(tmValue.tm_year) + 1900, digits: 4, to: &out)
-        appendDecimal(Int(tmValue.tm_mon) + 1, digits: 2, to: &out)
-        appendDecimal(Int(tmValue.tm_mday), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(tmValue.tm_year) + 1900, digits: 4, to: &out)
+        ASCII.appendDecimal(Int(tmValue.tm_mon) + 1, digits: 2, to: &out)
+        ASCII.appendDecimal(Int(tmValue.tm_mday), digits: 2, to: &out)
         out.append(UInt8(ascii: "T"))
-        appendDecimal(Int(tmValue.tm_hour), digits: 2, to: &out)
-        appendDecimal(Int(tmValue.tm_min), digits: 2, to: &out)
-        appendDecimal(Int(tmValue.tm_sec), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(tmValue.tm_hour), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(tmValue.tm_min), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(tmValue.tm_sec), digits: 2, to: &out)
         out.append(UInt8(ascii: "Z"))
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Appends `value` as exactly `digits` decimal digits, zero-padded (the low digits when it has more): the
-    /// building block of the date formats written by the client and the fake server.
-    package static func appendDecimal(_ value: Int, digits: Int, to out: inout [UInt8]) {
-        var divisor = 1
-        for _ in 1..<max(1, digits) { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            out.append(UInt8(48 + (rest / divisor) % 10))
-            rest %= divisor
-            divisor /= 10
-        }
     }
 
     /// Parses `yyyyMMdd'T'HHmmss'Z'`; nil when malformed.

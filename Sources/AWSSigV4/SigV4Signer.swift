@@ -1,4 +1,5 @@
 import Crypto
+import Essentials
 package import Foundation
 
 /// Signs S3 requests with AWS Signature Version 4 (header form and presigned URLs).
@@ -130,7 +131,7 @@ package struct SigV4Authorization: Sendable, Hashable {
         let rest = header.dropFirst(SigV4.algorithm.count + 1)
         var fields: [String: String] = [:]
         for part in rest.split(separator: ",") {
-            let trimmed = SigV4.trimmingSpaces(part)
+            let trimmed = ASCII.trimmingSpaces(part)
             guard let eq = trimmed.firstIndex(of: "=") else { return nil }
             fields[String(trimmed[..<eq])] = String(trimmed[trimmed.index(after: eq)...])
         }

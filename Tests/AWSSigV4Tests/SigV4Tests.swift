@@ -1,4 +1,5 @@
 import AWSSigV4
+import Essentials
 import Foundation
 import Testing
 
@@ -88,8 +89,8 @@ struct SigV4Tests {
         #expect(SigV4.canonicalHeaderValue("plain") == "plain")
         #expect(SigV4.canonicalHeaderValue("   ") == "")
         #expect(SigV4.canonicalHeaderValue(" caf\u{E9}  \u{1F4F7} ") == "caf\u{E9} \u{1F4F7}")
-        #expect(SigV4.trimmingSpaces("\t x y \t") == "x y")
-        #expect(SigV4.trimmingSpaces("") == "")
+        #expect(ASCII.trimmingSpaces("\t x y \t") == "x y")
+        #expect(ASCII.trimmingSpaces("") == "")
     }
 
     @Test func theDerivedSigningKeyIsTheSameWhetherComputedOrRemembered() {

@@ -109,7 +109,7 @@ extension AssetLibrary {
         for chunk in Array(listed.keys).chunked(500) {
             for (key, record) in try store.records(keys: Array(chunk)) {
                 guard let id = record.id, let etag = listed[key],
-                    record.sidecarETag.map({ !ETag.same($0, etag) }) ?? true
+                    record.sidecarETag.map({ !S3ETag.same($0, etag) }) ?? true
                 else { continue }
                 stale.append((id, key))
             }

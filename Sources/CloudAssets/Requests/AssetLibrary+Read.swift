@@ -276,7 +276,7 @@ enum RangeFetch {
         client: S3Client, bucket: String, key: String, range: Range<Int64>, etag: String, into file: RangeFile
     ) async throws {
         let (data, head) = try await client.getObject(bucket: bucket, key: key, range: range, ifMatch: etag)
-        guard ETag.same(head.etag, etag) else { throw AssetRequestError.objectChanged(key: key) }
+        guard S3ETag.same(head.etag, etag) else { throw AssetRequestError.objectChanged(key: key) }
         guard data.count == range.count else {
             throw S3Error.malformedResponse("asked for \(range.count) bytes of \(key), got \(data.count)")
         }

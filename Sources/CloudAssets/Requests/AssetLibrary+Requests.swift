@@ -267,7 +267,7 @@ extension AssetLibrary {
         let stored = files.storedPath(ofOriginal: result.url)
         try performWrite { tx in
             let current = try tx.record(assetID)
-            let fresh = current.map { ETag.same($0.etag, result.etag) && $0.size == result.size } ?? false
+            let fresh = current.map { S3ETag.same($0.etag, result.etag) && $0.size == result.size } ?? false
             guard let current, fresh else {
                 stale = true
                 let committedThere = current.map { $0.availability == .full && $0.localFilePath == stored }

@@ -132,7 +132,7 @@ struct ThumbnailFetcher {
             for arrival in arrivals {
                 let record = try tx.record(arrival.id)
                 guard let record, !record.thumbnailPresent,
-                    record.thumbnailETag.map({ ETag.same($0, arrival.etag) }) ?? true
+                    record.thumbnailETag.map({ S3ETag.same($0, arrival.etag) }) ?? true
                 else {
                     if record?.thumbnailPresent != true {
                         try? FileManager.default.removeItem(at: files.thumbnail(id: arrival.id))

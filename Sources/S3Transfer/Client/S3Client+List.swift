@@ -1,4 +1,5 @@
 import AWSSigV4
+import Essentials
 import Foundation
 
 extension S3Client {

@@ -180,7 +180,7 @@ package final class S3Client: Sendable {
     /// How long an error response asks the client to wait (`Retry-After` in seconds or as an HTTP date), if
     /// it does.
     static func retryAfter(_ head: HTTPResponseHead, now: Date = Date()) -> TimeInterval? {
-        guard let value = head["retry-after"].map(SigV4.trimmingSpaces), !value.isEmpty else { return nil }
+        guard let value = head["retry-after"].map(ASCII.trimmingSpaces), !value.isEmpty else { return nil }
         if let seconds = Int(value) { return seconds >= 0 ? TimeInterval(seconds) : nil }
         return HTTPDate.parse(String(value)).map { max(0, $0.timeIntervalSince(now)) }
     }

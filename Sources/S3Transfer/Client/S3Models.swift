@@ -1,6 +1,7 @@
 import AWSSigV4
 import CZlib
 import Crypto
+import Essentials
 package import Foundation
 
 /// One object in a listing.
@@ -174,19 +175,22 @@ package struct S3ObjectHead: Sendable, Hashable {
     }
 }
 
-/// ETag helpers.
-enum S3ETag {
+/// ETag helpers: the one place ETags are unquoted and compared.
+package enum S3ETag {
     /// The ETag without surrounding spaces, a weak `W/` marker and its quotes (worked on as UTF-8 bytes: this
     /// runs for every response).
-    static func unquoted(_ raw: String) -> String {
-        var bytes = SigV4.trimmingSpaces(raw).utf8[...]
+    package static func unquoted(_ raw: String) -> String {
+        var bytes = ASCII.trimmingSpaces(raw).utf8[...]
         if bytes.starts(with: "W/".utf8) { bytes = bytes.dropFirst(2) }
         let quote = UInt8(ascii: "\"")
         if bytes.count >= 2, bytes.first == quote, bytes.last == quote { bytes = bytes.dropFirst().dropLast() }
         return String(Substring(bytes))
     }
 
-    static func quoted(_ etag: String) -> String { "\"\(etag)\"" }
+    package static func quoted(_ etag: String) -> String { "\"\(etag)\"" }
+
+    /// Whether two ETags name the same version, as S3 means them (quotes and a weak marker aside).
+    package static func same(_ a: String, _ b: String) -> Bool { unquoted(a) == unquoted(b) }
 
     /// Whether a plain-MD5 ETag (hex digits in either case) names exactly these digest bytes — compared byte by
     /// byte, no hex string made (this runs for every verified download).
@@ -194,8 +198,8 @@ enum S3ETag {
         guard etag.utf8.count == 2 * digest.count else { return false }
         var text = etag.utf8.makeIterator()
         for byte in digest {
-            guard let high = text.next().flatMap(SigV4.hexDigitValue),
-                let low = text.next().flatMap(SigV4.hexDigitValue),
+            guard let high = text.next().flatMap(ASCII.hexDigitValue),
+                let low = text.next().flatMap(ASCII.hexDigitValue),
                 high << 4 | low == byte
             else { return false }
         }
@@ -215,7 +219,7 @@ struct ContentRange: Equatable {
     var total: Int64?
 
     init?(header: String) {
-        let trimmed = SigV4.trimmingSpaces(header)
+        let trimmed = ASCII.trimmingSpaces(header)
         guard trimmed.hasPrefix("bytes ") else { return nil }
         let spec = trimmed.dropFirst(6)
         let parts = spec.split(separator: "/", maxSplits: 1)

@@ -1,5 +1,6 @@
 import AWSSigV4
 import Crypto
+import Essentials
 import Foundation
 
 /// Verifies the legacy AWS Signature Version 2 (`Authorization: AWS key:signature`, and presigned

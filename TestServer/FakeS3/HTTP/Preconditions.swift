@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 
 /// The conditional request headers (`If-Match`, `If-None-Match`, `If-Modified-Since`,

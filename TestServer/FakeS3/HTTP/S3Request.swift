@@ -1,4 +1,5 @@
 import AWSSigV4
+import Essentials
 import NIOHTTP1
 
 /// An HTTP request interpreted as S3 sees it: addressing resolved (path-style or virtual-hosted),
@@ -91,8 +92,8 @@ struct S3Request {
         var it = text.utf8.makeIterator()
         while let b = it.next() {
             if b == UInt8(ascii: "%") {
-                guard let h = it.next(), let l = it.next(), let hv = SigV4.hexDigitValue(h),
-                    let lv = SigV4.hexDigitValue(l)
+                guard let h = it.next(), let l = it.next(), let hv = ASCII.hexDigitValue(h),
+                    let lv = ASCII.hexDigitValue(l)
                 else {
                     throw .invalidURI
                 }

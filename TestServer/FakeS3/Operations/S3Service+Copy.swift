@@ -1,5 +1,6 @@
 import AWSSigV4
 import Crypto
+import Essentials
 import Foundation
 import NIOCore
 import NIOHTTP1

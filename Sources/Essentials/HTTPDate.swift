@@ -1,9 +1,12 @@
-import AWSSigV4
-import Essentials
-import Foundation
+package import Foundation
 
-/// Formats and parses the date forms S3 uses: RFC 1123 in headers, ISO 8601 in XML.
-enum HTTPDate {
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Formats and parses the date forms S3 uses, without locale-dependent formatters: RFC 1123 in headers, ISO 8601
+/// in XML. Shared by the client and the fake server.
+package enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
@@ -15,23 +18,23 @@ enum HTTPDate {
     }
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT`.
-    static func rfc1123(_ date: Date) -> String {
+    package static func rfc1123(_ date: Date) -> String {
         let t = components(date)
         var out = [UInt8]()
         out.reserveCapacity(29)
         out += days[Int(t.tm_wday)].utf8
         out += ", ".utf8
-        SigV4.appendDecimal(Int(t.tm_mday), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(t.tm_mday), digits: 2, to: &out)
         out.append(UInt8(ascii: " "))
         out += months[Int(t.tm_mon)].utf8
         out.append(UInt8(ascii: " "))
-        SigV4.appendDecimal(Int(t.tm_year) + 1900, digits: 4, to: &out)
+        ASCII.appendDecimal(Int(t.tm_year) + 1900, digits: 4, to: &out)
         out.append(UInt8(ascii: " "))
-        SigV4.appendDecimal(Int(t.tm_hour), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(t.tm_hour), digits: 2, to: &out)
         out.append(UInt8(ascii: ":"))
-        SigV4.appendDecimal(Int(t.tm_min), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(t.tm_min), digits: 2, to: &out)
         out.append(UInt8(ascii: ":"))
-        SigV4.appendDecimal(Int(t.tm_sec), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(t.tm_sec), digits: 2, to: &out)
         out += " GMT".utf8
         return String(decoding: out, as: UTF8.self)
     }
@@ -39,7 +42,7 @@ enum HTTPDate {
     private static let cachedNow = LockedBox<(second: Int64, text: String)>((-1, ""))
 
     /// The current time in RFC 1123 form, formatted at most once per second (the `Date` header).
-    static func now() -> String {
+    package static func now() -> String {
         let second = Int64(Date().timeIntervalSince1970)
         if let hit = cachedNow.withLock({ $0.second == second ? $0.text : nil }) { return hit }
         let text = rfc1123(Date(timeIntervalSince1970: TimeInterval(second)))
@@ -48,31 +51,31 @@ enum HTTPDate {
     }
 
     /// `2024-05-01T12:00:00.000Z`.
-    static func iso8601(_ date: Date) -> String {
+    package static func iso8601(_ date: Date) -> String {
         let t = components(date)
         let millis = Int((date.timeIntervalSince1970 - date.timeIntervalSince1970.rounded(.down)) * 1000)
         var out = [UInt8]()
         out.reserveCapacity(24)
-        SigV4.appendDecimal(Int(t.tm_year) + 1900, digits: 4, to: &out)
+        ASCII.appendDecimal(Int(t.tm_year) + 1900, digits: 4, to: &out)
         out.append(UInt8(ascii: "-"))
-        SigV4.appendDecimal(Int(t.tm_mon) + 1, digits: 2, to: &out)
+        ASCII.appendDecimal(Int(t.tm_mon) + 1, digits: 2, to: &out)
         out.append(UInt8(ascii: "-"))
-        SigV4.appendDecimal(Int(t.tm_mday), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(t.tm_mday), digits: 2, to: &out)
         out.append(UInt8(ascii: "T"))
-        SigV4.appendDecimal(Int(t.tm_hour), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(t.tm_hour), digits: 2, to: &out)
         out.append(UInt8(ascii: ":"))
-        SigV4.appendDecimal(Int(t.tm_min), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(t.tm_min), digits: 2, to: &out)
         out.append(UInt8(ascii: ":"))
-        SigV4.appendDecimal(Int(t.tm_sec), digits: 2, to: &out)
+        ASCII.appendDecimal(Int(t.tm_sec), digits: 2, to: &out)
         out.append(UInt8(ascii: "."))
-        SigV4.appendDecimal(min(999, max(0, millis)), digits: 3, to: &out)
+        ASCII.appendDecimal(min(999, max(0, millis)), digits: 3, to: &out)
         out.append(UInt8(ascii: "Z"))
         return String(decoding: out, as: UTF8.self)
     }
 
     /// Parses RFC 1123 (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
     /// and asctime (`Sun Nov  6 08:49:37 1994`) dates; nil when malformed.
-    static func parse(_ string: String) -> Date? {
+    package static func parse(_ string: String) -> Date? {
         let tokens = string.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         var day: Int?
         var month: Int?
@@ -108,5 +111,46 @@ enum HTTPDate {
         let p = text.split(separator: ":").compactMap { Int($0) }
         guard p.count == 3, p[0] < 24, p[1] < 60, p[2] < 61 else { return nil }
         return (p[0], p[1], p[2])
+    }
+
+    /// ISO 8601 as in listings: `2009-10-12T17:50:30.000Z`.
+    package static func parseISO8601(_ string: String) -> Date? {
+        let b = Array(string.utf8)
+        guard b.count >= 20, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x54, b[13] == 0x3A, b[16] == 0x3A,
+            b.last == 0x5A
+        else { return nil }
+        func num(_ r: Range<Int>) -> Int? {
+            var v = 0
+            for i in r {
+                guard b[i] >= 48, b[i] <= 57 else { return nil }
+                v = v * 10 + Int(b[i] - 48)
+            }
+            return v
+        }
+        guard let y = num(0..<4), let mo = num(5..<7), let d = num(8..<10), let h = num(11..<13),
+            let mi = num(14..<16), let s = num(17..<19)
+        else { return nil }
+        var fraction = 0.0
+        if b.count > 20 {
+            guard b[19] == 0x2E, b.count > 21, let f = num(20..<(b.count - 1)) else { return nil }
+            fraction = Double(f) / pow(10, Double(b.count - 21))
+        } else if b[19] != 0x5A {
+            return nil
+        }
+        return make(year: y, month: mo, day: d, hour: h, minute: mi, second: s, fraction: fraction)
+    }
+
+    private static func make(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, fraction: Double)
+        -> Date?
+    {
+        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        var t = tm()
+        t.tm_year = Int32(year - 1900)
+        t.tm_mon = Int32(month - 1)
+        t.tm_mday = Int32(day)
+        t.tm_hour = Int32(hour)
+        t.tm_min = Int32(minute)
+        t.tm_sec = Int32(second)
+        return Date(timeIntervalSince1970: TimeInterval(timegm(&t)) + fraction)
     }
 }
