@@ -11,7 +11,7 @@ let boundary: [SwiftSetting] =
 
 let package = Package(
     name: "CloudAssets",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v14)],
     products: [
         .library(name: "CloudAssets", targets: ["CloudAssets"]),
         .library(name: "FakeS3", targets: ["FakeS3"]),
@@ -34,7 +34,7 @@ let package = Package(
         // MD5 of sixteen messages at once on AVX-512 (whole small bodies that finish together).
         .target(name: "CDigest"),
 
-        // What every module shares: the one lock box (over the standard library's Mutex), thread-role checks,
+        // What every module shares: the one lock box, thread-role checks, HTTP dates and ASCII helpers,
         // byte-range sets and a seeded generator.
         .target(name: "Essentials", swiftSettings: boundary),
 
