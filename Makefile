@@ -30,8 +30,8 @@ rgw-test: deps-python
 	SWIFT=$(SWIFT) scripts/run-tests.sh --filter RGWInteropTests
 
 # The library's tests under the thread sanitizer (its own build folder; the quick start, fetching, changes,
-# requests, uploads and the store). Reports fail the run.
-TSAN_SUITES = CloudAssetsTests|AssetStoreTests
+# requests, uploads, the store, the transfer engine). Reports fail the run.
+TSAN_SUITES = CloudAssetsTests|AssetStoreTests|S3TransferTests
 tsan: deps-python
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
