@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A value behind a lock, shared by reference between threads and tasks: the one lock box of this package (the
 /// shape of NIO's `NIOLockedValueBox`). Values go in and come out as `sending`, as with the standard library's
@@ -11,14 +11,15 @@ import Foundation
 /// Hold the lock briefly: never across an `await`, a network call or a callback into unknown code.
 // @unchecked: `value` is read and written only inside `withLock`, under `lock`.
 package final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
+    @usableFromInline let lock = NSLock()
+    @usableFromInline var value: Value
 
     /// A box holding `value`.
     package init(_ value: sending Value) { self.value = value }
 
-    /// Runs `body` with the value, under the lock, and returns what it returns.
-    @discardableResult
+    /// Runs `body` with the value, under the lock, and returns what it returns. Inlinable, so that every module
+    /// gets it specialised for its value type (hot paths take it per received chunk).
+    @inlinable @discardableResult
     package func withLock<Result, Failure: Error>(
         _ body: (inout sending Value) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {

@@ -16,10 +16,12 @@ package struct ThreadRole: Sendable, Hashable {
     package func adopt() { Thread.current.threadDictionary[Self.key] = name }
 
     /// Whether the calling thread has this role.
+    @usableFromInline
     package var isCurrent: Bool { Thread.current.threadDictionary[Self.key] as? String == name }
 
     /// In debug builds, stops the program when the calling thread does not have this role; nothing in release
     /// builds.
+    @inlinable
     package func assertCurrent(file: StaticString = #fileID, line: UInt = #line) {
         assert(isCurrent, "must run on the \(name) thread", file: file, line: line)
     }
