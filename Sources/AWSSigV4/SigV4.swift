@@ -198,30 +198,7 @@ package enum SigV4 {
     }
 
     /// Parses `yyyyMMdd'T'HHmmss'Z'`; nil when malformed.
-    package static func parseAmzDate(_ string: String) -> Date? {
-        let b = Array(string.utf8)
-        guard b.count == 16, b[8] == UInt8(ascii: "T"), b[15] == UInt8(ascii: "Z") else { return nil }
-        func num(_ r: Range<Int>) -> Int? {
-            var v = 0
-            for i in r {
-                guard b[i] >= 48, b[i] <= 57 else { return nil }
-                v = v * 10 + Int(b[i] - 48)
-            }
-            return v
-        }
-        guard let y = num(0..<4), let mo = num(4..<6), let d = num(6..<8), let h = num(9..<11),
-            let mi = num(11..<13), let s = num(13..<15), (1...12).contains(mo), (1...31).contains(d), h < 24,
-            mi < 60, s < 61
-        else { return nil }
-        var tmValue = tm()
-        tmValue.tm_year = Int32(y - 1900)
-        tmValue.tm_mon = Int32(mo - 1)
-        tmValue.tm_mday = Int32(d)
-        tmValue.tm_hour = Int32(h)
-        tmValue.tm_min = Int32(mi)
-        tmValue.tm_sec = Int32(s)
-        return Date(timeIntervalSince1970: TimeInterval(timegm(&tmValue)))
-    }
+    package static func parseAmzDate(_ string: String) -> Date? { HTTPDate.parseAmzDate(string) }
 
     /// The credential scope `date/region/service/aws4_request`.
     package static func scope(date: String, region: String, service: String) -> String {

@@ -119,25 +119,37 @@ package enum HTTPDate {
         guard b.count >= 20, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x54, b[13] == 0x3A, b[16] == 0x3A,
             b.last == 0x5A
         else { return nil }
-        func num(_ r: Range<Int>) -> Int? {
-            var v = 0
-            for i in r {
-                guard b[i] >= 48, b[i] <= 57 else { return nil }
-                v = v * 10 + Int(b[i] - 48)
-            }
-            return v
-        }
-        guard let y = num(0..<4), let mo = num(5..<7), let d = num(8..<10), let h = num(11..<13),
-            let mi = num(14..<16), let s = num(17..<19)
+        guard let y = digits(b, 0..<4), let mo = digits(b, 5..<7), let d = digits(b, 8..<10),
+            let h = digits(b, 11..<13), let mi = digits(b, 14..<16), let s = digits(b, 17..<19)
         else { return nil }
         var fraction = 0.0
         if b.count > 20 {
-            guard b[19] == 0x2E, b.count > 21, let f = num(20..<(b.count - 1)) else { return nil }
+            guard b[19] == 0x2E, b.count > 21, let f = digits(b, 20..<(b.count - 1)) else { return nil }
             fraction = Double(f) / pow(10, Double(b.count - 21))
         } else if b[19] != 0x5A {
             return nil
         }
         return make(year: y, month: mo, day: d, hour: h, minute: mi, second: s, fraction: fraction)
+    }
+
+    /// SigV4's `x-amz-date`: `yyyyMMdd'T'HHmmss'Z'`; nil when malformed.
+    package static func parseAmzDate(_ string: String) -> Date? {
+        let b = Array(string.utf8)
+        guard b.count == 16, b[8] == UInt8(ascii: "T"), b[15] == UInt8(ascii: "Z"), let y = digits(b, 0..<4),
+            let mo = digits(b, 4..<6), let d = digits(b, 6..<8), let h = digits(b, 9..<11),
+            let mi = digits(b, 11..<13), let s = digits(b, 13..<15)
+        else { return nil }
+        return make(year: y, month: mo, day: d, hour: h, minute: mi, second: s, fraction: 0)
+    }
+
+    /// The decimal number the ASCII digits `bytes[range]` spell; nil when one is not a digit.
+    private static func digits(_ bytes: [UInt8], _ range: Range<Int>) -> Int? {
+        var value = 0
+        for i in range {
+            guard bytes[i] >= 48, bytes[i] <= 57 else { return nil }
+            value = value * 10 + Int(bytes[i] - 48)
+        }
+        return value
     }
 
     private static func make(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, fraction: Double)
