@@ -13,20 +13,26 @@ deps:
 deps-python:
 	@scripts/install-deps.sh --python
 
+# Every target must declare the package targets it imports (SwiftPM's explicit dependency import check).
+IMPORT_CHECK = --explicit-target-dependency-import-check error
+
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build $(IMPORT_CHECK)
 
 # The RGW suite runs on its own after the others: its Ceph cluster takes most of the two cores while it boots,
 # and timing-sensitive suites (shared downloads, request logs) must not run beside it.
 test: deps-python
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(IMPORT_CHECK)
 	SWIFT=$(SWIFT) scripts/run-tests.sh --skip RGWInteropTests
 	SWIFT=$(SWIFT) scripts/run-tests.sh --filter RGWInteropTests
 
 # Only the suite that runs the library against Ceph's RADOS Gateway (scripts/ceph-rgw.sh boots a throwaway
 # cluster; skipped when Ceph cannot start, failed instead with CLOUDASSETS_REQUIRE_RGW=1).
-rgw-test: deps-python
-	$(SWIFT) build --build-tests
+rgw-# Every target must declare the package targets it imports (SwiftPM's explicit dependency import check).
+IMPORT_CHECK = --explicit-target-dependency-import-check error
+
+test: deps-python
+	$(SWIFT) build --build-tests $(IMPORT_CHECK)
 	SWIFT=$(SWIFT) scripts/run-tests.sh --filter RGWInteropTests
 
 # The library's tests under the thread sanitizer (its own build folder; the quick start, fetching, changes,
