@@ -142,10 +142,8 @@ package final class S3Client: Sendable {
         policy: RetryPolicy, retryingAlso: (S3Error) -> Bool = { _ in false },
         failureIn2xx: (HTTPResponseHead, Data) -> S3Error? = { _, _ in nil }, _ build: () -> HTTPRequest
     ) async throws(S3Error) -> (HTTPResponseHead, Data) {
-        var attempt = 0
-        var skewRetried = false
+        var retries = RetryState(policy: policy)
         while true {
-            attempt += 1
             let failure: S3Error
             var retryAfter: TimeInterval?
             do {
@@ -160,20 +158,8 @@ package final class S3Client: Sendable {
             } catch {
                 failure = S3Error(error)
             }
-            if failure == .requestTimeTooSkewed, !skewRetried {
-                skewRetried = true
-                attempt -= 1
-                continue
-            }
             if Task.isCancelled { throw .cancelled }
-            guard failure.isRetryable || retryingAlso(failure) else { throw failure }
-            let another =
-                failure.isRetryable
-                ? policy.allowsAnotherAttempt(after: failure, failures: attempt) : attempt < policy.maxAttempts
-            guard another else {
-                throw policy.maxAttempts > 1 ? .retriesExhausted(lastError: failure, attempts: attempt) : failure
-            }
-            try await policy.backoff(afterAttempt: attempt, serverAsked: retryAfter)
+            try await retries.backOffOrThrow(failure, serverAsked: retryAfter, retryingAlso: retryingAlso(failure))
         }
     }
 

@@ -22,12 +22,12 @@ final class DownloadJob: @unchecked Sendable {
     let request: DownloadRequest
     /// `<destination>.part`.
     let partPath: String
-    private let client: S3Client
-    private let configuration: DownloaderConfiguration
-    private let scheduler: TransferScheduler
-    private let onFinish: @Sendable (DownloadJob) -> Void
+    let client: S3Client
+    let configuration: DownloaderConfiguration
+    let scheduler: TransferScheduler
+    let onFinish: @Sendable (DownloadJob) -> Void
 
-    private struct State {
+    struct State {
         var attachments: [AttachmentID: DownloadAttachment] = [:]
         var pausedAttachments: Set<AttachmentID> = []
         var finished = false
@@ -46,9 +46,9 @@ final class DownloadJob: @unchecked Sendable {
         /// that has not run yet must not create the file after the job is over).
         var writer: PartFileWriter?
     }
-    private let state = LockedBox(State())
+    let state = LockedBox(State())
 
-    private struct Progress {
+    struct Progress {
         var total: Int64?
         var base: Int64 = 0
         var attemptBytes: Int64 = 0
@@ -56,15 +56,15 @@ final class DownloadJob: @unchecked Sendable {
         var lastReport: UInt64 = 0
         var started = DispatchTime.now().uptimeNanoseconds
     }
-    private let progress = LockedBox(Progress())
-    private struct SidecarState {
+    let progress = LockedBox(Progress())
+    struct SidecarState {
         /// Whether a sidecar may be on disk (so that finishing without one costs no `unlink`).
         var mayExist = false
         /// The version whose resume point (see ``persistResumePoint(etag:total:checksums:)``) the sidecar on disk holds: it stays
         /// true however far the in-order `.part` grows, so later attempts and failures need not rewrite it.
         var resumePoint: (etag: String, total: Int64)?
     }
-    private let sidecarState = LockedBox(SidecarState())
+    let sidecarState = LockedBox(SidecarState())
 
     init(
         key: Key, request: DownloadRequest, client: S3Client, configuration: DownloaderConfiguration,
@@ -127,7 +127,7 @@ final class DownloadJob: @unchecked Sendable {
         if !paused { wakeIfResumed() }
     }
 
-    private func wakeIfResumed(force: Bool = false) {
+    func wakeIfResumed(force: Bool = false) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard force || !state.paused || state.cancelled else { return nil }
             defer { state.resumeWaiter = nil }
@@ -136,10 +136,10 @@ final class DownloadJob: @unchecked Sendable {
         waiter?.resume()
     }
 
-    private var isCancelled: Bool { state.withLock { $0.cancelled } }
-    private var isPaused: Bool { state.withLock { $0.paused && !$0.cancelled } }
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+    var isPaused: Bool { state.withLock { $0.paused && !$0.cancelled } }
 
-    private func waitWhilePaused() async {
+    func waitWhilePaused() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let proceed = state.withLock { state -> Bool in
                 guard state.paused, !state.cancelled else { return true }
@@ -178,7 +178,7 @@ final class DownloadJob: @unchecked Sendable {
     /// The first attempt of a job that holds a slot, made on the writer's queue when the slot came at once
     /// (the caller's thread may belong to the caller's pool, and creating a file may wait for the disk), else
     /// on the thread that gave the slot back (a writer's queue, or a task of the downloader's).
-    private func startFirstAttempt(onCallerThread: Bool) {
+    func startFirstAttempt(onCallerThread: Bool) {
         let writer = PartFileWriter(path: partPath, allowsFileSystemSync: configuration.syncsFileSystemForGroups)
         state.withLock { $0.writer = writer }
         if onCallerThread {
@@ -190,7 +190,7 @@ final class DownloadJob: @unchecked Sendable {
 
     /// Creates the empty `.part` and starts the GET. A `.part` left by an earlier run (its sidecar says which
     /// version it holds), or a job cancelled or paused meanwhile, is the task's business.
-    private func openAndStart(_ writer: PartFileWriter) {
+    func openAndStart(_ writer: PartFileWriter) {
         guard !PartSidecar.lookup(forPart: partPath).present else {
             return startTask(first: nil, holdingSlot: true)
         }
@@ -211,7 +211,7 @@ final class DownloadJob: @unchecked Sendable {
 
     /// The end of the first attempt (engine thread): a complete body is verified, synced and renamed on the
     /// writer's queue (after the hashing queued there); anything else goes on as a task.
-    private func firstAttemptEnded(_ outcome: DownloadAttemptOutcome, writer: PartFileWriter) {
+    func firstAttemptEnded(_ outcome: DownloadAttemptOutcome, writer: PartFileWriter) {
         state.withLock { $0.currentTransfer = nil }
         guard case .completed(let head) = outcome else {
             return startTask(first: (writer, outcome), holdingSlot: true)
@@ -231,7 +231,7 @@ final class DownloadJob: @unchecked Sendable {
     }
 
     /// Runs the rest of the job as a task (see ``run(first:holdingSlot:)``).
-    private func startTask(
+    func startTask(
         first: (writer: PartFileWriter, outcome: DownloadAttemptOutcome)?, holdingSlot: Bool,
         after previous: DownloadJob? = nil
     ) {
@@ -249,7 +249,7 @@ final class DownloadJob: @unchecked Sendable {
     }
 
     /// Tells the attachments the result, after the job's file work is over.
-    private func end(_ result: Result<DownloadResult, S3Error>) {
+    func end(_ result: Result<DownloadResult, S3Error>) {
         if case .failure(let error) = result, error.isOutOfSpace {
             // The disk is full: keeping the partial bytes would keep it full, and they cannot grow anyway.
             unlink(partPath)
@@ -274,7 +274,7 @@ final class DownloadJob: @unchecked Sendable {
     }
 
     /// Returns once the job has ended (its file work is over).
-    private func waitUntilEnded() async {
+    func waitUntilEnded() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = state.withLock { state -> Bool in
                 if !state.ended { state.endWaiters.append(continuation) }
@@ -284,13 +284,13 @@ final class DownloadJob: @unchecked Sendable {
         }
     }
 
-    private static func rate(_ p: Progress) -> Double {
+    static func rate(_ p: Progress) -> Double {
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - p.started) / 1e9
         return elapsed > 0 ? Double(p.transferred) / elapsed : 0
     }
 
     /// Counts body bytes (engine thread) and reports progress at most every ``DownloaderConfiguration/progressInterval``.
-    private func received(_ count: Int) {
+    func received(_ count: Int) {
         let report = progress.withLock { p -> DownloadProgress? in
             p.transferred += Int64(count)
             p.attemptBytes += Int64(count)
@@ -302,365 +302,5 @@ final class DownloadJob: @unchecked Sendable {
         }
         guard let report else { return }
         for attachment in state.withLock({ Array($0.attachments.values) }) { attachment.deliver(report) }
-    }
-
-    /// The download as a task: slot (unless held), resume, attempts, verification, rename. `first` is an
-    /// attempt already made (by ``startFirstAttempt()``) whose outcome the loop takes up before any other.
-    private func run(
-        first: (writer: PartFileWriter, outcome: DownloadAttemptOutcome)?, holdingSlot: Bool
-    ) async -> Result<DownloadResult, S3Error> {
-        if !holdingSlot {
-            guard await scheduler.acquire(priority: request.priority) else { return .failure(.cancelled) }
-        }
-        var holdsSlot = true
-        defer { if holdsSlot { scheduler.release() } }
-        /// The connection is done with: the next download gets it while this file is synced and renamed.
-        func finalizeWithoutSlot(writer: PartFileWriter, version: ObjectVersion, attempts: Int) async throws(S3Error)
-            -> Result<DownloadResult, S3Error>
-        {
-            scheduler.release()
-            holdsSlot = false
-            try await writer.syncAndRename(to: jobKey.destination).get()
-            return .success(result(writer: writer, version: version, attempts: attempts))
-        }
-        do {
-            var version = ObjectVersion()
-            let writer: PartFileWriter
-            var pending: DownloadAttemptOutcome?
-            var attempts = 0
-            if let first {
-                writer = first.writer
-                pending = first.outcome
-                attempts = 1
-                await writer.drain()
-            } else {
-                (writer, version) = try await prepareWriter()
-            }
-            progress.withLock { $0.total = version.total }
-
-            var failures = 0
-            var checksumRetried = false
-            var restartedForChange = false
-            var skewRetried = false
-            let policy = configuration.retryPolicy
-            while true {
-                let offset: Int64
-                let outcome: DownloadAttemptOutcome
-                if let taken = pending {
-                    pending = nil
-                    offset = 0
-                    outcome = taken
-                } else {
-                    if isCancelled || Task.isCancelled { return .failure(.cancelled) }
-                    if isPaused {
-                        scheduler.release()
-                        holdsSlot = false
-                        await waitWhilePaused()
-                        if isCancelled { return .failure(.cancelled) }
-                        guard await scheduler.acquire(priority: request.priority) else { return .failure(.cancelled) }
-                        holdsSlot = true
-                        continue
-                    }
-                    offset = writer.written
-                    if offset > 0, version.etag != nil, offset == version.total {
-                        // Every byte is on disk already (an earlier run stopped after the last write and before the
-                        // rename): asking for `bytes=size-` would be a 416. Verify what is there and finish, or start over.
-                        if verify(writer: writer, version: version) == nil {
-                            return try await finalizeWithoutSlot(writer: writer, version: version, attempts: attempts)
-                        }
-                        discard(writer: writer)
-                        await writer.drain()
-                        version = ObjectVersion()
-                        continue
-                    }
-                    attempts += 1
-                    outcome = await attempt(writer: writer, offset: offset, version: version)
-                }
-                switch outcome {
-                case .completed(let head):
-                    version.adopt(head)
-                    if let mismatch = verify(writer: writer, version: version) {
-                        writer.restart(hasher: nil)
-                        await writer.drain()
-                        removeSidecar()
-                        version = ObjectVersion()
-                        if case .checksumMismatch = mismatch, !checksumRetried {
-                            checksumRetried = true
-                            continue
-                        }
-                        if case .checksumMismatch = mismatch { return .failure(mismatch) }
-                        failures += 1
-                        if failures >= policy.maxAttempts {
-                            return .failure(.retriesExhausted(lastError: mismatch, attempts: attempts))
-                        }
-                        continue
-                    }
-                    return try await finalizeWithoutSlot(writer: writer, version: version, attempts: attempts)
-                case .failed(let error, let head, let retryAfter):
-                    if let head { version.adopt(head) }
-                    saveSidecar(writer: writer, version: version)
-                    switch error {
-                    case .cancelled:
-                        // A pause stops the transfer the same way; only a cancelled job ends here.
-                        if !isCancelled && !Task.isCancelled {
-                            attempts -= 1
-                            continue
-                        }
-                        return .failure(.cancelled)
-                    case .requestTimeTooSkewed where !skewRetried:
-                        // The client measured the offset from the response; the next attempt is re-signed.
-                        skewRetried = true
-                        continue
-                    case .preconditionFailed, .objectChanged:
-                        if request.expectedETag != nil {
-                            discard(writer: writer)
-                            await writer.drain()
-                            return .failure(.objectChanged)
-                        }
-                        // The object changed since the bytes on disk were fetched: never mix versions.
-                        discard(writer: writer)
-                        await writer.drain()
-                        version = ObjectVersion()
-                        if !restartedForChange {
-                            restartedForChange = true
-                            continue
-                        }
-                        failures += 1
-                        if failures >= policy.maxAttempts {
-                            return .failure(.retriesExhausted(lastError: .objectChanged, attempts: attempts))
-                        }
-                    default:
-                        guard error.isRetryable else { return .failure(error) }
-                        // The budget and the backoff count failures in a row: an attempt that added bytes on
-                        // disk (a connection reset mid-body) starts the count again, as a resumed download is
-                        // not a repeated failure.
-                        failures = writer.written > offset ? 1 : failures + 1
-                        if !policy.allowsAnotherAttempt(after: error, failures: failures) {
-                            return .failure(
-                                policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: attempts) : error
-                            )
-                        }
-                        do {
-                            try await policy.backoff(
-                                afterAttempt: failures, keptBytes: writer.written - offset, serverAsked: retryAfter)
-                        } catch {
-                            return .failure(.cancelled)
-                        }
-                    }
-                }
-            }
-        } catch {
-            return .failure(error)
-        }
-    }
-
-    /// A writer for the `.part`: continued from what an earlier run left when its sidecar names the right
-    /// version (the returned version), else empty.
-    private func prepareWriter() async throws(S3Error) -> (PartFileWriter, ObjectVersion) {
-        var version = ObjectVersion()
-        // Continue a `.part` left by an earlier run when its sidecar names the right version.
-        let found = PartSidecar.lookup(forPart: partPath)
-        let usable = found.sidecar.flatMap { sidecar in
-            request.expectedETag.map({ S3ETag.unquoted($0) == sidecar.etag }) ?? true ? sidecar : nil
-        }
-        if found.present && usable == nil { PartSidecar.remove(forPart: partPath) }
-        let writer = PartFileWriter(path: partPath, allowsFileSystemSync: configuration.syncsFileSystemForGroups)
-        state.withLock { $0.writer = writer }
-        if let sidecar = usable {
-            let onDisk = try await openPartOnQueue(writer, truncate: false).get()
-            sidecarState.withLock { $0.mayExist = true }
-            var keep = min(sidecar.contiguousPrefix, onDisk)
-            if let size = sidecar.size, keep > size { keep = 0 }
-            version = ObjectVersion(etag: sidecar.etag, total: sidecar.size, checksums: sidecar.checksums)
-            let hasher = IntegrityHasher(
-                etag: sidecar.etag, checksums: sidecar.checksums, policy: configuration.integrity)
-            try await writer.resume(keeping: keep, hasher: keep > 0 ? hasher : nil).get()
-            if keep == 0 { version = ObjectVersion() }
-            if keep > 0, let size = sidecar.size {
-                // The file now ends at the kept prefix: from here on the sidecar is this version's resume
-                // point, with the whole object's checksums (a 206 brings none).
-                persistResumePoint(etag: sidecar.etag, total: size, checksums: sidecar.checksums)
-            }
-        } else {
-            // Without a usable sidecar nothing on disk can be trusted: the `.part` starts empty.
-            _ = try await openPartOnQueue(writer, truncate: true).get()
-        }
-        return (writer, version)
-    }
-
-    /// One GET: starts it (unless cancelled or paused meanwhile) and waits for its end and for the writer.
-    private func attempt(writer: PartFileWriter, offset: Int64, version: ObjectVersion) async
-        -> DownloadAttemptOutcome
-    {
-        let outcome = await withCheckedContinuation {
-            (continuation: CheckedContinuation<DownloadAttemptOutcome, Never>) in
-            let started = startAttempt(writer: writer, offset: offset, version: version) {
-                continuation.resume(returning: $0)
-            }
-            if !started { continuation.resume(returning: .failed(.cancelled, nil)) }
-        }
-        state.withLock { $0.currentTransfer = nil }
-        await writer.drain()
-        return outcome
-    }
-
-    /// Signs and starts one GET; false (and nothing started) when the job was cancelled or paused meanwhile.
-    /// `completion` runs on the engine thread; the writer may still have queued work then.
-    private func startAttempt(
-        writer: PartFileWriter, offset: Int64, version: ObjectVersion,
-        completion: @escaping @Sendable (DownloadAttemptOutcome) -> Void
-    ) -> Bool {
-        var headers: [(name: String, value: String)] = [("x-amz-checksum-mode", "ENABLED")]
-        if offset > 0, let etag = version.etag {
-            headers.append(("range", "bytes=\(offset)-"))
-            headers.append(("if-match", S3ETag.quoted(etag)))
-        } else if let expected = request.expectedETag {
-            headers.append(("if-match", S3ETag.quoted(S3ETag.unquoted(expected))))
-        }
-        let expectation = DownloadStreamHandler.Expectation(
-            offset: offset, rangeEnd: nil, knownETag: version.etag, knownTotal: version.total,
-            requiredETag: request.expectedETag, requiredSize: request.expectedSize, acceptsWholeObject: true,
-            integrity: configuration.integrity)
-        let engine = client.engine
-        let id = engine.makeTransferID()
-        let handler = DownloadStreamHandler(
-            client: client, writer: writer, expectation: expectation,
-            onHead: { [weak self] head in
-                self?.progress.withLock { p in
-                    p.total = head.total
-                    p.base = head.start
-                    p.attemptBytes = 0
-                }
-                // A body that fits in one write chunk has nothing on disk to continue from until it is
-                // complete, so it gets no sidecar (which would cost two more inodes per small object).
-                if head.length > Int64(writer.chunkSize) {
-                    self?.persistResumePoint(etag: head.etag, total: head.total, checksums: head.checksums)
-                }
-            },
-            onBytes: { [weak self] n in self?.received(n) },
-            completion: completion)
-        writer.attach(engine, id)
-        var request = client.makeRequest(
-            method: "GET", bucket: request.bucket, key: request.key, headers: headers,
-            stallTimeout: configuration.stallTimeout)
-        request.successHeaders = DownloadStreamHandler.headersRead
-        return state.withLock { state -> Bool in
-            guard !state.cancelled, !state.paused else { return false }
-            state.currentTransfer = id
-            engine.start(request, handler: handler, id: id)
-            return true
-        }
-    }
-
-    /// Length and hashes; nil when everything matches.
-    private func verify(writer: PartFileWriter, version: ObjectVersion) -> S3Error? {
-        guard let total = version.total, writer.written == total else {
-            return .transport(
-                curlCode: 18, message: "received \(writer.written) of \(version.total.map(String.init) ?? "?") bytes")
-        }
-        if let expected = request.expectedSize, expected != total { return .objectChanged }
-        if let code = writer.writeError { return .fileSystem(path: writer.path, errno: code) }
-        if writer.hasher?.etag != version.etag, version.etag != nil, total > 0 {
-            // Hash state from another version must never vouch for these bytes.
-            return .checksumMismatch(expected: version.etag ?? "", actual: writer.hasher?.etag ?? "", algorithm: "ETag")
-        }
-        return writer.hasher?.firstMismatch()
-    }
-
-    /// The result of a verified file now at its destination.
-    private func result(writer: PartFileWriter, version: ObjectVersion, attempts: Int) -> DownloadResult {
-        removeSidecar()
-        let verification = Set([IntegrityCheck.length]).union(writer.hasher?.checks ?? [])
-        let transferred = progress.withLock { $0.transferred }
-        return DownloadResult(
-            url: request.destination, etag: version.etag ?? "", size: version.total ?? 0,
-            verification: verification, bytesTransferred: transferred, attempts: attempts)
-    }
-
-    /// Written as soon as a response's headers name the version, so that a process killed mid-body (kill -9,
-    /// power loss excepted) can continue: the `.part` file is written strictly in order, so its size is the
-    /// verified-to-be-contiguous prefix; the sidecar only needs to say which version those bytes belong to.
-    /// (The final whole-file check still guards against anything else.)
-    /// Written once per version (a resumed attempt's 206, which carries no whole-object checksums, must not
-    /// replace the sidecar its 200 wrote).
-    private func persistResumePoint(etag: String, total: Int64, checksums: S3Checksums) {
-        let fresh = sidecarState.withLock { state -> Bool in
-            state.mayExist = true
-            if let point = state.resumePoint, point.etag == etag, point.total == total { return false }
-            state.resumePoint = (etag, total)
-            return true
-        }
-        guard fresh else { return }
-        let sidecar = PartSidecar(etag: etag, size: total, checksums: checksums, ranges: [0..<max(0, total)])
-        save(sidecar)
-    }
-
-    /// After a failed attempt: records the bytes on disk, unless the sidecar already holds this version's
-    /// resume point (which covers them).
-    private func saveSidecar(writer: PartFileWriter, version: ObjectVersion) {
-        guard let etag = version.etag, writer.written > 0 else { return }
-        let covered = sidecarState.withLock { state -> Bool in
-            state.mayExist = true
-            guard let point = state.resumePoint, point.etag == etag, point.total == version.total else {
-                state.resumePoint = nil
-                return false
-            }
-            return true
-        }
-        guard !covered else { return }
-        let sidecar = PartSidecar(
-            etag: etag, size: version.total, checksums: version.checksums, ranges: [0..<writer.written])
-        save(sidecar)
-    }
-
-    /// Opens (creating it if needed) the `.part` unless the job is cancelled, under the job's lock, for the same
-    /// reason as ``save(_:)``: no file appears after a cancel. On a thread that may wait for the file system.
-    private func openPart(_ writer: PartFileWriter, truncate: Bool) -> Result<Int64, S3Error> {
-        state.withLock { state in
-            state.cancelled ? .failure(.cancelled) : writer.openNow(truncate: truncate)
-        }
-    }
-
-    /// ``openPart(_:truncate:)`` on the writer's queue.
-    private func openPartOnQueue(_ writer: PartFileWriter, truncate: Bool) async -> Result<Int64, S3Error> {
-        await withCheckedContinuation { continuation in
-            writer.perform { [self] in continuation.resume(returning: openPart(writer, truncate: truncate)) }
-        }
-    }
-
-    /// Writes the sidecar unless the job is cancelled, under the job's lock: a caller that cancels its
-    /// requests and then removes the files (an asset deleted meanwhile) never sees a sidecar appear after.
-    /// A cancelled job needs none: a resume point worth keeping was written when the response's head came.
-    private func save(_ sidecar: PartSidecar) {
-        state.withLock { state in
-            guard !state.cancelled else { return }
-            try? sidecar.save(forPart: partPath)
-        }
-    }
-
-    private func removeSidecar() {
-        let present = sidecarState.withLock { state in
-            defer { state = SidecarState() }
-            return state.mayExist
-        }
-        if present { PartSidecar.remove(forPart: partPath) }
-    }
-
-    private func discard(writer: PartFileWriter) {
-        writer.restart(hasher: nil)
-        removeSidecar()
-    }
-}
-
-/// The version of the object the bytes on disk belong to.
-struct ObjectVersion: Sendable {
-    var etag: String?
-    var total: Int64?
-    var checksums = S3Checksums()
-
-    mutating func adopt(_ head: DownloadAttemptHead) {
-        etag = head.etag
-        total = head.total
-        if head.status == 200 { checksums = head.checksums }
     }
 }

@@ -95,9 +95,7 @@ extension Downloader {
         var checksums = sidecar?.checksums ?? S3Checksums()
         var ranges = sidecar?.byteRanges ?? []
         var start = wanted.lowerBound
-        var failures = 0
-        var skewRetried = false
-        let policy = configuration.retryPolicy
+        var retries = RetryState(policy: configuration.retryPolicy)
         guard await scheduler.acquire(priority: .userInitiated) else { throw .cancelled }
         defer { scheduler.release() }
         while true {
@@ -149,33 +147,23 @@ extension Downloader {
                     try? PartSidecar(etag: currentETag, size: head.total, checksums: checksums, ranges: ranges)
                         .save(forPart: partPath)
                 }
-                switch error {
-                case .requestTimeTooSkewed where !skewRetried:
-                    skewRetried = true
-                    continue
-                case .preconditionFailed, .objectChanged:
-                    unlink(partPath)
-                    PartSidecar.remove(forPart: partPath)
-                    throw .objectChanged
-                default:
-                    guard error.isRetryable else { throw error }
-                    // Failures in a row: an attempt that kept bytes starts the count again (see RetryPolicy).
-                    failures = progressed ? 1 : failures + 1
-                    if !policy.allowsAnotherAttempt(after: error, failures: failures) {
-                        throw policy.maxAttempts > 1 ? .retriesExhausted(lastError: error, attempts: failures) : error
-                    }
-                    try await policy.backoff(
-                        afterAttempt: failures, keptBytes: progressed ? writer.written : 0, serverAsked: retryAfter)
-                    continue
-                }
+                if case .preconditionFailed = error { throw discardingPart(partPath) }
+                if case .objectChanged = error { throw discardingPart(partPath) }
+                try await retries.backOffOrThrow(
+                    error, keptBytes: progressed ? writer.written : 0, serverAsked: retryAfter)
+                continue
             }
             // A response that ended short without a transport error: count it like one.
-            failures += 1
-            if failures >= policy.maxAttempts {
-                throw .retriesExhausted(
-                    lastError: .transport(curlCode: 18, message: "the range arrived incomplete"), attempts: failures)
-            }
+            try await retries.backOffOrThrow(
+                .transport(curlCode: 18, message: "the range arrived incomplete"), retryingAlso: true)
         }
+    }
+
+    /// Removes the part file and its sidecar of a range whose object changed, and returns the error to throw.
+    private func discardingPart(_ partPath: String) -> S3Error {
+        unlink(partPath)
+        PartSidecar.remove(forPart: partPath)
+        return .objectChanged
     }
 
     private func rangeAttempt(

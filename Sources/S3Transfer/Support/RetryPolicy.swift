@@ -51,14 +51,27 @@ package struct RetryPolicy: Sendable, Hashable {
         return cap > 0 ? Double.random(in: 0...cap) : 0
     }
 
-    /// Sleeps for the backoff after `attempt` failures — none when the failed attempt kept at least
-    /// ``immediateResumeBytes`` — but at least for what the service asked (`Retry-After`, at most ``maxDelay``),
-    /// and throws ``S3Error/cancelled`` if the task is cancelled.
+    /// The wait before the next attempt after `attempt` failures in a row: the backoff — none when the failed
+    /// attempt kept at least ``immediateResumeBytes`` — but at least what the service asked (`Retry-After`, at
+    /// most ``maxDelay``).
+    package func wait(afterAttempt attempt: Int, keptBytes: Int64 = 0, serverAsked: TimeInterval? = nil)
+        -> TimeInterval
+    {
+        let minimum = min(maxDelay, max(0, serverAsked ?? 0))
+        return keptBytes >= Self.immediateResumeBytes ? minimum : max(minimum, delay(afterAttempt: attempt))
+    }
+
+    /// Sleeps for ``wait(afterAttempt:keptBytes:serverAsked:)`` and throws ``S3Error/cancelled`` if the task is
+    /// cancelled.
     func backoff(afterAttempt attempt: Int, keptBytes: Int64 = 0, serverAsked: TimeInterval? = nil)
         async throws(S3Error)
     {
-        let minimum = min(maxDelay, max(0, serverAsked ?? 0))
-        let seconds = keptBytes >= Self.immediateResumeBytes ? minimum : max(minimum, delay(afterAttempt: attempt))
+        try await Self.sleep(wait(afterAttempt: attempt, keptBytes: keptBytes, serverAsked: serverAsked))
+    }
+
+    /// Sleeps `seconds` (returns at once for zero) and throws ``S3Error/cancelled`` if the task is cancelled.
+    static func sleep(_ seconds: TimeInterval) async throws(S3Error) {
+        if Task.isCancelled { throw .cancelled }
         guard seconds > 0 else { return }
         do {
             try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
