@@ -12,12 +12,17 @@ enum ChangeJSON {
             var removed: [String]
         }
         let line = Line(
-            token: change.token.rawValue, inserted: change.insertedIdentifiers.sorted().map(String.init),
-            changed: change.updatedIdentifiers.sorted().map(String.init),
-            contentChanged: change.contentChangedIdentifiers.sorted().map(String.init),
-            removed: change.deletedIdentifiers.sorted().map(String.init))
+            token: change.token.rawValue, inserted: ordered(change.insertedIdentifiers),
+            changed: ordered(change.updatedIdentifiers), contentChanged: ordered(change.contentChangedIdentifiers),
+            removed: ordered(change.deletedIdentifiers))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? String(decoding: encoder.encode(line), as: UTF8.self)) ?? "{}"
+    }
+
+    /// Local identifiers in the order they were given out (shorter first, then by character: the decimal
+    /// order of today's identifiers), so that a line reads the same on every run.
+    private static func ordered(_ identifiers: Set<String>) -> [String] {
+        identifiers.sorted { ($0.utf8.count, $0) < ($1.utf8.count, $1) }
     }
 }

@@ -80,7 +80,7 @@ struct List: AsyncParsableCommand {
                 if !noHeader && !global.quiet { output.write("ID\tSTATE\tPINNED\tSIZE\tKEY\n") }
                 for a in assets where !pinned || a.isPinned {
                     output.write(
-                        "\(a.id)\t\(a.availability.name)\t\(a.isPinned ? "pinned" : "-")\t\(a.size)\t"
+                        "\(a.localIdentifier)\t\(a.availability.name)\t\(a.isPinned ? "pinned" : "-")\t\(a.size)\t"
                             + TextEscape.cStyle(a.key) + "\n")
                 }
             }

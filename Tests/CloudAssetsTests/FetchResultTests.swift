@@ -29,7 +29,7 @@ import Testing
         #expect(result.firstObject == result[0] && result.lastObject == result[539])
         #expect(result.allSatisfy { !$0.isHidden })
         // Pages beyond the first are loaded too, and agree with the identifiers.
-        #expect(result.map(\.id) == Array(result.identifiers))
+        #expect(result.map(\.rowID) == Array(result.identifiers))
     }
 
     @Test func containsIndexOfAndObjectsAt() async throws {
@@ -59,7 +59,7 @@ import Testing
         let full = try library.fetchAssets(FetchOptions(sortBy: [.size(ascending: false)]))
         #expect(Array(limited.identifiers) == Array(full.identifiers.prefix(7)))
         // Ties on size are broken by identifier, in the descriptor's direction.
-        for (a, b) in zip(full, full.dropFirst()) where a.size == b.size { #expect(a.id > b.id) }
+        for (a, b) in zip(full, full.dropFirst()) where a.size == b.size { #expect(a.rowID > b.rowID) }
     }
 
     @Test func membershipIsASnapshotAndDeletedAssetsBecomePlaceholders() async throws {
@@ -72,7 +72,7 @@ import Testing
             _ = try tx.insert(testRecord("late"))
         }
         #expect(result.count == 5)
-        #expect(result[1].id == ids[1] && result[1].key.isEmpty)
+        #expect(result[1].rowID == ids[1] && result[1].key.isEmpty)
         #expect(result[0].key == "originals/0")
     }
 
@@ -87,7 +87,7 @@ import Testing
         let everything = try library.fetchAssets(FetchOptions(includeHiddenAssets: true))
         for predicate in predicates {
             let fetched = try library.fetchAssets(FetchOptions(predicate: predicate, includeHiddenAssets: true))
-            #expect(Set(fetched.identifiers) == Set(everything.filter(predicate.matches).map(\.id)), "\(predicate)")
+            #expect(Set(fetched.identifiers) == Set(everything.filter(predicate.matches).map(\.rowID)), "\(predicate)")
         }
     }
 }

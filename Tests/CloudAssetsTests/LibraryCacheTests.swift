@@ -150,11 +150,11 @@ struct LibraryCacheTests {
             let b = try library.asset(path: "b.png")
             var reader = ChangeReader(observing: library)
             library.startCaching(assets: [a, b])
-            var full: Set<Int64> = []
+            var full: Set<String> = []
             while full.count < 2 {
                 let change = try await reader.next()
                 for asset in [a, b] where change.details(for: asset)?.objectAfterChanges?.availability == .full {
-                    full.insert(asset.id)
+                    full.insert(asset.localIdentifier)
                 }
             }
             let requests = harness.log.count

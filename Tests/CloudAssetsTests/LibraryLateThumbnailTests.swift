@@ -15,12 +15,12 @@ struct LibraryLateThumbnailTests {
             let library = try await harness.open()
             try await library.sync()
             let a = try library.asset(path: "a.png")
-            try library.removeAssets([a.id])
+            try library.removeAssets([a.rowID])
             // The fetch wrote its file after the deletion removed the asset's files; its commit comes now.
-            let file = library.files.thumbnail(id: a.id)
+            let file = library.files.thumbnail(id: a.rowID)
             try Data("late thumbnail".utf8).write(to: file)
             let fetcher = ThumbnailFetcher(library: library, remote: try library.requireRemote())
-            #expect(try fetcher.commit([(a.id, "\"0123\"")]) == 0)
+            #expect(try fetcher.commit([(a.rowID, "\"0123\"")]) == 0)
             #expect(!FileManager.default.fileExists(atPath: file.path))
         }
     }

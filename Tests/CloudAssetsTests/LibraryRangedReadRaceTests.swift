@@ -58,7 +58,7 @@ struct LibraryRangedReadRaceTests {
             #expect(result.wrong.isEmpty, "reads returned other bytes: \(result.wrong.prefix(5))")
             #expect(result.reads > result.typedFailures)
             // Whatever is recorded now is on disk and is the original's.
-            let record = try #require(try library.store.record(id: asset.id))
+            let record = try #require(try library.store.record(id: asset.rowID))
             if record.availability == .partial {
                 let file = try Data(contentsOf: harness.storeURL.appendingPathComponent("partial/\(asset.id).ranges"))
                 for piece in record.partialRanges.ranges {
@@ -89,7 +89,7 @@ struct LibraryRangedReadRaceTests {
 
             #expect(throws: AssetLibrary.RangeFileRace.self) {
                 try library.commitRanges(
-                    assetID: asset.id, adding: ByteRangeSet([Int64(100)..<200]), etag: asset.etag, file: file)
+                    assetID: asset.rowID, adding: ByteRangeSet([Int64(100)..<200]), etag: asset.etag, file: file)
             }
             #expect(try library.current(asset).partialRanges == [5000..<5100])
         }

@@ -177,7 +177,7 @@ import Testing
         #expect(library.currentChangeToken == ChangeToken(rawValue: 3))
         let history = try library.changes(since: ChangeToken(rawValue: 1))
         #expect(history.map(\.token.rawValue) == [2, 3])
-        #expect(history[0].updatedIdentifiers == [id])
+        #expect(history[0].updatedIdentifiers == [String(id)])
         // A history change still describes a fetch result from before it (using current records).
         let sorted = try library.fetchAssets(FetchOptions(sortBy: [.creationDate()]))
         #expect(sorted.map(\.key) == ["originals/b", "originals/a"])

@@ -141,7 +141,7 @@ import Testing
         rng: inout SeededGenerator, tally: inout Tally
     ) async throws -> Bool {
         let (asset, files) = try await pickBig(configuration, rng: &rng, notFull: true)
-        let part = files.original(id: asset.id, key: asset.key).path + ".part"
+        let part = files.original(id: asset.rowID, key: asset.key).path + ".part"
         let threshold = Int64.random(in: 1..<Int64(Self.bigSize), using: &rng)
         let child = try cli.start(
             ["pin", asset.key], store: configuration.storeURL, bucket: bucket, logFolder: logs)

@@ -11,7 +11,7 @@ extension AssetLibrary {
     /// - Parameter assets: The assets to pin.
     public func pin(_ assets: [Asset]) throws {
         try CloudAssetsError.boundary {
-            try setPinned(assets.map(\.id), true)
+            try setPinned(assets.map(\.rowID), true)
             if configuration.startsBackgroundTransfers { startCaching(assets: assets, priority: .utility) }
         }
     }
@@ -20,7 +20,7 @@ extension AssetLibrary {
     /// - Parameter assets: The assets to unpin.
     public func unpin(_ assets: [Asset]) throws {
         try CloudAssetsError.boundary {
-            try setPinned(assets.map(\.id), false)
+            try setPinned(assets.map(\.rowID), false)
         }
     }
 
@@ -38,7 +38,7 @@ extension AssetLibrary {
     /// - Throws: ``CloudAssetsError/Code/assetPinned`` for a pinned asset.
     public func evict(_ asset: Asset) throws {
         try CloudAssetsError.boundary {
-            try evict(ids: [asset.id], force: false)
+            try evict(ids: [asset.rowID], force: false)
         }
     }
 
@@ -120,7 +120,7 @@ extension AssetLibrary {
     func startCaching(assets: [Asset], priority: DownloadPriority) {
         guard remote != nil, isNetworkAllowed(userRequest: false) else { return }
         for asset in assets {
-            let id = asset.id
+            let id = asset.rowID
             let requestID = runtime.nextRequestID()
             var options = AssetRequestOptions()
             options.isNetworkAccessAllowed = true
@@ -137,7 +137,7 @@ extension AssetLibrary {
     /// - Parameter assets: The assets.
     public func stopCaching(assets: [Asset]) {
         for asset in assets {
-            runtime.setCachingTask(nil, for: asset.id)?.cancel()
+            runtime.setCachingTask(nil, for: asset.rowID)?.cancel()
         }
     }
 }

@@ -68,7 +68,7 @@ public final class AssetChangeRequests {
     }
 
     private func record(_ assets: [Asset], _ edit: Edit) {
-        for asset in assets { edits.append((asset.id, edit)) }
+        for asset in assets { edits.append((asset.rowID, edit)) }
     }
 }
 

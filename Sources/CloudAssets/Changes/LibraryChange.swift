@@ -32,14 +32,14 @@ public struct LibraryChange: Sendable {
         self.isHistorical = true
     }
 
-    /// Identifiers of the assets this change inserted.
-    public var insertedIdentifiers: Set<Int64> { changes.inserted }
-    /// Identifiers of the assets this change updated (metadata, availability or content).
-    public var updatedIdentifiers: Set<Int64> { changes.updated }
+    /// Local identifiers of the assets this change inserted.
+    public var insertedIdentifiers: Set<String> { Set(changes.inserted.map(String.init)) }
+    /// Local identifiers of the assets this change updated (metadata, availability or content).
+    public var updatedIdentifiers: Set<String> { Set(changes.updated.map(String.init)) }
     /// The subset of ``updatedIdentifiers`` whose original's bytes changed.
-    public var contentChangedIdentifiers: Set<Int64> { changes.contentChanged }
-    /// Identifiers of the assets this change deleted.
-    public var deletedIdentifiers: Set<Int64> { changes.deleted }
+    public var contentChangedIdentifiers: Set<String> { Set(changes.contentChanged.map(String.init)) }
+    /// Local identifiers of the assets this change deleted.
+    public var deletedIdentifiers: Set<String> { Set(changes.deleted.map(String.init)) }
 
     /// How this change affected `fetchResult`, or `nil` when it did not (no object removed, inserted, changed or
     /// moved).
@@ -90,7 +90,7 @@ public struct LibraryChange: Sendable {
 
     /// How this change affected `asset`, or `nil` when it did not update or delete it.
     public func details(for asset: Asset) -> ObjectChangeDetails? {
-        let id = asset.id
+        let id = asset.rowID
         if changes.deleted.contains(id) {
             let before = changes.before[id].map(Asset.init) ?? asset
             return ObjectChangeDetails(objectBeforeChanges: before, objectAfterChanges: nil, assetContentChanged: false)

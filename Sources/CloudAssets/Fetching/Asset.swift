@@ -39,8 +39,8 @@ public enum UploadState: Int, Sendable, Hashable, CaseIterable {
 /// Two values are equal when every property is equal, so a changed asset is not equal to its earlier value;
 /// ``localIdentifier`` alone identifies the asset across changes.
 public struct Asset: Sendable, Hashable, Identifiable {
-    /// The stable local identifier (never reused, not derived from the bucket key).
-    public let id: Int64
+    /// The catalog's row for this asset (never reused); ``localIdentifier`` is its public form.
+    let rowID: Int64
     /// Bucket key of the original.
     public let key: String
     /// Size of the original in bytes.
@@ -82,14 +82,18 @@ public struct Asset: Sendable, Hashable, Identifiable {
     /// `true` when the asset is in the trash.
     public var isTrashed: Bool { trashedDate != nil }
 
-    /// The identifier as a string, PhotoKit style (the decimal form of ``id``).
-    public var localIdentifier: String { String(id) }
+    /// The stable local identifier, PhotoKit style: never reused, not derived from the bucket key, the same in
+    /// every fetch result, change and error (``CloudAssetsError/localIdentifier``) that names this asset.
+    public var localIdentifier: String { String(rowID) }
+
+    /// ``localIdentifier`` (`Identifiable`): the asset's one identity in the API.
+    public var id: String { localIdentifier }
 
     /// `true` when the original is not fully local.
     public var isInCloud: Bool { availability != .full }
 
     init(_ record: AssetRecord) {
-        id = record.id ?? 0
+        rowID = record.id ?? 0
         key = record.key
         size = record.size
         etag = record.etag

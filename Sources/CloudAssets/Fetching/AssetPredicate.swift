@@ -49,7 +49,7 @@ public indirect enum AssetPredicate: Sendable, Hashable {
         case .isTrashed(let value): asset.isTrashed == value
         case .uploadStates(let set): set.contains(asset.uploadState)
         case .keyPrefix(let prefix): asset.key.utf8.starts(with: prefix.utf8)
-        case .identifiers(let ids): ids.contains(asset.id)
+        case .identifiers(let ids): ids.contains(asset.rowID)
         case .and(let list): list.allSatisfy { $0.matches(asset) }
         case .or(let list): list.contains { $0.matches(asset) }
         case .not(let inner): !inner.matches(asset)

@@ -72,10 +72,10 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     public var lastObject: Asset? { isEmpty ? nil : self[count - 1] }
 
     /// `true` when the asset with this identifier is in the result.
-    public func contains(_ asset: Asset) -> Bool { index(ofIdentifier: asset.id) != nil }
+    public func contains(_ asset: Asset) -> Bool { index(ofIdentifier: asset.rowID) != nil }
 
     /// The position of `asset` (matched by identifier), or `nil`.
-    public func index(of asset: Asset) -> Int? { index(ofIdentifier: asset.id) }
+    public func index(of asset: Asset) -> Int? { index(ofIdentifier: asset.rowID) }
 
     /// The position of the asset with this identifier, or `nil`. The first call builds an index (O(n)); later
     /// calls are O(1).

@@ -40,7 +40,7 @@ extension AssetLibrary {
                 } catch is RangeFileRace where round < 3 {
                     round += 1
                 } catch let race as RangeFileRace {
-                    throw AssetRequestError.localFile(path: files.partial(id: asset.id).path, reason: race.reason)
+                    throw AssetRequestError.localFile(path: files.partial(id: asset.rowID).path, reason: race.reason)
                 }
             }
         }
@@ -52,8 +52,8 @@ extension AssetLibrary {
     }
 
     private func readOnce(_ asset: Asset, range: Range<Int64>, isNetworkAccessAllowed: Bool) async throws -> Data {
-        guard let record = try store.record(id: asset.id) else {
-            throw AssetRequestError.assetDeleted(localIdentifier: asset.id)
+        guard let record = try store.record(id: asset.rowID) else {
+            throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
         }
         // HTTP's rule: a range that starts at or past the end is not satisfiable (an empty range at the end is).
         guard range.lowerBound >= 0,
@@ -63,16 +63,16 @@ extension AssetLibrary {
         }
         let wanted = range.lowerBound..<min(range.upperBound, record.size)
         if wanted.isEmpty { return Data() }
-        runtime.noteAccess(asset.id)
+        runtime.noteAccess(asset.rowID)
         if let url = verifiedOriginal(of: record) {
             return try Self.readBytes(at: url, range: wanted)
         }
-        let url = files.partial(id: asset.id)
+        let url = files.partial(id: asset.rowID)
         // The recorded ranges describe the file only if it was still in place after they were read (files are
         // removed together with their record change, under the write lock).
         var file = try RangeFile(url: url, create: false)
         var present = ByteRangeSet()
-        if let opened = file, let now = try store.record(id: asset.id), now.etag == record.etag,
+        if let opened = file, let now = try store.record(id: asset.rowID), now.etag == record.etag,
             now.availability == .partial, now.partialETag == now.etag, try opened.isInPlace()
         {
             present = now.partialRanges
@@ -99,8 +99,8 @@ extension AssetLibrary {
                 } catch S3Error.preconditionFailed {
                     throw AssetRequestError.objectChanged(key: record.key)
                 } catch S3Error.noSuchKey {
-                    try? removeAssets([asset.id])
-                    throw AssetRequestError.assetDeleted(localIdentifier: asset.id)
+                    try? removeAssets([asset.rowID])
+                    throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
                 }
                 fetched.insert(piece)
             }
@@ -110,23 +110,23 @@ extension AssetLibrary {
             // commit and starts again. Checked and removed under the write lock, so no concurrent commit can record
             // ranges in between.
             try? performWrite { tx in
-                if try tx.record(asset.id)?.availability != .partial, try file.isInPlace() {
+                if try tx.record(asset.rowID)?.availability != .partial, try file.isInPlace() {
                     try? FileManager.default.removeItem(at: url)
                 }
             }
             throw error
         }
-        switch try commitRanges(assetID: asset.id, adding: fetched, etag: record.etag, file: file) {
+        switch try commitRanges(assetID: asset.rowID, adding: fetched, etag: record.etag, file: file) {
         case .recorded(let ranges):
             // Ranges counted as present may have gone with a file removed before this read opened its own.
             guard ranges.missing(in: wanted).isEmpty else {
                 throw RangeFileRace(reason: "the ranges read earlier were removed during the read")
             }
-            try enforceCacheLimit(keeping: asset.id)
+            try enforceCacheLimit(keeping: asset.rowID)
             return try file.read(wanted)
         case .originalVerified:
             // A download verified the whole original meanwhile (the range file is gone): answer from it.
-            if let latest = try store.record(id: asset.id), let original = verifiedOriginal(of: latest) {
+            if let latest = try store.record(id: asset.rowID), let original = verifiedOriginal(of: latest) {
                 return try Self.readBytes(at: original, range: wanted)
             }
             throw AssetRequestError.objectChanged(key: record.key)

@@ -83,7 +83,7 @@ extension AssetLibrary {
         return try await CloudAssetsError.boundary {
             let id = runtime.nextRequestID()
             return try await withTaskCancellationHandler {
-                try await ensureOriginal(assetID: asset.id, options: options, requestID: id)
+                try await ensureOriginal(assetID: asset.rowID, options: options, requestID: id)
             } onCancel: {
                 self.runtime.cancelDownloads(forRequest: id)
             }
@@ -97,9 +97,9 @@ extension AssetLibrary {
         deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
     ) async {
         let info = AssetRequestInfo(requestID: requestID)
-        guard let record = try? store.record(id: asset.id) else {
+        guard let record = try? store.record(id: asset.rowID) else {
             var failed = info
-            failed.error = CloudAssetsError(AssetRequestError.assetDeleted(localIdentifier: asset.id))
+            failed.error = CloudAssetsError(AssetRequestError.assetDeleted(localIdentifier: asset.rowID))
             deliver(nil, failed)
             return
         }

@@ -32,8 +32,8 @@ extension AssetLibrary {
         dataReceivedHandler: (Data) throws -> Void
     ) async throws {
         try await CloudAssetsError.boundary {
-            guard let record = try store.record(id: asset.id) else {
-                throw AssetRequestError.assetDeleted(localIdentifier: asset.id)
+            guard let record = try store.record(id: asset.rowID) else {
+                throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
             }
             let chunk = max(4096, chunkSize)
             if let url = verifiedOriginal(of: record) {
@@ -49,11 +49,12 @@ extension AssetLibrary {
                 userProgress?(fraction, error, &stop, progress)
                 ticker.yield()
             }
-            let partPath = files.original(id: asset.id, key: record.key).path + ".part"
+            let partPath = files.original(id: asset.rowID, key: record.key).path + ".part"
             let requestID = runtime.nextRequestID()
             let download = Task {
                 defer { ticker.finish() }
-                return try await self.ensureOriginal(assetID: asset.id, options: downloadOptions, requestID: requestID)
+                return try await self.ensureOriginal(
+                    assetID: asset.rowID, options: downloadOptions, requestID: requestID)
             }
             try await withTaskCancellationHandler {
                 var tail: FileTail?

@@ -19,7 +19,7 @@ struct CatalogSnapshot: Equatable, CustomStringConvertible {
     init(_ library: AssetLibrary) throws {
         rows = try library.fetchAssets(FetchOptions(includeHiddenAssets: true)).map {
             Row(
-                id: $0.id, key: $0.key, etag: $0.etag, size: $0.size, availability: $0.availability,
+                id: $0.rowID, key: $0.key, etag: $0.etag, size: $0.size, availability: $0.availability,
                 ranges: $0.partialRanges)
         }.sorted { $0.id < $1.id }
     }
