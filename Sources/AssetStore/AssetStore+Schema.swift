@@ -5,7 +5,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 4
+    package static let schemaVersion = 5
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -100,6 +100,18 @@ extension AssetStore {
                     CREATE INDEX asset_trashed ON asset(trashedDate) WHERE trashedDate IS NOT NULL;
                     CREATE TABLE upload_checkpoint (assetID INTEGER PRIMARY KEY, checkpoint TEXT NOT NULL);
                     PRAGMA user_version = 4;
+                    """)
+        }
+        // v5: the bucket journal. Changes this library made that are not in the journal yet (its outbox, in commit
+        // order), and the journal entries it applied inside the look-back window (so that an entry listed again
+        // is not applied twice).
+        migrator.registerMigration("v5") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE journal_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, change TEXT NOT NULL);
+                    CREATE TABLE journal_applied (key TEXT PRIMARY KEY, time INTEGER NOT NULL);
+                    CREATE INDEX journal_applied_time ON journal_applied(time);
+                    PRAGMA user_version = 5;
                     """)
         }
         return migrator

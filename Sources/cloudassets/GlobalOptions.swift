@@ -42,10 +42,12 @@ struct GlobalOptions: ParsableArguments {
         var secretAccessKey: String?
         var sessionToken: String?
         var network: String?
+        var fullSyncInterval: String?
 
         /// The keys a config file may hold, in the README's order.
         static let knownKeys = [
             "store", "endpoint", "bucket", "region", "accessKeyID", "secretAccessKey", "sessionToken", "network",
+            "fullSyncInterval",
         ]
     }
 
@@ -177,10 +179,21 @@ struct GlobalOptions: ParsableArguments {
         case "user", "userRequestsOnly": policy = .userRequestsOnly
         default: throw CLIError("network policy must be allowed, offline or user, not \(policyText)")
         }
-        return AssetLibrary.Configuration(
+        var configuration = AssetLibrary.Configuration(
             storeURL: URL(fileURLWithPath: storePath, isDirectory: true), endpoint: endpointURL,
             bucket: bucketName ?? "", region: regionName ?? "us-east-1", credentials: credentials,
             networkPolicy: policy)
+        if let interval = try Self.pick(
+            flag: ("--full-sync-interval", nil),
+            env: ("CLOUDASSETS_FULL_SYNC_INTERVAL", env["CLOUDASSETS_FULL_SYNC_INTERVAL"]),
+            file: ("fullSyncInterval", file.fullSyncInterval))
+        {
+            guard let seconds = TimeInterval(interval), seconds >= 0, seconds.isFinite else {
+                throw CLIError("the full sync interval must be a number of seconds (0 or more), not \(interval)")
+            }
+            configuration.fullSyncInterval = seconds
+        }
+        return configuration
     }
 
     /// Opens the library, creating its folder. A `--store` that names a file, or sits below one, is a usage

@@ -2,15 +2,26 @@ import ArgumentParser
 import CloudAssets
 import Foundation
 
-/// `cloudassets sync`: lists the bucket and updates the catalog (then fetches thumbnails, unless told not to).
+/// `cloudassets sync`: brings the catalog up to date with the bucket — from its journal, or by listing it all —
+/// then fetches thumbnails, unless told not to.
 struct Sync: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the bucket and update the catalog.")
+    static let configuration = CommandConfiguration(
+        abstract: "Update the catalog from the bucket's journal, or by listing the whole bucket.")
     @OptionGroup var global: GlobalOptions
+    @Flag(
+        name: .long,
+        help: "List the whole bucket (finds objects other tools wrote). Default: on the first sync and once a day.")
+    var full = false
+    @Flag(name: .long, help: "Read only the journal, even when a full listing is due.") var incremental = false
     @Flag(name: .long, help: "Do not fetch thumbnails after listing.") var noThumbnails = false
     @Flag(
         name: .long,
         help: "Move the library to this endpoint/bucket (it refuses another one otherwise); matching files stay.")
     var rebind = false
+
+    func validate() throws {
+        if full && incremental { throw ValidationError("--full and --incremental exclude each other") }
+    }
 
     func run() async throws {
         try await runReportingErrors {
@@ -23,14 +34,20 @@ struct Sync: AsyncParsableCommand {
                         + "\(library.configuration.endpoint?.absoluteString ?? "AWS")…"
                 ])
             }
-            let summary = try await withInterrupt { try await library.sync(fetchThumbnails: !noThumbnails) }
+            let mode: SyncMode = full ? .full : incremental ? .incremental : .automatic
+            let summary = try await withInterrupt {
+                try await library.sync(mode: mode, fetchThumbnails: !noThumbnails)
+            }
             Terminal.shared.endLive()
             for skipped in summary.skipped {
                 Terminal.shared.err("skipped \(skipped.key): \(skipped.reason)")
             }
             if !global.quiet {
+                let how =
+                    summary.mode == .full
+                    ? "\(summary.listed) listed" : "\(summary.journalEntriesRead) journal entries read"
                 Terminal.shared.out(
-                    "synced: \(summary.listed) listed, \(summary.inserted) new, \(summary.contentChanged) changed, "
+                    "synced (\(summary.mode == .full ? "full" : "incremental")): \(how), \(summary.inserted) new, \(summary.contentChanged) changed, "
                         + "\(summary.metadataChanged) metadata, \(summary.removed) removed, "
                         + "\(summary.thumbnailsFetched) thumbnails, \(summary.sidecarsRead) shared edits merged, "
                         + "\(summary.purged) purged from the trash")

@@ -21,6 +21,7 @@ extension AssetLibrary {
             for _ in 0..<max(1, configuration.maxConnections) where !addNext() { break }
             while await group.next() != nil { _ = addNext() }
         }
+        await flushJournal()
     }
 
     private func shareMetadata(of id: Int64, remote: LibraryRemote) async throws {
@@ -32,19 +33,22 @@ extension AssetLibrary {
             let (remoteState, remoteETag) = try await readSidecar(key, remote: remote)
             let merged = SharedMetadata(record: record).merged(with: remoteState ?? SharedMetadata())
             var etag = remoteETag
+            var journal: [JournalChange] = []
             if merged != remoteState || remoteETag == nil {
-                let body = SharedMetadata.encode(merged.sidecar(originalKey: record.key, sha256: record.contentSHA256))
+                let sidecar = merged.sidecar(originalKey: record.key, sha256: record.contentSHA256)
                 let written = await Self.conditionalPut(
-                    remote: remote, bucket: bucket, key: key, body: body,
+                    remote: remote, bucket: bucket, key: key, body: SharedMetadata.encode(sidecar),
                     condition: remoteETag.map(S3WriteCondition.etagMatches) ?? .keyAbsent)
                 switch written {
-                case .success(let newETag): etag = newETag
+                case .success(let newETag):
+                    etag = newETag
+                    journal.append(.metadata(key: record.key, sidecar: sidecar, sidecarETag: newETag))
                 // Another library wrote (or deleted) it since it was read: read, merge, write again.
                 case .failure(.preconditionFailed), .failure(.noSuchKey): continue
                 case .failure(let error): throw error
                 }
             }
-            try adoptSharedMetadata([(id, merged, etag)])
+            try adoptSharedMetadata([(id, merged, etag)], journal: journal)
             return
         }
     }
@@ -77,18 +81,27 @@ extension AssetLibrary {
     /// Merges states read from (or written to) the bucket into the catalog, in one transaction: each row takes the
     /// merge of its current state and the bucket's, remembers the sidecar's ETag, and stays marked as edited only
     /// if it holds a change the bucket does not have yet.
-    func adoptSharedMetadata(_ states: [(id: Int64, state: SharedMetadata, etag: String?)]) throws {
+    /// `journal` is appended to the journal outbox in the same transaction (the sidecars this library wrote).
+    func adoptSharedMetadata(
+        _ states: [(id: Int64, state: SharedMetadata, etag: String?)], journal: [JournalChange] = []
+    ) throws {
         guard !states.isEmpty else { return }
         try performWrite { tx in
-            for (id, state, etag) in states {
-                guard let record = try tx.record(id) else { continue }
-                let merged = SharedMetadata(record: record).merged(with: state)
-                try tx.update(id) { r in
-                    merged.apply(to: &r)
-                    r.sidecarETag = etag
-                    r.metadataDirty = merged != state
-                }
-            }
+            for (id, state, etag) in states { try Self.adopt(state, sidecarETag: etag, into: id, tx) }
+            for change in journal { try tx.appendJournalChange(change.encoded) }
+        }
+    }
+
+    /// Merges one sidecar state into a row (a row that is gone is skipped).
+    static func adopt(_ state: SharedMetadata, sidecarETag etag: String?, into id: Int64, _ tx: StoreTransaction)
+        throws
+    {
+        guard let record = try tx.record(id) else { return }
+        let merged = SharedMetadata(record: record).merged(with: state)
+        try tx.update(id) { r in
+            merged.apply(to: &r)
+            r.sidecarETag = etag
+            r.metadataDirty = merged != state
         }
     }
 

@@ -43,7 +43,12 @@ extension AssetLibrary {
             }
         }
         let files = self.files
+        let deletedObjects = records.filter { $0.uploadState == .uploaded && purged.contains($0.id ?? -1) }
         try performWrite { tx in
+            // The bucket changed whatever happens to the rows: the journal says so.
+            for record in deletedObjects {
+                try tx.appendJournalChange(JournalChange.delete(key: record.key, etag: record.etag).encoded)
+            }
             for id in purged {
                 // Restored meanwhile (here, or by a merge from another library): it stays.
                 guard let record = try tx.record(id), record.isTrashed else { continue }
@@ -53,6 +58,7 @@ extension AssetLibrary {
                 }
             }
         }
+        if !deletedObjects.isEmpty { await flushJournal() }
         if let failure { throw failure }
         return purged.count
     }

@@ -327,6 +327,7 @@ extension AssetLibrary {
     func commitUploads(_ outcomes: [UploadOutcomeRecord]) {
         guard !outcomes.isEmpty else { return }
         var orphans: [String] = []
+        var journaled = false
         try? performWrite { tx in
             for outcome in outcomes {
                 switch outcome {
@@ -347,6 +348,15 @@ extension AssetLibrary {
                         r.uploadError = nil
                     }
                     try tx.clearUploadCheckpoint(for: id)
+                    if let record = try tx.record(id) {
+                        // Other libraries learn of the object from the journal, with the metadata it carries.
+                        try tx.appendJournalChange(
+                            JournalChange.put(
+                                key: key, size: record.size, etag: etag, contentType: record.contentType,
+                                metadata: Self.objectMetadata(of: record)
+                            ).encoded)
+                        journaled = true
+                    }
                 case .failed(let id, let reason):
                     guard try tx.record(id) != nil else { continue }
                     try tx.update(id) { r in
@@ -356,6 +366,7 @@ extension AssetLibrary {
                 }
             }
         }
+        if journaled { Task { await flushJournal() } }
         if !orphans.isEmpty, let remote {
             let bucket = configuration.bucket
             Task { for key in orphans { try? await remote.client.deleteObject(bucket: bucket, key: key) } }

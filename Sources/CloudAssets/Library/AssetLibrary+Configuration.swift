@@ -21,15 +21,19 @@ public struct BucketLayout: Sendable, Hashable {
     /// Prefix of every metadata sidecar's key (the shared properties of one asset: favourite, hidden, title,
     /// keywords, trash).
     public var metadataPrefix: String
+    /// Prefix of the journal: the immutable entries in which libraries record what they changed in the bucket,
+    /// read by incremental syncs (see the README's bucket layout).
+    public var journalPrefix: String
 
     public init(
         originalsPrefix: String = "originals/", thumbnailsPrefix: String = "thumbnails/",
-        thumbnailSuffix: String = ".jpg", metadataPrefix: String = "metadata/"
+        thumbnailSuffix: String = ".jpg", metadataPrefix: String = "metadata/", journalPrefix: String = "journal/"
     ) {
         self.originalsPrefix = originalsPrefix
         self.thumbnailsPrefix = thumbnailsPrefix
         self.thumbnailSuffix = thumbnailSuffix
         self.metadataPrefix = metadataPrefix
+        self.journalPrefix = journalPrefix
     }
 }
 
@@ -104,6 +108,14 @@ extension AssetLibrary {
         /// file system instead of one `fdatasync` each. Default `true`; `false` keeps every sync to its own file
         /// (`syncfs` also writes other programs' pending data on that file system).
         public var syncsFileSystemForGroups = true
+        /// How often ``AssetLibrary/sync(mode:fetchThumbnails:)`` in ``SyncMode/automatic`` lists the whole bucket
+        /// (the reconciliation that finds objects other tools wrote) instead of reading only the journal. Default
+        /// 24 hours; 0 lists on every sync (the behaviour before the journal).
+        public var fullSyncInterval: TimeInterval = 24 * 3600
+        /// How far behind its position an incremental sync lists the journal again, so that an entry written with
+        /// an earlier time than one already read (a slow writer, a clock the service corrected) is still applied
+        /// (once: applied entries are remembered for this long). Default 10 minutes.
+        public var journalLookBack: TimeInterval = 600
 
         public init(
             storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",

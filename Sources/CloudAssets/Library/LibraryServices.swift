@@ -12,6 +12,8 @@ final class LibraryServices: Sendable {
     /// The assets whose byte lock this library holds for its downloads.
     let downloadLocks = DownloadLocks()
     let syncGate = SerialGate()
+    /// One journal flush at a time.
+    let journalGate = SerialGate()
     let lastSync = LockedBox<(date: Date, summary: SyncSummary)?>(nil)
     let policy: LockedBox<NetworkPolicy>
     /// Whether the configured bucket was found to be the library's own (checked once per open).

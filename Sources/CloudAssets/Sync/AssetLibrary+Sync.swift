@@ -4,34 +4,46 @@ public import Foundation
 import S3Transfer
 
 extension AssetLibrary {
-    /// Sends local changes to the bucket, lists the bucket and reconciles the catalog with it, merges the shared
-    /// properties other libraries changed, purges the trash past its retention, then fetches missing thumbnails.
+    /// Sends local changes to the bucket, brings the catalog up to date with it — from the journal, or by listing
+    /// the whole bucket — merges the shared properties other libraries changed, purges the trash past its
+    /// retention, then fetches missing thumbnails.
     ///
     /// First, imports not in the bucket yet are uploaded and shared-property edits sent (those that failed before
-    /// are tried again; one that fails again stays `uploadFailed` and does not fail the sync). Imports not uploaded
-    /// are never taken for vanished objects. After the listing, the metadata sidecars whose ETag changed are read
-    /// and merged (each merge a change like any other: a favourite set elsewhere is a changed asset, a trash
-    /// elsewhere takes the asset out of default fetches).
+    /// are tried again; one that fails again stays `uploadFailed` and does not fail the sync), and what this
+    /// library changed is written to the bucket's journal. Imports not uploaded are never taken for vanished
+    /// objects.
     ///
-    /// Page by page, in batched transactions (each one change notification): new objects are inserted
-    /// `cloudOnly`; a changed ETag or size is a content change (the local original is deleted, the asset falls
-    /// back to `thumbnail`, ``ObjectChangeDetails/assetContentChanged`` is true); vanished objects are removed
-    /// (a download in flight for one ends with ``CloudAssetsError/Code/assetDeleted``). Metadata
-    /// comes from the listing plus `x-amz-meta-*` of a HEAD, made only for new or changed objects, at most
-    /// ``Configuration/maxConnections`` at a time. An unchanged bucket makes no writes and no notifications. An
-    /// interrupted sync resumes where it stopped. Syncs are serialised: a second call waits for the first, in
-    /// this library or in any other on the same folder (another process's included).
+    /// **Incremental** (``SyncMode/incremental``): lists the journal entries other libraries wrote since this
+    /// library's position and applies them (see the README's bucket layout): k changes cost about k small GETs
+    /// and k/1000 listings, no HEAD; a bucket nobody changed costs one listing request. Objects written by other
+    /// tools (aws CLI, rclone) are not in the journal: only a full sync finds them.
+    ///
+    /// **Full** (``SyncMode/full``): lists the bucket and reconciles page by page, in batched transactions (each
+    /// one change notification): new objects are inserted `cloudOnly`; a changed ETag or size is a content change
+    /// (the local original is deleted, the asset falls back to `thumbnail`,
+    /// ``ObjectChangeDetails/assetContentChanged`` is true); vanished objects are removed (a download in flight
+    /// for one ends with ``CloudAssetsError/Code/assetDeleted``) — only a complete listing removes anything: a
+    /// failed or truncated listing throws and leaves the catalog as it was. Metadata comes from the listing plus
+    /// `x-amz-meta-*` of a HEAD, made only for new or changed objects, at most ``Configuration/maxConnections``
+    /// at a time; the metadata sidecars whose ETag changed are read and merged. An unchanged bucket makes no
+    /// writes and no notifications. An interrupted full sync resumes where it stopped.
+    ///
+    /// ``SyncMode/automatic`` (the default) is full on a library's first sync and when the last full sync is
+    /// older than ``Configuration/fullSyncInterval``, incremental otherwise. Syncs are serialised: a second call
+    /// waits for the first, in this library or in any other on the same folder (another process's included).
     ///
     /// Thumbnails are then fetched at low priority, ``Configuration/thumbnailConcurrency`` at a time, and
     /// committed in batches (each arrival moves the asset to `thumbnail`). A thumbnail that cannot be fetched is
     /// skipped (the next sync tries again); it does not make the sync throw.
-    /// - Parameter fetchThumbnails: Whether to fetch missing thumbnails after listing (default `true`).
+    /// - Parameters:
+    ///   - mode: Full listing, journal only, or the library's choice (default).
+    ///   - fetchThumbnails: Whether to fetch missing thumbnails after listing (default `true`).
     /// - Returns: What the sync did.
     /// - Throws: ``CloudAssetsError``: ``CloudAssetsError/Code/noEndpoint``,
     ///   ``CloudAssetsError/Code/networkNotAllowed`` under the offline policy, the bucket's errors (a malformed or
     ///   truncated listing is an error, never a short catalog).
     @discardableResult
-    public func sync(fetchThumbnails: Bool = true) async throws -> SyncSummary {
+    public func sync(mode: SyncMode = .automatic, fetchThumbnails: Bool = true) async throws -> SyncSummary {
         return try await CloudAssetsError.boundary {
             let remote = try requireRemote()
             guard networkPolicy != .offline else { throw AssetLibraryError.offline }
@@ -45,8 +57,23 @@ extension AssetLibrary {
                 await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
                 await shareEditedMetadata()
                 await uploadQueue.waitUntilIdle()
-                var summary = try await CatalogSync(library: self, remote: remote).run()
-                summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
+                await flushJournal()
+                var summary: SyncSummary
+                if try mode == .full || (mode == .automatic && needsFullSync()) {
+                    let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
+                    summary = try await CatalogSync(library: self, remote: remote).run()
+                    summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
+                    // The journal is read from the listing's start on (less the look-back) by the next
+                    // incremental sync: entries the listing already reflects apply as no-ops.
+                    let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "") ?? 0
+                    if cursor < started { try store.setSetting(JournalSetting.cursor, to: String(started)) }
+                    try store.setSetting(
+                        JournalSetting.lastFullSync, to: String(Int64(Date().timeIntervalSince1970 * 1000)))
+                } else {
+                    summary = SyncSummary()
+                    summary.mode = .incremental
+                    try await JournalSync(library: self, remote: remote).run(summary: &summary)
+                }
                 summary.purged = try await purgeExpiredTrash()
                 if fetchThumbnails {
                     summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
@@ -56,6 +83,15 @@ extension AssetLibrary {
                 return summary
             }
         }
+    }
+
+    /// Whether an automatic sync lists the whole bucket: never done here, or longer ago than
+    /// ``Configuration/fullSyncInterval``.
+    func needsFullSync() throws -> Bool {
+        guard configuration.fullSyncInterval > 0,
+            let last = Int64(try store.setting(JournalSetting.lastFullSync) ?? "")
+        else { return true }
+        return Date().timeIntervalSince1970 * 1000 - Double(last) >= configuration.fullSyncInterval * 1000
     }
 
     /// The time and summary of the last sync this process completed.

@@ -28,6 +28,11 @@ public struct SyncSummary: Sendable, Hashable {
     public internal(set) var sidecarsRead = 0
     /// Assets purged from the trash (past the retention).
     public internal(set) var purged = 0
+    /// Whether the sync listed the whole bucket (``SyncMode/full``) or read the journal
+    /// (``SyncMode/incremental``).
+    public internal(set) var mode: SyncMode = .full
+    /// Journal entries read (GET) by an incremental sync.
+    public internal(set) var journalEntriesRead = 0
     /// Objects the sync could not take in (their HEAD was refused for that object alone), with the reason. They
     /// are left out of the catalog (an asset already there keeps its earlier state) and tried again next sync.
     public internal(set) var skipped: [SkippedObject] = []
@@ -207,36 +212,15 @@ struct CatalogSync {
         let counts = try library.performWrite { tx -> ReconcileCounts in
             tx.reserveCapacity(rows.count)
             var c = ReconcileCounts()
-            for row in rows {
-                switch try tx.upsert(row) {
-                case .inserted: c.inserted += 1
-                case .updated(_, let before):
-                    if before.etag != row.etag || before.size != row.size {
-                        c.content += 1
-                        filesToRemove += files.originalPaths(id: before.id!, key: before.key)
-                    } else {
-                        c.meta += 1
-                    }
-                case .unchanged: break
-                }
-            }
-            for id in vanished {
-                if let before = try tx.record(id) {
-                    filesToRemove += files.allPaths(id: id, key: before.key)
-                    if try tx.delete(id) { c.removed += 1 }
-                }
-            }
+            for row in rows { try c.upsert(row, tx, files: files, removing: &filesToRemove) }
+            for id in vanished { try c.remove(id, tx, files: files, removing: &filesToRemove) }
             // Files go under the write lock, so no concurrent commit (a ranged read) can record bytes in a file
             // that is about to disappear.
             for path in filesToRemove { try? FileManager.default.removeItem(atPath: path) }
             return c
         }
-        summary.inserted += counts.inserted
-        summary.contentChanged += counts.content
-        summary.metadataChanged += counts.meta
-        summary.removed += counts.removed
-        let changed = counts.inserted + counts.content + counts.meta + counts.removed > 0
-        if changed {
+        counts.add(to: &summary)
+        if counts.changed {
             summary.transactions += 1
             if let resumeMarker { SyncState(lastReconciledKey: resumeMarker).save(to: stateURL) }
         }
@@ -324,9 +308,46 @@ struct SyncState: Codable {
     static func clear(at url: URL) { try? FileManager.default.removeItem(at: url) }
 }
 
-private struct ReconcileCounts {
+/// What a reconciliation (of a listing page, or of journal entries) did to the catalog, and the two writes it
+/// is made of.
+struct ReconcileCounts {
     var inserted = 0
     var content = 0
     var meta = 0
     var removed = 0
+
+    var changed: Bool { inserted + content + meta + removed > 0 }
+
+    func add(to summary: inout SyncSummary) {
+        summary.inserted += inserted
+        summary.contentChanged += content
+        summary.metadataChanged += meta
+        summary.removed += removed
+    }
+
+    /// Writes the bucket's state of one object: a new object is inserted, a changed ETag or size is a content
+    /// change (the local original's files are added to `removing`), other differences are metadata changes, an
+    /// equal row writes nothing.
+    mutating func upsert(_ row: AssetRecord, _ tx: StoreTransaction, files: LocalFiles, removing: inout [String])
+        throws
+    {
+        switch try tx.upsert(row) {
+        case .inserted: inserted += 1
+        case .updated(_, let before):
+            if before.etag != row.etag || before.size != row.size {
+                content += 1
+                if let id = before.id { removing += files.originalPaths(id: id, key: before.key) }
+            } else {
+                meta += 1
+            }
+        case .unchanged: break
+        }
+    }
+
+    /// Removes the asset of an object that is gone (its files are added to `removing`).
+    mutating func remove(_ id: Int64, _ tx: StoreTransaction, files: LocalFiles, removing: inout [String]) throws {
+        guard let before = try tx.record(id) else { return }
+        removing += files.allPaths(id: id, key: before.key)
+        if try tx.delete(id) { removed += 1 }
+    }
 }

@@ -9,14 +9,21 @@ enum RemoteMetadata {
         for object: S3ObjectSummary, head: S3ObjectHead?, thumbnail: S3ObjectSummary?,
         source: AssetLibrary.MetadataSource
     ) -> AssetRecord {
-        let meta = head?.metadata ?? [:]
+        record(for: object, metadata: head?.metadata ?? [:], contentType: head?.contentType, thumbnail: thumbnail)
+    }
+
+    /// The row for an object of known `x-amz-meta-*` fields (from a HEAD, or a journal entry).
+    static func record(
+        for object: S3ObjectSummary, metadata meta: [String: String], contentType: String?,
+        thumbnail: S3ObjectSummary?
+    ) -> AssetRecord {
         let creation = meta["creation-date"].flatMap(parseISO8601) ?? object.lastModified
         let mediaType =
             meta["media-type"].flatMap(MediaType.init(metadataValue:)) ?? MediaType(guessingFrom: object.key)
         let orientation = meta["orientation"].flatMap { Int($0) }.flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
         var record = AssetRecord(
             key: object.key, size: object.size, etag: object.etag, lastModified: object.lastModified,
-            contentType: head?.contentType, creationDate: creation, modificationDate: object.lastModified,
+            contentType: contentType, creationDate: creation, modificationDate: object.lastModified,
             mediaType: mediaType, pixelWidth: meta["pixel-width"].flatMap { Int($0) }.map { max(0, $0) } ?? 0,
             pixelHeight: meta["pixel-height"].flatMap { Int($0) }.map { max(0, $0) } ?? 0, orientation: orientation,
             thumbnailKey: thumbnail?.key, thumbnailSize: thumbnail?.size, thumbnailETag: thumbnail?.etag)

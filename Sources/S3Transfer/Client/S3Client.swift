@@ -56,7 +56,7 @@ package final class S3Client: Sendable {
     package var measuredClockOffset: TimeInterval { clockOffset.withLock { $0 } }
 
     /// The current time as the service sees it.
-    var correctedNow: Date { localClock().addingTimeInterval(measuredClockOffset) }
+    package var correctedNow: Date { localClock().addingTimeInterval(measuredClockOffset) }
 
     // MARK: Building requests
 

@@ -24,11 +24,12 @@ struct CLIFixture: Sendable {
     let folder: URL
     var store: URL { folder.appendingPathComponent("library", isDirectory: true) }
 
-    /// The environment every run gets: credentials, a private HOME (so no user config file is read), PATH.
+    /// The environment every run gets: credentials, a private HOME (so no user config file is read), PATH, and
+    /// a full listing on every sync (these tests write the bucket as other tools do, behind the journal's back).
     var environment: [String: String] {
         [
             "AWS_ACCESS_KEY_ID": Self.accessKey, "AWS_SECRET_ACCESS_KEY": Self.secretKey,
-            "HOME": folder.path, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
+            "HOME": folder.path, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "CLOUDASSETS_FULL_SYNC_INTERVAL": "0",
         ]
     }
 

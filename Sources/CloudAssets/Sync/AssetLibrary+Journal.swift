@@ -1,0 +1,205 @@
+import AssetStore
+import Essentials
+import Foundation
+import S3Transfer
+
+extension AssetLibrary {
+    /// The catalog settings of the journal reader.
+    enum JournalSetting {
+        /// The newest entry time (milliseconds, the service's clock) this library has applied through.
+        static let cursor = "journal.cursor"
+        /// When this library last completed a full listing (milliseconds since 1970, the local clock).
+        static let lastFullSync = "journal.lastFullSync"
+    }
+
+    /// Writes the journal outbox to the bucket: the changes this library made (uploaded originals, deleted
+    /// originals, written sidecars), in commit order, up to 500 per entry, each entry with `If-None-Match: *`.
+    /// An outbox row leaves only once its entry is in the bucket; a failure leaves the rest for the next flush
+    /// (each sync flushes, and so does every upload commit). One flush at a time per library. Offline, unbound
+    /// or without an endpoint it does nothing.
+    func flushJournal() async {
+        guard let remote, networkPolicy != .offline, (try? checkBinding()) != nil else { return }
+        _ = try? await services.journalGate.run {
+            let prefix = configuration.layout.journalPrefix
+            let device = try deviceIdentifier()
+            while true {
+                let rows = try store.journalOutbox(limit: 500)
+                guard let last = rows.last else { return }
+                let entry = JournalEntry(device: device, changes: rows.compactMap { JournalChange.decode($0.change) })
+                let time = Int64((remote.client.correctedNow.timeIntervalSince1970 * 1000).rounded(.down))
+                let key = JournalKey.make(prefix: prefix, time: time, device: device, sequence: last.seq)
+                do {
+                    _ = try await remote.client.putObject(
+                        bucket: configuration.bucket, key: key, body: entry.encoded, contentType: "application/json",
+                        condition: .keyAbsent)
+                } catch S3Error.preconditionFailed {
+                    // The same key exists (this outbox row was sent before and its removal was lost): sent.
+                }
+                try store.removeJournalOutbox(through: last.seq)
+            }
+        }
+    }
+}
+
+/// An incremental sync: reads the journal entries written since this library's position (less the look-back
+/// window), GETs the ones it has not applied, and applies them in key order, one store transaction per listing
+/// page (each one change notification). No HEAD per object: an entry carries the metadata.
+///
+/// - A `put` inserts the object's asset, or is a content change when the ETag or size differs — unless the
+///   catalog holds a version a listing showed to be newer than the entry (a full sync ran since).
+/// - A `delete` removes the asset only if its ETag is the one deleted (a re-created object stays).
+/// - A `metadata` change merges the sidecar's properties (last writer wins per property, as a sidecar read).
+/// - An entry that cannot be read as one (another format, garbage) is skipped and reported in
+///   ``SyncSummary/skipped``; an entry deleted meanwhile is skipped.
+///
+/// Applied entries are remembered for the look-back window, so an entry listed again is not applied twice.
+struct JournalSync {
+    let library: AssetLibrary
+    let remote: LibraryRemote
+
+    func run(summary: inout SyncSummary) async throws {
+        let store = library.store
+        let prefix = library.configuration.layout.journalPrefix
+        let lookBack = Int64(library.configuration.journalLookBack * 1000)
+        let cursor = Int64(try store.setting(AssetLibrary.JournalSetting.cursor) ?? "") ?? 0
+        let startAfter = JournalKey.start(prefix: prefix, time: cursor - lookBack)
+        var newest = cursor
+        var continuation: String?
+        while true {
+            try Task.checkCancellation()
+            let page = try await remote.client.listObjectsV2(
+                bucket: library.configuration.bucket, prefix: prefix, continuationToken: continuation,
+                startAfter: continuation == nil ? startAfter : nil)
+            summary.pages += 1
+            let timed = page.objects.compactMap { object in
+                JournalKey.time(of: object.key, prefix: prefix).map { (key: object.key, time: $0) }
+            }
+            let applied = try store.appliedJournalKeys(among: timed.map(\.key))
+            let fresh = timed.filter { !applied.contains($0.key) }
+            let pageNewest = timed.map(\.time).max() ?? newest
+            if !fresh.isEmpty {
+                let entries = try await read(fresh.map(\.key), summary: &summary)
+                try apply(fresh, entries: entries, newest: max(newest, pageNewest), summary: &summary)
+            } else if pageNewest > newest {
+                try store.setSetting(AssetLibrary.JournalSetting.cursor, to: String(pageNewest))
+            }
+            newest = max(newest, pageNewest)
+            if !page.isTruncated { break }
+            guard let next = page.nextContinuationToken else {
+                throw S3Error.malformedResponse("the listing is truncated but carries no continuation token")
+            }
+            continuation = next
+        }
+        try store.forgetAppliedJournalEntries(before: newest - lookBack)
+    }
+
+    /// GETs entries, at most ``AssetLibrary/Configuration/maxConnections`` at a time. A missing entry maps to
+    /// nothing; one that does not decode is reported as skipped.
+    private func read(_ keys: [String], summary: inout SyncSummary) async throws -> [String: JournalEntry] {
+        let client = remote.client
+        let bucket = library.configuration.bucket
+        let limit = max(1, library.configuration.maxConnections)
+        let bodies = try await withThrowingTaskGroup(of: (String, Data?).self) { group in
+            var result: [String: Data?] = [:]
+            var iterator = keys.makeIterator()
+            func addNext() -> Bool {
+                guard let key = iterator.next() else { return false }
+                group.addTask {
+                    do {
+                        return (key, try await client.getObject(bucket: bucket, key: key).0)
+                    } catch S3Error.noSuchKey {
+                        return (key, nil)
+                    }
+                }
+                return true
+            }
+            for _ in 0..<limit where !addNext() { break }
+            while let (key, body) = try await group.next() {
+                result[key] = body
+                _ = addNext()
+            }
+            return result
+        }
+        summary.journalEntriesRead += keys.count
+        var entries: [String: JournalEntry] = [:]
+        for (key, body) in bodies {
+            guard let body else { continue }
+            if let entry = JournalEntry.decode(body) {
+                entries[key] = entry
+            } else {
+                summary.skipped.append(SyncSummary.SkippedObject(key: key, reason: "not a journal entry"))
+            }
+        }
+        return entries
+    }
+
+    /// Applies a page's entries in key order, in one transaction that also records them as applied and moves the
+    /// cursor to `newest`.
+    private func apply(
+        _ listed: [(key: String, time: Int64)], entries: [String: JournalEntry], newest: Int64,
+        summary: inout SyncSummary
+    ) throws {
+        let store = library.store
+        let files = library.files
+        let changes = listed.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.flatMap { item in
+            (entries[item.key]?.changes ?? []).map { (change: $0, time: item.time) }
+        }
+        // Downloads of objects about to go stop first: a cancelled download writes no more files.
+        let deleting = try changes.filter { $0.change.op == .delete }.compactMap {
+            try store.record(key: $0.change.key)?.id
+        }
+        if !deleting.isEmpty { library.runtime.cancelDownloads(forAssets: deleting) }
+        let counts = try library.performWrite { tx -> ReconcileCounts in
+            var counts = ReconcileCounts()
+            var filesToRemove: [String] = []
+            for (change, time) in changes {
+                try Self.apply(change, writtenAt: time, tx, counts: &counts, files: files, removing: &filesToRemove)
+            }
+            for item in listed { try tx.markJournalEntryApplied(item.key, time: item.time) }
+            try tx.setSetting(AssetLibrary.JournalSetting.cursor, to: String(newest))
+            for path in filesToRemove { try? FileManager.default.removeItem(atPath: path) }
+            return counts
+        }
+        counts.add(to: &summary)
+        if counts.changed { summary.transactions += 1 }
+    }
+
+    private static func apply(
+        _ change: JournalChange, writtenAt time: Int64, _ tx: StoreTransaction, counts: inout ReconcileCounts,
+        files: LocalFiles, removing: inout [String]
+    ) throws {
+        let current = try tx.record(key: change.key)
+        // An import of this library still going up: its own upload's commit records it.
+        if let current, current.uploadState != .uploaded { return }
+        switch change.op {
+        case .put:
+            guard let size = change.size, let etag = change.etag else { return }
+            if let current, S3ETag.same(current.etag, etag), current.size == size { return }
+            let written = Date(timeIntervalSince1970: Double(time) / 1000)
+            if let current, current.lastModified != AssetRecord.notListedYet,
+                current.lastModified.timeIntervalSince(written) > 1
+            {
+                return  // A listing showed a newer version than this entry's.
+            }
+            var row = RemoteMetadata.record(
+                for: S3ObjectSummary(key: change.key, size: size, etag: S3ETag.unquoted(etag), lastModified: written),
+                metadata: change.metadata ?? [:], contentType: change.contentType, thumbnail: nil)
+            // The listing's Last-Modified is not known yet: the next full sync adds it without a HEAD.
+            row.lastModified = AssetRecord.notListedYet
+            row.thumbnailKey = current?.thumbnailKey
+            row.thumbnailSize = current?.thumbnailSize
+            row.thumbnailETag = current?.thumbnailETag
+            try counts.upsert(row, tx, files: files, removing: &removing)
+        case .delete:
+            guard let current, let id = current.id, let etag = change.etag, S3ETag.same(current.etag, etag) else {
+                return
+            }
+            try counts.remove(id, tx, files: files, removing: &removing)
+        case .metadata:
+            guard let current, let id = current.id, let sidecar = change.sidecar else { return }
+            let before = current
+            try AssetLibrary.adopt(SharedMetadata(sidecar: sidecar), sidecarETag: change.sidecarETag, into: id, tx)
+            if let after = try tx.record(id), after != before { counts.meta += 1 }
+        }
+    }
+}

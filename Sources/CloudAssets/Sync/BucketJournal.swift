@@ -1,0 +1,118 @@
+import AssetStore
+import Foundation
+
+/// The bucket journal's format: what a library writes under ``BucketLayout/journalPrefix`` after it changed the
+/// bucket, so that other libraries can follow with a listing of the entries they have not seen and a GET of each,
+/// instead of listing the whole bucket and HEADing every new object.
+///
+/// An entry is one immutable JSON object, written with `If-None-Match: *` and never rewritten:
+///
+///     journal/<13-digit milliseconds since 1970, the service's clock>-<device>-<sequence>.json
+///     {"format":1,"device":"…","changes":[{"op":"put","key":"originals/2024/05/a.jpg","size":123,
+///       "etag":"…","contentType":"image/jpeg","metadata":{"creation-date":"…","pixel-width":"4032",…}},
+///      {"op":"delete","key":"originals/…","etag":"…"},
+///      {"op":"metadata","key":"originals/…","sidecarETag":"…","sidecar":{…the sidecar's JSON…}}]}
+///
+/// Keys sort in time order, so a reader lists after the last time it applied (less a look-back window, for
+/// entries that arrive late). `metadata` carries the `x-amz-meta-*` fields of the original
+/// (README, bucket layout). Applying an entry twice has the effect of applying it once.
+struct JournalEntry: Codable, Sendable {
+    var format = 1
+    var device: String
+    var changes: [JournalChange]
+}
+
+/// One change in a journal entry.
+struct JournalChange: Codable, Sendable {
+    enum Operation: String, Codable, Sendable {
+        /// An original was written (created or replaced).
+        case put
+        /// An original was deleted.
+        case delete
+        /// The shared properties (the sidecar) of an original were written.
+        case metadata
+    }
+
+    var op: Operation
+    /// The original's key.
+    var key: String
+    var size: Int64?
+    var etag: String?
+    var contentType: String?
+    /// The original's `x-amz-meta-*` fields (names without the prefix).
+    var metadata: [String: String]?
+    var sidecarETag: String?
+    var sidecar: SharedMetadata.Sidecar?
+
+    static func put(key: String, size: Int64, etag: String, contentType: String?, metadata: [String: String])
+        -> JournalChange
+    {
+        JournalChange(op: .put, key: key, size: size, etag: etag, contentType: contentType, metadata: metadata)
+    }
+
+    static func delete(key: String, etag: String) -> JournalChange { JournalChange(op: .delete, key: key, etag: etag) }
+
+    static func metadata(key: String, sidecar: SharedMetadata.Sidecar, sidecarETag: String) -> JournalChange {
+        JournalChange(op: .metadata, key: key, sidecarETag: sidecarETag, sidecar: sidecar)
+    }
+
+    /// The change as the outbox keeps it.
+    var encoded: String { String(decoding: (try? Self.encoder.encode(self)) ?? Data(), as: UTF8.self) }
+
+    static func decode(_ text: String) -> JournalChange? {
+        try? JSONDecoder().decode(JournalChange.self, from: Data(text.utf8))
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}
+
+extension JournalEntry {
+    var encoded: Data { (try? JournalChange.encoder.encode(self)) ?? Data() }
+
+    /// An entry read from the bucket; nil when it is not one this version understands.
+    static func decode(_ data: Data) -> JournalEntry? {
+        guard let entry = try? JSONDecoder().decode(JournalEntry.self, from: data), entry.format == 1 else {
+            return nil
+        }
+        return entry
+    }
+}
+
+/// Journal keys: `<prefix><13-digit milliseconds>-<device>-<sequence>.json`.
+enum JournalKey {
+    static func make(prefix: String, time: Int64, device: String, sequence: Int64) -> String {
+        prefix + padded(time) + "-" + device + "-" + String(sequence) + ".json"
+    }
+
+    /// The key every entry written at `time` or later sorts after (a listing's `StartAfter`).
+    static func start(prefix: String, time: Int64) -> String { prefix + padded(max(0, time)) }
+
+    /// The time an entry's key says it was written at; nil for a key that is not an entry's.
+    static func time(of key: String, prefix: String) -> Int64? {
+        guard key.hasPrefix(prefix) else { return nil }
+        let digits = key.utf8.dropFirst(prefix.utf8.count).prefix(13)
+        guard digits.count == 13, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        return Int64(String(decoding: digits, as: UTF8.self))
+    }
+
+    private static func padded(_ time: Int64) -> String {
+        let text = String(time)
+        return String(repeating: "0", count: max(0, 13 - text.utf8.count)) + text
+    }
+}
+
+/// How ``AssetLibrary/sync(mode:fetchThumbnails:)`` learns what changed in the bucket.
+public enum SyncMode: Sendable, Hashable {
+    /// Full on the first sync and once ``AssetLibrary/Configuration/fullSyncInterval`` has passed since the last
+    /// full one; incremental otherwise.
+    case automatic
+    /// List the whole bucket: finds everything, including objects other tools wrote; costs a listing of every
+    /// object (and a HEAD for each new one).
+    case full
+    /// Read only the journal entries written since this library's position: costs O(changes).
+    case incremental
+}
