@@ -33,16 +33,17 @@ struct ConvergenceTests {
     /// deletes and renames by copy — with syncs in random order. After every library has synced twice, they
     /// hold the same assets with the same shared properties, and the bucket holds every asset's original.
     @Test(
-        "random changes on three libraries and an outside writer end in identical catalogs",
+        "random changes and sync modes on three libraries and an outside writer end in identical catalogs",
         arguments: [1, 2, 3, 4] as [UInt64])
     func randomChangesConverge(seed: UInt64) async throws {
         try await withHarness { harness in
             var random = SeededRandom(seed: seed)
             var libraries: [AssetLibrary] = []
             for name in ["a", "b", "c"] {
-                libraries.append(
-                    try await harness.open(
-                        harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent(name))))
+                // The journal's defaults: a sync is full only when asked, or on the first one.
+                var configuration = harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent(name))
+                configuration.fullSyncInterval = 24 * 3600
+                libraries.append(try await harness.open(configuration))
             }
             let sources = harness.folder.appendingPathComponent("sources", isDirectory: true)
             try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
@@ -119,12 +120,14 @@ struct ConvergenceTests {
                         try harness.server.deleteObject(bucket: LibraryHarness.bucket, key: key)
                     }
                 default:
-                    try await library.sync(fetchThumbnails: false)
+                    let modes: [SyncMode] = [.automatic, .incremental, .full]
+                    try await library.sync(mode: modes[random.below(3)], fetchThumbnails: false)
                 }
             }
-            for _ in 0..<2 {
-                for library in libraries { try await library.sync(fetchThumbnails: false) }
-            }
+            // One full round finds what the outside writer did (it writes no journal); the libraries' own
+            // changes of that round reach the others through the journal alone.
+            for library in libraries { try await library.sync(mode: .full, fetchThumbnails: false) }
+            for library in libraries { try await library.sync(mode: .incremental, fetchThumbnails: false) }
             var views: [[SharedView]] = []
             for library in libraries {
                 let all = try library.fetchAssets(

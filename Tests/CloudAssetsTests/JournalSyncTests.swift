@@ -1,0 +1,255 @@
+import FakeS3
+import Foundation
+import Testing
+
+@testable import CloudAssets
+
+extension LibraryHarness {
+    /// A library in its own folder with the journal's defaults (a full listing on the first sync, then a day
+    /// apart), uploading only when told to.
+    func journalLibrary(_ name: String) async throws -> AssetLibrary {
+        var configuration = quietConfiguration(storeURL: folder.appendingPathComponent(name))
+        configuration.fullSyncInterval = 24 * 3600
+        return try await open(configuration)
+    }
+
+    /// Imports a JPEG under `name` into `library` and waits until it is in the bucket (and its journal entry).
+    @discardableResult
+    func importPhoto(_ name: String, into library: AssetLibrary, seed: Int = 1) async throws -> Asset {
+        let jpeg = jpegWithEXIF(
+            width: 800 + seed, height: 600, orientation: 1, date: "2024:07:14 09:30:05", offset: "+00:00",
+            padding: 64 + seed)
+        let ids = try await library.performChanges { $0.createAsset(fromFileAt: try! sourceFile(name, jpeg)) }
+        try await library.sync(mode: .incremental, fetchThumbnails: false)
+        return try #require(try library.asset(withLocalIdentifier: ids[0]))
+    }
+
+    /// Journal entries in the bucket.
+    var journalKeys: [String] { (try? server.keys(bucket: Self.bucket, prefix: "journal/")) ?? [] }
+
+    /// Writes a journal entry as another library would.
+    func writeJournalEntry(time: Int64, device: String = "other", sequence: Int64 = 1, _ body: String) throws {
+        let key = JournalKey.make(prefix: "journal/", time: time, device: device, sequence: sequence)
+        try server.putObject(bucket: Self.bucket, key: key, data: Data(body.utf8))
+    }
+
+    /// The catalog as comparable facts: key → (ETag, favourite, trashed).
+    static func catalog(_ library: AssetLibrary) throws -> [String: String] {
+        var facts: [String: String] = [:]
+        var options = FetchOptions(includeHiddenAssets: true)
+        options.includeTrashedAssets = true
+        for asset in try library.fetchAssets(options) {
+            facts[asset.key] = "\(asset.etag) fav=\(asset.isFavorite) trash=\(asset.isTrashed) \(asset.pixelWidth)"
+        }
+        return facts
+    }
+}
+
+@Suite("Library: incremental sync from the bucket journal")
+struct JournalSyncTests {
+    @Test("an import reaches another library through the journal: no listing of originals, no HEAD")
+    func importReachesAnotherLibraryThroughTheJournal() async throws {
+        try await withHarness { harness in
+            let writer = try await harness.journalLibrary("a")
+            let reader = try await harness.journalLibrary("b")
+            let first = try await reader.sync(fetchThumbnails: false)
+            #expect(first.mode == .full)
+
+            let asset = try await harness.importPhoto("IMG_1.JPG", into: writer)
+            #expect(harness.journalKeys.count == 1)
+            let before = harness.log.count
+            let summary = try await reader.sync(fetchThumbnails: false)
+            let requests = harness.log.dropFirst(before)
+            #expect(summary.mode == .incremental)
+            #expect(summary.inserted == 1 && summary.headRequests == 0 && summary.journalEntriesRead == 1)
+            #expect(!requests.contains { $0.method == "HEAD" })
+            #expect(!requests.contains { $0.query.contains("prefix=originals") })
+            let seen = try #require(try reader.asset(forKey: asset.key))
+            #expect((seen.pixelWidth, seen.pixelHeight) == (asset.pixelWidth, asset.pixelHeight))
+            #expect(seen.creationDate == asset.creationDate && seen.contentSHA256 == asset.contentSHA256)
+            #expect(seen.etag == asset.etag && seen.availability == .cloudOnly)
+            // The bytes are the import's.
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = true
+            #expect(try await reader.data(for: seen, options: options) == (try await writer.data(for: asset)))
+        }
+    }
+
+    @Test("a sync with nothing new makes one request and no write")
+    func syncWithNothingNewMakesOneRequest() async throws {
+        try await withHarness { harness in
+            let writer = try await harness.journalLibrary("a")
+            try await harness.importPhoto("IMG_1.JPG", into: writer)
+            let reader = try await harness.journalLibrary("b")
+            try await reader.sync(fetchThumbnails: false)
+            try await reader.sync(fetchThumbnails: false)
+            let token = reader.currentChangeToken
+            let before = harness.log.count
+            let summary = try await reader.sync(fetchThumbnails: false)
+            #expect(summary.mode == .incremental && summary.journalEntriesRead == 0 && summary.transactions == 0)
+            #expect(harness.log.count - before == 1, "\(harness.log.dropFirst(before).map(\.query))")
+            #expect(reader.currentChangeToken == token)
+        }
+    }
+
+    @Test("favourites, trash and deletions from two libraries converge on a third, as a full listing sees them")
+    func changesFromTwoLibrariesConverge() async throws {
+        try await withHarness { harness in
+            let a = try await harness.journalLibrary("a")
+            let b = try await harness.journalLibrary("b")
+            let reader = try await harness.journalLibrary("reader")
+            try await reader.sync(fetchThumbnails: false)
+            let one = try await harness.importPhoto("ONE.JPG", into: a, seed: 1)
+            let two = try await harness.importPhoto("TWO.JPG", into: b, seed: 2)
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            // Both libraries edit the same asset (a property each), then b trashes the other and purges it.
+            let oneInB = try #require(try b.asset(forKey: one.key))
+            try await a.performChanges { $0.setFavorite(true, for: [one]) }
+            try await b.performChanges { $0.setHidden(true, for: [oneInB]) }
+            try await b.performChanges { $0.deleteAssets([try! #require(try b.asset(forKey: two.key))]) }
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            #expect(try await b.emptyTrash() == 1)
+
+            let summary = try await reader.sync(fetchThumbnails: false)
+            #expect(summary.mode == .incremental && summary.headRequests == 0)
+            let fresh = try await harness.journalLibrary("fresh")
+            try await fresh.sync(mode: .full, fetchThumbnails: false)
+            #expect(try LibraryHarness.catalog(reader) == (try LibraryHarness.catalog(fresh)))
+            let seen = try #require(try reader.asset(forKey: one.key))
+            #expect(seen.isFavorite && seen.isHidden)
+            #expect(try reader.asset(forKey: two.key) == nil)
+        }
+    }
+
+    @Test("an object written by another tool is not in the journal: only a full sync finds it")
+    func objectWithoutEntryIsFoundByAFullSync() async throws {
+        try await withHarness { harness in
+            let reader = try await harness.journalLibrary("b")
+            try await reader.sync(fetchThumbnails: false)
+            try harness.put("outside.jpg", data: testBytes(count: 100, seed: 3))
+            #expect(try await reader.sync(fetchThumbnails: false).inserted == 0)
+            let full = try await reader.sync(mode: .full, fetchThumbnails: false)
+            #expect(full.mode == .full && full.inserted == 1)
+        }
+    }
+
+    @Test("an entry for an object that is gone: a read that finds it missing removes the asset, so does a full sync")
+    func entryForAGoneObject() async throws {
+        try await withHarness { harness in
+            let reader = try await harness.journalLibrary("b")
+            try await reader.sync(fetchThumbnails: false)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            try harness.writeJournalEntry(
+                time: now,
+                #"{"format":1,"device":"other","changes":[{"op":"put","key":"originals/ghost.jpg","size":10,"etag":"abc"},{"op":"put","key":"originals/ghost2.jpg","size":10,"etag":"def"}]}"#
+            )
+            #expect(try await reader.sync(fetchThumbnails: false).inserted == 2)
+            let ghost = try #require(try reader.asset(forKey: "originals/ghost.jpg"))
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = true
+            await expectError(.assetDeleted) { _ = try await reader.data(for: ghost, options: options) }
+            #expect(try reader.asset(forKey: "originals/ghost.jpg") == nil)
+            let full = try await reader.sync(mode: .full, fetchThumbnails: false)
+            #expect(full.removed == 1)
+            #expect(try reader.asset(forKey: "originals/ghost2.jpg") == nil)
+        }
+    }
+
+    @Test("an entry that is not one is skipped and reported; the sync goes on with the rest")
+    func garbageEntryIsSkipped() async throws {
+        try await withHarness { harness in
+            let reader = try await harness.journalLibrary("b")
+            try await reader.sync(fetchThumbnails: false)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            try harness.writeJournalEntry(time: now, sequence: 1, "this is not JSON")
+            try harness.writeJournalEntry(
+                time: now, sequence: 2,
+                #"{"format":1,"device":"other","changes":[{"op":"put","key":"originals/ok.jpg","size":5,"etag":"e1"}]}"#
+            )
+            let summary = try await reader.sync(fetchThumbnails: false)
+            #expect(summary.skipped.map(\.key).count == 1 && summary.skipped[0].reason == "not a journal entry")
+            #expect(summary.inserted == 1)
+        }
+    }
+
+    @Test("an entry written late with an earlier time is applied, and an entry listed again is applied once")
+    func lateEntryWithinTheLookBackIsAppliedOnce() async throws {
+        try await withHarness { harness in
+            let reader = try await harness.journalLibrary("b")
+            try await reader.sync(fetchThumbnails: false)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            try harness.writeJournalEntry(
+                time: now + 60_000, sequence: 1,
+                #"{"format":1,"device":"x","changes":[{"op":"put","key":"originals/new.jpg","size":5,"etag":"n1"}]}"#)
+            #expect(try await reader.sync(fetchThumbnails: false).inserted == 1)
+            // Written now, but stamped a minute before the entry already applied (a slower writer).
+            try harness.writeJournalEntry(
+                time: now, device: "y", sequence: 1,
+                #"{"format":1,"device":"y","changes":[{"op":"put","key":"originals/late.jpg","size":5,"etag":"l1"}]}"#)
+            let late = try await reader.sync(fetchThumbnails: false)
+            #expect(late.inserted == 1 && late.journalEntriesRead == 1)
+            // Delete late.jpg here and sync again: the late entry is not applied a second time.
+            let again = try await reader.sync(fetchThumbnails: false)
+            #expect(again.journalEntriesRead == 0 && again.transactions == 0)
+        }
+    }
+
+    @Test("a failed journal listing changes nothing; the next sync applies what it missed")
+    func failedListingChangesNothing() async throws {
+        try await withHarness { harness in
+            let writer = try await harness.journalLibrary("a")
+            let reader = try await harness.journalLibrary("b")
+            try await reader.sync(fetchThumbnails: false)
+            let asset = try await harness.importPhoto("IMG_1.JPG", into: writer)
+            let token = reader.currentChangeToken
+            let fault = harness.server.faults.add(.internalError, keyPattern: "", method: "GET")
+            await #expect(throws: CloudAssetsError.self) { try await reader.sync(fetchThumbnails: false) }
+            #expect(reader.currentChangeToken == token)
+            harness.server.faults.remove(fault)
+            #expect(try await reader.sync(fetchThumbnails: false).inserted == 1)
+            #expect(try reader.asset(forKey: asset.key) != nil)
+        }
+    }
+
+    @Test("changes stay in the outbox while the journal cannot be written, and go up with the next sync")
+    func outboxSurvivesAFailedJournalWrite() async throws {
+        try await withHarness { harness in
+            let writer = try await harness.journalLibrary("a")
+            let reader = try await harness.journalLibrary("b")
+            try await reader.sync(fetchThumbnails: false)
+            let fault = harness.server.faults.add(.internalError, keyPattern: "journal/*", method: "PUT")
+            let asset = try await harness.importPhoto("IMG_1.JPG", into: writer)
+            #expect(asset.uploadState == .uploaded)
+            #expect(harness.journalKeys.isEmpty)
+            #expect(try writer.store.journalOutbox(limit: 10).count == 1)
+            harness.server.faults.remove(fault)
+            try await writer.sync(fetchThumbnails: false)
+            #expect(harness.journalKeys.count == 1)
+            #expect(try writer.store.journalOutbox(limit: 10).isEmpty)
+            #expect(try await reader.sync(fetchThumbnails: false).inserted == 1)
+        }
+    }
+
+    @Test("after a full sync an older entry for a newer listed version does not take the asset back")
+    func olderEntryDoesNotRevertAListedVersion() async throws {
+        try await withHarness { harness in
+            let reader = try await harness.journalLibrary("b")
+            let old = Int64(Date().timeIntervalSince1970 * 1000) - 120_000
+            try harness.writeJournalEntry(
+                time: old,
+                #"{"format":1,"device":"x","changes":[{"op":"put","key":"originals/a.jpg","size":5,"etag":"old"}]}"#)
+            let etag = try harness.put("a.jpg", data: testBytes(count: 77, seed: 9))
+            try await reader.sync(fetchThumbnails: false)  // full: the listing shows the current version
+            var configuration = reader.configuration
+            configuration.journalLookBack = 3600  // the old entry is listed again
+            reader.close()
+            let reopened = try await harness.open(configuration)
+            let summary = try await reopened.sync(fetchThumbnails: false)
+            #expect(summary.mode == .incremental && summary.journalEntriesRead == 1)
+            let asset = try #require(try reopened.asset(forKey: "originals/a.jpg"))
+            #expect(asset.etag == etag.trimmingCharacters(in: ["\""]))
+        }
+    }
+}
