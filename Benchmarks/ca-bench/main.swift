@@ -32,6 +32,7 @@ rows += await section("store and change details") { runStoreBenchmarks() }
 rows += await section("fake server") { try await runServerBenchmarks() }
 rows += await section("library") { try await runLibraryBenchmarks() }
 rows += await section("import") { try await runImportBenchmarks() }
+rows += await section("journal") { try await runJournalBenchmarks() }
 // Against Ceph's RADOS Gateway (scripts/ceph-rgw.sh): no rows when the cluster cannot start.
 rows += await section("rgw") { try await runRGWBenchmarks() }
 

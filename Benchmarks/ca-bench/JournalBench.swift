@@ -1,0 +1,126 @@
+import CloudAssets
+import FakeS3
+import Foundation
+
+// Issue 16: a sync costs O(changes), whatever the size of the bucket. An in-process fake server (memory) holds
+// `CA_BENCH_JOURNAL_OBJECTS` objects (default 200,000; `make bench-scale` uses 1,000,000), put straight into its
+// storage, not through HTTP. Each figure beside its reference, in this run:
+// - the first (full) sync of the bucket, against `rclone lsf -R` and `aws s3 ls --recursive` listing it;
+// - a sync with nothing new through the journal (time and requests), against a full re-sync of the same bucket;
+// - a sync after 1,000 remote changes (1,000 journal entries of one change each, the worst case: each import
+//   that finishes alone writes its own entry), against a full sync taking in another 1,000 new objects.
+
+func runJournalBenchmarks() async throws -> [BenchRow] {
+    let count = ProcessInfo.processInfo.environment["CA_BENCH_JOURNAL_OBJECTS"].flatMap { Int($0) } ?? 200_000
+    let scratch = try makeScratch("journal")
+    defer { removeScratch(scratch) }
+    let server = try FakeS3Server(
+        configuration: FakeS3Configuration(accessKeyID: "bench", secretAccessKey: "bench-secret"))
+    try await server.start()
+    do {
+        let rows = try await measureJournal(server: server, scratch: scratch, count: count)
+        try await server.stop()
+        return rows
+    } catch {
+        try? await server.stop()
+        throw error
+    }
+}
+
+private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) async throws -> [BenchRow] {
+    let bucket = "photos"
+    try server.createBucket(bucket)
+    let payload = Data("x".utf8)
+    for i in 0..<count {
+        try server.putObject(bucket: bucket, key: String(format: "originals/%07d.jpg", i), data: payload)
+    }
+    let label = count >= 1_000_000 ? "\(count / 1_000_000)M" : "\(count / 1000)k"
+
+    // The tools a user would otherwise list the bucket with.
+    var environment = ProcessInfo.processInfo.environment
+    environment["AWS_CA_BUNDLE"] = nil
+    environment.merge([
+        "RCLONE_CONFIG_FAKE_TYPE": "s3", "RCLONE_CONFIG_FAKE_PROVIDER": "Other",
+        "RCLONE_CONFIG_FAKE_ACCESS_KEY_ID": "bench", "RCLONE_CONFIG_FAKE_SECRET_ACCESS_KEY": "bench-secret",
+        "RCLONE_CONFIG_FAKE_ENDPOINT": server.endpoint.absoluteString, "RCLONE_CONFIG_FAKE_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench-secret", "AWS_DEFAULT_REGION": "us-east-1",
+    ]) { _, new in new }
+    var started = Date()
+    let rclone = try run("/usr/bin/rclone", ["lsf", "-R", "fake:\(bucket)/originals"], environment: environment)
+    let rcloneSeconds = Date().timeIntervalSince(started)
+    guard rclone.status == 0 else { throw BenchError("rclone lsf exited \(rclone.status)") }
+    started = Date()
+    let aws = try run(
+        "/usr/bin/env",
+        [
+            "aws", "--endpoint-url", server.endpoint.absoluteString, "s3", "ls", "--recursive",
+            "s3://\(bucket)/originals/",
+        ],
+        environment: environment)
+    let awsSeconds = Date().timeIntervalSince(started)
+    let awsListed = aws.status == 0 ? aws.output.split(separator: "\n").count : 0
+
+    var configuration = AssetLibrary.Configuration(
+        storeURL: scratch.appendingPathComponent("store"), endpoint: server.endpoint, bucket: bucket,
+        credentials: .static(accessKeyID: "bench", secretAccessKey: "bench-secret"))
+    configuration.metadataSource = .listingOnly
+    let library = try await AssetLibrary(configuration: configuration)
+    defer { library.close() }
+    started = Date()
+    let first = try await library.sync(fetchThumbnails: false)
+    let firstSeconds = Date().timeIntervalSince(started)
+
+    // Nothing new: the journal (one listing request), against listing everything again.
+    _ = try await library.sync(fetchThumbnails: false)
+    let requestsBefore = server.requestLog.entries().count
+    started = Date()
+    let idle = try await library.sync(fetchThumbnails: false)
+    let idleSeconds = Date().timeIntervalSince(started)
+    let idleRequests = server.requestLog.entries().count - requestsBefore
+    started = Date()
+    let fullIdle = try await library.sync(mode: .full, fetchThumbnails: false)
+    let fullIdleSeconds = Date().timeIntervalSince(started)
+
+    // 1,000 changes from another library: new objects, each announced by its own journal entry.
+    let time = Int64(Date().timeIntervalSince1970 * 1000)
+    for i in 0..<1000 {
+        let key = String(format: "originals/new/%04d.jpg", i)
+        let etag = try server.putObject(bucket: bucket, key: key, data: payload)
+        let entry =
+            #"{"format":1,"device":"bench","changes":[{"op":"put","key":"\#(key)","size":1,"etag":\#(etag),"#
+            + #""metadata":{"pixel-width":"4032","pixel-height":"3024","media-type":"image"}}]}"#
+        try server.putObject(
+            bucket: bucket, key: String(format: "journal/%013lld-bench-%d.json", time + Int64(i), i),
+            data: Data(entry.utf8))
+    }
+    started = Date()
+    let changed = try await library.sync(fetchThumbnails: false)
+    let changedSeconds = Date().timeIntervalSince(started)
+    for i in 0..<1000 {
+        try server.putObject(bucket: bucket, key: String(format: "originals/other/%04d.jpg", i), data: payload)
+    }
+    started = Date()
+    let fullChanged = try await library.sync(mode: .full, fetchThumbnails: false)
+    let fullChangedSeconds = Date().timeIntervalSince(started)
+
+    return [
+        BenchRow(
+            name: "journal: first sync of \(label) objects (list + store)", value: firstSeconds, unit: "s",
+            reference: "rclone lsf -R", referenceValue: rcloneSeconds, ratio: rcloneSeconds / firstSeconds,
+            target: ">= 0.33x", met: first.inserted == count && rcloneSeconds / firstSeconds >= 1.0 / 3),
+        BenchRow(
+            name: "journal: first sync of \(label) vs aws s3 ls --recursive", value: firstSeconds, unit: "s",
+            reference: "aws s3 ls", referenceValue: awsSeconds, ratio: awsSeconds / firstSeconds, target: "report",
+            met: awsListed == count),
+        BenchRow(
+            name: "journal: sync with nothing new, \(label) assets", value: idleSeconds, unit: "s",
+            reference: "full re-sync", referenceValue: fullIdleSeconds, ratio: fullIdleSeconds / idleSeconds,
+            target: "<= 0.3 s, <= 3 requests (\(idleRequests))",
+            met: idleSeconds <= 0.3 && idleRequests <= 3 && idle.mode == .incremental && fullIdle.transactions == 0),
+        BenchRow(
+            name: "journal: sync after 1,000 remote changes, \(label)", value: changedSeconds, unit: "s",
+            reference: "full sync, 1,000 new", referenceValue: fullChangedSeconds,
+            ratio: fullChangedSeconds / changedSeconds, target: "<= 2 s",
+            met: changedSeconds <= 2 && changed.inserted == 1000 && fullChanged.inserted == 1000),
+    ]
+}
