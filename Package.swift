@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "CloudAssets",
             dependencies: [
-                "AssetStore", "S3Transfer", "Essentials", "CFileIO",
+                "AssetStore", "S3Transfer", "Essentials", "CFileIO", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: boundary),

@@ -45,18 +45,25 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
         "RCLONE_CONFIG_FAKE_ENDPOINT": server.endpoint.absoluteString, "RCLONE_CONFIG_FAKE_REGION": "us-east-1",
         "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench-secret", "AWS_DEFAULT_REGION": "us-east-1",
     ]) { _, new in new }
+    let tools = ProcessInfo.processInfo.environment["CA_BENCH_JOURNAL_TOOLS"] != "0"
     var started = Date()
-    let rclone = try run("/usr/bin/rclone", ["lsf", "-R", "fake:\(bucket)/originals"], environment: environment)
+    let rclone =
+        !tools
+        ? (status: Int32(0), output: "")
+        : try run("/usr/bin/rclone", ["lsf", "-R", "fake:\(bucket)/originals"], environment: environment)
     let rcloneSeconds = Date().timeIntervalSince(started)
     guard rclone.status == 0 else { throw BenchError("rclone lsf exited \(rclone.status)") }
     started = Date()
-    let aws = try run(
-        "/usr/bin/env",
-        [
-            "aws", "--endpoint-url", server.endpoint.absoluteString, "s3", "ls", "--recursive",
-            "s3://\(bucket)/originals/",
-        ],
-        environment: environment)
+    let aws =
+        !tools
+        ? (status: Int32(0), output: "")
+        : try run(
+            "/usr/bin/env",
+            [
+                "aws", "--endpoint-url", server.endpoint.absoluteString, "s3", "ls", "--recursive",
+                "s3://\(bucket)/originals/",
+            ],
+            environment: environment)
     let awsSeconds = Date().timeIntervalSince(started)
     let awsListed = aws.status == 0 ? aws.output.split(separator: "\n").count : 0
 
@@ -64,6 +71,7 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
         storeURL: scratch.appendingPathComponent("store"), endpoint: server.endpoint, bucket: bucket,
         credentials: .static(accessKeyID: "bench", secretAccessKey: "bench-secret"))
     configuration.metadataSource = .listingOnly
+    configuration.checkpointInterval = 0  // written below, timed on its own
     let library = try await AssetLibrary(configuration: configuration)
     defer { library.close() }
     started = Date()
@@ -103,7 +111,53 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
     let fullChanged = try await library.sync(mode: .full, fetchThumbnails: false)
     let fullChangedSeconds = Date().timeIntervalSince(started)
 
+    // A checkpoint of the catalog, then 1,000 more changes in the journal; a new library bootstraps from both,
+    // against a new library listing the whole bucket (with the HEAD per object that reads each one's metadata).
+    var checkpointing = configuration
+    checkpointing.checkpointInterval = 24 * 3600
+    let writer = try await AssetLibrary(configuration: checkpointing)
+    started = Date()
+    let wrote = try await writer.sync(fetchThumbnails: false).wroteCheckpoint
+    let checkpointSeconds = Date().timeIntervalSince(started)
+    writer.close()
+    let later = Int64(Date().timeIntervalSince1970 * 1000) + 10_000
+    for i in 0..<1000 {
+        let key = String(format: "originals/tail/%04d.jpg", i)
+        let etag = try server.putObject(bucket: bucket, key: key, data: payload)
+        let entry =
+            #"{"format":1,"device":"bench","changes":[{"op":"put","key":"\#(key)","size":1,"etag":\#(etag)}]}"#
+        try server.putObject(
+            bucket: bucket, key: String(format: "journal/%013lld-bench-t%d.json", later + Int64(i), i),
+            data: Data(entry.utf8))
+    }
+    var fresh = configuration
+    fresh.metadataSource = .headObject
+    fresh.checkpointInterval = 24 * 3600
+    fresh.storeURL = scratch.appendingPathComponent("bootstrap")
+    let bootstrapping = try await AssetLibrary(configuration: fresh)
+    started = Date()
+    let bootstrap = try await bootstrapping.sync(fetchThumbnails: false)
+    let bootstrapSeconds = Date().timeIntervalSince(started)
+    bootstrapping.close()
+    fresh.storeURL = scratch.appendingPathComponent("listing")
+    fresh.checkpointInterval = 0
+    let listing = try await AssetLibrary(configuration: fresh)
+    started = Date()
+    let listed = try await listing.sync(mode: .full, fetchThumbnails: false)
+    let listingSeconds = Date().timeIntervalSince(started)
+    listing.close()
+    let total = count + 3000
+
     return [
+        BenchRow(
+            name: "journal: write a checkpoint of \(label) assets", value: checkpointSeconds, unit: "s",
+            reference: "-", referenceValue: nil, ratio: nil, target: "report", met: wrote),
+        BenchRow(
+            name: "journal: bootstrap from checkpoint + 1,000 entries, \(label)", value: bootstrapSeconds, unit: "s",
+            reference: "full listing + HEADs", referenceValue: listingSeconds, ratio: listingSeconds / bootstrapSeconds,
+            target: "<= 30 s, >= 10x",
+            met: bootstrapSeconds <= 30 && listingSeconds / bootstrapSeconds >= 10 && bootstrap.checkpointAssets > 0
+                && bootstrap.inserted == total && listed.inserted == total),
         BenchRow(
             name: "journal: first sync of \(label) objects (list + store)", value: firstSeconds, unit: "s",
             reference: "rclone lsf -R", referenceValue: rcloneSeconds, ratio: rcloneSeconds / firstSeconds,

@@ -39,6 +39,21 @@ extension AssetStore {
         }
     }
 
+    /// Up to `limit` records of assets in the bucket (upload state `uploaded`) whose key sorts after `key` (all
+    /// when nil), in key order: one page of a walk over the whole catalog in bounded memory.
+    package func uploadedRecords(after key: String?, limit: Int) throws -> [AssetRecord] {
+        try read { db in
+            let sql =
+                "SELECT \(AssetRecord.selectColumns) FROM asset WHERE uploadState = 0"
+                + (key == nil ? "" : " AND key > ?") + " ORDER BY key LIMIT ?"
+            let arguments: StatementArguments = key.map { [$0, limit] } ?? [limit]
+            var result: [AssetRecord] = []
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while let row = try rows.next() { result.append(try AssetRecord(row: row)) }
+            return result
+        }
+    }
+
     /// Identifiers of assets that have a thumbnail in the bucket but not on disk.
     package func identifiersNeedingThumbnail() throws -> [Int64] {
         try read { db in

@@ -125,3 +125,11 @@ int czlib_compress(void *out, size_t *out_len, const void *in, size_t len, int l
     *out_len = (size_t)dest_len;
     return rc == Z_OK ? 0 : rc;
 }
+
+int czlib_uncompress(void *out, size_t *out_len, const void *in, size_t len) {
+    uLongf dest_len = (uLongf)*out_len;
+    uLong source_len = (uLong)len;
+    int rc = uncompress2((Bytef *)out, &dest_len, (const Bytef *)in, &source_len);
+    *out_len = (size_t)dest_len;
+    return rc == Z_OK && source_len == (uLong)len ? 0 : (rc == Z_OK ? Z_DATA_ERROR : rc);
+}

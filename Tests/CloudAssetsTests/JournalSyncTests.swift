@@ -10,6 +10,7 @@ extension LibraryHarness {
     func journalLibrary(_ name: String) async throws -> AssetLibrary {
         var configuration = quietConfiguration(storeURL: folder.appendingPathComponent(name))
         configuration.fullSyncInterval = 24 * 3600
+        configuration.checkpointInterval = 24 * 3600
         return try await open(configuration)
     }
 
@@ -43,6 +44,11 @@ extension LibraryHarness {
         }
         return facts
     }
+}
+
+extension FakeS3Server {
+    /// The keys under `prefix` in the harness's bucket (none when it cannot list).
+    func keysOrEmpty(prefix: String) -> [String] { (try? keys(bucket: LibraryHarness.bucket, prefix: prefix)) ?? [] }
 }
 
 @Suite("Library: incremental sync from the bucket journal")
@@ -251,5 +257,81 @@ struct JournalSyncTests {
             let asset = try #require(try reopened.asset(forKey: "originals/a.jpg"))
             #expect(asset.etag == etag.trimmingCharacters(in: ["\""]))
         }
+    }
+
+    @Test("a new library bootstraps from the newest checkpoint and the journal after it, without a listing")
+    func newLibraryBootstrapsFromACheckpoint() async throws {
+        try await withHarness { harness in
+            for index in 0..<3 {
+                try harness.put("outside\(index).jpg", data: testBytes(count: 50, seed: UInt64(index)))
+            }
+            let writer = try await harness.journalLibrary("a")
+            let first = try await writer.sync(fetchThumbnails: false)
+            #expect(first.mode == .full && first.wroteCheckpoint)
+            let manifests = harness.server.keysOrEmpty(prefix: "checkpoints/").filter { $0.hasSuffix("manifest.json") }
+            #expect(manifests.count == 1)
+            // After the checkpoint: an import and a favourite, in the journal only.
+            try await harness.importPhoto("IMG_1.JPG", into: writer)
+            let outside = try #require(try writer.asset(forKey: "originals/outside1.jpg"))
+            try await writer.performChanges { $0.setFavorite(true, for: [outside]) }
+            #expect(try await writer.sync(fetchThumbnails: false).wroteCheckpoint == false)
+
+            let before = harness.log.count
+            let reader = try await harness.journalLibrary("b")
+            let summary = try await reader.sync(fetchThumbnails: false)
+            let requests = harness.log.dropFirst(before)
+            #expect(summary.mode == .incremental && summary.checkpointAssets == 3 && summary.headRequests == 0)
+            #expect(!requests.contains { $0.query.contains("prefix=originals") })
+            #expect(try LibraryHarness.catalog(reader) == (try LibraryHarness.catalog(writer)))
+            #expect(try reader.asset(forKey: "originals/outside1.jpg")?.isFavorite == true)
+            // The bootstrap counts as the writer's full listing: the next automatic sync is incremental.
+            #expect(try await reader.sync(fetchThumbnails: false).mode == .incremental)
+            // Neither library writes the slot again.
+            #expect(try await reader.sync(fetchThumbnails: false).wroteCheckpoint == false)
+            #expect(
+                harness.server.keysOrEmpty(prefix: "checkpoints/").filter { $0.hasSuffix("manifest.json") } == manifests
+            )
+        }
+    }
+
+    @Test("a slot without a manifest (being written, or a lost race) is passed over for the one before")
+    func slotWithoutManifestIsPassedOver() async throws {
+        try await withHarness { harness in
+            try harness.put("one.jpg", data: testBytes(count: 50, seed: 1))
+            let writer = try await harness.journalLibrary("a")
+            #expect(try await writer.sync(fetchThumbnails: false).wroteCheckpoint)
+            // A later slot with a part and no manifest.
+            try harness.server.putObject(
+                bucket: LibraryHarness.bucket, key: "checkpoints/9999999999999/other/part-00000.z",
+                data: Data("garbage".utf8))
+            let reader = try await harness.journalLibrary("b")
+            let summary = try await reader.sync(fetchThumbnails: false)
+            #expect(summary.checkpointAssets == 1 && summary.mode == .incremental)
+            #expect(try reader.asset(forKey: "originals/one.jpg") != nil)
+        }
+    }
+
+    @Test("checkpoint rows round-trip every field a catalog row takes from the bucket")
+    func checkpointRowsRoundTrip() throws {
+        var record = RemoteMetadata.record(
+            for: .init(key: "originals/a.heic", size: 123, etag: "e", lastModified: Date(timeIntervalSince1970: 1000)),
+            metadata: [
+                "creation-date": "2024-05-01T12:00:00Z", "pixel-width": "4032", "pixel-height": "3024",
+                "media-type": "image", "orientation": "6", "sha256": String(repeating: "ab", count: 32),
+            ], contentType: "image/heic",
+            thumbnail: .init(key: "thumbnails/a.heic.jpg", size: 9, etag: "t", lastModified: Date()))
+        record.sidecarETag = "s"
+        var shared = SharedMetadata()
+        shared.isFavorite = true
+        shared.title = "Sea"
+        shared.stamps[.favorite] = SharedMetadata.Stamp(time: 1_763_900_000_000, device: "d")
+        shared.stamps[.title] = SharedMetadata.Stamp(time: 1_763_900_000_001, device: "d")
+        shared.apply(to: &record)
+        let restored = CheckpointAsset(record).record
+        #expect(restored == record)
+        let lines = try JournalChange.encoder.encode(CheckpointAsset(record))
+        let back = try JSONDecoder().decode(
+            CheckpointAsset.self, from: try #require(Zlib.uncompress(Zlib.compress(lines), size: lines.count)))
+        #expect(back.record == record)
     }
 }

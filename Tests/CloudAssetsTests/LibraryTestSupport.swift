@@ -83,8 +83,10 @@ final class LibraryHarness: Sendable {
             storeURL: storeURL ?? self.storeURL, endpoint: server.endpoint, bucket: Self.bucket,
             credentials: .static(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey))
         configuration.progressInterval = 0
-        // These suites write the bucket as other tools do, behind the journal's back: every sync lists it.
+        // These suites write the bucket as other tools do, behind the journal's back: every sync lists it (and
+        // no library writes checkpoints).
         configuration.fullSyncInterval = 0
+        configuration.checkpointInterval = 0
         return configuration
     }
 

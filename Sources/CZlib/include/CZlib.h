@@ -14,5 +14,8 @@ uint32_t czlib_crc32c(uint32_t crc, const void *buf, size_t len);
    czlib_compress returns 0 on success and sets *out_len to the bytes written. */
 size_t czlib_compress_bound(size_t len);
 int czlib_compress(void *out, size_t *out_len, const void *in, size_t len, int level);
+/* zlib's uncompress2: *out_len is the room in out on entry, the bytes written on return. Returns 0 when the
+   whole input was one complete zlib stream that fit, a zlib error code otherwise. */
+int czlib_uncompress(void *out, size_t *out_len, const void *in, size_t len);
 
 #endif

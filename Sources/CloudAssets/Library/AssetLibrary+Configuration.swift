@@ -24,16 +24,20 @@ public struct BucketLayout: Sendable, Hashable {
     /// Prefix of the journal: the immutable entries in which libraries record what they changed in the bucket,
     /// read by incremental syncs (see the README's bucket layout).
     public var journalPrefix: String
+    /// Prefix of the checkpoints: snapshots of the catalog a new library bootstraps from.
+    public var checkpointPrefix: String
 
     public init(
         originalsPrefix: String = "originals/", thumbnailsPrefix: String = "thumbnails/",
-        thumbnailSuffix: String = ".jpg", metadataPrefix: String = "metadata/", journalPrefix: String = "journal/"
+        thumbnailSuffix: String = ".jpg", metadataPrefix: String = "metadata/", journalPrefix: String = "journal/",
+        checkpointPrefix: String = "checkpoints/"
     ) {
         self.originalsPrefix = originalsPrefix
         self.thumbnailsPrefix = thumbnailsPrefix
         self.thumbnailSuffix = thumbnailSuffix
         self.metadataPrefix = metadataPrefix
         self.journalPrefix = journalPrefix
+        self.checkpointPrefix = checkpointPrefix
     }
 }
 
@@ -116,6 +120,10 @@ extension AssetLibrary {
         /// an earlier time than one already read (a slow writer, a clock the service corrected) is still applied
         /// (once: applied entries are remembered for this long). Default 10 minutes.
         public var journalLookBack: TimeInterval = 600
+        /// How often a checkpoint of the catalog is written to the bucket, by the first library that syncs in each
+        /// period (a conditional write elects it), for new libraries to bootstrap from. Default 24 hours; 0 writes
+        /// none (and a new library then lists the whole bucket).
+        public var checkpointInterval: TimeInterval = 24 * 3600
 
         public init(
             storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",

@@ -10,6 +10,8 @@ extension AssetLibrary {
         static let cursor = "journal.cursor"
         /// When this library last completed a full listing (milliseconds since 1970, the local clock).
         static let lastFullSync = "journal.lastFullSync"
+        /// The newest checkpoint slot this library wrote or found written.
+        static let checkpointSlot = "journal.checkpointSlot"
     }
 
     /// Writes the journal outbox to the bucket: the changes this library made (uploaded originals, deleted

@@ -58,8 +58,19 @@ extension AssetLibrary {
                 await shareEditedMetadata()
                 await uploadQueue.waitUntilIdle()
                 await flushJournal()
-                var summary: SyncSummary
-                if try mode == .full || (mode == .automatic && needsFullSync()) {
+                var summary = SyncSummary()
+                // A new library starts from the newest checkpoint, when the bucket has one.
+                var bootstrapped = false
+                if mode == .automatic, configuration.checkpointInterval > 0, configuration.fullSyncInterval > 0,
+                    try store.setting(JournalSetting.lastFullSync) == nil
+                {
+                    bootstrapped = try await bootstrapFromCheckpoint(remote: remote, summary: &summary) != nil
+                }
+                if bootstrapped {
+                    summary.checkpointAssets = summary.inserted
+                    summary.mode = .incremental
+                    try await JournalSync(library: self, remote: remote).run(summary: &summary)
+                } else if try mode == .full || (mode == .automatic && needsFullSync()) {
                     let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
                     summary = try await CatalogSync(library: self, remote: remote).run()
                     summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
@@ -70,11 +81,12 @@ extension AssetLibrary {
                     try store.setSetting(
                         JournalSetting.lastFullSync, to: String(Int64(Date().timeIntervalSince1970 * 1000)))
                 } else {
-                    summary = SyncSummary()
                     summary.mode = .incremental
                     try await JournalSync(library: self, remote: remote).run(summary: &summary)
                 }
                 summary.purged = try await purgeExpiredTrash()
+                // A checkpoint is an optimisation for other libraries: failing to write one fails nothing.
+                summary.wroteCheckpoint = (try? await writeCheckpointIfDue(remote: remote)) ?? false
                 if fetchThumbnails {
                     summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
                 }

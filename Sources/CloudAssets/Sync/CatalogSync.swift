@@ -33,6 +33,10 @@ public struct SyncSummary: Sendable, Hashable {
     public internal(set) var mode: SyncMode = .full
     /// Journal entries read (GET) by an incremental sync.
     public internal(set) var journalEntriesRead = 0
+    /// Assets a new library took from the bucket's newest checkpoint instead of a listing (0 when none).
+    public internal(set) var checkpointAssets = 0
+    /// Whether this sync wrote the bucket's checkpoint for the current period.
+    public internal(set) var wroteCheckpoint = false
     /// Objects the sync could not take in (their HEAD was refused for that object alone), with the reason. They
     /// are left out of the catalog (an asset already there keeps its earlier state) and tried again next sync.
     public internal(set) var skipped: [SkippedObject] = []

@@ -76,8 +76,10 @@ final class ReliabilityBucket: @unchecked Sendable {
             credentials: .static(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey),
             cacheSizeLimit: cacheSizeLimit, maxConnections: maxConnections)
         configuration.progressInterval = 0
-        // These suites write the bucket as other tools do, behind the journal's back: every sync lists it.
+        // These suites write the bucket as other tools do, behind the journal's back: every sync lists it (and
+        // no library writes checkpoints).
         configuration.fullSyncInterval = 0
+        configuration.checkpointInterval = 0
         return configuration
     }
 

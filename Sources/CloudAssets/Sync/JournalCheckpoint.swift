@@ -1,0 +1,310 @@
+import AssetStore
+import CZlib
+import Essentials
+import Foundation
+import S3Transfer
+
+/// Checkpoints: a snapshot of the catalog's bucket state as of a journal position, so that a new library
+/// bootstraps from the newest checkpoint plus the journal after it instead of listing (and HEADing) every object.
+///
+/// Layout, under ``BucketLayout/checkpointPrefix``:
+///
+///     checkpoints/<slot: 13-digit ms>/manifest.json           written last, with If-None-Match: the commit point
+///     checkpoints/<slot>/<device>/part-<5 digits>.z           zlib streams of JSON lines, one asset per line
+///
+/// A slot is a multiple of ``AssetLibrary/Configuration/checkpointInterval``: the first library to write a slot's
+/// manifest wins it (the others delete the parts they wrote). The manifest names the journal position the
+/// snapshot reflects (`time`, the writer's cursor), when the writer last listed the whole bucket, and the parts.
+struct CheckpointManifest: Codable, Sendable {
+    var format = 1
+    var device: String
+    /// The journal position (milliseconds, the service's clock) the snapshot reflects.
+    var time: Int64
+    /// When the writer last completed a full listing (milliseconds since 1970).
+    var lastFullSync: Int64
+    var assets: Int
+    var parts: [Part]
+
+    struct Part: Codable, Sendable {
+        var key: String
+        var assets: Int
+        /// Uncompressed bytes (the room to inflate into).
+        var bytes: Int
+    }
+}
+
+/// One asset of a checkpoint: the bucket's state of its original and its shared properties.
+struct CheckpointAsset: Codable, Sendable {
+    var key: String
+    var size: Int64
+    var etag: String
+    /// Milliseconds; nil when no listing showed the object yet.
+    var lastModified: Int64?
+    var contentType: String?
+    var created: Int64
+    var modified: Int64
+    var mediaType: String?
+    var width: Int
+    var height: Int
+    var orientation: Int
+    var thumbnailKey: String?
+    var thumbnailSize: Int64?
+    var thumbnailETag: String?
+    var sha256: String?
+    var sidecarETag: String?
+    var sidecar: SharedMetadata.Sidecar?
+
+    init(_ record: AssetRecord) {
+        key = record.key
+        size = record.size
+        etag = record.etag
+        lastModified =
+            record.lastModified == AssetRecord.notListedYet
+            ? nil : Int64(record.lastModified.timeIntervalSince1970 * 1000)
+        contentType = record.contentType
+        created = Int64((record.creationDate.timeIntervalSince1970 * 1000).rounded())
+        modified = Int64((record.modificationDate.timeIntervalSince1970 * 1000).rounded())
+        switch record.mediaType {
+        case .image: mediaType = "image"
+        case .video: mediaType = "video"
+        case .audio: mediaType = "audio"
+        case .unknown: mediaType = nil
+        }
+        width = record.pixelWidth
+        height = record.pixelHeight
+        orientation = record.orientation
+        thumbnailKey = record.thumbnailKey
+        thumbnailSize = record.thumbnailSize
+        thumbnailETag = record.thumbnailETag
+        sha256 = record.contentSHA256
+        sidecarETag = record.sidecarETag
+        let shared = SharedMetadata(record: record)
+        sidecar = shared.stamps.isEmpty ? nil : shared.sidecar(originalKey: record.key, sha256: record.contentSHA256)
+    }
+
+    /// The catalog row for this asset (cloud only).
+    var record: AssetRecord {
+        let date = { (ms: Int64) in Date(timeIntervalSince1970: Double(ms) / 1000) }
+        var record = AssetRecord(
+            key: key, size: size, etag: etag, lastModified: lastModified.map(date) ?? AssetRecord.notListedYet,
+            contentType: contentType, creationDate: date(created), modificationDate: date(modified),
+            mediaType: mediaType.flatMap(MediaType.init(metadataValue:)) ?? MediaType(guessingFrom: key),
+            pixelWidth: max(0, width), pixelHeight: max(0, height),
+            orientation: (1...8).contains(orientation) ? orientation : 1,
+            thumbnailKey: thumbnailKey, thumbnailSize: thumbnailSize, thumbnailETag: thumbnailETag)
+        record.contentSHA256 = sha256
+        record.sidecarETag = sidecarETag
+        if let sidecar { SharedMetadata(sidecar: sidecar).apply(to: &record) }
+        return record
+    }
+}
+
+/// Checkpoint keys.
+enum CheckpointKey {
+    static func slotFolder(prefix: String, slot: Int64) -> String { JournalKey.start(prefix: prefix, time: slot) + "/" }
+
+    static func manifest(prefix: String, slot: Int64) -> String {
+        slotFolder(prefix: prefix, slot: slot) + "manifest.json"
+    }
+
+    static func part(prefix: String, slot: Int64, device: String, index: Int) -> String {
+        let number = String(index)
+        return slotFolder(prefix: prefix, slot: slot) + device + "/part-"
+            + String(repeating: "0", count: max(0, 5 - number.count)) + number + ".z"
+    }
+}
+
+/// zlib streams (compress2 / uncompress2).
+enum Zlib {
+    static func compress(_ data: Data) -> Data {
+        var out = Data(count: czlib_compress_bound(data.count))
+        var length = out.count
+        let rc = out.withUnsafeMutableBytes { output in
+            data.withUnsafeBytes { input in
+                czlib_compress(output.baseAddress, &length, input.baseAddress, input.count, 6)
+            }
+        }
+        precondition(rc == 0, "compress2 cannot fail with a bound-sized buffer")
+        out.count = length
+        return out
+    }
+
+    /// Inflates a whole stream of `size` bytes; nil when it is not one.
+    static func uncompress(_ data: Data, size: Int) -> Data? {
+        guard size >= 0, size < 1 << 31 else { return nil }
+        var out = Data(count: size)
+        var length = size
+        let rc = out.withUnsafeMutableBytes { output in
+            data.withUnsafeBytes { input in
+                czlib_uncompress(output.baseAddress, &length, input.baseAddress, input.count)
+            }
+        }
+        guard rc == 0, length == size else { return nil }
+        return out
+    }
+}
+
+extension AssetLibrary {
+    /// Assets per checkpoint part: about 6 MB of JSON each, 1–2 MB compressed.
+    static let checkpointPartAssets = 25_000
+
+    /// Writes this slot's checkpoint unless one exists (or this library wrote or saw it already): only a library
+    /// that has listed the whole bucket once, after a sync, at most one HEAD per slot when there is nothing to do.
+    /// - Returns: Whether this library wrote the slot's checkpoint.
+    func writeCheckpointIfDue(remote: LibraryRemote) async throws -> Bool {
+        let interval = Int64(configuration.checkpointInterval * 1000)
+        guard interval > 0, let lastFull = Int64(try store.setting(JournalSetting.lastFullSync) ?? ""),
+            let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "")
+        else { return false }
+        let now = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
+        let slot = now / interval * interval
+        guard slot > Int64(try store.setting(JournalSetting.checkpointSlot) ?? "") ?? -1 else { return false }
+        let prefix = configuration.layout.checkpointPrefix
+        let bucket = configuration.bucket
+        let manifestKey = CheckpointKey.manifest(prefix: prefix, slot: slot)
+        let existing: Result<Bool, S3Error>
+        do {
+            _ = try await remote.client.headObject(bucket: bucket, key: manifestKey)
+            existing = .success(true)
+        } catch {
+            existing = error == .noSuchKey ? .success(false) : .failure(error)
+        }
+        if try existing.get() {
+            try store.setSetting(JournalSetting.checkpointSlot, to: String(slot))
+            return false
+        }
+        let device = try deviceIdentifier()
+        var parts: [CheckpointManifest.Part] = []
+        var after: String?
+        let encoder = JournalChange.encoder
+        while true {
+            let records = try store.uploadedRecords(after: after, limit: Self.checkpointPartAssets)
+            guard let last = records.last else { break }
+            after = last.key
+            var lines = Data()
+            for record in records {
+                lines.append(try encoder.encode(CheckpointAsset(record)))
+                lines.append(0x0A)
+            }
+            let key = CheckpointKey.part(prefix: prefix, slot: slot, device: device, index: parts.count)
+            _ = try await remote.client.putObject(
+                bucket: bucket, key: key, body: Zlib.compress(lines), contentType: "application/zlib")
+            parts.append(CheckpointManifest.Part(key: key, assets: records.count, bytes: lines.count))
+        }
+        let manifest = CheckpointManifest(
+            device: device, time: cursor, lastFullSync: lastFull, assets: parts.reduce(0) { $0 + $1.assets },
+            parts: parts)
+        var won = true
+        let manifestBody = try encoder.encode(manifest)
+        do {
+            _ = try await remote.client.putObject(
+                bucket: bucket, key: manifestKey, body: manifestBody, contentType: "application/json",
+                condition: .keyAbsent)
+        } catch {
+            guard error == .preconditionFailed else { throw error }
+            won = false
+        }
+        if !won {
+            // Another library wrote this slot's checkpoint first: its parts are the ones that count.
+            for part in parts { try? await remote.client.deleteObject(bucket: bucket, key: part.key) }
+        }
+        try store.setSetting(JournalSetting.checkpointSlot, to: String(slot))
+        return won
+    }
+
+    /// Fills an empty catalog from the newest checkpoint in the bucket, and sets the journal position and the
+    /// time of the last full listing to the checkpoint's. Parts are fetched `maxConnections` at a time and each is
+    /// committed in one transaction. A slot without a manifest (a checkpoint being written, or a lost race) is
+    /// passed over for the one before it.
+    /// - Returns: The assets restored, or nil when the bucket holds no checkpoint (then list it all).
+    func bootstrapFromCheckpoint(remote: LibraryRemote, summary: inout SyncSummary) async throws -> Int? {
+        let prefix = configuration.layout.checkpointPrefix
+        let bucket = configuration.bucket
+        var slots: [String] = []
+        var continuation: String?
+        repeat {
+            let page = try await remote.client.listObjectsV2(
+                bucket: bucket, prefix: prefix, delimiter: "/", continuationToken: continuation)
+            summary.pages += 1
+            slots += page.commonPrefixes
+            continuation = page.isTruncated ? page.nextContinuationToken : nil
+        } while continuation != nil
+        for slot in slots.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).reversed() {
+            // (A `catch` pattern ending in `continue` crashes Swift 6.3 in async code: a Result instead.)
+            let read = await Self.optionalObject(remote: remote, bucket: bucket, key: slot + "manifest.json")
+            guard let manifestData = try read.get() else { continue }
+            guard let manifest = try? JSONDecoder().decode(CheckpointManifest.self, from: manifestData),
+                manifest.format == 1
+            else { continue }
+            let restored = try await restore(manifest, remote: remote, summary: &summary)
+            try store.setSetting(JournalSetting.cursor, to: String(manifest.time))
+            try store.setSetting(JournalSetting.lastFullSync, to: String(manifest.lastFullSync))
+            return restored
+        }
+        return nil
+    }
+
+    /// An object's bytes, nil when there is none.
+    private static func optionalObject(remote: LibraryRemote, bucket: String, key: String) async
+        -> Result<Data?, S3Error>
+    {
+        do {
+            return .success(try await remote.client.getObject(bucket: bucket, key: key).0)
+        } catch {
+            return error == .noSuchKey ? .success(nil) : .failure(error)
+        }
+    }
+
+    private func restore(_ manifest: CheckpointManifest, remote: LibraryRemote, summary: inout SyncSummary)
+        async throws -> Int
+    {
+        let client = remote.client
+        let bucket = configuration.bucket
+        let files = self.files
+        let limit = max(1, configuration.maxConnections)
+        // Into an empty catalog (the usual bootstrap) rows need no look-up of what is there.
+        let wasEmpty = try store.count == 0
+        return try await withThrowingTaskGroup(of: [AssetRecord].self) { group in
+            var iterator = manifest.parts.makeIterator()
+            func addNext() -> Bool {
+                guard let part = iterator.next() else { return false }
+                group.addTask {
+                    let compressed = try await client.getObject(bucket: bucket, key: part.key).0
+                    guard let lines = Zlib.uncompress(compressed, size: part.bytes) else {
+                        throw S3Error.malformedResponse("checkpoint part \(part.key) is not a zlib stream")
+                    }
+                    let decoder = JSONDecoder()
+                    var records: [AssetRecord] = []
+                    records.reserveCapacity(part.assets)
+                    for line in lines.split(separator: 0x0A, omittingEmptySubsequences: true) {
+                        records.append(try decoder.decode(CheckpointAsset.self, from: line).record)
+                    }
+                    return records
+                }
+                return true
+            }
+            for _ in 0..<limit where !addNext() { break }
+            var restored = 0
+            while let records = try await group.next() {
+                let counts = try performWrite { tx -> ReconcileCounts in
+                    tx.reserveCapacity(records.count)
+                    var counts = ReconcileCounts()
+                    var unused: [String] = []
+                    for record in records {
+                        // An import of this library still going up keeps its row.
+                        if !wasEmpty, let current = try tx.record(key: record.key), current.uploadState != .uploaded {
+                            continue
+                        }
+                        try counts.upsert(record, tx, files: files, removing: &unused)
+                    }
+                    return counts
+                }
+                counts.add(to: &summary)
+                if counts.changed { summary.transactions += 1 }
+                restored += records.count
+                _ = addNext()
+            }
+            return restored
+        }
+    }
+}
