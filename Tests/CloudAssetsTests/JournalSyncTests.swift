@@ -329,9 +329,42 @@ struct JournalSyncTests {
         shared.apply(to: &record)
         let restored = CheckpointAsset(record).record
         #expect(restored == record)
-        let lines = try JournalChange.encoder.encode(CheckpointAsset(record))
-        let back = try JSONDecoder().decode(
-            CheckpointAsset.self, from: try #require(Zlib.uncompress(Zlib.compress(lines), size: lines.count)))
-        #expect(back.record == record)
+        let line = CheckpointAsset(record).line
+        let inflated = try #require(Zlib.uncompress(Zlib.compress(line), size: line.count))
+        #expect(CheckpointAsset(line: inflated[...])?.record == record)
+        // Text with tabs, newlines and backslashes survives; a line of another shape is refused.
+        record.key = "originals/a\tb\nc\\d.jpg"
+        record.title = "tab\there"
+        #expect(CheckpointAsset(line: CheckpointAsset(record).line[...])?.record == record)
+        #expect(CheckpointAsset(line: Data("originals/x\t1".utf8)[...]) == nil)
+    }
+
+    @Test("shared properties and trash travel in the checkpoint itself, not only in the journal after it")
+    func sharedPropertiesTravelInTheCheckpoint() async throws {
+        try await withHarness { harness in
+            for index in 0..<3 { try harness.put("p\(index).jpg", data: testBytes(count: 40, seed: UInt64(index))) }
+            var configuration = harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("a"))
+            configuration.fullSyncInterval = 24 * 3600
+            configuration.checkpointInterval = 0.001  // a new slot on every sync
+            let writer = try await harness.open(configuration)
+            try await writer.sync(fetchThumbnails: false)
+            let favourite = try #require(try writer.asset(forKey: "originals/p0.jpg"))
+            let trashed = try #require(try writer.asset(forKey: "originals/p2.jpg"))
+            try await writer.performChanges {
+                $0.setFavorite(true, for: [favourite])
+                $0.setTitle("Sea", for: favourite)
+                $0.deleteAssets([trashed])
+            }
+            #expect(try await writer.sync(fetchThumbnails: false).wroteCheckpoint)
+            // The journal is gone (as after a retention): only the checkpoint can carry the edits.
+            for key in harness.journalKeys { try harness.server.deleteObject(bucket: LibraryHarness.bucket, key: key) }
+            let reader = try await harness.journalLibrary("b")
+            let summary = try await reader.sync(fetchThumbnails: false)
+            #expect(summary.checkpointAssets == 3)
+            #expect(try LibraryHarness.catalog(reader) == (try LibraryHarness.catalog(writer)))
+            let seen = try #require(try reader.asset(forKey: "originals/p0.jpg"))
+            #expect(seen.isFavorite && seen.title == "Sea")
+            #expect(try reader.asset(forKey: "originals/p2.jpg")?.isTrashed == true)
+        }
     }
 }

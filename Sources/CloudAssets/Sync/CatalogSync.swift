@@ -332,10 +332,13 @@ struct ReconcileCounts {
     /// Writes the bucket's state of one object: a new object is inserted, a changed ETag or size is a content
     /// change (the local original's files are added to `removing`), other differences are metadata changes, an
     /// equal row writes nothing.
+    /// - Returns: The row's identifier.
+    @discardableResult
     mutating func upsert(_ row: AssetRecord, _ tx: StoreTransaction, files: LocalFiles, removing: inout [String])
-        throws
+        throws -> Int64
     {
-        switch try tx.upsert(row) {
+        let result = try tx.upsert(row)
+        switch result {
         case .inserted: inserted += 1
         case .updated(_, let before):
             if before.etag != row.etag || before.size != row.size {
@@ -346,6 +349,7 @@ struct ReconcileCounts {
             }
         case .unchanged: break
         }
+        return result.id
     }
 
     /// Removes the asset of an object that is gone (its files are added to `removing`).
