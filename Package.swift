@@ -121,16 +121,17 @@ let package = Package(
                 "AssetStore", "Essentials", .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(
-            name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3", "Essentials"], exclude: ["Fixtures"]),
+            name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3", "Essentials", "TestSupport"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "CloudAssetsTests",
             dependencies: [
-                "CloudAssets", "FakeS3", "Essentials",
+                "CloudAssets", "FakeS3", "Essentials", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4"]),
         // Helpers more than one test target needs.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Essentials"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["FakeS3", "TestSupport"]),
         // Fault soak, crash suite, hostile input: short forms in `make test`, full with CLOUDASSETS_SOAK=full.
         .testTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -28,24 +29,9 @@ struct FakeS3CommandTests {
         let port = try #require(Int(line.dropFirst("  port: ".count).prefix { $0.isNumber }))
         #expect((1...65535).contains(port))
         #expect(serve.stdout.text.contains("listening on http://127.0.0.1:\(port)"))
-        #expect(Self.acceptsConnections(port: port), "the printed port is the one listening")
+        #expect(LoopbackSocket.canConnect(port: port), "the printed port is the one listening")
         serve.interrupt()
         let result = await serve.finish()
         #expect(result.status == 0 && !result.killedBySignal, "\(result)")
-    }
-
-    /// Whether a TCP connection to 127.0.0.1:`port` is accepted.
-    static func acceptsConnections(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        } == 0
     }
 }

@@ -1,6 +1,7 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Catalog sync when the server misbehaves: retried errors, interruptions that resume, malformed listings.
@@ -109,14 +110,14 @@ struct LibrarySyncFaultTests {
             library.close()
 
             // The same folder against a server whose originals listing claims three keys but carries one.
-            let scripted = try ScriptedServer { line in
-                if line.contains("prefix=thumbnails") {
-                    return (200, Self.listing(prefix: "thumbnails/", keyCount: 0, contents: ""))
+            let scripted = try ScriptedHTTPServer { request in
+                if request.path.contains("prefix=thumbnails") {
+                    return Self.xml(Self.listing(prefix: "thumbnails/", keyCount: 0, contents: ""))
                 }
                 let one =
                     "<Contents><Key>originals/a.png</Key><LastModified>2024-01-01T00:00:00.000Z</LastModified>"
                     + "<ETag>\"0123\"</ETag><Size>100</Size></Contents>"
-                return (200, Self.listing(prefix: "originals/", keyCount: 3, contents: one))
+                return Self.xml(Self.listing(prefix: "originals/", keyCount: 3, contents: one))
             }
             defer { scripted.stop() }
             var configuration = harness.configuration()
@@ -129,21 +130,21 @@ struct LibrarySyncFaultTests {
                 try reopened.fetchAssets().map(\.key).sorted() == [
                     "originals/a.png", "originals/b.png", "originals/c.png",
                 ])
-            #expect(scripted.requestLines.current.contains { $0.contains("prefix=originals") })
+            #expect(scripted.requests.contains { $0.path.contains("prefix=originals") })
         }
     }
 
     @Test("a truncated listing without a continuation token is an error, never a short catalog")
     func truncatedListingWithoutTokenIsAnError() async throws {
         try await withHarness { harness in
-            let scripted = try ScriptedServer { line in
-                if line.contains("prefix=thumbnails") {
-                    return (200, Self.listing(prefix: "thumbnails/", keyCount: 0, contents: ""))
+            let scripted = try ScriptedHTTPServer { request in
+                if request.path.contains("prefix=thumbnails") {
+                    return Self.xml(Self.listing(prefix: "thumbnails/", keyCount: 0, contents: ""))
                 }
                 let one =
                     "<Contents><Key>originals/a.png</Key><LastModified>2024-01-01T00:00:00.000Z</LastModified>"
                     + "<ETag>\"0123\"</ETag><Size>100</Size></Contents>"
-                return (200, Self.listing(prefix: "originals/", keyCount: 1, contents: one, truncated: true))
+                return Self.xml(Self.listing(prefix: "originals/", keyCount: 1, contents: one, truncated: true))
             }
             defer { scripted.stop() }
             var configuration = harness.configuration()
@@ -153,6 +154,11 @@ struct LibrarySyncFaultTests {
             await #expect(throws: (any Error).self) { try await library.sync() }
             #expect(try library.fetchAssets().isEmpty)
         }
+    }
+
+    /// A 200 with an XML body.
+    static func xml(_ body: String) -> ScriptedHTTPServer.Response {
+        .init(status: 200, headers: [("Content-Type", "application/xml")], body: Data(body.utf8))
     }
 
     static func listing(prefix: String, keyCount: Int, contents: String, truncated: Bool = false) -> String {

@@ -1,5 +1,6 @@
 import CloudAssets
 import Foundation
+import TestSupport
 import Testing
 
 /// The library against another S3 implementation: moto's server (PyPI `moto`, installed by `make test`), with
@@ -68,7 +69,8 @@ final class MotoServer: @unchecked Sendable {
     var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     init() throws {
-        port = try freePort()
+        guard let free = LoopbackSocket.freePort() else { throw MotoError("no free port between 21000 and 29000") }
+        port = free
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
         process.standardOutput = FileHandle.nullDevice
@@ -81,7 +83,7 @@ final class MotoServer: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             guard process.isRunning else { throw MotoError("moto_server exited with \(process.terminationStatus)") }
-            if canConnect(port: port) { return }
+            if LoopbackSocket.canConnect(port: port) { return }
             usleep(100_000)  // polling a real condition (the listener), bounded by the deadline
         }
         throw MotoError("moto_server did not start listening within 60 s")
@@ -112,42 +114,5 @@ func runPython(_ script: String, arguments: [String]) throws {
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
         throw MotoError("python failed: \(String(decoding: message, as: UTF8.self))")
-    }
-}
-
-/// A TCP port nothing listens on right now, chosen below the kernel's ephemeral range (32768–60999) so that no
-/// other test's `bind(port: 0)` can be handed the same port while moto is still starting.
-func freePort() throws -> Int {
-    for _ in 0..<200 {
-        let candidate = Int.random(in: 21_000..<29_000)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw MotoError("socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(candidate).bigEndian
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        if bound == 0 { return candidate }
-    }
-    throw MotoError("no free port between 21000 and 29000")
-}
-
-func canConnect(port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = UInt16(port).bigEndian
-    return withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
     }
 }

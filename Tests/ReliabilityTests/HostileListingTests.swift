@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -60,10 +61,10 @@ import Testing
     }
 
     /// Answers listings of `thumbnails/` with an empty page and listings of `originals/` with `originals`.
-    static func server(originals: @escaping @Sendable () -> Data) throws -> RawHTTPServer {
-        try RawHTTPServer { request in
+    static func server(originals: @escaping @Sendable () -> Data) throws -> ScriptedHTTPServer {
+        try ScriptedHTTPServer.raw { request in
             if request.target.contains("prefix=thumbnails") {
-                return RawHTTPServer.response(body: ListingXML.page([]))
+                return ScriptedHTTPServer.raw(body: ListingXML.page([]))
             }
             return originals()
         }
@@ -78,29 +79,29 @@ import Testing
             switch self {
             case .malformedXML:
                 let text = String(decoding: honest, as: UTF8.self).replacingOccurrences(of: "</Key>", with: "</Kee>")
-                return RawHTTPServer.response(body: Data(text.utf8))
+                return ScriptedHTTPServer.raw(body: Data(text.utf8))
             case .truncatedDocument:
-                return RawHTTPServer.response(body: honest.prefix(honest.count * 2 / 3))
+                return ScriptedHTTPServer.raw(body: honest.prefix(honest.count * 2 / 3))
             case .lyingContentLength:
-                return RawHTTPServer.response(body: honest, contentLength: honest.count + 4_096)
+                return ScriptedHTTPServer.raw(body: honest, contentLength: honest.count + 4_096)
             case .wrongRootElement:
-                return RawHTTPServer.response(body: Data("<Error><Code>Nope</Code></Error>".utf8))
+                return ScriptedHTTPServer.raw(body: Data("<Error><Code>Nope</Code></Error>".utf8))
             case .keyCountMismatch:
                 let text = String(decoding: honest, as: UTF8.self).replacingOccurrences(
                     of: "<KeyCount>\(entries.count)</KeyCount>", with: "<KeyCount>\(entries.count + 5)</KeyCount>")
-                return RawHTTPServer.response(body: Data(text.utf8))
+                return ScriptedHTTPServer.raw(body: Data(text.utf8))
             case .binaryGarbage:
                 var rng = SeededGenerator(seed: 99)
-                return RawHTTPServer.response(body: rng.bytes(50_000))
+                return ScriptedHTTPServer.raw(body: rng.bytes(50_000))
             case .truncatedWithoutToken:
                 let text = String(decoding: honest, as: UTF8.self).replacingOccurrences(
                     of: "<IsTruncated>false</IsTruncated>", with: "<IsTruncated>true</IsTruncated>")
-                return RawHTTPServer.response(body: Data(text.utf8))
+                return ScriptedHTTPServer.raw(body: Data(text.utf8))
             case .oversizedBody:
                 // 24 MiB of one never-closed element.
                 let text = String(decoding: honest, as: UTF8.self).replacingOccurrences(
                     of: "</ListBucketResult>", with: "<Junk>" + String(repeating: "x", count: 24 << 20))
-                return RawHTTPServer.response(body: Data(text.utf8))
+                return ScriptedHTTPServer.raw(body: Data(text.utf8))
             }
         }
     }
@@ -140,16 +141,16 @@ import Testing
         let listing = ListingXML.page(
             prepared.entries + hostile.map { .init(key: $0, size: payload.count, etag: etag) },
             urlEncoded: true)
-        let server = try RawHTTPServer { request in
+        let server = try ScriptedHTTPServer.raw { request in
             if request.target.contains("list-type=2") {
-                return RawHTTPServer.response(
+                return ScriptedHTTPServer.raw(
                     body: request.target.contains("prefix=thumbnails") ? ListingXML.page([]) : listing)
             }
             let headers = [("ETag", "\"\(etag)\""), ("Last-Modified", "Tue, 02 Jan 2024 03:04:05 GMT")]
             if request.method == "HEAD" {
-                return RawHTTPServer.response(headers: headers, contentLength: payload.count)
+                return ScriptedHTTPServer.raw(headers: headers, contentLength: payload.count)
             }
-            return RawHTTPServer.response(headers: headers, body: payload)
+            return ScriptedHTTPServer.raw(headers: headers, body: payload)
         }
         defer { server.stop() }
         let library = try await AssetLibrary(configuration: configuration(prepared, endpoint: server.endpoint))
@@ -198,13 +199,13 @@ import Testing
         let key = prepared.entries[2].key
         let body = try #require(prepared.bodies[key])
         let listing = ListingXML.page(prepared.entries)
-        let server = try RawHTTPServer { request in
+        let server = try ScriptedHTTPServer.raw { request in
             if request.target.contains("list-type=2") {
-                return RawHTTPServer.response(
+                return ScriptedHTTPServer.raw(
                     body: request.target.contains("prefix=thumbnails") ? ListingXML.page([]) : listing)
             }
             let headers = [("ETag", "\"\(ReliabilityBucket.md5(body))\"")]
-            return RawHTTPServer.response(
+            return ScriptedHTTPServer.raw(
                 headers: headers, body: body.prefix(body.count / 2), contentLength: body.count)
         }
         defer { server.stop() }

@@ -1,5 +1,7 @@
+import Essentials
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer

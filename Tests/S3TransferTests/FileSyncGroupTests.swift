@@ -1,6 +1,8 @@
 import CFileIO
 import Dispatch
+import Essentials
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer

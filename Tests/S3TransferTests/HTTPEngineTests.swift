@@ -1,5 +1,6 @@
 import Essentials
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer
@@ -171,20 +172,8 @@ import Testing
 /// A server that accepts connections (the kernel completes the handshake for its backlog) and never answers.
 @Suite struct SilentServerTests {
     @Test func aServerThatNeverAnswersFailsAfterTheFirstAnswerTimeoutNotTheStallTimeout() async throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (listener, port) = try #require(LoopbackSocket.listen(backlog: 8))
         defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listener, pointer, length) == 0 && listen(listener, 8) == 0
-                    && getsockname(listener, pointer, &length) == 0
-            }
-        }
-        #expect(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
         var configuration = HTTPEngineConfiguration(stallTimeout: 60)
         configuration.firstAnswerTimeout = 1
         let engine = HTTPEngine(configuration: configuration)

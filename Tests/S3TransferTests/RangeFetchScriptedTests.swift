@@ -1,5 +1,7 @@
 import AWSSigV4
+import Essentials
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TestSupport
 
 @testable import S3Transfer
 
