@@ -380,12 +380,7 @@ extension AssetLibrary {
             "pixel-width": String(record.pixelWidth), "pixel-height": String(record.pixelHeight),
             "orientation": String(record.orientation),
         ]
-        switch record.mediaType {
-        case .image: metadata["media-type"] = "image"
-        case .video: metadata["media-type"] = "video"
-        case .audio: metadata["media-type"] = "audio"
-        case .unknown: break
-        }
+        metadata["media-type"] = record.mediaType.metadataValue
         if let hash = record.contentSHA256 { metadata["sha256"] = hash }
         return metadata
     }

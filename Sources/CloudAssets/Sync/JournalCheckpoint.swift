@@ -71,12 +71,7 @@ struct CheckpointAsset: Sendable {
         contentType = record.contentType
         created = Int64((record.creationDate.timeIntervalSince1970 * 1000).rounded())
         modified = Int64((record.modificationDate.timeIntervalSince1970 * 1000).rounded())
-        switch record.mediaType {
-        case .image: mediaType = "image"
-        case .video: mediaType = "video"
-        case .audio: mediaType = "audio"
-        case .unknown: mediaType = nil
-        }
+        mediaType = record.mediaType.metadataValue
         width = record.pixelWidth
         height = record.pixelHeight
         orientation = record.orientation

@@ -45,6 +45,16 @@ enum RemoteMetadata {
 }
 
 extension MediaType {
+    /// The `x-amz-meta-media-type` value for this type (nil for `unknown`).
+    var metadataValue: String? {
+        switch self {
+        case .image: "image"
+        case .video: "video"
+        case .audio: "audio"
+        case .unknown: nil
+        }
+    }
+
     init?(metadataValue: String) {
         switch metadataValue.lowercased() {
         case "image": self = .image
