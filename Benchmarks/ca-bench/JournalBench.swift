@@ -111,6 +111,12 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
     let fullChanged = try await library.sync(mode: .full, fetchThumbnails: false)
     let fullChangedSeconds = Date().timeIntervalSince(started)
 
+    // Opening the library as a user does: `cloudassets status`, process start to exit, median of three.
+    var statusRuns: [(seconds: Double, peakRSS: Int64)] = []
+    for _ in 0..<3 { statusRuns.append(try timedStatus(store: configuration.storeURL)) }
+    statusRuns.sort { $0.seconds < $1.seconds }
+    let status = statusRuns[1]
+
     // A checkpoint of the catalog, then 1,000 more changes in the journal; a new library bootstraps from both,
     // against a new library listing the whole bucket (with the HEAD per object that reads each one's metadata).
     var checkpointing = configuration
@@ -150,6 +156,10 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
 
     return [
         BenchRow(
+            name: "journal: cloudassets status on \(label) assets (start to exit)", value: status.seconds * 1000,
+            unit: "ms", reference: "peak RSS MiB", referenceValue: Double(status.peakRSS) / 1_048_576, ratio: nil,
+            target: "<= 200 ms, <= 200 MiB", met: status.seconds <= 0.2 && status.peakRSS <= 200 << 20),
+        BenchRow(
             name: "journal: write a checkpoint of \(label) assets", value: checkpointSeconds, unit: "s",
             reference: "-", referenceValue: nil, ratio: nil, target: "report", met: wrote),
         BenchRow(
@@ -177,4 +187,26 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
             ratio: fullChangedSeconds / changedSeconds, target: "<= 2 s",
             met: changedSeconds <= 2 && changed.inserted == 1000 && fullChanged.inserted == 1000),
     ]
+}
+
+/// `cloudassets status --store STORE` under `/usr/bin/time -f %M`: wall time and the process's peak RSS.
+private func timedStatus(store: URL) throws -> (seconds: Double, peakRSS: Int64) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+    process.arguments = [
+        "-f", "%M", productsDirectory.appendingPathComponent("cloudassets").path, "status", "--store", store.path,
+    ]
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    let started = Date()
+    try process.run()
+    let output = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let seconds = Date().timeIntervalSince(started)
+    guard process.terminationStatus == 0 else {
+        throw BenchError("cloudassets status exited \(process.terminationStatus)")
+    }
+    let kilobytes = String(decoding: output, as: UTF8.self).split(separator: "\n").last.flatMap { Int64($0) } ?? 0
+    return (seconds, kilobytes * 1024)
 }
