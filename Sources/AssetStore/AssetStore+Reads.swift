@@ -220,3 +220,37 @@ extension AssetStore {
         }
     }
 }
+
+/// How many assets are in each availability state (trashed ones counted apart), from one grouped scan.
+package struct StoreAssetCounts: Sendable, Hashable {
+    /// Assets not in the trash, by availability.
+    package var byAvailability: [StoredAvailability: Int] = [:]
+    /// Pinned assets not in the trash.
+    package var pinned = 0
+    /// Assets in the trash.
+    package var trashed = 0
+}
+
+extension AssetStore {
+    /// Assets by availability and pinning, trashed ones apart: one SQLite scan that decodes no row, so counting a
+    /// million assets costs tens of milliseconds, not the seconds of reading each.
+    package func assetCounts() throws -> StoreAssetCounts {
+        try read { db in
+            var counts = StoreAssetCounts()
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT availability, isPinned, trashedDate IS NOT NULL, count(*) FROM asset GROUP BY 1, 2, 3")
+            while let row = try rows.next() {
+                let count: Int = row[3]
+                if row[2] as Bool {
+                    counts.trashed += count
+                    continue
+                }
+                let state = StoredAvailability(rawValue: row[0]) ?? .cloudOnly
+                counts.byAvailability[state, default: 0] += count
+                if row[1] as Bool { counts.pinned += count }
+            }
+            return counts
+        }
+    }
+}

@@ -124,13 +124,16 @@ struct DemoRun {
                 say("== evicted \(target.key): state now \(after.map { "\($0.availability)" } ?? "?")")
             }
 
-            // 9. A re-sync of the unchanged bucket writes nothing and notifies no one.
+            // 9. A re-sync of the unchanged bucket reads only the journal (one request), writes nothing and
+            // notifies no one.
             let before = observer.count
+            let requestsBefore = server.requestLog.entries().count
             let resync = try await library.sync()
             observer.drain()
             say(
-                "== re-sync: \(resync.listed) listed, \(resync.transactions) transactions, "
-                    + "\(observer.count - before) notifications")
+                "== re-sync (\(resync.mode == .incremental ? "incremental, from the journal" : "full listing")): "
+                    + "\(server.requestLog.entries().count - requestsBefore) request(s), "
+                    + "\(resync.transactions) transactions, \(observer.count - before) notifications")
 
             // 10. The write path: an import is local at once and uploads in the background; a second library on
             // the bucket receives it as an insertion, and a favourite set there comes back as a change.
@@ -151,7 +154,8 @@ struct DemoRun {
             let secondSync = try await second.sync(fetchThumbnails: false)
             let received = try imported.flatMap { try second.asset(forKey: $0.key) }
             say(
-                "== a second library synced: \(secondSync.inserted) assets inserted, the import among them as "
+                "== a second library synced (\(secondSync.checkpointAssets > 0 ? "from the checkpoint the first wrote" : "by listing")): "
+                    + "\(secondSync.inserted) assets inserted, the import among them as "
                     + "\(received.map { "\($0.availability)" } ?? "missing")")
             if let received {
                 try await second.performChanges { $0.setFavorite(true, for: [received]) }

@@ -12,20 +12,13 @@ struct Status: AsyncParsableCommand {
         try await runReportingErrors {
             let library = try await global.openLibrary(requireRemote: false, runsDownloads: false)
             defer { library.close() }
-            var everything = FetchOptions()
-            everything.includeHiddenAssets = true
-            let all = try library.fetchAssets(everything)
-            let trash = try library.fetchAssets(
-                FetchOptions(predicate: .isTrashed(true), includeHiddenAssets: true, includeTrashedAssets: true)
-            ).count
+            let assetCounts = try library.assetCounts()
+            let trash = assetCounts.trashed
             let uploads = try library.uploads
+            let pinned = assetCounts.pinned
             // Every state, also those no asset is in: `states` always has the four keys.
-            var counts = Dictionary(uniqueKeysWithValues: AssetAvailability.allCases.map { ($0.name, 0) })
-            var pinned = 0
-            for a in all {
-                counts[a.availability.name, default: 0] += 1
-                if a.isPinned { pinned += 1 }
-            }
+            let counts = Dictionary(
+                uniqueKeysWithValues: AssetAvailability.allCases.map { ($0.name, assetCounts.byAvailability[$0] ?? 0) })
             let usage = try library.cacheUsage()
             let lastSync = library.persistedLastSync
             if json {
@@ -40,7 +33,7 @@ struct Status: AsyncParsableCommand {
                     var uploads: [String: Int]
                 }
                 let out = Out(
-                    assets: all.count, states: counts, pinned: pinned, cacheBytes: usage.bytes,
+                    assets: assetCounts.total, states: counts, pinned: pinned, cacheBytes: usage.bytes,
                     cacheLimit: library.configuration.cacheSizeLimit,
                     lastSync: lastSync.map { ISO8601DateFormatter().string(from: $0) }, trash: trash,
                     uploads: [
@@ -51,7 +44,7 @@ struct Status: AsyncParsableCommand {
                 encoder.outputFormatting = [.sortedKeys]
                 Terminal.shared.out(String(decoding: try encoder.encode(out), as: UTF8.self))
             } else {
-                Terminal.shared.out("assets:     \(all.count) (\(pinned) pinned)")
+                Terminal.shared.out("assets:     \(assetCounts.total) (\(pinned) pinned)")
                 for state in AssetAvailability.allCases {
                     Terminal.shared.out(
                         "  \(state.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(counts[state.name] ?? 0)")

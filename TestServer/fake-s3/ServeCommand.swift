@@ -54,6 +54,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.faultsEnabled = faults
         configuration.publicBuckets = Set(publicBuckets)
         let server = try FakeS3Server(configuration: configuration)
+        // Caught from before the port is printed: whoever reads it may interrupt at once.
+        let termination = TerminationSignal.install()
         try await server.start()
         print("fake-s3 listening on \(server.endpoint.absoluteString)")
         print("  port: \(server.port)\(port == 0 ? " (chosen by the system: --port 0)" : "")")
@@ -61,7 +63,7 @@ struct ServeCommand: AsyncParsableCommand {
         print("  credentials: AWS_ACCESS_KEY_ID=\(accessKey) AWS_SECRET_ACCESS_KEY=\(secretKey) region \(region)")
         print("  try: aws --endpoint-url \(server.endpoint.absoluteString) s3 ls")
         fflush(nil)
-        let signal = await TerminationSignal.wait()
+        let signal = await termination.wait()
         print("fake-s3: \(signal), stopping")
         try await server.stop()
     }

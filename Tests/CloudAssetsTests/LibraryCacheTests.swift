@@ -164,4 +164,28 @@ struct LibraryCacheTests {
             #expect(try library.asset(path: "c.png").availability == .thumbnail)
         }
     }
+
+    @Test("asset counts: every state, pinned and trashed apart, as a full read of the catalog counts them")
+    func assetCountsMatchTheCatalog() async throws {
+        try await withHarness { harness in
+            for name in ["a.png", "b.png", "c.png", "d.png"] {
+                try harness.put(name, data: testBytes(count: 300, seed: UInt64(name.utf8.first!)))
+            }
+            var configuration = harness.configuration()
+            configuration.startsBackgroundTransfers = false
+            let library = try await harness.open(configuration)
+            try await library.sync(fetchThumbnails: false)
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = true
+            _ = try await library.data(for: try library.asset(path: "a.png"), options: options)
+            try library.pin([try library.asset(path: "b.png")])
+            try await library.performChanges { $0.deleteAssets([try! library.asset(path: "d.png")]) }
+            let counts = try library.assetCounts()
+            #expect(counts.byAvailability == [.full: 1, .cloudOnly: 2, .thumbnail: 0, .partial: 0])
+            #expect(counts.total == 3 && counts.pinned == 1 && counts.trashed == 1)
+            let all = try library.fetchAssets(FetchOptions(includeHiddenAssets: true))
+            #expect(counts.total == all.count)
+            #expect(counts.pinned == all.filter(\.isPinned).count)
+        }
+    }
 }

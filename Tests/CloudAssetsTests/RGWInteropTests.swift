@@ -352,6 +352,9 @@ final class RGWBucket: Sendable {
             credentials: credentials
                 ?? .static(accessKeyID: gateway.accessKeyID, secretAccessKey: gateway.secretAccessKey))
         configuration.progressInterval = 0
+        // boto3 writes the bucket behind the journal's back: every sync lists it.
+        configuration.fullSyncInterval = 0
+        configuration.checkpointInterval = 0
         let library = try await AssetLibrary(configuration: configuration)
         opened.withLock { $0.append(library) }
         return library

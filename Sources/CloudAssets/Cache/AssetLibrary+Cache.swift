@@ -158,3 +158,28 @@ extension AssetLibrary {
         if !pinned.isEmpty { startCaching(assets: pinned, priority: .utility) }
     }
 }
+
+/// How many assets a library holds in each state (``AssetLibrary/assetCounts()``).
+public struct AssetCounts: Sendable, Hashable {
+    /// Assets not in the trash (hidden ones included), by availability; every state has an entry.
+    public let byAvailability: [AssetAvailability: Int]
+    /// Pinned assets not in the trash.
+    public let pinned: Int
+    /// Assets in the trash.
+    public let trashed: Int
+    /// Assets not in the trash.
+    public var total: Int { byAvailability.values.reduce(0, +) }
+}
+
+extension AssetLibrary {
+    /// Counts the assets by availability, pinned and trashed, from the catalog alone (no network): one grouped
+    /// query that reads no asset, so its cost barely grows with the library. Any thread.
+    public func assetCounts() throws -> AssetCounts {
+        try CloudAssetsError.boundary {
+            let counts = try store.assetCounts()
+            var byAvailability: [AssetAvailability: Int] = [:]
+            for state in AssetAvailability.allCases { byAvailability[state] = counts.byAvailability[state.stored] ?? 0 }
+            return AssetCounts(byAvailability: byAvailability, pinned: counts.pinned, trashed: counts.trashed)
+        }
+    }
+}
