@@ -5,7 +5,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 5
+    package static let schemaVersion = 6
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -112,6 +112,16 @@ extension AssetStore {
                     CREATE TABLE journal_applied (key TEXT PRIMARY KEY, time INTEGER NOT NULL);
                     CREATE INDEX journal_applied_time ON journal_applied(time);
                     PRAGMA user_version = 5;
+                    """)
+        }
+        // v6: what opening and `status` read stays proportional to what is local, not to the library: assets
+        // with anything local (recovery checks them against the disk; the cache counts them) and pinned ones.
+        migrator.registerMigration("v6") { db in
+            try db.execute(
+                sql: """
+                    CREATE INDEX asset_local ON asset(availability) WHERE availability != 0;
+                    CREATE INDEX asset_pinned ON asset(id) WHERE isPinned = 1;
+                    PRAGMA user_version = 6;
                     """)
         }
         return migrator

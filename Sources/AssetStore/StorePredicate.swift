@@ -58,7 +58,10 @@ package indirect enum StorePredicate: Sendable, Hashable {
         case .mediaType(let set): return Self.inList("mediaType", set.map(\.rawValue).sorted(), &arguments)
         case .creationDate(let range): return Self.between("creationDate", range, &arguments)
         case .modificationDate(let range): return Self.between("modificationDate", range, &arguments)
-        case .availability(let set): return Self.inList("availability", set.map(\.rawValue).sorted(), &arguments)
+        case .availability(let set):
+            let list = Self.inList("availability", set.map(\.rawValue).sorted(), &arguments)
+            // Without cloud-only assets, say so literally: the partial index of local assets then applies.
+            return set.contains(.cloudOnly) ? list : "(availability != 0 AND \(list))"
         // Booleans are written as literals (not values from outside) so partial indexes on them apply.
         case .isFavorite(let value): return value ? "isFavorite = 1" : "isFavorite = 0"
         case .isHidden(let value): return value ? "isHidden = 1" : "isHidden = 0"

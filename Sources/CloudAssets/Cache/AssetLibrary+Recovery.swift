@@ -40,10 +40,10 @@ extension AssetLibrary {
         func size(_ path: String) -> Int64? {
             (try? fm.attributesOfItem(atPath: path))?[.size].flatMap { ($0 as? NSNumber)?.int64Value }
         }
-        let ids = try store.fetchIDs(StoreQuery(predicate: .all))
+        // Only assets that claim something local can disagree with the disk: a cloud-only asset has no file to
+        // miss. (Reading every row made opening a million-asset library take seconds.)
+        let ids = try store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial, .thumbnail])))
         let records = try store.records(ids: ids)
-        var known: [Int64: AssetRecord] = [:]
-        for r in records { if let id = r.id { known[id] = r } }
 
         var repairs: [Int64: (inout AssetRecord) -> Void] = [:]
         var lostImports: [Int64] = []
@@ -115,12 +115,11 @@ extension AssetLibrary {
                     report.foreignFilesKept += 1
                     continue
                 }
-                guard let id = LocalFiles.identifier(ofFileNamed: name), let record = known[id] else {
+                guard let id = LocalFiles.identifier(ofFileNamed: name), let current = try store.record(id: id) else {
                     try? fm.removeItem(atPath: path)
                     report.orphanFilesRemoved += 1
                     continue
                 }
-                let current = try store.record(id: id) ?? record
                 let keep: Bool
                 switch kind {
                 case .originals:
