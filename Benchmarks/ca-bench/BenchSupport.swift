@@ -242,3 +242,39 @@ func childCPUSeconds(_ pid: Int32) -> Double {
     guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
+
+/// Runs a command under `/usr/bin/time -f %M`: its wall time and the process's peak RSS; fails when it exits
+/// non-zero.
+func timedRun(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (
+    seconds: Double, peakRSS: Int64
+) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+    process.arguments = ["-f", "%M", executable] + arguments
+    if let environment { process.environment = environment }
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    let started = Date()
+    try process.run()
+    let output = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let seconds = Date().timeIntervalSince(started)
+    guard process.terminationStatus == 0 else {
+        throw BenchError("\(URL(fileURLWithPath: executable).lastPathComponent) exited \(process.terminationStatus)")
+    }
+    let kilobytes = String(decoding: output, as: UTF8.self).split(separator: "\n").last.flatMap { Int64($0) } ?? 0
+    return (seconds, kilobytes * 1024)
+}
+
+/// This process's environment for rclone against an S3 endpoint as remote `fake:` (rclone v1.60 refuses an
+/// `AWS_CA_BUNDLE` on a plain-HTTP endpoint: left out for it).
+func rcloneEnvironment(endpoint: String, accessKey: String, secretKey: String) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["AWS_CA_BUNDLE"] = nil
+    return environment.merging([
+        "RCLONE_CONFIG_FAKE_TYPE": "s3", "RCLONE_CONFIG_FAKE_PROVIDER": "Other",
+        "RCLONE_CONFIG_FAKE_ACCESS_KEY_ID": accessKey, "RCLONE_CONFIG_FAKE_SECRET_ACCESS_KEY": secretKey,
+        "RCLONE_CONFIG_FAKE_ENDPOINT": endpoint, "RCLONE_CONFIG_FAKE_REGION": "us-east-1",
+    ]) { _, new in new }
+}

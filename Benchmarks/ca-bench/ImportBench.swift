@@ -27,14 +27,7 @@ func runImportBenchmarks() async throws -> [BenchRow] {
         let url = folder.appendingPathComponent(String(format: "IMG_%05d.JPG", index))
         try Data(bytes).write(to: url)
     }
-    // rclone (v1.60) refuses an `AWS_CA_BUNDLE` on a plain-HTTP endpoint: left out for it.
-    var baseEnvironment = ProcessInfo.processInfo.environment
-    baseEnvironment["AWS_CA_BUNDLE"] = nil
-    let rcloneEnvironment = baseEnvironment.merging([
-        "RCLONE_CONFIG_FAKE_TYPE": "s3", "RCLONE_CONFIG_FAKE_PROVIDER": "Other",
-        "RCLONE_CONFIG_FAKE_ACCESS_KEY_ID": server.accessKey, "RCLONE_CONFIG_FAKE_SECRET_ACCESS_KEY": server.secretKey,
-        "RCLONE_CONFIG_FAKE_ENDPOINT": server.endpoint, "RCLONE_CONFIG_FAKE_REGION": "us-east-1",
-    ]) { _, new in new }
+    let rclone = rcloneEnvironment(endpoint: server.endpoint, accessKey: server.accessKey, secretKey: server.secretKey)
     let ourEnvironment = ProcessInfo.processInfo.environment.merging([
         "AWS_ACCESS_KEY_ID": server.accessKey, "AWS_SECRET_ACCESS_KEY": server.secretKey,
     ]) { _, new in new }
@@ -48,7 +41,7 @@ func runImportBenchmarks() async throws -> [BenchRow] {
         var started = Date()
         let copied = try run(
             "/usr/bin/rclone", ["copy", folder.path, "fake:\(rcloneBucket)/originals", "--transfers", "16"],
-            environment: rcloneEnvironment)
+            environment: rclone)
         guard copied.status == 0 else { throw BenchError("rclone copy exited \(copied.status)") }
         theirs.append(Date().timeIntervalSince(started))
 

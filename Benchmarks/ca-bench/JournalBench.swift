@@ -37,12 +37,9 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
     let label = count >= 1_000_000 ? "\(count / 1_000_000)M" : "\(count / 1000)k"
 
     // The tools a user would otherwise list the bucket with.
-    var environment = ProcessInfo.processInfo.environment
-    environment["AWS_CA_BUNDLE"] = nil
+    var environment = rcloneEnvironment(
+        endpoint: server.endpoint.absoluteString, accessKey: "bench", secretKey: "bench-secret")
     environment.merge([
-        "RCLONE_CONFIG_FAKE_TYPE": "s3", "RCLONE_CONFIG_FAKE_PROVIDER": "Other",
-        "RCLONE_CONFIG_FAKE_ACCESS_KEY_ID": "bench", "RCLONE_CONFIG_FAKE_SECRET_ACCESS_KEY": "bench-secret",
-        "RCLONE_CONFIG_FAKE_ENDPOINT": server.endpoint.absoluteString, "RCLONE_CONFIG_FAKE_REGION": "us-east-1",
         "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench-secret", "AWS_DEFAULT_REGION": "us-east-1",
     ]) { _, new in new }
     let tools = ProcessInfo.processInfo.environment["CA_BENCH_JOURNAL_TOOLS"] != "0"
@@ -115,7 +112,12 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
     // catalog): `cloudassets status`, process start to exit, median of three.
     library.close()
     var statusRuns: [(seconds: Double, peakRSS: Int64)] = []
-    for _ in 0..<3 { statusRuns.append(try timedStatus(store: configuration.storeURL)) }
+    for _ in 0..<3 {
+        statusRuns.append(
+            try timedRun(
+                productsDirectory.appendingPathComponent("cloudassets").path,
+                ["status", "--store", configuration.storeURL.path]))
+    }
     statusRuns.sort { $0.seconds < $1.seconds }
     let status = statusRuns[1]
 
@@ -189,26 +191,4 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
             ratio: fullChangedSeconds / changedSeconds, target: "<= 2 s",
             met: changedSeconds <= 2 && changed.inserted == 1000 && fullChanged.inserted == 1000),
     ]
-}
-
-/// `cloudassets status --store STORE` under `/usr/bin/time -f %M`: wall time and the process's peak RSS.
-private func timedStatus(store: URL) throws -> (seconds: Double, peakRSS: Int64) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
-    process.arguments = [
-        "-f", "%M", productsDirectory.appendingPathComponent("cloudassets").path, "status", "--store", store.path,
-    ]
-    let errors = Pipe()
-    process.standardError = errors
-    process.standardOutput = FileHandle.nullDevice
-    let started = Date()
-    try process.run()
-    let output = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let seconds = Date().timeIntervalSince(started)
-    guard process.terminationStatus == 0 else {
-        throw BenchError("cloudassets status exited \(process.terminationStatus)")
-    }
-    let kilobytes = String(decoding: output, as: UTF8.self).split(separator: "\n").last.flatMap { Int64($0) } ?? 0
-    return (seconds, kilobytes * 1024)
 }

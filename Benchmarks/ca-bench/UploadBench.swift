@@ -96,29 +96,14 @@ func runUploadBenchmarks() async throws -> [BenchRow] {
         try await client.createBucket(cliBucket)
         let store = scratch.appendingPathComponent("library-\(round)")
         settleFileSystem()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
-        process.arguments = [
-            "-f", "%M", productsDirectory.appendingPathComponent("cloudassets").path, "add", "--quiet", "--store",
-            store.path, "--endpoint", server.endpoint, "--bucket", cliBucket, file.path,
-        ]
-        process.environment = ProcessInfo.processInfo.environment.merging([
-            "AWS_ACCESS_KEY_ID": server.accessKey, "AWS_SECRET_ACCESS_KEY": server.secretKey,
-        ]) { _, new in new }
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        let started = Date()
-        try process.run()
-        let output = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let time = Date().timeIntervalSince(started)
-        guard process.terminationStatus == 0 else {
-            throw BenchError("cloudassets add exited \(process.terminationStatus)")
-        }
-        let kilobytes = String(decoding: output, as: UTF8.self).split(separator: "\n").last.flatMap { Int64($0) } ?? 0
+        let measured = try timedRun(
+            productsDirectory.appendingPathComponent("cloudassets").path,
+            ["add", "--quiet", "--store", store.path, "--endpoint", server.endpoint, "--bucket", cliBucket, file.path],
+            environment: ProcessInfo.processInfo.environment.merging([
+                "AWS_ACCESS_KEY_ID": server.accessKey, "AWS_SECRET_ACCESS_KEY": server.secretKey,
+            ]) { _, new in new })
         try? FileManager.default.removeItem(at: store)
-        return (time, kilobytes * 1024)
+        return measured
     }
     // One unmeasured upload each first (page cache, the server's first writes), then three alternating rounds;
     // each keeps its median.

@@ -68,11 +68,6 @@ extension StoreTransaction {
             arguments: [key, time])
     }
 
-    /// A named setting, read inside the transaction.
-    package func setting(_ name: String) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT value FROM store_setting WHERE name = ?", arguments: [name])
-    }
-
     /// Sets a named setting, committed with the transaction.
     package func setSetting(_ name: String, to value: String) throws {
         try db.execute(

@@ -19,10 +19,10 @@ import Testing
     @Test func anAttemptThatKeptAMegabyteIsContinuedWithoutBackoffAndOneThatKeptLessWaits() async throws {
         let policy = RetryPolicy(maxAttempts: 5, baseDelay: 3600, maxDelay: 3600)
         let resumed = Task {
-            try await policy.backoff(afterAttempt: 1, keptBytes: RetryPolicy.immediateResumeBytes)
+            try await RetryPolicy.sleep(policy.wait(afterAttempt: 1, keptBytes: RetryPolicy.immediateResumeBytes))
         }
         let waiting = Task {
-            try await policy.backoff(afterAttempt: 1, keptBytes: RetryPolicy.immediateResumeBytes - 1)
+            try await RetryPolicy.sleep(policy.wait(afterAttempt: 1, keptBytes: RetryPolicy.immediateResumeBytes - 1))
         }
         let watchdog = Task {
             try? await Task.sleep(nanoseconds: 60_000_000_000)

@@ -61,14 +61,6 @@ package struct RetryPolicy: Sendable, Hashable {
         return keptBytes >= Self.immediateResumeBytes ? minimum : max(minimum, delay(afterAttempt: attempt))
     }
 
-    /// Sleeps for ``wait(afterAttempt:keptBytes:serverAsked:)`` and throws ``S3Error/cancelled`` if the task is
-    /// cancelled.
-    func backoff(afterAttempt attempt: Int, keptBytes: Int64 = 0, serverAsked: TimeInterval? = nil)
-        async throws(S3Error)
-    {
-        try await Self.sleep(wait(afterAttempt: attempt, keptBytes: keptBytes, serverAsked: serverAsked))
-    }
-
     /// Sleeps `seconds` (returns at once for zero) and throws ``S3Error/cancelled`` if the task is cancelled.
     static func sleep(_ seconds: TimeInterval) async throws(S3Error) {
         if Task.isCancelled { throw .cancelled }
