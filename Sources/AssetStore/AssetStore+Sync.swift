@@ -3,21 +3,6 @@ import GRDB
 
 /// Reads that catalog sync and the library's file management need.
 extension AssetStore {
-    /// Every key starting with `prefix` of an uploaded asset (one the bucket is expected to list), with its identifier, sorted by the key's UTF-8 bytes — the order in
-    /// which S3 lists keys (SQLite's BINARY collation compares UTF-8 bytes).
-    /// - Parameter prefix: The key prefix (e.g. `originals/`); empty for all keys.
-    package func keysAndIdentifiers(withPrefix prefix: String) throws -> [(key: String, id: Int64)] {
-        try read { db in
-            var result: [(key: String, id: Int64)] = []
-            let rows = try Row.fetchCursor(db, sql: "SELECT key, id FROM asset WHERE uploadState = 0 ORDER BY key")
-            while let row = try rows.next() {
-                let key: String = row[0]
-                if key.utf8.starts(with: prefix.utf8) { result.append((key, row[1])) }
-            }
-            return result
-        }
-    }
-
     /// The records with these keys (keys without a row are skipped), keyed by key.
     /// - Parameter keys: Bucket keys.
     package func records(keys: [String]) throws -> [String: AssetRecord] {
@@ -34,6 +19,29 @@ extension AssetStore {
                     let record = try AssetRecord(row: row)
                     result[record.key] = record
                 }
+            }
+            return result
+        }
+    }
+
+    /// Every record whose key starts with `prefix` and lies in `(after, through]` (by UTF-8 bytes, S3's order;
+    /// `nil` ends are the prefix's), in any upload state, keyed by key: the catalog's side of one listing page.
+    package func records(withPrefix prefix: String, after: String?, through: String?) throws -> [String: AssetRecord] {
+        try read { db in
+            var sql = "SELECT \(AssetRecord.selectColumns) FROM asset WHERE key " + (after == nil ? ">= ?" : "> ?")
+            var arguments: StatementArguments = [after ?? prefix]
+            if let through {
+                sql += " AND key <= ?"
+                arguments += [through]
+            }
+            sql += " ORDER BY key"
+            var result: [String: AssetRecord] = [:]
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while let row = try rows.next() {
+                let record = try AssetRecord(row: row)
+                // Sorted by key: the first key past the prefix ends the prefix's keys.
+                guard record.key.utf8.starts(with: prefix.utf8) else { break }
+                result[record.key] = record
             }
             return result
         }

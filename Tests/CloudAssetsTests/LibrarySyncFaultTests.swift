@@ -27,8 +27,8 @@ struct LibrarySyncFaultTests {
         try await withHarness { harness in
             try Self.putMany(harness, count: 1500)
             let library = try await harness.open(Self.listingOnly(harness))
-            // Listings are bucket requests (empty key): the thumbnails listing, then originals pages 1 and 2, then
-            // the metadata sidecars.
+            // Listings are bucket requests (empty key): the thumbnails listing, then originals pages 1 and 2 (too few
+            // to list key ranges at once), then the metadata sidecars.
             harness.server.faults.add(.internalError, keyPattern: "", method: "GET", afterRequests: 2, times: 1)
             let summary = try await library.sync()
             #expect(summary.inserted == 1500)

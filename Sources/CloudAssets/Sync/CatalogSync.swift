@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 import Foundation
 import S3Transfer
 
@@ -41,6 +42,23 @@ public struct SyncSummary: Sendable, Hashable {
     /// are left out of the catalog (an asset already there keeps its earlier state) and tried again next sync.
     public internal(set) var skipped: [SkippedObject] = []
 
+    /// Adds the counts of another part of the same sync (a listing page, a pass), and its skipped objects.
+    mutating func absorb(_ other: SyncSummary) {
+        listed += other.listed
+        inserted += other.inserted
+        contentChanged += other.contentChanged
+        metadataChanged += other.metadataChanged
+        removed += other.removed
+        headRequests += other.headRequests
+        pages += other.pages
+        transactions += other.transactions
+        thumbnailsFetched += other.thumbnailsFetched
+        sidecarsRead += other.sidecarsRead
+        purged += other.purged
+        journalEntriesRead += other.journalEntriesRead
+        skipped += other.skipped
+    }
+
     /// An object a sync left out, and why.
     public struct SkippedObject: Sendable, Hashable {
         /// The object's key, exactly as listed.
@@ -52,94 +70,84 @@ public struct SyncSummary: Sendable, Hashable {
 
 /// Reconciles the bucket's listing with the store, page by page.
 ///
-/// Each listing page is reconciled in one store transaction covering the key interval the page spans
-/// (after the previous page's last key, up to and including its own last key; the last page runs to the
-/// end): objects not in the store are inserted `cloudOnly`, objects whose ETag or size changed are content
+/// The originals are listed over key ranges at once (``RangedListing``, up to `maxConnections` requests in
+/// flight). Each listing page is reconciled in one store transaction covering the key interval the page accounts
+/// for: objects not in the store are inserted `cloudOnly`, objects whose ETag or size changed are content
 /// changes, store keys inside the interval that the page lacks are removed. Because every transaction is
-/// complete for its interval, an interrupted sync resumes after the last reconciled key (kept in
-/// `<store>/sync-state.json`, written only beside transactions that changed something), then lists the part
-/// before it again, and an unchanged bucket causes no writes at all.
+/// complete for its interval, intervals can be reconciled in any order, and an interrupted sync resumes after the
+/// point up to which every interval was reconciled (kept in `<store>/sync-state.json`, written only beside
+/// transactions that changed something), then lists the part before it again; an unchanged bucket causes no
+/// writes at all. A failed or cut listing request fails the sync: no interval is reconciled from a page that did
+/// not arrive whole, so nothing is removed because of it.
 struct CatalogSync {
     let library: AssetLibrary
     let remote: LibraryRemote
 
     func run() async throws -> SyncSummary {
         var summary = SyncSummary()
-        let layout = library.configuration.layout
         let thumbnails = try await listThumbnails(summary: &summary)
         let stateURL = library.configuration.storeURL.appendingPathComponent("sync-state.json")
         let resumeKey = SyncState.load(from: stateURL)?.lastReconciledKey
         summary.resumed = resumeKey != nil
 
-        // Store keys under the originals prefix, in S3's order (UTF-8 bytes).
-        let storeKeys = try library.store.keysAndIdentifiers(withPrefix: layout.originalsPrefix)
-        var context = PassContext(storeKeys: storeKeys, thumbnails: thumbnails, stateURL: stateURL)
+        let context = PassContext(thumbnails: thumbnails, stateURL: stateURL)
         // From the resume point to the end; then, when resumed, from the start through the resume point: the
         // part an interrupted run reconciled may have changed since, and a sync that reports success reflects
         // the whole bucket as of its listing.
-        try await pass(after: resumeKey, through: nil, context: &context, summary: &summary)
+        try await pass(after: resumeKey, through: nil, context: context)
         if let resumeKey {
-            try await pass(after: nil, through: resumeKey, context: &context, summary: &summary)
+            try await pass(after: nil, through: resumeKey, context: context)
         }
+        let passes = context.summary.withLock { $0 }
+        summary.absorb(passes)
         if resumeKey != nil || summary.transactions > 0 { SyncState.clear(at: stateURL) }
         return summary
     }
 
-    /// What the passes of one run share.
-    private struct PassContext {
-        let storeKeys: [(key: String, id: Int64)]
+    /// What the passes of one run share, between the listing's workers.
+    private final class PassContext: Sendable {
         let thumbnails: [String: S3ObjectSummary]
         let stateURL: URL
-        var bound = false
+        /// What the passes did, merged page by page.
+        let summary = LockedBox(SyncSummary())
+        /// Whether the library has been bound to the bucket (after the first listing page), and whether a
+        /// transaction changed something since the resume point was last saved.
+        let flags = LockedBox((bound: false, changedSinceSave: false))
+
+        init(thumbnails: [String: S3ObjectSummary], stateURL: URL) {
+            self.thumbnails = thumbnails
+            self.stateURL = stateURL
+        }
     }
 
     /// Lists the originals after `after` (all when `nil`) up to and including `through` (the end when `nil`),
     /// reconciling page by page. Only a pass that runs to the end records resume points.
-    private func pass(
-        after: String?, through: String?, context: inout PassContext, summary: inout SyncSummary
-    ) async throws {
+    private func pass(after: String?, through: String?, context: PassContext) async throws {
         let layout = library.configuration.layout
-        let storeKeys = context.storeKeys
-        func beyondEnd(_ key: String) -> Bool { through.map { $0.utf8.lexicographicallyPrecedes(key.utf8) } ?? false }
-        var cursor = 0
-        if let after {
-            while cursor < storeKeys.count, !after.utf8.lexicographicallyPrecedes(storeKeys[cursor].key.utf8) {
-                cursor += 1
-            }
-        }
-        var continuation: String?
-        while true {
-            try Task.checkCancellation()
-            let page = try await remote.client.listObjectsV2(
-                bucket: library.configuration.bucket, prefix: layout.originalsPrefix,
-                continuationToken: continuation, startAfter: continuation == nil ? after : nil)
-            if !context.bound {
+        let listing = RangedListing(
+            client: remote.client, bucket: library.configuration.bucket, prefix: layout.originalsPrefix,
+            width: library.configuration.maxConnections)
+        try await listing.run(after: after, through: through) { interval in
+            if context.flags.withLock({ flags in
+                defer { flags.bound = true }
+                return !flags.bound
+            }) {
                 // The bucket answered a listing: from now on this library belongs to it.
                 try library.recordBinding()
-                context.bound = true
             }
-            summary.pages += 1
-            let objects = page.objects.filter { !beyondEnd($0.key) }
-            summary.listed += objects.count
-            let lastPage = !page.isTruncated || objects.count < page.objects.count
-            let upper: String? = lastPage ? through : page.objects.last?.key
-            let listed = Set(objects.map(\.key))
-            var vanished: [Int64] = []
-            while cursor < storeKeys.count {
-                let entry = storeKeys[cursor]
-                if let upper, upper.utf8.lexicographicallyPrecedes(entry.key.utf8) { break }
-                if !listed.contains(entry.key) { vanished.append(entry.id) }
-                cursor += 1
+            var summary = SyncSummary()
+            summary.pages = 1
+            summary.listed = interval.objects.count
+            let changed = try await reconcile(interval, thumbnails: context.thumbnails, summary: &summary)
+            context.summary.withLock { $0.absorb(summary) }
+            if changed { context.flags.withLock { $0.changedSinceSave = true } }
+        } progress: { frontier in
+            guard through == nil else { return }
+            let save = context.flags.withLock { flags in
+                defer { flags.changedSinceSave = false }
+                return flags.changedSinceSave
             }
-            try await reconcile(
-                objects: objects, vanished: vanished, thumbnails: context.thumbnails,
-                resumeMarker: through == nil && !lastPage ? upper : nil, stateURL: context.stateURL,
-                summary: &summary)
-            if lastPage { break }
-            guard let next = page.nextContinuationToken else {
-                throw S3Error.malformedResponse("the listing is truncated but carries no continuation token")
-            }
-            continuation = next
+            if save { SyncState(lastReconciledKey: frontier).save(to: context.stateURL) }
         }
     }
 
@@ -158,12 +166,23 @@ struct CatalogSync {
         return result
     }
 
+    /// Reconciles one listed interval in one transaction. Returns whether it changed the catalog.
     private func reconcile(
-        objects: [S3ObjectSummary], vanished: [Int64], thumbnails: [String: S3ObjectSummary],
-        resumeMarker: String?, stateURL: URL, summary: inout SyncSummary
-    ) async throws {
-        // Decide, from a read, which objects are new or changed: only those need a HEAD for metadata.
-        let byKey = try library.store.records(keys: objects.map(\.key))
+        _ interval: ListedInterval, thumbnails: [String: S3ObjectSummary], summary: inout SyncSummary
+    ) async throws -> Bool {
+        let objects = interval.objects
+        // The catalog's side of the interval: which objects are new or changed (only those need a HEAD for
+        // metadata), and which assets the bucket no longer has.
+        let byKey = try library.store.records(
+            withPrefix: library.configuration.layout.originalsPrefix, after: interval.after,
+            through: interval.through)
+        var listedKeys = Set<String>()
+        listedKeys.reserveCapacity(objects.count)
+        for object in objects { listedKeys.insert(object.key) }
+        let vanished = byKey.values.compactMap { record -> Int64? in
+            guard record.uploadState == .uploaded, !listedKeys.contains(record.key) else { return nil }
+            return record.id
+        }
         var needHead: [S3ObjectSummary] = []
         var rows: [AssetRecord] = []
         for object in objects {
@@ -224,10 +243,8 @@ struct CatalogSync {
             return c
         }
         counts.add(to: &summary)
-        if counts.changed {
-            summary.transactions += 1
-            if let resumeMarker { SyncState(lastReconciledKey: resumeMarker).save(to: stateURL) }
-        }
+        if counts.changed { summary.transactions += 1 }
+        return counts.changed
     }
 
     /// HEADs the objects with at most `maxConnections` in flight. A vanished object (404) is skipped: the
