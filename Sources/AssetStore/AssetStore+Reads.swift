@@ -126,7 +126,8 @@ extension AssetStore {
             if query.sort.isEmpty {
                 return SortedIdentifiers(ids: ContiguousArray(try Int64.fetchAll(db, sql: sql, arguments: arguments)))
             }
-            // Typed local arrays, wrapped into columns at the end (appends stay in place).
+            // Typed local arrays, wrapped into columns at the end (appends stay in place). The rows are read
+            // straight from SQLite: a million rows through GRDB's row cursor cost three times as long.
             var ids = ContiguousArray<Int64>()
             let kinds = query.sort.map { SortColumn(for: $0.key) }
             var reals = Array(repeating: ContiguousArray<Double>(), count: kinds.count)
@@ -134,14 +135,24 @@ extension AssetStore {
             var texts = Array(repeating: ContiguousArray<String>(), count: kinds.count)
             let statement = try db.makeStatement(sql: sql)
             try statement.setArguments(arguments)
-            let rows = try Row.fetchCursor(statement)
-            while let row = try rows.next() {
-                ids.append(row[0])
-                for (column, kind) in kinds.enumerated() {
-                    switch kind {
-                    case .real: reals[column].append(row[column + 1])
-                    case .integer: integers[column].append(row[column + 1])
-                    case .text: texts[column].append(row[column + 1])
+            let raw = RawStatement(db, boundHandle: statement.sqliteStatement)
+            defer { raw.reset() }
+            if kinds.count == 1, case .real = kinds[0] {
+                // The usual sort (by date): one column of reals, without the per-column switch.
+                while try raw.step() {
+                    ids.append(raw.int64(0))
+                    reals[0].append(raw.double(1))
+                }
+            } else {
+                while try raw.step() {
+                    ids.append(raw.int64(0))
+                    for (column, kind) in kinds.enumerated() {
+                        let index = Int32(column + 1)
+                        switch kind {
+                        case .real: reals[column].append(raw.double(index))
+                        case .integer: integers[column].append(raw.int64(index))
+                        case .text: texts[column].append(raw.text(index))
+                        }
                     }
                 }
             }

@@ -11,8 +11,8 @@ import GRDB
 /// Direct `sqlite3_*` access to one of GRDB's cached prepared statements, for the per-row hot paths (lookups,
 /// inserts and updates of a 100,000-row listing sync), where GRDB's row and argument boxing dominates.
 ///
-/// Each use binds, steps and resets the statement within one call on the writer connection, so GRDB never sees it
-/// mid-iteration.
+/// Each use binds, steps and resets the statement within one call on one connection (the writer's, or a reader's
+/// inside one read), so GRDB never sees it mid-iteration.
 struct RawStatement {
     let handle: OpaquePointer
     let db: Database
@@ -27,6 +27,12 @@ struct RawStatement {
         self.handle = handle
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+    }
+
+    /// Wraps a statement whose parameters the caller has just bound through GRDB (kept, not cleared).
+    init(_ db: Database, boundHandle handle: OpaquePointer) {
+        self.db = db
+        self.handle = handle
     }
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

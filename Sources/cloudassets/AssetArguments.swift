@@ -1,8 +1,36 @@
 import ArgumentParser
+import CloudAssets
 
-/// The assets a command acts on, each named by local identifier or key (see
-/// ``resolveAssets(_:in:includingTrash:)``): the positional arguments of `get`, `pin`, `unpin`, `evict` and the
-/// edit commands.
+/// The assets a command acts on: named by local identifier or key (see ``resolveAssets(_:in:includingTrash:)``),
+/// and/or every asset under a key prefix — the selection of `get`, `pin`, `unpin`, `evict` and the edit commands.
 struct AssetArguments: ParsableArguments {
-    @Argument(help: "Asset ids or keys.") var assets: [String]
+    @Argument(help: "Asset ids or keys.") var assets: [String] = []
+    @Option(
+        help: """
+            Also every asset whose key starts with this (the originals prefix may be left out; "" for all), in key \
+            order.
+            """)
+    var prefix: String?
+
+    func validate() throws {
+        if assets.isEmpty && prefix == nil {
+            throw ValidationError("name the assets by id or key, or select them with --prefix")
+        }
+    }
+
+    /// The named assets, then those under the prefix (each once).
+    func resolve(in library: AssetLibrary, includingTrash: Bool = false) throws -> [Asset] {
+        var result = try resolveAssets(assets, in: library, includingTrash: includingTrash)
+        guard let prefix else { return result }
+        let originals = library.configuration.layout.originalsPrefix
+        var options = FetchOptions(sortBy: [.key()])
+        options.predicate = .keyPrefix(prefix.hasPrefix(originals) ? prefix : originals + prefix)
+        options.includeHiddenAssets = true
+        options.includeTrashedAssets = includingTrash
+        var named = Set(result.map(\.localIdentifier))
+        for asset in try library.fetchAssets(options) where named.insert(asset.localIdentifier).inserted {
+            result.append(asset)
+        }
+        return result
+    }
 }

@@ -17,7 +17,7 @@ extension EditCommand {
         try await runReportingErrors {
             let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
-            let targets = try resolveAssets(edit.selection.assets, in: library, includingTrash: true)
+            let targets = try edit.selection.resolve(in: library, includingTrash: true)
             try await library.performChanges { record(targets, in: $0) }
             guard !edit.noWait && library.networkPolicy != .offline else { return }
             try await withInterrupt { await library.waitForUploads() }

@@ -7,7 +7,7 @@ struct Evict: AsyncParsableCommand {
     @OptionGroup var selection: AssetArguments
 
     func run() async throws {
-        try await runLocalAssetCommand(global, selection.assets, verb: "evicted") { library, targets in
+        try await runLocalAssetCommand(global, selection, verb: "evicted") { library, targets in
             for asset in targets { try library.evict(asset) }
         }
     }

@@ -15,11 +15,13 @@ struct Get: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            if output != nil && selection.assets.count != 1 { throw CLIError("-o takes exactly one asset") }
+            if output != nil && (selection.assets.count != 1 || selection.prefix != nil) {
+                throw CLIError("-o takes exactly one asset")
+            }
             if let output, output != "-" { _ = try validateOutputPath(output) }
             let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
-            let targets = try resolveAssets(selection.assets, in: library)
+            let targets = try selection.resolve(in: library)
             let byteRange = try range.map(ByteRangeArgument.parse)
             // The output is checked (and its temporary file created) before anything is downloaded.
             let sink = try output.map { try OutputSink(output: $0, libraryFolder: library.configuration.storeURL) }

@@ -18,7 +18,7 @@ struct Pin: AsyncParsableCommand {
             // started only to be cancelled as this process exits.
             let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
-            let targets = try resolveAssets(selection.assets, in: library)
+            let targets = try selection.resolve(in: library)
             try library.pin(targets)
             if !noWait {
                 // Every pinned original not yet local: these, and earlier pins recorded with --no-wait.

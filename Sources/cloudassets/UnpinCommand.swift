@@ -7,7 +7,7 @@ struct Unpin: AsyncParsableCommand {
     @OptionGroup var selection: AssetArguments
 
     func run() async throws {
-        try await runLocalAssetCommand(global, selection.assets, verb: "unpinned") { library, targets in
+        try await runLocalAssetCommand(global, selection, verb: "unpinned") { library, targets in
             try library.unpin(targets)
         }
     }

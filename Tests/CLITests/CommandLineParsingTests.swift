@@ -53,7 +53,12 @@ struct CommandLineParsingTests {
     @Test(arguments: subcommandsWithArguments)
     func aMissingArgumentExitsTwo(subcommand: String) async throws {
         let result = try await Self.run([subcommand])
-        expectUserError(result, status: 2, mentioning: "missing expected argument")
+        // The commands that act on assets take them by name or by --prefix: their message names both.
+        let selects = ["get", "pin", "unpin", "evict", "favorite", "unfavorite", "restore", "hide", "rm", "unhide"]
+        let message =
+            selects.contains(subcommand)
+            ? "name the assets by id or key, or select them with --prefix" : "missing expected argument"
+        expectUserError(result, status: 2, mentioning: message)
         #expect(result.stderr.contains("(see 'cloudassets \(subcommand) --help')"), "\(result)")
     }
 

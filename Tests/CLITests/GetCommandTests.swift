@@ -23,6 +23,27 @@ struct GetCommandTests {
         }
     }
 
+    @Test func getWithAPrefixDownloadsEveryAssetUnderItAndNoOther() async throws {
+        try await withFixture(assets: 6) { fixture in
+            try await fixture.sync()
+            let all = try await fixture.list()
+            // The sample's keys share their first characters after `originals/` in groups: take the first
+            // asset's first two characters as the prefix (with and without the originals prefix: the same set).
+            let first = try #require(all.first)
+            let name = String(first.key.dropFirst("originals/".count))
+            let prefix = String(name.prefix(2))
+            let expected = Set(all.filter { $0.key.hasPrefix("originals/" + prefix) }.map(\.id))
+            expectSuccess(try await fixture.run("get", ["--network", "--prefix", prefix]))
+            let full = Set(try await fixture.rowsByID().filter { $0.value.state == "full" }.map(\.key))
+            #expect(full == expected)
+            // `--prefix ""`: every asset; `-o` refuses a prefix (one asset only).
+            expectSuccess(try await fixture.run("get", ["--network", "--prefix", ""]))
+            #expect(try await fixture.rowsByID().values.allSatisfy { $0.state == "full" })
+            let refused = try await fixture.run("get", ["--prefix", "", "-o", "x.bin"])
+            #expect(refused.status != 0 && refused.stderr.contains("-o takes exactly one asset"), "\(refused)")
+        }
+    }
+
     @Test func getNamesAnAssetByKeyAsWellAsById() async throws {
         try await withFixture(assets: 4) { fixture in
             try await fixture.sync()

@@ -28,7 +28,9 @@ struct LibraryStaleCommitTests {
             let late = DownloadResult(
                 url: file, etag: oldETag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")), size: 30_000,
                 verification: [.length], bytesTransferred: 30_000, attempts: 1)
-            #expect(throws: AssetRequestError.self) { try library.commitDownloaded(assetID: a.rowID, result: late) }
+            await #expect(throws: AssetRequestError.self) {
+                try await library.commitDownloaded(assetID: a.rowID, result: late)
+            }
             #expect(try Data(contentsOf: file) == new)
             #expect(try library.current(a).availability == .full)
         }

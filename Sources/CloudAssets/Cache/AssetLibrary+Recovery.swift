@@ -37,8 +37,11 @@ extension AssetLibrary {
         try files.createFolders()
         var report = RecoveryReport()
         let fm = FileManager.default
+        /// The size of a regular file (`lstat`: a link is not followed, and is no file of ours).
         func size(_ path: String) -> Int64? {
-            (try? fm.attributesOfItem(atPath: path))?[.size].flatMap { ($0 as? NSNumber)?.int64Value }
+            var status = stat()
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+            return Int64(status.st_size)
         }
         // Only assets that claim something local can disagree with the disk: a cloud-only asset has no file to
         // miss. (Reading every row made opening a million-asset library take seconds.)
@@ -103,6 +106,13 @@ extension AssetLibrary {
                 for id in lostImports { try tx.delete(id) }
             }
         }
+        // The local assets as they are now, for the scan below (which reads the others, if it finds files of
+        // theirs, one by one).
+        var local: [Int64: AssetRecord] = [:]
+        local.reserveCapacity(records.count)
+        for record in records { if let id = record.id { local[id] = record } }
+        for id in repairs.keys { local[id] = try store.record(id: id) }
+        for id in lostImports { local[id] = nil }
 
         // Orphans: files the library named (by identifier) that belong to no asset or no longer match it.
         // A file or folder with any other name is not the library's and is never touched.
@@ -110,12 +120,15 @@ extension AssetLibrary {
             let folder = files.url(of: kind)
             let names = (try? fm.contentsOfDirectory(atPath: folder.path)) ?? []
             for name in names {
-                let path = folder.appendingPathComponent(name).path
+                // Built as `LocalFiles` builds its names, so that the comparisons below are exact.
+                let path = folder.appendingPathComponent(name, isDirectory: false).path
                 guard LocalFiles.isLibraryFileName(name, in: kind), Self.isRegularFile(path) else {
                     report.foreignFilesKept += 1
                     continue
                 }
-                guard let id = LocalFiles.identifier(ofFileNamed: name), let current = try store.record(id: id) else {
+                guard let id = LocalFiles.identifier(ofFileNamed: name),
+                    let current = try local[id] ?? store.record(id: id)
+                else {
                     try? fm.removeItem(atPath: path)
                     report.orphanFilesRemoved += 1
                     continue

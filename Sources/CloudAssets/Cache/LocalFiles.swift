@@ -52,13 +52,14 @@ struct LocalFiles: Sendable {
         return ext.lowercased()
     }
 
+    // (Every file URL here says it is not a directory: without that, Foundation asks the file system.)
     func original(id: Int64, key: String) -> URL {
         let name = Self.safeExtension(of: key).map { "\(id).\($0)" } ?? "\(id)"
-        return originalsFolder.appendingPathComponent(name)
+        return originalsFolder.appendingPathComponent(name, isDirectory: false)
     }
 
-    func partial(id: Int64) -> URL { partialFolder.appendingPathComponent("\(id).ranges") }
-    func thumbnail(id: Int64) -> URL { thumbnailsFolder.appendingPathComponent("\(id).jpg") }
+    func partial(id: Int64) -> URL { partialFolder.appendingPathComponent("\(id).ranges", isDirectory: false) }
+    func thumbnail(id: Int64) -> URL { thumbnailsFolder.appendingPathComponent("\(id).jpg", isDirectory: false) }
 
     /// Writes a thumbnail through `<id>.jpg.part` renamed into place: a crash leaves either nothing new or a file
     /// named as the library's own, which recovery removes (never a temporary name it would have to leave alone).
@@ -98,7 +99,7 @@ struct LocalFiles: Sendable {
     /// earlier version) or one that leaves the folder names nothing.
     func url(forStoredPath path: String) -> URL? {
         guard !path.hasPrefix("/"), !path.split(separator: "/").contains("..") else { return nil }
-        return root.appendingPathComponent(path)
+        return root.appendingPathComponent(path, isDirectory: false)
     }
 
     /// Whether a file in one of the library's folders has a name the library gives its own files, so recovery

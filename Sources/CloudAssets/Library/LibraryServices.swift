@@ -11,6 +11,8 @@ final class LibraryServices: Sendable {
     let runtime = LibraryRuntime()
     /// The assets whose byte lock this library holds for its downloads.
     let downloadLocks = DownloadLocks()
+    /// Finished downloads, committed in groups.
+    let downloadCommits = CommitGroups()
     let syncGate = SerialGate()
     /// One journal flush at a time.
     let journalGate = SerialGate()

@@ -182,6 +182,10 @@ extension AssetLibrary {
         priority: DownloadPriority =
             .userInitiated, isUserRequest: Bool = true
     ) async throws -> URL {
+        // One library downloads an original at a time (another process's too): wait for it, then use its file.
+        // The lock is taken first, so one read of the record answers both "is it local?" and "what to download".
+        try await services.downloadLocks.acquire(assetID, in: lock)
+        defer { services.downloadLocks.release(assetID, in: lock) }
         guard let record = try store.record(id: assetID) else {
             throw AssetRequestError.assetDeleted(localIdentifier: assetID)
         }
@@ -193,16 +197,6 @@ extension AssetLibrary {
             throw AssetRequestError.inCloud(key: record.key)
         }
         let remote = try requireRemote()
-        // One library downloads an original at a time (another process's too): wait for it, then use its file.
-        try await services.downloadLocks.acquire(assetID, in: lock)
-        defer { services.downloadLocks.release(assetID, in: lock) }
-        guard let record = try store.record(id: assetID) else {
-            throw AssetRequestError.assetDeleted(localIdentifier: assetID)
-        }
-        if let url = verifiedOriginal(of: record) {
-            runtime.noteAccess(assetID)
-            return url
-        }
         let destination = files.original(id: assetID, key: record.key)
         let progressHandler = options.progressHandler
         let request = DownloadRequest(
@@ -249,51 +243,54 @@ extension AssetLibrary {
                 throw error
             }
         }
-        try commitDownloaded(assetID: assetID, result: result)
+        try await commitDownloaded(assetID: assetID, result: result)
         runtime.noteAccess(assetID)
         try enforceCacheLimit(keeping: assetID)
         return result.url
     }
 
-    /// Records a verified download as `full` in one transaction; refuses (and deletes the file) when the asset
-    /// changed or vanished meanwhile, so a stale file is never marked `full`.
+    /// Records a verified download as `full`; refuses (and deletes the file) when the asset changed or vanished
+    /// meanwhile, so a stale file is never marked `full`. Downloads that finish while another commit is being
+    /// written go into the next transaction together (``CommitGroups``): one change for the group.
     ///
     /// Files at the asset's original path are only removed under the write lock, and a stale file is left alone
     /// when the record already holds the current version's verified file at that path (another download of the
     /// same asset, of the new version, committed first: removing "our" path would remove its file). A file that
     /// is gone by the time of the commit (a stale commit removed it just before) is refused the same way.
-    func commitDownloaded(assetID: Int64, result: DownloadResult) throws {
-        var stale = false
-        let stored = files.storedPath(ofOriginal: result.url)
-        try performWrite { tx in
-            let current = try tx.record(assetID)
-            let fresh = current.map { S3ETag.same($0.etag, result.etag) && $0.size == result.size } ?? false
-            guard let current, fresh else {
-                stale = true
-                let committedThere = current.map { $0.availability == .full && $0.localFilePath == stored }
-                if committedThere != true { try? FileManager.default.removeItem(at: result.url) }
-                return
-            }
-            if current.availability == .full, current.localFilePath == stored { return }
-            guard FileManager.default.fileExists(atPath: result.url.path) else {
-                stale = true
-                return
-            }
-            _ = try tx.update(assetID) { record in
-                record.availability = .full
-                record.localFilePath = stored
-                record.verifiedSize = result.size
-                record.verifiedETag = record.etag
-                record.partialRanges = ByteRangeSet()
-                record.partialETag = nil
-                record.lastAccessDate = Date()
-            }
-            let obsoletePaths = [files.partial(id: assetID).path, files.partial(id: assetID).path + ".json"]
-            // Under the write lock: the range file must not vanish after a later commit recorded ranges in it.
-            for path in obsoletePaths { try? FileManager.default.removeItem(atPath: path) }
-            removeLeftoverPart(assetID: assetID, destination: result.url)
+    func commitDownloaded(assetID: Int64, result: DownloadResult) async throws {
+        try await services.downloadCommits.commit(in: self) { tx in
+            try self.writeDownloaded(assetID: assetID, result: result, tx)
         }
-        if stale { throw AssetRequestError.objectChanged(key: result.url.lastPathComponent) }
+    }
+
+    /// ``commitDownloaded(assetID:result:)``'s part of a transaction.
+    private func writeDownloaded(assetID: Int64, result: DownloadResult, _ tx: StoreTransaction) throws {
+        let stored = files.storedPath(ofOriginal: result.url)
+        let current = try tx.record(assetID)
+        let fresh = current.map { S3ETag.same($0.etag, result.etag) && $0.size == result.size } ?? false
+        guard let current, fresh else {
+            let committedThere = current.map { $0.availability == .full && $0.localFilePath == stored }
+            if committedThere != true { try? FileManager.default.removeItem(at: result.url) }
+            throw AssetRequestError.objectChanged(key: result.url.lastPathComponent)
+        }
+        if current.availability == .full, current.localFilePath == stored { return }
+        guard FileManager.default.fileExists(atPath: result.url.path) else {
+            throw AssetRequestError.objectChanged(key: result.url.lastPathComponent)
+        }
+        _ = try tx.update(assetID) { record in
+            record.availability = .full
+            record.localFilePath = stored
+            record.verifiedSize = result.size
+            record.verifiedETag = record.etag
+            record.partialRanges = ByteRangeSet()
+            record.partialETag = nil
+            record.lastAccessDate = Date()
+        }
+        let obsoletePaths = [files.partial(id: assetID).path, files.partial(id: assetID).path + ".json"]
+        // Under the write lock: the range file must not vanish after a later commit recorded ranges in it. (Files
+        // that are usually not there: `unlink`, without Foundation's checks around a removal.)
+        for path in obsoletePaths { unlink(path) }
+        removeLeftoverPart(assetID: assetID, destination: result.url)
     }
 
     /// After a download of this asset failed: when another download made the asset `full` meanwhile and none
@@ -310,9 +307,7 @@ extension AssetLibrary {
     /// the write lock.
     private func removeLeftoverPart(assetID: Int64, destination: URL) {
         guard runtime.downloadCount(of: assetID) <= 1 else { return }
-        for path in [destination.path + ".part", destination.path + ".part.json"] {
-            try? FileManager.default.removeItem(atPath: path)
-        }
+        for path in [destination.path + ".part", destination.path + ".part.json"] { unlink(path) }
     }
 
     /// Deletes assets (and their files) in one transaction, cancelling their downloads first (a cancelled
