@@ -124,6 +124,12 @@ extension AssetLibrary {
         /// period (a conditional write elects it), for new libraries to bootstrap from. Default 24 hours; 0 writes
         /// none (and a new library then lists the whole bucket).
         public var checkpointInterval: TimeInterval = 24 * 3600
+        /// How long journal entries stay in the bucket once a checkpoint covers them: the library that writes a
+        /// checkpoint then deletes the entries (and the checkpoints before it) older than this. A library that has
+        /// not synced for longer finds its history gone and lists the whole bucket instead
+        /// (``SyncSummary/historyExpired``). Default 7 days; never less than
+        /// ``AssetLibrary/minimumJournalRetention`` (1 day), whatever is set.
+        public var journalRetention: TimeInterval = 7 * 24 * 3600
 
         public init(
             storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",

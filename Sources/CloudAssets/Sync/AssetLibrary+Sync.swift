@@ -71,22 +71,22 @@ extension AssetLibrary {
                     summary.mode = .incremental
                     try await JournalSync(library: self, remote: remote).run(summary: &summary)
                 } else if try mode == .full || (mode == .automatic && needsFullSync()) {
-                    let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
-                    summary = try await CatalogSync(library: self, remote: remote).run()
-                    summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
-                    // The journal is read from the listing's start on (less the look-back) by the next
-                    // incremental sync: entries the listing already reflects apply as no-ops.
-                    let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "") ?? 0
-                    if cursor < started { try store.setSetting(JournalSetting.cursor, to: String(started)) }
-                    try store.setSetting(
-                        JournalSetting.lastFullSync, to: String(Int64(Date().timeIntervalSince1970 * 1000)))
+                    summary = try await fullSync(remote: remote)
+                } else if try await journalHistoryExpired(remote: remote) {
+                    // Entries this library has not read may be gone: only a listing shows everything.
+                    summary = try await fullSync(remote: remote)
+                    summary.historyExpired = true
                 } else {
                     summary.mode = .incremental
                     try await JournalSync(library: self, remote: remote).run(summary: &summary)
                 }
                 summary.purged = try await purgeExpiredTrash()
-                // A checkpoint is an optimisation for other libraries: failing to write one fails nothing.
-                summary.wroteCheckpoint = (try? await writeCheckpointIfDue(remote: remote)) ?? false
+                // A checkpoint is an optimisation for other libraries: failing to write one fails nothing. The
+                // library that writes it prunes the journal behind it.
+                if let covered = (try? await writeCheckpointIfDue(remote: remote)) ?? nil {
+                    summary.wroteCheckpoint = true
+                    summary.journalObjectsPruned = (try? await pruneJournal(remote: remote, covered: covered)) ?? 0
+                }
                 if fetchThumbnails {
                     summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
                 }
@@ -95,6 +95,20 @@ extension AssetLibrary {
                 return summary
             }
         }
+    }
+
+    /// A full sync: the whole bucket listed and reconciled, the sidecars merged; the journal position moves to
+    /// the listing's start.
+    private func fullSync(remote: LibraryRemote) async throws -> SyncSummary {
+        let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
+        var summary = try await CatalogSync(library: self, remote: remote).run()
+        summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
+        // The journal is read from the listing's start on (less the look-back) by the next incremental sync:
+        // entries the listing already reflects apply as no-ops.
+        let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "") ?? 0
+        if cursor < started { try store.setSetting(JournalSetting.cursor, to: String(started)) }
+        try store.setSetting(JournalSetting.lastFullSync, to: String(Int64(Date().timeIntervalSince1970 * 1000)))
+        return summary
     }
 
     /// Whether an automatic sync lists the whole bucket: never done here, or longer ago than

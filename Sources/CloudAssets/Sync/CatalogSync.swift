@@ -38,6 +38,12 @@ public struct SyncSummary: Sendable, Hashable {
     public internal(set) var checkpointAssets = 0
     /// Whether this sync wrote the bucket's checkpoint for the current period.
     public internal(set) var wroteCheckpoint = false
+    /// Whether the journal no longer held entries this library had not read (it had not synced for longer than
+    /// the bucket's retention, ``AssetLibrary/Configuration/journalRetention``): the sync then listed the whole
+    /// bucket (``mode`` is ``SyncMode/full``), as PhotoKit's persistent history answers "expired".
+    public internal(set) var historyExpired = false
+    /// Journal entries (and old checkpoints' objects) this sync deleted from the bucket after writing a checkpoint.
+    public internal(set) var journalObjectsPruned = 0
     /// Objects the sync could not take in (their HEAD was refused for that object alone), with the reason. They
     /// are left out of the catalog (an asset already there keeps its earlier state) and tried again next sync.
     public internal(set) var skipped: [SkippedObject] = []

@@ -278,15 +278,16 @@ extension AssetLibrary {
 
     /// Writes this slot's checkpoint unless one exists (or this library wrote or saw it already): only a library
     /// that has listed the whole bucket once, after a sync, at most one HEAD per slot when there is nothing to do.
-    /// - Returns: Whether this library wrote the slot's checkpoint.
-    func writeCheckpointIfDue(remote: LibraryRemote) async throws -> Bool {
+    /// - Returns: The journal position the checkpoint covers when this library wrote the slot's checkpoint; `nil`
+    ///   when it did not.
+    func writeCheckpointIfDue(remote: LibraryRemote) async throws -> Int64? {
         let interval = Int64(configuration.checkpointInterval * 1000)
         guard interval > 0, let lastFull = Int64(try store.setting(JournalSetting.lastFullSync) ?? ""),
             let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "")
-        else { return false }
+        else { return nil }
         let now = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
         let slot = now / interval * interval
-        guard slot > Int64(try store.setting(JournalSetting.checkpointSlot) ?? "") ?? -1 else { return false }
+        guard slot > Int64(try store.setting(JournalSetting.checkpointSlot) ?? "") ?? -1 else { return nil }
         let prefix = configuration.layout.checkpointPrefix
         let bucket = configuration.bucket
         let manifestKey = CheckpointKey.manifest(prefix: prefix, slot: slot)
@@ -299,7 +300,7 @@ extension AssetLibrary {
         }
         if try existing.get() {
             try store.setSetting(JournalSetting.checkpointSlot, to: String(slot))
-            return false
+            return nil
         }
         let device = try deviceIdentifier()
         var parts: [CheckpointManifest.Part] = []
@@ -337,7 +338,7 @@ extension AssetLibrary {
             for part in parts { try? await remote.client.deleteObject(bucket: bucket, key: part.key) }
         }
         try store.setSetting(JournalSetting.checkpointSlot, to: String(slot))
-        return won
+        return won ? cursor : nil
     }
 
     /// Fills an empty catalog from the newest checkpoint in the bucket, and sets the journal position and the
@@ -346,18 +347,10 @@ extension AssetLibrary {
     /// passed over for the one before it.
     /// - Returns: The assets restored, or nil when the bucket holds no checkpoint (then list it all).
     func bootstrapFromCheckpoint(remote: LibraryRemote, summary: inout SyncSummary) async throws -> Int? {
-        let prefix = configuration.layout.checkpointPrefix
         let bucket = configuration.bucket
-        var slots: [String] = []
-        var continuation: String?
-        repeat {
-            let page = try await remote.client.listObjectsV2(
-                bucket: bucket, prefix: prefix, delimiter: "/", continuationToken: continuation)
-            summary.pages += 1
-            slots += page.commonPrefixes
-            continuation = page.isTruncated ? page.nextContinuationToken : nil
-        } while continuation != nil
-        for slot in slots.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).reversed() {
+        let slots = try await checkpointSlots(remote: remote)
+        summary.pages += 1
+        for slot in slots.reversed() {
             // (A `catch` pattern ending in `continue` crashes Swift 6.3 in async code: a Result instead.)
             let read = await Self.optionalObject(remote: remote, bucket: bucket, key: slot + "manifest.json")
             guard let manifestData = try read.get() else { continue }
