@@ -167,6 +167,14 @@ extension AssetStore {
         }
     }
 
+    /// SQLite's plan for `fetchSorted(query)`, one line per step (`EXPLAIN QUERY PLAN`): which index it scans.
+    package func queryPlan(_ query: StoreQuery) throws -> [String] {
+        var arguments = StatementArguments()
+        let columns = (["id"] + query.sort.map(\.key.sqlExpression)).joined(separator: ", ")
+        let sql = "EXPLAIN QUERY PLAN " + Self.selectSQL(columns: columns, query, &arguments)
+        return try read { db in try Row.fetchAll(db, sql: sql, arguments: arguments).map { $0["detail"] } }
+    }
+
     static func selectSQL(columns: String, _ query: StoreQuery, _ arguments: inout StatementArguments) -> String {
         var sql = "SELECT \(columns) FROM asset"
         if query.predicate != .all { sql += " WHERE " + query.predicate.sql(into: &arguments) }

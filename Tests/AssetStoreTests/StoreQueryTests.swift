@@ -84,4 +84,19 @@ import Testing
         #expect(try store.fetchIDs(StoreQuery(predicate: .ids(many), limit: 10)).count == 10)
         #expect(try store.fetchIDs(StoreQuery(predicate: .ids(many))).count == 60)
     }
+
+    /// What a photo grid asks for — shown assets (not hidden, not trashed) by date, either way — is one scan of
+    /// one index, with no table row read and no sort step.
+    @Test func shownAssetsByDateScanOneIndexWithoutSorting() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let (store, _) = try Self.makeStore(folder)
+        for ascending in [true, false] {
+            let query = StoreQuery(
+                predicate: .and([.isHidden(false), .isTrashed(false)]),
+                sort: [StoreSort(.creationDate, ascending: ascending)])
+            let plan = try store.queryPlan(query)
+            #expect(plan == ["SCAN asset USING INDEX asset_shown_creationDate"], "\(plan)")
+        }
+    }
 }
