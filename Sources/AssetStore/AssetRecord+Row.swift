@@ -11,6 +11,7 @@ extension AssetRecord {
         "thumbnailETag", "thumbnailPresent", "availability", "partialRanges", "partialETag", "localFilePath",
         "verifiedSize", "verifiedETag", "isPinned", "lastAccessDate", "title", "keywords", "trashedDate",
         "uploadState", "uploadError", "contentSHA256", "sidecarETag", "metadataStamps", "metadataDirty",
+        "latitude", "longitude", "altitude", "imageMetadataPending",
     ]
     static let selectColumns = columnNames.joined(separator: ", ")
 
@@ -51,6 +52,8 @@ extension AssetRecord {
         sidecarETag = row[32]
         metadataStamps = row[33]
         metadataDirty = row[34]
+        location = Self.location(latitude: row[35], longitude: row[36], altitude: row[37])
+        imageMetadataPending = row[38]
     }
 
     /// Keywords are stored as one text, separated by newlines (a keyword never holds one; see
@@ -58,6 +61,11 @@ extension AssetRecord {
     static func keywords(decoding text: String?) -> [String] {
         guard let text, !text.isEmpty else { return [] }
         return text.split(separator: "\n").map(String.init)
+    }
+
+    static func location(latitude: Double?, longitude: Double?, altitude: Double?) -> AssetLocation? {
+        guard let latitude, let longitude else { return nil }
+        return AssetLocation(latitude: latitude, longitude: longitude, altitude: altitude)
     }
 
     static func encode(keywords: [String]) -> String? { keywords.isEmpty ? nil : keywords.joined(separator: "\n") }

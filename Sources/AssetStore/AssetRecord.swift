@@ -35,6 +35,46 @@ package enum StoredUploadState: Int, Sendable, Hashable, Codable, CaseIterable {
     case uploadFailed = 3
 }
 
+/// A place on Earth, in degrees (WGS 84) and metres above sea level.
+public struct AssetLocation: Sendable, Hashable, Codable {
+    /// Degrees north (negative: south), −90…90.
+    public var latitude: Double
+    /// Degrees east (negative: west), −180…180.
+    public var longitude: Double
+    /// Metres above sea level, when known.
+    public var altitude: Double?
+
+    public init(latitude: Double, longitude: Double, altitude: Double? = nil) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+    }
+
+    /// Whether the coordinates are on Earth (finite, in range).
+    public var isValid: Bool {
+        latitude.isFinite && longitude.isFinite && abs(latitude) <= 90 && abs(longitude) <= 180
+            && (altitude?.isFinite ?? true)
+    }
+
+    /// `latitude,longitude[,altitude]`, as `x-amz-meta-location` and the journal carry it.
+    public var serialized: String {
+        altitude.map { "\(latitude),\(longitude),\($0)" } ?? "\(latitude),\(longitude)"
+    }
+
+    /// Parses ``serialized``; `nil` for anything else or a place off the globe.
+    public init?(serialized text: String) {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            Double($0.trimmingCharacters(in: .whitespaces))
+        }
+        guard parts.count == 2 || parts.count == 3, let latitude = parts[0], let longitude = parts[1] else {
+            return nil
+        }
+        if parts.count == 3 && parts[2] == nil { return nil }
+        self.init(latitude: latitude, longitude: longitude, altitude: parts.count == 3 ? parts[2] : nil)
+        guard isValid else { return nil }
+    }
+}
+
 /// One asset as the store keeps it: remote facts from the bucket listing and HEAD, and local state.
 ///
 /// The store enforces the availability invariants on every write (see ``AssetStoreError/invariantViolation(_:)``):
@@ -91,6 +131,11 @@ package struct AssetRecord: Sendable, Hashable, Codable {
     package var metadataStamps: String?
     /// Whether shared properties changed here and are not in the bucket yet.
     package var metadataDirty = false
+    /// Where the photo was taken (GPS from the file or `x-amz-meta-location`), or `nil`.
+    package var location: AssetLocation?
+    /// `true` while the object's own headers (EXIF: capture date, pixel size, orientation, GPS) have not been read:
+    /// an object another tool wrote, listed without `x-amz-meta-*`. A sync reads them with a ranged GET.
+    package var imageMetadataPending = false
 
     /// `true` when the asset is in the trash.
     package var isTrashed: Bool { trashedDate != nil }

@@ -5,7 +5,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 7
+    package static let schemaVersion = 8
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -132,6 +132,19 @@ extension AssetStore {
                     DROP INDEX asset_visible_creationDate;
                     CREATE INDEX asset_shown_creationDate ON asset(creationDate) WHERE isHidden = 0 AND trashedDate IS NULL;
                     PRAGMA user_version = 7;
+                    """)
+        }
+        // v8: where a photo was taken, and which objects still need their own headers read (objects another tool
+        // wrote carry no `x-amz-meta-*`: a sync reads their EXIF with a ranged GET).
+        migrator.registerMigration("v8") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE asset ADD COLUMN latitude REAL;
+                    ALTER TABLE asset ADD COLUMN longitude REAL;
+                    ALTER TABLE asset ADD COLUMN altitude REAL;
+                    ALTER TABLE asset ADD COLUMN imageMetadataPending INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX asset_imageMetadataPending ON asset(id) WHERE imageMetadataPending = 1;
+                    PRAGMA user_version = 8;
                     """)
         }
         return migrator

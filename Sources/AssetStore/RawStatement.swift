@@ -128,9 +128,12 @@ extension AssetRecord {
         sidecarETag = row.optionalText(32)
         metadataStamps = row.optionalText(33)
         metadataDirty = row.bool(34)
+        location = Self.location(
+            latitude: row.optionalDouble(35), longitude: row.optionalDouble(36), altitude: row.optionalDouble(37))
+        imageMetadataPending = row.bool(38)
     }
 
-    /// Binds every column except `id` to parameters 1…34 (``insertSQL`` / ``updateSQL`` order).
+    /// Binds every column except `id` to parameters 1…38 (``insertSQL`` / ``updateSQL`` order).
     func bindColumns(to statement: RawStatement) {
         statement.bind(1, key)
         statement.bind(2, size)
@@ -166,5 +169,9 @@ extension AssetRecord {
         statement.bind(32, sidecarETag)
         statement.bind(33, metadataStamps)
         statement.bind(34, metadataDirty)
+        statement.bind(35, location?.latitude)
+        statement.bind(36, location?.longitude)
+        statement.bind(37, location?.altitude)
+        statement.bind(38, imageMetadataPending)
     }
 }

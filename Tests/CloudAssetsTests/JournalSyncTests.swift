@@ -318,9 +318,12 @@ struct JournalSyncTests {
             metadata: [
                 "creation-date": "2024-05-01T12:00:00Z", "pixel-width": "4032", "pixel-height": "3024",
                 "media-type": "image", "orientation": "6", "sha256": String(repeating: "ab", count: 32),
+                "location": "-33.8568,151.2153,12.5",
             ], contentType: "image/heic",
             thumbnail: .init(key: "thumbnails/a.heic.jpg", size: 9, etag: "t", lastModified: Date()))
+        #expect(record.location == AssetLocation(latitude: -33.8568, longitude: 151.2153, altitude: 12.5))
         record.sidecarETag = "s"
+        record.imageMetadataPending = true
         var shared = SharedMetadata()
         shared.isFavorite = true
         shared.title = "Sea"
@@ -337,6 +340,21 @@ struct JournalSyncTests {
         record.title = "tab\there"
         #expect(CheckpointAsset(line: CheckpointAsset(record).line[...])?.record == record)
         #expect(CheckpointAsset(line: Data("originals/x\t1".utf8)[...]) == nil)
+        // A line written before location and pending headers existed (17 fields) is still read, with neither.
+        var old = CheckpointAsset(record).line
+        for _ in 0..<2 { old = old[..<old.lastIndex(of: 0x09)!] }
+        let oldRecord = try #require(CheckpointAsset(line: old[...])?.record)
+        #expect(oldRecord.location == nil && !oldRecord.imageMetadataPending && oldRecord.key == record.key)
+    }
+
+    @Test("a location is read from x-amz-meta-location only when it is a place on Earth")
+    func locationMetadataIsValidated() {
+        #expect(AssetLocation(serialized: "48.8584,2.2945") == AssetLocation(latitude: 48.8584, longitude: 2.2945))
+        for bad in ["", "48.8", "91,0", "0,181", "nan,0", "1,2,x", "1,2,3,4", "a,b"] {
+            #expect(AssetLocation(serialized: bad) == nil, "\(bad)")
+        }
+        let location = AssetLocation(latitude: -1.5, longitude: 2.25, altitude: -3)
+        #expect(AssetLocation(serialized: location.serialized) == location)
     }
 
     @Test("shared properties and trash travel in the checkpoint itself, not only in the journal after it")

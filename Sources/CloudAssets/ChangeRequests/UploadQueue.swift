@@ -382,6 +382,7 @@ extension AssetLibrary {
         ]
         metadata["media-type"] = record.mediaType.metadataValue
         if let hash = record.contentSHA256 { metadata["sha256"] = hash }
+        if let location = record.location { metadata["location"] = location.serialized }
         return metadata
     }
 }

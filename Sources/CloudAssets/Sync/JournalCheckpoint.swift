@@ -35,10 +35,12 @@ struct CheckpointManifest: Codable, Sendable {
 
 /// One asset of a checkpoint: the bucket's state of its original and its shared properties.
 ///
-/// A part holds one line per asset, 17 tab-separated fields in this order: key, size, ETag, Last-Modified (ms,
+/// A part holds one line per asset, 19 tab-separated fields in this order: key, size, ETag, Last-Modified (ms,
 /// empty when no listing showed it yet), content type, creation and modification dates (ms), media type
 /// (`image`, `video`, `audio` or empty), pixel width, height, orientation, thumbnail key, size and ETag, SHA-256,
-/// sidecar ETag, the sidecar's JSON (empty without shared properties). Text fields escape `\`, tab and newline
+/// sidecar ETag, the sidecar's JSON (empty without shared properties), the location (`lat,lon[,alt]`, empty when
+/// unknown), `1` when the object's own headers were not read yet (else empty). Lines of 17 fields (written before
+/// the last two existed) are read with neither. Text fields escape `\`, tab and newline
 /// as `\\`, `\t`, `\n`; an empty text field is absent. (Lines, not JSON objects: a million of them parse in
 /// about a second where a JSON decoder takes ten.)
 struct CheckpointAsset: Sendable {
@@ -60,6 +62,8 @@ struct CheckpointAsset: Sendable {
     var sha256: String?
     var sidecarETag: String?
     var sidecar: SharedMetadata.Sidecar?
+    var location: AssetLocation?
+    var imageMetadataPending = false
 
     init(_ record: AssetRecord) {
         key = record.key
@@ -80,6 +84,8 @@ struct CheckpointAsset: Sendable {
         thumbnailETag = record.thumbnailETag
         sha256 = record.contentSHA256
         sidecarETag = record.sidecarETag
+        location = record.location
+        imageMetadataPending = record.imageMetadataPending
         let shared = SharedMetadata(record: record)
         sidecar = shared.stamps.isEmpty ? nil : shared.sidecar(originalKey: record.key, sha256: record.contentSHA256)
     }
@@ -136,20 +142,24 @@ struct CheckpointAsset: Sendable {
         text(sidecarETag)
         out.append(0x09)
         text(sidecarJSON)
+        out.append(0x09)
+        text(location?.serialized)
+        out.append(0x09)
+        text(imageMetadataPending ? "1" : nil)
         return out
     }
 
     /// Parses a line; nil when it is not one.
     init?(line: Data.SubSequence) {
         var fields: [Data.SubSequence] = []
-        fields.reserveCapacity(17)
+        fields.reserveCapacity(19)
         var start = line.startIndex
         for index in line.indices where line[index] == 0x09 {
             fields.append(line[start..<index])
             start = index + 1
         }
         fields.append(line[start..<line.endIndex])
-        guard fields.count == 17 else { return nil }
+        guard fields.count == 17 || fields.count == 19 else { return nil }
         func text(_ i: Int) -> String? {
             let field = fields[i]
             guard !field.isEmpty else { return nil }
@@ -208,6 +218,10 @@ struct CheckpointAsset: Sendable {
         } else {
             sidecar = nil
         }
+        if fields.count == 19 {
+            location = text(17).flatMap(AssetLocation.init(serialized:))
+            imageMetadataPending = text(18) == "1"
+        }
     }
 
     /// The catalog row for this asset (cloud only).
@@ -222,6 +236,8 @@ struct CheckpointAsset: Sendable {
             thumbnailKey: thumbnailKey, thumbnailSize: thumbnailSize, thumbnailETag: thumbnailETag)
         record.contentSHA256 = sha256
         record.sidecarETag = sidecarETag
+        record.location = location
+        record.imageMetadataPending = imageMetadataPending
         if let sidecar { SharedMetadata(sidecar: sidecar).apply(to: &record) }
         return record
     }

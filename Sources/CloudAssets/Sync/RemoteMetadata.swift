@@ -3,13 +3,20 @@ import Foundation
 import S3Transfer
 
 /// Turns a listing entry plus (optionally) its HEAD into a store row, reading the `x-amz-meta-*` fields of
-/// the bucket layout: creation-date (ISO 8601), pixel-width, pixel-height, media-type, orientation, sha256.
+/// the bucket layout: creation-date (ISO 8601), pixel-width, pixel-height, media-type, orientation, sha256,
+/// location (`latitude,longitude[,altitude]`).
 enum RemoteMetadata {
     static func record(
         for object: S3ObjectSummary, head: S3ObjectHead?, thumbnail: S3ObjectSummary?,
         source: AssetLibrary.MetadataSource
     ) -> AssetRecord {
-        record(for: object, metadata: head?.metadata ?? [:], contentType: head?.contentType, thumbnail: thumbnail)
+        var record = record(
+            for: object, metadata: head?.metadata ?? [:], contentType: head?.contentType, thumbnail: thumbnail)
+        // Another tool's image: no fields of ours; its own headers (EXIF) say when and where it was taken.
+        if let head, head.metadata["creation-date"] == nil, record.mediaType == .image {
+            record.imageMetadataPending = true
+        }
+        return record
     }
 
     /// The row for an object of known `x-amz-meta-*` fields (from a HEAD, or a journal entry).
@@ -28,6 +35,7 @@ enum RemoteMetadata {
             pixelHeight: meta["pixel-height"].flatMap { Int($0) }.map { max(0, $0) } ?? 0, orientation: orientation,
             thumbnailKey: thumbnail?.key, thumbnailSize: thumbnail?.size, thumbnailETag: thumbnail?.etag)
         // The content hash a library wrote when it uploaded the original (what deduplicates imports).
+        record.location = meta["location"].flatMap(AssetLocation.init(serialized:))
         if let hash = meta["sha256"]?.lowercased(), hash.utf8.count == 64, hash.allSatisfy(\.isHexDigit) {
             record.contentSHA256 = hash
         }
