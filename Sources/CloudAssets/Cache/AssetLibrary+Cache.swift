@@ -154,7 +154,7 @@ extension AssetLibrary {
         guard let ids = try? store.identifiersOfPinnedAssetsNotFull(), !ids.isEmpty,
             let records = try? store.records(ids: ids)
         else { return }
-        let pinned = records.map(Asset.init)
+        let pinned = records.map { Asset($0, revealsLocation: revealsLocation) }
         if !pinned.isEmpty { startCaching(assets: pinned, priority: .utility) }
     }
 }

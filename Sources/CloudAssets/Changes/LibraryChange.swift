@@ -11,19 +11,25 @@ public struct LibraryChange: Sendable {
     let changes: StoreChangeSet
     let store: AssetStore
     let maxIncrementalChangeCount: Int
+    /// Whether the assets it hands out carry their location (the library's access).
+    let revealsLocation: Bool
     /// `true` when built from the persistent history (identifiers only; records are read when needed).
     let isHistorical: Bool
 
-    package init(changes: StoreChangeSet, store: AssetStore, maxIncrementalChangeCount: Int) {
+    package init(
+        changes: StoreChangeSet, store: AssetStore, maxIncrementalChangeCount: Int, revealsLocation: Bool = false
+    ) {
         self.token = changes.token
+        self.revealsLocation = revealsLocation
         self.changes = changes
         self.store = store
         self.maxIncrementalChangeCount = maxIncrementalChangeCount
         self.isHistorical = false
     }
 
-    init(history entry: StoreHistoryEntry, store: AssetStore, maxIncrementalChangeCount: Int) {
+    init(history entry: StoreHistoryEntry, store: AssetStore, maxIncrementalChangeCount: Int, revealsLocation: Bool) {
         self.token = entry.token
+        self.revealsLocation = revealsLocation
         self.changes = StoreChangeSet(
             token: entry.token, inserted: entry.inserted, updated: entry.updated, contentChanged: entry.contentChanged,
             deleted: entry.deleted)
@@ -73,7 +79,9 @@ public struct LibraryChange: Sendable {
             })
         let computed = try engine.compute()
         guard !computed.isEmpty else { return nil }
-        let after = FetchResult(store: store, options: fetchResult.options, sorted: computed.after)
+        let after = FetchResult(
+            store: store, options: fetchResult.options, sorted: computed.after,
+            revealsLocation: fetchResult.revealsLocation)
         let incremental = computed.size <= maxIncrementalChangeCount
         return FetchResultChangeDetails(
             // The assets this change touched are shown as they were before it, whether or not the app had read
@@ -92,14 +100,14 @@ public struct LibraryChange: Sendable {
     public func details(for asset: Asset) -> ObjectChangeDetails? {
         let id = asset.rowID
         if changes.deleted.contains(id) {
-            let before = changes.before[id].map(Asset.init) ?? asset
+            let before = changes.before[id].map { Asset($0, revealsLocation: revealsLocation) } ?? asset
             return ObjectChangeDetails(objectBeforeChanges: before, objectAfterChanges: nil, assetContentChanged: false)
         }
         guard changes.updated.contains(id) else { return nil }
-        let before = changes.before[id].map(Asset.init) ?? asset
+        let before = changes.before[id].map { Asset($0, revealsLocation: revealsLocation) } ?? asset
         let afterRecord = isHistorical ? (try? store.record(id: id)) : changes.after[id]
         return ObjectChangeDetails(
-            objectBeforeChanges: before, objectAfterChanges: afterRecord.map(Asset.init),
+            objectBeforeChanges: before, objectAfterChanges: afterRecord.map { Asset($0, revealsLocation: revealsLocation) },
             assetContentChanged: changes.contentChanged.contains(id))
     }
 }

@@ -78,6 +78,10 @@ public struct Asset: Sendable, Hashable, Identifiable {
     public let uploadError: String?
     /// Lower-case hex SHA-256 of the original, when known (every import; objects whose metadata carries it).
     public let contentSHA256: String?
+    /// Where the photo was taken (from its GPS tags or the bucket's `x-amz-meta-location`): always `nil` in a
+    /// library opened with ``AssetLibrary/Configuration/locationAccess`` `.denied` (the default), like PhotoKit's
+    /// `location` for an app that may not see it.
+    public let location: AssetLocation?
 
     /// `true` when the asset is in the trash.
     public var isTrashed: Bool { trashedDate != nil }
@@ -92,8 +96,10 @@ public struct Asset: Sendable, Hashable, Identifiable {
     /// `true` when the original is not fully local.
     public var isInCloud: Bool { availability != .full }
 
-    init(_ record: AssetRecord) {
+    /// The asset a catalog row describes; its location only when `revealsLocation` (the library's access).
+    init(_ record: AssetRecord, revealsLocation: Bool) {
         rowID = record.id ?? 0
+        location = revealsLocation ? record.location : nil
         key = record.key
         size = record.size
         etag = record.etag
@@ -127,7 +133,7 @@ public struct Asset: Sendable, Hashable, Identifiable {
         var record = AssetRecord(
             key: "", size: 0, etag: "", lastModified: .distantPast, creationDate: .distantPast)
         record.id = id
-        return Asset(record)
+        return Asset(record, revealsLocation: false)
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -20,6 +20,8 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     let sorted: SortedIdentifiers
     let query: StoreQuery
     let store: AssetStore
+    /// Whether its assets carry their location (the library's ``AssetLibrary/Configuration/locationAccess``).
+    let revealsLocation: Bool
     private let cache = LockedBox(Cache())
 
     private struct Cache {
@@ -32,9 +34,11 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     private let snapshot: [Int64: AssetRecord]
 
     package init(
-        store: AssetStore, options: FetchOptions, sorted: SortedIdentifiers, snapshot: [Int64: AssetRecord] = [:]
+        store: AssetStore, options: FetchOptions, sorted: SortedIdentifiers, snapshot: [Int64: AssetRecord] = [:],
+        revealsLocation: Bool = false
     ) {
         self.store = store
+        self.revealsLocation = revealsLocation
         self.options = options
         self.query = options.storeQuery
         self.sorted = sorted
@@ -47,7 +51,8 @@ public final class FetchResult: Sendable, RandomAccessCollection {
         guard !records.isEmpty else { return self }
         // Shares the change's dictionary (no copy) unless this result already shows some records.
         let merged = snapshot.isEmpty ? records : snapshot.merging(records) { _, new in new }
-        return FetchResult(store: store, options: options, sorted: sorted, snapshot: merged)
+        return FetchResult(
+            store: store, options: options, sorted: sorted, snapshot: merged, revealsLocation: revealsLocation)
     }
 
     /// The local identifiers, in order.
@@ -60,7 +65,9 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     /// The asset at `index` (0 ≤ index < count).
     public subscript(index: Int) -> Asset {
         precondition(index >= 0 && index < count, "FetchResult index \(index) out of range 0..<\(count)")
-        if !snapshot.isEmpty, let fixed = snapshot[sorted.ids[index]] { return Asset(fixed) }
+        if !snapshot.isEmpty, let fixed = snapshot[sorted.ids[index]] {
+            return Asset(fixed, revealsLocation: revealsLocation)
+        }
         let page = index / Self.pageSize
         let offset = index % Self.pageSize
         if let cached = cache.withLock({ $0.pages[page] }) { return cached[offset] }
@@ -98,7 +105,7 @@ public final class FetchResult: Sendable, RandomAccessCollection {
         let ids = sorted.ids[range]
         let records = (try? store.records(ids: ids)) ?? []
         var byID = [Int64: Asset](minimumCapacity: records.count)
-        for record in records { byID[record.id!] = Asset(record) }
+        for record in records { byID[record.id!] = Asset(record, revealsLocation: revealsLocation) }
         let assets = ids.map { byID[$0] ?? Asset.deleted(id: $0) }
         cache.withLock { cache in
             if cache.pages[page] == nil {

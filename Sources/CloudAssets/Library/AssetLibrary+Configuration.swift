@@ -130,6 +130,11 @@ extension AssetLibrary {
         /// (``SyncSummary/historyExpired``). Default 7 days; never less than
         /// ``AssetLibrary/minimumJournalRetention`` (1 day), whatever is set.
         public var journalRetention: TimeInterval = 7 * 24 * 3600
+        /// Whether the app may see where photos were taken. `.denied` (the default) keeps it private:
+        /// ``Asset/location`` is `nil`, and data and image requests deliver the original's bytes with its GPS tags
+        /// removed (the rest of the file unchanged). `.granted` returns everything. The catalog and the bucket keep
+        /// the location either way, so another library with access still sees it.
+        public var locationAccess: LocationAccess = .denied
 
         public init(
             storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",
@@ -220,6 +225,14 @@ public struct UploadSettings: Sendable, Hashable {
 
 extension AssetLibrary {
     /// Where catalog sync reads asset metadata from.
+    /// Whether an app may see where photos were taken (see ``Configuration/locationAccess``).
+    public enum LocationAccess: Sendable, Hashable {
+        /// Locations and GPS tags are handed out.
+        case granted
+        /// No location: ``Asset/location`` is `nil` and delivered bytes carry no GPS tags.
+        case denied
+    }
+
     public enum MetadataSource: Sendable, Hashable {
         /// A HEAD request per new or changed object, reading `x-amz-meta-*`.
         case headObject

@@ -138,7 +138,8 @@ public final class AssetLibrary: Sendable {
                 observers.deliver(
                     LibraryChange(
                         changes: changes, store: store,
-                        maxIncrementalChangeCount: configuration.maxIncrementalChangeCount))
+                        maxIncrementalChangeCount: configuration.maxIncrementalChangeCount,
+                        revealsLocation: revealsLocation))
                 state.delivered = changes.token.rawValue
             }
             return value
@@ -166,9 +167,13 @@ public final class AssetLibrary: Sendable {
         for entry in entries where entry.token.rawValue < before {
             observers.deliver(
                 LibraryChange(
-                    history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount))
+                    history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount,
+                    revealsLocation: revealsLocation))
         }
     }
+
+    /// Whether assets handed out carry their location (``Configuration/locationAccess``).
+    var revealsLocation: Bool { configuration.locationAccess == .granted }
 
     // MARK: Fetching
 
@@ -176,7 +181,9 @@ public final class AssetLibrary: Sendable {
     public func fetchAssets(_ options: FetchOptions = FetchOptions()) throws -> FetchResult {
         return try CloudAssetsError.boundary {
             try ensureOpen()
-            return FetchResult(store: store, options: options, sorted: try store.fetchSorted(options.storeQuery))
+            return FetchResult(
+                store: store, options: options, sorted: try store.fetchSorted(options.storeQuery),
+                revealsLocation: revealsLocation)
         }
     }
 
@@ -195,7 +202,7 @@ public final class AssetLibrary: Sendable {
         return try CloudAssetsError.boundary {
             try ensureOpen()
             guard let id = Int64(identifier) else { return nil }
-            return try store.record(id: id).map(Asset.init)
+            return try store.record(id: id).map { Asset($0, revealsLocation: revealsLocation) }
         }
     }
 
@@ -231,7 +238,8 @@ public final class AssetLibrary: Sendable {
             try ensureOpen()
             return try store.changes(since: token).map { entry in
                 LibraryChange(
-                    history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount)
+                    history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount,
+                    revealsLocation: revealsLocation)
             }
         }
     }
