@@ -60,7 +60,8 @@ public struct FetchResultChangeDetails: Sendable {
     public var removedObjects: [Asset] {
         (removedIndexes ?? []).map { index in
             let id = fetchResultBeforeChanges.identifiers[index]
-            return beforeRecords[id].map { Asset($0, revealsLocation: fetchResultBeforeChanges.revealsLocation) } ?? fetchResultBeforeChanges[index]
+            return beforeRecords[id].map { Asset($0, revealsLocation: fetchResultBeforeChanges.revealsLocation) }
+                ?? fetchResultBeforeChanges[index]
         }
     }
 
@@ -73,7 +74,8 @@ public struct FetchResultChangeDetails: Sendable {
     private func afterObjects(_ indexes: IndexSet?) -> [Asset] {
         (indexes ?? []).map { index in
             let id = fetchResultAfterChanges.identifiers[index]
-            return afterRecords[id].map { Asset($0, revealsLocation: fetchResultAfterChanges.revealsLocation) } ?? fetchResultAfterChanges[index]
+            return afterRecords[id].map { Asset($0, revealsLocation: fetchResultAfterChanges.revealsLocation) }
+                ?? fetchResultAfterChanges[index]
         }
     }
 }

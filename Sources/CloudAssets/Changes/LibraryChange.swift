@@ -107,7 +107,8 @@ public struct LibraryChange: Sendable {
         let before = changes.before[id].map { Asset($0, revealsLocation: revealsLocation) } ?? asset
         let afterRecord = isHistorical ? (try? store.record(id: id)) : changes.after[id]
         return ObjectChangeDetails(
-            objectBeforeChanges: before, objectAfterChanges: afterRecord.map { Asset($0, revealsLocation: revealsLocation) },
+            objectBeforeChanges: before,
+            objectAfterChanges: afterRecord.map { Asset($0, revealsLocation: revealsLocation) },
             assetContentChanged: changes.contentChanged.contains(id))
     }
 }
