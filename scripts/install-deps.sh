@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `make test`, `make demo` and `make bench` need and is missing:
-# Debian packages (with apt-get when root; otherwise prints the command and
+# Debian packages (the core libraries, the image codecs and vipsthumbnail
+# for the image bench; with apt-get when root; otherwise prints the command and
 # fails) and the Python tools the tests drive (with pip): the S3 tools of the
 # interop tests, and the HTTP/2 protocol library of the HTTP/2 test server.
 # With --python, also Ceph (mon, OSD, RADOS Gateway) for the RGW interop suite,
@@ -17,7 +18,8 @@ missing_debs() {
     done
 }
 
-debs=(libcurl4-openssl-dev libsqlite3-dev zlib1g-dev curl)
+debs=(libcurl4-openssl-dev libsqlite3-dev zlib1g-dev curl
+      libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libheif-dev libvips-tools)
 mapfile -t missing < <(missing_debs "${debs[@]}")
 if ((${#missing[@]})); then
     if [ "$(id -u)" = 0 ]; then
