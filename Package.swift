@@ -33,6 +33,10 @@ let package = Package(
         .target(name: "CFileIO"),
         // MD5 of sixteen messages at once on AVX-512 (whole small bodies that finish together).
         .target(name: "CDigest"),
+        // Image codecs: libjpeg(-turbo)'s scanline API, libpng's row API, libheif.
+        .target(name: "CTurboJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CHeif", linkerSettings: [.linkedLibrary("heif")]),
 
         // What every module shares: the one lock box, thread-role checks, HTTP dates and ASCII helpers,
         // byte-range sets and a seeded generator.
@@ -63,6 +67,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: boundary),
+
+        // Decode, resize, orient, read metadata, strip location; imports none of the engine.
+        .target(name: "Images", dependencies: ["CTurboJPEG", "CPNG", "CHeif"], swiftSettings: boundary),
 
         // Public API.
         .target(
@@ -115,6 +122,9 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
+        .testTarget(
+            name: "ImagesTests",
+            dependencies: ["Images", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(
             name: "AssetStoreTests",
             dependencies: [

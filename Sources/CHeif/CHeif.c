@@ -1,0 +1,206 @@
+#include "CHeif.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libheif/heif.h>
+
+struct cheif_file {
+    struct heif_context *context;
+    struct heif_image_handle *primary;
+};
+
+struct cheif_image {
+    struct heif_image *image;
+};
+
+static void cheif_message(char *message, size_t capacity, const char *text) {
+    if (capacity) snprintf(message, capacity, "%s", text ? text : "libheif error");
+}
+
+static cheif_file *cheif_finish_open(struct heif_context *context, struct heif_error err, char *message,
+                                     size_t capacity) {
+    if (err.code != heif_error_Ok) {
+        cheif_message(message, capacity, err.message);
+        heif_context_free(context);
+        return NULL;
+    }
+    struct heif_image_handle *primary = NULL;
+    err = heif_context_get_primary_image_handle(context, &primary);
+    if (err.code != heif_error_Ok) {
+        cheif_message(message, capacity, err.message);
+        heif_context_free(context);
+        return NULL;
+    }
+    cheif_file *file = calloc(1, sizeof(cheif_file));
+    if (!file) {
+        heif_image_handle_release(primary);
+        heif_context_free(context);
+        cheif_message(message, capacity, "out of memory");
+        return NULL;
+    }
+    file->context = context;
+    file->primary = primary;
+    return file;
+}
+
+cheif_file *cheif_open_memory(const uint8_t *data, size_t length, char *message, size_t capacity) {
+    struct heif_context *context = heif_context_alloc();
+    if (!context) {
+        cheif_message(message, capacity, "out of memory");
+        return NULL;
+    }
+    struct heif_error err = heif_context_read_from_memory_without_copy(context, data, length, NULL);
+    return cheif_finish_open(context, err, message, capacity);
+}
+
+cheif_file *cheif_open_path(const char *path, char *message, size_t capacity) {
+    struct heif_context *context = heif_context_alloc();
+    if (!context) {
+        cheif_message(message, capacity, "out of memory");
+        return NULL;
+    }
+    struct heif_error err = heif_context_read_from_file(context, path, NULL);
+    return cheif_finish_open(context, err, message, capacity);
+}
+
+void cheif_close(cheif_file *file) {
+    if (!file) return;
+    heif_image_handle_release(file->primary);
+    heif_context_free(file->context);
+    free(file);
+}
+
+void cheif_primary_size(const cheif_file *file, int *width, int *height) {
+    *width = heif_image_handle_get_width(file->primary);
+    *height = heif_image_handle_get_height(file->primary);
+}
+
+static heif_item_id cheif_exif_id(const cheif_file *file, int *found) {
+    heif_item_id id = 0;
+    *found = heif_image_handle_get_list_of_metadata_block_IDs(file->primary, "Exif", &id, 1) > 0;
+    return id;
+}
+
+size_t cheif_exif_size(const cheif_file *file) {
+    int found = 0;
+    heif_item_id id = cheif_exif_id(file, &found);
+    if (!found) return 0;
+    return heif_image_handle_get_metadata_size(file->primary, id);
+}
+
+int cheif_exif_copy(const cheif_file *file, uint8_t *buffer, size_t capacity) {
+    int found = 0;
+    heif_item_id id = cheif_exif_id(file, &found);
+    if (!found || heif_image_handle_get_metadata_size(file->primary, id) > capacity) return CHEIF_ERROR;
+    struct heif_error err = heif_image_handle_get_metadata(file->primary, id, buffer);
+    return err.code == heif_error_Ok ? CHEIF_OK : CHEIF_ERROR;
+}
+
+cheif_image *cheif_decode_primary(cheif_file *file, char *message, size_t capacity) {
+    struct heif_image *image = NULL;
+    struct heif_error err =
+        heif_decode_image(file->primary, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, NULL);
+    if (err.code != heif_error_Ok) {
+        cheif_message(message, capacity, err.message);
+        return NULL;
+    }
+    cheif_image *result = calloc(1, sizeof(cheif_image));
+    if (!result) {
+        heif_image_release(image);
+        cheif_message(message, capacity, "out of memory");
+        return NULL;
+    }
+    result->image = image;
+    return result;
+}
+
+const uint8_t *cheif_image_pixels(const cheif_image *image, int *width, int *height, int *stride) {
+    *width = heif_image_get_width(image->image, heif_channel_interleaved);
+    *height = heif_image_get_height(image->image, heif_channel_interleaved);
+    return heif_image_get_plane_readonly(image->image, heif_channel_interleaved, stride);
+}
+
+void cheif_image_free(cheif_image *image) {
+    if (!image) return;
+    heif_image_release(image->image);
+    free(image);
+}
+
+int cheif_can_encode(void) {
+    const struct heif_encoder_descriptor *descriptor = NULL;
+    return heif_context_get_encoder_descriptors(NULL, heif_compression_HEVC, NULL, &descriptor, 1) > 0;
+}
+
+typedef struct {
+    uint8_t *bytes;
+    size_t length;
+} cheif_sink;
+
+static struct heif_error cheif_write(struct heif_context *context, const void *data, size_t size, void *userdata) {
+    (void)context;
+    cheif_sink *sink = userdata;
+    struct heif_error ok = {heif_error_Ok, heif_suberror_Unspecified, "ok"};
+    struct heif_error failed = {heif_error_Encoding_error, heif_suberror_Cannot_write_output_data, "out of memory"};
+    sink->bytes = malloc(size ? size : 1);
+    if (!sink->bytes) return failed;
+    memcpy(sink->bytes, data, size);
+    sink->length = size;
+    return ok;
+}
+
+int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t stride, int quality, uint8_t **bytes,
+                      size_t *length, char *message, size_t capacity) {
+    struct heif_context *context = heif_context_alloc();
+    struct heif_encoder *encoder = NULL;
+    struct heif_image *image = NULL;
+    int result = CHEIF_ERROR;
+    cheif_sink sink = {0};
+    if (!context) {
+        cheif_message(message, capacity, "out of memory");
+        return CHEIF_ERROR;
+    }
+    struct heif_error err = heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder);
+    if (err.code != heif_error_Ok) {
+        cheif_message(message, capacity, err.message);
+        result = CHEIF_UNSUPPORTED;
+        goto done;
+    }
+    heif_encoder_set_lossy_quality(encoder, quality);
+    err = heif_image_create(width, height, heif_colorspace_RGB, heif_chroma_interleaved_RGB, &image);
+    if (err.code != heif_error_Ok) goto fail;
+    err = heif_image_add_plane(image, heif_channel_interleaved, width, height, 8);
+    if (err.code != heif_error_Ok) goto fail;
+    int plane_stride = 0;
+    uint8_t *plane = heif_image_get_plane(image, heif_channel_interleaved, &plane_stride);
+    for (int y = 0; y < height; y++) {
+        const uint8_t *in = pixels + (size_t)y * stride;
+        uint8_t *out = plane + (size_t)y * (size_t)plane_stride;
+        for (int x = 0; x < width; x++) {
+            out[3 * x] = in[4 * x];
+            out[3 * x + 1] = in[4 * x + 1];
+            out[3 * x + 2] = in[4 * x + 2];
+        }
+    }
+    err = heif_context_encode_image(context, image, encoder, NULL, NULL);
+    if (err.code != heif_error_Ok) goto fail;
+    struct heif_writer writer = {1, cheif_write};
+    err = heif_context_write(context, &writer, &sink);
+    if (err.code != heif_error_Ok) goto fail;
+    *bytes = sink.bytes;
+    *length = sink.length;
+    sink.bytes = NULL;
+    result = CHEIF_OK;
+    goto done;
+fail:
+    cheif_message(message, capacity, err.message);
+done:
+    free(sink.bytes);
+    if (image) heif_image_release(image);
+    if (encoder) heif_encoder_release(encoder);
+    heif_context_free(context);
+    return result;
+}
+
+void cheif_free(void *pointer) { free(pointer); }

@@ -1,0 +1,72 @@
+import CHeif
+
+/// HEIF metadata: the top-level boxes are walked to the `meta` box, then libheif reads the prefix of the file
+/// that holds it (it needs no pixel data for sizes and metadata items).
+enum HEIFHeader {
+    enum Result {
+        case parsed(ImageMetadata)
+        case needMore(byteCount: Int)
+    }
+
+    static func parse(_ head: [UInt8], fileLength: Int?) throws(ImageError) -> Result {
+        var position = 0
+        var metaEnd: Int?
+        while metaEnd == nil {
+            guard position + 8 <= head.count else {
+                if let fileLength, position >= fileLength { throw .corrupt("HEIF: no meta box") }
+                return .needMore(byteCount: position + 16)
+            }
+            var size =
+                Int(head[position]) << 24 | Int(head[position + 1]) << 16 | Int(head[position + 2]) << 8
+                | Int(head[position + 3])
+            let type = String(decoding: head[(position + 4)..<(position + 8)], as: UTF8.self)
+            if size == 1 {
+                guard position + 16 <= head.count else { return .needMore(byteCount: position + 16) }
+                var large: UInt64 = 0
+                for i in 0..<8 { large = large << 8 | UInt64(head[position + 8 + i]) }
+                guard large <= UInt64(Int32.max) else { throw .corrupt("HEIF: box of \(large) bytes") }
+                size = Int(large)
+            } else if size == 0 {
+                size = (fileLength ?? head.count) - position
+            }
+            guard size >= 8 else { throw .corrupt("HEIF: box of \(size) bytes") }
+            if type == "meta" {
+                guard position + size <= head.count else { return .needMore(byteCount: position + size) }
+                metaEnd = position + size
+            }
+            position += size
+        }
+        let prefix = Array(head[0..<metaEnd!])
+        var message = [CChar](repeating: 0, count: 256)
+        let file = prefix.withUnsafeBufferPointer { bytes in
+            cheif_open_memory(bytes.baseAddress, bytes.count, &message, message.count)
+        }
+        guard let file else { throw .corrupt("HEIF: \(cText(message))") }
+        defer { cheif_close(file) }
+        var width: Int32 = 0
+        var height: Int32 = 0
+        cheif_primary_size(file, &width, &height)
+        guard width > 0, height > 0 else { throw .corrupt("HEIF: primary image of \(width)x\(height)") }
+        var metadata = ImageMetadata(format: .heif, pixelWidth: Int(width), pixelHeight: Int(height))
+        let exifSize = cheif_exif_size(file)
+        if exifSize > 8, exifSize <= ImageMetadata.maxHeadBytes {
+            var block = [UInt8](repeating: 0, count: exifSize)
+            if cheif_exif_copy(file, &block, block.count) == CHEIF_OK {
+                // The block starts with a 4-byte offset from its end to the TIFF header.
+                let skip = Int(block[0]) << 24 | Int(block[1]) << 16 | Int(block[2]) << 8 | Int(block[3])
+                if skip >= 0, skip < block.count - 4 {
+                    let payload = (4 + skip)..<block.count
+                    if let fields = try? ExifFields(TIFFReader(bytes: block, range: payload)) {
+                        metadata.apply(fields, payloadStart: payload)
+                    }
+                }
+            } else if let fileLength, head.count < fileLength, fileLength <= ImageMetadata.maxHeadBytes {
+                // The Exif item lies in the image data after the meta box.
+                return .needMore(byteCount: fileLength)
+            }
+        }
+        metadata.orientation = 1
+        metadata.embeddedThumbnail = nil
+        return .parsed(metadata)
+    }
+}
