@@ -75,7 +75,7 @@ let package = Package(
         .target(
             name: "CloudAssets",
             dependencies: [
-                "AssetStore", "S3Transfer", "Essentials", "CFileIO", "CZlib",
+                "AssetStore", "S3Transfer", "Images", "Essentials", "CFileIO", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: boundary),
@@ -136,7 +136,7 @@ let package = Package(
         .testTarget(
             name: "CloudAssetsTests",
             dependencies: [
-                "CloudAssets", "FakeS3", "Essentials", "TestSupport",
+                "CloudAssets", "FakeS3", "Images", "Essentials", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4"]),

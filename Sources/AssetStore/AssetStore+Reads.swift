@@ -282,3 +282,16 @@ extension AssetStore {
         }
     }
 }
+
+extension AssetStore {
+    /// Bytes of the thumbnails the library made itself (present, with no thumbnail object in the bucket): they
+    /// count against the cache like originals. Only assets with something local are visited.
+    package func generatedThumbnailBytes() throws -> Int64 {
+        try read { db in
+            try Int64.fetchOne(
+                db,
+                sql: "SELECT COALESCE(SUM(thumbnailSize), 0) FROM asset WHERE availability != 0 "
+                    + "AND thumbnailPresent = 1 AND thumbnailKey IS NULL") ?? 0
+        }
+    }
+}

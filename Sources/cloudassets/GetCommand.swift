@@ -12,6 +12,10 @@ struct Get: AsyncParsableCommand {
     @Option(name: .long, help: "Only this byte range of the original: a-b (inclusive), as in HTTP.") var range: String?
     @Option(name: .shortAndLong, help: "Write the data to this file (- for standard output); one asset only.")
     var output: String?
+    @Flag(
+        name: .long,
+        help: "Hand out images without their GPS tags (same bytes otherwise); also config key stripLocation.")
+    var stripLocation = false
 
     func run() async throws {
         try await runReportingErrors {
@@ -19,7 +23,7 @@ struct Get: AsyncParsableCommand {
                 throw CLIError("-o takes exactly one asset")
             }
             if let output, output != "-" { _ = try validateOutputPath(output) }
-            let library = try await global.openLibrary(runsDownloads: false)
+            let library = try await global.openLibrary(runsDownloads: false, stripLocation: stripLocation)
             defer { library.close() }
             let targets = try selection.resolve(in: library)
             let byteRange = try range.map(ByteRangeArgument.parse)

@@ -43,11 +43,12 @@ struct GlobalOptions: ParsableArguments {
         var sessionToken: String?
         var network: String?
         var fullSyncInterval: String?
+        var stripLocation: String?
 
         /// The keys a config file may hold, in the README's order.
         static let knownKeys = [
             "store", "endpoint", "bucket", "region", "accessKeyID", "secretAccessKey", "sessionToken", "network",
-            "fullSyncInterval",
+            "fullSyncInterval", "stripLocation",
         ]
     }
 
@@ -193,6 +194,17 @@ struct GlobalOptions: ParsableArguments {
             }
             configuration.fullSyncInterval = seconds
         }
+        // The command line is the owner's own tool: locations are shown and kept unless asked otherwise.
+        let strip =
+            try Self.pick(
+                flag: ("--strip-location", nil),
+                env: ("CLOUDASSETS_STRIP_LOCATION", env["CLOUDASSETS_STRIP_LOCATION"]),
+                file: ("stripLocation", file.stripLocation)) ?? "false"
+        switch strip {
+        case "true", "1", "yes": configuration.locationAccess = .denied
+        case "false", "0", "no": configuration.locationAccess = .granted
+        default: throw CLIError("stripLocation must be true or false, not \(strip)")
+        }
         return configuration
     }
 
@@ -203,10 +215,12 @@ struct GlobalOptions: ParsableArguments {
     ///   - runsDownloads: Whether the library may start background downloads (pinned originals): only commands
     ///     that wait for their work do; the others would cancel them as they exit.
     ///   - rebind: Whether the library may move to the configured bucket (see `Configuration.rebind`).
-    func openLibrary(requireRemote: Bool = true, runsDownloads: Bool = true, rebind: Bool = false) async throws
-        -> AssetLibrary
-    {
+    ///   - stripLocation: Whether data handed out loses its GPS tags whatever the settings say (`get --strip-location`).
+    func openLibrary(
+        requireRemote: Bool = true, runsDownloads: Bool = true, rebind: Bool = false, stripLocation: Bool = false
+    ) async throws -> AssetLibrary {
         var configuration = try libraryConfiguration(requireRemote: requireRemote)
+        if stripLocation { configuration.locationAccess = .denied }
         configuration.startsBackgroundTransfers = runsDownloads
         configuration.rebind = rebind
         let path = configuration.storeURL.path

@@ -87,6 +87,9 @@ final class LibraryHarness: Sendable {
         // no library writes checkpoints).
         configuration.fullSyncInterval = 0
         configuration.checkpointInterval = 0
+        // These suites test transfers, ranges and changes byte for byte; location privacy (the library's default
+        // `.denied`, which rewrites images' headers on the way out) has its own suites.
+        configuration.locationAccess = .granted
         return configuration
     }
 

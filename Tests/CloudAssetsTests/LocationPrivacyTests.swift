@@ -19,8 +19,9 @@ struct LocationPrivacyTests {
     func deniedByDefault() async throws {
         try await withHarness { harness in
             try Self.putLocated(harness, "tower.jpg")
-            let configuration = harness.configuration()
-            #expect(configuration.locationAccess == .denied)
+            var configuration = harness.configuration()
+            #expect(AssetLibrary.Configuration(storeURL: harness.storeURL).locationAccess == .denied)
+            configuration.locationAccess = .denied
             let library = try await harness.open(configuration)
             var recorder = ChangeReader(observing: library)
             try await library.sync(fetchThumbnails: false)

@@ -63,12 +63,13 @@ extension AssetLibrary {
         return freed
     }
 
-    /// Bytes of originals and partial ranges on disk, as the store records them.
+    /// Bytes of originals, partial ranges and the thumbnails the library made itself on disk, as the store
+    /// records them.
     public func cacheUsage() throws -> (bytes: Int64, fullAssets: Int, partialAssets: Int) {
         return try CloudAssetsError.boundary {
             let records = try store.records(
                 ids: store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial]))))
-            var bytes: Int64 = 0
+            var bytes: Int64 = try store.generatedThumbnailBytes()
             var full = 0
             var partial = 0
             for r in records {
@@ -89,7 +90,9 @@ extension AssetLibrary {
     func enforceCacheLimit(keeping keep: Int64?) throws {
         guard let limit = configuration.cacheSizeLimit else { return }
         let records = try store.records(ids: store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial]))))
-        var used = records.reduce(Int64(0)) { $0 + ($1.availability == .full ? $1.size : $1.partialRanges.totalBytes) }
+        var used = try records.reduce(store.generatedThumbnailBytes()) {
+            $0 + ($1.availability == .full ? $1.size : $1.partialRanges.totalBytes)
+        }
         guard used > limit else { return }
         var candidates: [(id: Int64, size: Int64, used: Date)] = []
         for r in records {

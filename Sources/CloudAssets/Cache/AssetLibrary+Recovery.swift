@@ -149,6 +149,9 @@ extension AssetLibrary {
                     keep = current.availability == .partial
                 case .thumbnails:
                     keep = current.thumbnailPresent && path == files.thumbnail(id: id).path
+                case .stripped:
+                    // A copy is remade from the original when it is needed again.
+                    keep = current.availability == .full && path == files.stripped(id: id, key: current.key).path
                 }
                 if !keep {
                     try? fm.removeItem(atPath: path)

@@ -15,6 +15,8 @@ import Foundation
 /// <store>/partial/<id>.ranges          sparse file of verified byte ranges (state `partial`)
 /// <store>/thumbnails/<id>.jpg          thumbnails (state `thumbnail` and above)
 /// <store>/thumbnails/<id>.jpg.part     a thumbnail being written
+/// <store>/stripped/<id>.<ext>          an original's copy without GPS (location access denied)
+/// <store>/stripped/<id>.<ext>.part     such a copy being written
 /// ```
 struct LocalFiles: Sendable {
     let root: URL
@@ -22,8 +24,9 @@ struct LocalFiles: Sendable {
     var originalsFolder: URL { url(of: .originals) }
     var partialFolder: URL { url(of: .partial) }
     var thumbnailsFolder: URL { url(of: .thumbnails) }
+    var strippedFolder: URL { url(of: .stripped) }
 
-    /// Creates the three folders where absent. A folder that exists as anything but a real directory (a file,
+    /// Creates the folders where absent. A folder that exists as anything but a real directory (a file,
     /// or a symbolic link that could lead out of the library) is refused: the library never writes or removes
     /// through it.
     func createFolders() throws {
@@ -61,6 +64,11 @@ struct LocalFiles: Sendable {
     func partial(id: Int64) -> URL { partialFolder.appendingPathComponent("\(id).ranges", isDirectory: false) }
     func thumbnail(id: Int64) -> URL { thumbnailsFolder.appendingPathComponent("\(id).jpg", isDirectory: false) }
 
+    /// The original's copy without location data (same name as the original, in `stripped/`).
+    func stripped(id: Int64, key: String) -> URL {
+        strippedFolder.appendingPathComponent(original(id: id, key: key).lastPathComponent, isDirectory: false)
+    }
+
     /// Writes a thumbnail through `<id>.jpg.part` renamed into place: a crash leaves either nothing new or a file
     /// named as the library's own, which recovery removes (never a temporary name it would have to leave alone).
     func writeThumbnail(_ data: Data, id: Int64) throws {
@@ -79,7 +87,8 @@ struct LocalFiles: Sendable {
     func originalPaths(id: Int64, key: String) -> [String] {
         let full = original(id: id, key: key).path
         let ranges = partial(id: id).path
-        return [full, full + ".part", full + ".part.json", ranges, ranges + ".json"]
+        let copy = stripped(id: id, key: key).path
+        return [full, full + ".part", full + ".part.json", ranges, ranges + ".json", copy, copy + ".part"]
     }
 
     func allPaths(id: Int64, key: String) -> [String] {
@@ -112,6 +121,10 @@ struct LocalFiles: Sendable {
         }
         let rest = parts.dropFirst().map(String.init)
         switch folder {
+        case .stripped:
+            // <id>[.<ext>][.part]
+            let tail = rest.last == "part" ? rest.dropLast() : rest[...]
+            return tail.count <= 1 && tail.allSatisfy(isSafeExtension)
         case .originals:
             // <id>[.<ext>][.part[.json]]
             var tail = rest[...]
@@ -120,15 +133,17 @@ struct LocalFiles: Sendable {
             } else if tail.last == "part" {
                 tail = tail.dropLast()
             }
-            guard tail.count <= 1 else { return false }
-            return tail.allSatisfy { ext in
-                !ext.isEmpty && ext.count <= 8 && ext.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber) }
-            }
+            return tail.count <= 1 && tail.allSatisfy(isSafeExtension)
         case .partial:
             return rest == ["ranges"] || rest == ["ranges", "json"]
         case .thumbnails:
             return rest == ["jpg"] || rest == ["jpg", "part"]
         }
+    }
+
+    /// An extension as ``safeExtension(of:)`` writes it: 1–8 lower-case ASCII letters and digits.
+    private static func isSafeExtension(_ ext: String) -> Bool {
+        !ext.isEmpty && ext.count <= 8 && ext.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber) }
     }
 
     /// A fresh name for an import being staged in the originals folder: `import-<32 hex digits>.part`.
@@ -142,9 +157,9 @@ struct LocalFiles: Sendable {
         return middle.count == 32 && middle.allSatisfy { $0.isHexDigit && !$0.isUppercase }
     }
 
-    /// The three folders the library keeps bytes in (the raw value is the folder's name).
+    /// The folders the library keeps bytes in (the raw value is the folder's name).
     enum Folder: String, CaseIterable {
-        case originals, partial, thumbnails
+        case originals, partial, thumbnails, stripped
     }
 
     func url(of folder: Folder) -> URL { root.appendingPathComponent(folder.rawValue, isDirectory: true) }

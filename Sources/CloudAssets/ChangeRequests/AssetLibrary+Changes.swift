@@ -101,6 +101,7 @@ extension AssetLibrary {
             pixelHeight: metadata.pixelHeight, orientation: metadata.orientation)
         record.uploadState = .pendingUpload
         record.contentSHA256 = file.sha256
+        record.location = metadata.location
         // Inserted first as a placeholder to get its identifier, which names the file.
         var placeholder = record
         placeholder.uploadState = .uploaded

@@ -54,7 +54,8 @@ struct ImportedFile: Sendable {
             // there. A move across file systems removes the source, so its copy is synced first.
             digest = try read(source, copyingTo: staged, sync: moving)
         }
-        let metadata = ImportMetadata.read(head: digest.head, name: source.lastPathComponent, fileStatus: status)
+        let metadata = ImportMetadata.read(
+            head: digest.head, name: source.lastPathComponent, fileStatus: status, fileLength: Int(status.st_size))
         return ImportedFile(
             stagedURL: staged, size: Int64(status.st_size), sha256: digest.sha256, metadata: metadata,
             sourceName: source.lastPathComponent, sourceToRemove: moving && renamedFrom == nil ? source : nil,

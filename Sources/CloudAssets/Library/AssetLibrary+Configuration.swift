@@ -78,6 +78,18 @@ extension AssetLibrary {
         /// Where asset metadata comes from: `x-amz-meta-*` of a HEAD per new or changed object (default), or
         /// the listing alone (no HEAD; creation date = last-modified).
         public var metadataSource: AssetLibrary.MetadataSource = .headObject
+        /// The long side, in pixels, of the thumbnails the library makes itself (from an original's embedded EXIF
+        /// thumbnail or by downscaling the original; see ``AssetLibrary/makeThumbnail(for:isNetworkAccessAllowed:)``).
+        /// Default 256.
+        public var thumbnailPixelSize: Int = 256
+        /// Bytes of decoded pixels ``AssetLibrary/startCachingImages(for:targetSize:contentMode:options:)`` keeps
+        /// in memory at most (least recently used out first). Default 64 MiB.
+        public var imageCacheBudget: Int = 64 << 20
+        /// With ``MetadataSource/headObject``: how many leading bytes of a new image (JPEG, PNG, HEIF by its key)
+        /// whose HEAD carries no `x-amz-meta-*` fields of ours (another tool's upload) a sync reads with one ranged
+        /// GET, for the image's own headers: EXIF capture date, pixel size, orientation, GPS. Headers longer than
+        /// this cost one more ranged read (up to 1 MiB). 0 reads none. Default 64 KiB.
+        public var imageHeaderBytes: Int = 64 * 1024
         /// The most often a request's progress handler is called, in milliseconds. Default 100.
         public var progressInterval: Int = 100
         /// Which integrity checks a download of an original computes before the asset becomes `full` (its length

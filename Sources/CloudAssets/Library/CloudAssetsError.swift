@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import Images
 import S3Transfer
 
 /// The one error type of the CloudAssets API: every method of ``AssetLibrary`` that throws, throws this (an error
@@ -84,6 +85,13 @@ public struct CloudAssetsError: Error, Sendable, CustomStringConvertible {
         public static let corruptData = Code("corruptData")
         /// Any other error answer of the service (its S3 code is in the message).
         public static let serviceError = Code("serviceError")
+        // Images.
+        /// The file is not an image the library decodes (JPEG, PNG, HEIF), or its bytes are corrupt or truncated.
+        public static let imageUnreadable = Code("imageUnreadable")
+        /// The image's declared pixel count is above the decoder's limit: refused before any pixel memory is
+        /// allocated.
+        public static let imageTooLarge = Code("imageTooLarge")
+
         /// An error the library did not expect (a defect): ``CloudAssetsError/underlyingError`` says more.
         public static let unexpected = Code("unexpected")
     }
@@ -143,6 +151,7 @@ extension CloudAssetsError {
         case let request as AssetRequestError: return CloudAssetsError(request)
         case let store as AssetStoreError: return CloudAssetsError(store)
         case let s3 as S3Error: return CloudAssetsError(s3)
+        case let image as ImageError: return CloudAssetsError(image)
         case let configuration as S3ConfigurationError:
             return CloudAssetsError(.noEndpoint, configuration.description, underlying: configuration)
         case let cancellation as CancellationError:
@@ -194,6 +203,23 @@ extension CloudAssetsError {
         case .pinned(let id): self.init(.assetPinned, error.description, underlying: error, localIdentifier: String(id))
         case .noRemote: self.init(.noEndpoint, error.description, underlying: error)
         case .localFile(let path, _): self.init(.localFileFailed, error.description, underlying: error, path: path)
+        }
+    }
+
+    init(_ error: ImageError) {
+        switch error {
+        case .cancelled: self.init(.cancelled, "The image request was cancelled.", underlying: error)
+        case .tooLarge(let width, let height, let limit):
+            self.init(
+                .imageTooLarge,
+                "The image is \(width) × \(height) pixels, above the decoder's limit of \(limit) pixels.",
+                underlying: error)
+        case .unsupportedFormat:
+            self.init(.imageUnreadable, "The file is not a JPEG, PNG or HEIF image.", underlying: error)
+        case .truncated: self.init(.imageUnreadable, "The image file is truncated.", underlying: error)
+        case .corrupt(let reason): self.init(.imageUnreadable, "The image is corrupt: \(reason).", underlying: error)
+        case .codec(let reason):
+            self.init(.imageUnreadable, "The image could not be decoded: \(reason).", underlying: error)
         }
     }
 

@@ -24,6 +24,8 @@ final class LibraryRuntime: Sendable {
     let deliveryQueue = DispatchQueue(label: "CloudAssets.delivery")
     /// Progress handlers, serially and in order.
     let progressQueue = DispatchQueue(label: "CloudAssets.progress")
+    /// Images prepared by ``AssetLibrary/startCachingImages(for:targetSize:contentMode:options:)``.
+    let images = ImageCache()
 
     private struct State {
         var nextRequestID = 1

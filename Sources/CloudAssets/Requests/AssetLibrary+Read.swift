@@ -22,6 +22,10 @@ extension AssetLibrary {
     /// opened, and ranges are recorded only while that file is still the asset's range file, so an eviction or a
     /// sync that removes the file during the read (and another read that creates a new one) cannot mix files.
     /// Such a race makes the read start again (at most twice) rather than fail.
+    ///
+    /// With ``Configuration/locationAccess`` `.denied`, a range that overlaps an image's first MiB comes back
+    /// with the GPS tags blanked as ``requestFile(for:options:)`` does (the headers are read, and fetched when
+    /// missing, to find them).
     /// - Parameters:
     ///   - asset: The asset.
     ///   - range: Bytes of the original; its end is clamped to the size (as HTTP does), but it must start
@@ -33,15 +37,30 @@ extension AssetLibrary {
     ///   changed on the server (sync, then read again); transfer errors.
     public func read(_ asset: Asset, range: Range<Int64>, isNetworkAccessAllowed: Bool = true) async throws -> Data {
         return try await CloudAssetsError.boundary {
-            var round = 1
-            while true {
-                do {
-                    return try await readOnce(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
-                } catch is RangeFileRace where round < 3 {
-                    round += 1
-                } catch let race as RangeFileRace {
-                    throw AssetRequestError.localFile(path: files.partial(id: asset.rowID).path, reason: race.reason)
-                }
+            var data = try await readRetrying(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
+            // Location access denied: bytes of an image's headers go out without its GPS tags (read from the
+            // headers, which this may fetch).
+            if range.lowerBound < Int64(LocationFilter.headLimit), let record = try store.record(id: asset.rowID),
+                stripsLocation(of: record)
+            {
+                let headRange = 0..<min(record.size, Int64(LocationFilter.headLimit))
+                let head = try await readRetrying(
+                    asset, range: headRange, isNetworkAccessAllowed: isNetworkAccessAllowed)
+                LocationFilter.apply(try LocationFilter.patches(head: [UInt8](head)), to: &data, at: range.lowerBound)
+            }
+            return data
+        }
+    }
+
+    private func readRetrying(_ asset: Asset, range: Range<Int64>, isNetworkAccessAllowed: Bool) async throws -> Data {
+        var round = 1
+        while true {
+            do {
+                return try await readOnce(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
+            } catch is RangeFileRace where round < 3 {
+                round += 1
+            } catch let race as RangeFileRace {
+                throw AssetRequestError.localFile(path: files.partial(id: asset.rowID).path, reason: race.reason)
             }
         }
     }

@@ -17,6 +17,11 @@ extension AssetLibrary {
     ///
     /// A completed download is committed to the store (the asset becomes `full`, observers get the change)
     /// *before* the final answer is delivered.
+    ///
+    /// Location: with ``Configuration/locationAccess`` `.denied` (the default) an image's bytes (original and
+    /// thumbnail) come without GPS tags — the EXIF GPS block unlinked and zeroed, XMP GPS fields blanked, same
+    /// length, the rest of the file untouched and still valid; an image whose EXIF cannot be read is not handed
+    /// out (the answer carries ``CloudAssetsError/Code/imageUnreadable``). `.granted` hands out the bytes as stored.
     /// - Parameters:
     ///   - asset: The asset.
     ///   - options: Network, delivery mode, progress.
@@ -72,6 +77,9 @@ extension AssetLibrary {
     /// The URL of the asset's verified local original, downloading it first when allowed.
     ///
     /// The file lives in the library's folder and may be evicted later (not while pinned); copy it to keep it.
+    /// With ``Configuration/locationAccess`` `.denied`, an image that carries a location is handed out as a copy
+    /// without its GPS tags (in the library's `stripped/` folder, removed with the original); the original file
+    /// is never modified.
     /// - Parameters:
     ///   - asset: The asset.
     ///   - options: Network and progress.
@@ -82,11 +90,15 @@ extension AssetLibrary {
     {
         return try await CloudAssetsError.boundary {
             let id = runtime.nextRequestID()
-            return try await withTaskCancellationHandler {
+            let url = try await withTaskCancellationHandler {
                 try await ensureOriginal(assetID: asset.rowID, options: options, requestID: id)
             } onCancel: {
                 self.runtime.cancelDownloads(forRequest: id)
             }
+            guard let record = try store.record(id: asset.rowID) else {
+                throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
+            }
+            return try filteredOriginalFile(url, of: record)
         }
     }
 
@@ -106,10 +118,14 @@ extension AssetLibrary {
         // The original is local: one answer.
         if let url = verifiedOriginal(of: record), let data = try? Data(contentsOf: url, options: .mappedIfSafe) {
             runtime.noteAccess(record.id!)
-            deliver(data, info)
+            deliverFiltered(data, of: record, info, deliver)
             return
         }
-        let thumbnail = record.thumbnailPresent ? try? Data(contentsOf: files.thumbnail(id: record.id!)) : nil
+        let thumbnail =
+            record.thumbnailPresent
+            ? (try? Data(contentsOf: files.thumbnail(id: record.id!))).flatMap {
+                try? filteredImageData($0, of: record)
+            } : nil
         let networkAllowed = options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
         switch options.deliveryMode {
         case .fastFormat:
@@ -145,7 +161,7 @@ extension AssetLibrary {
         do {
             let url = try await ensureOriginal(assetID: record.id!, options: options, requestID: requestID)
             let data = try Data(contentsOf: url, options: .mappedIfSafe)
-            deliver(data, info)
+            deliverFiltered(data, of: record, info, deliver)
         } catch {
             var answer = info
             if Task.isCancelled || Self.isCancellation(error) {
@@ -155,6 +171,21 @@ extension AssetLibrary {
             }
             if case AssetRequestError.inCloud = error { answer.isInCloud = true }
             deliver(nil, answer)
+        }
+    }
+
+    /// Hands on an original's bytes as this library may show them (without location when denied), or the
+    /// error that prevented it.
+    private func deliverFiltered(
+        _ data: Data, of record: AssetRecord, _ info: AssetRequestInfo,
+        _ deliver: @Sendable (Data?, AssetRequestInfo) -> Void
+    ) {
+        do {
+            deliver(try filteredImageData(data, of: record), info)
+        } catch {
+            var failed = info
+            failed.error = CloudAssetsError.reported(error)
+            deliver(nil, failed)
         }
     }
 

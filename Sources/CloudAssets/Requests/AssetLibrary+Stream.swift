@@ -16,6 +16,9 @@ extension AssetLibrary {
     /// progress (``Configuration/progressInterval``) and once more at the end. The handler runs on the calling
     /// task, one call at a time; a slow handler slows only this request, never the download.
     ///
+    /// With ``Configuration/locationAccess`` `.denied`, an image's bytes are handed on only once the whole
+    /// original is local, from its copy without GPS tags (``requestFile(for:options:)``).
+    ///
     /// Bytes are handed on before the whole file is verified: when the download then fails its integrity check
     /// or the object changes on the server after some bytes were handed on (a restart from zero), this throws
     /// and the caller must discard what it received. Nothing is ever handed on twice.
@@ -36,6 +39,15 @@ extension AssetLibrary {
                 throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
             }
             let chunk = max(4096, chunkSize)
+            if stripsLocation(of: record) {
+                // Location access denied: the GPS tags sit in the first bytes, so nothing is handed on before the
+                // whole original is here and its copy without them is made.
+                let url = try await requestFile(for: asset, options: options)
+                let tail = try FileTail(path: url.path, key: record.key)
+                try tail.pump(chunkSize: chunk, handler: dataReceivedHandler)
+                try tail.finish(expectedSize: record.size)
+                return
+            }
             if let url = verifiedOriginal(of: record) {
                 let tail = try FileTail(path: url.path, key: record.key)
                 try tail.pump(chunkSize: chunk, handler: dataReceivedHandler)

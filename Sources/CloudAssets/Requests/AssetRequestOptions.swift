@@ -3,6 +3,13 @@ public import Foundation
 /// Identifies one data request, for ``AssetLibrary/cancelRequest(_:)``.
 public typealias AssetRequestID = Int
 
+/// A request's progress: the fraction done (0…1), an error being retried, a flag to set to stop the request, and
+/// the byte counts. Called on a private serial queue, at most every ``AssetLibrary/Configuration/progressInterval``.
+public typealias AssetProgressHandler =
+    @Sendable (
+        _ fraction: Double, _ error: CloudAssetsError?, _ stop: inout Bool, _ progress: AssetRequestProgress
+    ) -> Void
+
 /// How a data request delivers, like `PHImageRequestOptionsDeliveryMode`.
 public enum AssetDeliveryMode: Sendable, Hashable {
     /// The local thumbnail first (marked degraded) when there is one, then the original. Two answers at most.
@@ -49,13 +56,7 @@ public struct AssetRequestOptions: Sendable {
     /// cancel the request (it then ends with ``AssetRequestInfo/isCancelled``). Called serially, in order, on
     /// the library's progress queue, at most every ``AssetLibrary/Configuration/progressInterval``
     /// milliseconds; the last call before a successful result reports 1.0.
-    public var progressHandler:
-        (
-            @Sendable (
-                _ fraction: Double, _ error: CloudAssetsError?, _ stop: inout Bool, _ progress: AssetRequestProgress
-            )
-                -> Void
-        )?
+    public var progressHandler: AssetProgressHandler?
     /// The queue result handlers are called on; `nil` uses the library's serial delivery queue.
     public var resultQueue: DispatchQueue?
 

@@ -1,6 +1,7 @@
 import AssetStore
 import Essentials
 import Foundation
+import Images
 import S3Transfer
 
 /// What one catalog sync did.
@@ -228,9 +229,10 @@ struct CatalogSync {
             summary.skipped.append(SyncSummary.SkippedObject(key: key, reason: error.description))
         }
         for object in needHead where skipped[object.key] == nil {
+            let found = heads[object.key]
             rows.append(
                 RemoteMetadata.record(
-                    for: object, head: heads[object.key], thumbnail: thumbnails[object.key],
+                    for: object, head: found?.head, image: found?.image, thumbnail: thumbnails[object.key],
                     source: library.configuration.metadataSource))
         }
         var filesToRemove: [String] = []
@@ -253,11 +255,12 @@ struct CatalogSync {
         return counts.changed
     }
 
-    /// HEADs the objects with at most `maxConnections` in flight. A vanished object (404) is skipped: the
-    /// next listing will no longer show it.
+    /// HEADs the objects with at most `maxConnections` in flight; an image without fields of ours (another
+    /// tool's) also has its first ``AssetLibrary/Configuration/imageHeaderBytes`` read for its own headers. A
+    /// vanished object (404) is skipped: the next listing will no longer show it.
     private func headAll(
         _ objects: [S3ObjectSummary], summary: inout SyncSummary, skipped: inout [String: S3Error]
-    ) async throws -> [String: S3ObjectHead] {
+    ) async throws -> [String: (head: S3ObjectHead, image: ImageMetadata?)] {
         guard library.configuration.metadataSource == AssetLibrary.MetadataSource.headObject, !objects.isEmpty else {
             return [:]
         }
@@ -265,14 +268,23 @@ struct CatalogSync {
         let client = remote.client
         let bucket = library.configuration.bucket
         let limit = max(1, library.configuration.maxConnections)
+        let headerBytes = library.configuration.imageHeaderBytes
         return try await withThrowingTaskGroup(of: (String, HeadOutcome).self) { group in
-            var result: [String: S3ObjectHead] = [:]
+            var result: [String: (head: S3ObjectHead, image: ImageMetadata?)] = [:]
             var iterator = objects.makeIterator()
             func addNext() -> Bool {
                 guard let object = iterator.next() else { return false }
                 group.addTask {
                     do {
-                        return (object.key, .head(try await client.headObject(bucket: bucket, key: object.key)))
+                        let head = try await client.headObject(bucket: bucket, key: object.key)
+                        if headerBytes > 0, head.size > 0, head.metadata["creation-date"] == nil,
+                            ImageHeaderRead.mayHaveHeaders(key: object.key)
+                        {
+                            let image = try await ImageHeaderRead.read(
+                                object, head: head, client: client, bucket: bucket, firstBytes: headerBytes)
+                            return (object.key, .head(head, image))
+                        }
+                        return (object.key, .head(head, nil))
                     } catch S3Error.noSuchKey {
                         return (object.key, .gone)  // gone since the listing; the next sync drops it
                     } catch let error as S3Error where Self.isFailureOfThisObject(error) {
@@ -284,7 +296,7 @@ struct CatalogSync {
             for _ in 0..<limit where !addNext() { break }
             while let (key, outcome) = try await group.next() {
                 switch outcome {
-                case .head(let head): result[key] = head
+                case .head(let head, let image): result[key] = (head, image)
                 case .gone: break
                 case .failed(let error): skipped[key] = error
                 }
@@ -297,7 +309,8 @@ struct CatalogSync {
 
 /// What one HEAD of a sync found.
 private enum HeadOutcome: Sendable {
-    case head(S3ObjectHead)
+    /// The object's head, and an image's own headers when they were read and parsed.
+    case head(S3ObjectHead, ImageMetadata?)
     /// Deleted since the listing.
     case gone
     /// Refused for this object alone (its key, its permissions): the object is skipped and reported.

@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import Images
 import S3Transfer
 
 /// Turns a listing entry plus (optionally) its HEAD into a store row, reading the `x-amz-meta-*` fields of
@@ -7,16 +8,31 @@ import S3Transfer
 /// location (`latitude,longitude[,altitude]`).
 enum RemoteMetadata {
     static func record(
-        for object: S3ObjectSummary, head: S3ObjectHead?, thumbnail: S3ObjectSummary?,
+        for object: S3ObjectSummary, head: S3ObjectHead?, image: ImageMetadata? = nil, thumbnail: S3ObjectSummary?,
         source: AssetLibrary.MetadataSource
     ) -> AssetRecord {
         var record = record(
             for: object, metadata: head?.metadata ?? [:], contentType: head?.contentType, thumbnail: thumbnail)
         // Another tool's image: no fields of ours; its own headers (EXIF) say when and where it was taken.
         if let head, head.metadata["creation-date"] == nil, record.mediaType == .image {
-            record.imageMetadataPending = true
+            if let image {
+                apply(image, to: &record)
+            } else {
+                record.imageMetadataPending = true
+            }
         }
         return record
+    }
+
+    /// An image's own headers where the bucket has no fields of ours: pixel size, orientation, and the capture
+    /// date and location when it has them (else the listing's last-modified date stays).
+    static func apply(_ image: ImageMetadata, to record: inout AssetRecord) {
+        record.pixelWidth = image.pixelWidth
+        record.pixelHeight = image.pixelHeight
+        record.orientation = image.orientation
+        if let date = image.captureDate { record.creationDate = date }
+        if let location = image.location.flatMap(AssetLocation.init(gps:)) { record.location = location }
+        record.imageMetadataPending = false
     }
 
     /// The row for an object of known `x-amz-meta-*` fields (from a HEAD, or a journal entry).
@@ -80,5 +96,13 @@ extension MediaType {
         case "mp3", "m4a", "wav", "aac", "flac": self = .audio
         default: self = .unknown
         }
+    }
+}
+
+extension AssetLocation {
+    /// The catalog's location for an image's GPS fields; nil when they are out of range.
+    init?(gps: GPSLocation) {
+        self.init(latitude: gps.latitude, longitude: gps.longitude, altitude: gps.altitude)
+        guard isValid else { return nil }
     }
 }

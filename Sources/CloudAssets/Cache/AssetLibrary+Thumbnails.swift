@@ -1,0 +1,140 @@
+import AssetStore
+import Foundation
+import Images
+import S3Transfer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension AssetLibrary {
+    /// Gives the asset a local thumbnail when it has none, without downloading the original where it can: the
+    /// bucket's thumbnail object when there is one; else the JPEG thumbnail embedded in the original's EXIF, read
+    /// with a ranged request of the file's first 64 KiB (and at most 128 KiB more when the thumbnail runs past
+    /// them); else the original (local, or downloaded when `isNetworkAccessAllowed` and the library's
+    /// ``NetworkPolicy`` allow) decoded and downscaled.
+    ///
+    /// Thumbnails the library makes are real, upright JPEGs (EXIF orientation applied; no metadata, so no
+    /// location), ``Configuration/thumbnailPixelSize`` pixels on the long side at most, and count against
+    /// ``Configuration/cacheSizeLimit`` (see ``cacheUsage()``). The thumbnail is committed in one transaction: a
+    /// `cloudOnly` asset becomes `thumbnail`, observers get the change. Safe from any thread or task.
+    /// - Parameters:
+    ///   - asset: The asset (an image; videos and other media have no thumbnail made here).
+    ///   - isNetworkAccessAllowed: Whether the bucket may be read.
+    /// - Returns: Where the thumbnail came from.
+    /// - Throws: ``CloudAssetsError/Code/networkNotAllowed`` when it needs the network and may not use it,
+    ///   ``CloudAssetsError/Code/imageUnreadable`` for a file that is not a decodable image, transfer errors.
+    @discardableResult
+    public func makeThumbnail(for asset: Asset, isNetworkAccessAllowed: Bool = true) async throws -> ThumbnailSource {
+        try await CloudAssetsError.boundary {
+            guard let record = try store.record(id: asset.rowID), let id = record.id else {
+                throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
+            }
+            if record.thumbnailPresent { return .alreadyLocal }
+            let network = isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
+            let size = max(16, configuration.thumbnailPixelSize)
+            let request = DecodeRequest(targetWidth: size, targetHeight: size, contentMode: .aspectFit)
+            if let thumbnailKey = record.thumbnailKey, verifiedOriginal(of: record) == nil {
+                guard network else { throw AssetRequestError.inCloud(key: thumbnailKey) }
+                let remote = try requireRemote()
+                let (data, head) = try await remote.client.getObject(bucket: configuration.bucket, key: thumbnailKey)
+                try files.writeThumbnail(data, id: id)
+                try commitThumbnail(id: id, of: record, etag: head.etag, generatedSize: nil)
+                return .bucketObject
+            }
+            if verifiedOriginal(of: record) == nil, network, ImageHeaderRead.mayHaveHeaders(key: record.key),
+                let (thumbnail, fetched) = try await embeddedThumbnail(of: record)
+            {
+                // The embedded thumbnail has no orientation of its own: the original's is given to it, so the
+                // decode turns it upright.
+                let oriented = EmbeddedThumbnail.withOrientation(record.orientation, jpeg: thumbnail)
+                let (image, _) = try await ImageBridge.decode(.bytes(oriented), request: request)
+                try storeGenerated(image, id: id, of: record)
+                return .embeddedThumbnail(bytesFetched: fetched)
+            }
+            guard record.mediaType == .image else {
+                throw AssetRequestError.localFile(path: record.key, reason: "only images get a thumbnail made")
+            }
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = network
+            let url = try await ensureOriginal(assetID: id, options: options, requestID: runtime.nextRequestID())
+            let (image, _) = try await ImageBridge.decode(.file(url), request: request)
+            try storeGenerated(image, id: id, of: record)
+            return .downscaledOriginal
+        }
+    }
+
+    /// The JPEG thumbnail in the original's EXIF and the bytes read to find it, or nil when it has none.
+    private func embeddedThumbnail(of record: AssetRecord) async throws -> ([UInt8], Int)? {
+        let remote = try requireRemote()
+        let first = min(record.size, 64 << 10)
+        guard first > 0 else { return nil }
+        let (head, _) = try await remote.client.getObject(
+            bucket: configuration.bucket, key: record.key, range: 0..<first, ifMatch: record.etag)
+        var bytes = [UInt8](head)
+        var metadata = try? ImageMetadata.parse(head: bytes, fileLength: Int(clamping: record.size))
+        if case .needMore(let count)? = metadata, count > bytes.count, count <= bytes.count + (128 << 10),
+            Int64(count) <= record.size
+        {
+            let (more, _) = try await remote.client.getObject(
+                bucket: configuration.bucket, key: record.key, range: Int64(bytes.count)..<Int64(count),
+                ifMatch: record.etag)
+            bytes += more
+            metadata = try? ImageMetadata.parse(head: bytes, fileLength: Int(clamping: record.size))
+        }
+        guard case .parsed(let image)? = metadata, let range = image.embeddedThumbnail else { return nil }
+        if range.upperBound > bytes.count {
+            // Past what the headers needed (the thumbnail sits at the end of the EXIF block): one more read.
+            guard range.upperBound <= bytes.count + (128 << 10), Int64(range.upperBound) <= record.size else {
+                return nil
+            }
+            let (more, _) = try await remote.client.getObject(
+                bucket: configuration.bucket, key: record.key, range: Int64(bytes.count)..<Int64(range.upperBound),
+                ifMatch: record.etag)
+            bytes += more
+        }
+        return (Array(bytes[range]), bytes.count)
+    }
+
+    /// Writes a thumbnail the library made and records it.
+    private func storeGenerated(_ image: AssetImage, id: Int64, of record: AssetRecord) throws {
+        let jpeg = try ImageBridge.encodeJPEG(image, quality: 82)
+        try files.writeThumbnail(Data(jpeg), id: id)
+        try commitThumbnail(id: id, of: record, etag: nil, generatedSize: Int64(jpeg.count))
+    }
+
+    /// Records a thumbnail written for `record`'s version; removes it again when the asset changed or went
+    /// meanwhile (under the write lock, so no file is left that belongs to no asset).
+    private func commitThumbnail(id: Int64, of record: AssetRecord, etag: String?, generatedSize: Int64?) throws {
+        let files = self.files
+        try performWrite { tx in
+            guard let now = try tx.record(id), now.etag == record.etag, !now.thumbnailPresent else {
+                if (try tx.record(id))?.thumbnailPresent != true {
+                    try? FileManager.default.removeItem(at: files.thumbnail(id: id))
+                }
+                return
+            }
+            _ = try tx.update(id) { r in
+                r.thumbnailPresent = true
+                if let generatedSize, r.thumbnailKey == nil { r.thumbnailSize = generatedSize }
+                if let etag, r.thumbnailETag == nil { r.thumbnailETag = etag }
+                if r.availability == .cloudOnly { r.availability = .thumbnail }
+            }
+        }
+        try enforceCacheLimit(keeping: id)
+    }
+}
+
+/// An EXIF thumbnail is a bare JPEG: its orientation is the original's.
+enum EmbeddedThumbnail {
+    /// The JPEG with an EXIF block carrying `orientation` inserted after its start marker (unchanged for 1).
+    static func withOrientation(_ orientation: Int, jpeg: [UInt8]) -> [UInt8] {
+        guard (2...8).contains(orientation), jpeg.starts(with: [0xFF, 0xD8]) else { return jpeg }
+        var exif = ExifBuilder()
+        exif.orientation = orientation
+        let payload = Array("Exif".utf8) + [0, 0] + exif.tiffPayload()
+        let length = payload.count + 2
+        guard length <= 0xFFFF else { return jpeg }
+        return [0xFF, 0xD8, 0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload + jpeg.dropFirst(2)
+    }
+}

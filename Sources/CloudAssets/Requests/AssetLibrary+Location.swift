@@ -1,0 +1,102 @@
+import AssetStore
+import Foundation
+import Images
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a library hands out when ``AssetLibrary/Configuration/locationAccess`` is `.denied`: the original's bytes
+/// with every GPS tag removed (JPEG and PNG EXIF, XMP GPS fields), the same length, everything else untouched.
+enum LocationFilter {
+    /// An image's headers are looked for in this many leading bytes (EXIF sits at the start).
+    static let headLimit = 1 << 20
+
+    /// The overwrites that remove the location from an image whose first bytes are `head` (none for a file
+    /// that is not JPEG or PNG or carries no location).
+    /// - Throws: ``ImageError`` when the image's EXIF cannot be read: nothing is handed out rather than bytes
+    ///   that might still say where the picture was taken.
+    static func patches(head: [UInt8]) throws -> [(offset: Int, bytes: [UInt8])] {
+        guard let format = ImageFormat.sniff(head), format != .heif else { return [] }
+        return try LocationStripper.locationPatches(head: head)
+    }
+
+    /// ``patches(head:)`` for a file, reading its first ``headLimit`` bytes.
+    static func patches(forFileAt url: URL) throws -> [(offset: Int, bytes: [UInt8])] {
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        return try patches(head: [UInt8](try handle.read(upToCount: headLimit) ?? Data()))
+    }
+
+    /// Applies `patches` to `data`, which holds the file's bytes from `offset` on.
+    static func apply(_ patches: [(offset: Int, bytes: [UInt8])], to data: inout Data, at offset: Int64 = 0) {
+        for patch in patches {
+            let start = Int64(patch.offset)
+            let end = start + Int64(patch.bytes.count)
+            let lower = max(start, offset)
+            let upper = min(end, offset + Int64(data.count))
+            guard lower < upper else { continue }
+            let source = patch.bytes[Int(lower - start)..<Int(upper - start)]
+            let target = data.startIndex + Int(lower - offset)
+            data.replaceSubrange(target..<target + source.count, with: source)
+        }
+    }
+}
+
+extension AssetLibrary {
+    /// Whether bytes of this asset must go out without location data.
+    func stripsLocation(of record: AssetRecord) -> Bool {
+        !revealsLocation && record.mediaType == .image
+    }
+
+    /// A whole file's bytes (an original, a thumbnail) as this library may hand them out.
+    func filteredImageData(_ data: Data, of record: AssetRecord) throws -> Data {
+        guard stripsLocation(of: record) else { return data }
+        let patches = try LocationFilter.patches(head: [UInt8](data.prefix(LocationFilter.headLimit)))
+        guard !patches.isEmpty else { return data }
+        var copy = Data(data)
+        LocationFilter.apply(patches, to: &copy)
+        return copy
+    }
+
+    /// The file to hand out for a verified original: the original itself, or — location access denied and the
+    /// image carrying a location — a copy without it in `stripped/` (made once, remade when the original is newer,
+    /// written through `.part` and renamed, removed with the original).
+    func filteredOriginalFile(_ url: URL, of record: AssetRecord) throws -> URL {
+        guard stripsLocation(of: record), let id = record.id else { return url }
+        let patches = try LocationFilter.patches(forFileAt: url)
+        guard !patches.isEmpty else { return url }
+        let copy = files.stripped(id: id, key: record.key)
+        var original = stat()
+        var existing = stat()
+        if stat(url.path, &original) == 0, lstat(copy.path, &existing) == 0,
+            existing.st_mode & S_IFMT == S_IFREG, existing.st_size == original.st_size,
+            existing.st_mtim.tv_sec > original.st_mtim.tv_sec
+                || (existing.st_mtim.tv_sec == original.st_mtim.tv_sec
+                    && existing.st_mtim.tv_nsec >= original.st_mtim.tv_nsec)
+        {
+            return copy
+        }
+        let part = URL(fileURLWithPath: copy.path + ".part", isDirectory: false)
+        unlink(part.path)
+        try FileManager.default.copyItem(at: url, to: part)
+        do {
+            let handle = try FileHandle(forWritingTo: part)
+            defer { try? handle.close() }
+            for patch in patches {
+                try handle.seek(toOffset: UInt64(patch.offset))
+                try handle.write(contentsOf: patch.bytes)
+            }
+            try handle.synchronize()
+        } catch {
+            unlink(part.path)
+            throw error
+        }
+        guard rename(part.path, copy.path) == 0 else {
+            let code = errno
+            unlink(part.path)
+            throw AssetRequestError.localFile(path: copy.path, reason: String(cString: strerror(code)))
+        }
+        return copy
+    }
+}

@@ -1,0 +1,107 @@
+public import Foundation
+
+/// How a requested image fits the target size, like `PHImageContentMode`.
+public enum ImageContentMode: Sendable, Hashable {
+    /// The whole image inside the target: one side equals the target's, the other is at most the target's.
+    case aspectFit
+    /// The image covers the target: one side equals the target's, the other is at least the target's (the
+    /// image is not cropped; crop it where it is drawn).
+    case aspectFill
+}
+
+/// How exactly a result matches the target size, like `PHImageRequestOptionsResizeMode`.
+public enum ImageResizeMode: Sendable, Hashable {
+    /// The full-size image, upright (the target size only selects nothing; memory is the full image's).
+    case none
+    /// The cheapest size at least as large as the target (JPEG: the decoder's 1/2, 1/4, 1/8 scales).
+    case fast
+    /// Exactly the ``ImageContentMode`` size, resampled with an area filter.
+    case exact
+}
+
+/// Options of ``AssetLibrary/requestImage(for:targetSize:contentMode:options:resultHandler:)``, like
+/// `PHImageRequestOptions`.
+public struct ImageRequestOptions: Sendable {
+    /// Whether the original may be downloaded when it is not local (the library's ``NetworkPolicy`` applies too).
+    public var isNetworkAccessAllowed = false
+    /// `.opportunistic`: a degraded image from the local thumbnail first when there is one, then the final one;
+    /// `.highQualityFormat`: the final image only; `.fastFormat`: one answer from what is local, never the network.
+    public var deliveryMode: AssetDeliveryMode = .opportunistic
+    /// How exactly the result matches the target size. Default `.fast`.
+    public var resizeMode: ImageResizeMode = .fast
+    /// Called on a private queue while the original downloads, as for data requests.
+    public var progressHandler: AssetProgressHandler?
+    /// Where answers are delivered; the library's serial delivery queue when nil.
+    public var resultQueue: DispatchQueue?
+    /// Images declaring more pixels than this are refused (``CloudAssetsError/Code/imageTooLarge``) before any
+    /// pixel memory is allocated. Default 100 megapixels.
+    public var maximumPixelCount = 100_000_000
+
+    public init() {}
+}
+
+/// Decoded pixels: 8-bit RGBA, row by row from the top, upright (EXIF orientation applied), alpha 255 where the
+/// image has none.
+public struct AssetImage: Sendable, Hashable {
+    /// Width in pixels.
+    public let width: Int
+    /// Height in pixels.
+    public let height: Int
+    /// Bytes from one row's start to the next (at least `width * 4`).
+    public let bytesPerRow: Int
+    /// `height * bytesPerRow` bytes.
+    public let pixels: [UInt8]
+
+    /// - Parameters: the pixel buffer's layout and bytes (`pixels.count >= height * bytesPerRow`).
+    public init(width: Int, height: Int, bytesPerRow: Int, pixels: [UInt8]) {
+        self.width = width
+        self.height = height
+        self.bytesPerRow = bytesPerRow
+        self.pixels = pixels
+    }
+
+    /// The image encoded as a baseline JPEG (no metadata: no location, no orientation tag — the pixels are upright).
+    /// - Parameter quality: 1…100.
+    /// - Throws: ``CloudAssetsError/Code/imageUnreadable`` when the encoder fails.
+    public func jpegData(quality: Int = 85) throws -> Data {
+        try CloudAssetsError.boundary { Data(try ImageBridge.encodeJPEG(self, quality: quality)) }
+    }
+
+    /// The image encoded as PNG (RGBA, no metadata).
+    /// - Throws: ``CloudAssetsError/Code/imageUnreadable`` when the encoder fails.
+    public func pngData() throws -> Data {
+        try CloudAssetsError.boundary { Data(try ImageBridge.encodePNG(self)) }
+    }
+}
+
+/// What an image request's answer is.
+public struct ImageRequestInfo: Sendable {
+    /// The request's identifier (for ``AssetLibrary/cancelRequest(_:)``).
+    public var requestID: AssetRequestID
+    /// The original is in the cloud and was not downloaded (network not allowed): the answer is the degraded
+    /// image or none.
+    public var isInCloud = false
+    /// A stand-in decoded from the local thumbnail; the final image follows unless this is the final answer.
+    public var isDegraded = false
+    /// The request was cancelled; no image.
+    public var isCancelled = false
+    /// Why there is no image.
+    public var error: CloudAssetsError?
+    /// Whether more answers follow (`false` for the degraded answer of an opportunistic request that goes on).
+    public var isFinal = true
+    /// Peak bytes of pixel memory the decode held (source rows, scaled buffers and the result together).
+    public var peakDecodeBytes = 0
+}
+
+/// How ``AssetLibrary/makeThumbnail(for:isNetworkAccessAllowed:)`` got an asset's thumbnail.
+public enum ThumbnailSource: Sendable, Hashable {
+    /// The asset already had one.
+    case alreadyLocal
+    /// From the bucket's thumbnail object.
+    case bucketObject
+    /// From the JPEG thumbnail embedded in the original's EXIF, read with ranged requests of this many bytes in
+    /// all — the original was not downloaded.
+    case embeddedThumbnail(bytesFetched: Int)
+    /// Decoded from the local (or downloaded) original and downscaled.
+    case downscaledOriginal
+}
