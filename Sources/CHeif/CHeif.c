@@ -6,9 +6,44 @@
 
 #include <libheif/heif.h>
 
+typedef struct {
+    const uint8_t *data;
+    size_t available;
+    size_t file_length;
+    size_t position;
+} cheif_prefix;
+
 struct cheif_file {
     struct heif_context *context;
     struct heif_image_handle *primary;
+    cheif_prefix *prefix;
+};
+
+static int64_t cheif_prefix_position(void *userdata) { return (int64_t)((cheif_prefix *)userdata)->position; }
+
+static int cheif_prefix_read(void *data, size_t size, void *userdata) {
+    cheif_prefix *p = userdata;
+    if (p->position > p->available || size > p->available - p->position) return 1;
+    memcpy(data, p->data + p->position, size);
+    p->position += size;
+    return 0;
+}
+
+static int cheif_prefix_seek(int64_t position, void *userdata) {
+    cheif_prefix *p = userdata;
+    if (position < 0 || (uint64_t)position > p->file_length) return 1;
+    p->position = (size_t)position;
+    return 0;
+}
+
+static enum heif_reader_grow_status cheif_prefix_wait(int64_t target_size, void *userdata) {
+    cheif_prefix *p = userdata;
+    return target_size >= 0 && (uint64_t)target_size <= p->file_length ? heif_reader_grow_status_size_reached
+                                                                         : heif_reader_grow_status_size_beyond_eof;
+}
+
+static const struct heif_reader cheif_prefix_reader = {
+    1, cheif_prefix_position, cheif_prefix_read, cheif_prefix_seek, cheif_prefix_wait,
 };
 
 struct cheif_image {
@@ -65,10 +100,34 @@ cheif_file *cheif_open_path(const char *path, char *message, size_t capacity) {
     return cheif_finish_open(context, err, message, capacity);
 }
 
+cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, char *message,
+                              size_t capacity) {
+    cheif_prefix *prefix = calloc(1, sizeof(cheif_prefix));
+    struct heif_context *context = heif_context_alloc();
+    if (!prefix || !context) {
+        free(prefix);
+        heif_context_free(context);
+        cheif_message(message, capacity, "out of memory");
+        return NULL;
+    }
+    prefix->data = data;
+    prefix->available = available;
+    prefix->file_length = file_length;
+    struct heif_error err = heif_context_read_from_reader(context, &cheif_prefix_reader, prefix, NULL);
+    cheif_file *file = cheif_finish_open(context, err, message, capacity);
+    if (!file) {
+        free(prefix);
+        return NULL;
+    }
+    file->prefix = prefix;
+    return file;
+}
+
 void cheif_close(cheif_file *file) {
     if (!file) return;
     heif_image_handle_release(file->primary);
     heif_context_free(file->context);
+    free(file->prefix);
     free(file);
 }
 

@@ -36,13 +36,19 @@ enum HEIFHeader {
             }
             position += size
         }
-        let prefix = Array(head[0..<metaEnd!])
-        var message = [CChar](repeating: 0, count: 256)
-        let file = prefix.withUnsafeBufferPointer { bytes in
-            cheif_open_memory(bytes.baseAddress, bytes.count, &message, message.count)
+        // libheif checks item extents against the file's length, not the head's; the head must stay alive
+        // while libheif reads it, so everything happens inside the closure.
+        let fileSize = fileLength ?? Int(Int32.max)
+        return try head.withUnsafeBufferPointer { (bytes) throws(ImageError) -> Result in
+            var message = [CChar](repeating: 0, count: 256)
+            guard let file = cheif_open_prefix(bytes.baseAddress, bytes.count, fileSize, &message, message.count)
+            else { throw .corrupt("HEIF: \(cText(message))") }
+            defer { cheif_close(file) }
+            return try metadata(file, headCount: head.count, fileLength: fileLength)
         }
-        guard let file else { throw .corrupt("HEIF: \(cText(message))") }
-        defer { cheif_close(file) }
+    }
+
+    private static func metadata(_ file: OpaquePointer, headCount: Int, fileLength: Int?) throws(ImageError) -> Result {
         var width: Int32 = 0
         var height: Int32 = 0
         cheif_primary_size(file, &width, &height)
@@ -60,7 +66,7 @@ enum HEIFHeader {
                         metadata.apply(fields, payloadStart: payload)
                     }
                 }
-            } else if let fileLength, head.count < fileLength, fileLength <= ImageMetadata.maxHeadBytes {
+            } else if let fileLength, headCount < fileLength, fileLength <= ImageMetadata.maxHeadBytes {
                 // The Exif item lies in the image data after the meta box.
                 return .needMore(byteCount: fileLength)
             }

@@ -13,6 +13,10 @@ typedef struct cheif_file cheif_file;
    Returns NULL and fills `message` on failure. */
 cheif_file *cheif_open_memory(const uint8_t *data, size_t length, char *message, size_t message_capacity);
 cheif_file *cheif_open_path(const char *path, char *message, size_t message_capacity);
+/* Opens from the first `available` bytes of a file of `file_length` bytes (its boxes must lie in them; reads
+   past them fail). The bytes must outlive the object. */
+cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, char *message,
+                              size_t message_capacity);
 void cheif_close(cheif_file *file);
 
 /* The primary image's size as displayed (libheif applies irot/imir/clap). */
