@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4"]),
         // Helpers more than one test target needs.
         .target(name: "TestSupport", dependencies: ["Essentials"], path: "Tests/TestSupport", swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["FakeS3", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["FakeS3", "Images", "TestSupport"]),
         // Fault soak, crash suite, hostile input: short forms in `make test`, full with CLOUDASSETS_SOAK=full.
         .testTarget(
             name: "ReliabilityTests",
