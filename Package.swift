@@ -117,7 +117,7 @@ let package = Package(
 
         .executableTarget(
             name: "ca-bench",
-            dependencies: ["CloudAssets", "AssetStore", "S3Transfer", "FakeS3", "Essentials"],
+            dependencies: ["CloudAssets", "AssetStore", "S3Transfer", "FakeS3", "Essentials", "Images"],
             path: "Benchmarks/ca-bench",
             swiftSettings: strict),
 

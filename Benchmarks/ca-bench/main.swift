@@ -1,5 +1,10 @@
 import Foundation
 
+// The hidden child mode the images section measures (its peak RSS is then that process's own).
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "thumbnail" {
+    exit(runThumbnailCommand(Array(CommandLine.arguments.dropFirst(2))))
+}
+
 // `make bench`: one release build, one run, one table. Every figure is measured beside its reference in
 // this same process (or by a tool this process runs), and printed as a ratio with the target.
 
@@ -33,6 +38,7 @@ rows += await section("fake server") { try await runServerBenchmarks() }
 rows += await section("library") { try await runLibraryBenchmarks() }
 rows += await section("import") { try await runImportBenchmarks() }
 rows += await section("journal") { try await runJournalBenchmarks() }
+rows += await section("images") { try await runImageBenchmarks() }
 // Against Ceph's RADOS Gateway (scripts/ceph-rgw.sh): no rows when the cluster cannot start.
 rows += await section("rgw") { try await runRGWBenchmarks() }
 
