@@ -209,8 +209,8 @@ static struct heif_error cheif_write(struct heif_context *context, const void *d
     return ok;
 }
 
-int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t stride, int quality, uint8_t **bytes,
-                      size_t *length, char *message, size_t capacity) {
+int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t stride, int quality, const uint8_t *exif,
+                      size_t exif_length, uint8_t **bytes, size_t *length, char *message, size_t capacity) {
     struct heif_context *context = heif_context_alloc();
     struct heif_encoder *encoder = NULL;
     struct heif_image *image = NULL;
@@ -242,8 +242,18 @@ int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t strid
             out[3 * x + 2] = in[4 * x + 2];
         }
     }
-    err = heif_context_encode_image(context, image, encoder, NULL, NULL);
+    struct heif_image_handle *handle = NULL;
+    err = heif_context_encode_image(context, image, encoder, NULL, &handle);
     if (err.code != heif_error_Ok) goto fail;
+    if (exif && exif_length > 0) {
+        /* libheif finds the TIFF header in the block and writes the item's offset field itself. */
+        err = heif_context_add_exif_metadata(context, handle, exif, (int)exif_length);
+        if (err.code != heif_error_Ok) {
+            heif_image_handle_release(handle);
+            goto fail;
+        }
+    }
+    heif_image_handle_release(handle);
     struct heif_writer writer = {1, cheif_write};
     err = heif_context_write(context, &writer, &sink);
     if (err.code != heif_error_Ok) goto fail;

@@ -91,16 +91,22 @@ package enum ImageEncoder {
     /// Whether this build's libheif has an HEVC encoder (`heif(_:quality:)` throws `.codec` when not).
     package static var canEncodeHEIF: Bool { cheif_can_encode() != 0 }
 
-    /// An HEIC file (HEVC, alpha ignored) at `quality` 0...100 (clamped).
-    package static func heif(_ image: RGBAImage, quality: Int = 80) throws(ImageError) -> [UInt8] {
+    /// An HEIC file (HEVC, alpha ignored) at `quality` 0...100 (clamped), with an `Exif` item holding `exif` (a
+    /// TIFF payload, as ``ExifBuilder/tiffPayload()`` writes) when given.
+    package static func heif(_ image: RGBAImage, quality: Int = 80, exif: [UInt8]? = nil) throws(ImageError) -> [UInt8]
+    {
         try image.validate()
         var bytes: UnsafeMutablePointer<UInt8>?
         var length = 0
         var message = [CChar](repeating: 0, count: 256)
-        let code = image.pixels.withUnsafeBufferPointer {
-            cheif_encode_rgba(
-                $0.baseAddress, Int32(image.width), Int32(image.height), image.bytesPerRow,
-                Int32(min(100, max(0, quality))), &bytes, &length, &message, message.count)
+        let block = exif.map { Array("Exif".utf8) + [0, 0] + $0 } ?? []
+        let code = image.pixels.withUnsafeBufferPointer { pixels in
+            block.withUnsafeBufferPointer { exifBytes in
+                cheif_encode_rgba(
+                    pixels.baseAddress, Int32(image.width), Int32(image.height), image.bytesPerRow,
+                    Int32(min(100, max(0, quality))), exif == nil ? nil : exifBytes.baseAddress, exifBytes.count,
+                    &bytes, &length, &message, message.count)
+            }
         }
         guard code == CHEIF_OK, let bytes else { throw .codec("HEIF: \(cText(message))") }
         defer { cheif_free(bytes) }

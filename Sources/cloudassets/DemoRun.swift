@@ -103,7 +103,7 @@ struct DemoRun {
                 observer.drain()
                 let now = try library.asset(withLocalIdentifier: target.localIdentifier)
                 say(
-                    "== ranged read of \(target.key): \(bytes.count) bytes (PNG signature \(bytes.prefix(4).map { String(format: "%02x", $0) }.joined())), "
+                    "== ranged read of \(target.key): \(bytes.count) bytes (starting \(bytes.prefix(4).map { String(format: "%02x", $0) }.joined())), "
                         + "state now \(now.map { "\($0.availability)" } ?? "?")")
             }
 
@@ -167,6 +167,11 @@ struct DemoRun {
                         + "\(try library.asset(withLocalIdentifier: created[0])?.isFavorite ?? false)")
             }
 
+            // 11. Images: a sized request turned upright, a thumbnail from the embedded EXIF thumbnail (ranged
+            // reads only), and location kept private.
+            try await showImages(library, server: server, storeURL: temp.appendingPathComponent("owner-device"))
+            observer.drain()
+
             let usage = try library.cacheUsage()
             say("")
             say("== summary")
@@ -185,6 +190,66 @@ struct DemoRun {
             throw error
         }
         try await server.stop()
+    }
+
+    private func showImages(_ library: AssetLibrary, server: FakeS3Server, storeURL: URL) async throws {
+        let images = try library.fetchAssets().filter { $0.mediaType == .image && $0.key.hasSuffix(".jpg") }
+        if let rotated = images.first(where: { $0.orientation != 1 }) {
+            var options = ImageRequestOptions()
+            options.isNetworkAccessAllowed = true
+            options.deliveryMode = .highQualityFormat
+            options.resizeMode = .exact
+            let (image, info) = await withCheckedContinuation { continuation in
+                library.requestImage(for: rotated, targetSize: CGSize(width: 256, height: 256), options: options) {
+                    continuation.resume(returning: ($0, $1))
+                }
+            }
+            if let image {
+                say(
+                    "== image of \(rotated.key): stored \(rotated.pixelWidth)×\(rotated.pixelHeight) with EXIF "
+                        + "orientation \(rotated.orientation) → \(image.width)×\(image.height) upright at 256 px; "
+                        + "peak decode memory \(Format.bytes(Int64(info.peakDecodeBytes))) (full size: "
+                        + "\(Format.bytes(Int64(rotated.pixelWidth * rotated.pixelHeight * 4))))")
+            } else {
+                say("== image of \(rotated.key): \(info.error.map { "\($0)" } ?? "none")")
+            }
+        }
+        if let bare = images.first(where: { !$0.hasThumbnail && $0.availability == .cloudOnly }) {
+            let before = server.requestLog.entries().count
+            let source = try await library.makeThumbnail(for: bare)
+            let requests = server.requestLog.entries().dropFirst(before).filter { $0.key == bare.key }
+            let how =
+                switch source {
+                case .embeddedThumbnail(let bytes):
+                    "from its embedded EXIF thumbnail: \(requests.count) ranged GET(s), \(bytes) bytes of "
+                        + "\(Format.bytes(bare.size))"
+                case .downscaledOriginal: "downscaled from the original (\(Format.bytes(bare.size)) downloaded)"
+                case .bucketObject: "from the bucket's thumbnail object"
+                case .alreadyLocal: "already local"
+                }
+            say("== thumbnail for \(bare.key) (no thumbnail object in the bucket) \(how)")
+        }
+        // This library keeps the default `locationAccess = .denied`; an owner's library may grant it.
+        var granted = library.configuration
+        granted.storeURL = storeURL
+        granted.locationAccess = .granted
+        let owner = try await AssetLibrary(configuration: granted)
+        defer { owner.close() }
+        try await owner.sync(fetchThumbnails: false)
+        if let located = try owner.fetchAssets().first(where: { $0.location != nil }),
+            let mine = try library.asset(
+                withLocalIdentifier: try library.asset(forKey: located.key)?.localIdentifier ?? "")
+        {
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = true
+            let theirs = try await owner.data(for: located, options: options)
+            let ours = try await library.data(for: mine, options: options)
+            say(
+                "== location of \(located.key): \(String(format: "%.4f, %.4f", located.location!.latitude, located.location!.longitude)) "
+                    + "with access granted; nil here (denied), and the bytes handed out here have their GPS tags "
+                    + "blanked: \(ours.count) bytes as the original's \(theirs.count), "
+                    + "\(zip(ours, theirs).filter { $0 != $1 }.count) bytes differ")
+        }
     }
 
     private func stateCounts(_ library: AssetLibrary) throws -> String {

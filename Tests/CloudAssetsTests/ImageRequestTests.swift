@@ -250,6 +250,34 @@ struct ImageRequestTests {
         }
     }
 
+    @Test("location access denied: a HEIC comes without its EXIF GPS too")
+    func deniedStripsHEIC() async throws {
+        guard ImageEncoder.canEncodeHEIF else { return }
+        try await withHarness { harness in
+            var exif = ExifBuilder()
+            exif.location = Self.eiffel
+            let heic = Data(
+                try ImageEncoder.heif(
+                    QuadrantJPEG.stored(width: 96, height: 64, orientation: 1), quality: 70, exif: exif.tiffPayload()))
+            try Self.putForeign(harness, "phone.heic", heic)
+            var denied = harness.configuration()
+            denied.locationAccess = .denied
+            let library = try await harness.open(denied)
+            try await library.sync(fetchThumbnails: false)
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = true
+            let data = try await library.data(for: try library.asset(path: "phone.heic"), options: options)
+            #expect(data.count == heic.count && data != heic)
+            guard case .parsed(let before) = try ImageMetadata.parse(head: [UInt8](heic), fileLength: heic.count),
+                case .parsed(let after) = try ImageMetadata.parse(head: [UInt8](data), fileLength: data.count)
+            else {
+                Issue.record("the HEIC's headers do not parse")
+                return
+            }
+            #expect(before.location != nil && after.location == nil)
+        }
+    }
+
     @Test("images prepared for a scroll window answer from memory, within the budget")
     func cachingImages() async throws {
         try await withHarness { harness in

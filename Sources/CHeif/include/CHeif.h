@@ -35,9 +35,10 @@ void cheif_image_free(cheif_image *image);
 
 /* 1 when this libheif has an HEVC encoder. */
 int cheif_can_encode(void);
-/* Encodes RGBA8 (alpha ignored) as HEIC at quality 0-100; *bytes is malloc'd (free with cheif_free). */
-int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t stride, int quality, uint8_t **bytes,
-                      size_t *length, char *message, size_t message_capacity);
+/* Encodes RGBA8 (alpha ignored) as HEIC at quality 0-100, with an EXIF item when exif is not NULL (a TIFF
+   block); *bytes is malloc'd (free with cheif_free). */
+int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t stride, int quality, const uint8_t *exif,
+                      size_t exif_length, uint8_t **bytes, size_t *length, char *message, size_t message_capacity);
 void cheif_free(void *pointer);
 
 #endif

@@ -7,25 +7,51 @@ import Images
 #endif
 
 /// What a library hands out when ``AssetLibrary/Configuration/locationAccess`` is `.denied`: the original's bytes
-/// with every GPS tag removed (JPEG and PNG EXIF, XMP GPS fields), the same length, everything else untouched.
+/// with every GPS tag removed (JPEG, PNG and HEIF EXIF, XMP GPS fields), the same length, everything else
+/// untouched.
 enum LocationFilter {
     /// An image's headers are looked for in this many leading bytes (EXIF sits at the start).
     static let headLimit = 1 << 20
 
     /// The overwrites that remove the location from an image whose first bytes are `head` (none for a file
-    /// that is not JPEG or PNG or carries no location).
+    /// that is not JPEG, PNG or HEIF, or carries no location). A HEIF's EXIF item may lie past the head:
+    /// `read` gives the bytes of such a file range.
     /// - Throws: ``ImageError`` when the image's EXIF cannot be read: nothing is handed out rather than bytes
     ///   that might still say where the picture was taken.
-    static func patches(head: [UInt8]) throws -> [(offset: Int, bytes: [UInt8])] {
-        guard let format = ImageFormat.sniff(head), format != .heif else { return [] }
-        return try LocationStripper.locationPatches(head: head)
+    static func patches(head: [UInt8], read: (Range<Int>) throws -> [UInt8]) throws -> [(offset: Int, bytes: [UInt8])] {
+        switch ImageFormat.sniff(head) {
+        case nil: return []
+        case .jpeg, .png: return try LocationStripper.locationPatches(head: head)
+        case .heif:
+            var patches: [(offset: Int, bytes: [UInt8])] = []
+            for extent in try HEIFLocation.exifExtents(head: head) {
+                guard extent.count <= headLimit else {
+                    throw ImageError.corrupt("HEIF: EXIF item of \(extent.count) bytes")
+                }
+                let item = extent.upperBound <= head.count ? Array(head[extent]) : try read(extent)
+                patches += try HEIFLocation.patches(exifItem: item, at: extent.lowerBound)
+            }
+            return patches
+        }
     }
 
-    /// ``patches(head:)`` for a file, reading its first ``headLimit`` bytes.
+    /// The file ranges (HEIF EXIF items) past `head` that ``patches(head:read:)`` will ask for.
+    static func rangesPastHead(_ head: [UInt8]) throws -> [Range<Int>] {
+        guard ImageFormat.sniff(head) == .heif else { return [] }
+        return try HEIFLocation.exifExtents(head: head).filter { $0.upperBound > head.count }
+    }
+
+    /// ``patches(head:read:)`` for a file, reading its first ``headLimit`` bytes.
     static func patches(forFileAt url: URL) throws -> [(offset: Int, bytes: [UInt8])] {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
-        return try patches(head: [UInt8](try handle.read(upToCount: headLimit) ?? Data()))
+        let head = [UInt8](try handle.read(upToCount: headLimit) ?? Data())
+        return try patches(head: head) { range in
+            try handle.seek(toOffset: UInt64(range.lowerBound))
+            let bytes = [UInt8](try handle.read(upToCount: range.count) ?? Data())
+            guard bytes.count == range.count else { throw ImageError.truncated }
+            return bytes
+        }
     }
 
     /// Applies `patches` to `data`, which holds the file's bytes from `offset` on.
@@ -52,7 +78,10 @@ extension AssetLibrary {
     /// A whole file's bytes (an original, a thumbnail) as this library may hand them out.
     func filteredImageData(_ data: Data, of record: AssetRecord) throws -> Data {
         guard stripsLocation(of: record) else { return data }
-        let patches = try LocationFilter.patches(head: [UInt8](data.prefix(LocationFilter.headLimit)))
+        let patches = try LocationFilter.patches(head: [UInt8](data.prefix(LocationFilter.headLimit))) { range in
+            guard range.upperBound <= data.count else { throw ImageError.truncated }
+            return [UInt8](data[(data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound)])
+        }
         guard !patches.isEmpty else { return data }
         var copy = Data(data)
         LocationFilter.apply(patches, to: &copy)

@@ -1,6 +1,7 @@
 import AssetStore
 import Essentials
 public import Foundation
+import Images
 import S3Transfer
 
 #if canImport(Glibc)
@@ -44,9 +45,21 @@ extension AssetLibrary {
                 stripsLocation(of: record)
             {
                 let headRange = 0..<min(record.size, Int64(LocationFilter.headLimit))
-                let head = try await readRetrying(
-                    asset, range: headRange, isNetworkAccessAllowed: isNetworkAccessAllowed)
-                LocationFilter.apply(try LocationFilter.patches(head: [UInt8](head)), to: &data, at: range.lowerBound)
+                let head = [UInt8](
+                    try await readRetrying(asset, range: headRange, isNetworkAccessAllowed: isNetworkAccessAllowed))
+                // A HEIF's EXIF item can lie past the head: read first, then handed to the patcher.
+                var items: [Range<Int>: [UInt8]] = [:]
+                for item in try LocationFilter.rangesPastHead(head) where Int64(item.upperBound) <= record.size {
+                    items[item] = [UInt8](
+                        try await readRetrying(
+                            asset, range: Int64(item.lowerBound)..<Int64(item.upperBound),
+                            isNetworkAccessAllowed: isNetworkAccessAllowed))
+                }
+                let patches = try LocationFilter.patches(head: head) { range in
+                    guard let bytes = items[range] else { throw ImageError.truncated }
+                    return bytes
+                }
+                LocationFilter.apply(patches, to: &data, at: range.lowerBound)
             }
             return data
         }

@@ -1,0 +1,70 @@
+import Foundation
+import Images
+import Testing
+
+@Suite("HEIF location strip")
+struct HEIFLocationTests {
+    static func located() throws -> [UInt8] {
+        var exif = ExifBuilder()
+        exif.orientation = 1
+        exif.captureDate = Date(timeIntervalSince1970: 1_700_000_000)
+        exif.location = GPSLocation(latitude: 35.6586, longitude: 139.7454, altitude: 150)
+        let image = RGBAImage(width: 64, height: 48, fill: (red: 200, green: 80, blue: 40, alpha: 255))
+        return try ImageEncoder.heif(image, quality: 70, exif: exif.tiffPayload())
+    }
+
+    static func metadata(_ bytes: [UInt8]) throws -> ImageMetadata? {
+        guard case .parsed(let metadata) = try ImageMetadata.parse(head: bytes, fileLength: bytes.count) else {
+            return nil
+        }
+        return metadata
+    }
+
+    @Test("the EXIF item of a HEIC is found and its GPS removed in place; the image decodes the same")
+    func stripsHEIF() throws {
+        guard ImageEncoder.canEncodeHEIF else {
+            Issue.record("this libheif cannot encode HEVC: the HEIF strip is untested here")
+            return
+        }
+        let heic = try Self.located()
+        #expect(try Self.metadata(heic)?.location != nil)
+        let extents = try HEIFLocation.exifExtents(head: heic)
+        #expect(extents.count == 1)
+        var stripped = heic
+        for extent in extents {
+            for patch in try HEIFLocation.patches(exifItem: Array(heic[extent]), at: extent.lowerBound) {
+                stripped.replaceSubrange(patch.offset..<(patch.offset + patch.bytes.count), with: patch.bytes)
+            }
+        }
+        #expect(stripped.count == heic.count && stripped != heic)
+        let after = try #require(try Self.metadata(stripped))
+        #expect(after.location == nil)
+        #expect(after.captureDate == Date(timeIntervalSince1970: 1_700_000_000))
+        let request = DecodeRequest(targetWidth: 64, targetHeight: 48, resizeMode: .none)
+        #expect(
+            try ImageDecoder.decode(data: stripped, request: request).image.pixels
+                == ImageDecoder.decode(data: heic, request: request).image.pixels)
+        // Stripped again: nothing left to do.
+        let again = try HEIFLocation.exifExtents(head: stripped).flatMap {
+            try HEIFLocation.patches(exifItem: Array(stripped[$0]), at: $0.lowerBound)
+        }
+        #expect(again.isEmpty)
+    }
+
+    @Test("a meta box that lies about its sizes or item locations is a typed error, never a crash")
+    func hostileHEIF() throws {
+        guard ImageEncoder.canEncodeHEIF else { return }
+        let heic = try Self.located()
+        // Every single-byte corruption of the first 512 bytes: any outcome but a crash or a wrong range.
+        for index in stride(from: 0, to: min(512, heic.count), by: 3) {
+            var bytes = heic
+            bytes[index] ^= 0xA5
+            if let extents = try? HEIFLocation.exifExtents(head: bytes) {
+                for extent in extents where extent.upperBound <= bytes.count {
+                    _ = try? HEIFLocation.patches(exifItem: Array(bytes[extent]), at: extent.lowerBound)
+                }
+            }
+        }
+        #expect(throws: ImageError.self) { try HEIFLocation.exifExtents(head: Array(heic.prefix(40))) }
+    }
+}
