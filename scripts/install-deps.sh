@@ -19,7 +19,7 @@ missing_debs() {
 }
 
 debs=(libcurl4-openssl-dev libsqlite3-dev zlib1g-dev curl
-      libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libheif-dev libvips-tools)
+      libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libheif-dev libvips-tools time)
 mapfile -t missing < <(missing_debs "${debs[@]}")
 if ((${#missing[@]})); then
     if [ "$(id -u)" = 0 ]; then
