@@ -114,6 +114,32 @@ struct ImageRequestTests {
         }
     }
 
+    @Test("a sync makes a thumbnail from the EXIF thumbnail its header read fetched, with no request of its own")
+    func syncMakesEmbeddedThumbnails() async throws {
+        try await withHarness { harness in
+            let jpeg = try QuadrantJPEG.make(
+                width: 1600, height: 1200, orientation: 6, date: Self.taken, embeddedThumbnail: true, noise: true)
+            try Self.putForeign(harness, "camera.jpg", jpeg)
+            let library = try await harness.open()
+            harness.server.requestLog.clear()
+            let summary = try await library.sync()
+            #expect(summary.thumbnailsFromImageHeaders == 1)
+            let asset = try library.asset(path: "camera.jpg")
+            #expect(asset.availability == .thumbnail)
+            #expect(harness.gets(of: "camera.jpg").map(\.rangeHeader) == ["bytes=0-65535"])
+            var options = ImageRequestOptions()
+            options.deliveryMode = .fastFormat
+            let thumbnail = try await withCheckedThrowingContinuation {
+                (done: CheckedContinuation<AssetImage, any Error>) in
+                library.requestImage(for: asset, targetSize: CGSize(width: 512, height: 512), options: options) {
+                    image, _ in
+                    if let image { done.resume(returning: image) } else { done.resume(throwing: CancellationError()) }
+                }
+            }
+            #expect(thumbnail.width > thumbnail.height && QuadrantJPEG.isUpright(thumbnail))
+        }
+    }
+
     @Test("requestImage answers upright pixels at the displayed target size, degraded thumbnail first")
     func requestImageUprightAndSized() async throws {
         try await withHarness { harness in

@@ -39,7 +39,7 @@ extension AssetLibrary {
                 let remote = try requireRemote()
                 let (data, head) = try await remote.client.getObject(bucket: configuration.bucket, key: thumbnailKey)
                 try files.writeThumbnail(data, id: id)
-                try commitThumbnail(id: id, of: record, etag: head.etag, generatedSize: nil)
+                try commitThumbnails([GeneratedThumbnail(id: id, assetETag: record.etag, objectETag: head.etag)])
                 return .bucketObject
             }
             if verifiedOriginal(of: record) == nil, network, ImageHeaderRead.mayHaveHeaders(key: record.key),
@@ -96,32 +96,74 @@ extension AssetLibrary {
         return (Array(bytes[range]), bytes.count)
     }
 
+    /// Makes thumbnails from embedded EXIF thumbnails (by key) a sync read with the images' headers, and records
+    /// them in one transaction; an asset that changed or went meanwhile, or already has a thumbnail, is skipped
+    /// (its file removed under the write lock). A thumbnail that does not decode is skipped. Returns how many
+    /// were recorded.
+    func storeEmbeddedThumbnails(_ thumbnails: [String: [UInt8]]) throws -> Int {
+        let size = max(16, configuration.thumbnailPixelSize)
+        let request = DecodeRequest(targetWidth: size, targetHeight: size, contentMode: .aspectFit)
+        var written: [(id: Int64, etag: String, size: Int64)] = []
+        for (key, jpeg) in thumbnails {
+            guard let record = try store.record(key: key), let id = record.id, !record.thumbnailPresent,
+                record.thumbnailKey == nil,
+                let decoded = try? ImageDecoder.decode(
+                    data: EmbeddedThumbnail.withOrientation(record.orientation, jpeg: jpeg), request: request),
+                let encoded = try? ImageEncoder.jpeg(decoded.image, quality: 82)
+            else { continue }
+            try files.writeThumbnail(Data(encoded), id: id)
+            written.append((id, record.etag, Int64(encoded.count)))
+        }
+        guard !written.isEmpty else { return 0 }
+        return try commitThumbnails(
+            written.map { GeneratedThumbnail(id: $0.id, assetETag: $0.etag, objectETag: nil, size: $0.size) })
+    }
+
     /// Writes a thumbnail the library made and records it.
     private func storeGenerated(_ image: AssetImage, id: Int64, of record: AssetRecord) throws {
         let jpeg = try ImageBridge.encodeJPEG(image, quality: 82)
         try files.writeThumbnail(Data(jpeg), id: id)
-        try commitThumbnail(id: id, of: record, etag: nil, generatedSize: Int64(jpeg.count))
+        try commitThumbnails([GeneratedThumbnail(id: id, assetETag: record.etag, size: Int64(jpeg.count))])
     }
 
-    /// Records a thumbnail written for `record`'s version; removes it again when the asset changed or went
-    /// meanwhile (under the write lock, so no file is left that belongs to no asset).
-    private func commitThumbnail(id: Int64, of record: AssetRecord, etag: String?, generatedSize: Int64?) throws {
+    /// A thumbnail file written for one version of an asset.
+    struct GeneratedThumbnail {
+        var id: Int64
+        /// The asset's ETag when the thumbnail was made: a newer version does not take it.
+        var assetETag: String
+        /// The bucket thumbnail object's ETag, when it came from one.
+        var objectETag: String?
+        /// Its size, for a thumbnail the library made (counted against the cache).
+        var size: Int64?
+    }
+
+    /// Records thumbnails written for their assets' versions in one transaction; one whose asset changed or went
+    /// meanwhile is removed again (under the write lock, so no file is left that belongs to no asset).
+    /// - Returns: How many were recorded.
+    @discardableResult
+    func commitThumbnails(_ items: [GeneratedThumbnail]) throws -> Int {
         let files = self.files
-        try performWrite { tx in
-            guard let now = try tx.record(id), now.etag == record.etag, !now.thumbnailPresent else {
-                if (try tx.record(id))?.thumbnailPresent != true {
-                    try? FileManager.default.removeItem(at: files.thumbnail(id: id))
+        let recorded = try performWrite { tx -> Int in
+            var count = 0
+            for item in items {
+                guard let now = try tx.record(item.id), now.etag == item.assetETag, !now.thumbnailPresent else {
+                    if (try tx.record(item.id))?.thumbnailPresent != true {
+                        try? FileManager.default.removeItem(at: files.thumbnail(id: item.id))
+                    }
+                    continue
                 }
-                return
+                _ = try tx.update(item.id) { r in
+                    r.thumbnailPresent = true
+                    if let size = item.size, r.thumbnailKey == nil { r.thumbnailSize = size }
+                    if let etag = item.objectETag, r.thumbnailETag == nil { r.thumbnailETag = etag }
+                    if r.availability == .cloudOnly { r.availability = .thumbnail }
+                }
+                count += 1
             }
-            _ = try tx.update(id) { r in
-                r.thumbnailPresent = true
-                if let generatedSize, r.thumbnailKey == nil { r.thumbnailSize = generatedSize }
-                if let etag, r.thumbnailETag == nil { r.thumbnailETag = etag }
-                if r.availability == .cloudOnly { r.availability = .thumbnail }
-            }
+            return count
         }
-        try enforceCacheLimit(keeping: id)
+        try enforceCacheLimit(keeping: nil)
+        return recorded
     }
 }
 

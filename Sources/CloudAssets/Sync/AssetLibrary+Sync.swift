@@ -71,10 +71,10 @@ extension AssetLibrary {
                     summary.mode = .incremental
                     try await JournalSync(library: self, remote: remote).run(summary: &summary)
                 } else if try mode == .full || (mode == .automatic && needsFullSync()) {
-                    summary = try await fullSync(remote: remote)
+                    summary = try await fullSync(remote: remote, makesThumbnails: fetchThumbnails)
                 } else if try await journalHistoryExpired(remote: remote) {
                     // Entries this library has not read may be gone: only a listing shows everything.
-                    summary = try await fullSync(remote: remote)
+                    summary = try await fullSync(remote: remote, makesThumbnails: fetchThumbnails)
                     summary.historyExpired = true
                 } else {
                     summary.mode = .incremental
@@ -99,9 +99,11 @@ extension AssetLibrary {
 
     /// A full sync: the whole bucket listed and reconciled, the sidecars merged; the journal position moves to
     /// the listing's start.
-    private func fullSync(remote: LibraryRemote) async throws -> SyncSummary {
+    private func fullSync(remote: LibraryRemote, makesThumbnails: Bool) async throws -> SyncSummary {
         let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
-        var summary = try await CatalogSync(library: self, remote: remote).run()
+        var catalogSync = CatalogSync(library: self, remote: remote)
+        catalogSync.makesThumbnails = makesThumbnails
+        var summary = try await catalogSync.run()
         summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
         // The journal is read from the listing's start on (less the look-back) by the next incremental sync:
         // entries the listing already reflects apply as no-ops.

@@ -26,6 +26,9 @@ public struct SyncSummary: Sendable, Hashable {
     public internal(set) var resumed = false
     /// Thumbnails fetched after listing.
     public internal(set) var thumbnailsFetched = 0
+    /// Thumbnails made from the EXIF thumbnail embedded in images another tool uploaded, from the bytes their
+    /// header read fetched (no request of their own).
+    public internal(set) var thumbnailsFromImageHeaders = 0
     /// Metadata sidecars read and merged (those whose ETag changed since the last merge).
     public internal(set) var sidecarsRead = 0
     /// Assets purged from the trash (past the retention).
@@ -60,6 +63,7 @@ public struct SyncSummary: Sendable, Hashable {
         pages += other.pages
         transactions += other.transactions
         thumbnailsFetched += other.thumbnailsFetched
+        thumbnailsFromImageHeaders += other.thumbnailsFromImageHeaders
         sidecarsRead += other.sidecarsRead
         purged += other.purged
         journalEntriesRead += other.journalEntriesRead
@@ -89,6 +93,11 @@ public struct SyncSummary: Sendable, Hashable {
 struct CatalogSync {
     let library: AssetLibrary
     let remote: LibraryRemote
+    /// Whether images read for their headers get a thumbnail from their embedded EXIF thumbnail (when the bucket
+    /// has no thumbnail object for them): the bytes are already here, so it costs no request.
+    var makesThumbnails = true
+    /// Embedded thumbnails kept in memory at most during one pass (the rest are made on demand).
+    static let embeddedThumbnailBudget = 32 << 20
 
     func run() async throws -> SyncSummary {
         var summary = SyncSummary()
@@ -224,7 +233,8 @@ struct CatalogSync {
             }
         }
         var skipped: [String: S3Error] = [:]
-        let heads = try await headAll(needHead, summary: &summary, skipped: &skipped)
+        var embedded: [String: [UInt8]] = [:]
+        let heads = try await headAll(needHead, summary: &summary, skipped: &skipped, embedded: &embedded)
         for (key, error) in skipped {
             summary.skipped.append(SyncSummary.SkippedObject(key: key, reason: error.description))
         }
@@ -252,6 +262,11 @@ struct CatalogSync {
         }
         counts.add(to: &summary)
         if counts.changed { summary.transactions += 1 }
+        embedded = embedded.filter { thumbnails[$0.key] == nil }
+        if !embedded.isEmpty {
+            summary.thumbnailsFromImageHeaders += try library.storeEmbeddedThumbnails(embedded)
+            summary.transactions += 1
+        }
         return counts.changed
     }
 
@@ -259,7 +274,8 @@ struct CatalogSync {
     /// tool's) also has its first ``AssetLibrary/Configuration/imageHeaderBytes`` read for its own headers. A
     /// vanished object (404) is skipped: the next listing will no longer show it.
     private func headAll(
-        _ objects: [S3ObjectSummary], summary: inout SyncSummary, skipped: inout [String: S3Error]
+        _ objects: [S3ObjectSummary], summary: inout SyncSummary, skipped: inout [String: S3Error],
+        embedded: inout [String: [UInt8]]
     ) async throws -> [String: (head: S3ObjectHead, image: ImageMetadata?)] {
         guard library.configuration.metadataSource == AssetLibrary.MetadataSource.headObject, !objects.isEmpty else {
             return [:]
@@ -269,6 +285,8 @@ struct CatalogSync {
         let bucket = library.configuration.bucket
         let limit = max(1, library.configuration.maxConnections)
         let headerBytes = library.configuration.imageHeaderBytes
+        var thumbnailBytes = 0
+        let makesThumbnails = self.makesThumbnails
         return try await withThrowingTaskGroup(of: (String, HeadOutcome).self) { group in
             var result: [String: (head: S3ObjectHead, image: ImageMetadata?)] = [:]
             var iterator = objects.makeIterator()
@@ -280,9 +298,9 @@ struct CatalogSync {
                         if headerBytes > 0, head.size > 0, head.metadata["creation-date"] == nil,
                             ImageHeaderRead.mayHaveHeaders(key: object.key)
                         {
-                            let image = try await ImageHeaderRead.read(
+                            let found = try await ImageHeaderRead.read(
                                 object, head: head, client: client, bucket: bucket, firstBytes: headerBytes)
-                            return (object.key, .head(head, image))
+                            return (object.key, .head(head, found))
                         }
                         return (object.key, .head(head, nil))
                     } catch S3Error.noSuchKey {
@@ -296,7 +314,15 @@ struct CatalogSync {
             for _ in 0..<limit where !addNext() { break }
             while let (key, outcome) = try await group.next() {
                 switch outcome {
-                case .head(let head, let image): result[key] = (head, image)
+                case .head(let head, let found):
+                    result[key] = (head, found?.metadata)
+                    // Kept for the thumbnail the sync makes once the asset exists, within a memory budget.
+                    if makesThumbnails, thumbnailBytes < Self.embeddedThumbnailBudget,
+                        let jpeg = found?.embeddedThumbnail
+                    {
+                        embedded[key] = jpeg
+                        thumbnailBytes += jpeg.count
+                    }
                 case .gone: break
                 case .failed(let error): skipped[key] = error
                 }
@@ -310,7 +336,7 @@ struct CatalogSync {
 /// What one HEAD of a sync found.
 private enum HeadOutcome: Sendable {
     /// The object's head, and an image's own headers when they were read and parsed.
-    case head(S3ObjectHead, ImageMetadata?)
+    case head(S3ObjectHead, ImageHeaderRead.Found?)
     /// Deleted since the listing.
     case gone
     /// Refused for this object alone (its key, its permissions): the object is skipped and reported.
