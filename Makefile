@@ -3,7 +3,8 @@
 SWIFT ?= swift
 RELEASE_BIN = .build/release
 
-.PHONY: all deps deps-python build test rgw-test tsan demo bench bench-scale soak lint format server clean
+.PHONY: all deps deps-python build test rgw-test tsan demo gallery bench bench-gallery bench-scale soak lint format \
+	server clean
 
 all: build
 
@@ -43,6 +44,13 @@ tsan: deps-python
 demo: deps
 	$(SWIFT) build -c release --product cloudassets
 	$(RELEASE_BIN)/cloudassets demo
+
+# The web gallery (`cloudassets serve`) of a library synced from the bundled fake server (seeded once, in
+# .fake-s3-gallery; library in .gallery-library); prints the page's address. Extra flags: GALLERY_FLAGS=--pick.
+gallery: deps
+	$(SWIFT) build -c release --product cloudassets
+	$(SWIFT) build -c release --product fake-s3
+	BIN=$(RELEASE_BIN) scripts/gallery.sh $(GALLERY_FLAGS)
 
 server: deps
 	$(SWIFT) build -c release --product fake-s3
