@@ -26,7 +26,7 @@ struct LibraryCommitSignalTests {
                 while delivered.last.withLock({ $0 }) < token && ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(1))
                 }
-                #expect(delivered.last.withLock { $0 } == token, "commit \(round) was not delivered within 5 s")
+                #expect(delivered.last.withLock { $0 } >= token, "commit \(round) was not delivered within 5 s")
             }
             watcher.unregister(delivered)
             let signal = harness.storeURL.appendingPathComponent("library.commit-signal")
