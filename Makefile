@@ -61,6 +61,12 @@ bench: deps
 	$(SWIFT) build -c release
 	$(RELEASE_BIN)/ca-bench
 
+# The web gallery with 100,000 assets in headless Chromium: remote change → DOM latency (1 and 1,000 assets),
+# the page's JS heap, scrolling (Tests/browser/bench_gallery.py drives the page).
+bench-gallery: deps-python
+	$(SWIFT) build -c release --product ca-bench
+	CA_BENCH_ONLY=gallery $(RELEASE_BIN)/ca-bench
+
 # The journal rows at a million objects (several minutes; `make bench` runs them at 200,000).
 bench-scale: deps
 	$(SWIFT) build -c release

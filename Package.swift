@@ -122,7 +122,7 @@ let package = Package(
 
         .executableTarget(
             name: "ca-bench",
-            dependencies: ["CloudAssets", "AssetStore", "S3Transfer", "FakeS3", "Essentials"],
+            dependencies: ["CloudAssets", "AssetStore", "S3Transfer", "FakeS3", "Essentials", "Gallery"],
             path: "Benchmarks/ca-bench",
             swiftSettings: strict),
 

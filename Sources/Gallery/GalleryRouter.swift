@@ -304,20 +304,23 @@ final class GalleryRouter: Sendable {
         let library = self.library
         let hub = self.hub
         return .events { send in
-            let changes = library.changes  // taken before the snapshot: no change falls between them
+            let feed = LiveFeed(library: library, send: send)
+            // Registered before the snapshot is taken: no change falls between them.
+            library.register(feed, queue: feed.queue)
             let outbox = hub.open(send)
-            defer { hub.close(outbox) }
+            defer {
+                hub.close(outbox)
+                library.unregister(feed)
+            }
             guard let snapshot = try? library.snapshot(options) else { return }
-            send(Self.resetEvent(snapshot.fetchResult, token: snapshot.token, library: library))
-            var current = snapshot.fetchResult
-            for await change in changes where change.token > snapshot.token {
-                guard let details = change.details(for: current) else { continue }
-                current = details.fetchResultAfterChanges
-                if details.hasIncrementalChanges {
-                    send(Self.changeEvent(details, token: change.token))
-                } else {
-                    send(Self.resetEvent(current, token: change.token, library: library))
-                }
+            feed.start(snapshot)
+            // The feed runs on its own queue (not the tasks' pool, which a busy process may hold up); this task
+            // only keeps the connection until the client goes away.
+            let (closed, continuation) = AsyncStream.makeStream(of: Void.self)
+            await withTaskCancellationHandler {
+                for await _ in closed {}
+            } onCancel: {
+                continuation.finish()
             }
         }
     }
@@ -332,11 +335,63 @@ final class GalleryRouter: Sendable {
         let inserted = details.insertedObjects.map(\.galleryJSON).joined(separator: ",")
         let changed = details.changedObjects.map(\.galleryJSON).joined(separator: ",")
         let moves = details.moves.map { "[\($0.fromIndex),\($0.toIndex)]" }.joined(separator: ",")
-        return "event: change\ndata: {\"token\":\(token.rawValue),\"count\":\(details.fetchResultAfterChanges.count),"
+        let sent = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        return "event: change\ndata: {\"token\":\(token.rawValue),\"sent\":\(sent),"
+            + "\"count\":\(details.fetchResultAfterChanges.count),"
             + "\"removed\":\(JSONText.integers(details.removedIndexes ?? IndexSet())),"
             + "\"inserted\":\(JSONText.integers(details.insertedIndexes ?? IndexSet())),\"insertedAssets\":[\(inserted)],"
             + "\"changed\":\(JSONText.integers(details.changedIndexes ?? IndexSet())),\"changedAssets\":[\(changed)],"
             + "\"moves\":[\(moves)]}\n\n"
+    }
+}
+
+/// One page's live fetch: told of every library change on its own serial queue, it keeps the fetch result the
+/// page shows and sends the change details of each change that affects it (or a reset when a change is too
+/// large to describe incrementally).
+final class LiveFeed: LibraryChangeObserver, @unchecked Sendable {
+    let queue = DispatchQueue(label: "CloudAssets gallery feed")
+    private let library: AssetLibrary
+    private let send: @Sendable (String) -> Void
+    // Touched only on `queue`.
+    private var current: FetchResult?
+    private var snapshotToken = ChangeToken(rawValue: 0)
+    private var early: [LibraryChange] = []
+
+    init(library: AssetLibrary, send: @escaping @Sendable (String) -> Void) {
+        self.library = library
+        self.send = send
+    }
+
+    /// Sends the snapshot as a reset, then the changes that came before it and are not in it.
+    func start(_ snapshot: LibrarySnapshot) {
+        queue.async { [self] in
+            current = snapshot.fetchResult
+            snapshotToken = snapshot.token
+            send(GalleryRouter.resetEvent(snapshot.fetchResult, token: snapshot.token, library: library))
+            let waiting = early
+            early = []
+            for change in waiting { apply(change) }
+        }
+    }
+
+    func libraryDidChange(_ change: LibraryChange) {
+        if current == nil {
+            early.append(change)
+        } else {
+            apply(change)
+        }
+    }
+
+    private func apply(_ change: LibraryChange) {
+        guard change.token > snapshotToken, let before = current, let details = change.details(for: before) else {
+            return
+        }
+        current = details.fetchResultAfterChanges
+        if details.hasIncrementalChanges {
+            send(GalleryRouter.changeEvent(details, token: change.token))
+        } else {
+            send(GalleryRouter.resetEvent(details.fetchResultAfterChanges, token: change.token, library: library))
+        }
     }
 }
 

@@ -235,9 +235,9 @@
 
   // ---- Live changes ------------------------------------------------------------------------------------------
 
-  function record(kind, token, count) {
+  function record(kind, token, count, sent) {
     state.token = token;
-    state.applied.push({ kind, token, count, at: Date.now() });
+    state.applied.push({ kind, token, count, sent, at: Date.now() });
     if (state.applied.length > 1000) state.applied.splice(0, state.applied.length - 1000);
     document.body.dataset.token = String(token);
   }
@@ -322,7 +322,7 @@
       const cell = state.cells.get(asset.id);
       if (cell) fill(cell, asset);
     }
-    record("change", data.token, data.count);
+    record("change", data.token, data.count, data.sent);
   }
 
   function onDownload(event) {
@@ -472,6 +472,7 @@
       return state.token;
     },
     cell: (id) => state.cells.get(id) || null,
+    render: () => render(),
     cellCount: () => state.cells.size,
     picked: () => state.picked.slice(),
   };
