@@ -105,7 +105,7 @@ final class GalleryRouter: Sendable {
         let headerToken = request.headers.first(name: "X-CloudAssets-Token")
         let presented: String?
         switch request.method {
-        case .GET, .HEAD: presented = headerToken ?? target?.query["token"]
+        case .GET: presented = headerToken ?? target?.query["token"]
         case .POST: presented = headerToken  // a query or a cookie alone is not enough to change anything
         default: return .error(.methodNotAllowed, "method not allowed")
         }
@@ -137,7 +137,7 @@ final class GalleryRouter: Sendable {
     {
         let segments = path.split(separator: "/").map(String.init)
         switch (method, segments.first) {
-        case (.GET, _), (.HEAD, _):
+        case (.GET, _):
             if let file = files[path] { return .full(status: .ok, contentType: file.contentType, body: file.body) }
             switch segments.count == 2 ? (segments[0], segments[1]) : nil {
             case ("api", "info")?: return info()
