@@ -93,8 +93,13 @@
     return cell;
   }
 
-  function acquire(id) {
-    const cell = state.pool.pop() || makeCell();
+  /** A cell for `id`: one released by this render (still in the DOM), else a pooled or new one (appended). */
+  function acquire(id, free) {
+    let cell = free.pop();
+    if (!cell) {
+      cell = state.pool.pop() || makeCell();
+      canvas.appendChild(cell);
+    }
     cell._id = id;
     cell._version = null;
     cell._x = cell._y = -1;
@@ -104,16 +109,15 @@
     img.hidden = true;
     img.removeAttribute("src");
     cell.querySelector(".placeholder").textContent = "";
-    canvas.appendChild(cell);
     state.cells.set(id, cell);
     return cell;
   }
 
-  function release(id, cell) {
+  /** Takes a cell off the grid: kept for this render's new cells, then removed from the DOM and pooled. */
+  function release(id, cell, free) {
     state.cells.delete(id);
-    cell.remove();
     cell._id = null;
-    if (state.pool.length < POOL_LIMIT) state.pool.push(cell);
+    free.push(cell);
   }
 
   /** Puts exactly the visible assets' cells in the DOM, each at its place; returns ids whose asset is unknown. */
@@ -122,11 +126,12 @@
     const [first, last] = visibleRange();
     const visible = new Set();
     for (let index = first; index < last; index++) visible.add(state.ids[index]);
-    for (const [id, cell] of state.cells) if (!visible.has(id)) release(id, cell);
+    const free = [];
+    for (const [id, cell] of state.cells) if (!visible.has(id)) release(id, cell, free);
     const missing = [];
     for (let index = first; index < last; index++) {
       const id = state.ids[index];
-      const cell = state.cells.get(id) || acquire(id);
+      const cell = state.cells.get(id) || acquire(id, free);
       const x = GAP + (index % state.columns) * STEP;
       const y = GAP + Math.floor(index / state.columns) * STEP;
       if (cell._x !== x || cell._y !== y) {
@@ -138,6 +143,10 @@
       if (asset) fill(cell, asset);
       else if (!state.requested.has(id)) missing.push(id);
       decorate(cell, id);
+    }
+    for (const cell of free) {
+      cell.remove();
+      if (state.pool.length < POOL_LIMIT) state.pool.push(cell);
     }
     if (missing.length) load(missing);
     trimCache(visible);
