@@ -112,6 +112,17 @@ struct GalleryServerTests {
             }
             // An original that is not local is not served (it would have to be downloaded with `open`).
             #expect(try await harness.get("/api/originals/\(id)").status == 404)
+
+            // The thumbnails folder itself replaced by a link to a folder outside holding `<id>.jpg`: not followed.
+            let outside = harness.folder.appendingPathComponent("outside", isDirectory: true)
+            try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+            try Data("TOP-SECRET".utf8).write(to: outside.appendingPathComponent("\(id).jpg"))
+            let thumbnails = harness.storeURL.appendingPathComponent("thumbnails")
+            try FileManager.default.moveItem(at: thumbnails, to: harness.folder.appendingPathComponent("moved"))
+            try FileManager.default.createSymbolicLink(at: thumbnails, withDestinationURL: outside)
+            let throughLink = try await harness.get("/api/thumbnails/\(id)")
+            #expect(throughLink.status == 404)
+            #expect(!throughLink.text.contains("TOP-SECRET"))
         }
     }
 
@@ -182,6 +193,67 @@ struct GalleryServerTests {
             #expect(change["changed"] as? [Int] == [5])
             let moves = try #require(change["moves"] as? [[Int]])
             #expect(moves.count == 1 && moves[0][1] == 5, "img3 moved to the end: \(moves)")
+        }
+    }
+
+    @Test("actions act through the library: pin, unpin, evict, favourite, delete; unknown ones are 404")
+    func actions() async throws {
+        try await withGallery { harness in
+            let asset = try harness.asset(named: "img2.png")
+            let id = asset.localIdentifier
+            func post(_ action: String, _ target: String? = nil) async throws -> Int {
+                try await RawHTTP.send(
+                    port: harness.port, "POST /api/assets/\(target ?? id)/\(action)",
+                    headers: ["X-CloudAssets-Token": harness.token]
+                ).status
+            }
+            func current() throws -> Asset { try #require(try harness.library.asset(withLocalIdentifier: id)) }
+            #expect(try await post("pin") == 200)
+            #expect(try current().isPinned)
+            #expect(try await post("evict") == 409, "a pinned asset is not evicted")
+            #expect(try await post("unpin") == 200)
+            #expect(try !current().isPinned)
+            _ = try await harness.library.data(
+                for: asset,
+                options: {
+                    var options = AssetRequestOptions()
+                    options.isNetworkAccessAllowed = true
+                    return options
+                }())
+            #expect(try current().availability == .full)
+            let original = try await harness.get("/api/originals/\(id)")
+            #expect(original.status == 200 && original.text == "original img2.png 2")
+            #expect(try await post("evict") == 200)
+            #expect(try current().availability != .full)
+            #expect(try await post("favorite") == 200)
+            #expect(try current().isFavorite)
+            #expect(try await post("unfavorite") == 200)
+            #expect(try !current().isFavorite)
+            #expect(try await post("delete") == 200)
+            #expect(try current().isTrashed)
+            #expect(try await post("explode") == 404)
+            #expect(try await post("pin", "999999") == 404)
+            #expect(try await post("pin", "..") == 404)
+        }
+    }
+
+    @Test("filters by state and media type, and sorts")
+    func filters() async throws {
+        try await withGallery { harness in
+            func ids(_ query: String) async throws -> [String] {
+                let events = try EventStreamReader(
+                    port: harness.port, path: "/api/events?token=\(harness.token)&\(query)")
+                let text = try await events.next("reset")
+                return try #require(try jsonObject(text)["ids"] as? [String])
+            }
+            let names = try (0..<6).map { try harness.asset(named: "img\($0).png").localIdentifier }
+            #expect(try await ids("sort=oldest") == names)
+            #expect(try await ids("state=thumbnail") == [names[4], names[2], names[0]])
+            #expect(try await ids("state=cloud&sort=oldest") == [names[1], names[3], names[5]])
+            #expect(try await ids("state=cloud,thumbnail").count == 6)
+            #expect(try await ids("state=full").isEmpty)
+            #expect(try await ids("media=image").count == 6)
+            #expect(try await ids("media=video").isEmpty)
         }
     }
 

@@ -177,7 +177,8 @@ class Gallery(unittest.TestCase):
         self.bucket.delete_object(Bucket=BUCKET, Key=deleted_key)
         self.put(redated_key, datetime.datetime(1999, 1, 1, tzinfo=datetime.timezone.utc), body=b"re-dated")
         self.cli("sync", "--full", "--quiet", "--no-thumbnails")  # another process
-        self.page.wait_for_function(f"gallery.token > {token}", timeout=5_000)
+        # On the page within a second of that process's commit (it has exited by now).
+        self.page.wait_for_function(f"gallery.token > {token}", timeout=1_000)
         after = self.ids()
         self.assertEqual(len(after), len(before) + 1)
         self.assertNotIn(deleted, after)

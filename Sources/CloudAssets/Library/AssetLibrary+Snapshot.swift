@@ -39,20 +39,26 @@ extension AssetLibrary {
     /// network.
     ///
     /// The file is found by local identifier only — never by a path or a bucket key — inside the library's
-    /// `thumbnails/` folder, and is opened without following a symbolic link: a link placed there (to anything,
-    /// inside the library or not) reads as no thumbnail. Only regular files up to 16 MiB are read.
+    /// `thumbnails/` folder, and neither the folder nor the file is followed through a symbolic link: a link
+    /// placed there (to anything, inside the library or not), or a `thumbnails` folder replaced by a link, reads
+    /// as no thumbnail. Only regular files up to 16 MiB are read.
     /// - Throws: ``CloudAssetsError/Code/libraryClosed``.
     public func localThumbnailData(forLocalIdentifier identifier: String) throws -> Data? {
         return try CloudAssetsError.boundary {
             try ensureOpen()
             guard let id = Int64(identifier), id > 0, String(id) == identifier else { return nil }
-            return Self.readRegularFile(files.thumbnail(id: id).path, limit: 16 << 20)
+            return Self.readRegularFile(
+                folder: files.thumbnailsFolder.path, name: files.thumbnail(id: id).lastPathComponent, limit: 16 << 20)
         }
     }
 
-    /// The file's bytes when it is a regular file (not a link) of at most `limit` bytes, else `nil`.
-    private static func readRegularFile(_ path: String, limit: Int) -> Data? {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+    /// The bytes of `folder/name` when the folder is a real folder and the file a regular file (neither is a link)
+    /// of at most `limit` bytes, else `nil`.
+    private static func readRegularFile(folder: String, name: String, limit: Int) -> Data? {
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard directory >= 0 else { return nil }
+        defer { Glibc.close(directory) }
+        let fd = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { Glibc.close(fd) }
         var status = stat()
