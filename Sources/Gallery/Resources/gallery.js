@@ -87,7 +87,7 @@
     cell.style.height = `${CELL}px`;
     cell.innerHTML =
       '<img alt="" hidden><div class="placeholder"></div><span class="badge"></span><span class="fav">♥</span>' +
-      '<span class="pin">📌</span><span class="note"></span>' +
+      '<span class="pin">pinned</span><span class="note"></span>' +
       '<svg class="ring" viewBox="0 0 28 28"><circle class="track" cx="14" cy="14" r="12"></circle>' +
       '<circle class="bar" cx="14" cy="14" r="12"></circle></svg>';
     return cell;
@@ -265,15 +265,16 @@
   function onChange(event) {
     const data = JSON.parse(event.data);
     let ids = state.ids;
+    const gone = new Set();
     if (data.removed.length) {
       const next = new Array(ids.length - data.removed.length);
       let r = 0;
       let out = 0;
       for (let index = 0; index < ids.length; index++) {
         if (r < data.removed.length && data.removed[r] === index) {
-          const gone = ids[index];
-          state.assets.delete(gone);
-          state.downloads.delete(gone);
+          gone.add(ids[index]);
+          state.assets.delete(ids[index]);
+          state.downloads.delete(ids[index]);
           r++;
         } else {
           next[out++] = ids[index];
@@ -319,7 +320,11 @@
     state.ids = ids;
     for (const asset of data.insertedAssets) state.assets.set(asset.id, asset);
     for (const asset of data.changedAssets) state.assets.set(asset.id, asset);
-    state.picked = state.picked.filter((id) => state.cells.has(id) || ids.includes(id));
+    if (gone.size) {
+      state.picked = state.picked.filter((id) => !gone.has(id) || insertedIds.includes(id));
+      $("pick-count").textContent = `${state.picked.length} selected`;
+      if (gone.has(state.focused)) focus(null);
+    }
     if (ids.length !== data.count) {
       // Out of step (should not happen): start again from a fresh reset.
       status("resynchronising");
@@ -330,6 +335,7 @@
     for (const asset of data.changedAssets) {
       const cell = state.cells.get(asset.id);
       if (cell) fill(cell, asset);
+      if (asset.id === state.focused) showActions();
     }
     record("change", data.token, data.count, data.sent);
   }
@@ -379,8 +385,17 @@
       if (cell) decorate(cell, other);
     }
     $("actions").hidden = pickMode || !id;
-    const asset = id && state.assets.get(id);
+    showActions();
+  }
+
+  /** The action bar for the focused asset: only the toggles that apply (pin or unpin, favourite or not). */
+  function showActions() {
+    const asset = state.focused && state.assets.get(state.focused);
     $("selected-name").textContent = asset ? asset.name : "";
+    $("act-pin").hidden = Boolean(asset && asset.pinned);
+    $("act-unpin").hidden = !(asset && asset.pinned);
+    $("act-favorite").hidden = Boolean(asset && asset.favorite);
+    $("act-unfavorite").hidden = !(asset && asset.favorite);
   }
 
   async function open(id) {
