@@ -3,7 +3,8 @@
 SWIFT ?= swift
 RELEASE_BIN = .build/release
 
-.PHONY: all deps deps-python build test rgw-test tsan demo bench bench-scale soak lint format server clean
+.PHONY: all deps deps-python build test rgw-test tsan demo gallery bench bench-gallery bench-scale soak lint format \
+	server clean
 
 all: build
 
@@ -44,6 +45,13 @@ demo: deps
 	$(SWIFT) build -c release --product cloudassets
 	$(RELEASE_BIN)/cloudassets demo
 
+# The web gallery (`cloudassets serve`) of a library synced from the bundled fake server (seeded once, in
+# .fake-s3-gallery; library in .gallery-library); prints the page's address. Extra flags: GALLERY_FLAGS=--pick.
+gallery: deps
+	$(SWIFT) build -c release --product cloudassets
+	$(SWIFT) build -c release --product fake-s3
+	BIN=$(RELEASE_BIN) scripts/gallery.sh $(GALLERY_FLAGS)
+
 server: deps
 	$(SWIFT) build -c release --product fake-s3
 	$(RELEASE_BIN)/fake-s3 seed --root .fake-s3 --assets 200
@@ -52,6 +60,12 @@ server: deps
 bench: deps
 	$(SWIFT) build -c release
 	$(RELEASE_BIN)/ca-bench
+
+# The web gallery with 100,000 assets in headless Chromium: remote change → DOM latency (1 and 1,000 assets),
+# the page's JS heap, scrolling (Tests/browser/bench_gallery.py drives the page).
+bench-gallery: deps-python
+	$(SWIFT) build -c release --product ca-bench
+	CA_BENCH_ONLY=gallery $(RELEASE_BIN)/ca-bench
 
 # The journal rows at a million objects (several minutes; `make bench` runs them at 200,000).
 bench-scale: deps

@@ -86,10 +86,22 @@ let package = Package(
             dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
 
+        // The web gallery and picker (`cloudassets serve`): an HTTP server on SwiftNIO and the page's files.
+        .target(
+            name: "Gallery",
+            dependencies: [
+                "CloudAssets", "Essentials",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            resources: [.copy("Resources")],
+            swiftSettings: strict),
+
         .executableTarget(
             name: "cloudassets",
             dependencies: [
-                "CloudAssets", "FakeS3", "CFileIO", "CommandLineSupport", "Essentials",
+                "CloudAssets", "FakeS3", "Gallery", "CFileIO", "CommandLineSupport", "Essentials",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -117,7 +129,7 @@ let package = Package(
 
         .executableTarget(
             name: "ca-bench",
-            dependencies: ["CloudAssets", "AssetStore", "S3Transfer", "FakeS3", "Essentials", "Images"],
+            dependencies: ["CloudAssets", "AssetStore", "S3Transfer", "FakeS3", "Essentials", "Images", "Gallery"],
             path: "Benchmarks/ca-bench",
             swiftSettings: strict),
 
@@ -142,6 +154,12 @@ let package = Package(
         .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4"]),
         // Helpers more than one test target needs.
         .target(name: "TestSupport", dependencies: ["Essentials"], path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(
+            name: "GalleryTests",
+            dependencies: [
+                "Gallery", "CloudAssets", "FakeS3", "Essentials", "TestSupport",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
         .testTarget(name: "CLITests", dependencies: ["FakeS3", "Images", "TestSupport"]),
         // Fault soak, crash suite, hostile input: short forms in `make test`, full with CLOUDASSETS_SOAK=full.
         .testTarget(

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what `make test`, `make demo` and `make bench` need and is missing:
 # Debian packages (the core libraries, the image codecs and vipsthumbnail
-# for the image bench; with apt-get when root; otherwise prints the command and
-# fails) and the Python tools the tests drive (with pip): the S3 tools of the
-# interop tests, and the HTTP/2 protocol library of the HTTP/2 test server.
+# for the image bench, Chromium for the gallery's browser tests; with apt-get
+# when root; otherwise prints the command and fails) and the Python tools the
+# tests drive (with pip): the S3 tools of the interop tests, the HTTP/2
+# protocol library of the HTTP/2 test server, and Playwright (which drives the
+# system Chromium: no browser is downloaded).
 # With --python, also Ceph (mon, OSD, RADOS Gateway) for the RGW interop suite,
 # when root; otherwise that suite is skipped (scripts/ceph-rgw.sh says why).
 set -euo pipefail
@@ -19,7 +21,7 @@ missing_debs() {
 }
 
 debs=(libcurl4-openssl-dev libsqlite3-dev zlib1g-dev curl
-      libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libheif-dev libvips-tools time)
+      libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libheif-dev libvips-tools time chromium)
 mapfile -t missing < <(missing_debs "${debs[@]}")
 if ((${#missing[@]})); then
     if [ "$(id -u)" = 0 ]; then
@@ -52,6 +54,8 @@ if [ "${1:-}" = "--python" ]; then
     python3 -c "import boto3" >/dev/null 2>&1 || py+=(boto3)
     python3 -c "import moto.server" >/dev/null 2>&1 || py+=("moto[server]")
     python3 -c "import h2" >/dev/null 2>&1 || py+=(h2)
+    # The gallery's browser tests drive the system Chromium (no browser download).
+    python3 -c "import playwright" >/dev/null 2>&1 || py+=(playwright)
     if ((${#py[@]})); then
         echo "install-deps: pip install ${py[*]}"
         python3 -m pip install -q "${py[@]}"

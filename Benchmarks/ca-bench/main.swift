@@ -41,6 +41,8 @@ rows += await section("journal") { try await runJournalBenchmarks() }
 rows += await section("images") { try await runImageBenchmarks() }
 // Against Ceph's RADOS Gateway (scripts/ceph-rgw.sh): no rows when the cluster cannot start.
 rows += await section("rgw") { try await runRGWBenchmarks() }
+// Only with CA_BENCH_ONLY=gallery (`make bench-gallery`): it needs Chromium and Playwright.
+rows += await section("gallery") { try await runGalleryBenchmarks() }
 
 printTable(rows)
 exit(rows.allSatisfy(\.met) ? 0 : 1)

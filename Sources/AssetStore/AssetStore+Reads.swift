@@ -119,10 +119,25 @@ extension AssetStore {
 
     /// The identifiers matching `query` with their sort key values (what a fetch result needs for change details).
     package func fetchSorted(_ query: StoreQuery) throws -> SortedIdentifiers {
+        try fetchSortedWithToken(query).sorted
+    }
+
+    /// ``fetchSorted(_:)`` with the token of the last commit the identifiers reflect, both read in one
+    /// transaction: a change with a later token is not in them, one with this token or earlier is.
+    package func fetchSortedWithToken(_ query: StoreQuery) throws -> (sorted: SortedIdentifiers, token: ChangeToken) {
         var arguments = StatementArguments()
         let columns = (["id"] + query.sort.map(\.key.sqlExpression)).joined(separator: ", ")
         let sql = Self.selectSQL(columns: columns, query, &arguments)
         return try read { db in
+            let token = try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE name = 'lastToken'") ?? 0
+            return (try Self.sorted(db, sql: sql, arguments: arguments, query: query), ChangeToken(rawValue: token))
+        }
+    }
+
+    private static func sorted(
+        _ db: Database, sql: String, arguments: StatementArguments, query: StoreQuery
+    ) throws -> SortedIdentifiers {
+        do {
             if query.sort.isEmpty {
                 return SortedIdentifiers(ids: ContiguousArray(try Int64.fetchAll(db, sql: sql, arguments: arguments)))
             }

@@ -2,6 +2,10 @@ import Essentials
 package import Foundation
 import GRDB
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The SQLite-backed store of every asset the library knows, with its change history.
 ///
 /// One file, `<folder>/library.sqlite`, opened in WAL mode through a GRDB `DatabasePool`: writes are serialised on
@@ -62,6 +66,23 @@ package final class AssetStore: Sendable {
         }
     }
 
+    /// The file written after every commit that changed something (see ``signalCommit()``).
+    package static let commitSignalFileName = "library.commit-signal"
+
+    /// Writes one byte to `<folder>/library.commit-signal` (created when absent, never followed through a symbolic
+    /// link). Called only once a commit has returned, so the commit is visible to every connection — in any
+    /// process — by the time the write is: a watcher that reacts to this file (not to the write-ahead log, which is
+    /// written before the commit is published in the shared WAL index) never reads the catalog too early.
+    /// Best effort: a failure only delays other libraries' view until the next commit.
+    func signalCommit() {
+        let path = folder.appendingPathComponent(Self.commitSignalFileName).path
+        let fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return }
+        var byte: UInt8 = 1
+        _ = pwrite(fd, &byte, 1, 0)
+        Glibc.close(fd)
+    }
+
     /// The token of the last committed non-empty transaction (0 for a library that never changed).
     package var currentToken: ChangeToken { ChangeToken(rawValue: tokenState.withLock { $0 }) }
 
@@ -89,6 +110,7 @@ package final class AssetStore: Sendable {
             // The commit succeeded: publish the token.
             let token = result.1.token.rawValue
             tokenState.withLock { $0 = max($0, token) }
+            if !result.1.isEmpty { signalCommit() }
             return result
         } catch let error as DatabaseError {
             throw Self.translate(error, path: databaseURL.path)

@@ -21,6 +21,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     case refused = 12
     case regionMismatch = 13
     case uploadFailed = 14
+    case pickCancelled = 15
     case interrupted = 130
 
     /// What the status means, in one line.
@@ -43,6 +44,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
             "refused to protect data (evicting a pinned asset, another bucket than the library's, -o inside the library)"
         case .regionMismatch: "the bucket is in another region than --region"
         case .uploadFailed: "imported, but an upload failed (the original is kept; the next sync tries again)"
+        case .pickCancelled: "the picker (serve --pick) was cancelled: nothing was picked"
         case .interrupted: "interrupted (Ctrl-C or SIGTERM); partial downloads are kept and resume"
         }
     }

@@ -10,7 +10,7 @@ struct CommandLineParsingTests {
     /// Every subcommand, the hidden `exit-codes` included.
     static let subcommands = [
         "demo", "sync", "ls", "get", "add", "rm", "restore", "empty-trash", "favorite", "unfavorite", "hide", "unhide",
-        "pin", "unpin", "evict", "watch", "status", "exit-codes",
+        "pin", "unpin", "evict", "watch", "serve", "status", "exit-codes",
     ]
 
     /// The subcommands with a required positional argument (assets, or files for `add`).
@@ -81,6 +81,8 @@ struct CommandLineParsingTests {
         // Refused by the command's own validation, after parsing.
         (["watch", "--interval=-1"], "--interval must be 0 or more seconds"),
         (["watch", "--retry-base", "0"], "--retry-base must be positive"),
+        (["serve", "--port", "70000"], "--port must be 0…65535"),
+        (["serve", "--pick-callback", "file:///etc/passwd"], "--pick-callback must be an http or https URL"),
     ])
     func aBadValueExitsTwo(arguments: [String], message: String) async throws {
         let result = try await Self.run(arguments)

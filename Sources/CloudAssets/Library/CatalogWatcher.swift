@@ -7,9 +7,13 @@ import Foundation
     import Glibc
 #endif
 
-/// Calls `onChange` (on its own thread, one call at a time) whenever a file directly in the library folder is
-/// written — the catalog's write-ahead log among them, so every commit of another library on this folder, in
-/// any process, wakes it. Events that come while a call runs are folded into the next call.
+/// Calls `onChange` (on its own thread, one call at a time) whenever the library folder's commit signal
+/// (`library.commit-signal`, written by the store after each commit that changed something, in any process) is
+/// written. Events that come while a call runs are folded into the next call.
+///
+/// It reacts to the signal, not to the catalog's write-ahead log: SQLite writes the log's frames *before* it
+/// publishes the commit in the shared WAL index, so a reader woken by the log write could still see the previous
+/// state, and miss the commit until the next one. The signal is written after the commit returned.
 final class CatalogWatcher: Sendable {
     private let inotify: Int32
     /// Written to by ``stop()`` to wake the thread.
@@ -51,11 +55,37 @@ final class CatalogWatcher: Sendable {
             if fds[1].revents != 0 { break }
             guard fds[0].revents != 0 else { continue }
             // Drain every pending event: one call covers them all.
-            while read(inotify, &buffer, buffer.count) > 0 {}
-            if !stopped.withLock({ $0 }) { onChange() }
+            var signalled = false
+            while true {
+                let count = read(inotify, &buffer, buffer.count)
+                guard count > 0 else { break }
+                if !signalled { signalled = Self.names(in: buffer[..<count]).contains(Self.commitSignalName) }
+            }
+            if signalled, !stopped.withLock({ $0 }) { onChange() }
         }
         close(inotify)
         close(wake)
+    }
+
+    /// The store's commit signal file name, as bytes (compared with inotify's event names).
+    private static let commitSignalName = Array(AssetStore.commitSignalFileName.utf8)
+
+    /// The file names of the `struct inotify_event` records in `events` (`wd`, `mask`, `cookie`, `len`, then
+    /// `len` bytes of NUL-padded name).
+    static func names(in events: ArraySlice<UInt8>) -> [[UInt8]] {
+        var names: [[UInt8]] = []
+        var offset = events.startIndex
+        let header = 16
+        while offset + header <= events.endIndex {
+            let length = events[(offset + 12)..<(offset + 16)].withUnsafeBytes {
+                Int($0.loadUnaligned(as: UInt32.self))
+            }
+            let nameStart = offset + header
+            let nameEnd = min(nameStart + length, events.endIndex)
+            names.append(Array(events[nameStart..<nameEnd].prefix { $0 != 0 }))
+            offset = nameEnd
+        }
+        return names
     }
 
     /// Ends the thread (idempotent); a call in progress finishes first.

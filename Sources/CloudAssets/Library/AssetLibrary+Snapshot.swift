@@ -1,0 +1,86 @@
+public import AssetStore
+public import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A fetch result together with the token of the last change it reflects: the starting point of a live view.
+public struct LibrarySnapshot: Sendable {
+    /// The assets matching the options, in their order, as of ``token``.
+    public let fetchResult: FetchResult
+    /// The last change the fetch result reflects: every change with this token or an earlier one is in it, no
+    /// change with a later token is.
+    public let token: ChangeToken
+}
+
+extension AssetLibrary {
+    /// Fetches `options` and reads the token of the last committed change in the same read transaction (commits
+    /// of other libraries and processes on this folder included), so the two agree exactly.
+    ///
+    /// To keep a view live without missing or repeating a change: take a ``changes`` stream (or register an
+    /// observer) first, then the snapshot, then apply ``LibraryChange/details(for:)-(FetchResult)`` of every
+    /// delivered change whose token is greater than ``LibrarySnapshot/token``, in delivery order, each to the
+    /// previous change's ``FetchResultChangeDetails/fetchResultAfterChanges``; skip the others (already in the
+    /// snapshot). Local only.
+    /// - Throws: ``CloudAssetsError/Code/libraryClosed``, or a catalog error.
+    public func snapshot(_ options: FetchOptions = FetchOptions()) throws -> LibrarySnapshot {
+        return try CloudAssetsError.boundary {
+            try ensureOpen()
+            let (sorted, token) = try store.fetchSortedWithToken(options.storeQuery)
+            return LibrarySnapshot(
+                fetchResult: FetchResult(
+                    store: store, options: options, sorted: sorted, revealsLocation: revealsLocation),
+                token: token)
+        }
+    }
+
+    /// The bytes of the asset's local thumbnail, or `nil` when the library has none on disk. Never uses the
+    /// network.
+    ///
+    /// The file is found by local identifier only — never by a path or a bucket key — inside the library's
+    /// `thumbnails/` folder, and neither the folder nor the file is followed through a symbolic link: a link
+    /// placed there (to anything, inside the library or not), or a `thumbnails` folder replaced by a link, reads
+    /// as no thumbnail. Only regular files up to 16 MiB are read.
+    /// - Throws: ``CloudAssetsError/Code/libraryClosed``.
+    public func localThumbnailData(forLocalIdentifier identifier: String) throws -> Data? {
+        return try CloudAssetsError.boundary {
+            try ensureOpen()
+            guard let id = Int64(identifier), id > 0, String(id) == identifier else { return nil }
+            return Self.readRegularFile(
+                folder: files.thumbnailsFolder.path, name: files.thumbnail(id: id).lastPathComponent, limit: 16 << 20)
+        }
+    }
+
+    /// The bytes of `folder/name` when the folder is a real folder and the file a regular file (neither is a link)
+    /// of at most `limit` bytes, else `nil`.
+    private static func readRegularFile(folder: String, name: String, limit: Int) -> Data? {
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard directory >= 0 else { return nil }
+        defer { Glibc.close(directory) }
+        let fd = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, Int(status.st_size) <= limit else {
+            return nil
+        }
+        var data = Data(count: Int(status.st_size))
+        let complete = data.withUnsafeMutableBytes { raw -> Bool in
+            var offset = 0
+            while offset < raw.count {
+                let got = pread(fd, raw.baseAddress! + offset, raw.count - offset, off_t(offset))
+                if got < 0 && errno == EINTR { continue }
+                guard got > 0 else { return false }
+                offset += got
+            }
+            return true
+        }
+        return complete ? data : nil
+    }
+}
+
+extension FetchResult {
+    /// The local identifiers of the result, in order, without reading any asset (O(n), no database access).
+    public var localIdentifiers: [String] { sorted.ids.map { String($0) } }
+}

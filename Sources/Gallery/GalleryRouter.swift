@@ -1,0 +1,417 @@
+import CloudAssets
+import Essentials
+import Foundation
+import NIOHTTP1
+
+/// Checks every request (host, token, path) and answers it from the library's public API.
+final class GalleryRouter: Sendable {
+    let library: AssetLibrary
+    let token: String
+    let boundHost: String
+    let boundPort = LockedBox(0)
+    let onPick: (@Sendable (PickOutcome) -> Void)?
+    let files: [String: (contentType: String, body: Data)]
+    /// Open event streams, which also carry the downloads' progress.
+    let hub = EventHub()
+
+    init(library: AssetLibrary, token: String, boundHost: String, onPick: (@Sendable (PickOutcome) -> Void)?) throws {
+        self.library = library
+        self.token = token
+        self.boundHost = boundHost.lowercased()
+        self.onPick = onPick
+        var files: [String: (String, Data)] = [:]
+        for (name, type) in [
+            ("index.html", "text/html; charset=utf-8"), ("gallery.js", "text/javascript; charset=utf-8"),
+            ("gallery.css", "text/css; charset=utf-8"),
+        ] {
+            guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Resources") else {
+                throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Resources/\(name)"])
+            }
+            var body = try Data(contentsOf: url)
+            if name == "index.html" {
+                // The token goes into the page (for its own requests); it is hex, so it needs no escaping.
+                body = Data(String(decoding: body, as: UTF8.self).replacingOccurrences(of: "%TOKEN%", with: token).utf8)
+            }
+            files["/" + name] = (type, body)
+        }
+        files["/"] = files["/index.html"]
+        self.files = files
+    }
+
+    func stop() { hub.closeAll() }
+
+    // MARK: Checks
+
+    /// Whether the `Host` header names this server: localhost, a loopback literal or the bound host, with or
+    /// without a port. Anything else (a DNS-rebound name, no header) is refused.
+    func hostAllowed(_ headers: HTTPHeaders) -> Bool {
+        let values = headers[canonicalForm: "host"]
+        guard values.count == 1 else { return false }
+        var host = values[0].lowercased()
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let rest = host[host.index(after: close)...]
+            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else {
+                return false
+            }
+            host = String(host[host.index(after: host.startIndex)..<close])
+        } else if let colon = host.lastIndex(of: ":") {
+            guard host[host.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
+            host = String(host[..<colon])
+        }
+        return ["localhost", "127.0.0.1", "::1", boundHost].contains(host)
+    }
+
+    /// Compares in time independent of where the strings differ.
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for index in x.indices { difference |= x[index] ^ y[index] }
+        return difference == 0
+    }
+
+    /// The request's path, percent-decoded, and its query parameters; `nil` for a target that is not a plain
+    /// absolute path (absolute URLs, `..` or `.` segments in any encoding, empty segments, backslashes, NUL).
+    static func parseTarget(_ uri: String) -> (path: String, query: [String: String])? {
+        let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let rawPath = String(parts[0])
+        guard rawPath.hasPrefix("/"), let path = rawPath.removingPercentEncoding else { return nil }
+        guard !path.contains("\\"), !path.contains("\0") else { return nil }
+        if path != "/" {
+            let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+            guard segments.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else { return nil }
+        }
+        var query: [String: String] = [:]
+        if parts.count == 2 {
+            for pair in parts[1].split(separator: "&") {
+                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = String(kv[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+                let value =
+                    kv.count == 2
+                    ? (String(kv[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
+                if query[name] == nil { query[name] = value }
+            }
+        }
+        return (path, query)
+    }
+
+    // MARK: Routing
+
+    func respond(to request: GalleryRequest) async -> GalleryResponse {
+        guard hostAllowed(request.headers) else { return .error(.forbidden, "host not allowed") }
+        let target = Self.parseTarget(request.uri)
+        let headerToken = request.headers.first(name: "X-CloudAssets-Token")
+        let presented: String?
+        switch request.method {
+        case .GET: presented = headerToken ?? target?.query["token"]
+        case .POST: presented = headerToken  // a query or a cookie alone is not enough to change anything
+        default: return .error(.methodNotAllowed, "method not allowed")
+        }
+        guard let presented, Self.constantTimeEqual(presented, token) else {
+            return .error(.forbidden, "missing or wrong token")
+        }
+        guard let (path, query) = target else { return .error(.notFound, "not found") }
+        do {
+            return try await route(method: request.method, path: path, query: query, body: request.body)
+        } catch let error as CloudAssetsError {
+            return .error(Self.status(of: error), "\(error)")
+        } catch {
+            return .error(.internalServerError, "\(error)")
+        }
+    }
+
+    static func status(of error: CloudAssetsError) -> HTTPResponseStatus {
+        switch error.code {
+        case .noSuchAsset, .assetDeleted: .notFound
+        case .assetPinned: .conflict
+        case .networkNotAllowed: .conflict
+        case .libraryClosed: .serviceUnavailable
+        default: .internalServerError
+        }
+    }
+
+    private func route(method: HTTPMethod, path: String, query: [String: String], body: Data) async throws
+        -> GalleryResponse
+    {
+        let segments = path.split(separator: "/").map(String.init)
+        switch (method, segments.first) {
+        case (.GET, _):
+            if let file = files[path] { return .full(status: .ok, contentType: file.contentType, body: file.body) }
+            switch segments.count == 2 ? (segments[0], segments[1]) : nil {
+            case ("api", "info")?: return info()
+            case ("api", "events")?: return events(query: query)
+            case ("api", "assets")?: return try assets(query["ids"] ?? "")
+            default: break
+            }
+            if segments.count == 3, segments[0] == "api", segments[1] == "thumbnails" {
+                guard let data = try library.localThumbnailData(forLocalIdentifier: segments[2]) else {
+                    return .error(.notFound, "no local thumbnail")
+                }
+                return .full(status: .ok, contentType: "image/jpeg", body: data)
+            }
+            if segments.count == 3, segments[0] == "api", segments[1] == "originals" {
+                return try await original(segments[2])
+            }
+            return .error(.notFound, "not found")
+        case (.POST, "api"):
+            if segments.count == 4, segments[1] == "assets" { return try await action(segments[3], id: segments[2]) }
+            if segments == ["api", "network"] { return network(body) }
+            if segments == ["api", "pick"] { return pick(body) }
+            if segments == ["api", "pick", "cancel"] { return cancelPick() }
+            return .error(.notFound, "not found")
+        default:
+            return .error(.notFound, "not found")
+        }
+    }
+
+    private func info() -> GalleryResponse {
+        let count = (try? library.fetchAssets().count) ?? 0
+        return .json(
+            .ok,
+            "{\"count\":\(count),\"network\":\"\(library.networkPolicy.galleryName)\",\"picker\":\(onPick != nil)}")
+    }
+
+    /// Up to 1,000 assets by local identifier (unknown ones are left out).
+    private func assets(_ list: String) throws -> GalleryResponse {
+        let ids = list.split(separator: ",").prefix(1000).map(String.init)
+        let result = try library.fetchAssets(withLocalIdentifiers: ids)
+        return .json(.ok, "{\"assets\":[" + result.map(\.galleryJSON).joined(separator: ",") + "]}")
+    }
+
+    /// The local original, never downloaded here (the page downloads with `open` first).
+    private func original(_ id: String) async throws -> GalleryResponse {
+        guard let asset = try library.asset(withLocalIdentifier: id), asset.availability == .full else {
+            return .error(.notFound, "in cloud")
+        }
+        let data = try await library.data(for: asset)
+        let ext = asset.key.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        let types = [
+            "jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif", "webp": "image/webp",
+            "heic": "image/heic", "mp4": "video/mp4", "mov": "video/quicktime",
+        ]
+        return .full(status: .ok, contentType: types[ext] ?? "application/octet-stream", body: data)
+    }
+
+    private func action(_ name: String, id: String) async throws -> GalleryResponse {
+        guard let asset = try library.asset(withLocalIdentifier: id) else {
+            return .error(.notFound, "no such asset")
+        }
+        switch name {
+        case "open": return open(asset)
+        case "pin": try library.pin([asset])
+        case "unpin": try library.unpin([asset])
+        case "evict": try library.evict(asset)
+        case "favorite": _ = try await library.performChanges { $0.setFavorite(true, for: [asset]) }
+        case "unfavorite": _ = try await library.performChanges { $0.setFavorite(false, for: [asset]) }
+        case "delete": _ = try await library.performChanges { $0.deleteAssets([asset]) }
+        default: return .error(.notFound, "no such action")
+        }
+        return .json(.ok, "{\"ok\":true}")
+    }
+
+    /// Starts downloading the original (under the library's network policy). Its progress and end go to every
+    /// event stream as `download` events; the answer says whether it started, was local already, or is in the
+    /// cloud with the network not allowed.
+    private func open(_ asset: Asset) -> GalleryResponse {
+        if asset.availability == .full { return .json(.ok, "{\"state\":\"full\"}") }
+        if library.networkPolicy == .offline { return .json(.ok, "{\"state\":\"inCloud\"}") }
+        var options = AssetRequestOptions()
+        options.isNetworkAccessAllowed = true
+        options.deliveryMode = .highQualityFormat
+        let hub = self.hub
+        let id = JSONText.quoted(asset.localIdentifier)
+        options.progressHandler = { fraction, _, _, _ in
+            hub.broadcast("event: download\ndata: {\"id\":\(id),\"fraction\":\(fraction)}\n\n")
+        }
+        library.requestData(for: asset, options: options) { data, info in
+            guard info.isFinal else { return }
+            let state =
+                data != nil ? "full" : info.isInCloud ? "inCloud" : info.isCancelled ? "cancelled" : "failed"
+            let error = info.error.map { ",\"error\":\(JSONText.quoted("\($0)"))" } ?? ""
+            hub.broadcast("event: download\ndata: {\"id\":\(id),\"state\":\"\(state)\"\(error)}\n\n")
+        }
+        return .json(.accepted, "{\"state\":\"downloading\"}")
+    }
+
+    private func network(_ body: Data) -> GalleryResponse {
+        let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+        guard let name = object?["policy"] as? String, let policy = NetworkPolicy(galleryName: name) else {
+            return .error(.badRequest, "policy must be allowed, offline or user")
+        }
+        library.networkPolicy = policy
+        hub.broadcast("event: network\ndata: {\"network\":\"\(policy.galleryName)\"}\n\n")
+        return .json(.ok, "{\"network\":\"\(policy.galleryName)\"}")
+    }
+
+    private func pick(_ body: Data) -> GalleryResponse {
+        guard let onPick else { return .error(.notFound, "not a picker") }
+        let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+        guard let ids = object?["identifiers"] as? [String] else {
+            return .error(.badRequest, "expected {\"identifiers\": [...]}")
+        }
+        onPick(.picked(ids))
+        return .json(.ok, "{\"ok\":true}")
+    }
+
+    private func cancelPick() -> GalleryResponse {
+        guard let onPick else { return .error(.notFound, "not a picker") }
+        onPick(.cancelled)
+        return .json(.ok, "{\"ok\":true}")
+    }
+
+    // MARK: Live
+
+    /// The fetch options a page asks for: `sort` (newest, oldest, largest, smallest, name), `state` (cloud,
+    /// thumbnail, partial, full, uploading; comma-separated) and `media` (image, video, audio).
+    static func fetchOptions(_ query: [String: String]) -> FetchOptions {
+        var options = FetchOptions()
+        switch query["sort"] ?? "newest" {
+        case "oldest": options.sortDescriptors = [.creationDate(ascending: true)]
+        case "largest": options.sortDescriptors = [.size(ascending: false)]
+        case "smallest": options.sortDescriptors = [.size(ascending: true)]
+        case "name": options.sortDescriptors = [.key(ascending: true)]
+        default: options.sortDescriptors = [.creationDate(ascending: false)]
+        }
+        var terms: [AssetPredicate] = []
+        let states = (query["state"] ?? "").split(separator: ",").map(String.init)
+        if !states.isEmpty {
+            var alternatives: [AssetPredicate] = []
+            let availability = Set(
+                states.compactMap { name in AssetAvailability.allCases.first { $0.galleryName == name } })
+            if !availability.isEmpty {
+                alternatives.append(
+                    .and([.availability(availability), .uploadStates([.uploaded, .uploadFailed])]))
+            }
+            if states.contains("uploading") { alternatives.append(.uploadStates([.pendingUpload, .uploading])) }
+            terms.append(.or(alternatives))
+        }
+        let media = Set(
+            (query["media"] ?? "").split(separator: ",").compactMap { name in
+                MediaType.allCases.first { $0.galleryName == name }
+            })
+        if !media.isEmpty { terms.append(.mediaTypes(media)) }
+        options.predicate = terms.isEmpty ? .all : terms.count == 1 ? terms[0] : .and(terms)
+        return options
+    }
+
+    /// The live feed of one fetch: a `reset` event with every identifier, then one `change` event per library
+    /// change that affects it (removed, inserted, changed indexes and moves, with the inserted and changed
+    /// assets), or a new `reset` when a change is too large to describe incrementally.
+    private func events(query: [String: String]) -> GalleryResponse {
+        let options = Self.fetchOptions(query)
+        let library = self.library
+        let hub = self.hub
+        return .events { send in
+            let feed = LiveFeed(library: library, send: send)
+            // Registered before the snapshot is taken: no change falls between them.
+            library.register(feed, queue: feed.queue)
+            let outbox = hub.open(send)
+            defer {
+                hub.close(outbox)
+                library.unregister(feed)
+            }
+            guard let snapshot = try? library.snapshot(options) else { return }
+            feed.start(snapshot)
+            // The feed runs on its own queue (not the tasks' pool, which a busy process may hold up); this task
+            // only keeps the connection until the client goes away.
+            let (closed, continuation) = AsyncStream.makeStream(of: Void.self)
+            await withTaskCancellationHandler {
+                for await _ in closed {}
+            } onCancel: {
+                continuation.finish()
+            }
+        }
+    }
+
+    static func resetEvent(_ result: FetchResult, token: ChangeToken, library: AssetLibrary) -> String {
+        let ids = result.localIdentifiers
+        return "event: reset\ndata: {\"token\":\(token.rawValue),\"count\":\(ids.count),\"ids\":"
+            + JSONText.strings(ids) + ",\"network\":\"\(library.networkPolicy.galleryName)\"}\n\n"
+    }
+
+    static func changeEvent(_ details: FetchResultChangeDetails, token: ChangeToken) -> String {
+        let inserted = details.insertedObjects.map(\.galleryJSON).joined(separator: ",")
+        let changed = details.changedObjects.map(\.galleryJSON).joined(separator: ",")
+        let moves = details.moves.map { "[\($0.fromIndex),\($0.toIndex)]" }.joined(separator: ",")
+        let sent = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        return "event: change\ndata: {\"token\":\(token.rawValue),\"sent\":\(sent),"
+            + "\"count\":\(details.fetchResultAfterChanges.count),"
+            + "\"removed\":\(JSONText.integers(details.removedIndexes ?? IndexSet())),"
+            + "\"inserted\":\(JSONText.integers(details.insertedIndexes ?? IndexSet())),\"insertedAssets\":[\(inserted)],"
+            + "\"changed\":\(JSONText.integers(details.changedIndexes ?? IndexSet())),\"changedAssets\":[\(changed)],"
+            + "\"moves\":[\(moves)]}\n\n"
+    }
+}
+
+/// One page's live fetch: told of every library change on its own serial queue, it keeps the fetch result the
+/// page shows and sends the change details of each change that affects it (or a reset when a change is too
+/// large to describe incrementally).
+final class LiveFeed: LibraryChangeObserver, @unchecked Sendable {
+    let queue = DispatchQueue(label: "CloudAssets gallery feed")
+    private let library: AssetLibrary
+    private let send: @Sendable (String) -> Void
+    // Touched only on `queue`.
+    private var current: FetchResult?
+    private var snapshotToken = ChangeToken(rawValue: 0)
+    private var early: [LibraryChange] = []
+
+    init(library: AssetLibrary, send: @escaping @Sendable (String) -> Void) {
+        self.library = library
+        self.send = send
+    }
+
+    /// Sends the snapshot as a reset, then the changes that came before it and are not in it.
+    func start(_ snapshot: LibrarySnapshot) {
+        queue.async { [self] in
+            current = snapshot.fetchResult
+            snapshotToken = snapshot.token
+            send(GalleryRouter.resetEvent(snapshot.fetchResult, token: snapshot.token, library: library))
+            let waiting = early
+            early = []
+            for change in waiting { apply(change) }
+        }
+    }
+
+    func libraryDidChange(_ change: LibraryChange) {
+        if current == nil {
+            early.append(change)
+        } else {
+            apply(change)
+        }
+    }
+
+    private func apply(_ change: LibraryChange) {
+        guard change.token > snapshotToken, let before = current, let details = change.details(for: before) else {
+            return
+        }
+        current = details.fetchResultAfterChanges
+        if details.hasIncrementalChanges {
+            send(GalleryRouter.changeEvent(details, token: change.token))
+        } else {
+            send(GalleryRouter.resetEvent(details.fetchResultAfterChanges, token: change.token, library: library))
+        }
+    }
+}
+
+/// The open event streams: what every page must hear (download progress, the network policy) goes to all.
+final class EventHub: Sendable {
+    private let streams = LockedBox<(next: Int, sends: [Int: @Sendable (String) -> Void])>((0, [:]))
+
+    func open(_ send: @escaping @Sendable (String) -> Void) -> Int {
+        streams.withLock { state in
+            state.next += 1
+            state.sends[state.next] = send
+            return state.next
+        }
+    }
+
+    func close(_ id: Int) { _ = streams.withLock { $0.sends.removeValue(forKey: id) } }
+
+    func closeAll() { streams.withLock { $0.sends = [:] } }
+
+    func broadcast(_ text: String) {
+        for send in streams.withLock({ Array($0.sends.values) }) { send(text) }
+    }
+}

@@ -1,0 +1,99 @@
+public import CloudAssets
+import Essentials
+public import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// How a picker session ended: the identifiers chosen with Done, or Cancel.
+public enum PickOutcome: Sendable, Hashable {
+    case picked([String])
+    case cancelled
+}
+
+/// The web gallery and picker of one library, served over HTTP on SwiftNIO.
+///
+/// Security model: it binds 127.0.0.1 unless told otherwise; every request must carry the server's random token
+/// (a `token` query parameter or the `X-CloudAssets-Token` header; POSTs only the header, so a page of another
+/// origin cannot forge one with a form or a link); the `Host` header must name `localhost`, `127.0.0.1`, `[::1]`
+/// or the bound host (a DNS-rebound name is refused); only the page's three files are served by name, and assets
+/// only by local identifier through the library's API — no request path is ever mapped to a file.
+public final class GalleryServer: Sendable {
+    /// The token every request must carry (64 hex digits unless given).
+    public let token: String
+    /// The address it binds.
+    public let host: String
+    let router: GalleryRouter
+    private let requestedPort: Int
+    private let state = LockedBox<(channel: (any Channel)?, port: Int, connections: [ObjectIdentifier: any Channel])>(
+        (nil, 0, [:]))
+
+    /// - Parameters:
+    ///   - library: The open library to show (not closed by the server).
+    ///   - host: The address to bind (default 127.0.0.1).
+    ///   - port: The port (0: one the system picks).
+    ///   - token: The token (default: 32 random bytes in hex).
+    ///   - onPick: Called once per Done or Cancel of the picker (`nil`: the picker's calls answer 404).
+    public init(
+        library: AssetLibrary, host: String = "127.0.0.1", port: Int = 0, token: String? = nil,
+        onPick: (@Sendable (PickOutcome) -> Void)? = nil
+    ) throws {
+        self.token = token ?? Self.randomToken()
+        self.host = host
+        self.requestedPort = port
+        self.router = try GalleryRouter(library: library, token: self.token, boundHost: host, onPick: onPick)
+    }
+
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    /// Binds and starts serving. After it returns, ``port`` and ``url`` are valid.
+    public func start() async throws {
+        let router = self.router
+        let state = self.state
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 128)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                let id = ObjectIdentifier(channel)
+                state.withLock { $0.connections[id] = channel }
+                channel.closeFuture.whenComplete { _ in _ = state.withLock { $0.connections.removeValue(forKey: id) } }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(GalleryChannelHandler(router: router))
+                }
+            }
+        let channel = try await bootstrap.bind(host: host, port: requestedPort).get()
+        state.withLock {
+            $0.channel = channel
+            $0.port = channel.localAddress?.port ?? 0
+        }
+        router.boundPort.withLock { $0 = channel.localAddress?.port ?? 0 }
+    }
+
+    /// The bound port (after ``start()``).
+    public var port: Int { state.withLock { $0.port } }
+
+    /// The page's address with the token: what to open in a browser.
+    public var url: URL {
+        let shown = host.contains(":") ? "[\(host)]" : host
+        return URL(string: "http://\(shown):\(port)/?token=\(token)")!
+    }
+
+    /// Stops listening and closes every connection (live event streams end).
+    public func stop() async {
+        let (channel, connections) = state.withLock { state in
+            defer {
+                state.channel = nil
+                state.connections = [:]
+            }
+            return (state.channel, Array(state.connections.values))
+        }
+        router.stop()
+        try? await channel?.close()
+        for connection in connections { try? await connection.close() }
+    }
+}

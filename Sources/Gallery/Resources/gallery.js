@@ -1,0 +1,505 @@
+// CloudAssets gallery: a virtualised grid of one live fetch result.
+//
+// The server sends a `reset` event (every local identifier, in order) and then one `change` event per library
+// change (removed, inserted and changed indexes and moves, PhotoKit's conventions). The page keeps the identifier
+// list, applies each change to it in place, and renders only the rows in view: one absolutely positioned cell per
+// visible asset, keyed by local identifier, so a cell whose asset did not change stays the same DOM node.
+(() => {
+  "use strict";
+
+  const token = document.querySelector('meta[name="cloudassets-token"]').content;
+  const params = new URLSearchParams(location.search);
+  const pickMode = params.get("pick") === "multiple";
+  const CELL = 120;
+  const GAP = 4;
+  const STEP = CELL + GAP;
+  const OVERSCAN_ROWS = 2;
+  const POOL_LIMIT = 300;
+  const CACHE_LIMIT = 4000;
+
+  const viewport = document.getElementById("viewport");
+  const canvas = document.getElementById("canvas");
+  const $ = (id) => document.getElementById(id);
+
+  const state = {
+    ids: [], // the fetch result's local identifiers, in order
+    assets: new Map(), // id -> asset (only for ids seen recently: bounded by CACHE_LIMIT)
+    cells: new Map(), // id -> cell element in the DOM
+    pool: [], // detached cells, reused
+    requested: new Set(), // ids whose asset is being fetched
+    downloads: new Map(), // id -> fraction of a download in progress
+    notes: new Map(), // id -> short note ("in cloud")
+    picked: [], // picker: selected ids, in selection order
+    focused: null,
+    columns: 1,
+    token: -1,
+    source: null,
+    applied: [], // {token, kind, at (Date.now()), count}: for tests and the bench
+  };
+
+  // ---- Requests -------------------------------------------------------------------------------------------
+
+  function url(path, query = {}) {
+    const search = new URLSearchParams({ token, ...query });
+    return `${path}?${search}`;
+  }
+
+  async function post(path, body) {
+    const response = await fetch(path, {
+      method: "POST",
+      headers: { "X-CloudAssets-Token": token, "Content-Type": "application/json" },
+      body: JSON.stringify(body ?? {}),
+    });
+    let json = {};
+    try {
+      json = await response.json();
+    } catch (e) {
+      json = {};
+    }
+    if (!response.ok) throw new Error(json.error || `HTTP ${response.status}`);
+    return json;
+  }
+
+  function status(text) {
+    $("status").textContent = text;
+  }
+
+  // ---- Layout and rendering --------------------------------------------------------------------------------
+
+  function layout() {
+    state.columns = Math.max(1, Math.floor((viewport.clientWidth - GAP + GAP) / STEP));
+    const rows = Math.ceil(state.ids.length / state.columns);
+    canvas.style.height = `${rows * STEP + GAP}px`;
+  }
+
+  function visibleRange() {
+    const firstRow = Math.max(0, Math.floor(viewport.scrollTop / STEP) - OVERSCAN_ROWS);
+    const lastRow = Math.ceil((viewport.scrollTop + viewport.clientHeight) / STEP) + OVERSCAN_ROWS;
+    const first = firstRow * state.columns;
+    const last = Math.min(state.ids.length, lastRow * state.columns);
+    return [first, Math.max(first, last)];
+  }
+
+  function makeCell() {
+    const cell = document.createElement("div");
+    cell.className = "cell";
+    cell.style.width = `${CELL}px`;
+    cell.style.height = `${CELL}px`;
+    cell.innerHTML =
+      '<img alt="" hidden><div class="placeholder"></div><span class="badge"></span><span class="fav">♥</span>' +
+      '<span class="pin">pinned</span><span class="note"></span>' +
+      '<svg class="ring" viewBox="0 0 28 28"><circle class="track" cx="14" cy="14" r="12"></circle>' +
+      '<circle class="bar" cx="14" cy="14" r="12"></circle></svg>';
+    return cell;
+  }
+
+  /** A cell for `id`: one released by this render (still in the DOM), else a pooled or new one (appended). */
+  function acquire(id, free) {
+    let cell = free.pop();
+    if (!cell) {
+      cell = state.pool.pop() || makeCell();
+      canvas.appendChild(cell);
+    }
+    cell._id = id;
+    cell._version = null;
+    cell._x = cell._y = -1;
+    cell.dataset.id = id;
+    delete cell.dataset.badge;
+    const img = cell.querySelector("img");
+    img.hidden = true;
+    img.removeAttribute("src");
+    cell.querySelector(".placeholder").textContent = "";
+    state.cells.set(id, cell);
+    return cell;
+  }
+
+  /** Takes a cell off the grid: kept for this render's new cells, then removed from the DOM and pooled. */
+  function release(id, cell, free) {
+    state.cells.delete(id);
+    cell._id = null;
+    free.push(cell);
+  }
+
+  /** Puts exactly the visible assets' cells in the DOM, each at its place; returns ids whose asset is unknown. */
+  function render() {
+    layout();
+    const [first, last] = visibleRange();
+    const visible = new Set();
+    for (let index = first; index < last; index++) visible.add(state.ids[index]);
+    const free = [];
+    for (const [id, cell] of state.cells) if (!visible.has(id)) release(id, cell, free);
+    const missing = [];
+    for (let index = first; index < last; index++) {
+      const id = state.ids[index];
+      const cell = state.cells.get(id) || acquire(id, free);
+      const x = GAP + (index % state.columns) * STEP;
+      const y = GAP + Math.floor(index / state.columns) * STEP;
+      if (cell._x !== x || cell._y !== y) {
+        cell.style.transform = `translate(${x}px, ${y}px)`;
+        cell._x = x;
+        cell._y = y;
+      }
+      const asset = state.assets.get(id);
+      if (asset) fill(cell, asset);
+      else if (!state.requested.has(id)) missing.push(id);
+      decorate(cell, id);
+    }
+    for (const cell of free) {
+      cell.remove();
+      if (state.pool.length < POOL_LIMIT) state.pool.push(cell);
+    }
+    if (missing.length) load(missing);
+    trimCache(visible);
+    $("count").textContent = `${state.ids.length.toLocaleString()} assets`;
+  }
+
+  /** Shows an asset in its cell (only what changed since the cell last showed it). */
+  function fill(cell, asset) {
+    if (cell._version === asset.version && cell.dataset.favorite === String(asset.favorite)) {
+      if (cell.dataset.pinned === String(asset.pinned)) return;
+    }
+    cell._version = asset.version;
+    cell.dataset.badge = asset.badge;
+    cell.dataset.favorite = String(asset.favorite);
+    cell.dataset.pinned = String(asset.pinned);
+    cell.dataset.media = asset.media;
+    cell.title = asset.name;
+    cell.querySelector(".badge").textContent = asset.badge === "cloud" ? "cloud only" : asset.badge;
+    const img = cell.querySelector("img");
+    const placeholder = cell.querySelector(".placeholder");
+    if (asset.thumbnail) {
+      const src = url(`/api/thumbnails/${encodeURIComponent(asset.id)}`, { v: asset.version });
+      if (img.getAttribute("src") !== src) {
+        img.loading = "lazy";
+        img.src = src;
+      }
+      img.hidden = false;
+      placeholder.hidden = true;
+    } else {
+      img.hidden = true;
+      img.removeAttribute("src");
+      placeholder.hidden = false;
+      placeholder.textContent = asset.name;
+    }
+  }
+
+  /** The per-page marks of a cell: focus, picked, download ring, note. */
+  function decorate(cell, id) {
+    cell.classList.toggle("focused", state.focused === id);
+    cell.classList.toggle("picked", pickMode && state.picked.includes(id));
+    const fraction = state.downloads.get(id);
+    if (fraction === undefined) {
+      delete cell.dataset.downloading;
+    } else {
+      cell.dataset.downloading = "true";
+      cell.dataset.progress = fraction.toFixed(2);
+      cell.querySelector(".bar").style.strokeDashoffset = String(75.4 * (1 - fraction));
+    }
+    const note = state.notes.get(id);
+    if (note) {
+      cell.dataset.note = note;
+      cell.querySelector(".note").textContent = note;
+    } else {
+      delete cell.dataset.note;
+    }
+  }
+
+  function trimCache(visible) {
+    if (state.assets.size <= CACHE_LIMIT) return;
+    for (const id of state.assets.keys()) {
+      if (state.assets.size <= CACHE_LIMIT / 2) break;
+      if (!visible.has(id)) state.assets.delete(id);
+    }
+  }
+
+  async function load(ids) {
+    for (const id of ids) state.requested.add(id);
+    for (let start = 0; start < ids.length; start += 500) {
+      const batch = ids.slice(start, start + 500);
+      try {
+        const response = await fetch(url("/api/assets", { ids: batch.join(",") }));
+        const json = await response.json();
+        for (const asset of json.assets || []) {
+          state.assets.set(asset.id, asset);
+          const cell = state.cells.get(asset.id);
+          if (cell) fill(cell, asset);
+        }
+      } catch (e) {
+        status(`could not load assets: ${e.message}`);
+      } finally {
+        for (const id of batch) state.requested.delete(id);
+      }
+    }
+  }
+
+  let scheduled = false;
+  function scheduleRender() {
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(() => {
+      scheduled = false;
+      render();
+    });
+  }
+
+  // ---- Live changes ------------------------------------------------------------------------------------------
+
+  function record(kind, token, count, sent) {
+    state.token = token;
+    state.applied.push({ kind, token, count, sent, at: Date.now() });
+    if (state.applied.length > 1000) state.applied.splice(0, state.applied.length - 1000);
+    document.body.dataset.token = String(token);
+  }
+
+  function onReset(event) {
+    const data = JSON.parse(event.data);
+    state.ids = data.ids;
+    state.assets.clear();
+    $("offline").checked = data.network === "offline";
+    render();
+    record("reset", data.token, data.count);
+    document.body.dataset.ready = "true";
+  }
+
+  /** Applies one change: removals (highest first), insertions (lowest first), moves, then the changed cells. */
+  function onChange(event) {
+    const data = JSON.parse(event.data);
+    let ids = state.ids;
+    const gone = new Set();
+    if (data.removed.length) {
+      const next = new Array(ids.length - data.removed.length);
+      let r = 0;
+      let out = 0;
+      for (let index = 0; index < ids.length; index++) {
+        if (r < data.removed.length && data.removed[r] === index) {
+          gone.add(ids[index]);
+          state.assets.delete(ids[index]);
+          state.downloads.delete(ids[index]);
+          r++;
+        } else {
+          next[out++] = ids[index];
+        }
+      }
+      ids = next;
+    }
+    const insertedIds = data.insertedAssets.map((asset) => asset.id);
+    if (data.inserted.length) {
+      const total = ids.length + data.inserted.length;
+      const next = new Array(total);
+      let j = 0;
+      let source = 0;
+      for (let position = 0; position < total; position++) {
+        if (j < data.inserted.length && data.inserted[j] === position) next[position] = insertedIds[j++];
+        else next[position] = ids[source++];
+      }
+      ids = next;
+    }
+    if (data.moves.length) {
+      // Each moved object at its toIndex, each inserted one at its index, the others in their order around them.
+      const after = new Array(ids.length);
+      const taken = new Uint8Array(ids.length);
+      const placed = new Uint8Array(ids.length);
+      for (const [from, to] of data.moves) {
+        after[to] = ids[from];
+        taken[from] = 1;
+        placed[to] = 1;
+      }
+      for (const index of data.inserted) {
+        after[index] = ids[index];
+        taken[index] = 1;
+        placed[index] = 1;
+      }
+      let slot = 0;
+      for (let index = 0; index < ids.length; index++) {
+        if (taken[index]) continue;
+        while (placed[slot]) slot++;
+        after[slot++] = ids[index];
+      }
+      ids = after;
+    }
+    state.ids = ids;
+    for (const asset of data.insertedAssets) state.assets.set(asset.id, asset);
+    for (const asset of data.changedAssets) state.assets.set(asset.id, asset);
+    if (gone.size) {
+      state.picked = state.picked.filter((id) => !gone.has(id) || insertedIds.includes(id));
+      $("pick-count").textContent = `${state.picked.length} selected`;
+      if (gone.has(state.focused)) focus(null);
+    }
+    if (ids.length !== data.count) {
+      // Out of step (should not happen): start again from a fresh reset.
+      status("resynchronising");
+      connect();
+      return;
+    }
+    render();
+    for (const asset of data.changedAssets) {
+      const cell = state.cells.get(asset.id);
+      if (cell) fill(cell, asset);
+      if (asset.id === state.focused) showActions();
+    }
+    record("change", data.token, data.count, data.sent);
+  }
+
+  function onDownload(event) {
+    const data = JSON.parse(event.data);
+    if (data.fraction !== undefined) {
+      state.downloads.set(data.id, data.fraction);
+    } else {
+      state.downloads.delete(data.id);
+      if (data.state === "inCloud") state.notes.set(data.id, "in cloud");
+      else if (data.state === "failed") state.notes.set(data.id, "failed");
+      else if (data.state === "full") {
+        state.notes.delete(data.id);
+        if (state.opening === data.id) showOriginal(data.id);
+      }
+    }
+    const cell = state.cells.get(data.id);
+    if (cell) decorate(cell, data.id);
+  }
+
+  function connect() {
+    if (state.source) state.source.close();
+    document.body.dataset.ready = "false";
+    const query = { sort: $("sort").value };
+    if ($("state").value) query.state = $("state").value;
+    if ($("media").value) query.media = $("media").value;
+    const source = new EventSource(url("/api/events", query));
+    source.addEventListener("reset", onReset);
+    source.addEventListener("change", onChange);
+    source.addEventListener("download", onDownload);
+    source.addEventListener("network", (event) => {
+      $("offline").checked = JSON.parse(event.data).network === "offline";
+    });
+    source.onerror = () => status("reconnecting…");
+    source.onopen = () => status("");
+    state.source = source;
+  }
+
+  // ---- Actions -----------------------------------------------------------------------------------------------
+
+  function focus(id) {
+    const previous = state.focused;
+    state.focused = id;
+    for (const other of [previous, id]) {
+      const cell = other && state.cells.get(other);
+      if (cell) decorate(cell, other);
+    }
+    $("actions").hidden = pickMode || !id;
+    showActions();
+  }
+
+  /** The action bar for the focused asset: only the toggles that apply (pin or unpin, favourite or not). */
+  function showActions() {
+    const asset = state.focused && state.assets.get(state.focused);
+    $("selected-name").textContent = asset ? asset.name : "";
+    $("act-pin").hidden = Boolean(asset && asset.pinned);
+    $("act-unpin").hidden = !(asset && asset.pinned);
+    $("act-favorite").hidden = Boolean(asset && asset.favorite);
+    $("act-unfavorite").hidden = !(asset && asset.favorite);
+  }
+
+  async function open(id) {
+    state.opening = id;
+    state.notes.delete(id);
+    try {
+      const answer = await post(`/api/assets/${encodeURIComponent(id)}/open`);
+      if (answer.state === "full") showOriginal(id);
+      else if (answer.state === "inCloud") state.notes.set(id, "in cloud");
+      else if (answer.state === "downloading" && !state.downloads.has(id)) state.downloads.set(id, 0);
+    } catch (e) {
+      status(`open failed: ${e.message}`);
+    }
+    const cell = state.cells.get(id);
+    if (cell) decorate(cell, id);
+  }
+
+  function showOriginal(id) {
+    $("viewer-image").src = url(`/api/originals/${encodeURIComponent(id)}`);
+    $("viewer").hidden = false;
+  }
+
+  async function act(action) {
+    const id = state.focused;
+    if (!id) return;
+    if (action === "open") return open(id);
+    try {
+      await post(`/api/assets/${encodeURIComponent(id)}/${action}`);
+      status(`${action}: done`);
+    } catch (e) {
+      status(`${action} failed: ${e.message}`);
+    }
+  }
+
+  function togglePick(id) {
+    const at = state.picked.indexOf(id);
+    if (at >= 0) state.picked.splice(at, 1);
+    else state.picked.push(id);
+    $("pick-count").textContent = `${state.picked.length} selected`;
+    const cell = state.cells.get(id);
+    if (cell) decorate(cell, id);
+  }
+
+  async function finishPick(done) {
+    try {
+      if (done) await post("/api/pick", { identifiers: state.picked });
+      else await post("/api/pick/cancel");
+      document.body.dataset.picker = done ? "done" : "cancelled";
+      status(done ? `Returned ${state.picked.length} assets: you can close this tab.` : "Cancelled.");
+      $("pick-done").disabled = $("pick-cancel").disabled = true;
+    } catch (e) {
+      status(`picker: ${e.message}`);
+    }
+  }
+
+  canvas.addEventListener("click", (event) => {
+    const cell = event.target.closest(".cell");
+    if (!cell || !cell._id) return;
+    if (pickMode) togglePick(cell._id);
+    else focus(cell._id);
+  });
+  canvas.addEventListener("dblclick", (event) => {
+    const cell = event.target.closest(".cell");
+    if (cell && cell._id && !pickMode) open(cell._id);
+  });
+  for (const action of ["open", "pin", "unpin", "evict", "favorite", "unfavorite", "delete"]) {
+    $(`act-${action}`).addEventListener("click", () => act(action));
+  }
+  $("viewer-close").addEventListener("click", () => {
+    $("viewer").hidden = true;
+    $("viewer-image").removeAttribute("src");
+  });
+  $("offline").addEventListener("change", async (event) => {
+    try {
+      await post("/api/network", { policy: event.target.checked ? "offline" : "allowed" });
+    } catch (e) {
+      status(`network: ${e.message}`);
+    }
+  });
+  for (const id of ["sort", "state", "media"]) $(id).addEventListener("change", connect);
+  viewport.addEventListener("scroll", scheduleRender, { passive: true });
+  window.addEventListener("resize", scheduleRender);
+  if (pickMode) {
+    $("picker").hidden = false;
+    $("pick-done").addEventListener("click", () => finishPick(true));
+    $("pick-cancel").addEventListener("click", () => finishPick(false));
+  }
+
+  // For tests and the bench: read-only views of the page's state.
+  window.gallery = {
+    get ids() {
+      return state.ids;
+    },
+    get applied() {
+      return state.applied;
+    },
+    get token() {
+      return state.token;
+    },
+    cell: (id) => state.cells.get(id) || null,
+    render: () => render(),
+    cellCount: () => state.cells.size,
+    picked: () => state.picked.slice(),
+  };
+
+  connect();
+})();
