@@ -20,11 +20,13 @@ IMPORT_CHECK = --explicit-target-dependency-import-check error
 build: deps
 	$(SWIFT) build $(IMPORT_CHECK)
 
-# The RGW suite runs on its own after the others: its Ceph cluster takes most of the two cores while it boots,
-# and timing-sensitive suites (shared downloads, request logs) must not run beside it.
+# The browser suite (headless Chromium) and the RGW suite run on their own after the others: Chromium and Ceph's
+# cluster take most of the two cores while they start, and timing-sensitive suites (shared downloads, request logs,
+# cross-process watches) must not run beside them.
 test: deps-python
 	$(SWIFT) build --build-tests $(IMPORT_CHECK)
-	SWIFT=$(SWIFT) scripts/run-tests.sh --skip RGWInteropTests
+	SWIFT=$(SWIFT) scripts/run-tests.sh --skip 'RGWInteropTests|GalleryBrowserTests'
+	SWIFT=$(SWIFT) scripts/run-tests.sh --filter GalleryBrowserTests
 	SWIFT=$(SWIFT) scripts/run-tests.sh --filter RGWInteropTests
 
 # Only the suite that runs the library against Ceph's RADOS Gateway (scripts/ceph-rgw.sh boots a throwaway
