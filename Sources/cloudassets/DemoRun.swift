@@ -103,7 +103,7 @@ struct DemoRun {
                 observer.drain()
                 let now = try library.asset(withLocalIdentifier: target.localIdentifier)
                 say(
-                    "== ranged read of \(target.key): \(bytes.count) bytes (PNG signature \(bytes.prefix(4).map { String(format: "%02x", $0) }.joined())), "
+                    "== ranged read of \(target.key): \(bytes.count) bytes (first bytes \(bytes.prefix(4).map { String(format: "%02x", $0) }.joined())), "
                         + "state now \(now.map { "\($0.availability)" } ?? "?")")
             }
 
