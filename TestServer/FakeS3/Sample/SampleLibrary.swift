@@ -232,13 +232,16 @@ public enum SampleLibrary {
         let (dw, dh) = (upright.width, upright.height)
         let (sw, sh) = orientation >= 5 ? (dh, dw) : (dw, dh)
         var out = [UInt8](repeating: 0, count: sw * sh * 4)
-        for y in 0..<dh {
-            for x in 0..<dw {
-                let s = Orientation.storedPosition(
-                    displayX: x, displayY: y, orientation: orientation, width: sw, height: sh)
-                let from = (y * dw + x) * 4
-                let to = (s.y * sw + s.x) * 4
-                for c in 0..<4 { out[to + c] = upright.pixels[from + c] }
+        upright.pixels.withUnsafeBytes { source in
+            out.withUnsafeMutableBytes { destination in
+                for y in 0..<dh {
+                    for x in 0..<dw {
+                        let s = Orientation.storedPosition(
+                            displayX: x, displayY: y, orientation: orientation, width: sw, height: sh)
+                        let pixel = source.loadUnaligned(fromByteOffset: (y * dw + x) * 4, as: UInt32.self)
+                        destination.storeBytes(of: pixel, toByteOffset: (s.y * sw + s.x) * 4, as: UInt32.self)
+                    }
+                }
             }
         }
         return RGBAImage(width: sw, height: sh, bytesPerRow: sw * 4, pixels: out)
