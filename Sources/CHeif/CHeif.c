@@ -11,6 +11,8 @@ typedef struct {
     size_t available;
     size_t file_length;
     size_t position;
+    /* One past the furthest byte libheif asked for beyond `available`; 0 when it never did. */
+    size_t needed;
 } cheif_prefix;
 
 struct cheif_file {
@@ -21,10 +23,18 @@ struct cheif_file {
 
 static int64_t cheif_prefix_position(void *userdata) { return (int64_t)((cheif_prefix *)userdata)->position; }
 
+/* Reads inside the file but past the prefix are answered with zeros and remembered in `needed` (libheif
+   asserts that a read it checked against the file size succeeds, so failing it would abort the process). */
 static int cheif_prefix_read(void *data, size_t size, void *userdata) {
     cheif_prefix *p = userdata;
-    if (p->position > p->available || size > p->available - p->position) return 1;
-    memcpy(data, p->data + p->position, size);
+    if (p->position > p->file_length || size > p->file_length - p->position) return 1;
+    size_t have = p->position < p->available ? p->available - p->position : 0;
+    if (have > size) have = size;
+    if (have) memcpy(data, p->data + p->position, have);
+    if (have < size) {
+        memset((uint8_t *)data + have, 0, size - have);
+        if (p->position + size > p->needed) p->needed = p->position + size;
+    }
     p->position += size;
     return 0;
 }
@@ -123,6 +133,8 @@ cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file
     return file;
 }
 
+size_t cheif_prefix_needed(const cheif_file *file) { return file->prefix ? file->prefix->needed : 0; }
+
 void cheif_close(cheif_file *file) {
     if (!file) return;
     heif_image_handle_release(file->primary);
@@ -209,11 +221,12 @@ static struct heif_error cheif_write(struct heif_context *context, const void *d
     return ok;
 }
 
-int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t stride, int quality, uint8_t **bytes,
-                      size_t *length, char *message, size_t capacity) {
+int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t stride, int quality, const uint8_t *exif,
+                      size_t exif_length, uint8_t **bytes, size_t *length, char *message, size_t capacity) {
     struct heif_context *context = heif_context_alloc();
     struct heif_encoder *encoder = NULL;
     struct heif_image *image = NULL;
+    struct heif_image_handle *handle = NULL;
     int result = CHEIF_ERROR;
     cheif_sink sink = {0};
     if (!context) {
@@ -242,8 +255,12 @@ int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t strid
             out[3 * x + 2] = in[4 * x + 2];
         }
     }
-    err = heif_context_encode_image(context, image, encoder, NULL, NULL);
+    err = heif_context_encode_image(context, image, encoder, NULL, &handle);
     if (err.code != heif_error_Ok) goto fail;
+    if (exif && exif_length > 0) {
+        err = heif_context_add_exif_metadata(context, handle, exif, (int)exif_length);
+        if (err.code != heif_error_Ok) goto fail;
+    }
     struct heif_writer writer = {1, cheif_write};
     err = heif_context_write(context, &writer, &sink);
     if (err.code != heif_error_Ok) goto fail;
@@ -256,6 +273,7 @@ fail:
     cheif_message(message, capacity, err.message);
 done:
     free(sink.bytes);
+    if (handle) heif_image_handle_release(handle);
     if (image) heif_image_release(image);
     if (encoder) heif_encoder_release(encoder);
     heif_context_free(context);

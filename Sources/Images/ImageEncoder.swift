@@ -93,14 +93,24 @@ package enum ImageEncoder {
 
     /// An HEIC file (HEVC, alpha ignored) at `quality` 0...100 (clamped).
     package static func heif(_ image: RGBAImage, quality: Int = 80) throws(ImageError) -> [UInt8] {
+        try heif(image, quality: quality, exif: nil)
+    }
+
+    /// An HEIC file with an Exif item holding `exif` (a TIFF payload), when given. Readers ignore its
+    /// orientation tag: HEIF orients with irot/imir, which this encoder does not write.
+    package static func heif(_ image: RGBAImage, quality: Int = 80, exif: [UInt8]?) throws(ImageError) -> [UInt8] {
         try image.validate()
         var bytes: UnsafeMutablePointer<UInt8>?
         var length = 0
         var message = [CChar](repeating: 0, count: 256)
-        let code = image.pixels.withUnsafeBufferPointer {
-            cheif_encode_rgba(
-                $0.baseAddress, Int32(image.width), Int32(image.height), image.bytesPerRow,
-                Int32(min(100, max(0, quality))), &bytes, &length, &message, message.count)
+        let payload = exif ?? []
+        let code = image.pixels.withUnsafeBufferPointer { pixels in
+            payload.withUnsafeBufferPointer { exifBytes in
+                cheif_encode_rgba(
+                    pixels.baseAddress, Int32(image.width), Int32(image.height), image.bytesPerRow,
+                    Int32(min(100, max(0, quality))), exif == nil ? nil : exifBytes.baseAddress, exifBytes.count,
+                    &bytes, &length, &message, message.count)
+            }
         }
         guard code == CHEIF_OK, let bytes else { throw .codec("HEIF: \(cText(message))") }
         defer { cheif_free(bytes) }
