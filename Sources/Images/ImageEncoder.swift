@@ -69,14 +69,19 @@ package enum ImageEncoder {
 
     /// An 8-bit RGBA PNG with an eXIf chunk holding `exif` (a TIFF payload) after IHDR, when given.
     package static func png(_ image: RGBAImage, exif: [UInt8]?) throws(ImageError) -> [UInt8] {
+        try png(image, exif: exif, interlaced: false)
+    }
+
+    /// An 8-bit RGBA PNG, Adam7-interlaced when asked, with an eXIf chunk after IHDR when `exif` is given.
+    static func png(_ image: RGBAImage, exif: [UInt8]?, interlaced: Bool) throws(ImageError) -> [UInt8] {
         try image.validate()
         var bytes: UnsafeMutablePointer<UInt8>?
         var length = 0
         var message = [CChar](repeating: 0, count: 200)
         let code = image.pixels.withUnsafeBufferPointer {
             cpng_encode_rgba(
-                $0.baseAddress, UInt32(image.width), UInt32(image.height), image.bytesPerRow, &bytes, &length,
-                &message, message.count)
+                $0.baseAddress, UInt32(image.width), UInt32(image.height), image.bytesPerRow, interlaced ? 1 : 0,
+                &bytes, &length, &message, message.count)
         }
         guard code == CPNG_OK, let bytes else { throw .codec("PNG: \(cText(message))") }
         defer { cpng_free(bytes) }
