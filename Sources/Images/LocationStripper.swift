@@ -6,8 +6,13 @@ package enum LocationStripper {
     /// zeroed; XMP packets' exif:GPS* attributes/elements blanked with spaces; PNG eXIf chunk (and an uncompressed
     /// XMP iTXt chunk) likewise with CRC recomputed. Returns nil when there was nothing to strip. Hostile/corrupt
     /// EXIF -> throws (caller decides), never crashes. HEIF throws `.unsupportedFormat`.
+    ///
+    /// Unlike `locationPatches(head:)`, this also strips the EXIF and XMP of JPEG images stored after the
+    /// primary one (MPF secondary images such as depth maps, found by their SOI + APP marker after the first
+    /// scan); a candidate whose header does not parse is left as it is.
     package static func strippingLocation(from bytes: [UInt8]) throws(ImageError) -> [UInt8]? {
-        let patches = try locationPatches(head: bytes)
+        var patches = try locationPatches(head: bytes)
+        if ImageFormat.sniff(bytes) == .jpeg { patches += try trailingImagePatches(bytes) }
         guard !patches.isEmpty else { return nil }
         var result = bytes
         for patch in patches {
@@ -19,6 +24,7 @@ package enum LocationStripper {
     /// The byte ranges to overwrite in a file, with their new contents, computed from its head (so a large file
     /// can be fixed with pwrite in place without reading it all). Ranges all lie inside `head`. `head` must
     /// reach the first scan (JPEG) or the first IDAT (PNG), else `.truncated`; empty when there is no location.
+    /// Covers the primary image's headers only (see `strippingLocation(from:)` for images stored after it).
     package static func locationPatches(head: [UInt8]) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] {
         switch ImageFormat.sniff(head) {
         case .jpeg: return try jpegPatches(head)
@@ -42,6 +48,32 @@ package enum LocationStripper {
                 changed = try blankXMP(&bytes, from: shifted.dataStart + JPEGHeader.xmpIdentifier.count)
             }
             if changed { patches.append((segment.start, bytes)) }
+        }
+        return patches
+    }
+
+    /// Patches for JPEG images after the primary one's first scan (entropy-coded data cannot hold FF D8).
+    private static func trailingImagePatches(_ bytes: [UInt8]) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] {
+        guard case .complete(let primary) = try JPEGHeader.scan(bytes, throughScan: true),
+            var i = primary.scanStart
+        else { return [] }
+        var patches: [(offset: Int, bytes: [UInt8])] = []
+        while i + 4 <= bytes.count {
+            guard bytes[i] == 0xFF, bytes[i + 1] == 0xD8, bytes[i + 2] == 0xFF, (0xE0...0xEF).contains(bytes[i + 3])
+            else {
+                i += 1
+                continue
+            }
+            // A header is at most 1 MiB here; a candidate that does not walk to its scan is not an image.
+            let candidate = Array(bytes[i..<min(bytes.count, i + ImageMetadata.maxHeadBytes)])
+            guard let found = try? jpegPatches(candidate),
+                case .complete(let header)? = try? JPEGHeader.scan(candidate, throughScan: true)
+            else {
+                i += 2
+                continue
+            }
+            patches += found.map { (i + $0.offset, $0.bytes) }
+            i += header.scanStart ?? 2
         }
         return patches
     }

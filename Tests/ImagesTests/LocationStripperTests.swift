@@ -106,4 +106,22 @@ import Testing
         // A head that stops inside the headers cannot be patched safely.
         #expect(throws: ImageError.truncated) { _ = try LocationStripper.locationPatches(head: Array(file.prefix(40))) }
     }
+
+    @Test func imagesAfterThePrimaryOneAreStrippedToo() throws {
+        var primaryExif = ExifBuilder()
+        primaryExif.orientation = 1
+        var secondaryExif = ExifBuilder()
+        secondaryExif.location = GPSLocation(latitude: 40, longitude: -70)
+        let primary = try ImageEncoder.jpeg(Fixtures.photo(width: 64, height: 48), exif: primaryExif.tiffPayload())
+        let secondary = try ImageEncoder.jpeg(Fixtures.photo(width: 32, height: 24), exif: secondaryExif.tiffPayload())
+        let file = primary + secondary
+        // The head alone does not see the second image.
+        #expect(try LocationStripper.locationPatches(head: file).isEmpty)
+        let stripped = try #require(try LocationStripper.strippingLocation(from: file))
+        #expect(stripped.count == file.count)
+        #expect(Array(stripped[..<primary.count]) == primary)
+        let second = Array(stripped[primary.count...])
+        #expect(try Self.metadata(second).location == nil)
+        #expect(try Self.fullDecode(second).pixels == Self.fullDecode(secondary).pixels)
+    }
 }
