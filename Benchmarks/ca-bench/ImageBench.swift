@@ -1,7 +1,7 @@
 import Dispatch
+import Essentials
 import Foundation
 import Images
-import Synchronization
 
 // Thumbnails against libvips' `vipsthumbnail`: one 24 MP JPEG to 256 px in a child process each (time and the
 // process's own peak RSS: wait4's ru_maxrss, through /usr/bin/time), and 200 12 MP JPEGs to 256 px with 2 worker threads here against two
@@ -144,20 +144,23 @@ func runImageBenchmarks() async throws -> [BenchRow] {
     }
     // Warm the page cache for both sides.
     for file in files { _ = try Data(contentsOf: URL(fileURLWithPath: file)) }
-    let failures = Atomic<Int>(0)
+    let failures = LockedBox(0)
     let manyFiles = files
     // Two threads of our own (not the concurrency pool's, which this async function may be holding).
     func ourMany() -> Double {
-        let next = Atomic<Int>(0)
+        let next = LockedBox(0)
         let done = DispatchSemaphore(value: 0)
         let start = now()
         for _ in 0..<2 {
             Thread.detachNewThread {
                 while true {
-                    let index = next.add(1, ordering: .relaxed).oldValue
+                    let index = next.withLock { (value: inout Int) -> Int in
+                        defer { value += 1 }
+                        return value
+                    }
                     guard index < manyFiles.count else { break }
                     do { try writeThumbnail(manyFiles[index], size: 256, to: ourOutputs) } catch {
-                        failures.add(1, ordering: .relaxed)
+                        failures.withLock { $0 += 1 }
                     }
                 }
                 done.signal()
@@ -197,6 +200,6 @@ func runImageBenchmarks() async throws -> [BenchRow] {
         BenchRow(
             name: "images: 200 × 12 MP JPEG -> 256 px, 2 threads", value: ourRate, unit: "thumb/s",
             reference: "vipsthumbnail ×2 procs", referenceValue: vipsRate, ratio: ourRate / vipsRate,
-            target: "≥ 1× vips", met: ourRate >= vipsRate && failures.load(ordering: .relaxed) == 0),
+            target: "≥ 1× vips", met: ourRate >= vipsRate && failures.withLock { $0 } == 0),
     ]
 }
