@@ -165,6 +165,10 @@ import Testing
             }
             _ = try? ImageMetadata.parse(head: bytes, fileLength: bytes.count)
             _ = try? ImageMetadata.parse(head: Array(bytes.prefix(400)), fileLength: bytes.count)
+            if let stripped = try? LocationStripper.strippingLocation(from: bytes) {
+                #expect(stripped.count == bytes.count)
+            }
+            _ = try? LocationStripper.locationPatches(head: Array(bytes.prefix(400)))
         }
     }
 }

@@ -124,4 +124,38 @@ import Testing
         #expect(try Self.metadata(second).location == nil)
         #expect(try Self.fullDecode(second).pixels == Self.fullDecode(secondary).pixels)
     }
+
+    @Test func heifExifItemIsStrippedInPlace() throws {
+        guard ImageEncoder.canEncodeHEIF else { return }
+        var exif = ExifBuilder()
+        exif.captureDate = Fixtures.sampleDate
+        exif.location = GPSLocation(latitude: 51.5, longitude: -0.12, altitude: 11)
+        exif.make = "Maker"
+        let file = try ImageEncoder.heif(Fixtures.photo(width: 64, height: 48), quality: 60, exif: exif.tiffPayload())
+        #expect(try Self.metadata(file).location != nil)
+        let stripped = try #require(try LocationStripper.strippingLocation(from: file))
+        #expect(stripped.count == file.count)
+        let after = try Self.metadata(stripped)
+        #expect(after.location == nil && after.captureDate == Fixtures.sampleDate)
+        #expect(try Self.fullDecode(stripped).pixels == Self.fullDecode(file).pixels)
+        #expect(try LocationStripper.strippingLocation(from: stripped) == nil)
+        var patched = file
+        for patch in try LocationStripper.locationPatches(head: file) {
+            patched.replaceSubrange(patch.offset..<(patch.offset + patch.bytes.count), with: patch.bytes)
+        }
+        #expect(patched == stripped)
+        // A head that ends before the Exif item (libheif writes it after the meta box).
+        let exifAt = try #require(patched.indices.first { patched[$0] != file[$0] })
+        #expect(throws: ImageError.truncated) {
+            _ = try LocationStripper.locationPatches(head: Array(file.prefix(exifAt)))
+        }
+        // Without GPS: nothing to do.
+        var plain = ExifBuilder()
+        plain.captureDate = Fixtures.sampleDate
+        let noGPS = try ImageEncoder.heif(Fixtures.photo(width: 32, height: 32), quality: 60, exif: plain.tiffPayload())
+        #expect(try LocationStripper.strippingLocation(from: noGPS) == nil)
+        #expect(
+            try LocationStripper.strippingLocation(from: ImageEncoder.heif(Fixtures.photo(width: 32, height: 32)))
+                == nil)
+    }
 }
