@@ -106,11 +106,11 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // The bundled fake S3 server.
+        // The bundled fake S3 server (its sample library makes real JPEGs with Images).
         .target(
             name: "FakeS3",
             dependencies: [
-                "AWSSigV4", "CZlib", "Essentials",
+                "AWSSigV4", "CZlib", "Essentials", "Images",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -151,7 +151,7 @@ let package = Package(
                 "CloudAssets", "FakeS3", "Images", "Essentials", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
-        .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4"]),
+        .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4", "Images"]),
         // Helpers more than one test target needs.
         .target(name: "TestSupport", dependencies: ["Essentials"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(

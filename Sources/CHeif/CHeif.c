@@ -11,6 +11,8 @@ typedef struct {
     size_t available;
     size_t file_length;
     size_t position;
+    /* One past the furthest byte libheif asked for beyond `available`; 0 when it never did. */
+    size_t needed;
 } cheif_prefix;
 
 struct cheif_file {
@@ -21,10 +23,18 @@ struct cheif_file {
 
 static int64_t cheif_prefix_position(void *userdata) { return (int64_t)((cheif_prefix *)userdata)->position; }
 
+/* Reads inside the file but past the prefix are answered with zeros and remembered in `needed` (libheif
+   asserts that a read it checked against the file size succeeds, so failing it would abort the process). */
 static int cheif_prefix_read(void *data, size_t size, void *userdata) {
     cheif_prefix *p = userdata;
-    if (p->position > p->available || size > p->available - p->position) return 1;
-    memcpy(data, p->data + p->position, size);
+    if (p->position > p->file_length || size > p->file_length - p->position) return 1;
+    size_t have = p->position < p->available ? p->available - p->position : 0;
+    if (have > size) have = size;
+    if (have) memcpy(data, p->data + p->position, have);
+    if (have < size) {
+        memset((uint8_t *)data + have, 0, size - have);
+        if (p->position + size > p->needed) p->needed = p->position + size;
+    }
     p->position += size;
     return 0;
 }
@@ -123,6 +133,8 @@ cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file
     return file;
 }
 
+size_t cheif_prefix_needed(const cheif_file *file) { return file->prefix ? file->prefix->needed : 0; }
+
 void cheif_close(cheif_file *file) {
     if (!file) return;
     heif_image_handle_release(file->primary);
@@ -155,6 +167,32 @@ int cheif_exif_copy(const cheif_file *file, uint8_t *buffer, size_t capacity) {
     if (!found || heif_image_handle_get_metadata_size(file->primary, id) > capacity) return CHEIF_ERROR;
     struct heif_error err = heif_image_handle_get_metadata(file->primary, id, buffer);
     return err.code == heif_error_Ok ? CHEIF_OK : CHEIF_ERROR;
+}
+
+int cheif_metadata_ids(const cheif_file *file, const char *type, uint32_t *ids, int capacity) {
+    int count = heif_image_handle_get_number_of_metadata_blocks(file->primary, type);
+    if (count <= 0 || capacity <= 0) return count < 0 ? 0 : count;
+    heif_item_id *found = calloc((size_t)count, sizeof(heif_item_id));
+    if (!found) return 0;
+    int n = heif_image_handle_get_list_of_metadata_block_IDs(file->primary, type, found, count);
+    for (int i = 0; i < n && i < capacity; i++) ids[i] = found[i];
+    free(found);
+    return n < capacity ? n : capacity;
+}
+
+size_t cheif_metadata_size(const cheif_file *file, uint32_t id) {
+    return heif_image_handle_get_metadata_size(file->primary, id);
+}
+
+int cheif_metadata_copy(const cheif_file *file, uint32_t id, uint8_t *buffer, size_t capacity) {
+    if (heif_image_handle_get_metadata_size(file->primary, id) > capacity) return CHEIF_ERROR;
+    struct heif_error err = heif_image_handle_get_metadata(file->primary, id, buffer);
+    return err.code == heif_error_Ok ? CHEIF_OK : CHEIF_ERROR;
+}
+
+int cheif_metadata_is_xmp(const cheif_file *file, uint32_t id) {
+    const char *type = heif_image_handle_get_metadata_content_type(file->primary, id);
+    return type && strcmp(type, "application/rdf+xml") == 0;
 }
 
 cheif_image *cheif_decode_primary(cheif_file *file, char *message, size_t capacity) {
@@ -214,6 +252,7 @@ int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t strid
     struct heif_context *context = heif_context_alloc();
     struct heif_encoder *encoder = NULL;
     struct heif_image *image = NULL;
+    struct heif_image_handle *handle = NULL;
     int result = CHEIF_ERROR;
     cheif_sink sink = {0};
     if (!context) {
@@ -242,18 +281,12 @@ int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t strid
             out[3 * x + 2] = in[4 * x + 2];
         }
     }
-    struct heif_image_handle *handle = NULL;
     err = heif_context_encode_image(context, image, encoder, NULL, &handle);
     if (err.code != heif_error_Ok) goto fail;
     if (exif && exif_length > 0) {
-        /* libheif finds the TIFF header in the block and writes the item's offset field itself. */
         err = heif_context_add_exif_metadata(context, handle, exif, (int)exif_length);
-        if (err.code != heif_error_Ok) {
-            heif_image_handle_release(handle);
-            goto fail;
-        }
+        if (err.code != heif_error_Ok) goto fail;
     }
-    heif_image_handle_release(handle);
     struct heif_writer writer = {1, cheif_write};
     err = heif_context_write(context, &writer, &sink);
     if (err.code != heif_error_Ok) goto fail;
@@ -266,6 +299,7 @@ fail:
     cheif_message(message, capacity, err.message);
 done:
     free(sink.bytes);
+    if (handle) heif_image_handle_release(handle);
     if (image) heif_image_release(image);
     if (encoder) heif_encoder_release(encoder);
     heif_context_free(context);

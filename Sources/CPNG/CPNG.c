@@ -171,8 +171,8 @@ static void cpng_write_error(png_structp png, png_const_charp message) {
     png_longjmp(png, 1);
 }
 
-int cpng_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, uint8_t **bytes,
-                     size_t *length, char *message, size_t message_capacity) {
+int cpng_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int interlaced,
+                     uint8_t **bytes, size_t *length, char *message, size_t message_capacity) {
     cpng_sink sink = {0};
     sink.message = message;
     sink.message_capacity = message_capacity;
@@ -185,10 +185,13 @@ int cpng_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, siz
         return CPNG_CORRUPT;
     }
     png_set_write_fn(png, &sink, cpng_write, cpng_flush);
-    png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB_ALPHA, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB_ALPHA,
+                 interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
-    for (uint32_t y = 0; y < height; y++) png_write_row(png, pixels + (size_t)y * stride);
+    int passes = interlaced ? png_set_interlace_handling(png) : 1;
+    for (int pass = 0; pass < passes; pass++)
+        for (uint32_t y = 0; y < height; y++) png_write_row(png, pixels + (size_t)y * stride);
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
     *bytes = sink.bytes;

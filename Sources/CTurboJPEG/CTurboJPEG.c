@@ -18,7 +18,7 @@ typedef struct {
 static void cj_error_exit(j_common_ptr cinfo) {
     cj_error *err = (cj_error *)cinfo->err;
     if (err->code == CJ_OK) {
-        err->code = CJ_CORRUPT;
+        err->code = err->base.msg_code == JERR_INPUT_EMPTY ? CJ_TRUNCATED : CJ_CORRUPT;
         err->base.format_message(cinfo, err->message);
     }
     longjmp(err->jump, 1);
@@ -46,9 +46,53 @@ static void cj_error_init(cj_error *err) {
     err->message[0] = 0;
 }
 
+/* A file source with a large buffer: libjpeg-turbo's fast Huffman path needs a few KiB of buffered input ahead,
+   which the 4 KiB stdio source rarely has. */
+typedef struct {
+    struct jpeg_source_mgr pub;
+    FILE *file;
+    JOCTET *buffer;
+    size_t capacity;
+    boolean at_start;
+} cj_file_source;
+
+enum { CJ_FILE_BUFFER = 1 << 18 };
+
+static void cj_file_init(j_decompress_ptr cinfo) { ((cj_file_source *)cinfo->src)->at_start = TRUE; }
+
+static boolean cj_file_fill(j_decompress_ptr cinfo) {
+    cj_file_source *src = (cj_file_source *)cinfo->src;
+    size_t n = fread(src->buffer, 1, src->capacity, src->file);
+    if (n == 0) {
+        if (src->at_start) ERREXIT(cinfo, JERR_INPUT_EMPTY);
+        WARNMS(cinfo, JWRN_JPEG_EOF);
+        src->buffer[0] = (JOCTET)0xFF;
+        src->buffer[1] = (JOCTET)JPEG_EOI;
+        n = 2;
+    }
+    src->pub.next_input_byte = src->buffer;
+    src->pub.bytes_in_buffer = n;
+    src->at_start = FALSE;
+    return TRUE;
+}
+
+static void cj_file_skip(j_decompress_ptr cinfo, long count) {
+    struct jpeg_source_mgr *src = cinfo->src;
+    if (count <= 0) return;
+    while (count > (long)src->bytes_in_buffer) {
+        count -= (long)src->bytes_in_buffer;
+        (void)src->fill_input_buffer(cinfo);
+    }
+    src->next_input_byte += (size_t)count;
+    src->bytes_in_buffer -= (size_t)count;
+}
+
+static void cj_file_term(j_decompress_ptr cinfo) { (void)cinfo; }
+
 struct cj_decoder {
     struct jpeg_decompress_struct cinfo;
     cj_error err;
+    cj_file_source source;
     FILE *file;
     int created;
     int header_read;
@@ -85,8 +129,21 @@ cj_decoder *cj_decoder_create_file(const char *path) {
         fclose(f);
         return NULL;
     }
+    d->source.buffer = malloc(CJ_FILE_BUFFER);
+    if (!d->source.buffer) {
+        fclose(f);
+        cj_decoder_destroy(d);
+        return NULL;
+    }
     d->file = f;
-    jpeg_stdio_src(&d->cinfo, f);
+    d->source.file = f;
+    d->source.capacity = CJ_FILE_BUFFER;
+    d->source.pub.init_source = cj_file_init;
+    d->source.pub.fill_input_buffer = cj_file_fill;
+    d->source.pub.skip_input_data = cj_file_skip;
+    d->source.pub.resync_to_restart = jpeg_resync_to_restart;
+    d->source.pub.term_source = cj_file_term;
+    d->cinfo.src = &d->source.pub;
     return d;
 }
 
@@ -94,6 +151,7 @@ void cj_decoder_destroy(cj_decoder *d) {
     if (!d) return;
     if (d->created) jpeg_destroy_decompress(&d->cinfo);
     if (d->file) fclose(d->file);
+    free(d->source.buffer);
     free(d);
 }
 
@@ -119,6 +177,8 @@ int cj_decoder_start(cj_decoder *d, int scale_denom, int *out_width, int *out_he
     d->cinfo.scale_num = 1;
     d->cinfo.scale_denom = (unsigned int)scale_denom;
     d->cinfo.dct_method = JDCT_ISLOW;
+    /* Scaled decodes are averaged down further by the caller: smooth chroma upsampling buys nothing there. */
+    d->cinfo.do_fancy_upsampling = scale_denom > 1 ? FALSE : TRUE;
     jpeg_start_decompress(&d->cinfo);
     d->started = 1;
     *out_width = (int)d->cinfo.output_width;

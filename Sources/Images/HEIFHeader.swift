@@ -57,18 +57,24 @@ enum HEIFHeader {
         let exifSize = cheif_exif_size(file)
         if exifSize > 8, exifSize <= ImageMetadata.maxHeadBytes {
             var block = [UInt8](repeating: 0, count: exifSize)
+            var fields: ExifFields?
+            var payload = 0..<0
             if cheif_exif_copy(file, &block, block.count) == CHEIF_OK {
                 // The block starts with a 4-byte offset from its end to the TIFF header.
                 let skip = Int(block[0]) << 24 | Int(block[1]) << 16 | Int(block[2]) << 8 | Int(block[3])
                 if skip >= 0, skip < block.count - 4 {
-                    let payload = (4 + skip)..<block.count
-                    if let fields = try? ExifFields(TIFFReader(bytes: block, range: payload)) {
-                        metadata.apply(fields, payloadStart: payload)
-                    }
+                    payload = (4 + skip)..<block.count
+                    fields = try? ExifFields(TIFFReader(bytes: block, range: payload))
                 }
-            } else if let fileLength, headCount < fileLength, fileLength <= ImageMetadata.maxHeadBytes {
-                // The Exif item lies in the image data after the meta box.
-                return .needMore(byteCount: fileLength)
+            }
+            let needed = cheif_prefix_needed(file)
+            if let fields {
+                metadata.apply(fields, payloadStart: payload)
+            } else if needed > headCount, needed <= ImageMetadata.maxHeadBytes, fileLength.map({ needed <= $0 }) ?? true
+            {
+                // libheif read the Exif item past the head (as zeros): ask for the bytes it read. Beyond the cap,
+                // the metadata goes without it.
+                return .needMore(byteCount: needed)
             }
         }
         metadata.orientation = 1

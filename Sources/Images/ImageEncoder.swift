@@ -69,14 +69,19 @@ package enum ImageEncoder {
 
     /// An 8-bit RGBA PNG with an eXIf chunk holding `exif` (a TIFF payload) after IHDR, when given.
     package static func png(_ image: RGBAImage, exif: [UInt8]?) throws(ImageError) -> [UInt8] {
+        try png(image, exif: exif, interlaced: false)
+    }
+
+    /// An 8-bit RGBA PNG, Adam7-interlaced when asked, with an eXIf chunk after IHDR when `exif` is given.
+    static func png(_ image: RGBAImage, exif: [UInt8]?, interlaced: Bool) throws(ImageError) -> [UInt8] {
         try image.validate()
         var bytes: UnsafeMutablePointer<UInt8>?
         var length = 0
         var message = [CChar](repeating: 0, count: 200)
         let code = image.pixels.withUnsafeBufferPointer {
             cpng_encode_rgba(
-                $0.baseAddress, UInt32(image.width), UInt32(image.height), image.bytesPerRow, &bytes, &length,
-                &message, message.count)
+                $0.baseAddress, UInt32(image.width), UInt32(image.height), image.bytesPerRow, interlaced ? 1 : 0,
+                &bytes, &length, &message, message.count)
         }
         guard code == CPNG_OK, let bytes else { throw .codec("PNG: \(cText(message))") }
         defer { cpng_free(bytes) }
@@ -91,17 +96,21 @@ package enum ImageEncoder {
     /// Whether this build's libheif has an HEVC encoder (`heif(_:quality:)` throws `.codec` when not).
     package static var canEncodeHEIF: Bool { cheif_can_encode() != 0 }
 
-    /// An HEIC file (HEVC, alpha ignored) at `quality` 0...100 (clamped), with an `Exif` item holding `exif` (a
-    /// TIFF payload, as ``ExifBuilder/tiffPayload()`` writes) when given.
-    package static func heif(_ image: RGBAImage, quality: Int = 80, exif: [UInt8]? = nil) throws(ImageError) -> [UInt8]
-    {
+    /// An HEIC file (HEVC, alpha ignored) at `quality` 0...100 (clamped).
+    package static func heif(_ image: RGBAImage, quality: Int = 80) throws(ImageError) -> [UInt8] {
+        try heif(image, quality: quality, exif: nil)
+    }
+
+    /// An HEIC file with an Exif item holding `exif` (a TIFF payload), when given. Readers ignore its
+    /// orientation tag: HEIF orients with irot/imir, which this encoder does not write.
+    package static func heif(_ image: RGBAImage, quality: Int = 80, exif: [UInt8]?) throws(ImageError) -> [UInt8] {
         try image.validate()
         var bytes: UnsafeMutablePointer<UInt8>?
         var length = 0
         var message = [CChar](repeating: 0, count: 256)
-        let block = exif.map { Array("Exif".utf8) + [0, 0] + $0 } ?? []
+        let payload = exif ?? []
         let code = image.pixels.withUnsafeBufferPointer { pixels in
-            block.withUnsafeBufferPointer { exifBytes in
+            payload.withUnsafeBufferPointer { exifBytes in
                 cheif_encode_rgba(
                     pixels.baseAddress, Int32(image.width), Int32(image.height), image.bytesPerRow,
                     Int32(min(100, max(0, quality))), exif == nil ? nil : exifBytes.baseAddress, exifBytes.count,

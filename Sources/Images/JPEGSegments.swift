@@ -13,6 +13,8 @@ struct JPEGHeader {
     var segments: [Segment] = []
     var width: Int?
     var height: Int?
+    /// Where the first scan's SOS marker starts (when the walk went through to it).
+    var scanStart: Int?
 
     enum Scan {
         case complete(JPEGHeader)
@@ -46,6 +48,7 @@ struct JPEGHeader {
             let segment = Segment(marker: marker, start: position, dataStart: position + 4, end: position + 2 + length)
             if marker == 0xDA {
                 guard header.width != nil else { throw .corrupt("JPEG: scan before frame header") }
+                header.scanStart = position
                 return .complete(header)
             }
             guard segment.end <= head.count else { return .needMore(byteCount: segment.end) }

@@ -1,13 +1,22 @@
-/// Removes GPS positions from JPEG and PNG files without changing their length or their pixels.
+import CHeif
+
+/// Removes GPS positions from JPEG, PNG and HEIF files without changing their length or their pixels.
 package enum LocationStripper {
     /// The same bytes with every GPS tag removed and the file still valid and decoding to identical pixels: same
     /// length, in place: JPEG APP1 EXIF: IFD0's GPSInfo (0x8825) entry removed (entries and the next-IFD
     /// pointer shifted, count decremented, freed slot zeroed) and the GPS IFD's bytes (entries and values)
     /// zeroed; XMP packets' exif:GPS* attributes/elements blanked with spaces; PNG eXIf chunk (and an uncompressed
     /// XMP iTXt chunk) likewise with CRC recomputed. Returns nil when there was nothing to strip. Hostile/corrupt
-    /// EXIF -> throws (caller decides), never crashes. HEIF throws `.unsupportedFormat`.
+    /// EXIF -> throws (caller decides), never crashes. HEIF: the Exif item's TIFF payload is stripped the same
+    /// way and XMP items blanked, where they lie in the file (an item split into several extents throws
+    /// `.unsupportedFormat`).
+    ///
+    /// Unlike `locationPatches(head:)`, this also strips the EXIF and XMP of JPEG images stored after the
+    /// primary one (MPF secondary images such as depth maps, found by their SOI + APP marker after the first
+    /// scan); a candidate whose header does not parse is left as it is.
     package static func strippingLocation(from bytes: [UInt8]) throws(ImageError) -> [UInt8]? {
-        let patches = try locationPatches(head: bytes)
+        var patches = try patches(bytes, isWholeFile: true)
+        if ImageFormat.sniff(bytes) == .jpeg { patches += try trailingImagePatches(bytes) }
         guard !patches.isEmpty else { return nil }
         var result = bytes
         for patch in patches {
@@ -19,11 +28,19 @@ package enum LocationStripper {
     /// The byte ranges to overwrite in a file, with their new contents, computed from its head (so a large file
     /// can be fixed with pwrite in place without reading it all). Ranges all lie inside `head`. `head` must
     /// reach the first scan (JPEG) or the first IDAT (PNG), else `.truncated`; empty when there is no location.
+    /// Covers the primary image's headers only (see `strippingLocation(from:)` for images stored after it).
     package static func locationPatches(head: [UInt8]) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] {
+        try patches(head, isWholeFile: false)
+    }
+
+    private static func patches(
+        _ head: [UInt8], isWholeFile: Bool
+    ) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] {
         switch ImageFormat.sniff(head) {
         case .jpeg: return try jpegPatches(head)
         case .png: return try pngPatches(head)
-        case .heif, nil: throw .unsupportedFormat
+        case .heif: return try heifPatches(head, fileLength: isWholeFile ? head.count : Int(Int32.max))
+        case nil: throw .unsupportedFormat
         }
     }
 
@@ -44,6 +61,88 @@ package enum LocationStripper {
             if changed { patches.append((segment.start, bytes)) }
         }
         return patches
+    }
+
+    /// Patches for JPEG images after the primary one's first scan (entropy-coded data cannot hold FF D8).
+    private static func trailingImagePatches(_ bytes: [UInt8]) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] {
+        guard case .complete(let primary) = try JPEGHeader.scan(bytes, throughScan: true),
+            var i = primary.scanStart
+        else { return [] }
+        var patches: [(offset: Int, bytes: [UInt8])] = []
+        while i + 4 <= bytes.count {
+            guard bytes[i] == 0xFF, bytes[i + 1] == 0xD8, bytes[i + 2] == 0xFF, (0xE0...0xEF).contains(bytes[i + 3])
+            else {
+                i += 1
+                continue
+            }
+            // A header is at most 1 MiB here; a candidate that does not walk to its scan is not an image.
+            let candidate = Array(bytes[i..<min(bytes.count, i + ImageMetadata.maxHeadBytes)])
+            guard let found = try? jpegPatches(candidate),
+                case .complete(let header)? = try? JPEGHeader.scan(candidate, throughScan: true)
+            else {
+                i += 2
+                continue
+            }
+            patches += found.map { (i + $0.offset, $0.bytes) }
+            i += header.scanStart ?? 2
+        }
+        return patches
+    }
+
+    /// Patches for a HEIF file's Exif and XMP items, found through libheif and then located in the bytes by their
+    /// contents (so no item location box is parsed here). Items past the head throw `.truncated`.
+    private static func heifPatches(
+        _ head: [UInt8], fileLength: Int
+    ) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] {
+        try head.withUnsafeBufferPointer { (bytes) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] in
+            var message = [CChar](repeating: 0, count: 256)
+            guard let file = cheif_open_prefix(bytes.baseAddress, bytes.count, fileLength, &message, message.count)
+            else { throw .corrupt("HEIF: \(cText(message))") }
+            defer { cheif_close(file) }
+            var patches: [(offset: Int, bytes: [UInt8])] = []
+            for (type, isExif) in [("Exif", true), ("mime", false)] {
+                var ids = [UInt32](repeating: 0, count: 16)
+                let count = Int(cheif_metadata_ids(file, type, &ids, Int32(ids.count)))
+                for id in ids.prefix(count) where isExif || cheif_metadata_is_xmp(file, id) != 0 {
+                    let size = cheif_metadata_size(file, id)
+                    guard size > 0 else { continue }
+                    guard size <= head.count else { throw .truncated }
+                    var block = [UInt8](repeating: 0, count: size)
+                    guard cheif_metadata_copy(file, id, &block, block.count) == CHEIF_OK else {
+                        throw .corrupt("HEIF: metadata item \(id) unreadable")
+                    }
+                    // Not found (or all zeros): the item lies (partly) past the head, where libheif read zeros, or
+                    // in several extents.
+                    let offsets = block.allSatisfy { $0 == 0 } ? [] : occurrences(of: block, in: head)
+                    guard !offsets.isEmpty else {
+                        throw cheif_prefix_needed(file) > head.count ? .truncated : .unsupportedFormat
+                    }
+                    var changed = block
+                    if isExif {
+                        guard size > 4 else { continue }
+                        let skip = Int(block[0]) << 24 | Int(block[1]) << 16 | Int(block[2]) << 8 | Int(block[3])
+                        guard skip < size - 4 else { throw .corrupt("HEIF: Exif item offset \(skip)") }
+                        guard try stripTIFF(&changed, payload: (4 + skip)..<size) else { continue }
+                    } else {
+                        guard try blankXMP(&changed, from: 0) else { continue }
+                    }
+                    for offset in offsets { patches.append((offset, changed)) }
+                }
+            }
+            return patches
+        }
+    }
+
+    /// Where `needle` occurs in `haystack`.
+    private static func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> [Int] {
+        guard !needle.isEmpty, needle.count <= haystack.count else { return [] }
+        var found: [Int] = []
+        let first = needle[0]
+        for start in 0...(haystack.count - needle.count)
+        where haystack[start] == first && haystack[start..<(start + needle.count)].elementsEqual(needle) {
+            found.append(start)
+        }
+        return found
     }
 
     private static func pngPatches(_ head: [UInt8]) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] {

@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import Images
 import Testing
 
 @Suite("Sample library seeding")
@@ -23,26 +24,60 @@ struct SampleLibraryTests {
         }
     }
 
-    @Test func imageOriginalsAreRealPNGsWithMatchingMetadata() async throws {
+    @Test func imageOriginalsAreRealJPEGsWithMatchingMetadata() async throws {
         let server = try FakeS3Server(
             configuration: FakeS3Configuration(accessKeyID: "AKIDTEST", secretAccessKey: "test-secret"))
-        try SampleLibrary.seed(into: server, assets: 5, seed: 3)
+        try SampleLibrary.seed(into: server, assets: 24, seed: 3)
         try await server.start()
         let client = S3TestClient(port: server.port)
-        let images = try await keys(server).filter { $0.hasPrefix("originals/") && $0.hasSuffix(".png") }
-        #expect(!images.isEmpty)
+        let all = try await keys(server)
+        let images = all.filter { $0.hasPrefix("originals/") && $0.hasSuffix(".jpg") }
+        #expect(images.count >= 12)
+        var orientations: Set<Int> = []
+        var located = 0
+        var withThumbnail = 0
         for key in images {
             let r = try await client.send("GET", "/photos/\(key)")
-            let png = [UInt8](r.body)
-            #expect(png.prefix(8) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-            let width = png[16..<20].reduce(0) { $0 << 8 | Int($1) }
-            let height = png[20..<24].reduce(0) { $0 << 8 | Int($1) }
-            #expect(r.header("x-amz-meta-pixel-width") == String(width))
-            #expect(r.header("x-amz-meta-pixel-height") == String(height))
+            let jpeg = [UInt8](r.body)
+            guard case .parsed(let metadata) = try ImageMetadata.parse(head: jpeg, fileLength: jpeg.count) else {
+                Issue.record("\(key): headers not parsed")
+                continue
+            }
+            #expect(metadata.format == .jpeg)
+            #expect(r.header("x-amz-meta-pixel-width") == String(metadata.pixelWidth))
+            #expect(r.header("x-amz-meta-pixel-height") == String(metadata.pixelHeight))
             #expect(r.header("x-amz-meta-media-type") == "image")
-            #expect((1...8).contains(Int(r.header("x-amz-meta-orientation") ?? "") ?? 0))
-            #expect(r.header("x-amz-meta-creation-date")?.hasSuffix("Z") == true)
+            #expect(r.header("x-amz-meta-orientation") == String(metadata.orientation))
+            let created = try #require(r.header("x-amz-meta-creation-date"))
+            #expect(created.hasSuffix("Z"))
+            // The EXIF capture date is the same instant, written at a local offset.
+            let captured = try #require(metadata.captureDate)
+            #expect(ISO8601DateFormatter().date(from: created) == captured)
+            orientations.insert(metadata.orientation)
+            if metadata.location != nil { located += 1 }
+            if let range = metadata.embeddedThumbnail {
+                withThumbnail += 1
+                #expect(jpeg[range].starts(with: [0xFF, 0xD8]))
+            }
+            // The stored pixels decode upright at the displayed size.
+            let (image, _) = try ImageDecoder.decode(
+                data: jpeg, request: DecodeRequest(targetWidth: 0, targetHeight: 0, resizeMode: .none))
+            #expect(image.width == metadata.displayWidth && image.height == metadata.displayHeight)
+            let thumbnailKey = "thumbnails/" + key.dropFirst("originals/".count) + ".jpg"
+            if all.contains(thumbnailKey) {
+                let t = [UInt8](try await client.send("GET", "/photos/\(thumbnailKey)").body)
+                guard case .parsed(let thumb) = try ImageMetadata.parse(head: t, fileLength: t.count) else {
+                    Issue.record("\(thumbnailKey): headers not parsed")
+                    continue
+                }
+                // Upright, fitted to 160 x 160.
+                #expect(thumb.orientation == 1 && max(thumb.pixelWidth, thumb.pixelHeight) == 160)
+                #expect((thumb.pixelWidth >= thumb.pixelHeight) == (image.width >= image.height))
+            }
         }
+        #expect(orientations.count >= 6)
+        #expect(located > 0 && located < images.count)
+        #expect(withThumbnail > 0 && withThumbnail < images.count)
         try await server.stop()
     }
 

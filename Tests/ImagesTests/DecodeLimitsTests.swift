@@ -75,6 +75,27 @@ import Testing
         let (image, _) = try ImageDecoder.decode(data: heic, request: DecodeRequest(targetWidth: 64, targetHeight: 64))
         #expect(image.width == 64 && image.height == 48)
         #expect(Fixtures.meanAbsoluteError(image, Fixtures.quadrants(width: 64, height: 48)) < 8)
-        #expect(throws: ImageError.unsupportedFormat) { _ = try LocationStripper.strippingLocation(from: heic) }
+    }
+
+    @Test func heifMetadataFromItsExifItemAndAShortHead() throws {
+        guard ImageEncoder.canEncodeHEIF else { return }
+        var exif = ExifBuilder()
+        exif.orientation = 6  // ignored for HEIF
+        exif.captureDate = Fixtures.sampleDate
+        exif.timeZoneOffsetSeconds = 7200
+        exif.location = GPSLocation(latitude: -12.5, longitude: 130.25, altitude: 8)
+        let heic = try ImageEncoder.heif(Fixtures.photo(width: 80, height: 60), quality: 70, exif: exif.tiffPayload())
+        var head = Array(heic.prefix(16))
+        var parse = try ImageMetadata.parse(head: head, fileLength: heic.count)
+        while case .needMore(let count) = parse {
+            #expect(count > head.count && count <= heic.count)
+            head = Array(heic.prefix(count))
+            parse = try ImageMetadata.parse(head: head, fileLength: heic.count)
+        }
+        guard case .parsed(let metadata) = parse else { return }
+        #expect(metadata.pixelWidth == 80 && metadata.pixelHeight == 60 && metadata.orientation == 1)
+        #expect(metadata.captureDate == Fixtures.sampleDate)
+        let location = try #require(metadata.location)
+        #expect(abs(location.latitude + 12.5) < 1e-6 && abs(location.longitude - 130.25) < 1e-6)
     }
 }

@@ -147,4 +147,28 @@ import Testing
             }
         }
     }
+
+    @Test func heifByteFlipsNeverCrash() async throws {
+        guard ImageEncoder.canEncodeHEIF else { return }
+        var exif = ExifBuilder()
+        exif.captureDate = Fixtures.sampleDate
+        let file = try ImageEncoder.heif(Fixtures.photo(width: 64, height: 48), quality: 70, exif: exif.tiffPayload())
+        // Mostly the boxes (the first few hundred bytes), sometimes the coded data.
+        let position = Gen.oneOf(Gen.int(in: 0...600), Gen.int(in: 0...(file.count - 1)))
+        await propertyCheck(count: 200, input: zip(position, Gen.int(in: 1...255)).array(of: 1...4)) { flips in
+            var bytes = file
+            for (index, mask) in flips { bytes[index] ^= UInt8(mask) }
+            if let (image, _) = try? ImageDecoder.decode(
+                data: bytes, request: DecodeRequest(targetWidth: 16, targetHeight: 16))
+            {
+                #expect(image.pixels.count == image.width * image.height * 4)
+            }
+            _ = try? ImageMetadata.parse(head: bytes, fileLength: bytes.count)
+            _ = try? ImageMetadata.parse(head: Array(bytes.prefix(400)), fileLength: bytes.count)
+            if let stripped = try? LocationStripper.strippingLocation(from: bytes) {
+                #expect(stripped.count == bytes.count)
+            }
+            _ = try? LocationStripper.locationPatches(head: Array(bytes.prefix(400)))
+        }
+    }
 }

@@ -106,4 +106,56 @@ import Testing
         // A head that stops inside the headers cannot be patched safely.
         #expect(throws: ImageError.truncated) { _ = try LocationStripper.locationPatches(head: Array(file.prefix(40))) }
     }
+
+    @Test func imagesAfterThePrimaryOneAreStrippedToo() throws {
+        var primaryExif = ExifBuilder()
+        primaryExif.orientation = 1
+        var secondaryExif = ExifBuilder()
+        secondaryExif.location = GPSLocation(latitude: 40, longitude: -70)
+        let primary = try ImageEncoder.jpeg(Fixtures.photo(width: 64, height: 48), exif: primaryExif.tiffPayload())
+        let secondary = try ImageEncoder.jpeg(Fixtures.photo(width: 32, height: 24), exif: secondaryExif.tiffPayload())
+        let file = primary + secondary
+        // The head alone does not see the second image.
+        #expect(try LocationStripper.locationPatches(head: file).isEmpty)
+        let stripped = try #require(try LocationStripper.strippingLocation(from: file))
+        #expect(stripped.count == file.count)
+        #expect(Array(stripped[..<primary.count]) == primary)
+        let second = Array(stripped[primary.count...])
+        #expect(try Self.metadata(second).location == nil)
+        #expect(try Self.fullDecode(second).pixels == Self.fullDecode(secondary).pixels)
+    }
+
+    @Test func heifExifItemIsStrippedInPlace() throws {
+        guard ImageEncoder.canEncodeHEIF else { return }
+        var exif = ExifBuilder()
+        exif.captureDate = Fixtures.sampleDate
+        exif.location = GPSLocation(latitude: 51.5, longitude: -0.12, altitude: 11)
+        exif.make = "Maker"
+        let file = try ImageEncoder.heif(Fixtures.photo(width: 64, height: 48), quality: 60, exif: exif.tiffPayload())
+        #expect(try Self.metadata(file).location != nil)
+        let stripped = try #require(try LocationStripper.strippingLocation(from: file))
+        #expect(stripped.count == file.count)
+        let after = try Self.metadata(stripped)
+        #expect(after.location == nil && after.captureDate == Fixtures.sampleDate)
+        #expect(try Self.fullDecode(stripped).pixels == Self.fullDecode(file).pixels)
+        #expect(try LocationStripper.strippingLocation(from: stripped) == nil)
+        var patched = file
+        for patch in try LocationStripper.locationPatches(head: file) {
+            patched.replaceSubrange(patch.offset..<(patch.offset + patch.bytes.count), with: patch.bytes)
+        }
+        #expect(patched == stripped)
+        // A head that ends before the Exif item (libheif writes it after the meta box).
+        let exifAt = try #require(patched.indices.first { patched[$0] != file[$0] })
+        #expect(throws: ImageError.truncated) {
+            _ = try LocationStripper.locationPatches(head: Array(file.prefix(exifAt)))
+        }
+        // Without GPS: nothing to do.
+        var plain = ExifBuilder()
+        plain.captureDate = Fixtures.sampleDate
+        let noGPS = try ImageEncoder.heif(Fixtures.photo(width: 32, height: 32), quality: 60, exif: plain.tiffPayload())
+        #expect(try LocationStripper.strippingLocation(from: noGPS) == nil)
+        #expect(
+            try LocationStripper.strippingLocation(from: ImageEncoder.heif(Fixtures.photo(width: 32, height: 32)))
+                == nil)
+    }
 }

@@ -91,4 +91,30 @@ import Testing
         #expect(out.width == 2 && out.height == 1)
         #expect(out.pixels[0] == 30 && out.pixels[4] == 150)
     }
+
+    @Test func interlacedPNGDecodesLikeTheSameImageNonInterlaced() throws {
+        var exif = ExifBuilder()
+        exif.orientation = 6
+        let photo = Fixtures.photo(width: 90, height: 70)
+        let interlaced = try ImageEncoder.png(photo, exif: exif.tiffPayload(), interlaced: true)
+        let plain = try ImageEncoder.png(photo, exif: exif.tiffPayload())
+        #expect(interlaced != plain)
+        for request in [
+            DecodeRequest(targetWidth: 0, targetHeight: 0, resizeMode: .none),
+            DecodeRequest(targetWidth: 35, targetHeight: 35),
+        ] {
+            let a = try ImageDecoder.decode(data: interlaced, request: request)
+            let b = try ImageDecoder.decode(data: plain, request: request)
+            #expect(a.image.width == b.image.width && a.image.height == b.image.height)
+            #expect(a.image.pixels == b.image.pixels)
+        }
+        let full = try ImageDecoder.decode(
+            data: interlaced, request: DecodeRequest(targetWidth: 0, targetHeight: 0, resizeMode: .none))
+        #expect(full.image.width == 70 && full.image.height == 90)
+        #expect(throws: ImageError.truncated) {
+            _ = try ImageDecoder.decode(
+                data: Array(interlaced.prefix(interlaced.count / 2)),
+                request: DecodeRequest(targetWidth: 20, targetHeight: 20))
+        }
+    }
 }

@@ -17,14 +17,25 @@ cheif_file *cheif_open_path(const char *path, char *message, size_t message_capa
    past them fail). The bytes must outlive the object. */
 cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, char *message,
                               size_t message_capacity);
+/* For a file opened with cheif_open_prefix: 0 when every read so far (libheif reads metadata items while
+   opening) lay inside the prefix; otherwise how many leading bytes of the file those reads need (the bytes past
+   the prefix were read as zeros). */
+size_t cheif_prefix_needed(const cheif_file *file);
 void cheif_close(cheif_file *file);
 
 /* The primary image's size as displayed (libheif applies irot/imir/clap). */
 void cheif_primary_size(const cheif_file *file, int *width, int *height);
-/* The first Exif metadata block of the primary image, without libheif's 4-byte offset prefix skipped: the
-   caller gets the raw block. Returns 0 when there is none; otherwise its size (call again with a buffer). */
+/* The first Exif metadata block of the primary image, raw: a 4-byte big-endian offset to the TIFF header, then
+   the data. cheif_exif_size is 0 when there is none. */
 size_t cheif_exif_size(const cheif_file *file);
 int cheif_exif_copy(const cheif_file *file, uint8_t *buffer, size_t capacity);
+
+/* The primary image's metadata items of `type` ("Exif", or "mime" for XMP and other XML): up to `capacity` ids
+   into `ids`; returns how many were written. Sizes and raw contents by id, and whether a "mime" item is XMP. */
+int cheif_metadata_ids(const cheif_file *file, const char *type, uint32_t *ids, int capacity);
+size_t cheif_metadata_size(const cheif_file *file, uint32_t id);
+int cheif_metadata_copy(const cheif_file *file, uint32_t id, uint8_t *buffer, size_t capacity);
+int cheif_metadata_is_xmp(const cheif_file *file, uint32_t id);
 
 /* Decodes the primary image to interleaved RGBA8 (transforms applied). The pixels belong to the returned
    image object: read them with cheif_image_pixels and free with cheif_image_free. */
@@ -35,8 +46,8 @@ void cheif_image_free(cheif_image *image);
 
 /* 1 when this libheif has an HEVC encoder. */
 int cheif_can_encode(void);
-/* Encodes RGBA8 (alpha ignored) as HEIC at quality 0-100, with an EXIF item when exif is not NULL (a TIFF
-   block); *bytes is malloc'd (free with cheif_free). */
+/* Encodes RGBA8 (alpha ignored) as HEIC at quality 0-100, with an Exif item holding `exif` (a TIFF payload)
+   when it is not NULL; *bytes is malloc'd (free with cheif_free). */
 int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t stride, int quality, const uint8_t *exif,
                       size_t exif_length, uint8_t **bytes, size_t *length, char *message, size_t message_capacity);
 void cheif_free(void *pointer);

@@ -25,9 +25,10 @@ int cpng_decoder_read_rows(cpng_decoder *decoder, uint8_t *buffer, size_t stride
 /* Interlaced images: reads every pass into the whole image (height rows of `stride` bytes). */
 int cpng_decoder_read_image(cpng_decoder *decoder, uint8_t *buffer, size_t stride);
 
-/* Encodes RGBA8 rows as an 8-bit RGBA PNG in memory (*bytes is malloc'd; free it with cpng_free). */
-int cpng_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, uint8_t **bytes,
-                     size_t *length, char *message, size_t message_capacity);
+/* Encodes RGBA8 rows as an 8-bit RGBA PNG in memory, Adam7-interlaced when `interlaced` is not 0 (*bytes is
+   malloc'd; free it with cpng_free). */
+int cpng_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int interlaced,
+                     uint8_t **bytes, size_t *length, char *message, size_t message_capacity);
 void cpng_free(void *pointer);
 
 #endif

@@ -2,15 +2,20 @@ import AWSSigV4
 import Crypto
 import Essentials
 import Foundation
+import Images
 import NIOCore
 
 /// A deterministic sample photo library in the bucket layout of DESIGN.md:
 ///
-/// - `originals/<yyyy>/<mm>/IMG_<n>.png` — real PNG images of varied dimensions (mostly), or
-///   `VID_<n>.mov` / `AUD_<n>.m4a` with placeholder bytes, each with `x-amz-meta-creation-date`
-///   (ISO 8601), `pixel-width`, `pixel-height`, `media-type` (`image`/`video`/`audio`) and `orientation` (1–8);
-/// - `thumbnails/<same path>.jpg` — a small rendition for about 85 % of the assets;
-/// - optionally a few large originals (`originals/large/VID_L<n>.mov`), written in 1 MiB pieces.
+/// - `originals/<yyyy>/<mm>/IMG_<n>.jpg` — real JPEG photos of varied dimensions (mostly), with EXIF:
+///   the capture date (DateTimeOriginal at a varied time-zone offset), the orientation (1–8 in turn, the
+///   stored pixels rotated so that they display upright), a GPS position on about a third and an embedded
+///   IFD1 thumbnail on about half; or `VID_<n>.mov` / `AUD_<n>.m4a` with placeholder bytes. Each has
+///   `x-amz-meta-creation-date` (ISO 8601), `pixel-width`, `pixel-height` (as stored), `media-type`
+///   (`image`/`video`/`audio`) and `orientation` (1–8; 1 for video and audio);
+/// - `thumbnails/<same path>.jpg` — a real JPEG rendition (upright, at most 160 px) for about 85 % of the assets;
+/// - optionally a few large originals (`originals/large/VID_L<n>.mov`), written in 1 MiB pieces, and large
+///   photos (`originals/large/IMG_L<n>.jpg`, 6000 x 4000 JPEGs).
 ///
 /// The same `seed` always produces the same keys, metadata and bytes.
 public enum SampleLibrary {
@@ -31,31 +36,36 @@ public enum SampleLibrary {
     ///   - assets: How many assets.
     ///   - large: How many large originals to add.
     ///   - largeSize: The size of each large original in bytes.
+    ///   - largePhotos: How many 24 MP (6000 x 4000) JPEG photos to add (each takes a second or so to make).
     ///   - seed: The generator's seed.
     /// - Throws: ``S3Error`` (`InvalidBucketName`, or `InternalError` on a storage failure).
     @discardableResult
     public static func seed(
         into server: FakeS3Server, bucket: String = "photos", assets: Int, large: Int = 0,
-        largeSize: Int64 = 300 << 20, seed: UInt64 = 1
+        largeSize: Int64 = 300 << 20, largePhotos: Int = 0, seed: UInt64 = 1
     ) throws -> Summary {
-        try fill(server.core.store, bucket: bucket, assets: assets, large: large, largeSize: largeSize, seed: seed)
+        try fill(
+            server.core.store, bucket: bucket, assets: assets, large: large, largeSize: largeSize,
+            largePhotos: largePhotos, seed: seed)
     }
 
     /// Seeds a disk storage root (created when missing). Do not run while a server serves the same root:
     /// a running server does not see objects added behind its back until it restarts.
-    /// - Parameters: See ``seed(into:bucket:assets:large:largeSize:seed:)``; `root` is the storage root.
+    /// - Parameters: See ``seed(into:bucket:assets:large:largeSize:largePhotos:seed:)``; `root` is the storage
+    ///   root.
     @discardableResult
     public static func seed(
         root: URL, bucket: String = "photos", assets: Int, large: Int = 0, largeSize: Int64 = 300 << 20,
-        seed: UInt64 = 1
+        largePhotos: Int = 0, seed: UInt64 = 1
     ) throws -> Summary {
         try fill(
             ObjectStore(storage: .disk(root: root)), bucket: bucket, assets: assets, large: large,
-            largeSize: largeSize, seed: seed)
+            largeSize: largeSize, largePhotos: largePhotos, seed: seed)
     }
 
     static func fill(
-        _ store: ObjectStore, bucket: String, assets: Int, large: Int, largeSize: Int64, seed: UInt64
+        _ store: ObjectStore, bucket: String, assets: Int, large: Int, largeSize: Int64, largePhotos: Int,
+        seed: UInt64
     ) throws(S3Error) -> Summary {
         if !store.bucketExists(bucket) { try store.createBucket(bucket) }
         var rng = SplitMix64(seed: seed)
@@ -66,7 +76,7 @@ public enum SampleLibrary {
             let (year, month) = yearMonth(created)
             let roll = rng.next() % 100
             let mediaType = roll < 90 ? "image" : (roll < 97 ? "video" : "audio")
-            let orientation = rng.next() % 4 == 0 ? Int(rng.next() % 8) + 1 : 1
+            let orientation = mediaType == "image" ? (n - 1) % 8 + 1 : 1
             let width = 16 + Int(rng.next() % 1_009)
             let height = 16 + Int(rng.next() % 761)
             let number = String(format: "%05d", n)
@@ -75,9 +85,10 @@ public enum SampleLibrary {
             let contentType: String
             switch mediaType {
             case "image":
-                name = "IMG_\(number).png"
-                data = image(width: width, height: height, rng: &rng)
-                contentType = "image/png"
+                name = "IMG_\(number).jpg"
+                data = try photo(
+                    width: width, height: height, orientation: orientation, created: created, rng: &rng)
+                contentType = "image/jpeg"
             case "video":
                 name = "VID_\(number).mov"
                 data = noise(count: 200_000 + Int(rng.next() % 2_000_000), rng: &rng)
@@ -99,11 +110,17 @@ public enum SampleLibrary {
             summary.originals += 1
             summary.bytes += Int64(data.count)
             if rng.next() % 100 < 85 {
-                let scale = max(1.0, Double(max(width, height)) / 160)
-                let thumb = image(
-                    width: max(1, Int(Double(width) / scale)), height: max(1, Int(Double(height) / scale)),
-                    rng: &rng)
-                try put(store, bucket, "thumbnails/\(path).jpg", thumb, "image/png", [:])
+                let thumb: Data
+                if mediaType == "image" {
+                    thumb = try thumbnail(of: data)
+                } else {
+                    let scale = max(1.0, Double(max(width, height)) / 160)
+                    thumb = try jpeg(
+                        pixels(
+                            width: max(1, Int(Double(width) / scale)), height: max(1, Int(Double(height) / scale)),
+                            rng: &rng), exif: nil)
+                }
+                try put(store, bucket, "thumbnails/\(path).jpg", thumb, "image/jpeg", [:])
                 summary.thumbnails += 1
                 summary.bytes += Int64(thumb.count)
             }
@@ -120,7 +137,138 @@ public enum SampleLibrary {
             summary.originals += 1
             summary.bytes += largeSize
         }
+        for n in 0..<largePhotos {
+            let key = "originals/large/IMG_L\(String(format: "%03d", n + 1)).jpg"
+            let created = base + TimeInterval(rng.next() % (10 * 365 * 86_400))
+            let orientation = n % 8 + 1
+            let data = try largePhoto(created: created, orientation: orientation, seed: rng.next())
+            try put(
+                store, bucket, key, data, "image/jpeg",
+                [
+                    "creation-date": iso8601(created), "media-type": "image", "orientation": String(orientation),
+                    "pixel-width": "6000", "pixel-height": "4000",
+                ])
+            summary.originals += 1
+            summary.bytes += Int64(data.count)
+        }
         return summary
+    }
+
+    /// A JPEG photo with EXIF, `width` x `height` as stored. The stored pixels are the upright picture turned
+    /// for `orientation`, so that a viewer applying the tag shows it upright. About a third carry a GPS
+    /// position, about half an embedded thumbnail (of the stored pixels, as EXIF has it).
+    private static func photo(
+        width: Int, height: Int, orientation: Int, created: Date, rng: inout SplitMix64
+    ) throws(S3Error) -> Data {
+        // `width` x `height` is the stored size (as the metadata says); the picture is upright after turning.
+        let swaps = orientation >= 5
+        let upright = pixels(width: swaps ? height : width, height: swaps ? width : height, rng: &rng)
+        let stored = turned(upright, for: orientation)
+        var exif = ExifBuilder()
+        exif.orientation = orientation
+        exif.make = "CloudAssets"
+        exif.model = "Sample Camera"
+        let offsets = [0, 3600, -18_000, 19_800, 32_400, -28_800]
+        exif.timeZoneOffsetSeconds = offsets[Int(rng.next() % UInt64(offsets.count))]
+        exif.captureDate = created
+        if rng.next() % 3 == 0 {
+            let latitude = Double(rng.next() % 1_600_000) / 10_000 - 80
+            let longitude = Double(rng.next() % 3_600_000) / 10_000 - 180
+            exif.location = GPSLocation(
+                latitude: latitude, longitude: longitude, altitude: Double(rng.next() % 3000) / 10)
+        }
+        if rng.next() % 2 == 0 {
+            // EXIF thumbnails show the stored pixels (readers turn them like the main image).
+            exif.thumbnailJPEG = [UInt8](try thumbnail(of: try jpeg(stored, exif: nil)))
+        }
+        return try jpeg(stored, exif: exif.tiffPayload())
+    }
+
+    /// A 6000 x 4000 JPEG written row by row.
+    private static func largePhoto(created: Date, orientation: Int, seed: UInt64) throws(S3Error) -> Data {
+        var exif = ExifBuilder()
+        exif.orientation = orientation
+        exif.captureDate = created
+        var noise = seed | 1
+        do {
+            return Data(
+                try ImageEncoder.jpeg(width: 6000, height: 4000, quality: 88, exif: exif.tiffPayload()) { y, row in
+                    for x in 0..<6000 {
+                        noise = noise &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                        let jitter = UInt8(truncatingIfNeeded: noise >> 60)
+                        row[x * 4] = UInt8(truncatingIfNeeded: x * 255 / 6000) &+ jitter
+                        row[x * 4 + 1] = UInt8(truncatingIfNeeded: y * 255 / 4000) &+ jitter
+                        row[x * 4 + 2] = UInt8(truncatingIfNeeded: (x + y) * 128 / 10_000)
+                        row[x * 4 + 3] = 255
+                    }
+                })
+        } catch {
+            throw S3Error(status: 500, code: "InternalError", message: "sample photo: \(error)")
+        }
+    }
+
+    private static func jpeg(_ image: RGBAImage, exif: [UInt8]?) throws(S3Error) -> Data {
+        do {
+            return Data(try ImageEncoder.jpeg(image, quality: 85, exif: exif))
+        } catch {
+            throw S3Error(status: 500, code: "InternalError", message: "sample photo: \(error)")
+        }
+    }
+
+    /// A rendition of a JPEG at most 160 px a side, upright (its EXIF orientation applied).
+    private static func thumbnail(of original: Data) throws(S3Error) -> Data {
+        do {
+            let request = DecodeRequest(targetWidth: 160, targetHeight: 160)
+            let image = try ImageDecoder.decode(data: [UInt8](original), request: request).image
+            return Data(try ImageEncoder.jpeg(image, quality: 75))
+        } catch {
+            throw S3Error(status: 500, code: "InternalError", message: "sample thumbnail: \(error)")
+        }
+    }
+
+    /// The stored pixels that display as `upright` under EXIF `orientation`.
+    private static func turned(_ upright: RGBAImage, for orientation: Int) -> RGBAImage {
+        guard orientation != 1 else { return upright }
+        let (dw, dh) = (upright.width, upright.height)
+        let (sw, sh) = orientation >= 5 ? (dh, dw) : (dw, dh)
+        var out = [UInt8](repeating: 0, count: sw * sh * 4)
+        upright.pixels.withUnsafeBytes { source in
+            out.withUnsafeMutableBytes { destination in
+                for y in 0..<dh {
+                    for x in 0..<dw {
+                        let s = Orientation.storedPosition(
+                            displayX: x, displayY: y, orientation: orientation, width: sw, height: sh)
+                        let pixel = source.loadUnaligned(fromByteOffset: (y * dw + x) * 4, as: UInt32.self)
+                        destination.storeBytes(of: pixel, toByteOffset: (s.y * sw + s.x) * 4, as: UInt32.self)
+                    }
+                }
+            }
+        }
+        return RGBAImage(width: sw, height: sh, bytesPerRow: sw * 4, pixels: out)
+    }
+
+    /// The sample gradient (see ``image(width:height:rng:)``) as RGBA pixels.
+    private static func pixels(width: Int, height: Int, rng: inout SplitMix64) -> RGBAImage {
+        let r0 = Int(rng.next() % 256)
+        let g0 = Int(rng.next() % 256)
+        let b0 = Int(rng.next() % 256)
+        var pixels = [UInt8](repeating: 255, count: width * height * 4)
+        var noise = rng.next()
+        pixels.withUnsafeMutableBufferPointer { p in
+            for y in 0..<height {
+                let g = UInt8(truncatingIfNeeded: g0 + y * 255 / height)
+                var i = y * width * 4
+                for x in 0..<width {
+                    noise = noise &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    let jitter = UInt8(truncatingIfNeeded: noise >> 61)
+                    p[i] = UInt8(truncatingIfNeeded: r0 + x * 255 / width) &+ jitter
+                    p[i + 1] = g &+ jitter
+                    p[i + 2] = UInt8(truncatingIfNeeded: b0 + (x + y) * 128 / (width + height))
+                    i += 4
+                }
+            }
+        }
+        return RGBAImage(width: width, height: height, bytesPerRow: width * 4, pixels: pixels)
     }
 
     private static func put(
