@@ -29,6 +29,11 @@ struct DemoRun {
         try await server.start()
         let seeded = try SampleLibrary.seed(
             into: server, bucket: Self.bucket, assets: assetCount, large: 2, largeSize: 48 << 20)
+        // A photograph uploaded by another tool (no `x-amz-meta-*` of ours): a camera's JPEG, held upright (EXIF
+        // orientation 6), with GPS and an embedded EXIF thumbnail, and no thumbnail object in the bucket.
+        let camera = try SampleLibrary.cameraPhoto(
+            created: Date(timeIntervalSince1970: 1_719_835_200), latitude: 48.8584, longitude: 2.2945)
+        try server.putObject(bucket: Self.bucket, key: Self.cameraKey, data: camera)
         say("== fake S3 server at \(server.endpoint) (bucket \(Self.bucket))")
         say(
             "   seeded \(seeded.originals) originals, \(seeded.thumbnails) thumbnails, "
@@ -192,42 +197,38 @@ struct DemoRun {
         try await server.stop()
     }
 
+    /// The camera photo another tool uploaded.
+    static let cameraKey = "originals/camera/DSC_0001.jpg"
+
     private func showImages(_ library: AssetLibrary, server: FakeS3Server, storeURL: URL) async throws {
-        let images = try library.fetchAssets().filter { $0.mediaType == .image && $0.key.hasSuffix(".jpg") }
-        if let rotated = images.first(where: { $0.orientation != 1 }) {
-            var options = ImageRequestOptions()
-            options.isNetworkAccessAllowed = true
-            options.deliveryMode = .highQualityFormat
-            options.resizeMode = .exact
-            let (image, info) = await withCheckedContinuation { continuation in
-                library.requestImage(for: rotated, targetSize: CGSize(width: 256, height: 256), options: options) {
-                    continuation.resume(returning: ($0, $1))
-                }
-            }
-            if let image {
-                say(
-                    "== image of \(rotated.key): stored \(rotated.pixelWidth)×\(rotated.pixelHeight) with EXIF "
-                        + "orientation \(rotated.orientation) → \(image.width)×\(image.height) upright at 256 px; "
-                        + "peak decode memory \(Format.bytes(Int64(info.peakDecodeBytes))) (full size: "
-                        + "\(Format.bytes(Int64(rotated.pixelWidth * rotated.pixelHeight * 4))))")
-            } else {
-                say("== image of \(rotated.key): \(info.error.map { "\($0)" } ?? "none")")
+        guard let photo = try library.asset(forKey: Self.cameraKey) else { return }
+        // The sync read the photo's first 64 KiB (one ranged GET): its capture date, size, orientation and GPS
+        // came from its EXIF, and its thumbnail from the EXIF thumbnail in those bytes.
+        let gets = server.requestLog.entries().filter { $0.method == "GET" && $0.key == photo.key }
+        let read = gets.first.map { "\($0.bytesSent) bytes" } ?? "its head"
+        let thumbnail =
+            photo.hasThumbnail ? "made from its EXIF thumbnail (state \(photo.availability))" : "none"
+        say(
+            "== \(photo.key), uploaded by another tool (\(Format.bytes(photo.size)), no metadata of ours): the sync "
+                + "read \(read) with \(gets.count) ranged GET and found: taken \(ISODate.string(photo.creationDate)), "
+                + "\(photo.pixelWidth)×\(photo.pixelHeight) stored, orientation \(photo.orientation), thumbnail "
+                + thumbnail)
+        var options = ImageRequestOptions()
+        options.isNetworkAccessAllowed = true
+        options.deliveryMode = .highQualityFormat
+        options.resizeMode = .exact
+        let (image, info) = await withCheckedContinuation { continuation in
+            library.requestImage(for: photo, targetSize: CGSize(width: 512, height: 512), options: options) {
+                continuation.resume(returning: ($0, $1))
             }
         }
-        if let bare = images.first(where: { !$0.hasThumbnail && $0.availability == .cloudOnly }) {
-            let before = server.requestLog.entries().count
-            let source = try await library.makeThumbnail(for: bare)
-            let requests = server.requestLog.entries().dropFirst(before).filter { $0.key == bare.key }
-            let how =
-                switch source {
-                case .embeddedThumbnail(let bytes):
-                    "from its embedded EXIF thumbnail: \(requests.count) ranged GET(s), \(bytes) bytes of "
-                        + "\(Format.bytes(bare.size))"
-                case .downscaledOriginal: "downscaled from the original (\(Format.bytes(bare.size)) downloaded)"
-                case .bucketObject: "from the bucket's thumbnail object"
-                case .alreadyLocal: "already local"
-                }
-            say("== thumbnail for \(bare.key) (no thumbnail object in the bucket) \(how)")
+        if let image {
+            say(
+                "   requestImage at 512 px: \(image.width)×\(image.height), upright (portrait: orientation applied); "
+                    + "peak decode memory \(Format.bytes(Int64(info.peakDecodeBytes))) where full-size pixels "
+                    + "would take \(Format.bytes(Int64(photo.pixelWidth * photo.pixelHeight * 4)))")
+        } else {
+            say("   requestImage: \(info.error.map { "\($0)" } ?? "no image")")
         }
         // This library keeps the default `locationAccess = .denied`; an owner's library may grant it.
         var granted = library.configuration
@@ -236,19 +237,16 @@ struct DemoRun {
         let owner = try await AssetLibrary(configuration: granted)
         defer { owner.close() }
         try await owner.sync(fetchThumbnails: false)
-        if let located = try owner.fetchAssets().first(where: { $0.location != nil }),
-            let mine = try library.asset(
-                withLocalIdentifier: try library.asset(forKey: located.key)?.localIdentifier ?? "")
-        {
-            var options = AssetRequestOptions()
-            options.isNetworkAccessAllowed = true
-            let theirs = try await owner.data(for: located, options: options)
-            let ours = try await library.data(for: mine, options: options)
+        if let located = try owner.asset(forKey: Self.cameraKey), let where_ = located.location {
+            var dataOptions = AssetRequestOptions()
+            dataOptions.isNetworkAccessAllowed = true
+            let theirs = try await owner.data(for: located, options: dataOptions)
+            let ours = try await library.data(for: photo, options: dataOptions)
             say(
-                "== location of \(located.key): \(String(format: "%.4f, %.4f", located.location!.latitude, located.location!.longitude)) "
-                    + "with access granted; nil here (denied), and the bytes handed out here have their GPS tags "
-                    + "blanked: \(ours.count) bytes as the original's \(theirs.count), "
-                    + "\(zip(ours, theirs).filter { $0 != $1 }.count) bytes differ")
+                "   location \(String(format: "%.4f, %.4f", where_.latitude, where_.longitude)) with access granted; "
+                    + "here (denied) Asset.location is \(photo.location == nil ? "nil" : "set") and the bytes handed "
+                    + "out have their GPS tags blanked: \(ours.count) bytes as the original's \(theirs.count), "
+                    + "\(zip(ours, theirs).filter { $0 != $1 }.count) differ")
         }
     }
 

@@ -207,6 +207,70 @@ public enum SampleLibrary {
         }
     }
 
+    /// A photograph as a camera writes it, to put in a bucket as another tool would (no `x-amz-meta-*`): stored
+    /// `width` x `height` (4000 x 3000) turned for EXIF orientation 6 (the camera held upright), with a capture
+    /// date, a GPS position and an embedded 160 x 120 EXIF thumbnail. The picture, upright: a sky over a meadow
+    /// with a sun at the top left. Written row by row.
+    /// - Parameters:
+    ///   - created: The capture date.
+    ///   - latitude, longitude: Where it was taken.
+    ///   - width, height: The stored size (displayed as `height` x `width`).
+    public static func cameraPhoto(
+        created: Date, latitude: Double, longitude: Double, width: Int = 4000, height: Int = 3000
+    ) throws(S3Error) -> Data {
+        // Displayed height x width; stored (sx, sy) shows at display (height - 1 - sy, sx).
+        func colour(_ x: Int, _ y: Int, displayWidth: Int, displayHeight: Int) -> (UInt8, UInt8, UInt8) {
+            let sunX = displayWidth / 5
+            let sunY = displayHeight / 6
+            let radius = displayWidth / 10
+            if (x - sunX) * (x - sunX) + (y - sunY) * (y - sunY) < radius * radius { return (250, 200, 40) }
+            if y < displayHeight * 11 / 20 {
+                return (UInt8(90 + 60 * y / displayHeight), UInt8(150 + 60 * y / displayHeight), 235)
+            }
+            return (50, UInt8(150 - 60 * y / displayHeight), 60)
+        }
+        func storedPixels(width: Int, height: Int, into row: inout [UInt8], y: Int, noise: inout UInt64) {
+            for x in 0..<width {
+                noise = noise &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                let jitter = Int(noise >> 61)
+                let (r, g, b) = colour(height - 1 - y, x, displayWidth: height, displayHeight: width)
+                row[x * 4] = UInt8(min(255, Int(r) + jitter))
+                row[x * 4 + 1] = UInt8(min(255, Int(g) + jitter))
+                row[x * 4 + 2] = UInt8(min(255, Int(b) + jitter))
+                row[x * 4 + 3] = 255
+            }
+        }
+        do {
+            var noise: UInt64 = 0x5DEE_CE66
+            let (thumbWidth, thumbHeight) = (160, 120)
+            var thumbPixels = [UInt8](repeating: 0, count: thumbWidth * thumbHeight * 4)
+            var row = [UInt8](repeating: 0, count: thumbWidth * 4)
+            for y in 0..<thumbHeight {
+                storedPixels(width: thumbWidth, height: thumbHeight, into: &row, y: y, noise: &noise)
+                thumbPixels.replaceSubrange((y * thumbWidth * 4)..<((y + 1) * thumbWidth * 4), with: row)
+            }
+            var exif = ExifBuilder()
+            exif.orientation = 6
+            exif.make = "CloudAssets"
+            exif.model = "Sample Camera"
+            exif.captureDate = created
+            exif.timeZoneOffsetSeconds = 3600
+            exif.location = GPSLocation(latitude: latitude, longitude: longitude, altitude: 35)
+            exif.thumbnailJPEG = try ImageEncoder.jpeg(
+                RGBAImage(width: thumbWidth, height: thumbHeight, bytesPerRow: thumbWidth * 4, pixels: thumbPixels),
+                quality: 75)
+            return Data(
+                try ImageEncoder.jpeg(width: width, height: height, quality: 88, exif: exif.tiffPayload()) {
+                    y, out in
+                    var line = [UInt8](repeating: 0, count: width * 4)
+                    storedPixels(width: width, height: height, into: &line, y: y, noise: &noise)
+                    for index in 0..<(width * 4) { out[index] = line[index] }
+                })
+        } catch {
+            throw S3Error(status: 500, code: "InternalError", message: "sample photo: \(error)")
+        }
+    }
+
     private static func jpeg(_ image: RGBAImage, exif: [UInt8]?) throws(S3Error) -> Data {
         do {
             return Data(try ImageEncoder.jpeg(image, quality: 85, exif: exif))
