@@ -42,47 +42,64 @@ private final class DeliveredTokens: LibraryChangeObserver {
     func libraryDidChange(_ change: LibraryChange) { last.withLock { $0 = max($0, change.token) } }
 }
 
-/// The watcher itself: it wakes on the commit signal only, never on a write to the catalog's files (which SQLite
-/// makes before the commit is visible).
+/// The watcher itself: it wakes on the commit signal and on a catalog file closed after writing (a writer gone),
+/// never on a write to the catalog's files (which SQLite makes before the commit is visible).
 @Suite("Catalog watcher")
 struct CatalogWatcherSignalTests {
-    @Test("a write to the write-ahead log does not wake the watcher; the commit signal written after it does")
+    @Test("writes to the write-ahead log do not wake the watcher; the signal, and the log's close, do")
     func wakesOnSignalOnly() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "CatalogWatcher-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let signal = folder.appendingPathComponent("library.commit-signal")
-        // What each wake-up saw: whether the signal had been written yet.
-        let wakes = Shared<[Bool]>([])
-        let watcher = try #require(
-            CatalogWatcher(folder: folder) {
-                wakes.withLock { $0.append(FileManager.default.fileExists(atPath: signal.path)) }
-            })
+        // The catalog's log, open for writing the way a writer connection keeps it.
+        let walURL = folder.appendingPathComponent("library.sqlite-wal")
+        #expect(FileManager.default.createFile(atPath: walURL.path, contents: nil))
+        let wal = try FileHandle(forWritingTo: walURL)
+        // What each wake-up saw: the phase it came in (0: log writes only, 1: signal written, 2: log closed).
+        let phase = Shared(0)
+        let wakes = Shared<[Int]>([])
+        let watcher = try #require(CatalogWatcher(folder: folder) { wakes.withLock { $0.append(phase.current) } })
         defer { watcher.stop() }
-        // Many writes to the catalog's files, as a large commit makes before it is visible: none may wake it.
-        for frame in 0..<50 {
-            try Data("frame \(frame)".utf8).write(to: folder.appendingPathComponent("library.sqlite-wal"))
-            try Data("index \(frame)".utf8).write(to: folder.appendingPathComponent("library.sqlite-shm"))
+        func waitForWake(_ count: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(5)
+            while wakes.current.count < count && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+            }
         }
+        // Many writes to the log, as a large commit makes before it is visible: none may wake it.
+        for frame in 0..<50 { try wal.write(contentsOf: Data("frame \(frame)".utf8)) }
+        phase.withLock { $0 = 1 }
         try Data([1]).write(to: signal)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while wakes.current.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
-        #expect(!wakes.current.isEmpty, "the signal woke the watcher")
-        #expect(wakes.current.allSatisfy { $0 }, "every wake-up came after the signal: \(wakes.current)")
+        try await waitForWake(1)
+        #expect(wakes.current.first == 1, "the first wake-up came after the signal: \(wakes.current)")
+        // The writer goes away (a process killed between its commit and its signal): its close wakes the watcher.
+        let seen = wakes.current.count
+        phase.withLock { $0 = 2 }
+        try wal.close()
+        try await waitForWake(seen + 1)
+        #expect(wakes.current.last == 2, "the log's close woke the watcher: \(wakes.current)")
+        #expect(!wakes.current.contains(0), "no wake-up before the signal: \(wakes.current)")
     }
 
-    @Test("inotify records are split into their names")
+    @Test("inotify records are split into masks and names; signal and closed catalog files wake it")
     func eventNames() {
-        func record(_ name: String, padded: Int) -> [UInt8] {
-            var bytes = [UInt8](repeating: 0, count: 12)
+        func record(_ mask: Int32, _ name: String, padded: Int) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: 4)
+            withUnsafeBytes(of: UInt32(mask).littleEndian) { bytes += $0 }
+            bytes += [UInt8](repeating: 0, count: 4)
             withUnsafeBytes(of: UInt32(padded).littleEndian) { bytes += $0 }
             return bytes + Array(name.utf8) + [UInt8](repeating: 0, count: padded - name.utf8.count)
         }
-        let buffer = record("library.sqlite-wal", padded: 32) + record("library.commit-signal", padded: 32)
+        let buffer =
+            record(IN_MODIFY, "library.sqlite-wal", padded: 32) + record(IN_MODIFY, "library.commit-signal", padded: 32)
+            + record(IN_CLOSE_WRITE, "library.sqlite-wal", padded: 32) + record(IN_CLOSE_WRITE, "other.txt", padded: 16)
+        let events = CatalogWatcher.events(in: buffer[...])
         #expect(
-            CatalogWatcher.names(in: buffer[...]).map { String(decoding: $0, as: UTF8.self) } == [
-                "library.sqlite-wal", "library.commit-signal",
+            events.map { String(decoding: $0.name, as: UTF8.self) } == [
+                "library.sqlite-wal", "library.commit-signal", "library.sqlite-wal", "other.txt",
             ])
+        #expect(events.map(CatalogWatcher.wakes) == [false, true, true, false])
     }
 }

@@ -139,7 +139,7 @@ enum RawHTTP {
     }
 
     /// Connects to 127.0.0.1:`port` with a receive timeout.
-    static func connect(port: Int, timeout: Double = 10) throws -> Int32 {
+    static func connect(port: Int, timeout: Double = 30) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var address = sockaddr_in()
@@ -228,7 +228,7 @@ final class EventStreamReader: @unchecked Sendable {
     private var pending = Data()
 
     init(port: Int, path: String) throws {
-        fd = try RawHTTP.connect(port: port, timeout: 10)
+        fd = try RawHTTP.connect(port: port)
         let head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n"
         try RawHTTP.write(fd, Data(head.utf8))
     }
@@ -236,7 +236,7 @@ final class EventStreamReader: @unchecked Sendable {
     deinit { close(fd) }
 
     /// The data of the next event named `name`, skipping others; fails after `timeout` seconds.
-    func next(_ name: String, timeout: Double = 10) async throws -> String {
+    func next(_ name: String, timeout: Double = 30) async throws -> String {
         try await offThePool { try self.nextBlocking(name, timeout: timeout) }
     }
 

@@ -9,11 +9,13 @@ import Foundation
 
 /// Calls `onChange` (on its own thread, one call at a time) whenever the library folder's commit signal
 /// (`library.commit-signal`, written by the store after each commit that changed something, in any process) is
-/// written. Events that come while a call runs are folded into the next call.
+/// written, or a catalog file open for writing is closed (a library closing, or a process ending — even killed
+/// between a commit and its signal). Events that come while a call runs are folded into the next call.
 ///
-/// It reacts to the signal, not to the catalog's write-ahead log: SQLite writes the log's frames *before* it
+/// It does not react to writes to the catalog's write-ahead log: SQLite writes the log's frames *before* it
 /// publishes the commit in the shared WAL index, so a reader woken by the log write could still see the previous
-/// state, and miss the commit until the next one. The signal is written after the commit returned.
+/// state, and miss the commit until the next one. The signal is written after the commit returned; a close comes
+/// after every commit of that connection.
 final class CatalogWatcher: Sendable {
     private let inotify: Int32
     /// Written to by ``stop()`` to wake the thread.
@@ -59,7 +61,7 @@ final class CatalogWatcher: Sendable {
             while true {
                 let count = read(inotify, &buffer, buffer.count)
                 guard count > 0 else { break }
-                if !signalled { signalled = Self.names(in: buffer[..<count]).contains(Self.commitSignalName) }
+                if !signalled { signalled = Self.events(in: buffer[..<count]).contains(where: Self.wakes) }
             }
             if signalled, !stopped.withLock({ $0 }) { onChange() }
         }
@@ -69,23 +71,32 @@ final class CatalogWatcher: Sendable {
 
     /// The store's commit signal file name, as bytes (compared with inotify's event names).
     private static let commitSignalName = Array(AssetStore.commitSignalFileName.utf8)
+    private static let catalogName = Array(AssetStore.databaseFileName.utf8)
 
-    /// The file names of the `struct inotify_event` records in `events` (`wd`, `mask`, `cookie`, `len`, then
-    /// `len` bytes of NUL-padded name).
-    static func names(in events: ArraySlice<UInt8>) -> [[UInt8]] {
-        var names: [[UInt8]] = []
+    /// Whether an event means other libraries' commits may be there to read: any event of the commit signal, or
+    /// a catalog file (`library.sqlite`, `-wal`, `-shm`) closed after writing.
+    static func wakes(_ event: (mask: UInt32, name: [UInt8])) -> Bool {
+        event.name == commitSignalName
+            || (event.mask & UInt32(IN_CLOSE_WRITE) != 0 && event.name.starts(with: catalogName))
+    }
+
+    /// The masks and file names of the `struct inotify_event` records in `events` (`wd`, `mask`, `cookie`, `len`,
+    /// then `len` bytes of NUL-padded name).
+    static func events(in events: ArraySlice<UInt8>) -> [(mask: UInt32, name: [UInt8])] {
+        var found: [(mask: UInt32, name: [UInt8])] = []
         var offset = events.startIndex
         let header = 16
         while offset + header <= events.endIndex {
+            let mask = events[(offset + 4)..<(offset + 8)].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
             let length = events[(offset + 12)..<(offset + 16)].withUnsafeBytes {
                 Int($0.loadUnaligned(as: UInt32.self))
             }
             let nameStart = offset + header
             let nameEnd = min(nameStart + length, events.endIndex)
-            names.append(Array(events[nameStart..<nameEnd].prefix { $0 != 0 }))
+            found.append((mask, Array(events[nameStart..<nameEnd].prefix { $0 != 0 })))
             offset = nameEnd
         }
-        return names
+        return found
     }
 
     /// Ends the thread (idempotent); a call in progress finishes first.
