@@ -54,6 +54,14 @@ enum LocationFilter {
         }
     }
 
+    /// Whether a ranged read of this asset looks for GPS tags: its key or content type names a format whose
+    /// location the filter removes. (Whole files are judged by their bytes instead.)
+    static func mayCarryLocation(_ record: AssetRecord) -> Bool {
+        if ImageHeaderRead.mayHaveHeaders(key: record.key) { return true }
+        let type = record.contentType?.lowercased() ?? ""
+        return ["image/jpeg", "image/png", "image/heic", "image/heif"].contains { type.hasPrefix($0) }
+    }
+
     /// Applies `patches` to `data`, which holds the file's bytes from `offset` on.
     static func apply(_ patches: [(offset: Int, bytes: [UInt8])], to data: inout Data, at offset: Int64 = 0) {
         for patch in patches {

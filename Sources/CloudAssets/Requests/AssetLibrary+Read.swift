@@ -24,9 +24,10 @@ extension AssetLibrary {
     /// sync that removes the file during the read (and another read that creates a new one) cannot mix files.
     /// Such a race makes the read start again (at most twice) rather than fail.
     ///
-    /// With ``Configuration/locationAccess`` `.denied`, a range that overlaps an image's first MiB comes back
-    /// with the GPS tags blanked as ``requestFile(for:options:)`` does (the headers are read, and fetched when
-    /// missing, to find them).
+    /// With ``Configuration/locationAccess`` `.denied`, a range that overlaps the first MiB of a JPEG, PNG or HEIF
+    /// (by its key's extension or content type) comes back with the GPS tags blanked as
+    /// ``requestFile(for:options:)`` does: the headers are read to find them, fetched when missing (so such a read
+    /// needs the network, or the headers local, to answer).
     /// - Parameters:
     ///   - asset: The asset.
     ///   - range: Bytes of the original; its end is clamped to the size (as HTTP does), but it must start
@@ -42,7 +43,7 @@ extension AssetLibrary {
             // Location access denied: bytes of an image's headers go out without its GPS tags (read from the
             // headers, which this may fetch).
             if range.lowerBound < Int64(LocationFilter.headLimit), let record = try store.record(id: asset.rowID),
-                stripsLocation(of: record)
+                stripsLocation(of: record), LocationFilter.mayCarryLocation(record)
             {
                 let headRange = 0..<min(record.size, Int64(LocationFilter.headLimit))
                 let head = [UInt8](
