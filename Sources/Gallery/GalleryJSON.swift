@@ -1,43 +1,6 @@
 import CloudAssets
+import Essentials
 import Foundation
-
-/// JSON text built by hand: the shapes are small and fixed, and the event stream's hot path (a change of 1,000
-/// assets, a reset of 100,000 identifiers) should not go through a generic encoder.
-enum JSONText {
-    /// `text` as a JSON string literal (quotes, backslashes and control characters escaped).
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{2028}": out += "\\u2028"
-            case "\u{2029}": out += "\\u2029"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-
-    /// The strings as a JSON array.
-    static func strings(_ values: [String]) -> String {
-        "[" + values.map(quoted).joined(separator: ",") + "]"
-    }
-
-    /// Integers as a JSON array.
-    static func integers(_ values: some Sequence<Int>) -> String {
-        "[" + values.map(String.init).joined(separator: ",") + "]"
-    }
-}
 
 extension AssetAvailability {
     /// The name the page and the API use.

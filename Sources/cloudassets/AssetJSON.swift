@@ -1,4 +1,5 @@
 import CloudAssets
+import Essentials
 import Foundation
 
 /// One asset in `ls --json`, written by hand (keys in sorted order, as `JSONEncoder`'s `.sortedKeys` did):
@@ -8,10 +9,10 @@ enum AssetJSON {
         output.write(
             "{\"creationDate\":\"\(ISODate.string(a.creationDate))\",\"favorite\":\(a.isFavorite),"
                 + "\"hasThumbnail\":\(a.hasThumbnail),\"hidden\":\(a.isHidden),"
-                + "\"id\":\"\(a.localIdentifier)\",\"key\":\(JSONText.string(a.key)),"
-                + "\"keywords\":[\(a.keywords.map(JSONText.string).joined(separator: ","))],"
+                + "\"id\":\"\(a.localIdentifier)\",\"key\":\(JSONText.quoted(a.key)),"
+                + "\"keywords\":[\(a.keywords.map(JSONText.quoted).joined(separator: ","))],"
                 + "\"mediaType\":\"\(a.mediaType.name)\",\"pinned\":\(a.isPinned),\"size\":\(a.size),"
-                + "\"state\":\"\(a.availability.name)\",\"title\":\(a.title.map(JSONText.string) ?? "null"),"
+                + "\"state\":\"\(a.availability.name)\",\"title\":\(a.title.map(JSONText.quoted) ?? "null"),"
                 + "\"trashed\":\(a.isTrashed),\"uploadState\":\"\(a.uploadState.name)\"}")
     }
 }

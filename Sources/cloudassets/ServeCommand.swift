@@ -1,5 +1,6 @@
 import ArgumentParser
 import CloudAssets
+import Essentials
 import Foundation
 import Gallery
 
@@ -58,7 +59,7 @@ struct Serve: AsyncParsableCommand {
             await server.stop()
             switch outcome {
             case .picked(let identifiers)?:
-                let json = "{\"identifiers\":[" + identifiers.map(JSONText.string).joined(separator: ",") + "]}"
+                let json = "{\"identifiers\":" + JSONText.strings(identifiers) + "}"
                 Terminal.shared.out(json)
                 if let callback { try await Self.post(json, to: callback) }
             case .cancelled?:

@@ -311,7 +311,7 @@ public enum SampleLibrary {
         return RGBAImage(width: sw, height: sh, bytesPerRow: sw * 4, pixels: out)
     }
 
-    /// The sample gradient (see ``image(width:height:rng:)``) as RGBA pixels.
+    /// A smooth gradient with a little noise: compresses like a photo would, roughly.
     private static func pixels(width: Int, height: Int, rng: inout SplitMix64) -> RGBAImage {
         let r0 = Int(rng.next() % 256)
         let g0 = Int(rng.next() % 256)
@@ -397,33 +397,9 @@ public enum SampleLibrary {
     ///   - width: Pixels across.
     ///   - height: Pixels down.
     ///   - seed: Different seeds give different images.
-    public static func samplePNG(width: Int, height: Int, seed: UInt64) -> Data {
+    public static func samplePNG(width: Int, height: Int, seed: UInt64) throws -> Data {
         var rng = SplitMix64(seed: seed)
-        return image(width: width, height: height, rng: &rng)
-    }
-
-    /// A smooth gradient with a little noise and a few blocks: compresses like a photo would, roughly.
-    private static func image(width: Int, height: Int, rng: inout SplitMix64) -> Data {
-        let r0 = Int(rng.next() % 256)
-        let g0 = Int(rng.next() % 256)
-        let b0 = Int(rng.next() % 256)
-        var pixels = [UInt8](repeating: 0, count: width * height * 3)
-        var noise = rng.next()
-        pixels.withUnsafeMutableBufferPointer { p in
-            for y in 0..<height {
-                let g = UInt8(truncatingIfNeeded: g0 + y * 255 / height)
-                var i = y * width * 3
-                for x in 0..<width {
-                    noise = noise &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                    let jitter = UInt8(truncatingIfNeeded: noise >> 61)
-                    p[i] = UInt8(truncatingIfNeeded: r0 + x * 255 / width) &+ jitter
-                    p[i + 1] = g &+ jitter
-                    p[i + 2] = UInt8(truncatingIfNeeded: b0 + (x + y) * 128 / (width + height))
-                    i += 3
-                }
-            }
-        }
-        return PNGEncoder.encode(width: width, height: height, pixels: pixels)
+        return Data(try ImageEncoder.png(pixels(width: width, height: height, rng: &rng)))
     }
 
     private static func noise(count: Int, rng: inout SplitMix64) -> Data {
