@@ -169,32 +169,6 @@ int cheif_exif_copy(const cheif_file *file, uint8_t *buffer, size_t capacity) {
     return err.code == heif_error_Ok ? CHEIF_OK : CHEIF_ERROR;
 }
 
-int cheif_metadata_ids(const cheif_file *file, const char *type, uint32_t *ids, int capacity) {
-    int count = heif_image_handle_get_number_of_metadata_blocks(file->primary, type);
-    if (count <= 0 || capacity <= 0) return count < 0 ? 0 : count;
-    heif_item_id *found = calloc((size_t)count, sizeof(heif_item_id));
-    if (!found) return 0;
-    int n = heif_image_handle_get_list_of_metadata_block_IDs(file->primary, type, found, count);
-    for (int i = 0; i < n && i < capacity; i++) ids[i] = found[i];
-    free(found);
-    return n < capacity ? n : capacity;
-}
-
-size_t cheif_metadata_size(const cheif_file *file, uint32_t id) {
-    return heif_image_handle_get_metadata_size(file->primary, id);
-}
-
-int cheif_metadata_copy(const cheif_file *file, uint32_t id, uint8_t *buffer, size_t capacity) {
-    if (heif_image_handle_get_metadata_size(file->primary, id) > capacity) return CHEIF_ERROR;
-    struct heif_error err = heif_image_handle_get_metadata(file->primary, id, buffer);
-    return err.code == heif_error_Ok ? CHEIF_OK : CHEIF_ERROR;
-}
-
-int cheif_metadata_is_xmp(const cheif_file *file, uint32_t id) {
-    const char *type = heif_image_handle_get_metadata_content_type(file->primary, id);
-    return type && strcmp(type, "application/rdf+xml") == 0;
-}
-
 cheif_image *cheif_decode_primary(cheif_file *file, char *message, size_t capacity) {
     struct heif_image *image = NULL;
     struct heif_error err =

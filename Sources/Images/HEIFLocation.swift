@@ -1,67 +1,84 @@
-/// Where a HEIF file keeps its EXIF (an `Exif` item located by the `meta` box's `iloc`), and the same GPS strip as
-/// JPEG's applied to it — so a HEIC handed out without location keeps every other byte.
+/// Where a HEIF file keeps its EXIF and XMP (items located by the `meta` box's `iloc`), and the same GPS strip as
+/// JPEG's applied to them — so a HEIC handed out without location keeps every other byte.
 ///
-/// Only what the strip needs is read: `ftyp`, then the top-level `meta` box's `iinf` (which items are `Exif`) and
-/// `iloc` (their extents, file offsets of construction method 0). Every size and count is bounds-checked; a
-/// structure that does not read throws, so that nothing is handed out with a location that was not found.
+/// Only what the strip needs is read: the top-level `meta` box's `iinf` (which items are `Exif`, or `mime` of type
+/// `application/rdf+xml`) and `iloc` (their extents, file offsets of construction method 0). Every size and count
+/// is bounds-checked; a structure that does not read throws, so that nothing is handed out with a location that
+/// was not found. (libheif is not used here: it aborts on some malformed files.)
 package enum HEIFLocation {
-    /// File byte ranges of the EXIF items, in item order (each stored in one extent).
+    /// A metadata item that can carry a location.
+    package enum ItemKind: Sendable, Hashable {
+        /// An `Exif` item: a 32-bit offset to the TIFF header, then the TIFF.
+        case exif
+        /// A `mime` item of type `application/rdf+xml`: an XMP packet.
+        case xmp
+    }
+
+    /// The file byte ranges of the EXIF and XMP items, in item order (each stored in one extent).
     /// - Parameter head: The file's first bytes, through its `meta` box.
     /// - Throws: `.truncated` when `meta` runs past `head`; `.corrupt` for a malformed box; `.unsupportedFormat`
-    ///   for an EXIF item stored other than at a file offset (in `idat`, or by reference).
-    package static func exifExtents(head: [UInt8]) throws(ImageError) -> [Range<Int>] {
+    ///   for such an item stored other than at one file offset (in `idat`, by reference, in pieces).
+    package static func items(head: [UInt8]) throws(ImageError) -> [(kind: ItemKind, range: Range<Int>)] {
         var reader = BoxReader(bytes: head, range: 0..<head.count)
         while let box = try reader.next() {
             guard box.type == "meta" else { continue }
             guard box.range.upperBound <= head.count else { throw .truncated }
-            return try extents(inMeta: box, head)
+            return try items(inMeta: box, head)
         }
         throw .truncated
     }
 
-    /// The overwrites that remove the GPS IFD from an EXIF item whose bytes (`item`) start at file offset
-    /// `offset`; empty when it has none.
-    package static func patches(exifItem item: [UInt8], at offset: Int) throws(ImageError) -> [(
+    /// The overwrites that remove the location from an item whose bytes (`item`) start at file offset `offset`:
+    /// the EXIF GPS IFD unlinked and zeroed, XMP `exif:GPS*` fields blanked; empty when it has none.
+    package static func patches(item: [UInt8], kind: ItemKind, at offset: Int) throws(ImageError) -> [(
         offset: Int, bytes: [UInt8]
     )] {
-        // The item: a 32-bit offset from its end to the TIFF header (past "Exif\0\0" usually), then the TIFF.
-        guard item.count >= 4 else { throw .corrupt("HEIF: EXIF item too short") }
-        let skip = Int(item[0]) << 24 | Int(item[1]) << 16 | Int(item[2]) << 8 | Int(item[3])
-        guard skip >= 0, skip <= item.count - 4 - 8 else { throw .corrupt("HEIF: EXIF header offset outside the item") }
         var bytes = item
-        guard try LocationStripper.stripTIFF(&bytes, payload: (4 + skip)..<item.count) else { return [] }
+        switch kind {
+        case .exif:
+            // A 32-bit offset from its end to the TIFF header (past "Exif\0\0" usually), then the TIFF.
+            guard item.count >= 4 else { throw .corrupt("HEIF: EXIF item too short") }
+            let skip = Int(item[0]) << 24 | Int(item[1]) << 16 | Int(item[2]) << 8 | Int(item[3])
+            guard skip <= item.count - 4 - 8 else { throw .corrupt("HEIF: EXIF header offset outside the item") }
+            guard try LocationStripper.stripTIFF(&bytes, payload: (4 + skip)..<item.count) else { return [] }
+        case .xmp:
+            guard try LocationStripper.blankXMP(&bytes, from: 0) else { return [] }
+        }
         return [(offset, bytes)]
     }
 
-    private static func extents(inMeta meta: Box, _ bytes: [UInt8]) throws(ImageError) -> [Range<Int>] {
+    private static func items(inMeta meta: Box, _ bytes: [UInt8]) throws(ImageError) -> [(
+        kind: ItemKind, range: Range<Int>
+    )] {
         // `meta` is a full box: version and flags before its children.
         var reader = BoxReader(bytes: bytes, range: (meta.payload.lowerBound + 4)..<meta.payload.upperBound)
-        var exifItems: Set<UInt32> = []
+        var kinds: [UInt32: ItemKind] = [:]
         var locations: [UInt32: (method: Int, extents: [Range<Int>])] = [:]
         while let box = try reader.next() {
             switch box.type {
-            case "iinf": exifItems = try exifItemIDs(box, bytes)
+            case "iinf": kinds = try metadataItems(box, bytes)
             case "iloc": locations = try itemLocations(box, bytes)
             default: continue
             }
         }
-        var result: [Range<Int>] = []
-        for id in exifItems.sorted() {
-            guard let location = locations[id] else { throw .corrupt("HEIF: EXIF item without a location") }
+        var result: [(kind: ItemKind, range: Range<Int>)] = []
+        for (id, kind) in kinds.sorted(by: { $0.key < $1.key }) {
+            guard let location = locations[id] else { throw .corrupt("HEIF: metadata item without a location") }
             // Stored in `idat` or by reference, or in pieces: not rewritten in place (refused, never passed on).
             guard location.method == 0, location.extents.count == 1 else { throw .unsupportedFormat }
-            result += location.extents
+            result.append((kind, location.extents[0]))
         }
         return result
     }
 
-    private static func exifItemIDs(_ iinf: Box, _ bytes: [UInt8]) throws(ImageError) -> Set<UInt32> {
+    /// The EXIF and XMP items an `iinf` box declares, by item id.
+    private static func metadataItems(_ iinf: Box, _ bytes: [UInt8]) throws(ImageError) -> [UInt32: ItemKind] {
         var cursor = Cursor(bytes: bytes, range: iinf.payload)
         let version = try cursor.u8()
         try cursor.skip(3)
         _ = version == 0 ? UInt32(try cursor.u16()) : try cursor.u32()
         var reader = BoxReader(bytes: bytes, range: cursor.position..<iinf.payload.upperBound)
-        var ids: Set<UInt32> = []
+        var kinds: [UInt32: ItemKind] = [:]
         while let infe = try reader.next() {
             guard infe.type == "infe" else { continue }
             var entry = Cursor(bytes: bytes, range: infe.payload)
@@ -70,10 +87,18 @@ package enum HEIFLocation {
             guard entryVersion >= 2 else { continue }  // versions 0 and 1 name no item type
             let id = entryVersion == 2 ? UInt32(try entry.u16()) : try entry.u32()
             try entry.skip(2)  // protection index
-            if try entry.fourCC() == "Exif" { ids.insert(id) }
-            guard ids.count <= 64 else { throw .corrupt("HEIF: too many EXIF items") }
+            switch try entry.fourCC() {
+            case "Exif":
+                kinds[id] = .exif
+            case "mime":
+                _ = try entry.cString()  // the item's name
+                if try entry.cString().lowercased().hasPrefix("application/rdf+xml") { kinds[id] = .xmp }
+            default:
+                break
+            }
+            guard kinds.count <= 64 else { throw .corrupt("HEIF: too many metadata items") }
         }
-        return ids
+        return kinds
     }
 
     private static func itemLocations(_ iloc: Box, _ bytes: [UInt8]) throws(ImageError) -> [UInt32: (
@@ -208,6 +233,13 @@ package enum HEIFLocation {
 
         mutating func u64() throws(ImageError) -> UInt64 {
             UInt64(try u32()) << 32 | UInt64(try u32())
+        }
+
+        /// A NUL-terminated UTF-8 string (the NUL consumed).
+        mutating func cString() throws(ImageError) -> String {
+            let start = position
+            while try u8() != 0 {}
+            return String(decoding: bytes[start..<(position - 1)], as: UTF8.self)
         }
 
         mutating func fourCC() throws(ImageError) -> String {

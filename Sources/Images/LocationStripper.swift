@@ -39,7 +39,7 @@ package enum LocationStripper {
         switch ImageFormat.sniff(head) {
         case .jpeg: return try jpegPatches(head)
         case .png: return try pngPatches(head)
-        case .heif: return try heifPatches(head, fileLength: isWholeFile ? head.count : Int(Int32.max))
+        case .heif: return try heifPatches(head)
         case nil: throw .unsupportedFormat
         }
     }
@@ -89,60 +89,16 @@ package enum LocationStripper {
         return patches
     }
 
-    /// Patches for a HEIF file's Exif and XMP items, found through libheif and then located in the bytes by their
-    /// contents (so no item location box is parsed here). Items past the head throw `.truncated`.
-    private static func heifPatches(
-        _ head: [UInt8], fileLength: Int
-    ) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] {
-        try head.withUnsafeBufferPointer { (bytes) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] in
-            var message = [CChar](repeating: 0, count: 256)
-            guard let file = cheif_open_prefix(bytes.baseAddress, bytes.count, fileLength, &message, message.count)
-            else { throw .corrupt("HEIF: \(cText(message))") }
-            defer { cheif_close(file) }
-            var patches: [(offset: Int, bytes: [UInt8])] = []
-            for (type, isExif) in [("Exif", true), ("mime", false)] {
-                var ids = [UInt32](repeating: 0, count: 16)
-                let count = Int(cheif_metadata_ids(file, type, &ids, Int32(ids.count)))
-                for id in ids.prefix(count) where isExif || cheif_metadata_is_xmp(file, id) != 0 {
-                    let size = cheif_metadata_size(file, id)
-                    guard size > 0 else { continue }
-                    guard size <= head.count else { throw .truncated }
-                    var block = [UInt8](repeating: 0, count: size)
-                    guard cheif_metadata_copy(file, id, &block, block.count) == CHEIF_OK else {
-                        throw .corrupt("HEIF: metadata item \(id) unreadable")
-                    }
-                    // Not found (or all zeros): the item lies (partly) past the head, where libheif read zeros, or
-                    // in several extents.
-                    let offsets = block.allSatisfy { $0 == 0 } ? [] : occurrences(of: block, in: head)
-                    guard !offsets.isEmpty else {
-                        throw cheif_prefix_needed(file) > head.count ? .truncated : .unsupportedFormat
-                    }
-                    var changed = block
-                    if isExif {
-                        guard size > 4 else { continue }
-                        let skip = Int(block[0]) << 24 | Int(block[1]) << 16 | Int(block[2]) << 8 | Int(block[3])
-                        guard skip < size - 4 else { throw .corrupt("HEIF: Exif item offset \(skip)") }
-                        guard try stripTIFF(&changed, payload: (4 + skip)..<size) else { continue }
-                    } else {
-                        guard try blankXMP(&changed, from: 0) else { continue }
-                    }
-                    for offset in offsets { patches.append((offset, changed)) }
-                }
-            }
-            return patches
+    /// Patches for a HEIF file's Exif and XMP items (located by `HEIFLocation`); items past the head throw
+    /// `.truncated`.
+    private static func heifPatches(_ head: [UInt8]) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] {
+        var patches: [(offset: Int, bytes: [UInt8])] = []
+        for item in try HEIFLocation.items(head: head) {
+            guard item.range.upperBound <= head.count else { throw .truncated }
+            patches += try HEIFLocation.patches(
+                item: Array(head[item.range]), kind: item.kind, at: item.range.lowerBound)
         }
-    }
-
-    /// Where `needle` occurs in `haystack`.
-    private static func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> [Int] {
-        guard !needle.isEmpty, needle.count <= haystack.count else { return [] }
-        var found: [Int] = []
-        let first = needle[0]
-        for start in 0...(haystack.count - needle.count)
-        where haystack[start] == first && haystack[start..<(start + needle.count)].elementsEqual(needle) {
-            found.append(start)
-        }
-        return found
+        return patches
     }
 
     private static func pngPatches(_ head: [UInt8]) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] {

@@ -28,11 +28,12 @@ struct HEIFLocationTests {
         }
         let heic = try Self.located()
         #expect(try Self.metadata(heic)?.location != nil)
-        let extents = try HEIFLocation.exifExtents(head: heic)
-        #expect(extents.count == 1)
+        let items = try HEIFLocation.items(head: heic)
+        #expect(items.map(\.kind) == [.exif])
         var stripped = heic
-        for extent in extents {
-            for patch in try HEIFLocation.patches(exifItem: Array(heic[extent]), at: extent.lowerBound) {
+        for item in items {
+            let bytes = Array(heic[item.range])
+            for patch in try HEIFLocation.patches(item: bytes, kind: item.kind, at: item.range.lowerBound) {
                 stripped.replaceSubrange(patch.offset..<(patch.offset + patch.bytes.count), with: patch.bytes)
             }
         }
@@ -45,8 +46,8 @@ struct HEIFLocationTests {
             try ImageDecoder.decode(data: stripped, request: request).image.pixels
                 == ImageDecoder.decode(data: heic, request: request).image.pixels)
         // Stripped again: nothing left to do.
-        let again = try HEIFLocation.exifExtents(head: stripped).flatMap {
-            try HEIFLocation.patches(exifItem: Array(stripped[$0]), at: $0.lowerBound)
+        let again = try HEIFLocation.items(head: stripped).flatMap {
+            try HEIFLocation.patches(item: Array(stripped[$0.range]), kind: $0.kind, at: $0.range.lowerBound)
         }
         #expect(again.isEmpty)
     }
@@ -59,12 +60,13 @@ struct HEIFLocationTests {
         for index in stride(from: 0, to: min(512, heic.count), by: 3) {
             var bytes = heic
             bytes[index] ^= 0xA5
-            if let extents = try? HEIFLocation.exifExtents(head: bytes) {
-                for extent in extents where extent.upperBound <= bytes.count {
-                    _ = try? HEIFLocation.patches(exifItem: Array(bytes[extent]), at: extent.lowerBound)
+            if let items = try? HEIFLocation.items(head: bytes) {
+                for item in items where item.range.upperBound <= bytes.count {
+                    _ = try? HEIFLocation.patches(
+                        item: Array(bytes[item.range]), kind: item.kind, at: item.range.lowerBound)
                 }
             }
         }
-        #expect(throws: ImageError.self) { try HEIFLocation.exifExtents(head: Array(heic.prefix(40))) }
+        #expect(throws: ImageError.self) { try HEIFLocation.items(head: Array(heic.prefix(40))) }
     }
 }

@@ -30,12 +30,6 @@ void cheif_primary_size(const cheif_file *file, int *width, int *height);
 size_t cheif_exif_size(const cheif_file *file);
 int cheif_exif_copy(const cheif_file *file, uint8_t *buffer, size_t capacity);
 
-/* The primary image's metadata items of `type` ("Exif", or "mime" for XMP and other XML): up to `capacity` ids
-   into `ids`; returns how many were written. Sizes and raw contents by id, and whether a "mime" item is XMP. */
-int cheif_metadata_ids(const cheif_file *file, const char *type, uint32_t *ids, int capacity);
-size_t cheif_metadata_size(const cheif_file *file, uint32_t id);
-int cheif_metadata_copy(const cheif_file *file, uint32_t id, uint8_t *buffer, size_t capacity);
-int cheif_metadata_is_xmp(const cheif_file *file, uint32_t id);
 
 /* Decodes the primary image to interleaved RGBA8 (transforms applied). The pixels belong to the returned
    image object: read them with cheif_image_pixels and free with cheif_image_free. */

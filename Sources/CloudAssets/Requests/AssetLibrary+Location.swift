@@ -24,21 +24,22 @@ enum LocationFilter {
         case .jpeg, .png: return try LocationStripper.locationPatches(head: head)
         case .heif:
             var patches: [(offset: Int, bytes: [UInt8])] = []
-            for extent in try HEIFLocation.exifExtents(head: head) {
+            for item in try HEIFLocation.items(head: head) {
+                let extent = item.range
                 guard extent.count <= headLimit else {
-                    throw ImageError.corrupt("HEIF: EXIF item of \(extent.count) bytes")
+                    throw ImageError.corrupt("HEIF: metadata item of \(extent.count) bytes")
                 }
-                let item = extent.upperBound <= head.count ? Array(head[extent]) : try read(extent)
-                patches += try HEIFLocation.patches(exifItem: item, at: extent.lowerBound)
+                let bytes = extent.upperBound <= head.count ? Array(head[extent]) : try read(extent)
+                patches += try HEIFLocation.patches(item: bytes, kind: item.kind, at: extent.lowerBound)
             }
             return patches
         }
     }
 
-    /// The file ranges (HEIF EXIF items) past `head` that ``patches(head:read:)`` will ask for.
+    /// The file ranges (HEIF EXIF and XMP items) past `head` that ``patches(head:read:)`` will ask for.
     static func rangesPastHead(_ head: [UInt8]) throws -> [Range<Int>] {
         guard ImageFormat.sniff(head) == .heif else { return [] }
-        return try HEIFLocation.exifExtents(head: head).filter { $0.upperBound > head.count }
+        return try HEIFLocation.items(head: head).map(\.range).filter { $0.upperBound > head.count }
     }
 
     /// ``patches(head:read:)`` for a file, reading its first ``headLimit`` bytes.
