@@ -36,7 +36,8 @@ let package = Package(
         // Image codecs: libjpeg(-turbo)'s scanline API, libpng's row API, libheif.
         .target(name: "CTurboJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
-        .target(name: "CHeif", linkerSettings: [.linkedLibrary("heif")]),
+        // libheif is loaded with dlopen on first use (it pulls in four codecs a process rarely needs).
+        .target(name: "CHeif", linkerSettings: [.linkedLibrary("dl")]),
 
         // What every module shares: the one lock box, thread-role checks, HTTP dates and ASCII helpers,
         // byte-range sets and a seeded generator.

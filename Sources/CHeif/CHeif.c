@@ -6,6 +6,91 @@
 
 #include <libheif/heif.h>
 
+#include <dlfcn.h>
+#include <pthread.h>
+
+/* libheif, and the codecs it links (x265, libde265, aom, dav1d), are loaded on first use rather than at process
+   start: a process that never meets a HEIF file does not map and relocate them. Every libheif call below goes
+   through a pointer resolved once. */
+#define CHEIF_FUNCTIONS(X) \
+    X(heif_context_add_exif_metadata) \
+    X(heif_context_alloc) \
+    X(heif_context_encode_image) \
+    X(heif_context_free) \
+    X(heif_context_get_encoder_descriptors) \
+    X(heif_context_get_encoder_for_format) \
+    X(heif_context_get_primary_image_handle) \
+    X(heif_context_read_from_file) \
+    X(heif_context_read_from_memory_without_copy) \
+    X(heif_context_read_from_reader) \
+    X(heif_context_write) \
+    X(heif_decode_image) \
+    X(heif_encoder_release) \
+    X(heif_encoder_set_lossy_quality) \
+    X(heif_image_add_plane) \
+    X(heif_image_create) \
+    X(heif_image_get_height) \
+    X(heif_image_get_plane) \
+    X(heif_image_get_plane_readonly) \
+    X(heif_image_get_width) \
+    X(heif_image_handle_get_height) \
+    X(heif_image_handle_get_list_of_metadata_block_IDs) \
+    X(heif_image_handle_get_metadata) \
+    X(heif_image_handle_get_metadata_size) \
+    X(heif_image_handle_get_width) \
+    X(heif_image_handle_release) \
+    X(heif_image_release)
+
+#define CHEIF_POINTER(name) static __typeof__(&name) cheif_##name;
+CHEIF_FUNCTIONS(CHEIF_POINTER)
+
+static int cheif_loaded;
+static pthread_once_t cheif_once = PTHREAD_ONCE_INIT;
+
+static void cheif_load_once(void) {
+    void *library = dlopen("libheif.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library) return;
+#define CHEIF_RESOLVE(name)                                                                                          \
+    cheif_##name = (__typeof__(&name))dlsym(library, #name);                                                        \
+    if (!cheif_##name) return;
+    CHEIF_FUNCTIONS(CHEIF_RESOLVE)
+    cheif_loaded = 1;
+}
+
+/* 1 once libheif is loaded (loading it the first time), 0 when it cannot be. */
+static int cheif_load(void) {
+    pthread_once(&cheif_once, cheif_load_once);
+    return cheif_loaded;
+}
+
+#define heif_context_add_exif_metadata cheif_heif_context_add_exif_metadata
+#define heif_context_alloc cheif_heif_context_alloc
+#define heif_context_encode_image cheif_heif_context_encode_image
+#define heif_context_free cheif_heif_context_free
+#define heif_context_get_encoder_descriptors cheif_heif_context_get_encoder_descriptors
+#define heif_context_get_encoder_for_format cheif_heif_context_get_encoder_for_format
+#define heif_context_get_primary_image_handle cheif_heif_context_get_primary_image_handle
+#define heif_context_read_from_file cheif_heif_context_read_from_file
+#define heif_context_read_from_memory_without_copy cheif_heif_context_read_from_memory_without_copy
+#define heif_context_read_from_reader cheif_heif_context_read_from_reader
+#define heif_context_write cheif_heif_context_write
+#define heif_decode_image cheif_heif_decode_image
+#define heif_encoder_release cheif_heif_encoder_release
+#define heif_encoder_set_lossy_quality cheif_heif_encoder_set_lossy_quality
+#define heif_image_add_plane cheif_heif_image_add_plane
+#define heif_image_create cheif_heif_image_create
+#define heif_image_get_height cheif_heif_image_get_height
+#define heif_image_get_plane cheif_heif_image_get_plane
+#define heif_image_get_plane_readonly cheif_heif_image_get_plane_readonly
+#define heif_image_get_width cheif_heif_image_get_width
+#define heif_image_handle_get_height cheif_heif_image_handle_get_height
+#define heif_image_handle_get_list_of_metadata_block_IDs cheif_heif_image_handle_get_list_of_metadata_block_IDs
+#define heif_image_handle_get_metadata cheif_heif_image_handle_get_metadata
+#define heif_image_handle_get_metadata_size cheif_heif_image_handle_get_metadata_size
+#define heif_image_handle_get_width cheif_heif_image_handle_get_width
+#define heif_image_handle_release cheif_heif_image_handle_release
+#define heif_image_release cheif_heif_image_release
+
 typedef struct {
     const uint8_t *data;
     size_t available;
@@ -91,6 +176,10 @@ static cheif_file *cheif_finish_open(struct heif_context *context, struct heif_e
 }
 
 cheif_file *cheif_open_memory(const uint8_t *data, size_t length, char *message, size_t capacity) {
+    if (!cheif_load()) {
+        cheif_message(message, capacity, "libheif (libheif1) could not be loaded");
+        return NULL;
+    }
     struct heif_context *context = heif_context_alloc();
     if (!context) {
         cheif_message(message, capacity, "out of memory");
@@ -101,6 +190,10 @@ cheif_file *cheif_open_memory(const uint8_t *data, size_t length, char *message,
 }
 
 cheif_file *cheif_open_path(const char *path, char *message, size_t capacity) {
+    if (!cheif_load()) {
+        cheif_message(message, capacity, "libheif (libheif1) could not be loaded");
+        return NULL;
+    }
     struct heif_context *context = heif_context_alloc();
     if (!context) {
         cheif_message(message, capacity, "out of memory");
@@ -112,6 +205,10 @@ cheif_file *cheif_open_path(const char *path, char *message, size_t capacity) {
 
 cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, char *message,
                               size_t capacity) {
+    if (!cheif_load()) {
+        cheif_message(message, capacity, "libheif (libheif1) could not be loaded");
+        return NULL;
+    }
     cheif_prefix *prefix = calloc(1, sizeof(cheif_prefix));
     struct heif_context *context = heif_context_alloc();
     if (!prefix || !context) {
@@ -200,6 +297,7 @@ void cheif_image_free(cheif_image *image) {
 }
 
 int cheif_can_encode(void) {
+    if (!cheif_load()) return 0;
     const struct heif_encoder_descriptor *descriptor = NULL;
     return heif_context_get_encoder_descriptors(NULL, heif_compression_HEVC, NULL, &descriptor, 1) > 0;
 }
@@ -223,6 +321,10 @@ static struct heif_error cheif_write(struct heif_context *context, const void *d
 
 int cheif_encode_rgba(const uint8_t *pixels, int width, int height, size_t stride, int quality, const uint8_t *exif,
                       size_t exif_length, uint8_t **bytes, size_t *length, char *message, size_t capacity) {
+    if (!cheif_load()) {
+        cheif_message(message, capacity, "libheif (libheif1) could not be loaded");
+        return CHEIF_UNSUPPORTED;
+    }
     struct heif_context *context = heif_context_alloc();
     struct heif_encoder *encoder = NULL;
     struct heif_image *image = NULL;
