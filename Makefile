@@ -3,7 +3,7 @@
 SWIFT ?= swift
 RELEASE_BIN = .build/release
 
-.PHONY: all deps deps-python build test rgw-test tsan demo gallery bench bench-gallery bench-scale soak lint format \
+.PHONY: all deps deps-python deps-bench build test rgw-test tsan demo gallery bench bench-gallery bench-scale soak lint format \
 	server clean
 
 all: build
@@ -59,7 +59,10 @@ server: deps
 	$(RELEASE_BIN)/fake-s3 seed --root .fake-s3 --assets 200
 	$(RELEASE_BIN)/fake-s3 serve --root .fake-s3 --port 9000 --access-key demo --secret-key demo-secret
 
-bench: deps
+deps-bench:
+	@scripts/install-deps.sh --bench
+
+bench: deps-bench
 	$(SWIFT) build -c release
 	$(RELEASE_BIN)/ca-bench
 
@@ -70,7 +73,7 @@ bench-gallery: deps-python
 	CA_BENCH_ONLY=gallery $(RELEASE_BIN)/ca-bench
 
 # The journal rows at a million objects (several minutes; `make bench` runs them at 200,000).
-bench-scale: deps
+bench-scale: deps-bench
 	$(SWIFT) build -c release
 	CA_BENCH_ONLY=journal CA_BENCH_JOURNAL_OBJECTS=1000000 $(RELEASE_BIN)/ca-bench
 

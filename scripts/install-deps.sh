@@ -6,7 +6,7 @@
 # tests drive (with pip): the S3 tools of the interop tests, the HTTP/2
 # protocol library of the HTTP/2 test server, and Playwright (which drives the
 # system Chromium: no browser is downloaded).
-# With --python, also Ceph (mon, OSD, RADOS Gateway) for the RGW interop suite,
+# With --bench, also rclone and everything --python installs. With --python, also Ceph (mon, OSD, RADOS Gateway) for the RGW interop suite,
 # when root; otherwise that suite is skipped (scripts/ceph-rgw.sh says why).
 set -euo pipefail
 
@@ -39,6 +39,18 @@ fi
 if ! command -v swift >/dev/null 2>&1; then
     echo "install-deps: the Swift 6 toolchain is not on PATH (expected at /opt/swift/usr/bin)." >&2
     exit 1
+fi
+
+# --bench: the tools the benchmark rows compare with (rclone; the aws CLI below), besides what tests need.
+if [ "${1:-}" = "--bench" ]; then
+    mapfile -t tools < <(missing_debs rclone)
+    if ((${#tools[@]})) && [ "$(id -u)" = 0 ]; then
+        echo "install-deps: apt-get install ${tools[*]} (for the benchmark's reference rows)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${tools[@]}" >/dev/null
+    fi
+    set -- --python
 fi
 
 if [ "${1:-}" = "--python" ]; then
