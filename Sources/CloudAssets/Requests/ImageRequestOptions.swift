@@ -37,6 +37,7 @@ public struct ImageRequestOptions: Sendable {
     /// pixel memory is allocated. Default 100 megapixels.
     public var maximumPixelCount = 100_000_000
 
+    /// Local only, opportunistic, `.fast` resize, no progress handler, the library's delivery queue.
     public init() {}
 }
 
