@@ -28,7 +28,7 @@ def main(url):
         started = time.monotonic()
         page.goto(url)
         page.wait_for_selector("body[data-ready=true]", timeout=60_000)
-        page.wait_for_function("[...document.querySelectorAll('.cell')].every(c => c.dataset.badge)",
+        page.wait_for_function("() => [...document.querySelectorAll('.cell')].every(c => c.dataset.badge)",
                                timeout=60_000)
         load_ms = (time.monotonic() - started) * 1000
         cdp = page.context.new_cdp_session(page)
@@ -43,7 +43,7 @@ def main(url):
                 continue
             if words[0] == "wait":
                 token = int(words[1])
-                page.wait_for_function(f"gallery.token >= {token}", timeout=30_000, polling="raf")
+                page.wait_for_function(f"() => gallery.token >= {token}", timeout=30_000, polling="raf")
                 entry = page.evaluate(f"gallery.applied.find(a => a.token >= {token})")
                 say("at", entry["at"], entry["count"], entry.get("sent") or 0)
             elif words[0] == "scroll":

@@ -116,7 +116,7 @@ class Gallery(unittest.TestCase):
     def open_gallery(self, url=None):
         self.page.goto(url or self.url)
         self.page.wait_for_selector("body[data-ready=true]", timeout=10_000)
-        self.page.wait_for_function("[...document.querySelectorAll('.cell')].every(c => c.dataset.badge)")
+        self.page.wait_for_function("() => [...document.querySelectorAll('.cell')].every(c => c.dataset.badge)")
 
     def ids(self):
         return self.page.evaluate("gallery.ids.slice()")
@@ -153,7 +153,7 @@ class Gallery(unittest.TestCase):
         self.assertEqual(first, sorted(first, reverse=True))
         # Thumbnails load for the cells whose asset has one.
         self.page.wait_for_function(
-            "[...document.querySelectorAll('.cell img:not([hidden])')].some(i => i.complete && i.naturalWidth > 0)")
+            "() => [...document.querySelectorAll('.cell img:not([hidden])')].some(i => i.complete && i.naturalWidth > 0)")
         self.page.screenshot(path=os.path.join(SHOTS, "gallery.png"))
 
     def test_sync_updates_cells_in_place(self):
@@ -178,7 +178,7 @@ class Gallery(unittest.TestCase):
         self.put(redated_key, datetime.datetime(1999, 1, 1, tzinfo=datetime.timezone.utc), body=b"re-dated")
         self.cli("sync", "--full", "--quiet", "--no-thumbnails")  # another process
         # On the page within a second of that process's commit (it has exited by now).
-        self.page.wait_for_function(f"gallery.token > {token}", timeout=1_000)
+        self.page.wait_for_function(f"() => gallery.token > {token}", timeout=1_000)
         after = self.ids()
         self.assertEqual(len(after), len(before) + 1)
         self.assertNotIn(deleted, after)
