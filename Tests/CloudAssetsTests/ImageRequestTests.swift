@@ -276,6 +276,47 @@ struct ImageRequestTests {
         }
     }
 
+    @Test("with no EXIF thumbnail the original is downloaded and downscaled to a 256 px JPEG that counts in the cache")
+    func thumbnailDownscaledFromTheOriginal() async throws {
+        try await withHarness { harness in
+            let png = Data(try ImageEncoder.png(QuadrantJPEG.stored(width: 800, height: 600, orientation: 1)))
+            try Self.putForeign(harness, "scan.png", png)
+            let library = try await harness.open()
+            try await library.sync(fetchThumbnails: false)
+            let asset = try library.asset(path: "scan.png")
+            let before = try library.cacheUsage().bytes
+            await #expect(throws: CloudAssetsError.self) {
+                try await library.makeThumbnail(for: asset, isNetworkAccessAllowed: false)
+            }
+            #expect(try await library.makeThumbnail(for: asset) == .downscaledOriginal)
+            let thumbnail = try #require(try library.localThumbnailData(forLocalIdentifier: asset.localIdentifier))
+            let decoded = try ImageDecoder.decode(
+                data: [UInt8](thumbnail), request: DecodeRequest(targetWidth: 1, targetHeight: 1, resizeMode: .none)
+            ).image
+            #expect(thumbnail.starts(with: [0xFF, 0xD8]) && decoded.width == 256 && decoded.height == 192)
+            // The original (now local) and the thumbnail the library made both count.
+            #expect(try library.cacheUsage().bytes == before + Int64(png.count) + Int64(thumbnail.count))
+        }
+    }
+
+    @Test("the copy without GPS goes with the original when it is evicted")
+    func strippedCopyEvicted() async throws {
+        try await withHarness { harness in
+            let jpeg = try QuadrantJPEG.make(width: 320, height: 240, location: Self.eiffel)
+            try harness.put("located.jpg", data: jpeg)
+            var denied = harness.configuration()
+            denied.locationAccess = .denied
+            let library = try await harness.open(denied)
+            try await library.sync(fetchThumbnails: false)
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = true
+            let url = try await library.requestFile(for: try library.asset(path: "located.jpg"), options: options)
+            #expect(FileManager.default.fileExists(atPath: url.path))
+            try library.evict(try library.asset(path: "located.jpg"))
+            #expect(!FileManager.default.fileExists(atPath: url.path))
+        }
+    }
+
     @Test("location access denied: a HEIC comes without its EXIF GPS too")
     func deniedStripsHEIC() async throws {
         guard ImageEncoder.canEncodeHEIF else { return }
