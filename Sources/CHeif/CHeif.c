@@ -175,44 +175,37 @@ static cheif_file *cheif_finish_open(struct heif_context *context, struct heif_e
     return file;
 }
 
-cheif_file *cheif_open_memory(const uint8_t *data, size_t length, char *message, size_t capacity) {
+/* A new libheif context, loading libheif first; NULL (and the reason in `message`) when it cannot be had. */
+static struct heif_context *cheif_new_context(char *message, size_t capacity) {
     if (!cheif_load()) {
         cheif_message(message, capacity, "libheif (libheif1) could not be loaded");
         return NULL;
     }
     struct heif_context *context = heif_context_alloc();
-    if (!context) {
-        cheif_message(message, capacity, "out of memory");
-        return NULL;
-    }
+    if (!context) cheif_message(message, capacity, "out of memory");
+    return context;
+}
+
+cheif_file *cheif_open_memory(const uint8_t *data, size_t length, char *message, size_t capacity) {
+    struct heif_context *context = cheif_new_context(message, capacity);
+    if (!context) return NULL;
     struct heif_error err = heif_context_read_from_memory_without_copy(context, data, length, NULL);
     return cheif_finish_open(context, err, message, capacity);
 }
 
 cheif_file *cheif_open_path(const char *path, char *message, size_t capacity) {
-    if (!cheif_load()) {
-        cheif_message(message, capacity, "libheif (libheif1) could not be loaded");
-        return NULL;
-    }
-    struct heif_context *context = heif_context_alloc();
-    if (!context) {
-        cheif_message(message, capacity, "out of memory");
-        return NULL;
-    }
+    struct heif_context *context = cheif_new_context(message, capacity);
+    if (!context) return NULL;
     struct heif_error err = heif_context_read_from_file(context, path, NULL);
     return cheif_finish_open(context, err, message, capacity);
 }
 
 cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, char *message,
                               size_t capacity) {
-    if (!cheif_load()) {
-        cheif_message(message, capacity, "libheif (libheif1) could not be loaded");
-        return NULL;
-    }
+    struct heif_context *context = cheif_new_context(message, capacity);
+    if (!context) return NULL;
     cheif_prefix *prefix = calloc(1, sizeof(cheif_prefix));
-    struct heif_context *context = heif_context_alloc();
-    if (!prefix || !context) {
-        free(prefix);
+    if (!prefix) {
         heif_context_free(context);
         cheif_message(message, capacity, "out of memory");
         return NULL;
