@@ -83,6 +83,32 @@ struct CatalogWatcherSignalTests {
         #expect(!wakes.current.contains(0), "no wake-up before the signal: \(wakes.current)")
     }
 
+    @Test("without inotify (its per-user limit reached) the watcher polls the signal and still wakes on it")
+    func pollsWithoutInotify() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "CatalogWatcher-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let signal = folder.appendingPathComponent("library.commit-signal")
+        let wakes = Shared(0)
+        let watcher = try #require(CatalogWatcher(folder: folder, usesInotify: false) { wakes.withLock { $0 += 1 } })
+        defer { watcher.stop() }
+        // Each write of the signal wakes it (a write seen half-done may wake it twice: at least once each).
+        var seen = 0
+        for round in 1...3 {
+            try Data([UInt8(round)]).write(to: signal)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while wakes.current <= seen && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(wakes.current > seen, "signal \(round) woke the polling watcher")
+            seen = wakes.current
+        }
+        // Nothing written: no more wake-ups.
+        try await Task.sleep(for: .milliseconds(Int(CatalogWatcher.pollInterval) * 4))
+        #expect(wakes.current == seen)
+    }
+
     @Test("inotify records are split into masks and names; signal and closed catalog files wake it")
     func eventNames() {
         func record(_ mask: Int32, _ name: String, padded: Int) -> [UInt8] {

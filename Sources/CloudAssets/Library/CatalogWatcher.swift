@@ -22,21 +22,37 @@ final class CatalogWatcher: Sendable {
     private let wake: (read: Int32, write: Int32)
     private let stopped = LockedBox(false)
 
-    /// `nil` when the folder cannot be watched (the library then sees other libraries' commits only when it
-    /// commits itself).
-    init?(folder: URL, onChange: @escaping @Sendable () -> Void) {
-        let fd = cfileio_watch_folder(folder.path)
-        guard fd >= 0 else { return nil }
+    /// How often the commit signal is looked at when no inotify instance can be had.
+    static let pollInterval: Int32 = 50
+
+    /// Watches with inotify; when none can be had (the per-user limit of instances reached by other processes),
+    /// looks at the commit signal's inode, size and modification time every ``pollInterval`` ms instead. `nil`
+    /// only when not even a pipe can be made (the library then sees other libraries' commits only when it commits
+    /// itself).
+    /// - Parameters:
+    ///   - folder: The library folder.
+    ///   - usesInotify: `false` polls from the start (what happens when inotify cannot be had; for tests).
+    ///   - onChange: Called on the watcher's thread, one call at a time.
+    init?(folder: URL, usesInotify: Bool = true, onChange: @escaping @Sendable () -> Void) {
+        let fd = usesInotify ? cfileio_watch_folder(folder.path) : -1
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else {
-            close(fd)
+            if fd >= 0 { close(fd) }
             return nil
         }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         inotify = fd
         wake = (ends[0], ends[1])
+        let signal = folder.appendingPathComponent(AssetStore.commitSignalFileName).path
+        // Taken now, not when the thread starts: a commit in between is a change.
+        let initial = Self.stamp(signal)
         let thread = Thread { [inotify, wake, stopped] in
-            Self.run(inotify: inotify, wake: wake.read, stopped: stopped, onChange: onChange)
+            if inotify >= 0 {
+                Self.run(inotify: inotify, wake: wake.read, stopped: stopped, onChange: onChange)
+            } else {
+                Self.watchByPolling(
+                    signal: signal, from: initial, wake: wake.read, stopped: stopped, onChange: onChange)
+            }
         }
         thread.name = "CloudAssets catalog watcher"
         thread.start()
@@ -67,6 +83,32 @@ final class CatalogWatcher: Sendable {
         }
         close(inotify)
         close(wake)
+    }
+
+    /// The fallback without inotify: the commit signal's identity, size and modification time, compared every
+    /// ``pollInterval`` ms until ``stop()`` writes to the wake pipe.
+    private static func watchByPolling(
+        signal: String, from initial: [Int], wake: Int32, stopped: LockedBox<Bool>, onChange: () -> Void
+    ) {
+        var last = initial
+        var fds = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        while true {
+            let ready = Glibc.poll(&fds, 1, pollInterval)
+            if ready > 0 { break }
+            let now = stamp(signal)
+            if now != last {
+                last = now
+                if !stopped.withLock({ $0 }) { onChange() }
+            }
+        }
+        close(wake)
+    }
+
+    /// The signal file's inode, size and modification time (empty when it does not exist).
+    private static func stamp(_ signal: String) -> [Int] {
+        var status = stat()
+        guard lstat(signal, &status) == 0 else { return [] }
+        return [Int(status.st_ino), Int(status.st_size), Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec)]
     }
 
     /// The store's commit signal file name, as bytes (compared with inotify's event names).
