@@ -32,8 +32,6 @@ extension AssetLibrary {
             }
             if record.thumbnailPresent { return .alreadyLocal }
             let network = isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
-            let size = max(16, configuration.thumbnailPixelSize)
-            let request = DecodeRequest(targetWidth: size, targetHeight: size, contentMode: .aspectFit)
             if let thumbnailKey = record.thumbnailKey, verifiedOriginal(of: record) == nil {
                 guard network else { throw AssetRequestError.inCloud(key: thumbnailKey) }
                 let remote = try requireRemote()
@@ -43,14 +41,15 @@ extension AssetLibrary {
                 return .bucketObject
             }
             if verifiedOriginal(of: record) == nil, network, ImageHeaderRead.mayHaveHeaders(key: record.key),
-                let (thumbnail, fetched) = try await embeddedThumbnail(of: record)
+                let found = try await ImageHeaderRead.read(
+                    key: record.key, size: record.size, etag: record.etag, client: requireRemote().client,
+                    bucket: configuration.bucket, firstBytes: 64 << 10, thumbnailSlack: 128 << 10),
+                let embedded = found.embeddedThumbnail
             {
-                // The embedded thumbnail has no orientation of its own: the original's is given to it, so the
-                // decode turns it upright.
-                let oriented = EmbeddedThumbnail.withOrientation(record.orientation, jpeg: thumbnail)
-                let (image, _) = try await ImageBridge.decode(.bytes(oriented), request: request)
-                try storeGenerated(image, id: id, of: record)
-                return .embeddedThumbnail(bytesFetched: fetched)
+                try storeGenerated(
+                    try EmbeddedThumbnail.jpeg(embedded, orientation: record.orientation, request: thumbnailRequest),
+                    id: id, of: record)
+                return .embeddedThumbnail(bytesFetched: found.bytesRead)
             }
             guard record.mediaType == .image else {
                 throw AssetRequestError.localFile(path: record.key, reason: "only images get a thumbnail made")
@@ -58,42 +57,11 @@ extension AssetLibrary {
             var options = AssetRequestOptions()
             options.isNetworkAccessAllowed = network
             let url = try await ensureOriginal(assetID: id, options: options, requestID: runtime.nextRequestID())
-            let (image, _) = try await ImageBridge.decode(.file(url), request: request)
-            try storeGenerated(image, id: id, of: record)
+            let (image, _) = try await ImageBridge.decode(.file(url), request: thumbnailRequest)
+            try storeGenerated(
+                try ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality), id: id, of: record)
             return .downscaledOriginal
         }
-    }
-
-    /// The JPEG thumbnail in the original's EXIF and the bytes read to find it, or nil when it has none.
-    private func embeddedThumbnail(of record: AssetRecord) async throws -> ([UInt8], Int)? {
-        let remote = try requireRemote()
-        let first = min(record.size, 64 << 10)
-        guard first > 0 else { return nil }
-        let (head, _) = try await remote.client.getObject(
-            bucket: configuration.bucket, key: record.key, range: 0..<first, ifMatch: record.etag)
-        var bytes = [UInt8](head)
-        var metadata = try? ImageMetadata.parse(head: bytes, fileLength: Int(clamping: record.size))
-        if case .needMore(let count)? = metadata, count > bytes.count, count <= bytes.count + (128 << 10),
-            Int64(count) <= record.size
-        {
-            let (more, _) = try await remote.client.getObject(
-                bucket: configuration.bucket, key: record.key, range: Int64(bytes.count)..<Int64(count),
-                ifMatch: record.etag)
-            bytes += more
-            metadata = try? ImageMetadata.parse(head: bytes, fileLength: Int(clamping: record.size))
-        }
-        guard case .parsed(let image)? = metadata, let range = image.embeddedThumbnail else { return nil }
-        if range.upperBound > bytes.count {
-            // Past what the headers needed (the thumbnail sits at the end of the EXIF block): one more read.
-            guard range.upperBound <= bytes.count + (128 << 10), Int64(range.upperBound) <= record.size else {
-                return nil
-            }
-            let (more, _) = try await remote.client.getObject(
-                bucket: configuration.bucket, key: record.key, range: Int64(bytes.count)..<Int64(range.upperBound),
-                ifMatch: record.etag)
-            bytes += more
-        }
-        return (Array(bytes[range]), bytes.count)
     }
 
     /// Makes thumbnails from embedded EXIF thumbnails (by key) a sync read with the images' headers, and records
@@ -101,15 +69,12 @@ extension AssetLibrary {
     /// (its file removed under the write lock). A thumbnail that does not decode is skipped. Returns how many
     /// were recorded.
     func storeEmbeddedThumbnails(_ thumbnails: [String: [UInt8]]) throws -> Int {
-        let size = max(16, configuration.thumbnailPixelSize)
-        let request = DecodeRequest(targetWidth: size, targetHeight: size, contentMode: .aspectFit)
+        let request = thumbnailRequest
         var written: [(id: Int64, etag: String, size: Int64)] = []
         for (key, jpeg) in thumbnails {
             guard let record = try store.record(key: key), let id = record.id, !record.thumbnailPresent,
                 record.thumbnailKey == nil,
-                let decoded = try? ImageDecoder.decode(
-                    data: EmbeddedThumbnail.withOrientation(record.orientation, jpeg: jpeg), request: request),
-                let encoded = try? ImageEncoder.jpeg(decoded.image, quality: 82)
+                let encoded = try? EmbeddedThumbnail.jpeg(jpeg, orientation: record.orientation, request: request)
             else { continue }
             try files.writeThumbnail(Data(encoded), id: id)
             written.append((id, record.etag, Int64(encoded.count)))
@@ -119,9 +84,14 @@ extension AssetLibrary {
             written.map { GeneratedThumbnail(id: $0.id, assetETag: $0.etag, objectETag: nil, size: $0.size) })
     }
 
-    /// Writes a thumbnail the library made and records it.
-    private func storeGenerated(_ image: AssetImage, id: Int64, of record: AssetRecord) throws {
-        let jpeg = try ImageBridge.encodeJPEG(image, quality: 82)
+    /// What the library's own thumbnails are decoded to: ``Configuration/thumbnailPixelSize`` on the long side.
+    var thumbnailRequest: DecodeRequest {
+        let size = max(16, configuration.thumbnailPixelSize)
+        return DecodeRequest(targetWidth: size, targetHeight: size, contentMode: .aspectFit)
+    }
+
+    /// Writes a thumbnail JPEG the library made and records it.
+    private func storeGenerated(_ jpeg: [UInt8], id: Int64, of record: AssetRecord) throws {
         try files.writeThumbnail(Data(jpeg), id: id)
         try commitThumbnails([GeneratedThumbnail(id: id, assetETag: record.etag, size: Int64(jpeg.count))])
     }
@@ -169,6 +139,16 @@ extension AssetLibrary {
 
 /// An EXIF thumbnail is a bare JPEG: its orientation is the original's.
 enum EmbeddedThumbnail {
+    /// The JPEG quality of the thumbnails the library makes.
+    static let quality = 82
+
+    /// The library's thumbnail for an embedded EXIF thumbnail: turned upright by the original's orientation and
+    /// fitted to `request` (a few thousand pixels: decoded where it is called).
+    static func jpeg(_ embedded: [UInt8], orientation: Int, request: DecodeRequest) throws(ImageError) -> [UInt8] {
+        let decoded = try ImageDecoder.decode(data: withOrientation(orientation, jpeg: embedded), request: request)
+        return try ImageEncoder.jpeg(decoded.image, quality: quality)
+    }
+
     /// The JPEG with an EXIF block carrying `orientation` inserted after its start marker (unchanged for 1).
     static func withOrientation(_ orientation: Int, jpeg: [UInt8]) -> [UInt8] {
         guard (2...8).contains(orientation), jpeg.starts(with: [0xFF, 0xD8]) else { return jpeg }

@@ -299,7 +299,8 @@ struct CatalogSync {
                             ImageHeaderRead.mayHaveHeaders(key: object.key)
                         {
                             let found = try await ImageHeaderRead.read(
-                                object, head: head, client: client, bucket: bucket, firstBytes: headerBytes)
+                                key: object.key, size: head.size, etag: head.etag, client: client, bucket: bucket,
+                                firstBytes: headerBytes)
                             return (object.key, .head(head, found))
                         }
                         return (object.key, .head(head, nil))

@@ -17,34 +17,46 @@ enum ImageHeaderRead {
         }
     }
 
-    /// What a header read found: the image's metadata, and its embedded EXIF thumbnail when the bytes read
-    /// hold all of it.
+    /// What a header read found: the image's metadata, its embedded EXIF thumbnail when it has one and the bytes
+    /// read hold all of it, and how many bytes were read.
     struct Found: Sendable {
         var metadata: ImageMetadata
         var embeddedThumbnail: [UInt8]?
+        var bytesRead: Int
     }
 
-    /// Reads the first `firstBytes` of an object whose HEAD carried no fields of ours (and once more, up to
-    /// ``byteLimit``, when its headers run past them), if it is still the version HEADed. A file that is not an
-    /// image, or whose headers do not parse, gives `nil`, never an error.
-    /// - Throws: The ranged GET's `S3Error`, as the HEAD's would.
+    /// Reads an image's first `firstBytes` (and once more, up to ``byteLimit``, when its headers run past them),
+    /// if it is still the version `etag` names. With `thumbnailSlack` above 0, an embedded thumbnail that ends past
+    /// the bytes read costs one more read of at most that many bytes. A file that is not an image, or whose
+    /// headers do not parse, gives `nil`, never an error.
+    /// - Throws: The ranged GETs' `S3Error`.
     static func read(
-        _ object: S3ObjectSummary, head: S3ObjectHead, client: S3Client, bucket: String, firstBytes: Int
+        key: String, size: Int64, etag: String, client: S3Client, bucket: String, firstBytes: Int,
+        thumbnailSlack: Int = 0
     ) async throws(S3Error) -> Found? {
-        let first = min(head.size, Int64(max(1, firstBytes)))
-        let fileLength = Int(clamping: head.size)
-        var bytes = [UInt8](
-            try await client.getObject(bucket: bucket, key: object.key, range: 0..<first, ifMatch: head.etag).0)
+        let first = min(size, Int64(max(1, firstBytes)))
+        guard first > 0 else { return nil }
+        let fileLength = Int(clamping: size)
+        var bytes = [UInt8](try await client.getObject(bucket: bucket, key: key, range: 0..<first, ifMatch: etag).0)
+        func readOn(to end: Int) async throws(S3Error) {
+            bytes += try await client.getObject(
+                bucket: bucket, key: key, range: Int64(bytes.count)..<Int64(end), ifMatch: etag
+            ).0
+        }
         var parsed = try? ImageMetadata.parse(head: bytes, fileLength: fileLength)
-        if case .needMore(let count)? = parsed, count > bytes.count, count <= byteLimit, Int64(count) <= head.size {
+        if case .needMore(let count)? = parsed, count > bytes.count, count <= byteLimit, Int64(count) <= size {
             // The headers run on (a long EXIF block before the frame header): the rest of them.
-            let (more, _) = try await client.getObject(
-                bucket: bucket, key: object.key, range: Int64(bytes.count)..<Int64(count), ifMatch: head.etag)
-            bytes += more
+            try await readOn(to: count)
             parsed = try? ImageMetadata.parse(head: bytes, fileLength: fileLength)
         }
         guard case .parsed(let image)? = parsed else { return nil }
+        if let range = image.embeddedThumbnail, range.upperBound > bytes.count,
+            range.upperBound <= bytes.count + thumbnailSlack, Int64(range.upperBound) <= size
+        {
+            // The thumbnail sits at the end of the EXIF block, past what the headers needed.
+            try await readOn(to: range.upperBound)
+        }
         let thumbnail = image.embeddedThumbnail.flatMap { $0.upperBound <= bytes.count ? Array(bytes[$0]) : nil }
-        return Found(metadata: image, embeddedThumbnail: thumbnail)
+        return Found(metadata: image, embeddedThumbnail: thumbnail, bytesRead: bytes.count)
     }
 }
