@@ -102,8 +102,8 @@ extension AssetLibrary {
     /// written through `.part` and renamed, removed with the original).
     func filteredOriginalFile(_ url: URL, of record: AssetRecord) throws -> URL {
         guard stripsLocation(of: record), let id = record.id else { return url }
-        let patches = try LocationFilter.patches(forFileAt: url)
-        guard !patches.isEmpty else { return url }
+        // A copy made from this original already (only originals with a location get one): no need to read its
+        // headers again.
         let copy = files.stripped(id: id, key: record.key)
         var original = stat()
         var existing = stat()
@@ -115,6 +115,8 @@ extension AssetLibrary {
         {
             return copy
         }
+        let patches = try LocationFilter.patches(forFileAt: url)
+        guard !patches.isEmpty else { return url }
         let part = URL(fileURLWithPath: copy.path + ".part", isDirectory: false)
         unlink(part.path)
         try FileManager.default.copyItem(at: url, to: part)
