@@ -136,6 +136,18 @@ package struct AssetRecord: Sendable, Hashable, Codable {
     /// `true` while the object's own headers (EXIF: capture date, pixel size, orientation, GPS) have not been read:
     /// an object another tool wrote, listed without `x-amz-meta-*`. A sync reads them with a ranged GET.
     package var imageMetadataPending = false
+    /// The revision of the asset's current content edit (rendered version plus adjustment data), or `nil` when the
+    /// asset shows its original. Opaque to the store (the library's revision identifier).
+    package var editRevision: String?
+    /// Whether the current edit's rendered version is on disk (meaningful only with ``editRevision``).
+    package var renderedPresent = false
+
+    /// The availability of the version the asset shows: its original's, or, for an edited asset, `full` when the
+    /// rendered version is local and otherwise `thumbnail` or `cloudOnly` by the (edited) thumbnail.
+    package var currentAvailability: StoredAvailability {
+        guard editRevision != nil else { return availability }
+        return renderedPresent ? .full : (thumbnailPresent ? .thumbnail : .cloudOnly)
+    }
 
     /// `true` when the asset is in the trash.
     package var isTrashed: Bool { trashedDate != nil }

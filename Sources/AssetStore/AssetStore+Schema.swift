@@ -5,7 +5,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 8
+    package static let schemaVersion = 9
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -145,6 +145,23 @@ extension AssetStore {
                     ALTER TABLE asset ADD COLUMN imageMetadataPending INTEGER NOT NULL DEFAULT 0;
                     CREATE INDEX asset_imageMetadataPending ON asset(id) WHERE imageMetadataPending = 1;
                     PRAGMA user_version = 8;
+                    """)
+        }
+        // v9: content edits. The asset row names its current edit revision and whether the rendered version is
+        // local; every revision known for an asset (current, superseded by a concurrent edit, reverted) is a row of
+        // `edit_revision` with its manifest, and `shared = 0` until it is in the bucket.
+        migrator.registerMigration("v9") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE asset ADD COLUMN editRevision TEXT;
+                    ALTER TABLE asset ADD COLUMN renderedPresent INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX asset_edited ON asset(id) WHERE editRevision IS NOT NULL;
+                    CREATE TABLE edit_revision (
+                        assetID INTEGER NOT NULL, revision TEXT NOT NULL, manifest TEXT NOT NULL,
+                        shared INTEGER NOT NULL DEFAULT 0, uploadCheckpoint TEXT,
+                        PRIMARY KEY (assetID, revision));
+                    CREATE INDEX edit_revision_unshared ON edit_revision(assetID) WHERE shared = 0;
+                    PRAGMA user_version = 9;
                     """)
         }
         return migrator

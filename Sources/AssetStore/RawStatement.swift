@@ -131,9 +131,11 @@ extension AssetRecord {
         location = Self.location(
             latitude: row.optionalDouble(35), longitude: row.optionalDouble(36), altitude: row.optionalDouble(37))
         imageMetadataPending = row.bool(38)
+        editRevision = row.optionalText(39)
+        renderedPresent = row.bool(40)
     }
 
-    /// Binds every column except `id` to parameters 1…38 (``insertSQL`` / ``updateSQL`` order).
+    /// Binds every column except `id` to parameters 1…40 (``insertSQL`` / ``updateSQL`` order).
     func bindColumns(to statement: RawStatement) {
         statement.bind(1, key)
         statement.bind(2, size)
@@ -173,5 +175,7 @@ extension AssetRecord {
         statement.bind(36, location?.longitude)
         statement.bind(37, location?.altitude)
         statement.bind(38, imageMetadataPending)
+        statement.bind(39, editRevision)
+        statement.bind(40, renderedPresent)
     }
 }

@@ -13,8 +13,10 @@ package indirect enum StorePredicate: Sendable, Hashable {
     case creationDate(Range<Date>)
     /// Records modified in the half-open interval.
     case modificationDate(Range<Date>)
-    /// Records whose availability is in the set.
+    /// Records whose original's availability is in the set.
     case availability(Set<StoredAvailability>)
+    /// Records whose current version's availability (``AssetRecord/currentAvailability``) is in the set.
+    case currentAvailability(Set<StoredAvailability>)
     case isFavorite(Bool)
     case isHidden(Bool)
     /// Records in the trash (`true`) or not (`false`).
@@ -39,6 +41,7 @@ package indirect enum StorePredicate: Sendable, Hashable {
         case .creationDate(let range): range.contains(record.creationDate)
         case .modificationDate(let range): range.contains(record.modificationDate)
         case .availability(let set): set.contains(record.availability)
+        case .currentAvailability(let set): set.contains(record.currentAvailability)
         case .isFavorite(let value): record.isFavorite == value
         case .isHidden(let value): record.isHidden == value
         case .isTrashed(let value): record.isTrashed == value
@@ -62,6 +65,13 @@ package indirect enum StorePredicate: Sendable, Hashable {
             let list = Self.inList("availability", set.map(\.rawValue).sorted(), &arguments)
             // Without cloud-only assets, say so literally: the partial index of local assets then applies.
             return set.contains(.cloudOnly) ? list : "(availability != 0 AND \(list))"
+        case .currentAvailability(let set):
+            // Unedited rows by their stored state (the local-assets index applies), edited ones through theirs.
+            let original = StorePredicate.availability(set).sql(into: &arguments)
+            let edited = Self.inList(
+                "(CASE WHEN renderedPresent = 1 THEN 3 ELSE thumbnailPresent END)", set.map(\.rawValue).sorted(),
+                &arguments)
+            return "((editRevision IS NULL AND \(original)) OR (editRevision IS NOT NULL AND \(edited)))"
         // Booleans are written as literals (not values from outside) so partial indexes on them apply.
         case .isFavorite(let value): return value ? "isFavorite = 1" : "isFavorite = 0"
         case .isHidden(let value): return value ? "isHidden = 1" : "isHidden = 0"

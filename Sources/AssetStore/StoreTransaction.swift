@@ -234,6 +234,9 @@ package final class StoreTransaction {
         let statement = try statement(.delete)
         statement.bind(1, id)
         try statement.execute()
+        if before.editRevision != nil {
+            try db.execute(sql: "DELETE FROM edit_revision WHERE assetID = ?", arguments: [id])
+        }
         touch(id, before: before, after: nil)
         return true
     }

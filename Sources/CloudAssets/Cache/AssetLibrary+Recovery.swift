@@ -100,6 +100,14 @@ extension AssetLibrary {
                 repairs[id] = { r in for fix in fixes { fix(&r) } }
             }
         }
+        // Edited assets whose rendered version is gone from disk show their thumbnail (or nothing) until it is
+        // fetched again.
+        for id in try store.idsWithLocalRenderedVersion() where repairs[id] == nil {
+            guard let record = try store.record(id: id), let revision = record.editRevision,
+                size(files.rendered(id: id, revision: revision).path) == nil
+            else { continue }
+            repairs[id] = { $0.renderedPresent = false }
+        }
         if !repairs.isEmpty || !lostImports.isEmpty {
             try performWrite { tx in
                 for (id, fix) in repairs { _ = try tx.update(id, fix) }
@@ -124,6 +132,15 @@ extension AssetLibrary {
                 let path = folder.appendingPathComponent(name, isDirectory: false).path
                 guard LocalFiles.isLibraryFileName(name, in: kind), Self.isRegularFile(path) else {
                     report.foreignFilesKept += 1
+                    continue
+                }
+                if kind == .edits, LocalFiles.isEditOutputName(name) {
+                    // An editor's output not committed: kept a day for an editor still at work (in any process).
+                    let age = (try? fm.attributesOfItem(atPath: path)[.modificationDate] as? Date).flatMap { $0 }
+                    if let age, Date().timeIntervalSince(age) > 24 * 3600 {
+                        try? fm.removeItem(atPath: path)
+                        report.orphanFilesRemoved += 1
+                    }
                     continue
                 }
                 guard let id = LocalFiles.identifier(ofFileNamed: name),
@@ -152,6 +169,17 @@ extension AssetLibrary {
                 case .stripped:
                     // A copy is remade from the original when it is needed again.
                     keep = current.availability == .full && path == files.stripped(id: id, key: current.key).path
+                case .edits:
+                    // Only the current revision's files; its rendered version as the row says.
+                    if let revision = current.editRevision {
+                        let rendered = files.rendered(id: id, revision: revision).path
+                        keep =
+                            path == files.renderedThumbnail(id: id, revision: revision).path
+                            || (path == rendered && current.renderedPresent)
+                            || ((path == rendered + ".part" || path == rendered + ".part.json") && !current.renderedPresent)
+                    } else {
+                        keep = false
+                    }
                 }
                 if !keep {
                     try? fm.removeItem(atPath: path)

@@ -17,6 +17,10 @@ import Foundation
 /// <store>/thumbnails/<id>.jpg.part     a thumbnail being written
 /// <store>/stripped/<id>.<ext>          an original's copy without GPS (location access denied)
 /// <store>/stripped/<id>.<ext>.part     such a copy being written
+/// <store>/edits/<id>.<revision>.jpg     an edit's rendered version (state `full` of an edited asset)
+/// <store>/edits/<id>.<revision>.thumb.jpg  its thumbnail
+/// <store>/edits/<id>.<revision>.jpg.part  a rendered version being downloaded
+/// <store>/edits/edit-<uuid>.jpg         where an editor writes its output (a revision once committed)
 /// ```
 struct LocalFiles: Sendable {
     let root: URL
@@ -25,6 +29,7 @@ struct LocalFiles: Sendable {
     var partialFolder: URL { url(of: .partial) }
     var thumbnailsFolder: URL { url(of: .thumbnails) }
     var strippedFolder: URL { url(of: .stripped) }
+    var editsFolder: URL { url(of: .edits) }
 
     /// Creates the folders where absent. A folder that exists as anything but a real directory (a file,
     /// or a symbolic link that could lead out of the library) is refused: the library never writes or removes
@@ -67,6 +72,28 @@ struct LocalFiles: Sendable {
     /// The original's copy without location data (same name as the original, in `stripped/`).
     func stripped(id: Int64, key: String) -> URL {
         strippedFolder.appendingPathComponent(original(id: id, key: key).lastPathComponent, isDirectory: false)
+    }
+
+    /// An edit revision's rendered version.
+    func rendered(id: Int64, revision: String) -> URL {
+        editsFolder.appendingPathComponent("\(id).\(revision).jpg", isDirectory: false)
+    }
+
+    /// An edit revision's thumbnail.
+    func renderedThumbnail(id: Int64, revision: String) -> URL {
+        editsFolder.appendingPathComponent("\(id).\(revision).thumb.jpg", isDirectory: false)
+    }
+
+    /// A fresh file name for an editor's output: `edit-<32 hex digits>.jpg` in the edits folder.
+    func newEditOutput() -> URL {
+        let name = "edit-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() + ".jpg"
+        return editsFolder.appendingPathComponent(name, isDirectory: false)
+    }
+
+    /// Every file of an asset's edit revisions the library may hold.
+    func editPaths(id: Int64, revision: String) -> [String] {
+        let rendered = rendered(id: id, revision: revision).path
+        return [rendered, rendered + ".part", rendered + ".part.json", renderedThumbnail(id: id, revision: revision).path]
     }
 
     /// Writes a thumbnail through `<id>.jpg.part` renamed into place: a crash leaves either nothing new or a file
@@ -115,6 +142,7 @@ struct LocalFiles: Sendable {
     /// may remove it. Anything else (a user's `my.jpg`, a folder) is never touched.
     static func isLibraryFileName(_ name: String, in folder: Folder) -> Bool {
         if folder == .originals, isStagingName(name) { return true }
+        if folder == .edits, isEditOutputName(name) { return true }
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         guard let first = parts.first, !first.isEmpty, first.allSatisfy(\.isASCII), Int64(first) != nil else {
             return false
@@ -138,6 +166,12 @@ struct LocalFiles: Sendable {
             return rest == ["ranges"] || rest == ["ranges", "json"]
         case .thumbnails:
             return rest == ["jpg"] || rest == ["jpg", "part"]
+        case .edits:
+            // <id>.<revision>.jpg[.part[.json]] | <id>.<revision>.thumb.jpg
+            guard rest.count >= 2, EditRevisionID.isValid(rest[0]) else { return false }
+            let tail = Array(rest.dropFirst())
+            return tail == ["jpg"] || tail == ["jpg", "part"] || tail == ["jpg", "part", "json"]
+                || tail == ["thumb", "jpg"]
         }
     }
 
@@ -157,9 +191,16 @@ struct LocalFiles: Sendable {
         return middle.count == 32 && middle.allSatisfy { $0.isHexDigit && !$0.isUppercase }
     }
 
+    /// An editor's output file name (``newEditOutput()``).
+    static func isEditOutputName(_ name: String) -> Bool {
+        guard name.hasPrefix("edit-"), name.hasSuffix(".jpg") else { return false }
+        let middle = name.dropFirst("edit-".count).dropLast(".jpg".count)
+        return middle.count == 32 && middle.allSatisfy { $0.isHexDigit && !$0.isUppercase }
+    }
+
     /// The folders the library keeps bytes in (the raw value is the folder's name).
     enum Folder: String, CaseIterable {
-        case originals, partial, thumbnails, stripped
+        case originals, partial, thumbnails, stripped, edits
     }
 
     func url(of folder: Folder) -> URL { root.appendingPathComponent(folder.rawValue, isDirectory: true) }

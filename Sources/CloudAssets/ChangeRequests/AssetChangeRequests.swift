@@ -20,8 +20,16 @@ public final class AssetChangeRequests {
         var options: AssetCreationOptions
     }
 
+    /// A content edit (a new revision), a revert to the original, or a revision restored.
+    enum ContentChange {
+        case output(ContentEditingOutput)
+        case revert
+        case restore(revision: String)
+    }
+
     private(set) var creations: [Creation] = []
     private(set) var edits: [(id: Int64, edit: Edit)] = []
+    private(set) var contentChanges: [(id: Int64, change: ContentChange)] = []
 
     init() {}
 
@@ -65,6 +73,27 @@ public final class AssetChangeRequests {
         var seen = Set<String>()
         let cleaned = keywords.map(AssetRecord.normalizedKeyword).filter { !$0.isEmpty && seen.insert($0).inserted }
         record([asset], .keywords(cleaned))
+    }
+
+    /// Commits an editor's output as the asset's new content (PhotoKit's `contentEditingOutput`): the rendered
+    /// file becomes the version the asset shows, its adjustment data is kept so the edit can be resumed, and both
+    /// go to the bucket in the background. The original is never modified. The asset is reported as changed.
+    /// - Parameters:
+    ///   - output: Made from an input of this asset, with ``ContentEditingOutput/adjustmentData`` set and a JPEG
+    ///     written at ``ContentEditingOutput/renderedContentURL``.
+    ///   - asset: The asset the input was requested for.
+    public func setContentEditingOutput(_ output: ContentEditingOutput, for asset: Asset) {
+        contentChanges.append((asset.rowID, .output(output)))
+    }
+
+    /// Removes the asset's edit: it shows its original again, here and (once shared) on every library; the
+    /// rendered versions this library knows are deleted from the bucket. The original is untouched.
+    public func revertAssetContentToOriginal(_ asset: Asset) { contentChanges.append((asset.rowID, .revert)) }
+
+    /// Makes an earlier revision of the asset's edit current again (for instance one a concurrent edit on
+    /// another device superseded; see ``AssetLibrary/contentRevisions(of:)``), as a new revision.
+    public func restoreContentRevision(_ revision: ContentRevision, for asset: Asset) {
+        contentChanges.append((asset.rowID, .restore(revision: revision.identifier)))
     }
 
     private func record(_ assets: [Asset], _ edit: Edit) {

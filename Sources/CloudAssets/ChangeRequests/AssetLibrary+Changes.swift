@@ -4,8 +4,8 @@ import Essentials
 import Foundation
 
 extension AssetLibrary {
-    /// Applies the change requests `body` makes — imports, trash and restore, favourite, hidden, title, keywords
-    /// — in one transaction, delivered to observers as one ``LibraryChange`` (PhotoKit's `performChanges`).
+    /// Applies the change requests `body` makes — imports, trash and restore, favourite, hidden, title, keywords,
+    /// content edits and reverts — in one transaction, delivered to observers as one ``LibraryChange`` (PhotoKit's `performChanges`).
     ///
     /// Local first: an imported asset is in the catalog at once, `full` (its original is local) and
     /// ``UploadState/pendingUpload``; the library uploads it in the background when the network policy allows
@@ -47,9 +47,18 @@ extension AssetLibrary {
                 }
                 return all.compactMap { try? $0.get() }
             }
+            let contentChanges = requests.contentChanges
+            let stagedEdits: [StagedEdit]
+            do {
+                stagedEdits = try await Self.stageEdits(contentChanges, files: files)
+            } catch {
+                for file in staged { file.discard() }
+                throw error
+            }
             let device = try deviceIdentifier()
             let now = Date()
             let edits = requests.edits
+            var staleEditFiles: [String] = []
             let layout = configuration.layout
             var superseded: [ImportedFile] = []
             let identifiers: [Int64]
@@ -72,17 +81,22 @@ extension AssetLibrary {
                     for (id, edit) in edits {
                         try apply(edit, to: id, device: device, now: now, in: tx)
                     }
+                    staleEditFiles = try applyContentChanges(
+                        contentChanges, staged: stagedEdits, device: device, now: now, in: tx)
                     return ids
                 }
             } catch {
                 for file in staged { file.discard() }
                 throw error
             }
+            for path in staleEditFiles { unlink(path) }
             for file in superseded { try? FileManager.default.removeItem(at: file.stagedURL) }
             for file in staged {
                 if let source = file.sourceToRemove { try? FileManager.default.removeItem(at: source) }
             }
-            if (!staged.isEmpty || !edits.isEmpty) && configuration.startsBackgroundTransfers { uploadQueue.wake(self) }
+            if (!staged.isEmpty || !edits.isEmpty || !contentChanges.isEmpty) && configuration.startsBackgroundTransfers {
+                uploadQueue.wake(self)
+            }
             return identifiers.map(String.init)
         }
     }

@@ -85,7 +85,7 @@ struct ImportedFile: Sendable {
     /// Reads `source` once: hashes every byte, keeps the first ``ImportMetadata/headerLimit`` bytes (where the
     /// headers an import reads are), and writes a copy to `destination` when given (created, never replacing
     /// anything; removed again on failure).
-    private static func read(_ source: URL, copyingTo destination: URL?, sync: Bool = false) throws
+    static func read(_ source: URL, copyingTo destination: URL?, sync: Bool = false) throws
         -> (sha256: String, head: [UInt8])
     {
         let input = open(source.path, O_RDONLY | O_CLOEXEC)

@@ -23,13 +23,15 @@ public struct UploadStatus: Sendable, Hashable {
     public var failed = 0
     /// Shared-property changes (favourite, title, trash…) not in the bucket yet.
     public var unsharedEdits = 0
+    /// Content edit revisions (rendered versions, reverts) not in the bucket yet.
+    public var unsharedContentEdits = 0
     /// Progress of the uploads running in this process.
     public var inFlight: [AssetUploadProgress] = []
     /// Whether this library's background worker is running.
     public var isActive = false
 
     /// Nothing waiting to go up.
-    public var isEmpty: Bool { pending == 0 && uploading == 0 && unsharedEdits == 0 }
+    public var isEmpty: Bool { pending == 0 && uploading == 0 && unsharedEdits == 0 && unsharedContentEdits == 0 }
 }
 
 /// The library's background worker for what is local and not yet in the bucket: imported originals, then
@@ -114,6 +116,7 @@ final class UploadQueue: Sendable {
             if library.mayUploadInBackground {
                 await library.uploadPendingOriginals(queue: self, explicitly: false)
                 await library.shareEditedMetadata()
+                await library.shareEditRevisions()
             }
             let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>]? in
                 if s.again && !s.closed {
@@ -143,6 +146,7 @@ extension AssetLibrary {
             status.uploading = counts[.uploading] ?? 0
             status.failed = counts[.uploadFailed] ?? 0
             status.unsharedEdits = try store.idsWithUnsharedMetadata().count
+            status.unsharedContentEdits = try store.unsharedEditRevisionCount()
             status.inFlight = uploadQueue.inFlight
             status.isActive = uploadQueue.isActive
             return status
@@ -157,6 +161,7 @@ extension AssetLibrary {
     public func waitForUploads() async {
         await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
         await shareEditedMetadata()
+        await shareEditRevisions()
         await uploadQueue.waitUntilIdle()
     }
 

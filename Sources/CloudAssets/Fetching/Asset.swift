@@ -56,7 +56,18 @@ public struct Asset: Sendable, Hashable, Identifiable {
     public let orientation: Int
     public let isFavorite: Bool
     public let isHidden: Bool
+    /// How much of the version the asset shows is local: its original's, or, with ``hasAdjustments``, the edited
+    /// version's — `full` only when the rendered version is on disk, else `thumbnail` or `cloudOnly` (a rendered
+    /// version is never partial). Fetch predicates on availability use this value.
     public let availability: AssetAvailability
+    /// How much of the original is local, whatever edits the asset has (the same as ``availability`` when it has
+    /// none).
+    public let originalAvailability: AssetAvailability
+    /// `true` when the asset has a content edit (PhotoKit's `hasAdjustments`): data and image requests for the
+    /// current version deliver the rendered version; the original is unchanged, in the bucket and here.
+    public let hasAdjustments: Bool
+    /// The current edit's revision (`nil` without one): a new edit, a revert or another library's edit changes it.
+    let editRevision: String?
     /// The verified byte ranges of the original on disk (empty unless ``availability`` is `partial`; the whole
     /// file when `full`).
     public let partialRanges: [Range<Int64>]
@@ -93,7 +104,7 @@ public struct Asset: Sendable, Hashable, Identifiable {
     /// ``localIdentifier`` (`Identifiable`): the asset's one identity in the API.
     public var id: String { localIdentifier }
 
-    /// `true` when the original is not fully local.
+    /// `true` when the version the asset shows is not fully local.
     public var isInCloud: Bool { availability != .full }
 
     /// The asset a catalog row describes; its location only when `revealsLocation` (the library's access).
@@ -111,7 +122,10 @@ public struct Asset: Sendable, Hashable, Identifiable {
         orientation = record.orientation
         isFavorite = record.isFavorite
         isHidden = record.isHidden
-        availability = AssetAvailability(record.availability)
+        availability = AssetAvailability(record.currentAvailability)
+        originalAvailability = AssetAvailability(record.availability)
+        hasAdjustments = record.editRevision != nil
+        editRevision = record.editRevision
         switch record.availability {
         case .full: partialRanges = [0..<record.size]
         case .partial: partialRanges = record.partialRanges.ranges
@@ -142,5 +156,6 @@ public struct Asset: Sendable, Hashable, Identifiable {
         hasher.combine(modificationDate)
         hasher.combine(availability)
         hasher.combine(uploadState)
+        hasher.combine(editRevision)
     }
 }

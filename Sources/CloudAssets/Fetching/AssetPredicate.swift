@@ -62,7 +62,7 @@ public indirect enum AssetPredicate: Sendable, Hashable {
         case .mediaTypes(let set): .mediaType(set)
         case .creationDate(let range): .creationDate(range)
         case .modificationDate(let range): .modificationDate(range)
-        case .availability(let set): .availability(Set(set.map(\.stored)))
+        case .availability(let set): .currentAvailability(Set(set.map(\.stored)))
         case .isFavorite(let value): .isFavorite(value)
         case .isHidden(let value): .isHidden(value)
         case .isTrashed(let value): .isTrashed(value)

@@ -26,11 +26,14 @@ public struct BucketLayout: Sendable, Hashable {
     public var journalPrefix: String
     /// Prefix of the checkpoints: snapshots of the catalog a new library bootstraps from.
     public var checkpointPrefix: String
+    /// Prefix of content edits: each revision's rendered version, thumbnail and manifest, under
+    /// `edits/<path>/` for `originals/<path>` (see the README's bucket layout).
+    public var editsPrefix: String
 
     public init(
         originalsPrefix: String = "originals/", thumbnailsPrefix: String = "thumbnails/",
         thumbnailSuffix: String = ".jpg", metadataPrefix: String = "metadata/", journalPrefix: String = "journal/",
-        checkpointPrefix: String = "checkpoints/"
+        checkpointPrefix: String = "checkpoints/", editsPrefix: String = "edits/"
     ) {
         self.originalsPrefix = originalsPrefix
         self.thumbnailsPrefix = thumbnailsPrefix
@@ -38,6 +41,7 @@ public struct BucketLayout: Sendable, Hashable {
         self.metadataPrefix = metadataPrefix
         self.journalPrefix = journalPrefix
         self.checkpointPrefix = checkpointPrefix
+        self.editsPrefix = editsPrefix
     }
 }
 

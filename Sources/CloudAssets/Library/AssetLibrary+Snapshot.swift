@@ -41,12 +41,21 @@ extension AssetLibrary {
     /// The file is found by local identifier only — never by a path or a bucket key — inside the library's
     /// `thumbnails/` folder, and neither the folder nor the file is followed through a symbolic link: a link
     /// placed there (to anything, inside the library or not), or a `thumbnails` folder replaced by a link, reads
-    /// as no thumbnail. Only regular files up to 16 MiB are read.
+    /// as no thumbnail. Only regular files up to 16 MiB are read. With `version` `.current` (the default) an edited
+    /// asset's thumbnail is its edit's (in `edits/`, read the same way); `.original` and `.unadjusted` give the
+    /// original's.
     /// - Throws: ``CloudAssetsError/Code/libraryClosed``.
-    public func localThumbnailData(forLocalIdentifier identifier: String) throws -> Data? {
+    public func localThumbnailData(forLocalIdentifier identifier: String, version: AssetVersion = .current) throws
+        -> Data?
+    {
         return try CloudAssetsError.boundary {
             try ensureOpen()
             guard let id = Int64(identifier), id > 0, String(id) == identifier else { return nil }
+            if version == .current, let revision = try store.record(id: id)?.editRevision {
+                return Self.readRegularFile(
+                    folder: files.editsFolder.path,
+                    name: files.renderedThumbnail(id: id, revision: revision).lastPathComponent, limit: 16 << 20)
+            }
             return Self.readRegularFile(
                 folder: files.thumbnailsFolder.path, name: files.thumbnail(id: id).lastPathComponent, limit: 16 << 20)
         }

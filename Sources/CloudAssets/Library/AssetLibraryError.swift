@@ -20,6 +20,8 @@ enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A file given to ``AssetLibrary/performChanges(_:)`` to import could not be read (missing, a folder, not
     /// readable); nothing of the change was committed.
     case cannotImport(path: String, reason: String)
+    /// A content edit could not be committed (see ``CloudAssetsError/Code/cannotEdit``); nothing was changed.
+    case cannotEdit(localIdentifier: String, reason: String)
     /// A change request named an asset this library does not have (deleted meanwhile, or another library's).
     case noSuchAsset(localIdentifier: String)
 
@@ -28,6 +30,7 @@ enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
         case .locked(let path): "The library at \(path) is already open elsewhere; close it first."
         case .closed: "The library was closed."
         case .cannotImport(let path, let reason): "Cannot import \(path): \(reason)."
+        case .cannotEdit(let id, let reason): "Cannot edit asset \(id): \(reason)."
         case .noSuchAsset(let id): "The library has no asset \(id) (it may have been deleted)."
         case .offline: "The library is offline (network policy .offline): it cannot sync or download."
         case .missingCredentials:

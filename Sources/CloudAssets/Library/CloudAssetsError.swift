@@ -54,6 +54,9 @@ public struct CloudAssetsError: Error, Sendable, CustomStringConvertible {
         public static let assetPinned = Code("assetPinned")
         /// A file given to ``AssetLibrary/performChanges(_:)`` could not be imported; nothing was committed.
         public static let cannotImport = Code("cannotImport")
+        /// A content edit was refused (no adjustment data, a rendered file that is not a JPEG, a revision the
+        /// library does not have); nothing of the change was committed.
+        public static let cannotEdit = Code("cannotEdit")
         /// The operation was cancelled (task cancellation, ``AssetLibrary/cancelRequest(_:)``, a progress
         /// handler's stop flag).
         public static let cancelled = Code("cancelled")
@@ -188,6 +191,7 @@ extension CloudAssetsError {
         case .boundToAnotherBucket(let library, _, _):
             self.init(.boundToAnotherBucket, error.description, underlying: error, path: library)
         case .cannotImport(let path, _): self.init(.cannotImport, error.description, underlying: error, path: path)
+        case .cannotEdit(let id, _): self.init(.cannotEdit, error.description, underlying: error, localIdentifier: id)
         case .noSuchAsset(let id): self.init(.noSuchAsset, error.description, underlying: error, localIdentifier: id)
         }
     }

@@ -168,8 +168,10 @@ extension AssetLibrary {
             deliver(image, info)
             return
         }
+        // The current version of an edited asset is its rendered version, with the edit's thumbnail.
+        let edited = options.version == .current && record.editRevision != nil
         do {
-            if let url = verifiedOriginal(of: record) {
+            if let url = edited ? localRenderedFile(of: record) : verifiedOriginal(of: record) {
                 runtime.noteAccess(assetID)
                 let (image, statistics) = try await ImageBridge.decode(.file(url), request: request)
                 var answer = info
@@ -178,7 +180,7 @@ extension AssetLibrary {
                 return
             }
             let networkAllowed = options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
-            let thumbnail = record.thumbnailPresent ? files.thumbnail(id: assetID) : nil
+            let thumbnail = options.version == .current ? currentThumbnailFile(of: record) : originalThumbnail(record)
             if options.deliveryMode != .highQualityFormat, let thumbnail {
                 let (image, statistics) = try await ImageBridge.decode(.file(thumbnail), request: request)
                 var degraded = info
@@ -194,7 +196,10 @@ extension AssetLibrary {
                 deliver(nil, answer)
                 return
             }
-            let url = try await requestOriginalForImage(record: record, options: options, requestID: requestID)
+            let url =
+                edited
+                ? try await requestRenderedFile(of: record, options: options.dataOptions)
+                : try await requestOriginalForImage(record: record, options: options, requestID: requestID)
             let (image, statistics) = try await ImageBridge.decode(.file(url), request: request)
             var answer = info
             answer.peakDecodeBytes = statistics.peakPixelBytes
@@ -231,8 +236,9 @@ extension AssetLibrary {
         _ record: AssetRecord, _ request: DecodeRequest, _ contentMode: ImageContentMode, _ options: ImageRequestOptions
     ) -> ImageCache.Key? {
         guard let id = record.id else { return nil }
+        let version = options.version == .current ? record.editRevision.map { "#" + $0 } ?? "" : ""
         return ImageCache.Key(
-            assetID: id, etag: record.etag, width: request.targetWidth, height: request.targetHeight,
+            assetID: id, etag: record.etag + version, width: request.targetWidth, height: request.targetHeight,
             contentMode: contentMode, resizeMode: options.resizeMode)
     }
 }

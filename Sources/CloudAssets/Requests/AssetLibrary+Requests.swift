@@ -89,6 +89,11 @@ extension AssetLibrary {
         -> URL
     {
         return try await CloudAssetsError.boundary {
+            if options.version == .current, let record = try store.record(id: asset.rowID), record.editRevision != nil
+            {
+                // An edit's rendered version carries no location: the editor's output is written without GPS.
+                return try await requestRenderedFile(of: record, options: options)
+            }
             let id = runtime.nextRequestID()
             let url = try await withTaskCancellationHandler {
                 try await ensureOriginal(assetID: asset.rowID, options: options, requestID: id)
@@ -113,6 +118,10 @@ extension AssetLibrary {
             var failed = info
             failed.error = CloudAssetsError(AssetRequestError.assetDeleted(localIdentifier: asset.rowID))
             deliver(nil, failed)
+            return
+        }
+        if options.version == .current, record.editRevision != nil {
+            await serveRendered(record, options: options, info: info, deliver: deliver)
             return
         }
         // The original is local: one answer.
@@ -162,6 +171,46 @@ extension AssetLibrary {
             let url = try await ensureOriginal(assetID: record.id!, options: options, requestID: requestID)
             let data = try Data(contentsOf: url, options: .mappedIfSafe)
             deliverFiltered(data, of: record, info, deliver)
+        } catch {
+            var answer = info
+            if Task.isCancelled || Self.isCancellation(error) {
+                answer.isCancelled = true
+            } else {
+                answer.error = CloudAssetsError.reported(error)
+            }
+            if case AssetRequestError.inCloud = error { answer.isInCloud = true }
+            deliver(nil, answer)
+        }
+    }
+
+    /// Serves the rendered version of an edited asset: local, or its thumbnail (degraded) then the download, by
+    /// the delivery mode and network as for originals.
+    private func serveRendered(
+        _ record: AssetRecord, options: AssetRequestOptions, info: AssetRequestInfo,
+        deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
+    ) async {
+        if let url = localRenderedFile(of: record), let data = try? Data(contentsOf: url, options: .mappedIfSafe) {
+            deliver(data, info)
+            return
+        }
+        let thumbnail = currentThumbnailFile(of: record).flatMap { try? Data(contentsOf: $0) }
+        let networkAllowed = options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
+        if options.deliveryMode == .fastFormat || !networkAllowed {
+            var answer = info
+            answer.isDegraded = thumbnail != nil
+            answer.isInCloud = true
+            deliver(options.deliveryMode == .highQualityFormat ? nil : thumbnail, answer)
+            return
+        }
+        if options.deliveryMode == .opportunistic, let thumbnail {
+            var degraded = info
+            degraded.isDegraded = true
+            degraded.isFinal = false
+            deliver(thumbnail, degraded)
+        }
+        do {
+            let url = try await requestRenderedFile(of: record, options: options)
+            deliver(try Data(contentsOf: url, options: .mappedIfSafe), info)
         } catch {
             var answer = info
             if Task.isCancelled || Self.isCancellation(error) {

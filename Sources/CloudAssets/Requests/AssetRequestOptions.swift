@@ -20,15 +20,6 @@ public enum AssetDeliveryMode: Sendable, Hashable {
     case fastFormat
 }
 
-/// Which version of the asset's data to deliver. Only `current` and `original` exist, and they are the same
-/// bytes until edits arrive (reserved for adjustments later).
-public enum AssetVersion: Sendable, Hashable {
-    /// The asset as it is now (with any edits).
-    case current
-    /// The original as imported.
-    case original
-}
-
 /// Progress of a request's download, passed to ``AssetRequestOptions/progressHandler``.
 public struct AssetRequestProgress: Sendable, Hashable {
     /// The request this is for.

@@ -27,6 +27,9 @@ public struct ImageRequestOptions: Sendable {
     /// `.opportunistic`: a degraded image from the local thumbnail first when there is one, then the final one;
     /// `.highQualityFormat`: the final image only; `.fastFormat`: one answer from what is local, never the network.
     public var deliveryMode: AssetDeliveryMode = .opportunistic
+    /// Which version to draw: `.current` (default) is the rendered version of an edited asset (and its
+    /// thumbnail for degraded answers); `.original` and `.unadjusted` the original.
+    public var version: AssetVersion = .current
     /// How exactly the result matches the target size. Default `.fast`.
     public var resizeMode: ImageResizeMode = .fast
     /// Called on a private queue while the original downloads, as for data requests.
@@ -105,4 +108,15 @@ public enum ThumbnailSource: Sendable, Hashable {
     case embeddedThumbnail(bytesFetched: Int)
     /// Decoded from the local (or downloaded) original and downscaled.
     case downscaledOriginal
+}
+
+extension ImageRequestOptions {
+    /// The data-request options that fetch what this image request decodes.
+    var dataOptions: AssetRequestOptions {
+        var options = AssetRequestOptions()
+        options.isNetworkAccessAllowed = isNetworkAccessAllowed
+        options.progressHandler = progressHandler
+        options.version = version
+        return options
+    }
 }

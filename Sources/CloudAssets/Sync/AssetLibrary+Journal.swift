@@ -81,6 +81,8 @@ struct JournalSync {
             let pageNewest = timed.map(\.time).max() ?? newest
             if !fresh.isEmpty {
                 let entries = try await read(fresh.map(\.key), summary: &summary)
+                let edits = entries.values.flatMap { $0.changes.compactMap(\.edit) }
+                if !edits.isEmpty { await library.prefetchEditThumbnails(edits, remote: remote) }
                 try apply(fresh, entries: entries, newest: max(newest, pageNewest), summary: &summary)
             } else if pageNewest > newest {
                 try store.setSetting(AssetLibrary.JournalSetting.cursor, to: String(pageNewest))
@@ -197,6 +199,9 @@ struct JournalSync {
                 return
             }
             try counts.remove(id, tx, files: files, removing: &removing)
+        case .edit:
+            guard let manifest = change.edit, manifest.original == change.key else { return }
+            if try AssetLibrary.adopt(manifest, tx, files: files, removing: &removing) { counts.meta += 1 }
         case .metadata:
             guard let current, let id = current.id, let sidecar = change.sidecar else { return }
             let before = current

@@ -56,6 +56,7 @@ extension AssetLibrary {
                 try retryFailedUploads()
                 await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
                 await shareEditedMetadata()
+                await shareEditRevisions()
                 await uploadQueue.waitUntilIdle()
                 await flushJournal()
                 var summary = SyncSummary()
@@ -69,6 +70,8 @@ extension AssetLibrary {
                 if bootstrapped {
                     summary.checkpointAssets = summary.inserted
                     summary.mode = .incremental
+                    // Edits made before the checkpoint are not in the journal's tail.
+                    summary.editsRead = try await pullEdits(remote: remote)
                     try await JournalSync(library: self, remote: remote).run(summary: &summary)
                 } else if try mode == .full || (mode == .automatic && needsFullSync()) {
                     summary = try await fullSync(remote: remote, makesThumbnails: fetchThumbnails)
@@ -105,6 +108,7 @@ extension AssetLibrary {
         catalogSync.makesThumbnails = makesThumbnails
         var summary = try await catalogSync.run()
         summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
+        summary.editsRead = try await pullEdits(remote: remote)
         // The journal is read from the listing's start on (less the look-back) by the next incremental sync:
         // entries the listing already reflects apply as no-ops.
         let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "") ?? 0

@@ -11,7 +11,8 @@ import Foundation
 ///     {"format":1,"device":"…","changes":[{"op":"put","key":"originals/2024/05/a.jpg","size":123,
 ///       "etag":"…","contentType":"image/jpeg","metadata":{"creation-date":"…","pixel-width":"4032",…}},
 ///      {"op":"delete","key":"originals/…","etag":"…"},
-///      {"op":"metadata","key":"originals/…","sidecarETag":"…","sidecar":{…the sidecar's JSON…}}]}
+///      {"op":"metadata","key":"originals/…","sidecarETag":"…","sidecar":{…the sidecar's JSON…}},
+///      {"op":"edit","key":"originals/…","edit":{…the edit revision's manifest (EditManifest)…}}]}
 ///
 /// Keys sort in time order, so a reader lists after the last time it applied (less a look-back window, for
 /// entries that arrive late). `metadata` carries the `x-amz-meta-*` fields of the original
@@ -31,6 +32,8 @@ struct JournalChange: Codable, Sendable {
         case delete
         /// The shared properties (the sidecar) of an original were written.
         case metadata
+        /// A revision of an original's content edit (or a revert) was written; ``edit`` is its manifest.
+        case edit
     }
 
     var op: Operation
@@ -43,6 +46,7 @@ struct JournalChange: Codable, Sendable {
     var metadata: [String: String]?
     var sidecarETag: String?
     var sidecar: SharedMetadata.Sidecar?
+    var edit: EditManifest?
 
     static func put(key: String, size: Int64, etag: String, contentType: String?, metadata: [String: String])
         -> JournalChange
@@ -54,6 +58,10 @@ struct JournalChange: Codable, Sendable {
 
     static func metadata(key: String, sidecar: SharedMetadata.Sidecar, sidecarETag: String) -> JournalChange {
         JournalChange(op: .metadata, key: key, sidecarETag: sidecarETag, sidecar: sidecar)
+    }
+
+    static func edit(key: String, manifest: EditManifest) -> JournalChange {
+        JournalChange(op: .edit, key: key, edit: manifest)
     }
 
     /// The change as the outbox keeps it.

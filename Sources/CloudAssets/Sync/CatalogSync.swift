@@ -46,6 +46,8 @@ public struct SyncSummary: Sendable, Hashable {
     /// the bucket's retention, ``AssetLibrary/Configuration/journalRetention``): the sync then listed the whole
     /// bucket (``mode`` is ``SyncMode/full``), as PhotoKit's persistent history answers "expired".
     public internal(set) var historyExpired = false
+    /// Edit revisions (manifests) read from the bucket's edits prefix (full syncs and bootstraps).
+    public internal(set) var editsRead = 0
     /// Journal entries (and old checkpoints' objects) this sync deleted from the bucket after writing a checkpoint.
     public internal(set) var journalObjectsPruned = 0
     /// Objects the sync could not take in (their HEAD was refused for that object alone), with the reason. They
