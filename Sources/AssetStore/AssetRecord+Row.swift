@@ -11,7 +11,7 @@ extension AssetRecord {
         "thumbnailETag", "thumbnailPresent", "availability", "partialRanges", "partialETag", "localFilePath",
         "verifiedSize", "verifiedETag", "isPinned", "lastAccessDate", "title", "keywords", "trashedDate",
         "uploadState", "uploadError", "contentSHA256", "sidecarETag", "metadataStamps", "metadataDirty",
-        "latitude", "longitude", "altitude", "imageMetadataPending", "editRevision", "renderedPresent",
+        "latitude", "longitude", "altitude", "imageMetadataPending", "editRevision", "editAvailability",
     ]
     static let selectColumns = columnNames.joined(separator: ", ")
 
@@ -55,7 +55,7 @@ extension AssetRecord {
         location = Self.location(latitude: row[35], longitude: row[36], altitude: row[37])
         imageMetadataPending = row[38]
         editRevision = row[39]
-        renderedPresent = row[40]
+        editAvailability = StoredAvailability(rawValue: row[40]) ?? .cloudOnly
     }
 
     /// Keywords are stored as one text, separated by newlines (a keyword never holds one; see

@@ -139,15 +139,15 @@ package struct AssetRecord: Sendable, Hashable, Codable {
     /// The revision of the asset's current content edit (rendered version plus adjustment data), or `nil` when the
     /// asset shows its original. Opaque to the store (the library's revision identifier).
     package var editRevision: String?
-    /// Whether the current edit's rendered version is on disk (meaningful only with ``editRevision``).
-    package var renderedPresent = false
+    /// What of the current edit is on disk (meaningful only with ``editRevision``): `full` with its rendered
+    /// version, `thumbnail` with only its thumbnail, else `cloudOnly` (never `partial`).
+    package var editAvailability: StoredAvailability = .cloudOnly
 
-    /// The availability of the version the asset shows: its original's, or, for an edited asset, `full` when the
-    /// rendered version is local and otherwise `thumbnail` or `cloudOnly` by the (edited) thumbnail.
-    package var currentAvailability: StoredAvailability {
-        guard editRevision != nil else { return availability }
-        return renderedPresent ? .full : (thumbnailPresent ? .thumbnail : .cloudOnly)
-    }
+    /// Whether the current edit's rendered version is on disk.
+    package var renderedPresent: Bool { editRevision != nil && editAvailability == .full }
+
+    /// The availability of the version the asset shows: its original's, or, for an edited asset, its edit's.
+    package var currentAvailability: StoredAvailability { editRevision == nil ? availability : editAvailability }
 
     /// `true` when the asset is in the trash.
     package var isTrashed: Bool { trashedDate != nil }

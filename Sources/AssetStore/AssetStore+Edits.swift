@@ -108,7 +108,7 @@ extension AssetStore {
     package func idsWithLocalRenderedVersion() throws -> [Int64] {
         try read { db in
             try Int64.fetchAll(
-                db, sql: "SELECT id FROM asset WHERE editRevision IS NOT NULL AND renderedPresent = 1")
+                db, sql: "SELECT id FROM asset WHERE editRevision IS NOT NULL AND editAvailability = 3")
         }
     }
 }

@@ -147,14 +147,13 @@ extension AssetStore {
                     PRAGMA user_version = 8;
                     """)
         }
-        // v9: content edits. The asset row names its current edit revision and whether the rendered version is
-        // local; every revision known for an asset (current, superseded by a concurrent edit, reverted) is a row of
+        // v9: content edits. The asset row names its current edit revision and what of it is local; every revision known for an asset (current, superseded by a concurrent edit, reverted) is a row of
         // `edit_revision` with its manifest, and `shared = 0` until it is in the bucket.
         migrator.registerMigration("v9") { db in
             try db.execute(
                 sql: """
                     ALTER TABLE asset ADD COLUMN editRevision TEXT;
-                    ALTER TABLE asset ADD COLUMN renderedPresent INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE asset ADD COLUMN editAvailability INTEGER NOT NULL DEFAULT 0;
                     CREATE INDEX asset_edited ON asset(id) WHERE editRevision IS NOT NULL;
                     CREATE TABLE edit_revision (
                         assetID INTEGER NOT NULL, revision TEXT NOT NULL, manifest TEXT NOT NULL,

@@ -132,7 +132,7 @@ extension AssetRecord {
             latitude: row.optionalDouble(35), longitude: row.optionalDouble(36), altitude: row.optionalDouble(37))
         imageMetadataPending = row.bool(38)
         editRevision = row.optionalText(39)
-        renderedPresent = row.bool(40)
+        editAvailability = StoredAvailability(rawValue: row.int(40)) ?? .cloudOnly
     }
 
     /// Binds every column except `id` to parameters 1…40 (``insertSQL`` / ``updateSQL`` order).
@@ -176,6 +176,6 @@ extension AssetRecord {
         statement.bind(37, location?.altitude)
         statement.bind(38, imageMetadataPending)
         statement.bind(39, editRevision)
-        statement.bind(40, renderedPresent)
+        statement.bind(40, editAvailability.rawValue)
     }
 }

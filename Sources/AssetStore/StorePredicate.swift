@@ -69,7 +69,7 @@ package indirect enum StorePredicate: Sendable, Hashable {
             // Unedited rows by their stored state (the local-assets index applies), edited ones through theirs.
             let original = StorePredicate.availability(set).sql(into: &arguments)
             let edited = Self.inList(
-                "(CASE WHEN renderedPresent = 1 THEN 3 ELSE thumbnailPresent END)", set.map(\.rawValue).sorted(),
+                "editAvailability", set.map(\.rawValue).sorted(),
                 &arguments)
             return "((editRevision IS NULL AND \(original)) OR (editRevision IS NOT NULL AND \(edited)))"
         // Booleans are written as literals (not values from outside) so partial indexes on them apply.

@@ -50,6 +50,18 @@ extension AssetLibrary {
             for id in ids {
                 guard let record = try tx.record(id) else { continue }
                 if record.isPinned && !force { throw AssetRequestError.pinned(localIdentifier: id) }
+                // An edit's rendered version goes too once it is in the bucket; its adjustment data and thumbnail
+                // stay (the edit can still be resumed, and is drawn from its thumbnail).
+                if let revision = record.editRevision, record.renderedPresent,
+                    try tx.editRevisions(of: id).first(where: { $0.revision == revision })?.isShared == true
+                {
+                    let rendered = files.rendered(id: id, revision: revision)
+                    freed += Self.fileSize(rendered.path) ?? 0
+                    paths.append(rendered.path)
+                    _ = try tx.update(id) {
+                        $0.editAvailability = files.editAvailability(id: id, revision: revision, rendered: false)
+                    }
+                }
                 guard record.availability == .full || record.availability == .partial else { continue }
                 // The only copy of an import that is not in the bucket yet is never removed.
                 guard record.uploadState == .uploaded else { continue }

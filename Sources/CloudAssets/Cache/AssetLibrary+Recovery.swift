@@ -106,7 +106,8 @@ extension AssetLibrary {
             guard let record = try store.record(id: id), let revision = record.editRevision,
                 size(files.rendered(id: id, revision: revision).path) == nil
             else { continue }
-            repairs[id] = { $0.renderedPresent = false }
+            let state = files.editAvailability(id: id, revision: revision, rendered: false)
+            repairs[id] = { $0.editAvailability = state }
         }
         if !repairs.isEmpty || !lostImports.isEmpty {
             try performWrite { tx in

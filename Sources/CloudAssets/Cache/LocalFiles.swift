@@ -84,6 +84,17 @@ struct LocalFiles: Sendable {
         editsFolder.appendingPathComponent("\(id).\(revision).thumb.jpg", isDirectory: false)
     }
 
+    /// What of an edit revision is on disk: `full` with its rendered version (`rendered`, or found on disk when
+    /// nil), `thumbnail` with only its thumbnail, else `cloudOnly`.
+    func editAvailability(id: Int64, revision: String, rendered: Bool? = nil) -> StoredAvailability {
+        func exists(_ url: URL) -> Bool {
+            var status = stat()
+            return lstat(url.path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+        }
+        if rendered ?? exists(self.rendered(id: id, revision: revision)) { return .full }
+        return exists(renderedThumbnail(id: id, revision: revision)) ? .thumbnail : .cloudOnly
+    }
+
     /// A fresh file name for an editor's output: `edit-<32 hex digits>.jpg` in the edits folder.
     func newEditOutput() -> URL {
         let name = "edit-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() + ".jpg"

@@ -212,7 +212,7 @@ extension AssetLibrary {
             if let previous = record.editRevision { stale += files.editPaths(id: id, revision: previous) }
             _ = try tx.update(id) { r in
                 r.editRevision = manifest.reverted ? nil : revision
-                r.renderedPresent = rendered
+                r.editAvailability = files.editAvailability(id: id, revision: revision, rendered: rendered)
                 r.modificationDate = now
             }
         }
@@ -274,7 +274,7 @@ extension AssetLibrary {
         }
         let kept = try performWrite { tx -> Bool in
             guard try tx.record(id)?.editRevision == revision else { return false }
-            _ = try tx.update(id) { $0.renderedPresent = true }
+            _ = try tx.update(id) { $0.editAvailability = .full }
             return true
         }
         guard kept else {

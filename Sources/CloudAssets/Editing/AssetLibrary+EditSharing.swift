@@ -170,7 +170,7 @@ extension AssetLibrary {
         if let previous = record.editRevision { removing += files.editPaths(id: id, revision: previous) }
         _ = try tx.update(id) { r in
             r.editRevision = current
-            r.renderedPresent = current.map { fileSize(files.rendered(id: id, revision: $0).path) != nil } ?? false
+            r.editAvailability = current.map { files.editAvailability(id: id, revision: $0) } ?? .cloudOnly
         }
         return true
     }
