@@ -36,7 +36,7 @@ private func writeThumbnail(_ input: String, size: Int, to folder: URL) throws {
 }
 
 /// A photo-like JPEG: smooth gradients plus seeded noise (so it does not compress like flat colour).
-private func writeSampleJPEG(_ url: URL, width: Int, height: Int, orientation: Int, seed: UInt64) throws {
+func writeSampleJPEG(_ url: URL, width: Int, height: Int, orientation: Int, seed: UInt64) throws {
     var exif = ExifBuilder()
     exif.orientation = orientation
     exif.captureDate = Date(timeIntervalSince1970: 1_700_000_000 + Double(seed) * 3600)

@@ -4,6 +4,10 @@ import Foundation
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "thumbnail" {
     exit(runThumbnailCommand(Array(CommandLine.arguments.dropFirst(2))))
 }
+// The hidden child mode the edits section measures.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "render" {
+    exit(runRenderCommand(Array(CommandLine.arguments.dropFirst(2))))
+}
 
 // `make bench`: one release build, one run, one table. Every figure is measured beside its reference in
 // this same process (or by a tool this process runs), and printed as a ratio with the target.
@@ -39,6 +43,7 @@ rows += await section("library") { try await runLibraryBenchmarks() }
 rows += await section("import") { try await runImportBenchmarks() }
 rows += await section("journal") { try await runJournalBenchmarks() }
 rows += await section("images") { try await runImageBenchmarks() }
+rows += await section("edits") { try runEditBenchmarks() }
 // Against Ceph's RADOS Gateway (scripts/ceph-rgw.sh): no rows when the cluster cannot start.
 rows += await section("rgw") { try await runRGWBenchmarks() }
 // Only with CA_BENCH_ONLY=gallery (`make bench-gallery`): it needs Chromium and Playwright.

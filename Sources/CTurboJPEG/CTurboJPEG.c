@@ -1,7 +1,9 @@
 #include "CTurboJPEG.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,6 +205,42 @@ int cj_decoder_read_rows(cj_decoder *d, uint8_t *buffer, size_t stride, int max_
     return CJ_OK;
 }
 
+int cj_decoder_start_columns(cj_decoder *d, int components, int *x_offset, int *width, int *out_height) {
+    if (setjmp(d->err.jump)) return d->err.code;
+    d->cinfo.out_color_space = components == 3 ? JCS_RGB : JCS_EXT_RGBA;
+    d->cinfo.scale_num = 1;
+    d->cinfo.scale_denom = 1;
+    d->cinfo.dct_method = JDCT_ISLOW;
+    d->cinfo.do_fancy_upsampling = TRUE;
+    jpeg_start_decompress(&d->cinfo);
+    d->started = 1;
+    if (*x_offset < 0 || *width <= 0 || (JDIMENSION)*x_offset + (JDIMENSION)*width > d->cinfo.output_width) {
+        snprintf(d->err.message, sizeof d->err.message, "columns %d+%d outside an image %u wide", *x_offset, *width,
+                 d->cinfo.output_width);
+        d->err.code = CJ_CORRUPT;
+        return CJ_CORRUPT;
+    }
+    if (*x_offset > 0 || (JDIMENSION)*width < d->cinfo.output_width) {
+        JDIMENSION offset = (JDIMENSION)*x_offset;
+        JDIMENSION columns = (JDIMENSION)*width;
+        jpeg_crop_scanline(&d->cinfo, &offset, &columns);
+        *x_offset = (int)offset;
+        *width = (int)columns;
+    } else {
+        *x_offset = 0;
+        *width = (int)d->cinfo.output_width;
+    }
+    *out_height = (int)d->cinfo.output_height;
+    return CJ_OK;
+}
+
+int cj_decoder_skip_rows(cj_decoder *d, int count, int *skipped) {
+    *skipped = 0;
+    if (setjmp(d->err.jump)) return d->err.code;
+    if (count > 0) *skipped = (int)jpeg_skip_scanlines(&d->cinfo, (JDIMENSION)count);
+    return CJ_OK;
+}
+
 struct cj_encoder {
     struct jpeg_compress_struct cinfo;
     cj_error err;
@@ -210,6 +248,7 @@ struct cj_encoder {
     unsigned char *out;
     size_t out_capacity;
     size_t out_length;
+    int fd; /* >= 0: the destination is this file descriptor (out is then a fixed-size buffer) */
     int created;
     int started;
 };
@@ -244,7 +283,50 @@ static void cj_dest_term(j_compress_ptr cinfo) {
     e->out_length = e->out_capacity - e->dest.free_in_buffer;
 }
 
-cj_encoder *cj_encoder_create(void) {
+/* A file descriptor destination: a fixed buffer flushed with write(2); a failed write ends the encode (CJ_IO). */
+enum { CJ_FD_BUFFER = 1 << 18 };
+
+static void cj_fd_flush(j_compress_ptr cinfo, size_t count) {
+    cj_encoder *e = (cj_encoder *)cinfo->client_data;
+    size_t done = 0;
+    while (done < count) {
+        ssize_t n = write(e->fd, e->out + done, count - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (e->err.code == CJ_OK) {
+                e->err.code = CJ_IO;
+                snprintf(e->err.message, sizeof e->err.message, "write failed: %s", strerror(n < 0 ? errno : EIO));
+            }
+            longjmp(e->err.jump, 1);
+        }
+        done += (size_t)n;
+    }
+    e->out_length += count;
+}
+
+static void cj_fd_init(j_compress_ptr cinfo) {
+    cj_encoder *e = (cj_encoder *)cinfo->client_data;
+    e->out_length = 0;
+    e->dest.next_output_byte = e->out;
+    e->dest.free_in_buffer = e->out_capacity;
+}
+
+static boolean cj_fd_empty(j_compress_ptr cinfo) {
+    cj_encoder *e = (cj_encoder *)cinfo->client_data;
+    cj_fd_flush(cinfo, e->out_capacity);
+    e->dest.next_output_byte = e->out;
+    e->dest.free_in_buffer = e->out_capacity;
+    return TRUE;
+}
+
+static void cj_fd_term(j_compress_ptr cinfo) {
+    cj_encoder *e = (cj_encoder *)cinfo->client_data;
+    cj_fd_flush(cinfo, e->out_capacity - e->dest.free_in_buffer);
+    e->dest.next_output_byte = e->out;
+    e->dest.free_in_buffer = e->out_capacity;
+}
+
+static cj_encoder *cj_encoder_new(void) {
     cj_encoder *e = calloc(1, sizeof(cj_encoder));
     if (!e) return NULL;
     cj_error_init(&e->err);
@@ -257,13 +339,37 @@ cj_encoder *cj_encoder_create(void) {
     jpeg_create_compress(&e->cinfo);
     e->created = 1;
     e->cinfo.client_data = e;
+    e->fd = -1;
     e->dest.init_destination = cj_dest_init;
     e->dest.empty_output_buffer = cj_dest_empty;
     e->dest.term_destination = cj_dest_term;
     return e;
 }
 
+cj_encoder *cj_encoder_create(void) { return cj_encoder_new(); }
+
+cj_encoder *cj_encoder_create_fd(int fd) {
+    cj_encoder *e = cj_encoder_new();
+    if (!e) return NULL;
+    e->out = malloc(CJ_FD_BUFFER);
+    if (!e->out) {
+        cj_encoder_destroy(e);
+        return NULL;
+    }
+    e->out_capacity = CJ_FD_BUFFER;
+    e->fd = fd;
+    e->dest.init_destination = cj_fd_init;
+    e->dest.empty_output_buffer = cj_fd_empty;
+    e->dest.term_destination = cj_fd_term;
+    return e;
+}
+
 int cj_encoder_start(cj_encoder *e, int width, int height, int quality, const uint8_t *app1, size_t app1_length) {
+    return cj_encoder_start_components(e, width, height, quality, 4, app1, app1_length);
+}
+
+int cj_encoder_start_components(cj_encoder *e, int width, int height, int quality, int components,
+                                const uint8_t *app1, size_t app1_length) {
     if (setjmp(e->err.jump)) return e->err.code;
     if (app1_length > 65533) {
         snprintf(e->err.message, sizeof e->err.message, "APP1 payload of %zu bytes exceeds 65533", app1_length);
@@ -273,8 +379,8 @@ int cj_encoder_start(cj_encoder *e, int width, int height, int quality, const ui
     e->cinfo.dest = &e->dest;
     e->cinfo.image_width = (JDIMENSION)width;
     e->cinfo.image_height = (JDIMENSION)height;
-    e->cinfo.input_components = 4;
-    e->cinfo.in_color_space = JCS_EXT_RGBA;
+    e->cinfo.input_components = components == 3 ? 3 : 4;
+    e->cinfo.in_color_space = components == 3 ? JCS_RGB : JCS_EXT_RGBA;
     jpeg_set_defaults(&e->cinfo);
     jpeg_set_quality(&e->cinfo, quality, TRUE);
     e->cinfo.dct_method = JDCT_ISLOW;
@@ -306,7 +412,7 @@ int cj_encoder_write_rows(cj_encoder *e, const uint8_t *rows, size_t stride, int
 int cj_encoder_finish(cj_encoder *e, const uint8_t **bytes, size_t *length) {
     if (setjmp(e->err.jump)) return e->err.code;
     jpeg_finish_compress(&e->cinfo);
-    *bytes = e->out;
+    *bytes = e->fd >= 0 ? NULL : e->out;
     *length = e->out_length;
     return CJ_OK;
 }

@@ -24,24 +24,7 @@ package enum ImageDecoder {
     package static func decode(
         fileAt path: String, request: DecodeRequest, isCancelled: @Sendable () -> Bool = { false }
     ) throws(ImageError) -> (image: RGBAImage, statistics: DecodeStatistics) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw .codec("cannot open \(path): errno \(errno)") }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw .codec("cannot stat \(path): errno \(errno)") }
-        let fileLength = Int(status.st_size)
-        var head = try readHead(descriptor, count: min(fileLength, 65_536))
-        guard let format = ImageFormat.sniff(head) else { throw .unsupportedFormat }
-        var orientation = 1
-        if format != .heif {
-            // Read as much of the head as the EXIF needs (at most 1 MiB).
-            while case .needMore(let count)? = try? ImageMetadata.parse(head: head, fileLength: fileLength),
-                count > head.count, count <= fileLength
-            {
-                head = try readHead(descriptor, count: count)
-            }
-            orientation = ImageMetadata.orientation(head: head, fileLength: fileLength)
-        }
+        let (format, orientation) = try probe(fileAt: path)
         switch format {
         case .jpeg:
             guard let decoder = cj_decoder_create_file(path) else { throw .codec("cannot open \(path)") }
@@ -88,6 +71,27 @@ package enum ImageDecoder {
                 return try decodeHEIF(file, request: request, isCancelled: isCancelled)
             }
         }
+    }
+
+    /// A file's format (sniffed) and EXIF orientation (1 for HEIF, whose decode applies its transforms, and for
+    /// broken EXIF), from its first bytes: 64 KiB, more when the EXIF extends further (at most 1 MiB).
+    static func probe(fileAt path: String) throws(ImageError) -> (format: ImageFormat, orientation: Int) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .codec("cannot open \(path): errno \(errno)") }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .codec("cannot stat \(path): errno \(errno)") }
+        let fileLength = Int(status.st_size)
+        var head = try readHead(descriptor, count: min(fileLength, 65_536))
+        guard let format = ImageFormat.sniff(head) else { throw .unsupportedFormat }
+        guard format != .heif else { return (format, 1) }
+        // Read as much of the head as the EXIF needs (at most 1 MiB).
+        while case .needMore(let count)? = try? ImageMetadata.parse(head: head, fileLength: fileLength),
+            count > head.count, count <= fileLength
+        {
+            head = try readHead(descriptor, count: count)
+        }
+        return (format, ImageMetadata.orientation(head: head, fileLength: fileLength))
     }
 
     private static func readHead(_ descriptor: Int32, count: Int) throws(ImageError) -> [UInt8] {

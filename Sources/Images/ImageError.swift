@@ -13,6 +13,13 @@ package enum ImageError: Error, Sendable, Hashable {
     case cancelled
     /// The codec library failed for a reason other than the data (out of memory, no encoder).
     case codec(String)
+    /// Adjustment data in a format or format version this build does not understand: refused, never guessed.
+    case unsupportedAdjustments(formatIdentifier: String, formatVersion: String)
+    /// Adjustment data of a known format that cannot be applied: malformed, unknown fields, values out of range,
+    /// a crop outside the image. The text says which (for logs and for users).
+    case invalidAdjustments(String)
+    /// The rendered file could not be written (the text names the path and the errno).
+    case output(String)
 }
 
 /// The text in a NUL-terminated C buffer.

@@ -224,6 +224,14 @@ extension CloudAssetsError {
         case .corrupt(let reason): self.init(.imageUnreadable, "The image is corrupt: \(reason).", underlying: error)
         case .codec(let reason):
             self.init(.imageUnreadable, "The image could not be decoded: \(reason).", underlying: error)
+        case .unsupportedAdjustments(let format, let version):
+            self.init(
+                .imageUnreadable, "The edit's adjustment format \(format) version \(version) is not supported.",
+                underlying: error)
+        case .invalidAdjustments(let reason):
+            self.init(.imageUnreadable, "The edit's adjustments are invalid: \(reason).", underlying: error)
+        case .output(let reason):
+            self.init(.localFileFailed, "The rendered image could not be written: \(reason).", underlying: error)
         }
     }
 
