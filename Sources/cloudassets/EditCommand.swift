@@ -19,12 +19,7 @@ extension EditCommand {
             defer { library.close() }
             let targets = try edit.selection.resolve(in: library, includingTrash: true)
             try await library.performChanges { record(targets, in: $0) }
-            guard !edit.noWait && library.networkPolicy != .offline else { return }
-            try await withInterrupt { await library.waitForUploads() }
-            if try library.uploads.unsharedEdits > 0 {
-                Terminal.shared.err(
-                    "note: the change is recorded here but could not reach the bucket yet; the next sync sends it")
-            }
+            try await finishEdit(library, noWait: edit.noWait)
         }
     }
 }

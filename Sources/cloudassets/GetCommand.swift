@@ -16,6 +16,7 @@ struct Get: AsyncParsableCommand {
         name: .long,
         help: "Hand out images without their GPS tags (same bytes otherwise); also config key stripLocation.")
     var stripLocation = false
+    @Option(help: "Which version: current (with edits, the default) or original.") var version: VersionArgument = .current
 
     func run() async throws {
         try await runReportingErrors {
@@ -36,6 +37,7 @@ struct Get: AsyncParsableCommand {
                         group.addTask {
                             var options = AssetRequestOptions()
                             options.isNetworkAccessAllowed = network
+                            options.version = version.assetVersion
                             options.progressHandler = { _, _, _, progress in
                                 bars.update(name: asset.key, progress: progress)
                             }
@@ -82,4 +84,11 @@ struct Get: AsyncParsableCommand {
             bars.end()
         }
     }
+}
+
+/// `--version` of `get`.
+enum VersionArgument: String, ExpressibleByArgument, CaseIterable {
+    case current, original
+
+    var assetVersion: AssetVersion { self == .current ? .current : .original }
 }

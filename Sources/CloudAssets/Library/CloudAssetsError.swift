@@ -57,6 +57,9 @@ public struct CloudAssetsError: Error, Sendable, CustomStringConvertible {
         /// A content edit was refused (no adjustment data, a rendered file that is not a JPEG, a revision the
         /// library does not have); nothing of the change was committed.
         public static let cannotEdit = Code("cannotEdit")
+        /// The adjustment data is in a format or version the editor does not understand: it is refused, never
+        /// misapplied.
+        public static let unsupportedAdjustments = Code("unsupportedAdjustments")
         /// The operation was cancelled (task cancellation, ``AssetLibrary/cancelRequest(_:)``, a progress
         /// handler's stop flag).
         public static let cancelled = Code("cancelled")
@@ -226,10 +229,12 @@ extension CloudAssetsError {
             self.init(.imageUnreadable, "The image could not be decoded: \(reason).", underlying: error)
         case .unsupportedAdjustments(let format, let version):
             self.init(
-                .imageUnreadable, "The edit's adjustment format \(format) version \(version) is not supported.",
+                .unsupportedAdjustments,
+                "The edit's adjustment data is \(format) version \(version), which this editor cannot apply; "
+                    + "edit without resuming to work on the rendered version.",
                 underlying: error)
         case .invalidAdjustments(let reason):
-            self.init(.imageUnreadable, "The edit's adjustments are invalid: \(reason).", underlying: error)
+            self.init(.cannotEdit, "The edit's adjustments are invalid: \(reason).", underlying: error)
         case .output(let reason):
             self.init(.localFileFailed, "The rendered image could not be written: \(reason).", underlying: error)
         }

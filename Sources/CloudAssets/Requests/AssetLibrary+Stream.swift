@@ -39,6 +39,13 @@ extension AssetLibrary {
                 throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
             }
             let chunk = max(4096, chunkSize)
+            if options.version == .current, record.editRevision != nil {
+                // An edit's rendered version: whole and checked against its digest before any byte is handed on.
+                let url = try await requestFile(for: asset, options: options)
+                let tail = try FileTail(path: url.path, key: record.key)
+                try tail.pump(chunkSize: chunk, handler: dataReceivedHandler)
+                return
+            }
             if stripsLocation(of: record) {
                 // Location access denied: the GPS tags sit in the first bytes, so nothing is handed on before the
                 // whole original is here and its copy without them is made.

@@ -1,0 +1,130 @@
+import AssetStore
+public import Foundation
+import Images
+
+/// The built-in editor's settings (adjustment format `com.cloudassets.basic`, version 1), applied in this order:
+/// the original's EXIF orientation, ``rotation`` and the flips, ``crop``, then the tone (``exposure``,
+/// ``contrast``, ``saturation``) and last the ``chromaKey``. The rendering is upright, without EXIF or GPS.
+public struct BasicEdit: Sendable, Hashable {
+    var adjustments: BasicAdjustments
+
+    /// No change.
+    public init() { adjustments = BasicAdjustments() }
+
+    /// The format identifier the built-in editor writes.
+    public static let formatIdentifier = BasicAdjustments.formatIdentifier
+    /// The format version it writes and reads.
+    public static let formatVersion = BasicAdjustments.formatVersion
+
+    /// Clockwise rotation in degrees: a multiple of 90 (setting another value throws at render time is avoided:
+    /// use ``setRotation(degrees:)``).
+    public var rotation: Int { adjustments.rotateQuarterTurns * 90 }
+
+    /// Sets the clockwise rotation; refuses a value that is not a multiple of 90 (``CloudAssetsError/Code/cannotEdit``).
+    public mutating func setRotation(degrees: Int) throws {
+        try CloudAssetsError.boundary { adjustments.rotateQuarterTurns = try BasicAdjustments.quarterTurns(degrees: degrees) }
+    }
+
+    /// Mirror left-right (after the rotation).
+    public var flipHorizontal: Bool {
+        get { adjustments.flipHorizontal }
+        set { adjustments.flipHorizontal = newValue }
+    }
+    /// Mirror top-bottom (after the rotation).
+    public var flipVertical: Bool {
+        get { adjustments.flipVertical }
+        set { adjustments.flipVertical = newValue }
+    }
+    /// The kept rectangle, in pixels of the upright, rotated image; nil keeps everything.
+    public var crop: CGRect? {
+        get { adjustments.crop.map { CGRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height) } }
+        set {
+            adjustments.crop = newValue.map {
+                .init(x: Int($0.minX), y: Int($0.minY), width: Int($0.width), height: Int($0.height))
+            }
+        }
+    }
+    /// Exposure in EV stops (-4…4): linear light times 2^exposure.
+    public var exposure: Double {
+        get { adjustments.exposure }
+        set { adjustments.exposure = newValue }
+    }
+    /// Contrast around mid-grey (-1…1).
+    public var contrast: Double {
+        get { adjustments.contrast }
+        set { adjustments.contrast = newValue }
+    }
+    /// Saturation (-1…1; -1 is greyscale).
+    public var saturation: Double {
+        get { adjustments.saturation }
+        set { adjustments.saturation = newValue }
+    }
+    /// Replaces pixels near `key` (within `threshold`, 0…1 of the largest RGB distance) by `background`.
+    public var chromaKey: (key: (UInt8, UInt8, UInt8), threshold: Double, background: (UInt8, UInt8, UInt8))? {
+        get {
+            adjustments.chromaKey.map {
+                (($0.key.red, $0.key.green, $0.key.blue), $0.threshold,
+                 ($0.background.red, $0.background.green, $0.background.blue))
+            }
+        }
+        set {
+            adjustments.chromaKey = newValue.map {
+                .init(
+                    key: .init(red: $0.key.0, green: $0.key.1, blue: $0.key.2), threshold: $0.threshold,
+                    background: .init(red: $0.background.0, green: $0.background.1, blue: $0.background.2))
+            }
+        }
+    }
+
+    public static func == (a: BasicEdit, b: BasicEdit) -> Bool { a.adjustments == b.adjustments }
+    public func hash(into hasher: inout Hasher) { hasher.combine(adjustments) }
+}
+
+extension AssetLibrary {
+    /// Edits an asset with the built-in editor and commits the result (one change; uploaded in the background).
+    ///
+    /// With `resume`, an existing `com.cloudassets.basic` edit is resumed: `change` receives its settings and the
+    /// result is rendered from the *original*; an edit of another format is not resumable, so the new settings
+    /// apply to its rendered version (as without `resume`, which always stacks on the current version).
+    /// Rendering runs off the caller's thread in bounded memory (rows streamed unless the edit transposes).
+    /// - Returns: The asset after the change.
+    /// - Throws: ``CloudAssetsError/Code/unsupportedAdjustments`` when resuming an edit of this format in a version
+    ///   this editor cannot read (nothing is changed), ``CloudAssetsError/Code/cannotEdit`` for settings that do
+    ///   not fit the image, ``CloudAssetsError/Code/networkNotAllowed`` when the image to start from is not local.
+    @discardableResult
+    public func applyBasicEdit(
+        to asset: Asset, resume: Bool = false, isNetworkAccessAllowed: Bool = true,
+        _ change: (inout BasicEdit) throws -> Void
+    ) async throws -> Asset {
+        return try await CloudAssetsError.boundary {
+            let options = ContentEditingInputRequestOptions(
+                canHandleAdjustmentData: { resume && $0.formatIdentifier == BasicAdjustments.formatIdentifier },
+                isNetworkAccessAllowed: isNetworkAccessAllowed, displaySize: 64)
+            let input = try await requestContentEditingInput(for: asset, options: options)
+            var edit = BasicEdit()
+            if let data = input.adjustmentData {
+                edit.adjustments = try BasicAdjustments.decode(
+                    data: Array(data.data), formatIdentifier: data.formatIdentifier,
+                    formatVersion: data.formatVersion)
+            }
+            try change(&edit)
+            var output = ContentEditingOutput(contentEditingInput: input)
+            output.adjustmentData = AdjustmentData(
+                formatIdentifier: BasicAdjustments.formatIdentifier, formatVersion: BasicAdjustments.formatVersion,
+                data: Data(edit.adjustments.encoded()))
+            let source = input.fullSizeImageURL.path
+            let target = output.renderedContentURL.path
+            let adjustments = edit.adjustments
+            do {
+                _ = try await Self.offCooperativePool {
+                    try AdjustmentRenderer.render(source: source, adjustments: adjustments, to: target)
+                }
+                try await performChanges { $0.setContentEditingOutput(output, for: asset) }
+            } catch {
+                unlink(target)
+                throw error
+            }
+            return try self.asset(withLocalIdentifier: asset.localIdentifier) ?? asset
+        }
+    }
+}

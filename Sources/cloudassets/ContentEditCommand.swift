@@ -1,0 +1,121 @@
+import ArgumentParser
+import CloudAssets
+import Foundation
+
+/// `cloudassets edit`: edits images non-destructively with the built-in editor (`com.cloudassets.basic`): the
+/// rendered version and the adjustments go to the bucket; the original is never modified.
+struct ContentEdit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit",
+        abstract: "Edit images non-destructively (rotate, flip, crop, exposure, contrast, saturation, chroma key).",
+        discussion: """
+            Without --resume the edit applies to the asset as it shows now (stacking on an earlier edit's \
+            rendering). With --resume an earlier com.cloudassets.basic edit is resumed from the original: the \
+            options given replace its settings, the others are kept. `cloudassets revert` removes the edit.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var selection: AssetArguments
+    @Option(help: "Rotate clockwise by a multiple of 90 degrees (90, 180, 270, -90).") var rotate: Int?
+    @Flag(help: "Mirror left-right.") var flipHorizontal = false
+    @Flag(help: "Mirror top-bottom.") var flipVertical = false
+    @Option(help: "Keep only x,y,width,height (pixels of the rotated image).") var crop: String?
+    @Option(help: "Exposure in EV stops, -4…4.") var exposure: Double?
+    @Option(help: "Contrast, -1…1.") var contrast: Double?
+    @Option(help: "Saturation, -1…1 (-1: greyscale).") var saturation: Double?
+    @Option(help: "Chroma key: RRGGBB:threshold[:RRGGBB background] (threshold 0…1; background white by default).")
+    var chromaKey: String?
+    @Flag(help: "Resume the asset's com.cloudassets.basic edit from the original.") var resume = false
+    @Flag(help: "Allow downloading the image to edit when it is not local.") var network = false
+    @Flag(name: .long, help: "Record only; do not send the edit to the bucket now.") var noWait = false
+
+    func validate() throws {
+        if let crop { _ = try Self.parseCrop(crop) }
+        if let chromaKey { _ = try Self.parseChromaKey(chromaKey) }
+        if !resume && rotate == nil && !flipHorizontal && !flipVertical && crop == nil && exposure == nil
+            && contrast == nil && saturation == nil && chromaKey == nil
+        {
+            throw ValidationError("give at least one adjustment (--rotate, --crop, --exposure, …) or --resume")
+        }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try await global.openLibrary(runsDownloads: false)
+            defer { library.close() }
+            let targets = try selection.resolve(in: library)
+            for asset in targets {
+                let edited = try await withInterrupt {
+                    try await library.applyBasicEdit(to: asset, resume: resume, isNetworkAccessAllowed: network) { edit in
+                        if let rotate { try edit.setRotation(degrees: rotate) }
+                        if flipHorizontal { edit.flipHorizontal.toggle() }
+                        if flipVertical { edit.flipVertical.toggle() }
+                        if let crop { edit.crop = try Self.parseCrop(crop) }
+                        if let exposure { edit.exposure = exposure }
+                        if let contrast { edit.contrast = contrast }
+                        if let saturation { edit.saturation = saturation }
+                        if let chromaKey { edit.chromaKey = try Self.parseChromaKey(chromaKey) }
+                    }
+                }
+                if !global.quiet { Terminal.shared.out("\(edited.localIdentifier)\tedited\t\(edited.key)") }
+            }
+            try await finishEdit(library, noWait: noWait)
+        }
+    }
+
+    static func parseCrop(_ text: String) throws -> CGRect {
+        let parts = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3], x >= 0, y >= 0,
+            w > 0, h > 0
+        else { throw ValidationError("--crop takes x,y,width,height in pixels (e.g. 0,0,800,600), not \(text)") }
+        return CGRect(x: x, y: y, width: w, height: h)
+    }
+
+    static func parseChromaKey(_ text: String) throws
+        -> (key: (UInt8, UInt8, UInt8), threshold: Double, background: (UInt8, UInt8, UInt8))
+    {
+        func color(_ hex: Substring) -> (UInt8, UInt8, UInt8)? {
+            guard hex.count == 6, let value = UInt32(hex, radix: 16) else { return nil }
+            return (UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF))
+        }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3, let key = color(parts[0]), let threshold = Double(parts[1]),
+            (0...1).contains(threshold), let background = parts.count == 3 ? color(parts[2]) : (255, 255, 255)
+        else { throw ValidationError("--chroma-key takes RRGGBB:threshold[:RRGGBB] (e.g. 00ff00:0.3), not \(text)") }
+        return (key, threshold, background)
+    }
+}
+
+/// `cloudassets revert`: removes assets' edits; they show their originals again (here and, once shared, on every
+/// library). The originals were never modified.
+struct Revert: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Remove assets' edits: show their originals again.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var edit: EditOptions
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try await global.openLibrary(runsDownloads: false)
+            defer { library.close() }
+            let targets = try edit.selection.resolve(in: library, includingTrash: true)
+            try await library.performChanges { changes in
+                for asset in targets where asset.hasAdjustments { changes.revertAssetContentToOriginal(asset) }
+            }
+            if !global.quiet {
+                for asset in targets {
+                    Terminal.shared.out("\(asset.localIdentifier)\t\(asset.hasAdjustments ? "reverted" : "unedited")")
+                }
+            }
+            try await finishEdit(library, noWait: edit.noWait)
+        }
+    }
+}
+
+/// Unless `--no-wait` or offline, waits for the change to reach the bucket; says so when it could not.
+func finishEdit(_ library: AssetLibrary, noWait: Bool) async throws {
+    guard !noWait && library.networkPolicy != .offline else { return }
+    try await withInterrupt { await library.waitForUploads() }
+    let uploads = try library.uploads
+    if uploads.unsharedEdits > 0 || uploads.unsharedContentEdits > 0 {
+        Terminal.shared.err("note: the change is recorded here but could not reach the bucket yet; the next sync sends it")
+    }
+}
