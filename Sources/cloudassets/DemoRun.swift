@@ -177,6 +177,10 @@ struct DemoRun {
             try await showImages(library, server: server, storeURL: temp.appendingPathComponent("owner-device"))
             observer.drain()
 
+            // 12. Non-destructive edits: an edit, a resume from the original, what a second library sees, a revert.
+            try await showEdits(library, second: second, observer: observer)
+            observer.drain()
+
             let usage = try library.cacheUsage()
             say("")
             say("== summary")
@@ -195,6 +199,48 @@ struct DemoRun {
             throw error
         }
         try await server.stop()
+    }
+
+    private func showEdits(_ library: AssetLibrary, second: AssetLibrary, observer: DemoObserver) async throws {
+        guard let photo = try library.asset(forKey: Self.cameraKey) else { return }
+        var network = AssetRequestOptions()
+        network.isNetworkAccessAllowed = true
+        network.version = .original
+        let original = try await library.data(for: photo, options: network)
+        let edited = try await library.applyBasicEdit(to: photo) { edit in
+            try edit.setRotation(degrees: 90)
+            edit.exposure = 0.5
+        }
+        await library.waitForUploads()
+        observer.drain()
+        let revisions = try library.contentRevisions(of: edited)
+        say(
+            "== edited \(photo.key) with the built-in editor (rotate 90, exposure +0.5): hasAdjustments="
+                + "\(edited.hasAdjustments), state \(edited.availability); rendered version and "
+                + "\(revisions.last?.adjustmentData?.data.count ?? 0) bytes of adjustment data uploaded beside the "
+                + "original (edits/…), the original untouched")
+        let resumed = try await library.applyBasicEdit(to: edited, resume: true) { edit in edit.saturation = -1 }
+        await library.waitForUploads()
+        observer.drain()
+        let settings = try library.contentRevisions(of: resumed).last?.adjustmentData.map {
+            String(decoding: $0.data, as: UTF8.self)
+        }
+        say("   resumed from the original with saturation -1 added: \(settings ?? "?")")
+        try await second.sync(fetchThumbnails: false)
+        if let there = try second.asset(forKey: photo.key) {
+            say(
+                "   a second library after its sync: hasAdjustments=\(there.hasAdjustments), state "
+                    + "\(there.availability) (the edit's thumbnail came with the change)")
+        }
+        try await library.performChanges { $0.revertAssetContentToOriginal(resumed) }
+        await library.waitForUploads()
+        observer.drain()
+        var current = AssetRequestOptions()
+        current.isNetworkAccessAllowed = true
+        let reverted = try await library.data(for: resumed, options: current)
+        say(
+            "   reverted: hasAdjustments=\(try library.asset(withLocalIdentifier: photo.localIdentifier)?.hasAdjustments ?? true), "
+                + "current bytes \(reverted == original ? "identical to" : "DIFFERENT from") the original's")
     }
 
     /// The camera photo another tool uploaded.
