@@ -49,13 +49,16 @@ extension Asset {
     var galleryJSON: String {
         let name = key.split(separator: "/").last.map(String.init) ?? key
         let created = Int64((creationDate.timeIntervalSince1970 * 1000).rounded())
-        let version = "\(etag)-\(modificationDate.timeIntervalSince1970)-\(availability.rawValue)-\(hasThumbnail)"
+        let version =
+            "\(etag)-\(modificationDate.timeIntervalSince1970)-\(availability.rawValue)-\(hasThumbnail)"
+            + "-\(editRevision ?? "")"
         return "{\"id\":\(JSONText.quoted(localIdentifier)),\"name\":\(JSONText.quoted(name)),"
             + "\"created\":\(created),\"size\":\(size),\"media\":\"\(mediaType.galleryName)\","
             + "\"width\":\(pixelWidth),\"height\":\(pixelHeight),"
             + "\"availability\":\"\(availability.galleryName)\",\"upload\":\"\(uploadState.galleryName)\","
             + "\"badge\":\"\(galleryBadge)\",\"favorite\":\(isFavorite),\"pinned\":\(isPinned),"
-            + "\"thumbnail\":\(hasThumbnail),\"version\":\(JSONText.quoted(version))}"
+            + "\"thumbnail\":\(hasThumbnail),\"edited\":\(hasAdjustments),"
+            + "\"version\":\(JSONText.quoted(version))}"
     }
 }
 

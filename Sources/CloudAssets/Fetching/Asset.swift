@@ -66,8 +66,9 @@ public struct Asset: Sendable, Hashable, Identifiable {
     /// `true` when the asset has a content edit (PhotoKit's `hasAdjustments`): data and image requests for the
     /// current version deliver the rendered version; the original is unchanged, in the bucket and here.
     public let hasAdjustments: Bool
-    /// The current edit's revision (`nil` without one): a new edit, a revert or another library's edit changes it.
-    let editRevision: String?
+    /// The current edit's revision identifier (`nil` without one): a new edit, a restore or another library's
+    /// edit changes it (see ``AssetLibrary/contentRevisions(of:)``).
+    public let editRevision: String?
     /// The verified byte ranges of the original on disk (empty unless ``availability`` is `partial`; the whole
     /// file when `full`).
     public let partialRanges: [Range<Int64>]
@@ -131,7 +132,8 @@ public struct Asset: Sendable, Hashable, Identifiable {
         case .partial: partialRanges = record.partialRanges.ranges
         case .cloudOnly, .thumbnail: partialRanges = []
         }
-        hasThumbnail = record.thumbnailPresent
+        // The thumbnail of the version the asset shows.
+        hasThumbnail = record.editRevision != nil ? record.editAvailability != .cloudOnly : record.thumbnailPresent
         isPinned = record.isPinned
         lastAccessDate = record.lastAccessDate
         title = record.title

@@ -87,6 +87,7 @@
     cell.style.height = `${CELL}px`;
     cell.innerHTML =
       '<img alt="" hidden><div class="placeholder"></div><span class="badge"></span><span class="fav">♥</span>' +
+      '<button class="edited" type="button" title="Edited: show the original">Edited</button>' +
       '<span class="pin">pinned</span><span class="note"></span>' +
       '<svg class="ring" viewBox="0 0 28 28"><circle class="track" cx="14" cy="14" r="12"></circle>' +
       '<circle class="bar" cx="14" cy="14" r="12"></circle></svg>';
@@ -163,6 +164,8 @@
     cell.dataset.favorite = String(asset.favorite);
     cell.dataset.pinned = String(asset.pinned);
     cell.dataset.media = asset.media;
+    cell.dataset.edited = String(asset.edited);
+    delete cell.dataset.before;
     cell.title = asset.name;
     cell.querySelector(".badge").textContent = asset.badge === "cloud" ? "cloud only" : asset.badge;
     const img = cell.querySelector("img");
@@ -450,6 +453,23 @@
       status(`picker: ${e.message}`);
     }
   }
+
+  // Before/after: the "Edited" badge swaps an edited asset's thumbnail for its original's and back.
+  canvas.addEventListener("click", (event) => {
+    const toggle = event.target.closest(".edited");
+    if (!toggle) return;
+    event.stopPropagation();
+    const cell = toggle.closest(".cell");
+    const asset = cell && state.assets.get(cell._id);
+    if (!asset) return;
+    const before = cell.dataset.before !== "true";
+    const img = cell.querySelector("img");
+    const params = before ? { v: asset.version, version: "original" } : { v: asset.version };
+    img.onerror = before ? () => { toggle.textContent = "No original thumbnail"; } : null;
+    img.src = url(`/api/thumbnails/${encodeURIComponent(asset.id)}`, params);
+    cell.dataset.before = String(before);
+    toggle.textContent = before ? "Original" : "Edited";
+  }, true);
 
   canvas.addEventListener("click", (event) => {
     const cell = event.target.closest(".cell");
