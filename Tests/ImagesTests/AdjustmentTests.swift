@@ -107,10 +107,15 @@ import Testing
         let file = try jpeg(Self.smooth(width: 80, height: 56))
         let adjustments = BasicAdjustments(
             rotateQuarterTurns: turns, flipHorizontal: flips.0, flipVertical: flips.1)
-        let (image, _) = try render(file, adjustments)
+        let (image, statistics) = try render(file, adjustments)
         let reference = Self.reference(try decoded(file), adjustments)
         #expect(image.width == reference.width && image.height == reference.height)
         #expect(Fixtures.meanAbsoluteError(image, reference) < 3)
+        #expect(statistics.passes == 1)
+        // With a tiny budget for held pixels, several passes each hold a part of the region: the same picture.
+        let (parts, partStatistics) = try render(file, adjustments, maxHeldBytes: 4000)
+        #expect(statistics.streamed ? partStatistics.passes == 1 : partStatistics.passes > 1)
+        #expect(Fixtures.meanAbsoluteError(parts, image) < 0.5)
     }
 
     @Test func flipHorizontalMirrorsEachRowAndStreams() throws {
@@ -347,6 +352,17 @@ import Testing
         #expect(rotated.width == 2400 && rotated.height == 3200)
         #expect(rotated.peakPixelBytes < 3200 * 2400 * 3 + 1_000_000)
         #expect(rotated.peakPixelBytes < width * height * 4 / 2)
+        #expect(rotated.passes == 1)
+        // With a budget of 4 MiB: several passes, each holding a strip of the region.
+        let budget = 4 << 20
+        let strips = try AdjustmentRenderer.render(
+            source: input,
+            adjustments: BasicAdjustments(
+                rotateQuarterTurns: 1, crop: .init(x: 300, y: 400, width: 2400, height: 3200), exposure: 0.5),
+            to: folder + "/strips.jpg", maxHeldBytes: budget)
+        #expect(strips.passes == 6)
+        #expect(strips.peakPixelBytes < budget + 512 * 1024)
+        #expect(strips.width == 2400 && strips.height == 3200)
     }
 
     @Test func renderRefusesASourceAboveThePixelLimitAndInvalidValues() throws {
@@ -438,17 +454,17 @@ import Testing
     }
 
     /// Renders `file` through a temporary folder; the output's bytes.
-    func renderedBytes(
-        _ file: [UInt8], _ adjustments: BasicAdjustments, extension ext: String = "jpg", maxPixels: Int = 100_000_000
-    ) throws -> [UInt8] {
-        try renderFile(file, adjustments, extension: ext, maxPixels: maxPixels).bytes
+    func renderedBytes(_ file: [UInt8], _ adjustments: BasicAdjustments) throws -> [UInt8] {
+        try renderFile(file, adjustments, extension: "jpg", maxPixels: 100_000_000, maxHeldBytes: 32 << 20).bytes
     }
 
     /// Renders `file` through a temporary folder; the output decoded, and the statistics.
     func render(
-        _ file: [UInt8], _ adjustments: BasicAdjustments, extension ext: String = "jpg", maxPixels: Int = 100_000_000
+        _ file: [UInt8], _ adjustments: BasicAdjustments, extension ext: String = "jpg", maxPixels: Int = 100_000_000,
+        maxHeldBytes: Int = 32 << 20
     ) throws -> (RGBAImage, RenderStatistics) {
-        let (bytes, statistics) = try renderFile(file, adjustments, extension: ext, maxPixels: maxPixels)
+        let (bytes, statistics) = try renderFile(
+            file, adjustments, extension: ext, maxPixels: maxPixels, maxHeldBytes: maxHeldBytes)
         #expect(bytes.count == statistics.outputBytes)
         let image = try decoded(bytes)
         #expect(image.width == statistics.width && image.height == statistics.height)
@@ -456,14 +472,15 @@ import Testing
     }
 
     private func renderFile(
-        _ file: [UInt8], _ adjustments: BasicAdjustments, extension ext: String, maxPixels: Int
+        _ file: [UInt8], _ adjustments: BasicAdjustments, extension ext: String, maxPixels: Int, maxHeldBytes: Int
     ) throws -> (bytes: [UInt8], statistics: RenderStatistics) {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let input = folder + "/source." + ext
         try Data(file).write(to: URL(fileURLWithPath: input))
         let statistics = try AdjustmentRenderer.render(
-            source: input, adjustments: adjustments, to: folder + "/rendered.jpg", maxPixels: maxPixels, durable: false)
+            source: input, adjustments: adjustments, to: folder + "/rendered.jpg", maxPixels: maxPixels,
+            maxHeldBytes: maxHeldBytes, durable: false)
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/rendered.jpg")))
         return (bytes, statistics)
     }
