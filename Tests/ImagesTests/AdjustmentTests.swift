@@ -300,6 +300,47 @@ import Testing
         #expect(Fixtures.meanAbsoluteError(image, Self.reference(source, adjustments)) < 2)
     }
 
+    @Test func heifSourceRendersUprightWithTheEdit() throws {
+        guard ImageEncoder.canEncodeHEIF else { return }
+        let source = Self.smooth(width: 128, height: 96)
+        let heif = try ImageEncoder.heif(source, quality: 90)
+        let adjustments = BasicAdjustments(rotateQuarterTurns: 2, crop: .init(x: 8, y: 16, width: 100, height: 64))
+        let (image, _) = try render(heif, adjustments, extension: "heic")
+        #expect(image.width == 100 && image.height == 64)
+        #expect(Fixtures.meanAbsoluteError(image, Self.reference(source, adjustments)) < 4)
+    }
+
+    @Test func cancelledOrFailedRenderLeavesNoFileBehind() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = try jpeg(Self.smooth(width: 64, height: 64))
+        try Data(file).write(to: URL(fileURLWithPath: folder + "/in.jpg"))
+        for adjustments in [BasicAdjustments(exposure: 1), BasicAdjustments(rotateQuarterTurns: 1)] {
+            #expect(throws: ImageError.cancelled) {
+                _ = try AdjustmentRenderer.render(
+                    source: folder + "/in.jpg", adjustments: adjustments, to: folder + "/out.jpg") { true }
+            }
+        }
+        // A truncated source: the decoder's error, and nothing written.
+        try Data(file.prefix(file.count / 2)).write(to: URL(fileURLWithPath: folder + "/cut.jpg"))
+        #expect(throws: ImageError.truncated) {
+            _ = try AdjustmentRenderer.render(
+                source: folder + "/cut.jpg", adjustments: BasicAdjustments(), to: folder + "/out.jpg")
+        }
+        // An output folder that is not one: an output error.
+        do {
+            _ = try AdjustmentRenderer.render(
+                source: folder + "/in.jpg", adjustments: BasicAdjustments(), to: folder + "/cut.jpg/x")
+            Issue.record("rendered into a file")
+        } catch {
+            guard case .output = error else {
+                Issue.record("\(error)")
+                return
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["cut.jpg", "in.jpg"])
+    }
+
     @Test func renderReplacesASymlinkAtTheOutputPathWithoutWritingThroughIt() throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
