@@ -11,7 +11,8 @@ import Testing
 
     @Test func decodingRefusesAnUnknownFormatIdentifier() {
         let data = BasicAdjustments(exposure: 1).encoded()
-        #expect(throws: ImageError.unsupportedAdjustments(formatIdentifier: "com.example.filters", formatVersion: "1")) {
+        #expect(throws: ImageError.unsupportedAdjustments(formatIdentifier: "com.example.filters", formatVersion: "1"))
+        {
             _ = try BasicAdjustments.decode(data: data, formatIdentifier: "com.example.filters", formatVersion: "1")
         }
     }
@@ -69,7 +70,8 @@ import Testing
         #expect(decoded == value)
         #expect(decoded.encoded() == data)
         let text = String(decoding: data, as: UTF8.self)
-        let keys = ["chromaKey", "contrast", "crop", "exposure", "flipHorizontal", "flipVertical"]
+        let keys =
+            ["chromaKey", "contrast", "crop", "exposure", "flipHorizontal", "flipVertical"]
             + ["rotateQuarterTurns", "saturation"]
         let positions = keys.map { text.range(of: "\"\($0)\"")!.lowerBound }
         #expect(positions == positions.sorted())
@@ -136,7 +138,9 @@ import Testing
         let crop = BasicAdjustments.CropRect(x: 17, y: 33, width: 41, height: 59)
         for turns in 0...3 {
             var adjustments = BasicAdjustments(rotateQuarterTurns: turns)
-            if turns % 2 == 0 { adjustments.crop = .init(x: 33, y: 17, width: 59, height: 41) } else {
+            if turns % 2 == 0 {
+                adjustments.crop = .init(x: 33, y: 17, width: 59, height: 41)
+            } else {
                 adjustments.crop = crop
             }
             let (image, statistics) = try render(file, adjustments)
@@ -266,7 +270,9 @@ import Testing
         var reference = decodedSource
         let limit = 0.25 * 255 * 3.0.squareRoot()
         for i in stride(from: 0, to: reference.pixels.count, by: 4) {
-            let (r, g, b) = (Double(reference.pixels[i]), Double(reference.pixels[i + 1]), Double(reference.pixels[i + 2]))
+            let (r, g, b) = (
+                Double(reference.pixels[i]), Double(reference.pixels[i + 1]), Double(reference.pixels[i + 2])
+            )
             if (r * r + (g - 255) * (g - 255) + b * b).squareRoot() <= limit {
                 (reference.pixels[i], reference.pixels[i + 1], reference.pixels[i + 2]) = (20, 40, 220)
             }
@@ -318,7 +324,8 @@ import Testing
         for adjustments in [BasicAdjustments(exposure: 1), BasicAdjustments(rotateQuarterTurns: 1)] {
             #expect(throws: ImageError.cancelled) {
                 _ = try AdjustmentRenderer.render(
-                    source: folder + "/in.jpg", adjustments: adjustments, to: folder + "/out.jpg") { true }
+                    source: folder + "/in.jpg", adjustments: adjustments, to: folder + "/out.jpg"
+                ) { true }
             }
         }
         // A truncated source: the decoder's error, and nothing written.
@@ -359,7 +366,8 @@ import Testing
         #expect(throws: ImageError.self) {
             _ = try AdjustmentRenderer.render(source: input, adjustments: bad, to: folder + "/bad.jpg")
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["in.jpg", "out.jpg", "target.txt"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["in.jpg", "out.jpg", "target.txt"])
     }
 
     @Test func streamingRenderOfALargeImageHoldsASmallFractionOfItsPixels() throws {
