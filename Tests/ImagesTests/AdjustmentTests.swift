@@ -90,6 +90,15 @@ import Testing
         #expect(throws: ImageError.self) { _ = try BasicAdjustments.quarterTurns(degrees: 45) }
     }
 
+    @Test func cropArgumentsParseAsXYWidthHeight() throws {
+        #expect(
+            try BasicAdjustments.CropRect(argument: "10,20,300,200") == .init(x: 10, y: 20, width: 300, height: 200))
+        #expect(try BasicAdjustments.CropRect(argument: " 0, 0 ,1,1") == .init(x: 0, y: 0, width: 1, height: 1))
+        for bad in ["", "1,2,3", "1,2,3,4,5", "-1,0,5,5", "0,0,0,5", "a,b,c,d", "1.5,2,3,4"] {
+            #expect(throws: ImageError.self) { _ = try BasicAdjustments.CropRect(argument: bad) }
+        }
+    }
+
     // MARK: Geometry
 
     @Test func rotateNinetyOfANonSquareImageSwapsDimensionsAndMovesTheCorner() throws {
