@@ -181,7 +181,8 @@ package enum AdjustmentRenderer {
         let stride = rows.columns * 3
         let columnOffset = (plan.regionX - rows.firstColumn) * 3
         let regionBytes = plan.regionHeight * stride
-        let region = UnsafeMutablePointer<UInt8>.allocate(capacity: regionBytes)
+        let region = UnsafeMutablePointer<UInt8>.allocate(capacity: regionBytes + 1)
+        region[regionBytes] = 0
         defer { region.deallocate() }
         var y = 0
         while y < plan.regionHeight {
@@ -204,16 +205,30 @@ package enum AdjustmentRenderer {
             if isCancelled() { throw .cancelled }
             let count = min(band, plan.outputHeight - y)
             if plan.transposes {
-                // Each region row gives the band `count` neighbouring pixels: walk it x-major.
+                // Each region row gives the band `count` neighbouring pixels: walk it x-major. A pixel is moved as
+                // 4 bytes (the 4th is the next pixel's first, rewritten when that pixel is; the region has a byte
+                // of slack), except in the last column, whose 4th byte would be the next row's.
+                let raw = UnsafeMutableRawPointer(out)
+                let from0 = UnsafeRawPointer(source)
                 for x in 0..<plan.outputWidth {
                     var from = base + x * dx + y * dy
                     var to = x * 3
-                    for _ in 0..<count {
-                        out[to] = source[from]
-                        out[to + 1] = source[from + 1]
-                        out[to + 2] = source[from + 2]
-                        from += dy
-                        to += outputStride
+                    if x < plan.outputWidth - 1 {
+                        for _ in 0..<count {
+                            raw.storeBytes(
+                                of: from0.loadUnaligned(fromByteOffset: from, as: UInt32.self), toByteOffset: to,
+                                as: UInt32.self)
+                            from += dy
+                            to += outputStride
+                        }
+                    } else {
+                        for _ in 0..<count {
+                            out[to] = source[from]
+                            out[to + 1] = source[from + 1]
+                            out[to + 2] = source[from + 2]
+                            from += dy
+                            to += outputStride
+                        }
                     }
                 }
             } else {
