@@ -19,6 +19,8 @@ package struct RenderStatistics: Sendable, Hashable {
     /// Whether rows went from the decoder to the encoder band by band (a JPEG source with no quarter turn and no
     /// top-bottom mirror overall), so that no image-sized buffer existed.
     package var streamed: Bool
+    /// How many times the source was decoded (more than 1 when the held region would exceed `maxHeldBytes`).
+    package var passes: Int
 }
 
 /// Renders `BasicAdjustments` from an original to a baseline JPEG, in bounded memory.
@@ -28,12 +30,16 @@ package enum AdjustmentRenderer {
     /// Renders `adjustments` applied to the image at `source` (JPEG, PNG or HEIF) into a baseline JPEG (4:2:0)
     /// at `outputPath`, in the order `BasicAdjustments` documents (EXIF orientation first).
     ///
-    /// Memory: for a JPEG source, only the stored rows and columns the crop covers are decoded (rows above it
+    /// Memory, for a JPEG source: only the stored rows and columns the crop covers are decoded (rows above it
     /// are skipped without their inverse DCT, rows below are never read, columns outside it are not decoded
     /// past libjpeg's iMCU boundary). When the EXIF orientation and the edit together neither transpose nor
     /// mirror top-bottom, rows stream from decoder to encoder in bands of 16: peak pixel memory is
-    /// O(width × 16), whatever the image's height. Otherwise the cropped region is held once, 3 bytes a pixel,
-    /// and rotated rows are gathered from it. PNG and HEIF sources are decoded whole (upright RGBA) first.
+    /// O(width × 16), whatever the image's height. Otherwise the stored pixels under the crop are held, 3 bytes a
+    /// pixel, and the output's rows gathered from them; when they exceed `maxHeldBytes`, the output is made in
+    /// several passes over the file, each holding only the part of the region its band of output rows needs
+    /// (a strip of columns for a quarter turn), so peak pixel memory stays about `maxHeldBytes` + O(width × 16)
+    /// for any image, at the price of decoding the region's compressed data once per pass. PNG and HEIF
+    /// sources are decoded whole (upright RGBA, O(image)) first.
     ///
     /// Output: upright pixels; no metadata segment but JFIF (no EXIF, so no orientation tag, no GPS, no
     /// capture date, no ICC profile: pixel values are kept as sRGB). Written to a temporary file created
@@ -47,7 +53,8 @@ package enum AdjustmentRenderer {
     /// is polled between bands of rows).
     package static func render(
         source path: String, adjustments: BasicAdjustments, to outputPath: String, quality: Int = 90,
-        maxPixels: Int = 100_000_000, durable: Bool = true, isCancelled: @Sendable () -> Bool = { false }
+        maxPixels: Int = 100_000_000, maxHeldBytes: Int = 32 << 20, durable: Bool = true,
+        isCancelled: @Sendable () -> Bool = { false }
     ) throws(ImageError) -> RenderStatistics {
         try adjustments.validate()
         let (format, orientation) = try ImageDecoder.probe(fileAt: path)
@@ -57,49 +64,53 @@ package enum AdjustmentRenderer {
         defer { if !finished { output.discard() } }
         let encoder = try output.encoder()
         defer { cj_encoder_destroy(encoder) }
-        let result: (plan: RenderPlan, peak: Int)
+        let plan: RenderPlan
+        var peak = 0
+        var passes = 1
         switch format {
         case .jpeg:
-            guard let decoder = cj_decoder_create_file(path) else { throw .codec("cannot open \(path)") }
-            defer { cj_decoder_destroy(decoder) }
-            func check(_ code: Int32) throws(ImageError) {
-                switch Int(code) {
-                case Int(CJ_OK): return
-                case Int(CJ_TRUNCATED): throw .truncated
-                default: throw .corrupt("JPEG: \(String(cString: cj_decoder_message(decoder)))")
+            var source = try JPEGRows(path: path)
+            defer { source.close() }
+            try DecodePlan.checkPixels(width: source.width, height: source.height, limit: maxPixels)
+            plan = try RenderPlan(
+                storedWidth: source.width, storedHeight: source.height, orientation: orientation,
+                adjustments: adjustments)
+            try start(encoder, plan: plan, quality: quality)
+            if plan.streams {
+                try source.start(plan)
+                peak = try stream(&source, plan: plan, tone: tone, encoder: encoder, isCancelled: isCancelled)
+            } else {
+                // Output bands of whole 16-row groups, each holding at most about maxHeldBytes.
+                let held = plan.regionWidth * plan.regionHeight * 3
+                passes = max(1, min((held + max(1, maxHeldBytes) - 1) / max(1, maxHeldBytes), plan.outputHeight))
+                let rowsPerPass = (plan.outputHeight + passes - 1) / passes
+                let step = min(plan.outputHeight, (rowsPerPass + band - 1) / band * band)
+                passes = 0
+                for y in stride(from: 0, to: plan.outputHeight, by: step) {
+                    let part = try plan.rows(y..<min(plan.outputHeight, y + step), adjustments: adjustments)
+                    if passes > 0 {
+                        source.close()
+                        source = try JPEGRows(path: path)
+                    }
+                    try source.start(part)
+                    peak = max(
+                        peak, try gather(&source, plan: part, tone: tone, encoder: encoder, isCancelled: isCancelled))
+                    passes += 1
                 }
             }
-            var width: Int32 = 0
-            var height: Int32 = 0
-            var components: Int32 = 0
-            try check(cj_decoder_read_header(decoder, &width, &height, &components))
-            try DecodePlan.checkPixels(width: Int(width), height: Int(height), limit: maxPixels)
-            let plan = try RenderPlan(
-                storedWidth: Int(width), storedHeight: Int(height), orientation: orientation,
-                adjustments: adjustments)
-            var firstColumn = Int32(plan.regionX)
-            var columns = Int32(plan.regionWidth)
-            var decodedHeight: Int32 = 0
-            try check(cj_decoder_start_columns(decoder, 3, &firstColumn, &columns, &decodedHeight))
-            guard firstColumn <= plan.regionX, Int(firstColumn + columns) >= plan.regionX + plan.regionWidth,
-                Int(decodedHeight) == Int(height)
-            else { throw .codec("JPEG: libjpeg decoded columns \(firstColumn)+\(columns) for the crop") }
-            var rows = JPEGRows(decoder: decoder, firstColumn: Int(firstColumn), columns: Int(columns))
-            try rows.skip(plan.regionY)
-            result = (
-                plan,
-                try run(&rows, plan: plan, tone: tone, encoder: encoder, quality: quality, isCancelled: isCancelled)
-            )
         case .png, .heif:
             var request = DecodeRequest(targetWidth: 0, targetHeight: 0, resizeMode: .none)
             request.maxPixels = maxPixels
             let (image, statistics) = try ImageDecoder.decode(fileAt: path, request: request, isCancelled: isCancelled)
-            let plan = try RenderPlan(
+            plan = try RenderPlan(
                 storedWidth: image.width, storedHeight: image.height, orientation: 1, adjustments: adjustments)
+            try start(encoder, plan: plan, quality: quality)
             var rows = ImageRows(image: image, row: plan.regionY, firstColumn: plan.regionX, columns: plan.regionWidth)
-            let peak = try run(
-                &rows, plan: plan, tone: tone, encoder: encoder, quality: quality, isCancelled: isCancelled)
-            result = (plan, max(statistics.peakPixelBytes, image.pixels.count + peak))
+            let held =
+                plan.streams
+                ? try stream(&rows, plan: plan, tone: tone, encoder: encoder, isCancelled: isCancelled)
+                : try gather(&rows, plan: plan, tone: tone, encoder: encoder, isCancelled: isCancelled)
+            peak = max(statistics.peakPixelBytes, image.pixels.count + held)
         }
         var bytes: UnsafePointer<UInt8>?
         var length = 0
@@ -109,19 +120,14 @@ package enum AdjustmentRenderer {
         finished = true  // commit removes the temporary file itself when it fails
         try output.commit(durable: durable)
         return RenderStatistics(
-            width: result.plan.outputWidth, height: result.plan.outputHeight, outputBytes: length,
-            peakPixelBytes: result.peak, streamed: format == .jpeg && result.plan.streams)
+            width: plan.outputWidth, height: plan.outputHeight, outputBytes: length, peakPixelBytes: peak,
+            streamed: format == .jpeg && plan.streams, passes: passes)
     }
 
     /// Rows of the band the encoder takes at once (and the decoder gives).
     static let band = 16
 
-    /// Decodes the region's rows, applies the tone map, and feeds the encoder rows of the output; returns the
-    /// peak bytes of pixel buffers held.
-    private static func run<Rows: StoredRows>(
-        _ rows: inout Rows, plan: RenderPlan, tone: ToneMap, encoder: OpaquePointer, quality: Int,
-        isCancelled: () -> Bool
-    ) throws(ImageError) -> Int {
+    private static func start(_ encoder: OpaquePointer, plan: RenderPlan, quality: Int) throws(ImageError) {
         guard plan.outputWidth <= 65_500, plan.outputHeight <= 65_500 else {
             throw .invalidAdjustments("a JPEG cannot be \(plan.outputWidth)x\(plan.outputHeight)")
         }
@@ -130,43 +136,60 @@ package enum AdjustmentRenderer {
                 encoder, Int32(plan.outputWidth), Int32(plan.outputHeight), Int32(min(100, max(1, quality))), 3, nil,
                 0) == CJ_OK
         else { throw .output(String(cString: cj_encoder_message(encoder))) }
-        func write(_ pointer: UnsafePointer<UInt8>, stride: Int, count: Int) throws(ImageError) {
-            guard cj_encoder_write_rows(encoder, pointer, stride, Int32(count)) == CJ_OK else {
-                throw .output(String(cString: cj_encoder_message(encoder)))
-            }
+    }
+
+    private static func write(
+        _ encoder: OpaquePointer, _ pointer: UnsafePointer<UInt8>, stride: Int, count: Int
+    ) throws(ImageError) {
+        guard cj_encoder_write_rows(encoder, pointer, stride, Int32(count)) == CJ_OK else {
+            throw .output(String(cString: cj_encoder_message(encoder)))
         }
+    }
+
+    /// Output rows are the region's rows in order (mirrored when the plan says): band by band from decoder to
+    /// encoder. Returns the bytes of pixel buffers held.
+    private static func stream<Rows: StoredRows>(
+        _ rows: inout Rows, plan: RenderPlan, tone: ToneMap, encoder: OpaquePointer, isCancelled: () -> Bool
+    ) throws(ImageError) -> Int {
         let stride = rows.columns * 3
         // Byte offset of the region's first column in a decoded row.
         let columnOffset = (plan.regionX - rows.firstColumn) * 3
         let width = plan.regionWidth
-        if plan.streams {
-            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: band * stride)
-            defer { buffer.deallocate() }
-            var y = 0
-            while y < plan.outputHeight {
-                if isCancelled() { throw .cancelled }
-                let count = min(band, plan.outputHeight - y)
-                try rows.read(into: buffer, stride: stride, count: count)
-                for j in 0..<count {
-                    let row = buffer + j * stride + columnOffset
-                    tone.apply(row, pixels: width)
-                    if plan.mirrorsRows { reverse(row, pixels: width) }
-                }
-                try write(buffer + columnOffset, stride: stride, count: count)
-                y += count
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: band * stride)
+        defer { buffer.deallocate() }
+        var y = 0
+        while y < plan.outputHeight {
+            if isCancelled() { throw .cancelled }
+            let count = min(band, plan.outputHeight - y)
+            try rows.read(into: buffer, stride: stride, count: count)
+            for j in 0..<count {
+                let row = buffer + j * stride + columnOffset
+                tone.apply(row, pixels: width)
+                if plan.mirrorsRows { reverse(row, pixels: width) }
             }
-            return band * stride
+            try write(encoder, buffer + columnOffset, stride: stride, count: count)
+            y += count
         }
-        // Hold the region (toned), then gather the output's rows from it.
+        return band * stride
+    }
+
+    /// Holds the plan's region (toned), then gathers the output's rows from it. Returns the bytes of pixel
+    /// buffers held.
+    private static func gather<Rows: StoredRows>(
+        _ rows: inout Rows, plan: RenderPlan, tone: ToneMap, encoder: OpaquePointer, isCancelled: () -> Bool
+    ) throws(ImageError) -> Int {
+        let stride = rows.columns * 3
+        let columnOffset = (plan.regionX - rows.firstColumn) * 3
         let regionBytes = plan.regionHeight * stride
-        let region = UnsafeMutablePointer<UInt8>.allocate(capacity: regionBytes)
+        let region = UnsafeMutablePointer<UInt8>.allocate(capacity: regionBytes + 1)
+        region[regionBytes] = 0
         defer { region.deallocate() }
         var y = 0
         while y < plan.regionHeight {
             if isCancelled() { throw .cancelled }
             let count = min(band, plan.regionHeight - y)
             try rows.read(into: region + y * stride, stride: stride, count: count)
-            for j in 0..<count { tone.apply(region + (y + j) * stride + columnOffset, pixels: width) }
+            for j in 0..<count { tone.apply(region + (y + j) * stride + columnOffset, pixels: plan.regionWidth) }
             y += count
         }
         let outputStride = plan.outputWidth * 3
@@ -182,16 +205,30 @@ package enum AdjustmentRenderer {
             if isCancelled() { throw .cancelled }
             let count = min(band, plan.outputHeight - y)
             if plan.transposes {
-                // Each region row gives the band `count` neighbouring pixels: walk it x-major.
+                // Each region row gives the band `count` neighbouring pixels: walk it x-major. A pixel is moved as
+                // 4 bytes (the 4th is the next pixel's first, rewritten when that pixel is; the region has a byte
+                // of slack), except in the last column, whose 4th byte would be the next row's.
+                let raw = UnsafeMutableRawPointer(out)
+                let from0 = UnsafeRawPointer(source)
                 for x in 0..<plan.outputWidth {
                     var from = base + x * dx + y * dy
                     var to = x * 3
-                    for _ in 0..<count {
-                        out[to] = source[from]
-                        out[to + 1] = source[from + 1]
-                        out[to + 2] = source[from + 2]
-                        from += dy
-                        to += outputStride
+                    if x < plan.outputWidth - 1 {
+                        for _ in 0..<count {
+                            raw.storeBytes(
+                                of: from0.loadUnaligned(fromByteOffset: from, as: UInt32.self), toByteOffset: to,
+                                as: UInt32.self)
+                            from += dy
+                            to += outputStride
+                        }
+                    } else {
+                        for _ in 0..<count {
+                            out[to] = source[from]
+                            out[to + 1] = source[from + 1]
+                            out[to + 2] = source[from + 2]
+                            from += dy
+                            to += outputStride
+                        }
                     }
                 }
             } else {
@@ -210,7 +247,7 @@ package enum AdjustmentRenderer {
                     }
                 }
             }
-            try write(out, stride: outputStride, count: count)
+            try write(encoder, out, stride: outputStride, count: count)
             y += count
         }
         return regionBytes + band * outputStride
@@ -240,11 +277,34 @@ private protocol StoredRows {
     mutating func read(into buffer: UnsafeMutablePointer<UInt8>, stride: Int, count: Int) throws(ImageError)
 }
 
-/// A started libjpeg decode (RGB, cropped to columns).
+/// A libjpeg decode of a file, started for a plan's region: RGB rows of the region's columns (widened by libjpeg
+/// to iMCU boundaries), from the region's first row.
 private struct JPEGRows: StoredRows {
-    let decoder: OpaquePointer
-    let firstColumn: Int
-    let columns: Int
+    private(set) var decoder: OpaquePointer?
+    let width: Int
+    let height: Int
+    private(set) var firstColumn = 0
+    private(set) var columns = 0
+
+    /// Opens the file and reads its headers.
+    init(path: String) throws(ImageError) {
+        guard let decoder = cj_decoder_create_file(path) else { throw .codec("cannot open \(path)") }
+        self.decoder = decoder
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var components: Int32 = 0
+        let code = cj_decoder_read_header(decoder, &width, &height, &components)
+        (self.width, self.height) = (Int(width), Int(height))
+        do { try check(code) } catch {
+            close()
+            throw error
+        }
+    }
+
+    mutating func close() {
+        if let decoder { cj_decoder_destroy(decoder) }
+        decoder = nil
+    }
 
     private func check(_ code: Int32) throws(ImageError) {
         switch Int(code) {
@@ -254,8 +314,16 @@ private struct JPEGRows: StoredRows {
         }
     }
 
-    mutating func skip(_ count: Int) throws(ImageError) {
-        var left = count
+    /// Starts the decode of the plan's region's columns and skips to its first row.
+    mutating func start(_ plan: RenderPlan) throws(ImageError) {
+        var first = Int32(plan.regionX)
+        var count = Int32(plan.regionWidth)
+        var decodedHeight: Int32 = 0
+        try check(cj_decoder_start_columns(decoder, 3, &first, &count, &decodedHeight))
+        guard first <= plan.regionX, Int(first + count) >= plan.regionX + plan.regionWidth, Int(decodedHeight) == height
+        else { throw .codec("JPEG: libjpeg decoded columns \(first)+\(count) for the crop") }
+        (firstColumn, columns) = (Int(first), Int(count))
+        var left = plan.regionY
         while left > 0 {
             var skipped: Int32 = 0
             try check(cj_decoder_skip_rows(decoder, Int32(left), &skipped))
@@ -327,14 +395,30 @@ struct RenderPlan: Sendable, Hashable {
     /// Whether each output row is its stored row mirrored.
     var mirrorsRows: Bool { xStepX == -1 }
 
+    let storedWidth: Int
+    let storedHeight: Int
+    let orientation: Int
+    /// The crop in the rotated image (the whole of it when the adjustments have none).
+    let crop: BasicAdjustments.CropRect
+
+    /// The plan for output rows `rows` only: the same mapping, restricted to the part of the region they need.
+    func rows(_ rows: Range<Int>, adjustments: BasicAdjustments) throws(ImageError) -> RenderPlan {
+        var part = adjustments
+        part.crop = .init(x: crop.x, y: crop.y + rows.lowerBound, width: crop.width, height: rows.count)
+        return try RenderPlan(
+            storedWidth: storedWidth, storedHeight: storedHeight, orientation: orientation, adjustments: part)
+    }
+
     /// Throws `.invalidAdjustments` when the adjustments are out of range or the crop does not fit.
     init(storedWidth sw: Int, storedHeight sh: Int, orientation: Int, adjustments a: BasicAdjustments)
         throws(ImageError)
     {
+        (storedWidth, storedHeight, self.orientation) = (sw, sh, orientation)
         let (uw, uh) = Orientation.swapsAxes(orientation) ? (sh, sw) : (sw, sh)
         try a.validate(uprightWidth: uw, uprightHeight: uh)
         let (fw, fh) = a.rotatedSize(uprightWidth: uw, uprightHeight: uh)
         let crop = a.crop ?? BasicAdjustments.CropRect(x: 0, y: 0, width: fw, height: fh)
+        self.crop = crop
         // The stored pixel at (X, Y) of the rotated and flipped image (affine, so three points define it).
         func stored(_ X: Int, _ Y: Int) -> (x: Int, y: Int) {
             let X = a.flipHorizontal ? fw - 1 - X : X

@@ -36,6 +36,18 @@ package struct BasicAdjustments: Sendable, Hashable, Codable {
             self.width = width
             self.height = height
         }
+
+        /// A crop as a user gives it, `x,y,width,height` (`--crop 10,20,300,200`); throws `.invalidAdjustments`
+        /// for anything else (four integers, x and y >= 0, width and height > 0).
+        package init(argument: String) throws(ImageError) {
+            let parts = argument.split(separator: ",", omittingEmptySubsequences: false).map {
+                Int($0.trimmingCharacters(in: .whitespaces))
+            }
+            guard parts.count == 4, let x = parts[0], let y = parts[1], let width = parts[2], let height = parts[3],
+                x >= 0, y >= 0, width > 0, height > 0
+            else { throw .invalidAdjustments("crop \"\(argument)\" is not x,y,width,height in pixels") }
+            self.init(x: x, y: y, width: width, height: height)
+        }
     }
 
     /// An 8-bit sRGB colour.
@@ -172,6 +184,8 @@ package struct BasicAdjustments: Sendable, Hashable, Codable {
     // MARK: Adjustment data
 
     /// The adjustment data: UTF-8 JSON with sorted keys (stable bytes for equal values), every field written.
+    /// Values should be valid (`validate()`); a non-finite number cannot be written, and gives empty data, which
+    /// `decode` refuses.
     package func encoded() -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -11,7 +11,8 @@ import Testing
 
     @Test func decodingRefusesAnUnknownFormatIdentifier() {
         let data = BasicAdjustments(exposure: 1).encoded()
-        #expect(throws: ImageError.unsupportedAdjustments(formatIdentifier: "com.example.filters", formatVersion: "1")) {
+        #expect(throws: ImageError.unsupportedAdjustments(formatIdentifier: "com.example.filters", formatVersion: "1"))
+        {
             _ = try BasicAdjustments.decode(data: data, formatIdentifier: "com.example.filters", formatVersion: "1")
         }
     }
@@ -69,7 +70,8 @@ import Testing
         #expect(decoded == value)
         #expect(decoded.encoded() == data)
         let text = String(decoding: data, as: UTF8.self)
-        let keys = ["chromaKey", "contrast", "crop", "exposure", "flipHorizontal", "flipVertical"]
+        let keys =
+            ["chromaKey", "contrast", "crop", "exposure", "flipHorizontal", "flipVertical"]
             + ["rotateQuarterTurns", "saturation"]
         let positions = keys.map { text.range(of: "\"\($0)\"")!.lowerBound }
         #expect(positions == positions.sorted())
@@ -86,6 +88,15 @@ import Testing
         #expect(try BasicAdjustments.quarterTurns(degrees: -90) == 3)
         #expect(try BasicAdjustments.quarterTurns(degrees: 0) == 0)
         #expect(throws: ImageError.self) { _ = try BasicAdjustments.quarterTurns(degrees: 45) }
+    }
+
+    @Test func cropArgumentsParseAsXYWidthHeight() throws {
+        #expect(
+            try BasicAdjustments.CropRect(argument: "10,20,300,200") == .init(x: 10, y: 20, width: 300, height: 200))
+        #expect(try BasicAdjustments.CropRect(argument: " 0, 0 ,1,1") == .init(x: 0, y: 0, width: 1, height: 1))
+        for bad in ["", "1,2,3", "1,2,3,4,5", "-1,0,5,5", "0,0,0,5", "a,b,c,d", "1.5,2,3,4"] {
+            #expect(throws: ImageError.self) { _ = try BasicAdjustments.CropRect(argument: bad) }
+        }
     }
 
     // MARK: Geometry
@@ -107,10 +118,15 @@ import Testing
         let file = try jpeg(Self.smooth(width: 80, height: 56))
         let adjustments = BasicAdjustments(
             rotateQuarterTurns: turns, flipHorizontal: flips.0, flipVertical: flips.1)
-        let (image, _) = try render(file, adjustments)
+        let (image, statistics) = try render(file, adjustments)
         let reference = Self.reference(try decoded(file), adjustments)
         #expect(image.width == reference.width && image.height == reference.height)
         #expect(Fixtures.meanAbsoluteError(image, reference) < 3)
+        #expect(statistics.passes == 1)
+        // With a tiny budget for held pixels, several passes each hold a part of the region: the same picture.
+        let (parts, partStatistics) = try render(file, adjustments, maxHeldBytes: 4000)
+        #expect(statistics.streamed ? partStatistics.passes == 1 : partStatistics.passes > 1)
+        #expect(Fixtures.meanAbsoluteError(parts, image) < 0.5)
     }
 
     @Test func flipHorizontalMirrorsEachRowAndStreams() throws {
@@ -131,7 +147,9 @@ import Testing
         let crop = BasicAdjustments.CropRect(x: 17, y: 33, width: 41, height: 59)
         for turns in 0...3 {
             var adjustments = BasicAdjustments(rotateQuarterTurns: turns)
-            if turns % 2 == 0 { adjustments.crop = .init(x: 33, y: 17, width: 59, height: 41) } else {
+            if turns % 2 == 0 {
+                adjustments.crop = .init(x: 33, y: 17, width: 59, height: 41)
+            } else {
                 adjustments.crop = crop
             }
             let (image, statistics) = try render(file, adjustments)
@@ -261,7 +279,9 @@ import Testing
         var reference = decodedSource
         let limit = 0.25 * 255 * 3.0.squareRoot()
         for i in stride(from: 0, to: reference.pixels.count, by: 4) {
-            let (r, g, b) = (Double(reference.pixels[i]), Double(reference.pixels[i + 1]), Double(reference.pixels[i + 2]))
+            let (r, g, b) = (
+                Double(reference.pixels[i]), Double(reference.pixels[i + 1]), Double(reference.pixels[i + 2])
+            )
             if (r * r + (g - 255) * (g - 255) + b * b).squareRoot() <= limit {
                 (reference.pixels[i], reference.pixels[i + 1], reference.pixels[i + 2]) = (20, 40, 220)
             }
@@ -295,6 +315,48 @@ import Testing
         #expect(Fixtures.meanAbsoluteError(image, Self.reference(source, adjustments)) < 2)
     }
 
+    @Test func heifSourceRendersUprightWithTheEdit() throws {
+        guard ImageEncoder.canEncodeHEIF else { return }
+        let source = Self.smooth(width: 128, height: 96)
+        let heif = try ImageEncoder.heif(source, quality: 90)
+        let adjustments = BasicAdjustments(rotateQuarterTurns: 2, crop: .init(x: 8, y: 16, width: 100, height: 64))
+        let (image, _) = try render(heif, adjustments, extension: "heic")
+        #expect(image.width == 100 && image.height == 64)
+        #expect(Fixtures.meanAbsoluteError(image, Self.reference(source, adjustments)) < 4)
+    }
+
+    @Test func cancelledOrFailedRenderLeavesNoFileBehind() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = try jpeg(Self.smooth(width: 64, height: 64))
+        try Data(file).write(to: URL(fileURLWithPath: folder + "/in.jpg"))
+        for adjustments in [BasicAdjustments(exposure: 1), BasicAdjustments(rotateQuarterTurns: 1)] {
+            #expect(throws: ImageError.cancelled) {
+                _ = try AdjustmentRenderer.render(
+                    source: folder + "/in.jpg", adjustments: adjustments, to: folder + "/out.jpg"
+                ) { true }
+            }
+        }
+        // A truncated source: the decoder's error, and nothing written.
+        try Data(file.prefix(file.count / 2)).write(to: URL(fileURLWithPath: folder + "/cut.jpg"))
+        #expect(throws: ImageError.truncated) {
+            _ = try AdjustmentRenderer.render(
+                source: folder + "/cut.jpg", adjustments: BasicAdjustments(), to: folder + "/out.jpg")
+        }
+        // An output folder that is not one: an output error.
+        do {
+            _ = try AdjustmentRenderer.render(
+                source: folder + "/in.jpg", adjustments: BasicAdjustments(), to: folder + "/cut.jpg/x")
+            Issue.record("rendered into a file")
+        } catch {
+            guard case .output = error else {
+                Issue.record("\(error)")
+                return
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["cut.jpg", "in.jpg"])
+    }
+
     @Test func renderReplacesASymlinkAtTheOutputPathWithoutWritingThroughIt() throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -313,7 +375,8 @@ import Testing
         #expect(throws: ImageError.self) {
             _ = try AdjustmentRenderer.render(source: input, adjustments: bad, to: folder + "/bad.jpg")
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["in.jpg", "out.jpg", "target.txt"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["in.jpg", "out.jpg", "target.txt"])
     }
 
     @Test func streamingRenderOfALargeImageHoldsASmallFractionOfItsPixels() throws {
@@ -347,6 +410,17 @@ import Testing
         #expect(rotated.width == 2400 && rotated.height == 3200)
         #expect(rotated.peakPixelBytes < 3200 * 2400 * 3 + 1_000_000)
         #expect(rotated.peakPixelBytes < width * height * 4 / 2)
+        #expect(rotated.passes == 1)
+        // With a budget of 4 MiB: several passes, each holding a strip of the region.
+        let budget = 4 << 20
+        let strips = try AdjustmentRenderer.render(
+            source: input,
+            adjustments: BasicAdjustments(
+                rotateQuarterTurns: 1, crop: .init(x: 300, y: 400, width: 2400, height: 3200), exposure: 0.5),
+            to: folder + "/strips.jpg", maxHeldBytes: budget)
+        #expect(strips.passes == 6)
+        #expect(strips.peakPixelBytes < budget + 512 * 1024)
+        #expect(strips.width == 2400 && strips.height == 3200)
     }
 
     @Test func renderRefusesASourceAboveThePixelLimitAndInvalidValues() throws {
@@ -438,17 +512,17 @@ import Testing
     }
 
     /// Renders `file` through a temporary folder; the output's bytes.
-    func renderedBytes(
-        _ file: [UInt8], _ adjustments: BasicAdjustments, extension ext: String = "jpg", maxPixels: Int = 100_000_000
-    ) throws -> [UInt8] {
-        try renderFile(file, adjustments, extension: ext, maxPixels: maxPixels).bytes
+    func renderedBytes(_ file: [UInt8], _ adjustments: BasicAdjustments) throws -> [UInt8] {
+        try renderFile(file, adjustments, extension: "jpg", maxPixels: 100_000_000, maxHeldBytes: 32 << 20).bytes
     }
 
     /// Renders `file` through a temporary folder; the output decoded, and the statistics.
     func render(
-        _ file: [UInt8], _ adjustments: BasicAdjustments, extension ext: String = "jpg", maxPixels: Int = 100_000_000
+        _ file: [UInt8], _ adjustments: BasicAdjustments, extension ext: String = "jpg", maxPixels: Int = 100_000_000,
+        maxHeldBytes: Int = 32 << 20
     ) throws -> (RGBAImage, RenderStatistics) {
-        let (bytes, statistics) = try renderFile(file, adjustments, extension: ext, maxPixels: maxPixels)
+        let (bytes, statistics) = try renderFile(
+            file, adjustments, extension: ext, maxPixels: maxPixels, maxHeldBytes: maxHeldBytes)
         #expect(bytes.count == statistics.outputBytes)
         let image = try decoded(bytes)
         #expect(image.width == statistics.width && image.height == statistics.height)
@@ -456,14 +530,15 @@ import Testing
     }
 
     private func renderFile(
-        _ file: [UInt8], _ adjustments: BasicAdjustments, extension ext: String, maxPixels: Int
+        _ file: [UInt8], _ adjustments: BasicAdjustments, extension ext: String, maxPixels: Int, maxHeldBytes: Int
     ) throws -> (bytes: [UInt8], statistics: RenderStatistics) {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let input = folder + "/source." + ext
         try Data(file).write(to: URL(fileURLWithPath: input))
         let statistics = try AdjustmentRenderer.render(
-            source: input, adjustments: adjustments, to: folder + "/rendered.jpg", maxPixels: maxPixels, durable: false)
+            source: input, adjustments: adjustments, to: folder + "/rendered.jpg", maxPixels: maxPixels,
+            maxHeldBytes: maxHeldBytes, durable: false)
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/rendered.jpg")))
         return (bytes, statistics)
     }
