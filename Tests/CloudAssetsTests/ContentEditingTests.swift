@@ -238,3 +238,73 @@ struct ContentEditingTests {
         }
     }
 }
+
+/// A real `kill -9` while an edit goes up: the child (this test binary, filtered to
+/// ``ContentEditCrashTests/childUploadsEditUntilKilled()``) commits an edit and uploads it; the server holds the
+/// manifest's PUT, so the child is killed after the rendered file went up and before the edit is complete.
+@Suite("Library: kill -9 during an edit's upload", .timeLimit(.minutes(1)))
+struct ContentEditCrashTests {
+    static let storeVariable = "CLOUDASSETS_EDIT_CHILD_STORE"
+    static let endpointVariable = "CLOUDASSETS_EDIT_CHILD_ENDPOINT"
+    static let marker = "EDIT-CHILD-COMMITTED"
+
+    @Test("after kill -9 during an edit's upload the reopened library finishes it and another library sees it")
+    func killDuringEditUploadThenResume() async throws {
+        let executable = try #require(LibraryCrashTests.testExecutable())
+        try await withHarness { harness in
+            let (setup, asset, original) = try await harness.libraryWithPhoto("a")
+            let store = setup.configuration.storeURL
+            setup.close()
+            harness.server.faults.add(.latency(milliseconds: 120_000), keyPattern: "edits/*.json", method: "PUT", times: 1)
+            let child = try ChildProcess(
+                executable: executable,
+                arguments: ["--testing-library", "swift-testing", "--filter", "childUploadsEditUntilKilled"],
+                environment: [Self.storeVariable: store.path, Self.endpointVariable: harness.server.endpoint.absoluteString])
+            #expect(await child.firstLine(containing: Self.marker) != nil, "the child ended before it edited")
+            // Wait (on the server's own state, not a timer) until the rendered file is up and the manifest held.
+            while !harness.editObjects().contains(where: { $0.hasSuffix(".thumb.jpg") }) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            child.kill()
+            #expect(await child.exitStatus() == SIGKILL)
+            // The server stored the manifest and holds its answer: the child never learnt the edit was complete.
+
+            let reopened = try await harness.journalLibrary("a")
+            #expect(try reopened.uploads.unsharedContentEdits == 1)
+            let journalBefore = harness.journalKeys.count
+            let edited = try ContentEditingTests.current(reopened, asset)
+            #expect(edited.hasAdjustments && edited.availability == .full)
+            await reopened.waitForUploads()
+            #expect(try reopened.uploads.unsharedContentEdits == 0)
+            #expect(harness.editObjects().filter { $0.hasSuffix(".json") }.count == 1)
+            #expect(harness.journalKeys.count == journalBefore + 1)
+            let rendered = try await reopened.data(for: edited)
+
+            let (other, seen, _) = try await harness.libraryWithPhoto("b")
+            try await other.sync(mode: .incremental, fetchThumbnails: false)
+            #expect(try ContentEditingTests.current(other, seen).hasAdjustments)
+            #expect(try await other.data(for: seen, options: ContentEditingTests.network()) == rendered)
+            #expect(try harness.server.objectData(bucket: LibraryHarness.bucket, key: asset.key) == original)
+        }
+    }
+
+    /// The child's side: runs only when the parent set the environment.
+    @Test(
+        "child process: edits, then uploads until killed",
+        .enabled(if: ProcessInfo.processInfo.environment[ContentEditCrashTests.storeVariable] != nil))
+    func childUploadsEditUntilKilled() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let store = try #require(environment[Self.storeVariable])
+        let endpoint = try #require(environment[Self.endpointVariable].flatMap(URL.init(string:)))
+        var configuration = AssetLibrary.Configuration(
+            storeURL: URL(fileURLWithPath: store), endpoint: endpoint, bucket: LibraryHarness.bucket,
+            credentials: .static(accessKeyID: LibraryHarness.accessKey, secretAccessKey: LibraryHarness.secretKey))
+        configuration.startsBackgroundTransfers = false
+        let library = try await AssetLibrary(configuration: configuration)
+        let asset = try #require(try library.asset(forKey: "originals/edit/photo.jpg"))
+        try await library.applyBasicEdit(to: asset) { try $0.setRotation(degrees: 90) }
+        FileHandle.standardOutput.write(Data("\(Self.marker)\n".utf8))
+        // The manifest's PUT is held by the server; the parent kills this process while it waits.
+        await library.waitForUploads()
+    }
+}
