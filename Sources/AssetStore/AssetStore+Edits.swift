@@ -62,7 +62,10 @@ extension AssetStore {
             sql: "SELECT assetID, revision, manifest, shared, uploadCheckpoint FROM edit_revision WHERE \(condition) "
                 + "ORDER BY assetID, revision" + suffix,
             arguments: StatementArguments(arguments)
-        ).map { StoredEditRevision(assetID: $0[0], revision: $0[1], manifest: $0[2], isShared: $0[3], uploadCheckpoint: $0[4]) }
+        ).map {
+            StoredEditRevision(
+                assetID: $0[0], revision: $0[1], manifest: $0[2], isShared: $0[3], uploadCheckpoint: $0[4])
+        }
     }
 }
 

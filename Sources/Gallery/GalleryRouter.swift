@@ -148,7 +148,8 @@ final class GalleryRouter: Sendable {
             if segments.count == 3, segments[0] == "api", segments[1] == "thumbnails" {
                 // `version=original`: an edited asset's original (the gallery's before/after toggle).
                 let version: AssetVersion = query["version"] == "original" ? .original : .current
-                guard let data = try library.localThumbnailData(forLocalIdentifier: segments[2], version: version) else {
+                guard let data = try library.localThumbnailData(forLocalIdentifier: segments[2], version: version)
+                else {
                     return .error(.notFound, "no local thumbnail")
                 }
                 return .full(status: .ok, contentType: "image/jpeg", body: data)

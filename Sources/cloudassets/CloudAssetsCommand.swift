@@ -10,7 +10,8 @@ struct CloudAssetsCommand: AsyncParsableCommand {
         abstract: "Work with a photo library whose originals live in an S3 bucket.",
         subcommands: [
             Demo.self, Sync.self, List.self, Get.self, Add.self, Remove.self, Restore.self, EmptyTrash.self,
-            Favorite.self, Unfavorite.self, Hide.self, Unhide.self, ContentEdit.self, Revert.self, Pin.self, Unpin.self, Evict.self, Watch.self,
+            Favorite.self, Unfavorite.self, Hide.self, Unhide.self, ContentEdit.self, Revert.self, Pin.self, Unpin.self,
+            Evict.self, Watch.self,
             Image.self, Thumbnail.self, Serve.self, Status.self, ExitCodes.self,
         ])
 

@@ -45,7 +45,8 @@ struct ContentEdit: AsyncParsableCommand {
             let targets = try selection.resolve(in: library)
             for asset in targets {
                 let edited = try await withInterrupt {
-                    try await library.applyBasicEdit(to: asset, resume: resume, isNetworkAccessAllowed: network) { edit in
+                    try await library.applyBasicEdit(to: asset, resume: resume, isNetworkAccessAllowed: network) {
+                        edit in
                         if let rotate { try edit.setRotation(degrees: rotate) }
                         if flipHorizontal { edit.flipHorizontal.toggle() }
                         if flipVertical { edit.flipVertical.toggle() }
@@ -116,6 +117,7 @@ func finishEdit(_ library: AssetLibrary, noWait: Bool) async throws {
     try await withInterrupt { await library.waitForUploads() }
     let uploads = try library.uploads
     if uploads.unsharedEdits > 0 || uploads.unsharedContentEdits > 0 {
-        Terminal.shared.err("note: the change is recorded here but could not reach the bucket yet; the next sync sends it")
+        Terminal.shared.err(
+            "note: the change is recorded here but could not reach the bucket yet; the next sync sends it")
     }
 }

@@ -16,7 +16,8 @@ struct Get: AsyncParsableCommand {
         name: .long,
         help: "Hand out images without their GPS tags (same bytes otherwise); also config key stripLocation.")
     var stripLocation = false
-    @Option(help: "Which version: current (with edits, the default) or original.") var version: VersionArgument = .current
+    @Option(help: "Which version: current (with edits, the default) or original.") var version: VersionArgument =
+        .current
 
     func run() async throws {
         try await runReportingErrors {

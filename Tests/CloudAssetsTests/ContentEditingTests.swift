@@ -72,7 +72,9 @@ struct ContentEditingTests {
             // Editor A understands its own adjustments: it gets the original plus them.
             let resume = try await library.requestContentEditingInput(
                 for: edited,
-                options: ContentEditingInputRequestOptions(canHandleAdjustmentData: { $0.formatIdentifier == "com.test.a" }))
+                options: ContentEditingInputRequestOptions(canHandleAdjustmentData: {
+                    $0.formatIdentifier == "com.test.a"
+                }))
             #expect(try Data(contentsOf: resume.fullSizeImageURL) == original)
             #expect(resume.adjustmentData?.formatIdentifier == "com.test.a")
             #expect(resume.adjustmentData?.data == Data("v1".utf8))
@@ -81,7 +83,9 @@ struct ContentEditingTests {
             // Editor B does not: it gets the rendering, without adjustments, and its edit stacks on it.
             let stacked = try await library.requestContentEditingInput(
                 for: edited,
-                options: ContentEditingInputRequestOptions(canHandleAdjustmentData: { $0.formatIdentifier == "com.test.b" }))
+                options: ContentEditingInputRequestOptions(canHandleAdjustmentData: {
+                    $0.formatIdentifier == "com.test.b"
+                }))
             #expect(stacked.adjustmentData == nil)
             #expect(try Data(contentsOf: stacked.fullSizeImageURL) == rendered)
             #expect(stacked.fullSizeImageOrientation == 1)
@@ -181,7 +185,8 @@ struct ContentEditingTests {
             for library in [first, second] {
                 let revisions = try library.contentRevisions(of: asset)
                 #expect(revisions.count == 2)
-                #expect(revisions.last?.isCurrent == true && revisions.last?.adjustmentData?.data == Data("second".utf8))
+                #expect(
+                    revisions.last?.isCurrent == true && revisions.last?.adjustmentData?.data == Data("second".utf8))
             }
             #expect(harness.editObjects().filter { $0.hasSuffix(".jpg") && !$0.hasSuffix(".thumb.jpg") }.count == 2)
             let secondData = try await first.data(for: try Self.current(first, asset), options: Self.network())
@@ -255,11 +260,14 @@ struct ContentEditCrashTests {
             let (setup, asset, original) = try await harness.libraryWithPhoto("a")
             let store = setup.configuration.storeURL
             setup.close()
-            harness.server.faults.add(.latency(milliseconds: 120_000), keyPattern: "edits/*.json", method: "PUT", times: 1)
+            harness.server.faults.add(
+                .latency(milliseconds: 120_000), keyPattern: "edits/*.json", method: "PUT", times: 1)
             let child = try ChildProcess(
                 executable: executable,
                 arguments: ["--testing-library", "swift-testing", "--filter", "childUploadsEditUntilKilled"],
-                environment: [Self.storeVariable: store.path, Self.endpointVariable: harness.server.endpoint.absoluteString])
+                environment: [
+                    Self.storeVariable: store.path, Self.endpointVariable: harness.server.endpoint.absoluteString,
+                ])
             #expect(await child.firstLine(containing: Self.marker) != nil, "the child ended before it edited")
             // Wait (on the server's own state, not a timer) until the rendered file is up and the manifest held.
             while !harness.editObjects().contains(where: { $0.hasSuffix(".thumb.jpg") }) {

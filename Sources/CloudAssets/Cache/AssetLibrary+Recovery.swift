@@ -177,7 +177,8 @@ extension AssetLibrary {
                         keep =
                             path == files.renderedThumbnail(id: id, revision: revision).path
                             || (path == rendered && current.renderedPresent)
-                            || ((path == rendered + ".part" || path == rendered + ".part.json") && !current.renderedPresent)
+                            || ((path == rendered + ".part" || path == rendered + ".part.json")
+                                && !current.renderedPresent)
                     } else {
                         keep = false
                     }

@@ -104,7 +104,9 @@ struct LocalFiles: Sendable {
     /// Every file of an asset's edit revisions the library may hold.
     func editPaths(id: Int64, revision: String) -> [String] {
         let rendered = rendered(id: id, revision: revision).path
-        return [rendered, rendered + ".part", rendered + ".part.json", renderedThumbnail(id: id, revision: revision).path]
+        return [
+            rendered, rendered + ".part", rendered + ".part.json", renderedThumbnail(id: id, revision: revision).path,
+        ]
     }
 
     /// Writes a thumbnail through `<id>.jpg.part` renamed into place: a crash leaves either nothing new or a file

@@ -94,7 +94,8 @@ extension AssetLibrary {
             for file in staged {
                 if let source = file.sourceToRemove { try? FileManager.default.removeItem(at: source) }
             }
-            if (!staged.isEmpty || !edits.isEmpty || !contentChanges.isEmpty) && configuration.startsBackgroundTransfers {
+            if (!staged.isEmpty || !edits.isEmpty || !contentChanges.isEmpty) && configuration.startsBackgroundTransfers
+            {
                 uploadQueue.wake(self)
             }
             return identifiers.map(String.init)

@@ -112,7 +112,8 @@ extension AssetLibrary {
             try outputs.map { id, output in
                 let name = String(id)
                 guard output.assetID == id else {
-                    throw AssetLibraryError.cannotEdit(localIdentifier: name, reason: "the output was made for another asset")
+                    throw AssetLibraryError.cannotEdit(
+                        localIdentifier: name, reason: "the output was made for another asset")
                 }
                 guard let adjustment = output.adjustmentData else {
                     throw AssetLibraryError.cannotEdit(
@@ -121,17 +122,21 @@ extension AssetLibrary {
                 guard adjustment.data.count <= AdjustmentData.maximumSize, !adjustment.formatIdentifier.isEmpty else {
                     throw AssetLibraryError.cannotEdit(
                         localIdentifier: name,
-                        reason: "adjustment data must name a format and hold at most \(AdjustmentData.maximumSize) bytes")
+                        reason:
+                            "adjustment data must name a format and hold at most \(AdjustmentData.maximumSize) bytes")
                 }
                 let url = output.renderedContentURL
-                guard url.deletingLastPathComponent().standardizedFileURL.path == files.editsFolder.standardizedFileURL.path,
+                guard
+                    url.deletingLastPathComponent().standardizedFileURL.path
+                        == files.editsFolder.standardizedFileURL.path,
                     LocalFiles.isEditOutputName(url.lastPathComponent), Self.isRegularFile(url.path)
                 else {
                     throw AssetLibraryError.cannotEdit(
                         localIdentifier: name, reason: "no rendered JPEG was written at \(url.path)")
                 }
                 let (sha256, head) = try ImportedFile.read(url, copyingTo: nil)
-                let size = Int64((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)??.int64Value ?? 0)
+                let size = Int64(
+                    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)??.int64Value ?? 0)
                 guard case .parsed(let metadata)? = try? ImageMetadata.parse(head: head, fileLength: Int(size)),
                     metadata.format == .jpeg
                 else {

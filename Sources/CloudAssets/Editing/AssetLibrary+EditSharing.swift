@@ -59,7 +59,8 @@ extension AssetLibrary {
             manifest.rendered = rendered
             let thumbnailKey = folder + stored.revision + ".thumb.jpg"
             if let thumbnail = try? Data(contentsOf: files.renderedThumbnail(id: id, revision: stored.revision)) {
-                try await Self.putIfAbsent(remote: remote, bucket: bucket, key: thumbnailKey, body: thumbnail, type: "image/jpeg")
+                try await Self.putIfAbsent(
+                    remote: remote, bucket: bucket, key: thumbnailKey, body: thumbnail, type: "image/jpeg")
                 manifest.thumbnailKey = thumbnailKey
             }
         }

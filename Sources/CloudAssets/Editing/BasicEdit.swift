@@ -22,7 +22,9 @@ public struct BasicEdit: Sendable, Hashable {
 
     /// Sets the clockwise rotation; refuses a value that is not a multiple of 90 (``CloudAssetsError/Code/cannotEdit``).
     public mutating func setRotation(degrees: Int) throws {
-        try CloudAssetsError.boundary { adjustments.rotateQuarterTurns = try BasicAdjustments.quarterTurns(degrees: degrees) }
+        try CloudAssetsError.boundary {
+            adjustments.rotateQuarterTurns = try BasicAdjustments.quarterTurns(degrees: degrees)
+        }
     }
 
     /// Mirror left-right (after the rotation).
@@ -63,8 +65,10 @@ public struct BasicEdit: Sendable, Hashable {
     public var chromaKey: (key: (UInt8, UInt8, UInt8), threshold: Double, background: (UInt8, UInt8, UInt8))? {
         get {
             adjustments.chromaKey.map {
-                (($0.key.red, $0.key.green, $0.key.blue), $0.threshold,
-                 ($0.background.red, $0.background.green, $0.background.blue))
+                (
+                    ($0.key.red, $0.key.green, $0.key.blue), $0.threshold,
+                    ($0.background.red, $0.background.green, $0.background.blue)
+                )
             }
         }
         set {

@@ -89,8 +89,7 @@ extension AssetLibrary {
         -> URL
     {
         return try await CloudAssetsError.boundary {
-            if options.version == .current, let record = try store.record(id: asset.rowID), record.editRevision != nil
-            {
+            if options.version == .current, let record = try store.record(id: asset.rowID), record.editRevision != nil {
                 // An edit's rendered version carries no location: the editor's output is written without GPS.
                 return try await requestRenderedFile(of: record, options: options)
             }
