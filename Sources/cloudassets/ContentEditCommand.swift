@@ -15,13 +15,13 @@ struct ContentEdit: AsyncParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: AssetArguments
-    @Option(help: "Rotate clockwise by a multiple of 90 degrees (90, 180, 270, -90).") var rotate: Int?
+    @Option(parsing: .unconditional, help: "Rotate clockwise by a multiple of 90 degrees (90, 180, 270, -90).") var rotate: Int?
     @Flag(help: "Mirror left-right.") var flipHorizontal = false
     @Flag(help: "Mirror top-bottom.") var flipVertical = false
     @Option(help: "Keep only x,y,width,height (pixels of the rotated image).") var crop: String?
-    @Option(help: "Exposure in EV stops, -4…4.") var exposure: Double?
-    @Option(help: "Contrast, -1…1.") var contrast: Double?
-    @Option(help: "Saturation, -1…1 (-1: greyscale).") var saturation: Double?
+    @Option(parsing: .unconditional, help: "Exposure in EV stops, -4…4.") var exposure: Double?
+    @Option(parsing: .unconditional, help: "Contrast, -1…1.") var contrast: Double?
+    @Option(parsing: .unconditional, help: "Saturation, -1…1 (-1: greyscale).") var saturation: Double?
     @Option(help: "Chroma key: RRGGBB:threshold[:RRGGBB background] (threshold 0…1; background white by default).")
     var chromaKey: String?
     @Flag(help: "Resume the asset's com.cloudassets.basic edit from the original.") var resume = false

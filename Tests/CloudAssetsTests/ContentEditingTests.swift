@@ -202,6 +202,50 @@ struct ContentEditingTests {
         }
     }
 
+    @Test("purging an edited asset deletes its edits from the bucket and its files here; the others stay")
+    func purgeDeletesTheEdits() async throws {
+        try await withHarness { harness in
+            try harness.put("edit/other.jpg", data: try solidJPEG(width: 64, height: 48, (10, 20, 30)))
+            let (library, asset, _) = try await harness.libraryWithPhoto("a")
+            try await harness.edit(asset, in: library, format: "com.test.a", color: (255, 0, 0))
+            let kept = try #require(try library.asset(forKey: "originals/edit/other.jpg"))
+            try await harness.edit(kept, in: library, format: "com.test.a", color: (0, 255, 0))
+            await library.waitForUploads()
+            #expect(harness.editObjects().count == 6)
+            let edited = try Self.current(library, asset)
+            let rendered = try await library.requestFile(for: edited)
+            try await library.performChanges { $0.deleteAssets([edited]) }
+            #expect(try await library.emptyTrash() == 1)
+            let left = harness.editObjects()
+            #expect(left.count == 3 && left.allSatisfy { $0.hasPrefix("edits/edit/other.jpg/") })
+            #expect(!FileManager.default.fileExists(atPath: rendered.path))
+            #expect(try library.contentRevisions(of: edited).isEmpty)
+        }
+    }
+
+    @Test("resuming an edit in a version of the built-in format this editor cannot read is refused, not misapplied")
+    func unknownFormatVersionIsRefused() async throws {
+        try await withHarness { harness in
+            let (library, asset, _) = try await harness.libraryWithPhoto("a")
+            let input = try await library.requestContentEditingInput(for: asset)
+            var output = ContentEditingOutput(contentEditingInput: input)
+            output.adjustmentData = AdjustmentData(
+                formatIdentifier: BasicEdit.formatIdentifier, formatVersion: "2", data: Data("{\"vignette\":1}".utf8))
+            try solidJPEG(width: 40, height: 30, (9, 9, 9)).write(to: output.renderedContentURL)
+            try await library.performChanges { $0.setContentEditingOutput(output, for: asset) }
+            let edited = try Self.current(library, asset)
+            let error = await expectError(.unsupportedAdjustments) {
+                try await library.applyBasicEdit(to: edited, resume: true) { $0.exposure = 1 }
+            }
+            #expect(error?.description.contains("version 2") == true, "\(String(describing: error))")
+            #expect(try library.contentRevisions(of: asset).count == 1)
+            #expect(try Self.current(library, asset).editRevision == edited.editRevision)
+            // Without resuming, the built-in editor stacks on the rendering instead.
+            let stacked = try await library.applyBasicEdit(to: edited) { $0.exposure = 1 }
+            #expect(stacked.editRevision != edited.editRevision)
+        }
+    }
+
     @Test("an output without adjustment data or without a rendered JPEG is refused and changes nothing")
     func incompleteOutputsAreRefused() async throws {
         try await withHarness { harness in

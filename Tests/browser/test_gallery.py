@@ -233,6 +233,36 @@ class Gallery(unittest.TestCase):
         finally:
             urllib.request.urlopen(urllib.request.Request(f"{self.endpoint}/_fake-s3/faults", method="DELETE")).close()
 
+    def test_edited_badge_toggles_before_and_after(self):
+        self.open_gallery()
+        target = self.page.evaluate(
+            "[...document.querySelectorAll('.cell[data-badge=thumbnail]')].map(c => c.dataset.id)"
+            ".find(id => gallery.cell(id).querySelector('img').naturalWidth !== "
+            "gallery.cell(id).querySelector('img').naturalHeight)")
+        self.assertIsNotNone(target, "a non-square thumbnail in view")
+        cell = f".cell[data-id='{target}']"
+        self.page.wait_for_function("(s) => document.querySelector(s + ' img').complete", arg=cell)
+        before = self.page.evaluate("(s) => { const i = document.querySelector(s + ' img');"
+                                    " return [i.naturalWidth, i.naturalHeight] }", cell)
+        self.cli("edit", target, "--rotate", "90", "--network", "--quiet")  # another process
+        self.page.wait_for_selector(f"{cell}[data-edited=true] .edited", state="visible", timeout=5_000)
+        size = "(s) => { const i = document.querySelector(s + ' img'); return i.complete && i.naturalWidth > 0 ?" \
+               " [i.naturalWidth, i.naturalHeight] : null }"
+        landscape = "true" if before[0] > before[1] else "false"
+        turned = f"(s) => ({size})(s) && (({size})(s)[0] > ({size})(s)[1]) !== {landscape}"
+        unturned = f"(s) => ({size})(s) && (({size})(s)[0] > ({size})(s)[1]) === {landscape}"
+        self.page.wait_for_function(turned, arg=cell)
+        # Before: the original's thumbnail; after: the edit's again.
+        self.page.click(f"{cell} .edited")
+        self.assertEqual(self.page.get_attribute(cell, "data-before"), "true")
+        self.assertIn("version=original", self.page.get_attribute(f"{cell} img", "src"))
+        self.page.wait_for_function(unturned, arg=cell)
+        self.page.screenshot(path=os.path.join(SHOTS, "edited-before.png"))
+        self.page.click(f"{cell} .edited")
+        self.assertEqual(self.page.get_attribute(cell, "data-before"), "false")
+        self.page.wait_for_function(turned, arg=cell)
+        self.assertEqual(self.page.text_content(f"{cell} .edited"), "Edited")
+
     def test_offline_shows_in_cloud(self):
         self.open_gallery()
         self.page.check("#offline")

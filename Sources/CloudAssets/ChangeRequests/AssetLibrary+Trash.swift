@@ -3,8 +3,8 @@ import Foundation
 import S3Transfer
 
 extension AssetLibrary {
-    /// Purges every asset in the trash now: its objects (original, thumbnail, metadata sidecar) are deleted from the
-    /// bucket, then the asset leaves the catalog (one change) and its local files are removed. Other libraries on
+    /// Purges every asset in the trash now: its objects (original, thumbnail, metadata sidecar, and the edits of an
+    /// asset with edit revisions) are deleted from the bucket, then the asset leaves the catalog (one change) and its local files are removed. Other libraries on
     /// the bucket remove it at their next sync. An import that never went up is only removed locally (an upload of
     /// it in progress is aborted).
     /// - Returns: How many assets were purged.
@@ -53,7 +53,8 @@ extension AssetLibrary {
                 // Restored meanwhile (here, or by a merge from another library): it stays.
                 guard let record = try tx.record(id), record.isTrashed else { continue }
                 try tx.delete(id)
-                for path in files.allPaths(id: id, key: record.key) {
+                let editFiles = record.editRevision.map { files.editPaths(id: id, revision: $0) } ?? []
+                for path in files.allPaths(id: id, key: record.key) + editFiles {
                     try? FileManager.default.removeItem(atPath: path)
                 }
             }
@@ -63,8 +64,8 @@ extension AssetLibrary {
         return purged.count
     }
 
-    /// Deletes what the bucket holds for an asset: an unfinished multipart upload, the original, its thumbnail and
-    /// its sidecar (deleting what is already gone succeeds).
+    /// Deletes what the bucket holds for an asset: an unfinished multipart upload, the original, its thumbnail, its
+    /// sidecar and its `edits/` folder (deleting what is already gone succeeds).
     private func deleteRemoteObjects(of record: AssetRecord) async throws {
         guard let id = record.id else { return }
         let checkpoint = try store.uploadCheckpoint(for: id).flatMap(UploadCheckpoint.decode)
@@ -83,6 +84,12 @@ extension AssetLibrary {
         }
         if let sidecar = layout.sidecarKey(forOriginalKey: record.key) {
             try await remote.client.deleteObject(bucket: bucket, key: sidecar)
+        }
+        // The edits' renderings, thumbnails and manifests, when the asset has revisions this library knows of.
+        if try !store.editRevisions(of: id).isEmpty, let folder = layout.editsFolder(forOriginalKey: record.key) {
+            for try await page in remote.client.listAllObjects(bucket: bucket, prefix: folder) {
+                for object in page.objects { try await remote.client.deleteObject(bucket: bucket, key: object.key) }
+            }
         }
     }
 }
