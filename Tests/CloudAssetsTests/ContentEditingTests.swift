@@ -345,12 +345,8 @@ struct ContentEditCrashTests {
         "child process: edits, then uploads until killed",
         .enabled(if: ProcessInfo.processInfo.environment[ContentEditCrashTests.storeVariable] != nil))
     func childUploadsEditUntilKilled() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let store = try #require(environment[Self.storeVariable])
-        let endpoint = try #require(environment[Self.endpointVariable].flatMap(URL.init(string:)))
-        var configuration = AssetLibrary.Configuration(
-            storeURL: URL(fileURLWithPath: store), endpoint: endpoint, bucket: LibraryHarness.bucket,
-            credentials: .static(accessKeyID: LibraryHarness.accessKey, secretAccessKey: LibraryHarness.secretKey))
+        var configuration = try LibraryCrashTests.childConfiguration(
+            storeVariable: Self.storeVariable, endpointVariable: Self.endpointVariable)
         configuration.startsBackgroundTransfers = false
         let library = try await AssetLibrary(configuration: configuration)
         let asset = try #require(try library.asset(forKey: "originals/edit/photo.jpg"))

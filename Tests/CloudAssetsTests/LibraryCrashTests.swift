@@ -109,12 +109,8 @@ struct LibraryCrashTests {
         "child process: downloads until killed",
         .enabled(if: ProcessInfo.processInfo.environment[LibraryCrashTests.storeVariable] != nil))
     func childDownloadsUntilKilled() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let store = try #require(environment[Self.storeVariable])
-        let endpoint = try #require(environment[Self.endpointVariable].flatMap(URL.init(string:)))
-        var configuration = AssetLibrary.Configuration(
-            storeURL: URL(fileURLWithPath: store), endpoint: endpoint, bucket: LibraryHarness.bucket,
-            credentials: .static(accessKeyID: LibraryHarness.accessKey, secretAccessKey: LibraryHarness.secretKey))
+        var configuration = try Self.childConfiguration(
+            storeVariable: Self.storeVariable, endpointVariable: Self.endpointVariable)
         configuration.progressInterval = 0
         let library = try await AssetLibrary(configuration: configuration)
         let asset = try library.asset(path: Self.path)
@@ -132,6 +128,18 @@ struct LibraryCrashTests {
         }
         // Stalled by the server; the parent kills this process while it waits.
         _ = try? await library.data(for: asset, options: options)
+    }
+
+    /// A child's library configuration: the folder and the endpoint its parent put in these environment variables.
+    static func childConfiguration(storeVariable: String, endpointVariable: String) throws
+        -> AssetLibrary.Configuration
+    {
+        let environment = ProcessInfo.processInfo.environment
+        let store = try #require(environment[storeVariable])
+        let endpoint = try #require(environment[endpointVariable].flatMap(URL.init(string:)))
+        return AssetLibrary.Configuration(
+            storeURL: URL(fileURLWithPath: store), endpoint: endpoint, bucket: LibraryHarness.bucket,
+            credentials: .static(accessKeyID: LibraryHarness.accessKey, secretAccessKey: LibraryHarness.secretKey))
     }
 
     /// The running test binary (the child is the same executable).

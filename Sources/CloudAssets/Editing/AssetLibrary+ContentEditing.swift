@@ -247,20 +247,11 @@ extension AssetLibrary {
         }
         let remote = try requireRemote()
         let requestID = runtime.nextRequestID()
-        let handler = options.progressHandler
         let request = DownloadRequest(
             bucket: configuration.bucket, key: rendered.key, destination: destination, expectedETag: rendered.etag,
             expectedSize: rendered.size, priority: .userInitiated, isUserRequest: true, networkAccessAllowed: true,
             progressQueue: runtime.progressQueue,
-            progress: handler.map { handler in
-                { @Sendable progress, stop in
-                    handler(
-                        progress.fractionCompleted, nil, &stop,
-                        AssetRequestProgress(
-                            requestID: requestID, bytesReceived: progress.bytesReceived,
-                            totalBytes: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond))
-                }
-            })
+            progress: options.downloadProgress(requestID: requestID))
         let handle = remote.downloader.download(request)
         do {
             _ = try await withTaskCancellationHandler {

@@ -277,20 +277,11 @@ extension AssetLibrary {
         }
         let remote = try requireRemote()
         let destination = files.original(id: assetID, key: record.key)
-        let progressHandler = options.progressHandler
         let request = DownloadRequest(
             bucket: configuration.bucket, key: record.key, destination: destination, expectedETag: record.etag,
             expectedSize: record.size, priority: priority, isUserRequest: isUserRequest,
             networkAccessAllowed: true, progressQueue: runtime.progressQueue,
-            progress: progressHandler.map { handler in
-                { @Sendable progress, stop in
-                    handler(
-                        progress.fractionCompleted, nil, &stop,
-                        AssetRequestProgress(
-                            requestID: requestID, bytesReceived: progress.bytesReceived,
-                            totalBytes: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond))
-                }
-            })
+            progress: options.downloadProgress(requestID: requestID))
         let handle = remote.downloader.download(request)
         runtime.track(handle, asset: assetID, request: requestID)
         defer { runtime.untrack(handle, asset: assetID, request: requestID) }

@@ -1,4 +1,5 @@
 public import Foundation
+import S3Transfer
 
 /// Identifies one data request, for ``AssetLibrary/cancelRequest(_:)``.
 public typealias AssetRequestID = Int
@@ -103,6 +104,22 @@ enum AssetRequestError: Error, Sendable, CustomStringConvertible {
         case .pinned(let id): return "asset \(id) is pinned; unpin it before evicting"
         case .noRemote: return "the library has no endpoint configured"
         case .localFile(let path, let reason): return "\(path): \(reason)"
+        }
+    }
+}
+
+extension AssetRequestOptions {
+    /// The downloader's progress callback that reports to ``progressHandler`` for request `requestID` (nil
+    /// without a handler).
+    func downloadProgress(requestID: AssetRequestID) -> (@Sendable (DownloadProgress, inout Bool) -> Void)? {
+        progressHandler.map { handler in
+            { @Sendable progress, stop in
+                handler(
+                    progress.fractionCompleted, nil, &stop,
+                    AssetRequestProgress(
+                        requestID: requestID, bytesReceived: progress.bytesReceived,
+                        totalBytes: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond))
+            }
         }
     }
 }
