@@ -24,7 +24,8 @@ struct ContentEditCommandTests {
             #expect(try await fixture.run("edit", [row.id]).status == 2)
 
             // Rotate and crop: the current version is upright, rotated, cropped; the original is untouched.
-            expectSuccess(try await fixture.run("edit", [row.id, "--network", "--rotate", "90", "--crop", "0,0,600,1000"]))
+            expectSuccess(
+                try await fixture.run("edit", [row.id, "--network", "--rotate", "90", "--crop", "0,0,600,1000"]))
             let current = fixture.folder.appendingPathComponent("current.jpg")
             expectSuccess(try await fixture.run("get", [row.id, "--network", "-o", current.path]))
             let edited = try Self.decode(current)
@@ -37,7 +38,8 @@ struct ContentEditCommandTests {
             #expect(edits.count == 3, "\(edits)")
 
             // Resume from the original: rotation and crop kept, saturation added (a stacked edit would crop again).
-            expectSuccess(try await fixture.run("edit", [row.id, "--resume", "--saturation", "-1", "--exposure", "-0.5"]))
+            expectSuccess(
+                try await fixture.run("edit", [row.id, "--resume", "--saturation", "-1", "--exposure", "-0.5"]))
             expectSuccess(try await fixture.run("get", [row.id, "-o", current.path]))
             let resumed = try Self.decode(current)
             #expect((resumed.width, resumed.height) == (600, 1000), "\(resumed.width) × \(resumed.height)")
