@@ -15,7 +15,8 @@ struct ContentEdit: AsyncParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: AssetArguments
-    @Option(parsing: .unconditional, help: "Rotate clockwise by a multiple of 90 degrees (90, 180, 270, -90).") var rotate: Int?
+    @Option(parsing: .unconditional, help: "Rotate clockwise by a multiple of 90 degrees (90, 180, 270, -90).")
+    var rotate: Int?
     @Flag(help: "Mirror left-right.") var flipHorizontal = false
     @Flag(help: "Mirror top-bottom.") var flipVertical = false
     @Option(help: "Keep only x,y,width,height (pixels of the rotated image).") var crop: String?
