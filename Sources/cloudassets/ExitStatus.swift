@@ -41,7 +41,8 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .serverError: "server error: 5xx or SlowDown after retries, or an unreadable or corrupt answer"
         case .rangeNotSatisfiable: "the byte range lies outside the object"
         case .refused:
-            "refused to protect data (evicting a pinned asset, another bucket than the library's, -o inside the library)"
+            "refused to protect data (evicting a pinned asset, another bucket than the library's, -o inside the "
+            + "library, an edit that cannot be applied as asked)"
         case .regionMismatch: "the bucket is in another region than --region"
         case .uploadFailed: "imported, but an upload failed (the original is kept; the next sync tries again)"
         case .pickCancelled: "the picker (serve --pick) was cancelled: nothing was picked"
@@ -76,7 +77,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         switch code {
         case .libraryBusy: .busy
         case .notALibrary, .noSuchAsset, .cannotImport, .noEndpoint: .usage
-        case .boundToAnotherBucket, .catalogUnusable, .assetPinned: .refused
+        case .boundToAnotherBucket, .catalogUnusable, .assetPinned, .cannotEdit, .unsupportedAdjustments: .refused
         case .localFileFailed: .diskFull
         case .networkNotAllowed: .inCloud
         case .objectChanged, .assetDeleted: .changedRemotely

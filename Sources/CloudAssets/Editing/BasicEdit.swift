@@ -16,8 +16,8 @@ public struct BasicEdit: Sendable, Hashable {
     /// The format version it writes and reads.
     public static let formatVersion = BasicAdjustments.formatVersion
 
-    /// Clockwise rotation in degrees: a multiple of 90 (setting another value throws at render time is avoided:
-    /// use ``setRotation(degrees:)``).
+    /// Clockwise rotation in degrees, 0, 90, 180 or 270 (set it with ``setRotation(degrees:)``, which refuses
+    /// other values).
     public var rotation: Int { adjustments.rotateQuarterTurns * 90 }
 
     /// Sets the clockwise rotation; refuses a value that is not a multiple of 90 (``CloudAssetsError/Code/cannotEdit``).
