@@ -42,7 +42,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .rangeNotSatisfiable: "the byte range lies outside the object"
         case .refused:
             "refused to protect data (evicting a pinned asset, another bucket than the library's, -o inside the "
-            + "library, an edit that cannot be applied as asked)"
+                + "library, an edit that cannot be applied as asked)"
         case .regionMismatch: "the bucket is in another region than --region"
         case .uploadFailed: "imported, but an upload failed (the original is kept; the next sync tries again)"
         case .pickCancelled: "the picker (serve --pick) was cancelled: nothing was picked"
