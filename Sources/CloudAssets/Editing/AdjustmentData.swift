@@ -54,7 +54,8 @@ public struct ContentEditingInputRequestOptions: Sendable {
 }
 
 /// What an editor starts from (PhotoKit's `PHContentEditingInput`). A value; the files it names live in the
-/// library's folder and stay until the library evicts them — read them, do not modify them.
+/// library's folder and stay until the library evicts them or (a rendering) the asset's edit changes — read them,
+/// do not modify them.
 public struct ContentEditingInput: Sendable {
     /// The asset being edited, as it was when the input was made.
     public let asset: Asset
