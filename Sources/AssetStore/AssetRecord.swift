@@ -223,6 +223,6 @@ package struct AssetRecord: Sendable, Hashable, Codable {
 
     /// `true` when `other` differs in what identifies the original's bytes (ETag or size).
     package func contentDiffers(from other: AssetRecord) -> Bool {
-        etag != other.etag || size != other.size
+        etag != other.etag || size != other.size || editRevision != other.editRevision
     }
 }

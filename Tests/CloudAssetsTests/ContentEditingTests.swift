@@ -110,6 +110,8 @@ struct ContentEditingTests {
             let details = try #require(change.details(for: before))
             #expect(details.changedIndexes == IndexSet(integer: 0))
             #expect(details.fetchResultAfterChanges[0].hasAdjustments)
+            #expect(change.contentChangedIdentifiers == [asset.localIdentifier])
+            #expect(change.details(for: asset)?.assetContentChanged == true)
         }
     }
 

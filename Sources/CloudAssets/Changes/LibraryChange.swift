@@ -42,7 +42,8 @@ public struct LibraryChange: Sendable {
     public var insertedIdentifiers: Set<String> { Set(changes.inserted.map(String.init)) }
     /// Local identifiers of the assets this change updated (metadata, availability or content).
     public var updatedIdentifiers: Set<String> { Set(changes.updated.map(String.init)) }
-    /// The subset of ``updatedIdentifiers`` whose original's bytes changed.
+    /// The subset of ``updatedIdentifiers`` whose content changed: the original's bytes, or its edit (an edit, a
+    /// revert, another library's edit — ``Asset/hasAdjustments`` says which the asset shows now).
     public var contentChangedIdentifiers: Set<String> { Set(changes.contentChanged.map(String.init)) }
     /// Local identifiers of the assets this change deleted.
     public var deletedIdentifiers: Set<String> { Set(changes.deleted.map(String.init)) }
