@@ -103,6 +103,7 @@ struct ContentEditingTests {
     func editIsAnnouncedAsAChange() async throws {
         try await withHarness { harness in
             let (library, asset, _) = try await harness.libraryWithPhoto("a")
+            _ = try await library.data(for: asset, options: Self.network(.original))  // the editor's input is local
             let before = try library.fetchAssets()
             var changes = ChangeReader(observing: library)
             try await harness.edit(asset, in: library, format: "com.test.a", color: (0, 255, 0))
