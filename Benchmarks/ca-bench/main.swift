@@ -37,6 +37,8 @@ rows += await section("store and change details") { runStoreBenchmarks() }
 rows += await section("fake server") { try await runServerBenchmarks() }
 rows += await section("library") { try await runLibraryBenchmarks() }
 rows += await section("import") { try await runImportBenchmarks() }
+// Only with CA_BENCH_ONLY=scale (`make bench-details`): the journal's change-details rows, without the bucket.
+rows += await section("details at scale") { try runDetailsScaleBenchmarks() }
 rows += await section("journal") { try await runJournalBenchmarks() }
 rows += await section("images") { try await runImageBenchmarks() }
 // Against Ceph's RADOS Gateway (scripts/ceph-rgw.sh): no rows when the cluster cannot start.
