@@ -99,7 +99,8 @@ enum ChangeDetailsBenchmark {
 
     private static func record(_ id: Int64, date: Double) -> AssetRecord {
         var record = AssetRecord(
-            key: "originals/\(id).jpg", size: 1000, etag: "e\(id)", lastModified: Date(timeIntervalSinceReferenceDate: 0),
+            key: "originals/\(id).jpg", size: 1000, etag: "e\(id)",
+            lastModified: Date(timeIntervalSinceReferenceDate: 0),
             creationDate: Date(timeIntervalSinceReferenceDate: date), mediaType: .image, pixelWidth: 4, pixelHeight: 3)
         record.id = id
         return record
