@@ -23,6 +23,26 @@ struct ComputedDetails: Sendable {
 
     var isEmpty: Bool { removed.isEmpty && inserted.isEmpty && changed.isEmpty && moves.isEmpty }
     var size: Int { removed.count + inserted.count + changed.count + moves.count }
+
+    /// The index sets of ``removed``, ``inserted`` and ``changed``; large ones are built two at a time.
+    func indexSets() -> (removed: IndexSet, inserted: IndexSet, changed: IndexSet) {
+        guard size >= ChangeDetailsEngine.concurrencyThreshold else {
+            return (IndexSet(removed), IndexSet(inserted), IndexSet(changed))
+        }
+        let details = SideBox(self)
+        let sets = SideBox((removed: IndexSet(), inserted: IndexSet(), changed: IndexSet()))
+        let changedSet = SideBox(IndexSet())
+        DispatchQueue.concurrentPerform(iterations: 2) { side in
+            if side == 0 {
+                sets.value.removed = IndexSet(details.value.removed)
+            } else {
+                let inserted = IndexSet(details.value.inserted)
+                changedSet.value = IndexSet(details.value.changed)
+                sets.value.inserted = inserted
+            }
+        }
+        return (sets.value.removed, sets.value.inserted, changedSet.value)
+    }
 }
 
 /// Derives a fetch result's after state from its before state and one change set, without re-running the query
@@ -35,6 +55,8 @@ struct ComputedDetails: Sendable {
 struct ChangeDetailsEngine {
     /// The most runs an after list may be left in; past it, the after list is copied into one chunk.
     static let maximumRuns = 256
+    /// The number of changed objects from which independent parts of the work run on two threads.
+    static let concurrencyThreshold = 8192
 
     let before: SortedIdentifiers
     let query: StoreQuery
@@ -93,9 +115,9 @@ struct ChangeDetailsEngine {
 // MARK: Orders
 
 /// How the computation reads, compares and stores the sort keys of one query's order.
-private protocol KeyOrder {
+private protocol KeyOrder: Sendable {
     /// One object's sort values.
-    associatedtype Key: Equatable
+    associatedtype Key: Equatable & Sendable
     /// Keys gathered for a new chunk.
     associatedtype Keys
 
@@ -452,56 +474,17 @@ private struct ChangeDetailsComputation<Order: KeyOrder> {
         return SortedChunk(ids: ids, keys: order.columns(keys))
     }
 
-    // MARK: Computing
+    // MARK: Placing the changed objects
 
-    func compute() throws -> ComputedDetails {
-        let limit = query.limit
-        // The result may have been cut by the limit: beyond its last element, the store knows more.
-        var horizon: (key: Key, id: Int64)?
-        if let limit, count >= limit, count > 0 {
-            let (chunk, offset) = before.location(of: count - 1)
-            horizon = (order.key(chunk, offset), chunk.ids[offset])
-        }
-
-        var skipped: [Int] = []  // before indexes leaving their place (removed or re-placed), then sorted
-        var removedByLimit: [Int] = []
-        var changedInPlace: [Int] = []  // before indexes of updated objects kept where they were
+    /// Where changed objects go: before indexes leaving their place, updated objects staying, objects to place.
+    private struct Placement {
+        var skipped: [Int] = []
+        var changedInPlace: [Int] = []
         var candidates: [Candidate] = []
 
-        // The before keys of the deleted and updated objects, in one pass over the before-records (in storage
-        // order: far fewer cache misses than a lookup per identifier); objects without one are found by identifier.
-        // An id can be both inserted and updated only in a history entry; it is handled once, as inserted.
-        var deletedTargets: [Target] = []
-        var updatedTargets: [Target] = []
-        for (id, record) in engine.beforeRecords {
-            if engine.deleted.contains(id) {
-                deletedTargets.append(Target(key: order.key(of: record), id: id))
-            } else if engine.updated.contains(id) && !engine.inserted.contains(id) {
-                updatedTargets.append(Target(key: order.key(of: record), id: id))
-            }
-        }
-        for case let index? in locate(&deletedTargets, horizon: horizon) { skipped.append(index) }
-        if deletedTargets.count < engine.deleted.count {
-            for id in engine.deleted where engine.beforeRecords[id] == nil {
-                if let index = engine.slowIndex(id) { skipped.append(index) }
-            }
-        }
-        var updatedIndex: [Int64: Int] = [:]
-        updatedIndex.reserveCapacity(updatedTargets.count)
-        let locatedUpdated = locate(&updatedTargets, horizon: horizon)  // sorts the targets
-        for (target, index) in zip(updatedTargets, locatedUpdated) {
-            if let index { updatedIndex[target.id] = index }
-        }
-        var updatedCount = updatedTargets.count
-        if updatedCount < engine.updated.count {
-            for id in engine.updated where !engine.inserted.contains(id) && engine.beforeRecords[id] == nil {
-                updatedCount += 1
-                if let index = engine.slowIndex(id) { updatedIndex[id] = index }
-            }
-        }
-        candidates.reserveCapacity(engine.inserted.count + updatedCount)
-        /// Places an object given its key after the change, or `nil` when it no longer matches (or is gone).
-        func place(_ id: Int64, _ key: Key?, at index: Int?) {
+        /// Places an object given its key after the change (`nil`: it no longer matches, or is gone) and its
+        /// before index (`nil`: it was not in the result).
+        mutating func place(_ id: Int64, _ key: Key?, at index: Int?, in before: SortedIdentifiers, _ order: Order) {
             guard let key else {
                 if let index { skipped.append(index) }
                 return
@@ -518,40 +501,163 @@ private struct ChangeDetailsComputation<Order: KeyOrder> {
                 candidates.append(Candidate(key: key, id: id, beforeIndex: -1))
             }
         }
-        // The after-records in one pass too; then the inserted and updated objects without one (gone since).
+    }
+
+    /// The before indexes of the deleted objects, and of the updated ones (not inserted) by identifier, with
+    /// their count. Their before keys are read in one pass over the before-records (in storage order: far fewer
+    /// cache misses than a lookup per identifier); objects without one are found by identifier.
+    private func locateDeletedAndUpdated(horizon: (key: Key, id: Int64)?)
+        -> (skipped: [Int], updatedIndex: [Int64: Int], updatedCount: Int)
+    {
+        var deletedTargets: [Target] = []
+        var updatedTargets: [Target] = []
+        deletedTargets.reserveCapacity(engine.deleted.count)
+        for (id, record) in engine.beforeRecords {
+            if engine.deleted.contains(id) {
+                deletedTargets.append(Target(key: order.key(of: record), id: id))
+            } else if engine.updated.contains(id) && !engine.inserted.contains(id) {
+                updatedTargets.append(Target(key: order.key(of: record), id: id))
+            }
+        }
+        var skipped: [Int] = []
+        skipped.reserveCapacity(engine.deleted.count + engine.updated.count)
+        for case let index? in locate(&deletedTargets, horizon: horizon) { skipped.append(index) }
+        if deletedTargets.count < engine.deleted.count {
+            for id in engine.deleted where engine.beforeRecords[id] == nil {
+                if let index = engine.slowIndex(id) { skipped.append(index) }
+            }
+        }
+        var updatedIndex: [Int64: Int] = [:]
+        updatedIndex.reserveCapacity(updatedTargets.count)
+        let located = locate(&updatedTargets, horizon: horizon)  // sorts the targets
+        for (target, index) in zip(updatedTargets, located) {
+            if let index { updatedIndex[target.id] = index }
+        }
+        var updatedCount = updatedTargets.count
+        if updatedCount < engine.updated.count {
+            for id in engine.updated where !engine.inserted.contains(id) && engine.beforeRecords[id] == nil {
+                updatedCount += 1
+                if let index = engine.slowIndex(id) { updatedIndex[id] = index }
+            }
+        }
+        return (skipped, updatedIndex, updatedCount)
+    }
+
+    /// Reads the after-records in one pass: places the inserted objects (candidates sorted in the query's order)
+    /// and gathers each updated object's key after the change (`nil`: no longer matching).
+    private func placeInserted(horizon: (key: Key, id: Int64)?)
+        -> (placement: Placement, pendingUpdated: [(id: Int64, key: Key?)])
+    {
+        var placement = Placement()
+        var pendingUpdated: [(id: Int64, key: Key?)] = []
+        placement.candidates.reserveCapacity(engine.inserted.count)
+        pendingUpdated.reserveCapacity(engine.updated.count)
         var placedInserted = 0
-        var placedUpdated = 0
         let tests = FieldTest.conjunction(query.predicate)
         for (id, record) in engine.afterRecords {
             let isInserted = engine.inserted.contains(id)
             guard isInserted || engine.updated.contains(id) else { continue }
+            // The key and the fields tested are read out first: the record is then not held (nor copied).
+            let key = order.key(of: record)
             let matches: Bool
             if let tests {
-                // The fields tested, read out first: the record is then not held (nor copied) for the tests.
                 let fields = TestedFields(record)
                 matches = tests.allSatisfy { $0.holds(for: fields) }
             } else {
-                matches = query.predicate.matches(record)
+                // Looked up again: the loop's `record` is then only read field by field, never copied whole.
+                matches = engine.afterRecords[id].map(query.predicate.matches) ?? false
             }
-            let key = matches ? order.key(of: record) : nil
             if isInserted {
                 placedInserted += 1
-                place(id, key, at: engine.isHistorical ? locate(id, horizon: horizon) : nil)
+                let index = engine.isHistorical ? locate(id, horizon: horizon) : nil
+                placement.place(id, matches ? key : nil, at: index, in: before, order)
             } else {
-                placedUpdated += 1
-                place(id, key, at: updatedIndex[id])
-            }
-        }
-        if placedUpdated < updatedCount {
-            for id in engine.updated where !engine.inserted.contains(id) && engine.afterRecords[id] == nil {
-                place(id, nil, at: updatedIndex[id])
+                pendingUpdated.append((id, matches ? key : nil))
             }
         }
         if placedInserted < engine.inserted.count {
             for id in engine.inserted where engine.afterRecords[id] == nil {
-                place(id, nil, at: engine.isHistorical ? locate(id, horizon: horizon) : nil)
+                let index = engine.isHistorical ? locate(id, horizon: horizon) : nil
+                placement.place(id, nil, at: index, in: before, order)
             }
         }
+        placement.candidates.sort(by: precedes)
+        return (placement, pendingUpdated)
+    }
+
+    /// Two lists sorted in the query's order, merged.
+    private func merged(_ first: [Candidate], _ second: [Candidate]) -> [Candidate] {
+        guard !first.isEmpty, !second.isEmpty else { return first.isEmpty ? second : first }
+        var result: [Candidate] = []
+        result.reserveCapacity(first.count + second.count)
+        var i = 0
+        var j = 0
+        while i < first.count && j < second.count {
+            if precedes(second[j], first[i]) {
+                result.append(second[j])
+                j += 1
+            } else {
+                result.append(first[i])
+                i += 1
+            }
+        }
+        result += first[i...]
+        result += second[j...]
+        return result
+    }
+
+    // MARK: Computing
+
+    func compute() throws -> ComputedDetails {
+        let limit = query.limit
+        // The result may have been cut by the limit: beyond its last element, the store knows more.
+        var horizon: (key: Key, id: Int64)?
+        if let limit, count >= limit, count > 0 {
+            let (chunk, offset) = before.location(of: count - 1)
+            horizon = (order.key(chunk, offset), chunk.ids[offset])
+        }
+
+        // Two independent halves, side by side when large: the before side finds the deleted and updated objects
+        // in the before list, the after side reads the after-records (placing the inserted objects, which need
+        // nothing from the before side). The updated objects are placed once both are done. An id can be both
+        // inserted and updated only in a history entry; it is handled once, as inserted.
+        let beforeSide: (skipped: [Int], updatedIndex: [Int64: Int], updatedCount: Int)
+        let afterSide: Placement
+        let pendingUpdated: [(id: Int64, key: Key?)]
+        if engine.beforeRecords.count + engine.afterRecords.count < ChangeDetailsEngine.concurrencyThreshold {
+            beforeSide = locateDeletedAndUpdated(horizon: horizon)
+            (afterSide, pendingUpdated) = placeInserted(horizon: horizon)
+        } else {
+            let computation = SideBox(self)
+            let start = SideBox(horizon)
+            let beforeBox = SideBox((skipped: [Int](), updatedIndex: [Int64: Int](), updatedCount: 0))
+            let afterBox = SideBox((placement: Placement(), pendingUpdated: [(id: Int64, key: Key?)]()))
+            DispatchQueue.concurrentPerform(iterations: 2) { side in
+                if side == 0 {
+                    beforeBox.value = computation.value.locateDeletedAndUpdated(horizon: start.value)
+                } else {
+                    afterBox.value = computation.value.placeInserted(horizon: start.value)
+                }
+            }
+            beforeSide = beforeBox.value
+            afterSide = afterBox.value.placement
+            pendingUpdated = afterBox.value.pendingUpdated
+        }
+        var updated = Placement()
+        updated.candidates.reserveCapacity(pendingUpdated.count)
+        for (id, key) in pendingUpdated { updated.place(id, key, at: beforeSide.updatedIndex[id], in: before, order) }
+        if pendingUpdated.count < beforeSide.updatedCount {
+            for id in engine.updated where !engine.inserted.contains(id) && engine.afterRecords[id] == nil {
+                updated.place(id, nil, at: beforeSide.updatedIndex[id], in: before, order)
+            }
+        }
+        updated.candidates.sort(by: precedes)
+        // Before indexes leaving their place (removed or re-placed), sorted below; updated objects kept where they
+        // were; the objects to place, in the query's order.
+        var skipped = beforeSide.skipped + afterSide.skipped + updated.skipped
+        let changedInPlace = afterSide.changedInPlace + updated.changedInPlace
+        var candidates = merged(afterSide.candidates, updated.candidates)
+        var removedByLimit: [Int] = []
         skipped.sort()
         if skipped.count > 1 {  // an index leaves its place once
             var unique = 1
@@ -561,7 +667,6 @@ private struct ChangeDetailsComputation<Order: KeyOrder> {
             }
             skipped.removeSubrange(unique...)
         }
-        candidates.sort(by: precedes)
 
         // Candidates past the horizon are not known to belong; they compete with the store's rows there.
         var beyond: [Candidate] = []
@@ -879,4 +984,12 @@ private struct TestedFields {
         isTrashed = record.trashedDate != nil  // `AssetRecord.isTrashed`
         uploadState = record.uploadState
     }
+}
+
+/// A value handed to and from the two sides of `DispatchQueue.concurrentPerform`. Unchecked: the sides only read
+/// the shared inputs, each writes only its own box, and `concurrentPerform` returns once both are done.
+final class SideBox<Value>: @unchecked Sendable {
+    var value: Value
+
+    init(_ value: Value) { self.value = value }
 }
