@@ -60,9 +60,9 @@ struct ChangeDetailsEngine {
 
     let before: SortedIdentifiers
     let query: StoreQuery
-    /// Records after the change, for inserted and updated ids (`nil` value: gone).
+    /// Records after the change, keyed by inserted and updated ids only (an id without one: gone).
     let afterRecords: [Int64: AssetRecord]
-    /// Records before the change, for updated and deleted ids (empty for changes read from the history).
+    /// Records before the change, keyed by updated and deleted ids only (empty for changes read from the history).
     let beforeRecords: [Int64: AssetRecord]
     let inserted: Set<Int64>
     let updated: Set<Int64>
@@ -513,9 +513,10 @@ private struct ChangeDetailsComputation<Order: KeyOrder> {
         var updatedTargets: [Target] = []
         deletedTargets.reserveCapacity(engine.deleted.count)
         for (id, record) in engine.beforeRecords {
-            if engine.deleted.contains(id) {
+            // Keyed by updated and deleted ids only: the updated set (usually the smaller) tells them apart.
+            if !engine.updated.contains(id) {
                 deletedTargets.append(Target(key: order.key(of: record), id: id))
-            } else if engine.updated.contains(id) && !engine.inserted.contains(id) {
+            } else if !engine.inserted.contains(id) {
                 updatedTargets.append(Target(key: order.key(of: record), id: id))
             }
         }
@@ -555,8 +556,8 @@ private struct ChangeDetailsComputation<Order: KeyOrder> {
         var placedInserted = 0
         let tests = FieldTest.conjunction(query.predicate)
         for (id, record) in engine.afterRecords {
-            let isInserted = engine.inserted.contains(id)
-            guard isInserted || engine.updated.contains(id) else { continue }
+            // Keyed by inserted and updated ids only: the updated set (usually the smaller) tells them apart.
+            let isInserted = !engine.updated.contains(id) || engine.inserted.contains(id)
             // The key and the fields tested are read out first: the record is then not held (nor copied).
             let key = order.key(of: record)
             let matches: Bool
