@@ -3,7 +3,7 @@
 SWIFT ?= swift
 RELEASE_BIN = .build/release
 
-.PHONY: all deps deps-python deps-bench build test rgw-test tsan demo gallery bench bench-gallery bench-scale soak lint format \
+.PHONY: all deps deps-python deps-bench build test rgw-test tsan demo gallery bench bench-gallery bench-scale bench-details soak lint format \
 	server clean
 
 all: build
@@ -76,6 +76,11 @@ bench-gallery: deps-python
 bench-scale: deps-bench
 	$(SWIFT) build -c release
 	CA_BENCH_ONLY=journal CA_BENCH_JOURNAL_OBJECTS=1000000 $(RELEASE_BIN)/ca-bench
+
+# The change-details rows at a million assets alone (CA_BENCH_DETAILS_FETCH=1 adds the fetch of a million).
+bench-details:
+	$(SWIFT) build -c release --product ca-bench
+	CA_BENCH_ONLY=scale $(RELEASE_BIN)/ca-bench
 
 # The reliability suites in full: fault soak, crash suite (kill -9), hostile input. `make test` runs them short.
 # The fault soak runs alone first: its resident-memory check means nothing while other suites share the process.

@@ -8,6 +8,9 @@ enum ChangeDetailsBenchmark {
     /// A before fetch result and one change to it, built without timing.
     struct Scenario: Sendable {
         let change: LibraryChange
+        /// What the change did, and the store it was made for.
+        let changes: StoreChangeSet
+        let store: AssetStore
         let before: FetchResult
         /// Identifiers before and after, for a comparison with a generic diff.
         public let beforeIDs: [Int64]
@@ -26,15 +29,6 @@ enum ChangeDetailsBenchmark {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ca-bench-\(UUID().uuidString)")
         let store = try AssetStore(folder: folder)
         let options = FetchOptions(sortBy: [.creationDate()])
-        func record(_ id: Int64, date: Double) -> AssetRecord {
-            var record = AssetRecord(
-                key: "originals/\(id).jpg", size: 1000, etag: "e\(id)",
-                lastModified: Date(timeIntervalSinceReferenceDate: 0),
-                creationDate: Date(timeIntervalSinceReferenceDate: date), mediaType: .image, pixelWidth: 4,
-                pixelHeight: 3)
-            record.id = id
-            return record
-        }
         // Before: ids 1...count with increasing dates 10, 20, 30, …
         let ids = ContiguousArray((1...Int64(count)))
         let dates = ContiguousArray(ids.map { Double($0) * 10 })
@@ -73,7 +67,43 @@ enum ChangeDetailsBenchmark {
         for (id, record) in changes.after { after.append((record.creationDate.timeIntervalSinceReferenceDate, id)) }
         after.sort { $0 < $1 }
         return Scenario(
-            change: change, before: before, beforeIDs: Array(ids), afterIDs: after.map(\.1), folder: folder)
+            change: change, changes: changes, store: store, before: before, beforeIDs: Array(ids),
+            afterIDs: after.map(\.1), folder: folder)
+    }
+
+    /// A scenario of `makeScenario(count:removed: 0, inserted: 0, moved: 0)` whose result after its change is the
+    /// before result of a second change, which gives one other asset a new creation date.
+    static func makeChainedScenario(count: Int, seed: UInt64 = 43) throws -> Scenario {
+        let first = try makeScenario(count: count, removed: 0, inserted: 0, moved: 0, seed: seed)
+        guard let derived = first.change.details(for: first.before)?.fetchResultAfterChanges else {
+            throw BenchError("the first change of the chained scenario changed nothing")
+        }
+        var random = SplitMix64(seed: seed &+ 1)
+        var dates: [Int64: Double] = [:]
+        for (id, record) in first.changes.after { dates[id] = record.creationDate.timeIntervalSinceReferenceDate }
+        func date(_ id: Int64) -> Double { dates[id] ?? Double(id) * 10 }
+        var id: Int64
+        repeat { id = first.afterIDs[Int(random.next(below: UInt64(count)))] } while dates[id] != nil
+        var changes = StoreChangeSet(token: ChangeToken(rawValue: 2))
+        changes.updated.insert(id)
+        changes.before[id] = record(id, date: date(id))
+        let newDate = Double(random.next(below: UInt64(count) * 10)) + 5
+        changes.after[id] = record(id, date: newDate)
+        dates[id] = newDate
+        let change = LibraryChange(changes: changes, store: first.store, maxIncrementalChangeCount: .max)
+        let after = first.afterIDs.map { (date($0), $0) }.sorted { $0 < $1 }.map(\.1)
+        return Scenario(
+            change: change, changes: changes, store: first.store, before: derived, beforeIDs: first.afterIDs,
+            afterIDs: after, folder: first.folder)
+    }
+
+    private static func record(_ id: Int64, date: Double) -> AssetRecord {
+        var record = AssetRecord(
+            key: "originals/\(id).jpg", size: 1000, etag: "e\(id)",
+            lastModified: Date(timeIntervalSinceReferenceDate: 0),
+            creationDate: Date(timeIntervalSinceReferenceDate: date), mediaType: .image, pixelWidth: 4, pixelHeight: 3)
+        record.id = id
+        return record
     }
 
     /// Computes the change details (the timed operation) and returns (removed, inserted, changed, moves) counts.

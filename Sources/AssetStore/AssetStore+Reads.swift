@@ -93,21 +93,6 @@ package enum SortColumn: Sendable {
     }
 }
 
-/// Identifiers in query order with their sort key values, as a fetch result keeps them.
-package struct SortedIdentifiers: Sendable {
-    /// The identifiers, in query order.
-    package var ids: ContiguousArray<Int64>
-    /// One column per sort criterion: `keys[c][i]` is the value of criterion `c` for `ids[i]`.
-    package var keys: [SortColumn]
-
-    package init(ids: ContiguousArray<Int64> = [], keys: [SortColumn] = []) {
-        self.ids = ids
-        self.keys = keys
-    }
-
-    package var count: Int { ids.count }
-}
-
 /// Reads. Each call runs on a reader connection and sees the last committed state; none waits for a writer.
 extension AssetStore {
     /// The identifiers matching `query`, in its order.

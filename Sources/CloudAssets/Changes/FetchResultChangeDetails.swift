@@ -59,7 +59,7 @@ public struct FetchResultChangeDetails: Sendable {
     /// The removed objects as they were before the change, in before-index order.
     public var removedObjects: [Asset] {
         (removedIndexes ?? []).map { index in
-            let id = fetchResultBeforeChanges.identifiers[index]
+            let id = fetchResultBeforeChanges.sorted.id(at: index)
             return beforeRecords[id].map { Asset($0, revealsLocation: fetchResultBeforeChanges.revealsLocation) }
                 ?? fetchResultBeforeChanges[index]
         }
@@ -73,7 +73,7 @@ public struct FetchResultChangeDetails: Sendable {
 
     private func afterObjects(_ indexes: IndexSet?) -> [Asset] {
         (indexes ?? []).map { index in
-            let id = fetchResultAfterChanges.identifiers[index]
+            let id = fetchResultAfterChanges.sorted.id(at: index)
             return afterRecords[id].map { Asset($0, revealsLocation: fetchResultAfterChanges.revealsLocation) }
                 ?? fetchResultAfterChanges[index]
         }

@@ -84,14 +84,14 @@ public struct LibraryChange: Sendable {
             store: store, options: fetchResult.options, sorted: computed.after,
             revealsLocation: fetchResult.revealsLocation)
         let incremental = computed.size <= maxIncrementalChangeCount
+        let indexSets = incremental ? computed.indexSets() : nil
         return FetchResultChangeDetails(
             // The assets this change touched are shown as they were before it, whether or not the app had read
             // them: a page read only now would otherwise show their state after it.
             fetchResultBeforeChanges: fetchResult.showing(changes.before), fetchResultAfterChanges: after,
             hasIncrementalChanges: incremental,
-            removedIndexes: incremental ? IndexSet(computed.removed) : nil,
-            insertedIndexes: incremental ? IndexSet(computed.inserted) : nil,
-            changedIndexes: incremental ? IndexSet(computed.changed) : nil,
+            removedIndexes: indexSets?.removed, insertedIndexes: indexSets?.inserted,
+            changedIndexes: indexSets?.changed,
             moves: incremental
                 ? computed.moves.map { .init(fromIndex: $0.from, toIndex: $0.to, beforeIndex: $0.beforeIndex) } : [],
             beforeRecords: changes.before, afterRecords: afterRecords)

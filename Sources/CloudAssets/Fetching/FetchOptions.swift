@@ -36,7 +36,7 @@ public struct FetchOptions: Sendable, Hashable {
         return terms.isEmpty ? .all : terms.count == 1 ? terms[0] : .and(terms)
     }
 
-    var storeQuery: StoreQuery {
+    package var storeQuery: StoreQuery {
         StoreQuery(predicate: effectivePredicate, sort: sortDescriptors.map(\.storeSort), limit: fetchLimit)
     }
 }

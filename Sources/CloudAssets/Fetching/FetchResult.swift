@@ -55,17 +55,17 @@ public final class FetchResult: Sendable, RandomAccessCollection {
             store: store, options: options, sorted: sorted, snapshot: merged, revealsLocation: revealsLocation)
     }
 
-    /// The local identifiers, in order.
+    /// The local identifiers, in order (O(n) unless the result holds them in one stretch).
     package var identifiers: ContiguousArray<Int64> { sorted.ids }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { sorted.ids.count }
-    public var count: Int { sorted.ids.count }
+    public var endIndex: Int { sorted.count }
+    public var count: Int { sorted.count }
 
     /// The asset at `index` (0 ≤ index < count).
     public subscript(index: Int) -> Asset {
         precondition(index >= 0 && index < count, "FetchResult index \(index) out of range 0..<\(count)")
-        if !snapshot.isEmpty, let fixed = snapshot[sorted.ids[index]] {
+        if !snapshot.isEmpty, let fixed = snapshot[sorted.id(at: index)] {
             return Asset(fixed, revealsLocation: revealsLocation)
         }
         let page = index / Self.pageSize
@@ -89,8 +89,10 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     package func index(ofIdentifier id: Int64) -> Int? {
         cache.withLock { cache in
             if cache.indexByID == nil {
-                var map = [Int64: Int](minimumCapacity: sorted.ids.count)
-                for (position, id) in sorted.ids.enumerated() { map[id] = position }
+                var map = [Int64: Int](minimumCapacity: sorted.count)
+                sorted.forEachRun(in: 0..<sorted.count) { chunk, positions, start in
+                    for (offset, id) in chunk.ids[positions].enumerated() { map[id] = start + offset }
+                }
                 cache.indexByID = map
             }
             return cache.indexByID![id]
@@ -102,7 +104,7 @@ public final class FetchResult: Sendable, RandomAccessCollection {
 
     private func loadPage(_ page: Int) -> [Asset] {
         let range = (page * Self.pageSize)..<Swift.min(count, (page + 1) * Self.pageSize)
-        let ids = sorted.ids[range]
+        let ids = sorted.ids(in: range)
         let records = (try? store.records(ids: ids)) ?? []
         var byID = [Int64: Asset](minimumCapacity: records.count)
         for record in records { byID[record.id!] = Asset(record, revealsLocation: revealsLocation) }

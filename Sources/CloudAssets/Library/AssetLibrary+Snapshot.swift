@@ -91,5 +91,12 @@ extension AssetLibrary {
 
 extension FetchResult {
     /// The local identifiers of the result, in order, without reading any asset (O(n), no database access).
-    public var localIdentifiers: [String] { sorted.ids.map { String($0) } }
+    public var localIdentifiers: [String] {
+        var result: [String] = []
+        result.reserveCapacity(count)
+        sorted.forEachRun(in: 0..<count) { chunk, positions, _ in
+            for id in chunk.ids[positions] { result.append(String(id)) }
+        }
+        return result
+    }
 }
