@@ -921,6 +921,7 @@ private enum FieldTest {
     case creationDate(Range<Date>)
     case modificationDate(Range<Date>)
     case availability(Set<StoredAvailability>)
+    case currentAvailability(Set<StoredAvailability>)
     case isFavorite(Bool)
     case isHidden(Bool)
     case isTrashed(Bool)
@@ -941,6 +942,7 @@ private enum FieldTest {
         case .creationDate(let range): return [.creationDate(range)]
         case .modificationDate(let range): return [.modificationDate(range)]
         case .availability(let set): return [.availability(set)]
+        case .currentAvailability(let set): return [.currentAvailability(set)]
         case .isFavorite(let value): return [.isFavorite(value)]
         case .isHidden(let value): return [.isHidden(value)]
         case .isTrashed(let value): return [.isTrashed(value)]
@@ -955,6 +957,7 @@ private enum FieldTest {
         case .creationDate(let range): range.contains(fields.creationDate)
         case .modificationDate(let range): range.contains(fields.modificationDate)
         case .availability(let set): set.contains(fields.availability)
+        case .currentAvailability(let set): set.contains(fields.currentAvailability)
         case .isFavorite(let value): fields.isFavorite == value
         case .isHidden(let value): fields.isHidden == value
         case .isTrashed(let value): fields.isTrashed == value
@@ -969,6 +972,7 @@ private struct TestedFields {
     var creationDate: Date
     var modificationDate: Date
     var availability: StoredAvailability
+    var currentAvailability: StoredAvailability
     var isFavorite: Bool
     var isHidden: Bool
     var isTrashed: Bool
@@ -980,6 +984,7 @@ private struct TestedFields {
         creationDate = record.creationDate
         modificationDate = record.modificationDate
         availability = record.availability
+        currentAvailability = record.currentAvailability
         isFavorite = record.isFavorite
         isHidden = record.isHidden
         isTrashed = record.trashedDate != nil  // `AssetRecord.isTrashed`
