@@ -181,17 +181,7 @@ package final class StoreTransaction {
             existingRecord = try record(key: listing.key)
         }
         guard let existing = existingRecord, let id = existing.id else {
-            // A new row takes only what a listing says: local state in `listing` (a caller may pass a record it
-            // read earlier, whose row was deleted since) names files that belong to no row of this key.
-            var fresh = listing
-            fresh.thumbnailPresent = false
-            fresh.dropLocalOriginal()
-            fresh.isPinned = false
-            fresh.lastAccessDate = nil
-            fresh.uploadState = .uploaded
-            fresh.uploadError = nil
-            fresh.resetSharedMetadata()
-            return .inserted(try insert(fresh))
+            return .inserted(try insert(Self.newRow(listing)))
         }
         var merged = existing
         merged.size = listing.size
@@ -225,6 +215,32 @@ package final class StoreTransaction {
         }
         try write(merged, replacing: existing)
         return .updated(id, before: existing)
+    }
+
+    /// Inserts a listed row without looking its key up first — for rows that are almost always new (a bootstrap
+    /// into an empty catalog): `nil`, with nothing written, when the key already has a row (then ``upsert(_:)``).
+    package func insertIfNew(_ listing: AssetRecord) throws -> Int64? {
+        do {
+            return try insert(Self.newRow(listing))
+        } catch AssetStoreError.duplicateKey {
+            return nil
+        }
+    }
+
+    /// A new row takes only what a listing says: local state in `listing` (a caller may pass a record it read
+    /// earlier, whose row was deleted since) names files that belong to no row of this key.
+    private static func newRow(_ listing: AssetRecord) -> AssetRecord {
+        var fresh = listing
+        fresh.thumbnailPresent = false
+        fresh.dropLocalOriginal()
+        fresh.isPinned = false
+        fresh.lastAccessDate = nil
+        fresh.uploadState = .uploaded
+        fresh.uploadError = nil
+        fresh.resetSharedMetadata()
+        fresh.editRevision = nil
+        fresh.editAvailability = .cloudOnly
+        return fresh
     }
 
     /// Deletes the row with identifier `id`. Returns `false` when there was none.

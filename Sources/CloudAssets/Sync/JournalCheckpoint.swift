@@ -399,7 +399,7 @@ extension AssetLibrary {
         let bucket = configuration.bucket
         let files = self.files
         let limit = max(1, configuration.maxConnections)
-        // Into an empty catalog (the usual bootstrap) rows need no look-up of what is there.
+        // Into an empty catalog (the usual bootstrap) rows are inserted without a look-up of what is there.
         let wasEmpty = try store.count == 0
         return try await withThrowingTaskGroup(of: [AssetRecord].self) { group in
             var iterator = manifest.parts.makeIterator()
@@ -431,11 +431,18 @@ extension AssetLibrary {
                     var counts = ReconcileCounts()
                     var unused: [String] = []
                     for record in records {
-                        // An import of this library still going up keeps its row.
-                        if !wasEmpty, let current = try tx.record(key: record.key), current.uploadState != .uploaded {
-                            continue
+                        let id: Int64
+                        if wasEmpty, let inserted = try tx.insertIfNew(record) {
+                            // Into an empty catalog almost every row is new: no look-up of its key first.
+                            counts.inserted += 1
+                            id = inserted
+                        } else {
+                            // An import of this library still going up keeps its row.
+                            if let current = try tx.record(key: record.key), current.uploadState != .uploaded {
+                                continue
+                            }
+                            id = try counts.upsert(record, tx, files: files, removing: &unused)
                         }
-                        let id = try counts.upsert(record, tx, files: files, removing: &unused)
                         // An upsert takes the bucket's facts only; the shared properties merge as a sidecar read.
                         if record.metadataStamps != nil || record.sidecarETag != nil {
                             try AssetLibrary.adopt(
