@@ -34,7 +34,12 @@ struct Get: AsyncParsableCommand {
             let bars = ProgressBoard(quiet: global.quiet)
             try await withInterrupt {
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    for asset in targets {
+                    // A window of requests, not one task per asset at once: memory stays bounded however many
+                    // assets are asked for, while enough wait behind the library's connections to keep them busy
+                    // and to let finished downloads be committed together.
+                    let window = max(1, library.configuration.maxConnections) * 32
+                    for (index, asset) in targets.enumerated() {
+                        if index >= window { try await group.next() }
                         group.addTask {
                             var options = AssetRequestOptions()
                             options.isNetworkAccessAllowed = network
