@@ -44,8 +44,11 @@ struct Get: AsyncParsableCommand {
                             var options = AssetRequestOptions()
                             options.isNetworkAccessAllowed = network
                             options.version = version.assetVersion
-                            options.progressHandler = { _, _, _, progress in
-                                bars.update(name: asset.key, progress: progress)
+                            if !global.quiet {
+                                // Quiet: no handler, so the downloader has no progress to hand over.
+                                options.progressHandler = { _, _, _, progress in
+                                    bars.update(name: asset.key, progress: progress)
+                                }
                             }
                             if network && byteRange == nil { bars.waiting(name: asset.key) }
                             if let byteRange {
