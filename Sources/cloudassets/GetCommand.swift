@@ -25,7 +25,11 @@ struct Get: AsyncParsableCommand {
                 throw CLIError("-o takes exactly one asset")
             }
             if let output, output != "-" { _ = try validateOutputPath(output) }
-            let library = try await global.openLibrary(runsDownloads: false, stripLocation: stripLocation)
+            // Small originals are bound by round trips, not bandwidth: many of them come faster over as many
+            // connections as uploads use (``UploadSettings/concurrentUploads``, rclone's common `--transfers 16`).
+            let library = try await global.openLibrary(
+                runsDownloads: false, stripLocation: stripLocation,
+                minimumConnections: UploadSettings().concurrentUploads)
             defer { library.close() }
             let targets = try selection.resolve(in: library)
             let byteRange = try range.map(ByteRangeArgument.parse)
@@ -37,7 +41,7 @@ struct Get: AsyncParsableCommand {
                     // A window of requests, not one task per asset at once: memory stays bounded however many
                     // assets are asked for, while enough wait behind the library's connections to keep them busy
                     // and to let finished downloads be committed together.
-                    let window = max(1, library.configuration.maxConnections) * 32
+                    let window = max(1, library.configuration.maxConnections) * 16
                     for (index, asset) in targets.enumerated() {
                         if index >= window { try await group.next() }
                         group.addTask {
