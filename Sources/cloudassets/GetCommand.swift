@@ -39,9 +39,10 @@ struct Get: AsyncParsableCommand {
             try await withInterrupt {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     // A window of requests, not one task per asset at once: memory stays bounded however many
-                    // assets are asked for, while enough wait behind the library's connections to keep them busy
-                    // and to let finished downloads be committed together.
-                    let window = max(1, library.configuration.maxConnections) * 16
+                    // assets are asked for (~75 MiB peak for 2,000), while enough wait behind the library's
+                    // connections to keep them busy as finished downloads wait for their group's sync (which waits
+                    // for the disk: a window of 256 stalled under load) and are committed together.
+                    let window = max(1, library.configuration.maxConnections) * 64
                     for (index, asset) in targets.enumerated() {
                         if index >= window { try await group.next() }
                         group.addTask {
