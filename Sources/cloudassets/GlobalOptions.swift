@@ -216,11 +216,15 @@ struct GlobalOptions: ParsableArguments {
     ///     that wait for their work do; the others would cancel them as they exit.
     ///   - rebind: Whether the library may move to the configured bucket (see `Configuration.rebind`).
     ///   - stripLocation: Whether data handed out loses its GPS tags whatever the settings say (`get --strip-location`).
+    ///   - minimumConnections: At least this many connections for downloads
+    ///     (``AssetLibrary/Configuration/maxConnections``), for commands that fetch many originals.
     func openLibrary(
-        requireRemote: Bool = true, runsDownloads: Bool = true, rebind: Bool = false, stripLocation: Bool = false
+        requireRemote: Bool = true, runsDownloads: Bool = true, rebind: Bool = false, stripLocation: Bool = false,
+        minimumConnections: Int = 1
     ) async throws -> AssetLibrary {
         var configuration = try libraryConfiguration(requireRemote: requireRemote)
         if stripLocation { configuration.locationAccess = .denied }
+        configuration.maxConnections = max(configuration.maxConnections, minimumConnections)
         configuration.startsBackgroundTransfers = runsDownloads
         configuration.rebind = rebind
         let path = configuration.storeURL.path

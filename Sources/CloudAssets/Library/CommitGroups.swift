@@ -1,12 +1,14 @@
 import AssetStore
+import Dispatch
 import Essentials
 
 /// Commits that arrive while another is being written wait and go together into the next transaction: a burst of
 /// finished downloads is a few transactions (and a few changes, one per group) instead of one each.
 ///
-/// The first caller to find no transaction under way writes, then writes what queued meanwhile, until nothing is
-/// left; the others wait for their group's outcome. A group whose transaction fails is written again one commit at
-/// a time, so one commit's failure is never another's.
+/// The first caller to find no transaction under way starts the writing, which goes on (on the groups' own serial
+/// queue, never on a thread of the caller's concurrency pool: a transaction may wait for the disk, and a two-core
+/// machine's pool has two threads) until nothing is left; every caller waits for its group's outcome. A group whose
+/// transaction fails is written again one commit at a time, so one commit's failure is never another's.
 final class CommitGroups: Sendable {
     /// One commit's part of a transaction. It may run twice (alone, after its group failed); what it throws is its
     /// own outcome.
@@ -23,6 +25,8 @@ final class CommitGroups: Sendable {
     }
 
     private let state = LockedBox(State())
+    /// Where groups are written, one after another.
+    private let writer = DispatchQueue(label: "CloudAssets.CommitGroups", qos: .userInitiated)
 
     /// Commits waiting for the next transaction, and whether one is being written (for tests).
     var queue: (waiting: Int, writing: Bool) { state.withLock { ($0.pending.count, $0.writing) } }
@@ -37,7 +41,7 @@ final class CommitGroups: Sendable {
                 state.writing = true
                 return true
             }
-            if leads { drain(library) }
+            if leads { writer.async { self.drain(library) } }
         }
     }
 

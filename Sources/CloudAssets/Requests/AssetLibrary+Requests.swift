@@ -89,20 +89,22 @@ extension AssetLibrary {
         -> URL
     {
         return try await CloudAssetsError.boundary {
-            if options.version == .current, let record = try store.record(id: asset.rowID), record.editRevision != nil {
-                // An edit's rendered version carries no location: the editor's output is written without GPS.
-                return try await requestRenderedFile(of: record, options: options)
-            }
             let id = runtime.nextRequestID()
-            let url = try await withTaskCancellationHandler {
-                try await ensureOriginal(assetID: asset.rowID, options: options, requestID: id)
+            // One read of the record (under the asset's download lock) answers "edited?", "local?" and "what to
+            // download".
+            let local = try await withTaskCancellationHandler {
+                try await localOriginal(
+                    assetID: asset.rowID, options: options, requestID: id, unlessEdited: options.version == .current)
             } onCancel: {
                 self.runtime.cancelDownloads(forRequest: id)
             }
-            guard let record = try store.record(id: asset.rowID) else {
-                throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
+            switch local {
+            case .edited(let record):
+                // An edit's rendered version carries no location: the editor's output is written without GPS.
+                return try await requestRenderedFile(of: record, options: options)
+            case .original(let url, let record):
+                return try filteredOriginalFile(url, of: record)
             }
-            return try filteredOriginalFile(url, of: record)
         }
     }
 
@@ -261,6 +263,29 @@ extension AssetLibrary {
         priority: DownloadPriority =
             .userInitiated, isUserRequest: Bool = true
     ) async throws -> URL {
+        let local = try await localOriginal(
+            assetID: assetID, options: options, requestID: requestID, priority: priority,
+            isUserRequest: isUserRequest, unlessEdited: false)
+        guard case .original(let url, _) = local else { throw AssetRequestError.assetDeleted(localIdentifier: assetID) }
+        return url
+    }
+
+    /// What ``localOriginal(assetID:options:requestID:priority:isUserRequest:unlessEdited:)`` found or made.
+    enum LocalOriginal {
+        /// The verified original's file, and the asset's record as read under its download lock (with the
+        /// download's commit applied, when it was downloaded).
+        case original(URL, AssetRecord)
+        /// The asset is edited (asked with `unlessEdited`): nothing was downloaded.
+        case edited(AssetRecord)
+    }
+
+    /// ``ensureOriginal(assetID:options:requestID:priority:isUserRequest:)`` that also hands back the record it
+    /// read, so that a caller needs no read of its own; with `unlessEdited`, an edited asset is answered
+    /// ``LocalOriginal/edited(_:)`` at once (its rendered version is what is wanted).
+    func localOriginal(
+        assetID: Int64, options: AssetRequestOptions, requestID: AssetRequestID,
+        priority: DownloadPriority = .userInitiated, isUserRequest: Bool = true, unlessEdited: Bool
+    ) async throws -> LocalOriginal {
         // One library downloads an original at a time (another process's too): wait for it, then use its file.
         // The lock is taken first, so one read of the record answers both "is it local?" and "what to download".
         try await services.downloadLocks.acquire(assetID, in: lock)
@@ -268,9 +293,10 @@ extension AssetLibrary {
         guard let record = try store.record(id: assetID) else {
             throw AssetRequestError.assetDeleted(localIdentifier: assetID)
         }
+        if unlessEdited, record.editRevision != nil { return .edited(record) }
         if let url = verifiedOriginal(of: record) {
             runtime.noteAccess(assetID)
-            return url
+            return .original(url, record)
         }
         guard options.isNetworkAccessAllowed, isNetworkAllowed(userRequest: isUserRequest) else {
             throw AssetRequestError.inCloud(key: record.key)
@@ -316,7 +342,14 @@ extension AssetLibrary {
         try await commitDownloaded(assetID: assetID, result: result)
         runtime.noteAccess(assetID)
         try enforceCacheLimit(keeping: assetID)
-        return result.url
+        var committed = record
+        committed.availability = .full
+        committed.localFilePath = files.storedPath(ofOriginal: result.url)
+        committed.verifiedSize = result.size
+        committed.verifiedETag = committed.etag
+        committed.partialRanges = ByteRangeSet()
+        committed.partialETag = nil
+        return .original(result.url, committed)
     }
 
     /// Records a verified download as `full`; refuses (and deletes the file) when the asset changed or vanished
@@ -334,19 +367,23 @@ extension AssetLibrary {
     }
 
     /// ``commitDownloaded(assetID:result:)``'s part of a transaction.
+    ///
+    /// It runs under the write lock, which every other commit waits for: its per-asset work stays small (paths
+    /// built as strings once, files that are usually absent checked before they are removed — see
+    /// ``removeIfPresent(_:)``).
     private func writeDownloaded(assetID: Int64, result: DownloadResult, _ tx: StoreTransaction) throws {
-        let stored = files.storedPath(ofOriginal: result.url)
+        let path = result.url.path
+        let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
+        let stored = LocalFiles.Folder.originals.rawValue + "/" + name
         let current = try tx.record(assetID)
         let fresh = current.map { S3ETag.same($0.etag, result.etag) && $0.size == result.size } ?? false
         guard let current, fresh else {
             let committedThere = current.map { $0.availability == .full && $0.localFilePath == stored }
-            if committedThere != true { try? FileManager.default.removeItem(at: result.url) }
-            throw AssetRequestError.objectChanged(key: result.url.lastPathComponent)
+            if committedThere != true { unlink(path) }
+            throw AssetRequestError.objectChanged(key: name)
         }
         if current.availability == .full, current.localFilePath == stored { return }
-        guard FileManager.default.fileExists(atPath: result.url.path) else {
-            throw AssetRequestError.objectChanged(key: result.url.lastPathComponent)
-        }
+        guard access(path, F_OK) == 0 else { throw AssetRequestError.objectChanged(key: name) }
         _ = try tx.update(assetID) { record in
             record.availability = .full
             record.localFilePath = stored
@@ -356,11 +393,18 @@ extension AssetLibrary {
             record.partialETag = nil
             record.lastAccessDate = Date()
         }
-        let obsoletePaths = [files.partial(id: assetID).path, files.partial(id: assetID).path + ".json"]
-        // Under the write lock: the range file must not vanish after a later commit recorded ranges in it. (Files
-        // that are usually not there: `unlink`, without Foundation's checks around a removal.)
-        for path in obsoletePaths { unlink(path) }
-        removeLeftoverPart(assetID: assetID, destination: result.url)
+        let ranges = files.partial(id: assetID).path
+        // Under the write lock: the range file must not vanish after a later commit recorded ranges in it.
+        for obsolete in [ranges, ranges + ".json"] { Self.removeIfPresent(obsolete) }
+        removeLeftoverPart(assetID: assetID, destinationPath: path)
+    }
+
+    /// Removes a file that is usually not there. Looking the name up takes no lock, while `unlink(2)` locks the
+    /// folder even for a missing name — and `originals/` is where every running download creates and renames
+    /// its files. The same as a plain `unlink` made at the moment of the look-up: a file that appears after it
+    /// would have appeared after that `unlink` too.
+    static func removeIfPresent(_ path: String) {
+        if access(path, F_OK) == 0 || errno != ENOENT { unlink(path) }
     }
 
     /// After a download of this asset failed: when another download made the asset `full` meanwhile and none
@@ -368,16 +412,16 @@ extension AssetLibrary {
     func discardLeftoverPart(assetID: Int64, destination: URL) {
         try? performWrite { tx in
             guard try tx.record(assetID)?.availability == .full else { return }
-            removeLeftoverPart(assetID: assetID, destination: destination)
+            removeLeftoverPart(assetID: assetID, destinationPath: destination.path)
         }
     }
 
     /// Removes the `.part` (and sidecar) a failed download of this now `full` asset kept to resume from —
     /// unless another download (beside the calling request's own) still runs and will finish with it. Under
     /// the write lock.
-    private func removeLeftoverPart(assetID: Int64, destination: URL) {
+    private func removeLeftoverPart(assetID: Int64, destinationPath: String) {
         guard runtime.downloadCount(of: assetID) <= 1 else { return }
-        for path in [destination.path + ".part", destination.path + ".part.json"] { unlink(path) }
+        for path in [destinationPath + ".part", destinationPath + ".part.json"] { Self.removeIfPresent(path) }
     }
 
     /// Deletes assets (and their files) in one transaction, cancelling their downloads first (a cancelled

@@ -19,8 +19,8 @@ import Foundation
 ///
 /// Threading: the thread that finds no group in progress syncs the group its own file is in (callers are the
 /// part-file writers' queues on the utility pool: a sync waits for the disk, which must not hold a thread of a
-/// caller's pool), later groups run on the utility pool; the others return at once. Completions run on the
-/// thread that synced their group, in commit order within it.
+/// caller's pool), later groups run on a queue of the group's own; the others return at once. Completions run on
+/// the thread that synced their group, in commit order within it.
 final class FileSyncGroup: Sendable {
     /// One file to sync (and rename).
     struct Item: Sendable {
@@ -62,6 +62,10 @@ final class FileSyncGroup: Sendable {
     static let fileSystemSyncMinimum = 4
 
     private let state = LockedBox(State())
+    /// Where the groups after a leader's own run: a queue of their own (with its own thread), not the utility pool,
+    /// whose few threads (one per core) create and write the next downloads' files while a `syncfs` waits for the
+    /// disk.
+    private let laterGroups = DispatchQueue(label: "FileSyncGroup", qos: .utility)
     /// `syncfs(2)` (tests give one that fails, to check the file-by-file fallback).
     private let syncFileSystem: @Sendable (Int32) -> Int32
     /// A file's own writeback error after a `syncfs` (``cfileio_data_error(_:)``; tests inject one).
@@ -76,8 +80,8 @@ final class FileSyncGroup: Sendable {
     }
 
     /// Adds `item` to the next group. When no group is in progress, the calling thread syncs the group its file
-    /// is in and returns after its completion (any group after that goes to a thread of the utility pool, so a
-    /// steady stream of files never holds the caller's thread); otherwise returns at once. `item.completion` is
+    /// is in and returns after its completion (any group after that goes to the group's own queue, so a steady
+    /// stream of files never holds the caller's thread); otherwise returns at once. `item.completion` is
     /// called exactly once.
     func commit(_ item: Item) {
         let lead = state.withLock { state -> Bool in
@@ -86,7 +90,7 @@ final class FileSyncGroup: Sendable {
             return !state.syncing
         }
         guard lead, syncPendingGroup() else { return }
-        DispatchQueue.global(qos: .utility).async { [self] in
+        laterGroups.async { [self] in
             while syncPendingGroup() {}
         }
     }
