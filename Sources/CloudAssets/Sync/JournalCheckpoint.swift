@@ -151,17 +151,34 @@ struct CheckpointAsset: Sendable {
 
     /// Parses a line; nil when it is not one.
     init?(line: Data.SubSequence) {
-        var fields: [Data.SubSequence] = []
-        fields.reserveCapacity(19)
-        var start = line.startIndex
-        for index in line.indices where line[index] == 0x09 {
-            fields.append(line[start..<index])
+        guard let parsed = line.withUnsafeBytes({ CheckpointAsset(line: $0) }) else { return nil }
+        self = parsed
+    }
+
+    /// Parses a line held in raw bytes (the restore's path: no `Data` slice per line or per field).
+    init?(line: UnsafeRawBufferPointer) {
+        // Field boundaries as offsets, on the stack: at most 19 fields (17 in the first format).
+        var starts = InlineArray<20, Int>(repeating: 0)
+        var ends = InlineArray<20, Int>(repeating: 0)
+        var count = 0
+        var start = 0
+        for index in 0..<line.count where line[index] == 0x09 {
+            guard count < 19 else { return nil }
+            starts[count] = start
+            ends[count] = index
+            count += 1
             start = index + 1
         }
-        fields.append(line[start..<line.endIndex])
-        guard fields.count == 17 || fields.count == 19 else { return nil }
+        guard count < 19 else { return nil }
+        starts[count] = start
+        ends[count] = line.count
+        count += 1
+        guard count == 17 || count == 19 else { return nil }
+        func field(_ i: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: line[starts[i]..<ends[i]])
+        }
         func text(_ i: Int) -> String? {
-            let field = fields[i]
+            let field = field(i)
             guard !field.isEmpty else { return nil }
             guard field.contains(0x5C) else { return String(decoding: field, as: UTF8.self) }
             var bytes: [UInt8] = []
@@ -179,7 +196,7 @@ struct CheckpointAsset: Sendable {
             return String(decoding: bytes, as: UTF8.self)
         }
         func number(_ i: Int) -> Int64? {
-            let field = fields[i]
+            let field = field(i)
             guard !field.isEmpty, field.count <= 19 else { return nil }
             var value: Int64 = 0
             var negative = false
@@ -218,7 +235,7 @@ struct CheckpointAsset: Sendable {
         } else {
             sidecar = nil
         }
-        if fields.count == 19 {
+        if count == 19 {
             location = text(17).flatMap(AssetLocation.init(serialized:))
             imageMetadataPending = text(18) == "1"
         }
@@ -412,12 +429,20 @@ extension AssetLibrary {
                     }
                     var records: [AssetRecord] = []
                     records.reserveCapacity(part.assets)
-                    for line in lines.split(separator: 0x0A, omittingEmptySubsequences: true) {
-                        guard let asset = CheckpointAsset(line: line) else {
-                            throw S3Error.malformedResponse(
-                                "checkpoint part \(part.key) holds a line that is not an asset")
+                    let complete = lines.withUnsafeBytes { buffer -> Bool in
+                        // Lines found in the raw bytes, each parsed where it lies.
+                        var start = 0
+                        for index in 0...buffer.count where index == buffer.count || buffer[index] == 0x0A {
+                            defer { start = index + 1 }
+                            guard index > start else { continue }
+                            let line = UnsafeRawBufferPointer(rebasing: buffer[start..<index])
+                            guard let asset = CheckpointAsset(line: line) else { return false }
+                            records.append(asset.record)
                         }
-                        records.append(asset.record)
+                        return true
+                    }
+                    guard complete else {
+                        throw S3Error.malformedResponse("checkpoint part \(part.key) holds a line that is not an asset")
                     }
                     return records
                 }
