@@ -173,14 +173,7 @@ extension AssetLibrary {
             let data = try Data(contentsOf: url, options: .mappedIfSafe)
             deliverFiltered(data, of: record, info, deliver)
         } catch {
-            var answer = info
-            if Task.isCancelled || Self.isCancellation(error) {
-                answer.isCancelled = true
-            } else {
-                answer.error = CloudAssetsError.reported(error)
-            }
-            if case AssetRequestError.inCloud = error { answer.isInCloud = true }
-            deliver(nil, answer)
+            deliver(nil, Self.failedAnswer(info, error))
         }
     }
 
@@ -213,14 +206,7 @@ extension AssetLibrary {
             let url = try await requestRenderedFile(of: record, options: options)
             deliver(try Data(contentsOf: url, options: .mappedIfSafe), info)
         } catch {
-            var answer = info
-            if Task.isCancelled || Self.isCancellation(error) {
-                answer.isCancelled = true
-            } else {
-                answer.error = CloudAssetsError.reported(error)
-            }
-            if case AssetRequestError.inCloud = error { answer.isInCloud = true }
-            deliver(nil, answer)
+            deliver(nil, Self.failedAnswer(info, error))
         }
     }
 
@@ -237,6 +223,18 @@ extension AssetLibrary {
             failed.error = CloudAssetsError.reported(error)
             deliver(nil, failed)
         }
+    }
+
+    /// The final answer of a request that failed with `error`: cancelled, in the cloud, or the error.
+    static func failedAnswer(_ info: AssetRequestInfo, _ error: any Error) -> AssetRequestInfo {
+        var answer = info
+        if Task.isCancelled || isCancellation(error) {
+            answer.isCancelled = true
+        } else {
+            answer.error = CloudAssetsError.reported(error)
+        }
+        if case AssetRequestError.inCloud = error { answer.isInCloud = true }
+        return answer
     }
 
     static func isCancellation(_ error: any Error) -> Bool {
