@@ -5,7 +5,9 @@ import Foundation
 /// `cloudassets get`: fetches originals (or a byte range of one) into the library, optionally copying them out.
 struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Fetch assets' originals (or a byte range) into the library, and optionally copy them out.")
+        abstract:
+            "Fetch assets (as they show, or --version original; a byte range of the original) into the library, and optionally copy them out."
+    )
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: AssetArguments
     @Flag(name: .long, help: "Allow downloading originals that are not local.") var network = false
