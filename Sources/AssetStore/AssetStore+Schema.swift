@@ -147,8 +147,9 @@ extension AssetStore {
                     PRAGMA user_version = 8;
                     """)
         }
-        // v9: content edits. The asset row names its current edit revision and what of it is local; every revision known for an asset (current, superseded by a concurrent edit, reverted) is a row of
-        // `edit_revision` with its manifest, and `shared = 0` until it is in the bucket.
+        // v9: content edits. The asset row names its current edit revision and what of it is local; every revision
+        // known for an asset (current, superseded by a concurrent edit, a revert) is a row of `edit_revision` with
+        // its manifest, `shared = 0` until it is in the bucket.
         migrator.registerMigration("v9") { db in
             try db.execute(
                 sql: """

@@ -56,7 +56,7 @@ extension AssetLibrary {
                     try tx.editRevisions(of: id).first(where: { $0.revision == revision })?.isShared == true
                 {
                     let rendered = files.rendered(id: id, revision: revision)
-                    freed += Self.fileSize(rendered.path) ?? 0
+                    freed += LocalFiles.regularFileSize(rendered.path) ?? 0
                     paths.append(rendered.path)
                     _ = try tx.update(id) {
                         $0.editAvailability = files.editAvailability(id: id, revision: revision, rendered: false)

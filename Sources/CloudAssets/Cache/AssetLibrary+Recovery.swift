@@ -37,12 +37,7 @@ extension AssetLibrary {
         try files.createFolders()
         var report = RecoveryReport()
         let fm = FileManager.default
-        /// The size of a regular file (`lstat`: a link is not followed, and is no file of ours).
-        func size(_ path: String) -> Int64? {
-            var status = stat()
-            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
-            return Int64(status.st_size)
-        }
+        let size = LocalFiles.regularFileSize
         // Only assets that claim something local can disagree with the disk: a cloud-only asset has no file to
         // miss. (Reading every row made opening a million-asset library take seconds.)
         let ids = try store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial, .thumbnail])))
@@ -193,8 +188,5 @@ extension AssetLibrary {
     }
 
     /// A regular file, not a folder or a link (`lstat`: a link is never followed).
-    static func isRegularFile(_ path: String) -> Bool {
-        var status = stat()
-        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
-    }
+    static func isRegularFile(_ path: String) -> Bool { LocalFiles.regularFileSize(path) != nil }
 }

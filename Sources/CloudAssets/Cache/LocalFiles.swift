@@ -87,18 +87,20 @@ struct LocalFiles: Sendable {
     /// What of an edit revision is on disk: `full` with its rendered version (`rendered`, or found on disk when
     /// nil), `thumbnail` with only its thumbnail, else `cloudOnly`.
     func editAvailability(id: Int64, revision: String, rendered: Bool? = nil) -> StoredAvailability {
-        func exists(_ url: URL) -> Bool {
-            var status = stat()
-            return lstat(url.path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
-        }
-        if rendered ?? exists(self.rendered(id: id, revision: revision)) { return .full }
-        return exists(renderedThumbnail(id: id, revision: revision)) ? .thumbnail : .cloudOnly
+        if rendered ?? (Self.regularFileSize(self.rendered(id: id, revision: revision).path) != nil) { return .full }
+        return Self.regularFileSize(renderedThumbnail(id: id, revision: revision).path) != nil ? .thumbnail : .cloudOnly
     }
 
-    /// A fresh file name for an editor's output: `edit-<32 hex digits>.jpg` in the edits folder.
-    func newEditOutput() -> URL {
-        let name = "edit-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() + ".jpg"
-        return editsFolder.appendingPathComponent(name, isDirectory: false)
+    /// A fresh file name for an editor's output in the edits folder: `edit-<32 hex digits>.jpg`.
+    static func editOutputName() -> String {
+        "edit-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() + ".jpg"
+    }
+
+    /// The size of a regular file (`lstat`: a link is not followed, and is no file of ours); nil for anything else.
+    static func regularFileSize(_ path: String) -> Int64? {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int64(status.st_size)
     }
 
     /// Every file of an asset's edit revisions the library may hold.

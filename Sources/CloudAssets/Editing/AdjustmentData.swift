@@ -95,9 +95,7 @@ public struct ContentEditingOutput: Sendable {
 
     /// An output for an input: a fresh ``renderedContentURL`` in the library's edits folder.
     public init(contentEditingInput input: ContentEditingInput) {
-        renderedContentURL = input.outputFolder.appendingPathComponent(
-            "edit-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() + ".jpg",
-            isDirectory: false)
+        renderedContentURL = input.outputFolder.appendingPathComponent(LocalFiles.editOutputName(), isDirectory: false)
         adjustmentData = nil
         baseRevision = input.baseRevision
         inputRevision = input.currentRevision

@@ -51,7 +51,7 @@ extension AssetLibrary {
                 return Data(try ImageEncoder.jpeg(decoded.image, quality: 85))
             }
             return ContentEditingInput(
-                asset: Asset(record, revealsLocation: configuration.locationAccess == .granted),
+                asset: Asset(record, revealsLocation: revealsLocation),
                 mediaType: record.mediaType, fullSizeImageURL: url, fullSizeImageOrientation: orientation,
                 displaySizeImage: display, adjustmentData: adjustments, currentRevision: record.editRevision,
                 baseRevision: base, outputFolder: files.editsFolder)
@@ -241,7 +241,7 @@ extension AssetLibrary {
             return try await ensureOriginal(assetID: id, options: original, requestID: runtime.nextRequestID())
         }
         let destination = files.rendered(id: id, revision: revision)
-        if now.renderedPresent, Self.fileSize(destination.path) == rendered.size { return destination }
+        if now.renderedPresent, LocalFiles.regularFileSize(destination.path) == rendered.size { return destination }
         guard options.isNetworkAccessAllowed, isNetworkAllowed(userRequest: true), !rendered.key.isEmpty else {
             throw AssetRequestError.inCloud(key: rendered.key.isEmpty ? now.key : rendered.key)
         }
@@ -286,7 +286,7 @@ extension AssetLibrary {
         guard let id = record.id else { return nil }
         if let revision = record.editRevision {
             let url = files.renderedThumbnail(id: id, revision: revision)
-            return Self.fileSize(url.path) != nil ? url : nil
+            return LocalFiles.regularFileSize(url.path) != nil ? url : nil
         }
         return record.thumbnailPresent ? files.thumbnail(id: id) : nil
     }
@@ -301,12 +301,7 @@ extension AssetLibrary {
     func localRenderedFile(of record: AssetRecord) -> URL? {
         guard let id = record.id, let revision = record.editRevision, record.renderedPresent else { return nil }
         let url = files.rendered(id: id, revision: revision)
-        return Self.fileSize(url.path) != nil ? url : nil
+        return LocalFiles.regularFileSize(url.path) != nil ? url : nil
     }
 
-    static func fileSize(_ path: String) -> Int64? {
-        var status = stat()
-        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
-        return Int64(status.st_size)
-    }
 }

@@ -136,7 +136,7 @@ extension AssetLibrary {
                 let id = record.id
             else { continue }
             let file = files.renderedThumbnail(id: id, revision: manifest.revision)
-            if Self.fileSize(file.path) == nil { jobs.append((key, file)) }
+            if LocalFiles.regularFileSize(file.path) == nil { jobs.append((key, file)) }
         }
         await withTaskGroup(of: Void.self) { group in
             var iterator = jobs.makeIterator()

@@ -65,7 +65,7 @@ public struct Asset: Sendable, Hashable, Identifiable {
     public let originalAvailability: AssetAvailability
     /// `true` when the asset has a content edit (PhotoKit's `hasAdjustments`): data and image requests for the
     /// current version deliver the rendered version; the original is unchanged, in the bucket and here.
-    public let hasAdjustments: Bool
+    public var hasAdjustments: Bool { editRevision != nil }
     /// The current edit's revision identifier (`nil` without one): a new edit, a restore or another library's
     /// edit changes it (see ``AssetLibrary/contentRevisions(of:)``).
     public let editRevision: String?
@@ -125,7 +125,6 @@ public struct Asset: Sendable, Hashable, Identifiable {
         isHidden = record.isHidden
         availability = AssetAvailability(record.currentAvailability)
         originalAvailability = AssetAvailability(record.availability)
-        hasAdjustments = record.editRevision != nil
         editRevision = record.editRevision
         switch record.availability {
         case .full: partialRanges = [0..<record.size]
