@@ -65,11 +65,10 @@ struct ContentEdit: AsyncParsableCommand {
     }
 
     static func parseCrop(_ text: String) throws -> CGRect {
-        let parts = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-        guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3], x >= 0, y >= 0,
-            w > 0, h > 0
-        else { throw ValidationError("--crop takes x,y,width,height in pixels (e.g. 0,0,800,600), not \(text)") }
-        return CGRect(x: x, y: y, width: w, height: h)
+        guard let rect = BasicEdit.crop(parsing: text) else {
+            throw ValidationError("--crop takes x,y,width,height in pixels (e.g. 0,0,800,600), not \(text)")
+        }
+        return rect
     }
 
     static func parseChromaKey(_ text: String) throws

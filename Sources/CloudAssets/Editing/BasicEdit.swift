@@ -46,6 +46,13 @@ public struct BasicEdit: Sendable, Hashable {
             }
         }
     }
+    /// The crop rectangle a user writes as `x,y,width,height` (pixels; non-negative origin, positive size), or nil
+    /// when the text is not one.
+    public static func crop(parsing text: String) -> CGRect? {
+        guard let rect = try? BasicAdjustments.CropRect(argument: text) else { return nil }
+        return CGRect(x: rect.x, y: rect.y, width: rect.width, height: rect.height)
+    }
+
     /// Exposure in EV stops (-4…4): linear light times 2^exposure.
     public var exposure: Double {
         get { adjustments.exposure }
