@@ -85,10 +85,12 @@ package final class StoreTransaction {
 
     /// Prepares for writing about `count` rows in this transaction (e.g. one listing page), so that recording
     /// them does not repeatedly grow and rehash the transaction's bookkeeping. Optional; only affects speed.
-    package func reserveCapacity(_ count: Int) {
+    /// - Parameter upserting: Whether the rows go through ``upsert(_:)``, which may then load every key once;
+    ///   `false` for rows inserted with ``insertIfNew(_:)``, which looks no key up.
+    package func reserveCapacity(_ count: Int, upserting: Bool = true) {
         latest.reserveCapacity(latest.count + count)
         insertedHere.reserveCapacity(insertedHere.count + count)
-        try? loadKeyIndexIfWorthIt(expected: count)
+        if upserting { try? loadKeyIndexIfWorthIt(expected: count) }
         if let known = keyIndex?.count { keyIndex?.reserveCapacity(known + count) }
     }
 

@@ -70,19 +70,33 @@ int cfileio_lock_byte(int fd, int64_t offset, int exclusive) {
 #endif
 }
 
-int cfileio_watch_folder(const char *folder) {
+int cfileio_watch_folder(const char *folder, const char *file) {
 #if defined(__linux__)
     int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (fd < 0) return -1;
-    if (inotify_add_watch(fd, folder, IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+    if (inotify_add_watch(fd, folder, IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
         int saved = errno;
         close(fd);
         errno = saved;
         return -1;
     }
+    // Absent for now: its creation in the folder is reported, and the caller watches it then.
+    (void)cfileio_watch_file(fd, file);
     return fd;
 #else
     (void)folder;
+    (void)file;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int cfileio_watch_file(int fd, const char *file) {
+#if defined(__linux__)
+    return inotify_add_watch(fd, file, IN_MODIFY | IN_CLOSE_WRITE | IN_DONT_FOLLOW) < 0 ? -1 : 0;
+#else
+    (void)fd;
+    (void)file;
     errno = ENOSYS;
     return -1;
 #endif

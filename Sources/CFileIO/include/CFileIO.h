@@ -31,8 +31,14 @@ int64_t cfileio_copy_range(int from, int to, int64_t length);
 /// Returns 0, or -1 with errno set (EAGAIN or EACCES: held by another open).
 int cfileio_lock_byte(int fd, int64_t offset, int exclusive);
 
-/// A non-blocking inotify descriptor that reports modifications, creations and renames of the files directly
-/// in `folder` (Linux `inotify_init1` + `inotify_add_watch`). Returns the descriptor, or -1 with errno set.
-int cfileio_watch_folder(const char *folder);
+/// A non-blocking inotify descriptor that reports creations, renames and closes after writing of the files
+/// directly in `folder`, and modifications of `file` alone (when it exists; see `cfileio_watch_file`): writes to
+/// the folder's other files queue no event (Linux `inotify_init1` + `inotify_add_watch`). Returns the
+/// descriptor, or -1 with errno set.
+int cfileio_watch_folder(const char *folder, const char *file);
+
+/// Adds to the inotify descriptor `fd` a watch of `file`'s modifications and closes after writing (not through
+/// a symbolic link); its events carry no name. Returns 0, or -1 with errno set (ENOENT: no such file yet).
+int cfileio_watch_file(int fd, const char *file);
 
 #endif

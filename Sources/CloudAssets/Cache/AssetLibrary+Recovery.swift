@@ -35,6 +35,8 @@ extension AssetLibrary {
     /// was repaired). Called by ``init(configuration:)``.
     func recoverLocalState() throws -> RecoveryReport {
         try files.createFolders()
+        // A bulk load (first listing, bootstrap) killed before it ended left the catalog's indexes suspended.
+        try store.restoreSuspendedIndexes()
         var report = RecoveryReport()
         let fm = FileManager.default
         let size = LocalFiles.regularFileSize

@@ -34,7 +34,8 @@ final class CatalogWatcher: Sendable {
     ///   - usesInotify: `false` polls from the start (what happens when inotify cannot be had; for tests).
     ///   - onChange: Called on the watcher's thread, one call at a time.
     init?(folder: URL, usesInotify: Bool = true, onChange: @escaping @Sendable () -> Void) {
-        let fd = usesInotify ? cfileio_watch_folder(folder.path) : -1
+        let signal = folder.appendingPathComponent(AssetStore.commitSignalFileName).path
+        let fd = usesInotify ? cfileio_watch_folder(folder.path, signal) : -1
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else {
             if fd >= 0 { close(fd) }
@@ -43,12 +44,11 @@ final class CatalogWatcher: Sendable {
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         inotify = fd
         wake = (ends[0], ends[1])
-        let signal = folder.appendingPathComponent(AssetStore.commitSignalFileName).path
         // Taken now, not when the thread starts: a commit in between is a change.
         let initial = Self.stamp(signal)
         let thread = Thread { [inotify, wake, stopped] in
             if inotify >= 0 {
-                Self.run(inotify: inotify, wake: wake.read, stopped: stopped, onChange: onChange)
+                Self.run(inotify: inotify, signal: signal, wake: wake.read, stopped: stopped, onChange: onChange)
             } else {
                 Self.watchByPolling(
                     signal: signal, from: initial, wake: wake.read, stopped: stopped, onChange: onChange)
@@ -59,7 +59,9 @@ final class CatalogWatcher: Sendable {
     }
 
     /// The thread leaves only when ``stop()`` writes to the wake pipe, so that write never meets a closed pipe.
-    private static func run(inotify: Int32, wake: Int32, stopped: LockedBox<Bool>, onChange: () -> Void) {
+    private static func run(
+        inotify: Int32, signal: String, wake: Int32, stopped: LockedBox<Bool>, onChange: () -> Void
+    ) {
         var fds = [
             pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
         ]
@@ -77,7 +79,10 @@ final class CatalogWatcher: Sendable {
             while true {
                 let count = read(inotify, &buffer, buffer.count)
                 guard count > 0 else { break }
-                if !signalled { signalled = Self.events(in: buffer[..<count]).contains(where: Self.wakes) }
+                let events = Self.events(in: buffer[..<count])
+                if !signalled { signalled = events.contains(where: Self.wakes) }
+                // The signal appeared (or was replaced): its writes are watched on the file itself.
+                if events.contains(where: Self.createsSignal) { _ = cfileio_watch_file(inotify, signal) }
             }
             if signalled, !stopped.withLock({ $0 }) { onChange() }
         }
@@ -115,11 +120,17 @@ final class CatalogWatcher: Sendable {
     private static let commitSignalName = Array(AssetStore.commitSignalFileName.utf8)
     private static let catalogName = Array(AssetStore.databaseFileName.utf8)
 
-    /// Whether an event means other libraries' commits may be there to read: any event of the commit signal, or
-    /// a catalog file (`library.sqlite`, `-wal`, `-shm`) closed after writing.
+    /// Whether an event means other libraries' commits may be there to read: any event of the commit signal (the
+    /// nameless events are its own watch's), or a catalog file (`library.sqlite`, `-wal`, `-shm`) closed after
+    /// writing. The folder's watch reports no plain writes: a large commit's many log writes queue nothing.
     static func wakes(_ event: (mask: UInt32, name: [UInt8])) -> Bool {
-        event.name == commitSignalName
+        event.name.isEmpty || event.name == commitSignalName
             || (event.mask & UInt32(IN_CLOSE_WRITE) != 0 && event.name.starts(with: catalogName))
+    }
+
+    /// Whether an event of the folder's watch is the commit signal appearing under its name.
+    static func createsSignal(_ event: (mask: UInt32, name: [UInt8])) -> Bool {
+        event.name == commitSignalName && event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0
     }
 
     /// The masks and file names of the `struct inotify_event` records in `events` (`wd`, `mask`, `cookie`, `len`,

@@ -65,7 +65,9 @@ extension AssetLibrary {
                 if mode == .automatic, configuration.checkpointInterval > 0, configuration.fullSyncInterval > 0,
                     try store.setting(JournalSetting.lastFullSync) == nil
                 {
-                    bootstrapped = try await bootstrapFromCheckpoint(remote: remote, summary: &summary) != nil
+                    bootstrapped = try await loadingInBulk {
+                        try await bootstrapFromCheckpoint(remote: remote, summary: &summary) != nil
+                    }
                 }
                 if bootstrapped {
                     summary.checkpointAssets = summary.inserted
@@ -106,7 +108,7 @@ extension AssetLibrary {
         let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
         var catalogSync = CatalogSync(library: self, remote: remote)
         catalogSync.makesThumbnails = makesThumbnails
-        var summary = try await catalogSync.run()
+        var summary = try await loadingInBulk { try await catalogSync.run() }
         summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
         summary.editsRead = try await pullEdits(remote: remote)
         // The journal is read from the listing's start on (less the look-back) by the next incremental sync:
@@ -115,6 +117,23 @@ extension AssetLibrary {
         if cursor < started { try store.setSetting(JournalSetting.cursor, to: String(started)) }
         try store.setSetting(JournalSetting.lastFullSync, to: String(Int64(Date().timeIntervalSince1970 * 1000)))
         return summary
+    }
+
+    /// Runs `body` — a first listing or a bootstrap — with the catalog's secondary indexes suspended when the
+    /// catalog is empty (see `AssetStore.suspendIndexesForBulkLoad()`), and builds them again when it ends,
+    /// whether it succeeded or threw. Queries made meanwhile answer correctly, only slower; a process killed in
+    /// between leaves them to the next library that opens the folder first.
+    private func loadingInBulk<T>(_ body: () async throws -> T) async throws -> T {
+        let bulk = try store.count == 0 && store.suspendIndexesForBulkLoad() > 0
+        let value: T
+        do {
+            value = try await body()
+        } catch {
+            if bulk { _ = try? store.restoreSuspendedIndexes() }
+            throw error
+        }
+        if bulk { try store.restoreSuspendedIndexes() }
+        return value
     }
 
     /// Whether an automatic sync lists the whole bucket: never done here, or longer ago than

@@ -452,7 +452,7 @@ extension AssetLibrary {
             var restored = 0
             while let records = try await group.next() {
                 let counts = try performWrite { tx -> ReconcileCounts in
-                    tx.reserveCapacity(records.count)
+                    tx.reserveCapacity(records.count, upserting: !wasEmpty)
                     var counts = ReconcileCounts()
                     var unused: [String] = []
                     for record in records {

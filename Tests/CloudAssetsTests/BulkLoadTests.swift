@@ -1,0 +1,73 @@
+import FakeS3
+import Foundation
+import Testing
+
+@testable import CloudAssets
+
+/// A first listing or a bootstrap into an empty catalog loads its rows with the catalog's secondary indexes
+/// suspended (building an index from sorted rows is several times faster than growing it row by row): these check
+/// that the indexes always come back, whole.
+@Suite("Library: bulk loads into an empty catalog")
+struct BulkLoadTests {
+    /// The catalog index definitions a new library starts with.
+    private static func freshDefinitions(_ harness: LibraryHarness) async throws -> [String] {
+        let library = try await harness.open(
+            harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("fresh")))
+        return try library.store.assetIndexDefinitions()
+    }
+
+    private static func putOriginals(_ harness: LibraryHarness, count: Int) throws {
+        for index in 0..<count {
+            // Creation dates out of key order, as a real library's are.
+            try harness.put(
+                String(format: "%03d.jpg", index), data: testBytes(count: 40, seed: UInt64(index)),
+                created: Date(timeIntervalSince1970: 1_700_000_000 + Double(index * 37 % count) * 60))
+        }
+    }
+
+    @Test("a first listing and a bootstrap end with every catalog index, holding every row they loaded")
+    func firstListingAndBootstrapEndIndexed() async throws {
+        try await withHarness { harness in
+            let definitions = try await Self.freshDefinitions(harness)
+            try Self.putOriginals(harness, count: 40)
+            let writer = try await harness.journalLibrary("a")
+            let listed = try await writer.sync(fetchThumbnails: false)
+            #expect(listed.mode == .full && listed.inserted == 40 && listed.wroteCheckpoint)
+            #expect(try writer.store.assetIndexDefinitions() == definitions)
+
+            let reader = try await harness.journalLibrary("b")
+            let bootstrap = try await reader.sync(fetchThumbnails: false)
+            #expect(bootstrap.checkpointAssets == 40)
+            #expect(try reader.store.assetIndexDefinitions() == definitions)
+            let byDate = FetchOptions(sortBy: [.creationDate()])
+            let expected = try writer.fetchAssets(byDate).map(\.key)
+            #expect(expected.count == 40)
+            #expect(try reader.fetchAssets(byDate).map(\.key) == expected)
+        }
+    }
+
+    @Test("a first listing that fails part way builds the indexes again; a killed one's come back at the next open")
+    func failedAndKilledLoadsRestoreTheIndexes() async throws {
+        try await withHarness { harness in
+            let definitions = try await Self.freshDefinitions(harness)
+            try Self.putOriginals(harness, count: 10)
+            let configuration = harness.quietConfiguration()
+            let library = try await harness.open(configuration)
+            // Every listing of the originals fails: the sync throws after its bulk load began.
+            let fault = harness.server.faults.add(.internalError, keyPattern: "", method: "GET")
+            await #expect(throws: CloudAssetsError.self) { try await library.sync(fetchThumbnails: false) }
+            harness.server.faults.remove(fault)
+            #expect(try library.store.assetIndexDefinitions() == definitions)
+            #expect(try library.store.count == 0)
+
+            // A process killed during its load leaves them suspended (no sync finishes to build them): the next
+            // library to open the folder first builds them before anything reads the catalog.
+            try library.store.suspendIndexesForBulkLoad()
+            library.close()
+            let reopened = try await harness.open(configuration)
+            #expect(try reopened.store.assetIndexDefinitions() == definitions)
+            #expect(try await reopened.sync(fetchThumbnails: false).inserted == 10)
+            #expect(try reopened.store.assetIndexDefinitions() == definitions)
+        }
+    }
+}
