@@ -49,6 +49,9 @@ package final class AssetStore: Sendable {
                 // Up to 32 MiB of pages per connection (SQLite's default is 2 MiB): a 100,000-asset catalog and
                 // its indexes then stay in the page cache instead of being re-read through the kernel.
                 try db.execute(sql: "PRAGMA cache_size = -32768")
+                // A large transaction (a bulk load's index build) grows the write-ahead log to tens of MiB: once it
+                // is checkpointed and starts over, it is cut back to this instead of keeping that size for good.
+                try db.execute(sql: "PRAGMA journal_size_limit = 8388608")
             }
             configuration.maximumReaderCount = 4
             // Another connection (a closing pool checkpointing, another process reading) may hold a lock briefly.

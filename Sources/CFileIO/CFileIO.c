@@ -2,6 +2,9 @@
 #include "CFileIO.h"
 
 #include <errno.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,5 +102,15 @@ int cfileio_watch_file(int fd, const char *file) {
     (void)file;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+void cfileio_keep_freed_memory(int keep, int grow) {
+#if defined(__GLIBC__)
+    (void)mallopt(M_TRIM_THRESHOLD, keep);
+    (void)mallopt(M_TOP_PAD, grow);
+#else
+    (void)keep;
+    (void)grow;
 #endif
 }

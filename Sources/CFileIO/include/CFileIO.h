@@ -41,4 +41,8 @@ int cfileio_watch_folder(const char *folder, const char *file);
 /// a symbolic link); its events carry no name. Returns 0, or -1 with errno set (ENOENT: no such file yet).
 int cfileio_watch_file(int fd, const char *file);
 
+/// glibc's `mallopt`: keep up to `keep` bytes free at the top of a heap before giving memory back to the kernel
+/// (M_TRIM_THRESHOLD), and grow a heap by `grow` bytes more than asked (M_TOP_PAD). Nothing elsewhere.
+void cfileio_keep_freed_memory(int keep, int grow);
+
 #endif
