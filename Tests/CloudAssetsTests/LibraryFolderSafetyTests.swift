@@ -46,7 +46,7 @@ struct LibraryFolderSafetyTests {
     func recoveryRemovesHalfWrittenFiles() async throws {
         try await withHarness { harness in
             var library = try await harness.open()
-            library.close()
+            library.closeAsIfCrashed()
             let root = harness.storeURL
             let staged = "originals/" + "import-" + String(repeating: "ab", count: 16) + ".part"
             try write("half", staged, under: root)
@@ -66,7 +66,7 @@ struct LibraryFolderSafetyTests {
             try harness.put("a.png", data: testBytes(count: 1000, seed: 1))
             var library = try await harness.open()
             try await library.sync()
-            library.close()
+            library.closeAsIfCrashed()
             let root = harness.storeURL
             try write("mine", "originals/holiday.jpg", under: root)
             try write("mine", "thumbnails/Cover.JPG", under: root)

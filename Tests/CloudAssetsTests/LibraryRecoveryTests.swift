@@ -1,7 +1,8 @@
-import CloudAssets
 import FakeS3
 import Foundation
 import Testing
+
+@testable import CloudAssets
 
 /// Reopening after a crash: the catalog is made consistent with the files on disk.
 @Suite("Library: recovery on reopen", .timeLimit(.minutes(1)))
@@ -25,7 +26,7 @@ struct LibraryRecoveryTests {
             _ = try await library.data(for: a, options: AssetLibrary.networkOptions())
             _ = try await library.read(b, range: 0..<4000)
             _ = try await library.data(for: e, options: AssetLibrary.networkOptions())
-            library.close()
+            library.closeAsIfCrashed()
 
             // What a crash can leave behind.
             let fm = FileManager.default
@@ -92,7 +93,7 @@ struct LibraryRecoveryTests {
             _ = try await library.data(for: try library.asset(path: "a.png"), options: AssetLibrary.networkOptions())
             _ = try await library.read(try library.asset(path: "b.png"), range: 10..<20)
             let token = library.currentChangeToken
-            library.close()
+            library.closeAsIfCrashed()  // so that the open scans every file
             library = try await harness.open()
             let report = library.recovery
             #expect(report.fullDowngraded == 0 && report.partialDowngraded == 0 && report.thumbnailsLost == 0)
@@ -100,6 +101,69 @@ struct LibraryRecoveryTests {
             #expect(library.currentChangeToken == token)
             #expect(try library.asset(path: "a.png").availability == .full)
             #expect(try library.asset(path: "b.png").partialRanges == [10..<20])
+        }
+    }
+
+    @Test(
+        "after a clean close the next open scans no file but the imports' own, and a file removed meanwhile is fetched")
+    func cleanCloseSkipsTheScan() async throws {
+        try await withHarness { harness in
+            let bytes = testBytes(count: 5000, seed: 300)
+            try harness.put("a.png", data: bytes)
+            let configuration = harness.quietConfiguration()
+            var library = try await harness.open(configuration)
+            try await library.sync()
+            let a = try library.asset(path: "a.png")
+            _ = try await library.data(for: a, options: AssetLibrary.networkOptions())
+            // An import that is not uploaded yet: its file in the library is its only copy.
+            let jpeg = jpegWithEXIF(width: 800, height: 600, orientation: 1, date: "2024:07:14 09:30:05", offset: nil)
+            let ids = try await library.performChanges {
+                $0.createAsset(fromFileAt: try! harness.sourceFile("IMG_1.JPG", jpeg))
+            }
+            let imported = try #require(try library.asset(withLocalIdentifier: ids[0]))
+            let fm = FileManager.default
+            let root = harness.storeURL
+            let marker = root.appendingPathComponent(CleanClose.fileName).path
+            #expect(!fm.fileExists(atPath: marker))
+            library.close()
+            #expect(fm.fileExists(atPath: marker), "the last library to close marks the folder")
+
+            // While it is closed: both originals removed by hand, and a file the library would call an orphan.
+            try fm.removeItem(atPath: library.files.original(id: a.rowID, key: a.key).path)
+            try fm.removeItem(atPath: library.files.original(id: imported.rowID, key: imported.key).path)
+            let orphan = root.appendingPathComponent("originals/999999.png").path
+            #expect(fm.createFile(atPath: orphan, contents: Data("left".utf8)))
+
+            library = try await harness.open(configuration)
+            #expect(!fm.fileExists(atPath: marker), "the marker is gone while the library is open")
+            let report = library.recovery
+            #expect(report.importsLost == 1, "the import's only copy is checked")
+            #expect(try library.asset(withLocalIdentifier: ids[0]) == nil)
+            #expect(report.fullDowngraded == 0 && report.orphanFilesRemoved == 0, "nothing else is scanned")
+            #expect(fm.fileExists(atPath: orphan))
+            // The downloaded original is found missing when asked for, and fetched again.
+            let again = try await library.data(
+                for: try library.asset(path: "a.png"), options: AssetLibrary.networkOptions())
+            #expect(again == bytes)
+
+            // A crash (no marker): the next open scans, and the orphan goes.
+            library.closeAsIfCrashed()
+            library = try await harness.open(configuration)
+            #expect(library.recovery.orphanFilesRemoved == 1)
+            #expect(!fm.fileExists(atPath: orphan))
+        }
+    }
+
+    @Test("a library closed while another has the folder open does not mark it closed")
+    func closeWhileAnotherIsOpenLeavesNoMarker() async throws {
+        try await withHarness { harness in
+            let first = try await harness.open()
+            let second = try await harness.open()
+            let marker = harness.storeURL.appendingPathComponent(CleanClose.fileName).path
+            first.close()
+            #expect(!FileManager.default.fileExists(atPath: marker))
+            second.close()
+            #expect(FileManager.default.fileExists(atPath: marker))
         }
     }
 }

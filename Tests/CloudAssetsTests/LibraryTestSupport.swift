@@ -329,3 +329,12 @@ private func checkError<R>(
         return typed
     }
 }
+
+extension AssetLibrary {
+    /// Closes the library and leaves its folder as a crash does: without the clean-close marker, so the next open
+    /// scans every local file (what the recovery tests need after tampering with the folder).
+    func closeAsIfCrashed() {
+        close()
+        try? FileManager.default.removeItem(at: configuration.storeURL.appendingPathComponent(CleanClose.fileName))
+    }
+}

@@ -64,7 +64,7 @@ public final class AssetLibrary: Sendable {
         do {
             // Only the first library to open the folder repairs it: another one's files may be in use.
             if lock.isFirstOpen {
-                let report = try recoverLocalState()
+                let report = try recoverLocalState(afterCleanClose: CleanClose.take(folder: configuration.storeURL))
                 recoveryReport.withLock { $0 = report }
             }
             lock.share()
@@ -96,7 +96,10 @@ public final class AssetLibrary: Sendable {
     /// Cancels the library's requests and downloads, releases the folder lock and finishes every ``changes``
     /// stream. Further fetches and writes throw ``CloudAssetsError/Code/libraryClosed``. Fetch results already handed out
     /// stay readable (they read the store), so the database's connections close when the last of them and the
-    /// library are released; the store takes no write after `close()` returns. Idempotent; any thread.
+    /// library are released; the store takes no write after `close()` returns. The last library to close the
+    /// folder (no other, in any process, has it open) marks it closed cleanly: the next open then checks only the
+    /// imports not uploaded yet instead of every local file, as nothing can be left half-done. Idempotent; any
+    /// thread.
     public func close() {
         let wasOpen = writeOrder.withLock { state in
             defer { state.closed = true }
@@ -107,6 +110,8 @@ public final class AssetLibrary: Sendable {
         services.uploadQueue.close()
         services.runtime.cancelAll()
         observers.close()
+        // No write of this library can start any more (`closed` is set, the transfers are stopped).
+        if lock.takeExclusivelyIfAlone() { CleanClose.mark(folder: configuration.storeURL) }
         lock.release()
     }
 

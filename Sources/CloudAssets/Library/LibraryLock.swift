@@ -72,6 +72,13 @@ final class LibraryLock: Sendable {
         }
     }
 
+    /// Whether this is the only library with the folder open: takes the open lock exclusively if no other library
+    /// holds it (only when closing: a failed attempt may leave no open lock at all, as `flock` converts by
+    /// releasing first).
+    func takeExclusivelyIfAlone() -> Bool {
+        descriptor.withLock { fd in fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 }
+    }
+
     /// Takes byte `offset` if no other library holds it; `false` when one does.
     func tryLock(byte offset: Int64) -> Bool {
         descriptor.withLock { fd in fd >= 0 && cfileio_lock_byte(fd, offset, 1) == 0 }
