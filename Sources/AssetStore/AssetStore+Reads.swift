@@ -294,4 +294,15 @@ extension AssetStore {
                     + "AND thumbnailPresent = 1 AND thumbnailKey IS NULL") ?? 0
         }
     }
+
+    /// How many local originals are recorded `full`, and their bytes (counted and summed in SQL: no row is
+    /// decoded).
+    package func fullOriginals() throws -> (count: Int, bytes: Int64) {
+        try read { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT count(*), COALESCE(SUM(size), 0) FROM asset WHERE availability = ?",
+                arguments: [StoredAvailability.full.rawValue])
+            return (row?[0] ?? 0, row?[1] ?? 0)
+        }
+    }
 }

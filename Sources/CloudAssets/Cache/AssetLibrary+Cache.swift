@@ -78,29 +78,30 @@ extension AssetLibrary {
     /// Bytes of originals, partial ranges and the thumbnails the library made itself on disk, as the store
     /// records them.
     public func cacheUsage() throws -> (bytes: Int64, fullAssets: Int, partialAssets: Int) {
-        return try CloudAssetsError.boundary {
-            let records = try store.records(
-                ids: store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial]))))
-            var bytes: Int64 = try store.generatedThumbnailBytes()
-            var full = 0
-            var partial = 0
-            for r in records {
-                if r.availability == .full {
-                    bytes += r.size
-                    full += 1
-                } else {
-                    bytes += r.partialRanges.totalBytes
-                    partial += 1
-                }
-            }
-            return (bytes, full, partial)
+        return try CloudAssetsError.boundary { try localBytes() }
+    }
+
+    /// ``cacheUsage()``'s figures: the full originals counted and summed in SQL (no row decoded: a cache of a
+    /// hundred thousand originals is not read row by row), the partial ones (few) read for their ranges.
+    func localBytes() throws -> (bytes: Int64, fullAssets: Int, partialAssets: Int) {
+        let full = try store.fullOriginals()
+        let partial = try store.records(ids: store.fetchIDs(StoreQuery(predicate: .availability([.partial]))))
+        let bytes = try partial.reduce(store.generatedThumbnailBytes() + full.bytes) {
+            $0 + $1.partialRanges.totalBytes
         }
+        return (bytes, full.count, partial.count)
     }
 
     /// Evicts unpinned originals, least recently used first, until the cache is under its size limit; the
     /// asset just fetched is kept.
+    ///
+    /// Called after every download: under the limit (the usual case) it decodes no `full` row (see
+    /// ``localBytes()``); reading every local asset's row made a batch of downloads into a large cache cost
+    /// O(local assets) each.
     func enforceCacheLimit(keeping keep: Int64?) throws {
-        guard let limit = configuration.cacheSizeLimit else { return }
+        guard let limit = configuration.cacheSizeLimit, try localBytes().bytes > limit else { return }
+        // Over the limit: every local asset is a candidate, least recently used first (recounted from the rows
+        // read, so that the two agree).
         let records = try store.records(ids: store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial]))))
         var used = try records.reduce(store.generatedThumbnailBytes()) {
             $0 + ($1.availability == .full ? $1.size : $1.partialRanges.totalBytes)
