@@ -58,21 +58,26 @@ extension AssetStore {
     @discardableResult
     package func restoreSuspendedIndexes() throws -> Int {
         do {
-            return try pool.write { db in
-                guard let statements = try Self.suspendedIndexes(db, path: databaseURL.path) else { return 0 }
-                for statement in statements {
-                    // `IF NOT EXISTS`: a definition that is already back (built by hand, say) is kept as it is.
-                    let sql = statement.replacingOccurrences(
-                        of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS ", options: .anchored)
-                    try db.execute(sql: sql)
-                }
-                try db.execute(
-                    sql: "DELETE FROM store_setting WHERE name = ?", arguments: [Self.suspendedIndexesSetting])
-                return statements.count
-            }
+            return try pool.write { db in try Self.restoreSuspendedIndexes(db, path: databaseURL.path) }
         } catch let error as DatabaseError {
             throw Self.translate(error, path: databaseURL.path)
         }
+    }
+
+    /// ``restoreSuspendedIndexes()`` inside a write of the caller's (the store's open runs it before migrating,
+    /// so that a migration meets the schema it was written for).
+    static func restoreSuspendedIndexes(_ db: Database, path: String) throws -> Int {
+        guard try db.tableExists("store_setting"), let statements = try suspendedIndexes(db, path: path) else {
+            return 0
+        }
+        for statement in statements {
+            // `IF NOT EXISTS`: a definition that is already back (built by hand, say) is kept as it is.
+            let sql = statement.replacingOccurrences(
+                of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS ", options: .anchored)
+            try db.execute(sql: sql)
+        }
+        try db.execute(sql: "DELETE FROM store_setting WHERE name = ?", arguments: [suspendedIndexesSetting])
+        return statements.count
     }
 
     /// The asset table's secondary indexes as they are now, their `CREATE INDEX` statements in name order (for

@@ -57,6 +57,11 @@ package final class AssetStore: Sendable {
             // Another connection (a closing pool checkpointing, another process reading) may hold a lock briefly.
             configuration.busyMode = .timeout(10)
             pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
+            if try pool.read({ try !Self.migrator.hasCompletedMigrations($0) }) {
+                // Indexes a killed bulk load left suspended come back before a migration meets the schema.
+                let path = databaseURL.path
+                _ = try pool.write { db in try Self.restoreSuspendedIndexes(db, path: path) }
+            }
             try Self.migrator.migrate(pool)
             let token = try pool.read { db in
                 try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE name = 'lastToken'") ?? 0

@@ -105,12 +105,14 @@ int cfileio_watch_file(int fd, const char *file) {
 #endif
 }
 
-void cfileio_keep_freed_memory(int keep, int grow) {
+void cfileio_keep_freed_memory(int keep, int grow, int mapped) {
 #if defined(__GLIBC__)
     (void)mallopt(M_TRIM_THRESHOLD, keep);
     (void)mallopt(M_TOP_PAD, grow);
+    (void)mallopt(M_MMAP_THRESHOLD, mapped);
 #else
     (void)keep;
     (void)grow;
+    (void)mapped;
 #endif
 }

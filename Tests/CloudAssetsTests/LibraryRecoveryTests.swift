@@ -157,13 +157,56 @@ struct LibraryRecoveryTests {
     @Test("a library closed while another has the folder open does not mark it closed")
     func closeWhileAnotherIsOpenLeavesNoMarker() async throws {
         try await withHarness { harness in
-            let first = try await harness.open()
-            let second = try await harness.open()
+            let first = try await harness.open(harness.quietConfiguration())
+            let second = try await harness.open(harness.quietConfiguration())
             let marker = harness.storeURL.appendingPathComponent(CleanClose.fileName).path
             first.close()
             #expect(!FileManager.default.fileExists(atPath: marker))
             second.close()
             #expect(FileManager.default.fileExists(atPath: marker))
+        }
+    }
+
+    @Test("a thumbnail removed while the library was closed cleanly is forgotten when asked for, and fetched again")
+    func missingThumbnailAfterCleanCloseIsFetchedAgain() async throws {
+        try await withHarness { harness in
+            let thumbnail = testBytes(count: 90, seed: 401)
+            try harness.put("a.png", data: testBytes(count: 5000, seed: 400), thumbnail: thumbnail)
+            var library = try await harness.open()
+            try await library.sync()
+            let a = try library.asset(path: "a.png")
+            #expect(try library.localThumbnailData(forLocalIdentifier: a.localIdentifier) == thumbnail)
+            library.close()
+            try FileManager.default.removeItem(atPath: library.files.thumbnail(id: a.rowID).path)
+
+            library = try await harness.open()
+            #expect(library.recovery.thumbnailsLost == 0, "not looked for at the open")
+            #expect(try library.localThumbnailData(forLocalIdentifier: a.localIdentifier) == nil)
+            #expect(try library.asset(path: "a.png").hasThumbnail == false, "forgotten once found missing")
+            #expect(try await library.sync().thumbnailsFetched == 1)
+            #expect(try library.localThumbnailData(forLocalIdentifier: a.localIdentifier) == thumbnail)
+        }
+    }
+
+    @Test("a library closed with a download under way does not mark the folder closed cleanly")
+    func closeDuringADownloadLeavesNoMarker() async throws {
+        try await withHarness { harness in
+            try harness.put("a.png", data: testBytes(count: 200_000, seed: 410))
+            let library = try await harness.open()
+            try await library.sync(fetchThumbnails: false)
+            let a = try library.asset(path: "a.png")
+            // The answer stalls after its first bytes: the download is under way when the library closes.
+            harness.server.faults.add(.stallAfter(bytes: 1000), keyPattern: "originals/a.png", method: "GET")
+            let download = Task { try await library.data(for: a, options: AssetLibrary.networkOptions()) }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while library.runtime.isIdle && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(!library.runtime.isIdle)
+            library.close()
+            _ = try? await download.value
+            let marker = harness.storeURL.appendingPathComponent(CleanClose.fileName).path
+            #expect(!FileManager.default.fileExists(atPath: marker), "the next open scans")
         }
     }
 }

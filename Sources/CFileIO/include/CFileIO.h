@@ -42,7 +42,8 @@ int cfileio_watch_folder(const char *folder, const char *file);
 int cfileio_watch_file(int fd, const char *file);
 
 /// glibc's `mallopt`: keep up to `keep` bytes free at the top of a heap before giving memory back to the kernel
-/// (M_TRIM_THRESHOLD), and grow a heap by `grow` bytes more than asked (M_TOP_PAD). Nothing elsewhere.
-void cfileio_keep_freed_memory(int keep, int grow);
+/// (M_TRIM_THRESHOLD), grow a heap by `grow` bytes more than asked (M_TOP_PAD), and give allocations of at least
+/// `mapped` bytes a mapping of their own (M_MMAP_THRESHOLD). Nothing elsewhere.
+void cfileio_keep_freed_memory(int keep, int grow, int mapped);
 
 #endif

@@ -34,11 +34,13 @@ extension AssetLibrary {
     /// files of known assets so their downloads resume. Runs in one transaction (one change, only if something
     /// was repaired). Called by ``init(configuration:)``.
     ///
-    /// - Parameter afterCleanClose: The last library to have the folder open closed it (``CleanClose``): no crash
-    ///   state can be there, so only the imports not uploaded yet are checked — their file is the only copy, and
-    ///   one removed by hand meanwhile is not coming back. A file of anything else removed by hand while the
-    ///   library was closed is found when it is used (a request checks the file and downloads it again). Opening
-    ///   then costs nothing per local asset (it was ~26 µs each: seconds for a library with a million thumbnails).
+    /// - Parameter afterCleanClose: The last library to have the folder open closed it, idle (``CleanClose``): no
+    ///   crash state can be there, so only the imports not uploaded yet (their file is the only copy: one removed
+    ///   by hand meanwhile is not coming back) and the partial originals (few; a read trusts its recorded ranges)
+    ///   are checked. A full original or a thumbnail removed by hand while the library was closed is found when it
+    ///   is used: a request checks the original's file and downloads it again; a thumbnail found missing is
+    ///   forgotten, and fetched again by the next sync. Opening then costs nothing per local original or
+    ///   thumbnail (it was ~26 µs each: seconds for a library with a million thumbnails).
     func recoverLocalState(afterCleanClose: Bool = false) throws -> RecoveryReport {
         try files.createFolders()
         // A bulk load (first listing, bootstrap) killed before it ended left the catalog's indexes suspended.
@@ -50,7 +52,10 @@ extension AssetLibrary {
         // miss. (Reading every row made opening a million-asset library take seconds.)
         let ids =
             afterCleanClose
-            ? try store.ids(inUploadStates: [.pendingUpload, .uploading, .uploadFailed])
+            ? try Array(
+                Set(
+                    store.ids(inUploadStates: [.pendingUpload, .uploading, .uploadFailed])
+                        + store.fetchIDs(StoreQuery(predicate: .availability([.partial])))))
             : try store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial, .thumbnail])))
         let records = try store.records(ids: ids)
 
@@ -198,6 +203,21 @@ extension AssetLibrary {
             }
         }
         return report
+    }
+
+    /// A thumbnail its row says is local whose file is gone (removed by hand while the library was closed, which
+    /// an open after a clean close does not look for): the row forgets it — `cloudOnly` when it was the only
+    /// local part — so that the next sync fetches it again. Looked at again under the write lock.
+    func forgetMissingThumbnail(_ id: Int64) {
+        let path = files.thumbnail(id: id).path
+        try? performWrite { tx in
+            guard let record = try tx.record(id), record.thumbnailPresent, LocalFiles.regularFileSize(path) == nil
+            else { return }
+            _ = try tx.update(id) { r in
+                r.thumbnailPresent = false
+                if r.availability == .thumbnail { r.availability = .cloudOnly }
+            }
+        }
     }
 
     /// A regular file, not a folder or a link (`lstat`: a link is never followed).

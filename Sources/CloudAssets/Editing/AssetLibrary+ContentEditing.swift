@@ -288,13 +288,19 @@ extension AssetLibrary {
             let url = files.renderedThumbnail(id: id, revision: revision)
             return LocalFiles.regularFileSize(url.path) != nil ? url : nil
         }
-        return record.thumbnailPresent ? files.thumbnail(id: id) : nil
+        return originalThumbnail(record)
     }
 
-    /// The original's thumbnail file, when there is one.
+    /// The original's thumbnail file, when there is one (a file found missing is forgotten:
+    /// ``forgetMissingThumbnail(_:)``).
     func originalThumbnail(_ record: AssetRecord) -> URL? {
         guard let id = record.id, record.thumbnailPresent else { return nil }
-        return files.thumbnail(id: id)
+        let url = files.thumbnail(id: id)
+        guard LocalFiles.regularFileSize(url.path) != nil else {
+            forgetMissingThumbnail(id)
+            return nil
+        }
+        return url
     }
 
     /// The current edit's rendered version when it is on disk with its size.

@@ -56,8 +56,10 @@ extension AssetLibrary {
                     folder: files.editsFolder.path,
                     name: files.renderedThumbnail(id: id, revision: revision).lastPathComponent, limit: 16 << 20)
             }
-            return Self.readRegularFile(
+            let data = Self.readRegularFile(
                 folder: files.thumbnailsFolder.path, name: files.thumbnail(id: id).lastPathComponent, limit: 16 << 20)
+            if data == nil, try store.record(id: id)?.thumbnailPresent == true { forgetMissingThumbnail(id) }
+            return data
         }
     }
 

@@ -33,6 +33,8 @@ public final class AssetLibrary: Sendable {
     /// Wakes the library when another library (in any process) commits to the same catalog (set once `init` has
     /// repaired the folder).
     private let catalogWatcher = LockedBox<CatalogWatcher?>(nil)
+    /// Whether the open finished (its repair included): only such a library may mark the folder closed cleanly.
+    private let opened = LockedBox(false)
 
     /// Opens (or creates) the library in `configuration.storeURL`.
     ///
@@ -62,9 +64,12 @@ public final class AssetLibrary: Sendable {
             throw error
         }
         do {
+            // Every open removes the clean-close marker (a library that opened while the last one closed, or one
+            // that is not the first, must not leave it in place for a crash of its own).
+            let closedCleanly = CleanClose.take(folder: configuration.storeURL)
             // Only the first library to open the folder repairs it: another one's files may be in use.
             if lock.isFirstOpen {
-                let report = try recoverLocalState(afterCleanClose: CleanClose.take(folder: configuration.storeURL))
+                let report = try recoverLocalState(afterCleanClose: closedCleanly)
                 recoveryReport.withLock { $0 = report }
             }
             lock.share()
@@ -74,6 +79,7 @@ public final class AssetLibrary: Sendable {
             catalogWatcher.withLock { $0 = watcher }
             resumePinnedDownloads()
             if configuration.startsBackgroundTransfers { uploadQueue.wake(self) }
+            opened.withLock { $0 = true }
         } catch {
             close()
             throw error
@@ -97,8 +103,9 @@ public final class AssetLibrary: Sendable {
     /// stream. Further fetches and writes throw ``CloudAssetsError/Code/libraryClosed``. Fetch results already handed out
     /// stay readable (they read the store), so the database's connections close when the last of them and the
     /// library are released; the store takes no write after `close()` returns. The last library to close the
-    /// folder (no other, in any process, has it open) marks it closed cleanly: the next open then checks only the
-    /// imports not uploaded yet instead of every local file, as nothing can be left half-done. Idempotent; any
+    /// folder (no other, in any process, has it open), when nothing of it is running (no request, download,
+    /// sync or upload), marks it closed cleanly: the next open then checks only the imports not uploaded yet and
+    /// the partial originals instead of every local file, as nothing can be left half-done. Idempotent; any
     /// thread.
     public func close() {
         let wasOpen = writeOrder.withLock { state in
@@ -106,12 +113,16 @@ public final class AssetLibrary: Sendable {
             return !state.closed
         }
         guard wasOpen else { return }
+        // Idle as it closes (no new work can start: `closed` is set): nothing it cancels below can still write a
+        // file after the marker.
+        let idle =
+            opened.withLock { $0 } && services.runtime.isIdle && !services.syncGate.isBusy
+            && !services.uploadQueue.isActive
         catalogWatcher.withLock { $0 }?.stop()
         services.uploadQueue.close()
         services.runtime.cancelAll()
         observers.close()
-        // No write of this library can start any more (`closed` is set, the transfers are stopped).
-        if lock.takeExclusivelyIfAlone() { CleanClose.mark(folder: configuration.storeURL) }
+        if idle, lock.takeExclusivelyIfAlone() { CleanClose.mark(folder: configuration.storeURL) }
         lock.release()
     }
 

@@ -117,6 +117,11 @@ final class LibraryRuntime: Sendable {
 
     var activeDownloadCount: Int { state.withLock { $0.downloadsByAsset.count } }
 
+    /// No request, download or prefetch is running.
+    var isIdle: Bool {
+        state.withLock { $0.tasks.isEmpty && $0.downloadsByAsset.isEmpty && $0.caching.isEmpty }
+    }
+
     /// Access times are kept in memory (writing them would notify observers on every read) and folded
     /// into the LRU order with the persisted `lastAccessDate`.
     func noteAccess(_ asset: Int64) { state.withLock { $0.lastAccess[asset] = Date() } }

@@ -75,6 +75,9 @@ final class LibraryServices: Sendable {
 final class SerialGate: Sendable {
     private let state = LockedBox<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
+    /// Whether a body is running.
+    var isBusy: Bool { state.withLock { $0.busy } }
+
     func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let acquired = state.withLock { s -> Bool in

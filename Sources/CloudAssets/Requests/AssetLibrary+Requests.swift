@@ -131,11 +131,9 @@ extension AssetLibrary {
             deliverFiltered(data, of: record, info, deliver)
             return
         }
-        let thumbnail =
-            record.thumbnailPresent
-            ? (try? Data(contentsOf: files.thumbnail(id: record.id!))).flatMap {
-                try? filteredImageData($0, of: record)
-            } : nil
+        let thumbnail = originalThumbnail(record).flatMap { url in
+            (try? Data(contentsOf: url)).flatMap { try? filteredImageData($0, of: record) }
+        }
         let networkAllowed = options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
         switch options.deliveryMode {
         case .fastFormat:

@@ -124,12 +124,16 @@ extension AssetLibrary {
     /// whether it succeeded or threw. Queries made meanwhile answer correctly, only slower; a process killed in
     /// between leaves them to the next library that opens the folder first.
     private func loadingInBulk<T>(_ body: () async throws -> T) async throws -> T {
+        // Under the sync lock no other load runs: indexes still suspended are a killed load's (of a library that
+        // is still open somewhere else, or the folder's first open would have built them).
+        try store.restoreSuspendedIndexes()
         let bulk = try store.count == 0 && store.suspendIndexesForBulkLoad() > 0
         let value: T
         do {
             value = try await body()
         } catch {
-            if bulk { _ = try? store.restoreSuspendedIndexes() }
+            // A library closed meanwhile writes nothing more: the next library to open the folder first builds them.
+            if bulk, !isClosed { _ = try? store.restoreSuspendedIndexes() }
             throw error
         }
         if bulk { try store.restoreSuspendedIndexes() }
