@@ -70,6 +70,7 @@ struct Add: AsyncParsableCommand {
     }
 
     func run() async throws {
+        keepFreedMemoryForReuse()
         try await runReportingErrors {
             let urls = try Self.expand(files)
             let library = try await global.openLibrary(runsDownloads: !noWait)

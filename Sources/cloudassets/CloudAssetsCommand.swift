@@ -1,5 +1,4 @@
 import ArgumentParser
-import CFileIO
 import CommandLineSupport
 import Foundation
 
@@ -21,20 +20,7 @@ struct CloudAssetsCommand: AsyncParsableCommand {
     /// ``ExitStatus/usage`` (2) with one `error:` line, not ArgumentParser's own 64 (EX_USAGE); an error a command
     /// throws exits ``ExitStatus/of(_:)``.
     static func main() async {
-        keepFreedMemoryForReuse()
         await main(arguments: Array(CommandLine.arguments.dropFirst()))
-    }
-
-    /// glibc gives the top of a thread's heap back to the kernel as soon as 128 KiB of it is free, and takes it
-    /// back (`mprotect`, then a page fault per page) at the next allocation: a `get` of 2,000 small originals did
-    /// that 4,600 times (2.3 per object). Keeping up to 64 MiB free at the top, and growing by 16 MiB at a time,
-    /// cut it to ~340 and the command's wall time by about a tenth; peak memory is unchanged (what is kept is what
-    /// was in use before). Setting these fixes glibc's threshold for serving an allocation with its own mapping,
-    /// which it would otherwise raise as large blocks are freed: it is set to where glibc's own adjustment ends
-    /// (32 MiB; the 64 MiB kept is its matching trim threshold). The process's own setting, made before any
-    /// thread starts; the library sets nothing.
-    private static func keepFreedMemoryForReuse() {
-        cfileio_keep_freed_memory(64 << 20, 16 << 20, 32 << 20)
     }
 
     static func main(arguments: [String]) async {

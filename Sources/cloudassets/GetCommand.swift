@@ -22,6 +22,7 @@ struct Get: AsyncParsableCommand {
         .current
 
     func run() async throws {
+        keepFreedMemoryForReuse()
         try await runReportingErrors {
             if output != nil && (selection.assets.count != 1 || selection.prefix != nil) {
                 throw CLIError("-o takes exactly one asset")
