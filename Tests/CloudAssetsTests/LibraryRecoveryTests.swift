@@ -188,6 +188,25 @@ struct LibraryRecoveryTests {
         }
     }
 
+    @Test("after a clean close a partial original whose range file was cut is still moved down at the open")
+    func partialOriginalIsCheckedAfterACleanClose() async throws {
+        try await withHarness { harness in
+            try harness.put("b.png", data: testBytes(count: 8000, seed: 420))
+            var library = try await harness.open()
+            try await library.sync(fetchThumbnails: false)
+            let b = try library.asset(path: "b.png")
+            _ = try await library.read(b, range: 4000..<6000)
+            library.close()
+            // Cut by hand while closed: a read would otherwise trust the recorded ranges.
+            let ranges = try FileHandle(forWritingTo: library.files.partial(id: b.rowID))
+            try ranges.truncate(atOffset: 100)
+            try ranges.close()
+            library = try await harness.open()
+            #expect(library.recovery.partialDowngraded == 1)
+            #expect(try library.asset(path: "b.png").partialRanges.isEmpty)
+        }
+    }
+
     @Test("a library closed with a download under way does not mark the folder closed cleanly")
     func closeDuringADownloadLeavesNoMarker() async throws {
         try await withHarness { harness in
