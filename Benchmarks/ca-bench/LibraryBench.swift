@@ -79,7 +79,7 @@ private func measureLibrary(server: FakeS3Server, scratch: URL) async throws -> 
     // three): after a clean close (the marker this library leaves as it closes, idle) and as a crash leaves it
     // (no marker: the open checks every local file).
     library.close()
-    let marker = configuration.storeURL.appendingPathComponent("library.closed").path
+    let marker = configuration.storeURL.appendingPathComponent(CleanClose.fileName).path
     let cli = productsDirectory.appendingPathComponent("cloudassets").path
     func statusSeconds(afterCrash: Bool) throws -> (seconds: Double, markerFound: Bool) {
         var times: [Double] = []

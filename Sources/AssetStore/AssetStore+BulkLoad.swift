@@ -3,7 +3,7 @@ import GRDB
 
 /// Loading many rows into an empty catalog (a new library's first listing or checkpoint): SQLite builds an index
 /// from sorted rows several times faster than it inserts the same rows one by one into a B-tree, so the asset
-/// table's secondary indexes are dropped for the load and built again after it.
+/// table's dense secondary indexes are dropped for the load and built again after it.
 ///
 /// Crash-safe: the dropped indexes' definitions are recorded in the transaction that drops them, and
 /// ``restoreSuspendedIndexes()`` (which the library runs when it opens a folder no other library has open) builds
@@ -14,11 +14,16 @@ extension AssetStore {
     /// they are suspended.
     static let suspendedIndexesSetting = "suspendedAssetIndexes"
 
+    /// The asset table's secondary indexes (not the key's automatic one), by name.
+    private static let assetIndexesSQL =
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'asset' AND sql IS NOT NULL "
+        + "ORDER BY name"
+
     /// The indexes a bulk load suspends: those nearly every loaded row enters at a place of its own (the shown
-    /// assets by creation date, modification date, content hash). The others stay: the key's uniqueness, which every insert relies on, and the partial indexes of
-    /// rare states (not uploaded, pinned, trashed, local, edited…) or on the row identifier, which new rows enter
-    /// seldom or only at the end — building one of those again would cost a scan of the whole table for nothing.
-    /// An index missing here is simply not suspended.
+    /// assets by creation date, modification date, content hash). The others stay: the key's uniqueness, which
+    /// every insert relies on, and the partial indexes of rare states (not uploaded, pinned, trashed, local,
+    /// edited…) or on the row identifier, which new rows enter seldom or only at the end — building one of those
+    /// again would cost a scan of the whole table for nothing. An index missing here is simply not suspended.
     static let bulkLoadSuspendedIndexes: Set<String> = [
         "asset_shown_creationDate", "asset_modificationDate", "asset_contentSHA256",
     ]
@@ -31,11 +36,9 @@ extension AssetStore {
         do {
             return try pool.write { db in
                 guard try Self.suspendedIndexes(db, path: databaseURL.path) == nil else { return 0 }
-                let indexes = try Row.fetchAll(
-                    db,
-                    sql: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'asset' "
-                        + "AND sql IS NOT NULL ORDER BY name"
-                ).filter { Self.bulkLoadSuspendedIndexes.contains($0["name"]) }
+                let indexes = try Row.fetchAll(db, sql: Self.assetIndexesSQL).filter {
+                    Self.bulkLoadSuspendedIndexes.contains($0["name"])
+                }
                 let statements: [String] = indexes.map { $0["sql"] }
                 let encoded = String(decoding: try JSONEncoder().encode(statements), as: UTF8.self)
                 try db.execute(
@@ -83,12 +86,7 @@ extension AssetStore {
     /// The asset table's secondary indexes as they are now, their `CREATE INDEX` statements in name order (for
     /// tests and diagnostics).
     package func assetIndexDefinitions() throws -> [String] {
-        try read { db in
-            try String.fetchAll(
-                db,
-                sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'asset' "
-                    + "AND sql IS NOT NULL ORDER BY name")
-        }
+        try read { db in try Row.fetchAll(db, sql: Self.assetIndexesSQL).map { $0["sql"] } }
     }
 
     private static func suspendedIndexes(_ db: Database, path: String) throws -> [String]? {

@@ -40,7 +40,7 @@ extension AssetLibrary {
     ///   are checked. A full original or a thumbnail removed by hand while the library was closed is found when it
     ///   is used: a request checks the original's file and downloads it again; a thumbnail found missing is
     ///   forgotten, and fetched again by the next sync. Opening then costs nothing per local original or
-    ///   thumbnail (it was ~26 µs each: seconds for a library with a million thumbnails).
+    ///   thumbnail (the scan costs ~26 µs each: seconds for a library with a million thumbnails).
     func recoverLocalState(afterCleanClose: Bool = false) throws -> RecoveryReport {
         try files.createFolders()
         // A bulk load (first listing, bootstrap) killed before it ended left the catalog's indexes suspended.

@@ -11,9 +11,9 @@ import Foundation
 /// killed, or a library released without ``AssetLibrary/close()``, writes no marker: the next open scans.
 ///
 /// The removal is not synced: after a power loss the marker may come back while the catalog lost its last
-/// transactions. Files are synced before the commits that name them, so what can follow is a file no row names
-/// (space, until the next scan) or a row whose file is gone (found when it is used, downloaded again) — never a
-/// wrong file handed out.
+/// transactions. Originals are synced before the commits that name them, so what can follow is a file no row
+/// names (space, until the next scan) or a row whose file is gone (found when it is used: an original is
+/// downloaded again, a thumbnail forgotten and fetched by the next sync) — never a wrong original handed out.
 package enum CleanClose {
     package static let fileName = "library.closed"
 
@@ -22,8 +22,7 @@ package enum CleanClose {
     /// close).
     static func take(folder: URL) -> Bool {
         let path = folder.appendingPathComponent(fileName).path
-        var status = stat()
-        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return false }
+        guard LocalFiles.regularFileSize(path) != nil else { return false }
         return unlink(path) == 0
     }
 
