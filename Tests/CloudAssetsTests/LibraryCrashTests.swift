@@ -73,6 +73,7 @@ struct LibraryCrashTests {
             #expect(data == original)
             #expect(try library.current(asset).availability == .full)
             #expect(!FileManager.default.fileExists(atPath: part))
+            #expect(!FileManager.default.fileExists(atPath: part + ".json"))
             #expect(harness.gets(of: Self.path).count == 2)
         }
     }

@@ -94,4 +94,28 @@ struct LibraryRangedReadRaceTests {
             #expect(try library.current(asset).partialRanges == [5000..<5100])
         }
     }
+    @Test("a range file of a read still running when the original is committed is removed by the read's commit")
+    func rangeFileOfARunningReadGoesWithItsCommit() async throws {
+        try await withHarness { harness in
+            let original = testBytes(count: 10_000, seed: 182)
+            let (library, asset) = try await harness.openSynced(with: "overtaken.png", data: original)
+            // A read has created its range file and written bytes, but has recorded no range yet.
+            let url = harness.storeURL.appendingPathComponent("partial/\(asset.id).ranges")
+            let file = try #require(try RangeFile(url: url, create: true))
+            try file.write(original[0..<100], at: 0)
+
+            // The download's commit leaves the file to the read (the record names no range).
+            let downloaded = try await library.requestFile(for: asset, options: AssetLibrary.networkOptions())
+            #expect(try Data(contentsOf: downloaded) == original)
+            #expect(try library.current(asset).availability == .full)
+            #expect(try file.isInPlace())
+
+            // The read's commit finds the original verified and removes its file; nothing is recorded.
+            let commit = try library.commitRanges(
+                assetID: asset.rowID, adding: ByteRangeSet([Int64(0)..<100]), etag: asset.etag, file: file)
+            #expect(commit == .originalVerified)
+            #expect(!FileManager.default.fileExists(atPath: url.path))
+            #expect(try library.current(asset).availability == .full)
+        }
+    }
 }

@@ -242,14 +242,13 @@ extension AssetLibrary {
         return false
     }
 
-    /// The verified original's URL when the record says `full` and the file is there with the verified size.
+    /// The verified original's URL when the record says `full` and a regular file is there with the verified size.
     func verifiedOriginal(of record: AssetRecord) -> URL? {
         guard record.availability == .full, let stored = record.localFilePath,
             let url = files.url(forStoredPath: stored)
         else { return nil }
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber,
-            size.int64Value == record.verifiedSize
-        else { return nil }
+        // `lstat`: a link is no file of ours (and costs no attribute dictionary per asset).
+        guard let size = LocalFiles.regularFileSize(url.path), size == record.verifiedSize else { return nil }
         return url
     }
 
@@ -365,8 +364,8 @@ extension AssetLibrary {
     /// ``commitDownloaded(assetID:result:)``'s part of a transaction.
     ///
     /// It runs under the write lock, which every other commit waits for: its per-asset work stays small (paths
-    /// built as strings once, files that are usually absent checked before they are removed — see
-    /// ``removeIfPresent(_:)``).
+    /// built as strings once, no look-up of a file the record says cannot be there, files that are usually
+    /// absent checked before they are removed — see ``removeIfPresent(_:)``).
     private func writeDownloaded(assetID: Int64, result: DownloadResult, _ tx: StoreTransaction) throws {
         let path = result.url.path
         let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
@@ -380,6 +379,11 @@ extension AssetLibrary {
         }
         if current.availability == .full, current.localFilePath == stored { return }
         guard access(path, F_OK) == 0 else { throw AssetRequestError.objectChanged(key: name) }
+        // Recorded ranges: their file goes with them, under the write lock (it must not vanish after a later
+        // commit recorded ranges in it). A range file with no ranges recorded belongs to a read still running,
+        // which removes it itself when its commit finds the asset `full` (``commitRanges``), or to a crash,
+        // which recovery sweeps: it is not looked for here (two lookups per download).
+        let rangesRecorded = current.availability == .partial || current.partialETag != nil
         _ = try tx.update(assetID) { record in
             record.availability = .full
             record.localFilePath = stored
@@ -389,10 +393,12 @@ extension AssetLibrary {
             record.partialETag = nil
             record.lastAccessDate = Date()
         }
-        let ranges = files.partial(id: assetID).path
-        // Under the write lock: the range file must not vanish after a later commit recorded ranges in it.
-        for obsolete in [ranges, ranges + ".json"] { Self.removeIfPresent(obsolete) }
-        removeLeftoverPart(assetID: assetID, destinationPath: path)
+        if rangesRecorded {
+            let ranges = files.partial(id: assetID).path
+            for obsolete in [ranges, ranges + ".json"] { Self.removeIfPresent(obsolete) }
+        }
+        // No `.part` is left to remove: the download committed here ran under the asset's download lock, began
+        // from (or emptied) any `.part` an earlier one kept, renamed it to `path` and removed its sidecar.
     }
 
     /// Removes a file that is usually not there. Looking the name up takes no lock, while `unlink(2)` locks the
