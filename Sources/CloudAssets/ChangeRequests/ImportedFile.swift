@@ -110,19 +110,26 @@ struct ImportedFile: Sendable {
         }
         var hasher = SHA256()
         var head: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        // At most 1 MiB, and no more than the file needs (one read to its end, one to see the end): a small
+        // file's import neither clears nor maps a megabyte (an import of thousands of photos makes thousands).
+        var status = stat()
+        let size = fstat(input, &status) == 0 ? Int(max(0, status.st_size)) : Int.max - 1
+        let buffer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: min(1 << 20, max(4096, size + 1)), alignment: 16)
+        defer { buffer.deallocate() }
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
+            let count = Glibc.read(input, buffer.baseAddress, buffer.count)
             if count < 0 && errno == EINTR { continue }
             guard count >= 0 else { throw fail(String(cString: strerror(errno))) }
             if count == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            hasher.update(bufferPointer: bytes)
             if head.count < ImportMetadata.headerLimit {
-                head += buffer[..<min(count, ImportMetadata.headerLimit - head.count)]
+                head += bytes[..<min(count, ImportMetadata.headerLimit - head.count)]
             }
             var written = 0
             while output >= 0 && written < count {
-                let n = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
+                let n = write(output, bytes.baseAddress! + written, count - written)
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else {
                     throw fail("cannot write into the library: \(String(cString: strerror(errno)))")

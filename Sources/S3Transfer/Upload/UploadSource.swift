@@ -8,13 +8,14 @@ import Foundation
 /// engine as request bodies are sent — and checked for changes (its size and modification time must stay those it
 /// had when opened). Thread-safe: every read is a `pread`; ``scan(_:_:)``, which reads through the source's one
 /// scratch buffer, is called by one task at a time (the upload's).
-// @unchecked: the descriptor and size never change; reads are `pread`s; the scratch buffer is used by the one
-// task that scans (see above).
+// @unchecked: the descriptor and size never change; reads are `pread`s; the scratch buffer is made and used by the
+// one task that scans (see above).
 final class UploadSource: @unchecked Sendable {
     let path: String
     private let descriptor: Int32
-    /// The scratch buffer of ``scan(_:_:)``: mapped pages of its own, returned to the system with the source.
-    private let scratch: UnsafeMutableRawBufferPointer
+    /// The scratch buffer of ``scan(_:_:)``: mapped pages of its own, returned to the system with the source;
+    /// made by the first scan (an upload whose checksum is known never scans: no mapping per small file).
+    private var scratch: UnsafeMutableRawBufferPointer?
     /// The size when opened: the object's size.
     let size: Int64
     private let modified: timespec
@@ -37,17 +38,11 @@ final class UploadSource: @unchecked Sendable {
         }
         size = Int64(info.st_size)
         modified = info.st_mtim
-        let memory = mmap(nil, Self.scratchSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-        guard let memory, memory != MAP_FAILED else {
-            close(descriptor)
-            throw .fileSystem(path: path, errno: ENOMEM)
-        }
-        scratch = UnsafeMutableRawBufferPointer(start: memory, count: Self.scratchSize)
     }
 
     deinit {
         close(descriptor)
-        munmap(scratch.baseAddress, scratch.count)
+        if let scratch { munmap(scratch.baseAddress, scratch.count) }
     }
 
     /// The size of the scratch buffer ``scan(_:_:)`` reads through.
@@ -88,9 +83,10 @@ final class UploadSource: @unchecked Sendable {
         }
     }
 
-    /// Feeds `range` to `body` one piece at a time through the source's 1 MiB scratch buffer (to checksum bytes
-    /// without holding them). One scan at a time.
+    /// Feeds `range` to `body` one piece at a time through the source's scratch buffer (1 MiB, or the file's
+    /// size when smaller), to checksum bytes without holding them. One scan at a time.
     func scan(_ range: Range<Int64>, _ body: (UnsafeRawBufferPointer) -> Void) throws(S3Error) {
+        let scratch = try scratchBuffer()
         var offset = range.lowerBound
         while offset < range.upperBound {
             let n = Int(min(Int64(scratch.count), range.upperBound - offset))
@@ -99,5 +95,15 @@ final class UploadSource: @unchecked Sendable {
             body(UnsafeRawBufferPointer(piece))
             offset += Int64(n)
         }
+    }
+
+    private func scratchBuffer() throws(S3Error) -> UnsafeMutableRawBufferPointer {
+        if let scratch { return scratch }
+        let count = Int(min(Int64(Self.scratchSize), max(4096, size)))
+        let memory = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let memory, memory != MAP_FAILED else { throw .fileSystem(path: path, errno: ENOMEM) }
+        let made = UnsafeMutableRawBufferPointer(start: memory, count: count)
+        scratch = made
+        return made
     }
 }
