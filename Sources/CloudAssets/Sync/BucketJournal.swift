@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 import Foundation
 
 /// The bucket journal's format: what a library writes under ``BucketLayout/journalPrefix`` after it changed the
@@ -64,8 +65,27 @@ struct JournalChange: Codable, Sendable {
         JournalChange(op: .edit, key: key, edit: manifest)
     }
 
-    /// The change as the outbox keeps it.
-    var encoded: String { String(decoding: (try? Self.encoder.encode(self)) ?? Data(), as: UTF8.self) }
+    /// The change as the outbox keeps it: JSON with its keys sorted. A `put` or a `delete` (one per asset an
+    /// import uploads or a trash empties) is written by hand: the generic encoder took ~3 % of an import's CPU.
+    /// The changes that carry a nested document (a sidecar, an edit manifest) use it.
+    var encoded: String {
+        guard sidecar == nil, sidecarETag == nil, edit == nil else {
+            return String(decoding: (try? Self.encoder.encode(self)) ?? Data(), as: UTF8.self)
+        }
+        var fields: [String] = []
+        if let contentType { fields.append("\"contentType\":" + JSONText.quoted(contentType)) }
+        if let etag { fields.append("\"etag\":" + JSONText.quoted(etag)) }
+        fields.append("\"key\":" + JSONText.quoted(key))
+        if let metadata {
+            let members = metadata.sorted { $0.key < $1.key }.map {
+                JSONText.quoted($0.key) + ":" + JSONText.quoted($0.value)
+            }
+            fields.append("\"metadata\":{" + members.joined(separator: ",") + "}")
+        }
+        fields.append("\"op\":" + JSONText.quoted(op.rawValue))
+        if let size { fields.append("\"size\":" + String(size)) }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
 
     static func decode(_ text: String) -> JournalChange? {
         try? JSONDecoder().decode(JournalChange.self, from: Data(text.utf8))
@@ -79,7 +99,12 @@ struct JournalChange: Codable, Sendable {
 }
 
 extension JournalEntry {
-    var encoded: Data { (try? JournalChange.encoder.encode(self)) ?? Data() }
+    /// The entry's JSON, keys sorted as the generic encoder sorts them, each change as ``JournalChange/encoded``.
+    var encoded: Data {
+        let body = changes.map(\.encoded).joined(separator: ",")
+        return Data(
+            ("{\"changes\":[" + body + "],\"device\":" + JSONText.quoted(device) + ",\"format\":\(format)}").utf8)
+    }
 
     /// An entry read from the bucket; nil when it is not one this version understands.
     static func decode(_ data: Data) -> JournalEntry? {
