@@ -327,6 +327,29 @@ struct ChangeRequestTests {
         }
     }
 
+    @Test("more imports than one batch of uploads all go up, each object written once")
+    func importsBeyondOneUploadBatchAllGoUp() async throws {
+        try await withHarness { harness in
+            // Uploads are read 512 at a time; the next batch is read while the last uploads of one are in flight.
+            let count = 530
+            let sources = try (0..<count).map { index in
+                try harness.sourceFile("b\(index).jpg", testBytes(count: 64, seed: UInt64(1000 + index)))
+            }
+            let library = try await harness.open(harness.quietConfiguration())
+            let ids = try await library.performChanges { changes in
+                for source in sources { changes.createAsset(fromFileAt: source) }
+            }
+            #expect(ids.count == count)
+            await library.waitForUploads()
+            let states = try library.fetchAssets(withLocalIdentifiers: ids).map(\.uploadState)
+            #expect(states.count == count)
+            #expect(states.allSatisfy { $0 == .uploaded })
+            let puts = harness.log.filter { $0.method == "PUT" && $0.key?.hasPrefix("originals/") == true }
+            #expect(puts.count == count)
+            #expect(Set(puts.compactMap(\.key)).count == count)
+        }
+    }
+
     @Test("two libraries importing different files under one name keep both; the same bytes become one object")
     func conditionalCreatesNeverOverwrite() async throws {
         try await withHarness { harness in

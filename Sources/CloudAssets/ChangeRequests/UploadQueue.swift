@@ -190,16 +190,24 @@ extension AssetLibrary {
     }
 
     /// Uploads every import that is pending (or was interrupted while uploading), at most
-    /// ``Configuration/maxConnections`` at a time, committing outcomes in batches. `explicitly`: for a sync (any
+    /// ``UploadSettings/concurrentUploads`` at a time, committing outcomes in batches. `explicitly`: for a sync (any
     /// policy but `.offline`), else as background work.
+    ///
+    /// The waiting uploads are read (and marked `uploading`) 512 at a time, each batch as the one before runs out:
+    /// the uploads in flight never drain at a batch's end, so a few thousand small files keep every connection busy
+    /// to the last. Whether uploads may go on (closed, offline, cancelled) is asked before each batch.
     func uploadPendingOriginals(queue: UploadQueue, explicitly: Bool) async {
         guard let remote, (try? checkBinding()) != nil else { return }
         await abortAbandonedUploads(remote: remote, queue: queue)
         var attempted = Set<Int64>()
-        while !Task.isCancelled, explicitly ? networkPolicy != .offline && !isClosed : mayUploadInBackground {
+        var checkpoints: [Int64: String] = [:]
+        /// The next waiting uploads not tried yet in this call, marked `uploading`; none when uploads must stop.
+        func nextBatch() -> ArraySlice<AssetRecord> {
+            guard !Task.isCancelled, explicitly ? networkPolicy != .offline && !isClosed : mayUploadInBackground
+            else { return [] }
             let candidates = (try? store.ids(inUploadStates: [.pendingUpload, .uploading], limit: 512)) ?? []
             let batch = candidates.filter { !attempted.contains($0) }
-            guard !batch.isEmpty else { return }
+            guard !batch.isEmpty else { return [] }
             attempted.formUnion(batch)
             do {
                 try performWrite { tx in
@@ -208,38 +216,39 @@ extension AssetLibrary {
                     }
                 }
             } catch {
-                return
+                return []
             }
             // One read for the whole batch, not two per upload.
-            let records = (try? store.records(ids: batch)) ?? []
-            let checkpoints = (try? store.allUploadCheckpoints()) ?? [:]
-            await withTaskGroup(of: UploadOutcomeRecord?.self) { group in
-                var iterator = records.makeIterator()
-                var done: [UploadOutcomeRecord] = []
-                var lastCommit = ContinuousClock.now
-                func addNext() -> Bool {
-                    guard let record = iterator.next() else { return false }
-                    let checkpoint = record.id.flatMap { checkpoints[$0] }.flatMap(UploadCheckpoint.decode)
-                    group.addTask {
-                        await self.uploadOriginal(record, checkpoint: checkpoint, remote: remote, queue: queue)
-                    }
-                    return true
+            checkpoints = (try? store.allUploadCheckpoints()) ?? [:]
+            return ((try? store.records(ids: batch)) ?? [])[...]
+        }
+        await withTaskGroup(of: UploadOutcomeRecord?.self) { group in
+            var waiting = nextBatch()
+            var done: [UploadOutcomeRecord] = []
+            var lastCommit = ContinuousClock.now
+            func addNext() -> Bool {
+                if waiting.isEmpty { waiting = nextBatch() }
+                guard let record = waiting.popFirst() else { return false }
+                let checkpoint = record.id.flatMap { checkpoints[$0] }.flatMap(UploadCheckpoint.decode)
+                group.addTask {
+                    await self.uploadOriginal(record, checkpoint: checkpoint, remote: remote, queue: queue)
                 }
-                for _ in 0..<configuration.upload.concurrentUploads where !addNext() { break }
-                var more = true
-                while let outcome = await group.next() {
-                    if let outcome { done.append(outcome) }
-                    more = more && addNext()
-                    // Outcomes are committed together (a few thousand small files are not a few thousand
-                    // transactions), but never held long: a finished upload shows within a fraction of a second.
-                    if done.count >= 64 || !more || ContinuousClock.now - lastCommit > .milliseconds(200) {
-                        commitUploads(done)
-                        done.removeAll()
-                        lastCommit = ContinuousClock.now
-                    }
-                }
-                commitUploads(done)
+                return true
             }
+            for _ in 0..<configuration.upload.concurrentUploads where !addNext() { break }
+            var more = true
+            while let outcome = await group.next() {
+                if let outcome { done.append(outcome) }
+                more = more && addNext()
+                // Outcomes are committed together (a few thousand small files are not a few thousand
+                // transactions), but never held long: a finished upload shows within a fraction of a second.
+                if done.count >= 64 || !more || ContinuousClock.now - lastCommit > .milliseconds(200) {
+                    commitUploads(done)
+                    done.removeAll()
+                    lastCommit = ContinuousClock.now
+                }
+            }
+            commitUploads(done)
         }
     }
 
