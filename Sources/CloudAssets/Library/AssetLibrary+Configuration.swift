@@ -218,10 +218,12 @@ public struct UploadSettings: Sendable, Hashable {
     public var partSize: Int64 = 8 << 20
     /// Parts of one upload in flight at once. Default 4. Memory: about `partSize` × this per large upload.
     public var partsInFlight = 4
-    /// Originals uploaded at once. Default 16 (rclone's common `--transfers 16`): small files are bound by
-    /// round trips, not bandwidth. Uploads may use this many connections even above
-    /// ``AssetLibrary/Configuration/maxConnections``, which bounds downloads and sync.
-    public var concurrentUploads = 16
+    /// Originals uploaded at once. Default 32: small files are bound by round trips, not bandwidth (2,000 ×
+    /// 16 KiB to a local server go up ~10 % faster than with 16), and an upload holds no part in memory (bodies
+    /// are read from the file as they are sent), so more at once costs connections, not memory. Uploads may use
+    /// this many connections even above ``AssetLibrary/Configuration/maxConnections``, which bounds downloads and
+    /// sync.
+    public var concurrentUploads = 32
     /// The checksum sent with every upload (each part, and the whole object as `FULL_OBJECT`), which the service
     /// verifies before it stores the bytes and returns on every download. Default CRC-32C (computed in hardware).
     /// With `.sha256` a multipart object keeps only a checksum of its parts' checksums (S3's `COMPOSITE` type).
@@ -229,7 +231,7 @@ public struct UploadSettings: Sendable, Hashable {
 
     /// Settings with the defaults above; sizes below S3's limits are raised to them (parts ≥ 5 MiB, ≥ 1 at once).
     public init(
-        partSize: Int64 = 8 << 20, partsInFlight: Int = 4, concurrentUploads: Int = 16,
+        partSize: Int64 = 8 << 20, partsInFlight: Int = 4, concurrentUploads: Int = 32,
         checksum: S3ChecksumAlgorithm = .crc32c
     ) {
         self.partSize = max(5 << 20, partSize)
