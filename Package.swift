@@ -152,7 +152,7 @@ let package = Package(
                 "CloudAssets", "FakeS3", "Images", "Essentials", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
-        .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4", "Images"]),
+        .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4", "Images", "Essentials"]),
         // Helpers more than one test target needs.
         .target(name: "TestSupport", dependencies: ["Essentials"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(

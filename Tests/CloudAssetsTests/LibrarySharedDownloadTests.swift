@@ -1,29 +1,44 @@
-import CloudAssets
 import FakeS3
 import Foundation
 import Testing
 
+@testable import CloudAssets
+
 /// Requests for the same original share one transfer.
 @Suite("Library: shared downloads", .timeLimit(.minutes(1)))
 struct LibrarySharedDownloadTests {
-    /// Progress comes per 1 MiB written; at `size / 2` bytes per second the transfer takes two seconds, and the
-    /// second request joins right after the first chunk, with more than a second to spare.
+    /// Progress comes per 1 MiB written. The server sends half the object, then holds the rest until the test
+    /// opens the gate — once the second request is attached to the transfer, however long that takes.
     static let size = 4 * 1_048_576
+
+    /// Holds every GET of `shared.png` after half its bytes, until the returned gate opens.
+    static func holdTransfer(in harness: LibraryHarness) -> FaultGate {
+        let gate = FaultGate()
+        harness.server.faults.add(
+            .holdAfter(bytes: size / 2, gate: gate), keyPattern: "originals/shared.png", method: "GET")
+        return gate
+    }
+
+    /// Waits until two requests are attached to downloads of `asset`, then lets the transfer go on.
+    static func release(_ gate: FaultGate, once library: AssetLibrary, downloadsTwice asset: Asset) async throws {
+        try await eventually { library.runtime.downloadCount(of: asset.rowID) == 2 }
+        gate.open()
+    }
 
     @Test("two requests for one original make one GET and both get the bytes")
     func twoRequestsShareOneDownload() async throws {
         try await withHarness { harness in
             let original = testBytes(count: Self.size, seed: 30)
             let (library, asset) = try await harness.openSynced(with: "shared.png", data: original)
-            // Slow the transfer so the second request arrives while the first is under way.
-            harness.server.faults.add(
-                .bandwidthLimit(bytesPerSecond: Self.size / 2), keyPattern: "originals/shared.png", method: "GET")
+            // The transfer waits half-way, so the second request arrives while the first is under way.
+            let gate = Self.holdTransfer(in: harness)
 
             let first = ProgressProbe()
             let (_, firstAnswers) = answers(of: library, for: asset, options: first.options())
             try await first.waitFor(bytes: 1)
             let second = ProgressProbe()
             let (_, secondAnswers) = answers(of: library, for: asset, options: second.options())
+            try await Self.release(gate, once: library, downloadsTwice: asset)
             var firstReceived: [RequestAnswer] = []
             for await answer in firstAnswers { firstReceived.append(answer) }
             var secondReceived: [RequestAnswer] = []
@@ -43,18 +58,18 @@ struct LibrarySharedDownloadTests {
         try await withHarness { harness in
             let original = testBytes(count: Self.size, seed: 31)
             let (library, asset) = try await harness.openSynced(with: "shared.png", data: original)
-            harness.server.faults.add(
-                .bandwidthLimit(bytesPerSecond: Self.size / 2), keyPattern: "originals/shared.png", method: "GET")
+            let gate = Self.holdTransfer(in: harness)
 
             let first = ProgressProbe()
             let options = first.options()
             let file = Task { try await library.requestFile(for: asset, options: options) }
             try await first.waitFor(bytes: 1)
             let second = ProgressProbe()
-            let viaCallback = await allAnswers(of: library, for: asset, options: second.options())
+            async let viaCallback = allAnswers(of: library, for: asset, options: second.options())
+            try await Self.release(gate, once: library, downloadsTwice: asset)
             let url = try await file.value
             #expect(try Data(contentsOf: url) == original)
-            #expect(viaCallback.last?.data == original)
+            #expect(await viaCallback.last?.data == original)
             #expect(harness.gets(of: "shared.png").count == 1)
             #expect(second.fractions.current.last == 1.0)
         }

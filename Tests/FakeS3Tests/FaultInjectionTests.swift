@@ -1,3 +1,4 @@
+import Essentials
 import FakeS3
 import Foundation
 import NIOCore
@@ -116,6 +117,31 @@ struct FaultInjectionTests {
                 })
             #expect(!r.complete)
             #expect(r.body == data.prefix(3000))
+        }
+    }
+
+    @Test func holdAfterSendsNBytesThenTheRestOnceTheGateOpens() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            let gate = FaultGate()
+            server.faults.add(.holdAfter(bytes: 3000, gate: gate), keyPattern: "k")
+            let seen = LockedBox((opened: false, atOpen: 0))
+            let r = try await client.send(
+                "GET", "/photos/k",
+                onBodyBytes: { count, _ in
+                    // The prefix arrives, then nothing until the gate opens: the bytes seen when it opens are
+                    // exactly the prefix.
+                    let open = seen.withLock { state -> Bool in
+                        guard !state.opened, count >= 3000 else { return false }
+                        state = (true, count)
+                        return true
+                    }
+                    if open { gate.open() }
+                })
+            #expect(r.complete)
+            #expect(r.body == data)
+            #expect(seen.withLock { $0.atOpen } == 3000)
+            #expect(server.requestLog.entries().last?.bytesSent == Int64(data.count))
         }
     }
 

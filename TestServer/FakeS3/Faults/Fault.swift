@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 
 /// A misbehaviour the server shows on purpose, for testing a client's error handling.
@@ -9,6 +10,10 @@ public enum Fault: Sendable, Hashable {
     /// Sends this many body bytes, then nothing more; the connection stays open until the client
     /// closes it or the server stops.
     case stallAfter(bytes: Int)
+    /// Sends this many body bytes, then holds the rest until the gate opens (``FaultGate/open()``); the
+    /// connection stays open meanwhile. For a test that needs a transfer under way, at a known point, for as long
+    /// as it takes to arrange something (not expressible through the admin endpoint).
+    case holdAfter(bytes: Int, gate: FaultGate)
     /// Sends this many body bytes, then resets the connection (TCP RST). On a request that uploads object data
     /// (PutObject, UploadPart) it cuts the upload instead: once this many bytes of it have arrived, the
     /// connection is reset and nothing of the request is kept or answered. On a CompleteMultipartUpload it cuts
@@ -34,6 +39,35 @@ public enum Fault: Sendable, Hashable {
     /// Serves the request (a write is stored), then closes the connection without answering: the client never
     /// learns the outcome, as when an answer is lost on the way.
     case dropResponse
+}
+
+/// What a ``Fault/holdAfter(bytes:gate:)`` body waits for: closed until ``open()``, then open for good.
+public final class FaultGate: Sendable, Hashable {
+    private let state = LockedBox((isOpen: false, waiters: [@Sendable () -> Void]()))
+
+    public init() {}
+
+    /// Lets every held body go on (and any body that reaches the gate later pass it).
+    public func open() {
+        let waiters = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter() }
+    }
+
+    /// Calls `body` once the gate is open: at once when it is, else from the thread that opens it.
+    func whenOpen(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if !state.isOpen { state.waiters.append(body) }
+            return state.isOpen
+        }
+        if now { body() }
+    }
+
+    public static func == (lhs: FaultGate, rhs: FaultGate) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
 /// Chooses requests to misbehave on and the fault to show.

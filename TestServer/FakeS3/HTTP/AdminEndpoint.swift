@@ -134,6 +134,7 @@ struct FaultRuleDocument: Codable {
         case .latency(let ms): (d.type, d.milliseconds) = ("latency", ms)
         case .bandwidthLimit(let bps): (d.type, d.bytesPerSecond) = ("bandwidthLimit", bps)
         case .stallAfter(let n): (d.type, d.bytes) = ("stallAfter", n)
+        case .holdAfter(let n, _): (d.type, d.bytes) = ("holdAfter", n)
         case .resetAfter(let n): (d.type, d.bytes) = ("resetAfter", n)
         case .internalError: d.type = "internalError"
         case .slowDown(let s): (d.type, d.retryAfterSeconds) = ("slowDown", s)

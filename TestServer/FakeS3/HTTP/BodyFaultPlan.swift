@@ -12,6 +12,9 @@ struct BodyFaultPlan {
     /// Object offset whose byte is inverted.
     var flipOffset: Int64?
     var bytesPerSecond: Int?
+    /// Body bytes to send before waiting for the gate (``Fault/holdAfter(bytes:gate:)``).
+    var holdAfter: Int64?
+    var gate: FaultGate?
 
     init(_ faults: [Fault]) {
         for fault in faults {
@@ -21,6 +24,7 @@ struct BodyFaultPlan {
             case .truncateBody(let n): setCut(Int64(max(0, n)), .truncate)
             case .flipByte(let offset): flipOffset = Int64(offset)
             case .bandwidthLimit(let bps): bytesPerSecond = max(1, bps)
+            case .holdAfter(let n, let gate): (holdAfter, self.gate) = (Int64(max(0, n)), gate)
             default: break
             }
         }
@@ -33,7 +37,7 @@ struct BodyFaultPlan {
         }
     }
 
-    var isEmpty: Bool { cut == nil && flipOffset == nil && bytesPerSecond == nil }
+    var isEmpty: Bool { cut == nil && flipOffset == nil && bytesPerSecond == nil && gate == nil }
 
     /// Body bytes that will actually be sent for a body of `length` bytes.
     func bytesSent(of length: Int64) -> Int64 { min(length, cutAfter ?? length) }

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 /// Writes an object body chunk by chunk while applying body faults: a bandwidth limit, a flipped
-/// byte, and a stall, reset or truncation after N bytes. Lives on the channel's event loop; one
+/// byte, a hold until a gate opens, and a stall, reset or truncation after N bytes. Lives on the channel's event loop; one
 /// chunk is in flight at a time.
 final class BodyPump {
     private let handler: S3ChannelHandler
@@ -20,6 +20,8 @@ final class BodyPump {
     private let sentBytes: SentBytes
     private let started = NIODeadline.now()
     private var fileClosed = false
+    /// Whether the body has waited for its gate (``BodyFaultPlan/gate``).
+    private var held = false
 
     init(
         handler: S3ChannelHandler, context: ChannelHandlerContext, exchange: S3ChannelHandler.Exchange,
@@ -39,7 +41,7 @@ final class BodyPump {
     }
 
     func start() {
-        guard plan.flipOffset == nil, plan.bytesPerSecond == nil, limit > 0 else {
+        guard plan.flipOffset == nil, plan.bytesPerSecond == nil, plan.gate == nil, limit > 0 else {
             step()
             return
         }
@@ -76,11 +78,19 @@ final class BodyPump {
             sentBytes.complete(bytesSent: written)
             return
         }
+        if let gate = plan.gate, let hold = plan.holdAfter, sent >= hold, !held, sent < limit {
+            held = true
+            let loop = context.eventLoop
+            let pump = NIOLoopBound(self, eventLoop: loop)
+            gate.whenOpen { loop.execute { pump.value.step() } }
+            return
+        }
         if sent >= limit {
             cut()
             return
         }
-        let n = Int(min(chunkSize, limit - sent))
+        var n = Int(min(chunkSize, limit - sent))
+        if let hold = plan.holdAfter, !held, sent < hold { n = min(n, Int(hold - sent)) }
         let objectOffset = range.lowerBound + sent
         var chunk: ByteBuffer
         switch body {
