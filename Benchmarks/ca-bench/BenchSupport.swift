@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 import S3Transfer
 
@@ -163,9 +164,24 @@ func settleFileSystem() {
     sync()
 }
 
-/// Removes a scratch file or folder (unless ``keepBenchFiles``).
+/// Scratch folders a section is done with, removed together once every row is measured.
+private let finishedScratch = LockedBox<[URL]>([])
+
+/// Marks a scratch file or folder for removal at the end of the run (``removeFinishedScratch()``): a section's
+/// deletions would otherwise slow the file creation of the sections after it (see ``keepBenchFiles``), and rows
+/// whose both sides create thousands of files (imports, small downloads, `get` beside rclone) would swing with
+/// the order of the sections.
 func removeScratch(_ url: URL) {
-    if !keepBenchFiles { try? FileManager.default.removeItem(at: url) }
+    finishedScratch.withLock { $0.append(url) }
+}
+
+/// Removes every scratch folder the sections are done with (unless ``keepBenchFiles``).
+func removeFinishedScratch() {
+    let urls = finishedScratch.withLock { urls in
+        defer { urls = [] }
+        return urls
+    }
+    if !keepBenchFiles { for url in urls { try? FileManager.default.removeItem(at: url) } }
 }
 
 /// A scratch folder under the system temporary directory, for ``removeScratch(_:)`` once done.

@@ -51,5 +51,6 @@ rows += await section("rgw") { try await runRGWBenchmarks() }
 // Only with CA_BENCH_ONLY=gallery (`make bench-gallery`): it needs Chromium and Playwright.
 rows += await section("gallery") { try await runGalleryBenchmarks() }
 
+removeFinishedScratch()
 printTable(rows)
 exit(rows.allSatisfy(\.met) ? 0 : 1)
