@@ -143,7 +143,7 @@ extension AssetLibrary {
             let names = (try? fm.contentsOfDirectory(atPath: folder.path)) ?? []
             for name in names {
                 // Built as `LocalFiles` builds its names, so that the comparisons below are exact.
-                let path = folder.appendingPathComponent(name, isDirectory: false).path
+                let path = files.file(name, in: kind).path
                 guard LocalFiles.isLibraryFileName(name, in: kind), Self.isRegularFile(path) else {
                     report.foreignFilesKept += 1
                     continue

@@ -24,6 +24,16 @@ import Foundation
 /// ```
 struct LocalFiles: Sendable {
     let root: URL
+    /// The root's path, without a trailing slash: file URLs are built from strings (~0.7 µs each) rather than by
+    /// appending components to a URL (~3 µs for a folder and a name), as every download, import and upload
+    /// builds a few.
+    private let rootPath: String
+
+    init(root: URL) {
+        self.root = root
+        let path = root.path
+        rootPath = path.hasSuffix("/") ? String(path.dropLast()) : path
+    }
 
     var originalsFolder: URL { url(of: .originals) }
     var partialFolder: URL { url(of: .partial) }
@@ -61,28 +71,28 @@ struct LocalFiles: Sendable {
     }
 
     // (Every file URL here says it is not a directory: without that, Foundation asks the file system.)
-    func original(id: Int64, key: String) -> URL {
-        let name = Self.safeExtension(of: key).map { "\(id).\($0)" } ?? "\(id)"
-        return originalsFolder.appendingPathComponent(name, isDirectory: false)
+    /// The file `name` in `folder`.
+    func file(_ name: String, in folder: Folder) -> URL {
+        URL(fileURLWithPath: rootPath + "/" + folder.rawValue + "/" + name, isDirectory: false)
     }
 
-    func partial(id: Int64) -> URL { partialFolder.appendingPathComponent("\(id).ranges", isDirectory: false) }
-    func thumbnail(id: Int64) -> URL { thumbnailsFolder.appendingPathComponent("\(id).jpg", isDirectory: false) }
+    /// The name of an asset's verified original: its identifier, and the key's extension when it has a safe one.
+    static func originalName(id: Int64, key: String) -> String {
+        safeExtension(of: key).map { "\(id).\($0)" } ?? "\(id)"
+    }
+
+    func original(id: Int64, key: String) -> URL { file(Self.originalName(id: id, key: key), in: .originals) }
+    func partial(id: Int64) -> URL { file("\(id).ranges", in: .partial) }
+    func thumbnail(id: Int64) -> URL { file("\(id).jpg", in: .thumbnails) }
 
     /// The original's copy without location data (same name as the original, in `stripped/`).
-    func stripped(id: Int64, key: String) -> URL {
-        strippedFolder.appendingPathComponent(original(id: id, key: key).lastPathComponent, isDirectory: false)
-    }
+    func stripped(id: Int64, key: String) -> URL { file(Self.originalName(id: id, key: key), in: .stripped) }
 
     /// An edit revision's rendered version.
-    func rendered(id: Int64, revision: String) -> URL {
-        editsFolder.appendingPathComponent("\(id).\(revision).jpg", isDirectory: false)
-    }
+    func rendered(id: Int64, revision: String) -> URL { file("\(id).\(revision).jpg", in: .edits) }
 
     /// An edit revision's thumbnail.
-    func renderedThumbnail(id: Int64, revision: String) -> URL {
-        editsFolder.appendingPathComponent("\(id).\(revision).thumb.jpg", isDirectory: false)
-    }
+    func renderedThumbnail(id: Int64, revision: String) -> URL { file("\(id).\(revision).thumb.jpg", in: .edits) }
 
     /// What of an edit revision is on disk: `full` with its rendered version (`rendered`, or found on disk when
     /// nil), `thumbnail` with only its thumbnail, else `cloudOnly`.
@@ -150,7 +160,7 @@ struct LocalFiles: Sendable {
     /// earlier version) or one that leaves the folder names nothing.
     func url(forStoredPath path: String) -> URL? {
         guard !path.hasPrefix("/"), !path.split(separator: "/").contains("..") else { return nil }
-        return root.appendingPathComponent(path, isDirectory: false)
+        return URL(fileURLWithPath: rootPath + "/" + path, isDirectory: false)
     }
 
     /// Whether a file in one of the library's folders has a name the library gives its own files, so recovery

@@ -37,7 +37,7 @@ struct ImportedFile: Sendable {
         guard status.st_mode & S_IFMT == S_IFREG else {
             throw AssetLibraryError.cannotImport(path: source.path, reason: "not a regular file")
         }
-        let staged = files.originalsFolder.appendingPathComponent(LocalFiles.stagingName())
+        let staged = files.file(LocalFiles.stagingName(), in: .originals)
         var renamedFrom: URL?
         let digest: (sha256: String, head: [UInt8])
         if moving, rename(source.path, staged.path) == 0 {
