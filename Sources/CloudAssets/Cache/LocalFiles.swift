@@ -38,7 +38,6 @@ struct LocalFiles: Sendable {
     var originalsFolder: URL { url(of: .originals) }
     var partialFolder: URL { url(of: .partial) }
     var thumbnailsFolder: URL { url(of: .thumbnails) }
-    var strippedFolder: URL { url(of: .stripped) }
     var editsFolder: URL { url(of: .edits) }
 
     /// Creates the folders where absent. A folder that exists as anything but a real directory (a file,
@@ -228,5 +227,5 @@ struct LocalFiles: Sendable {
         case originals, partial, thumbnails, stripped, edits
     }
 
-    func url(of folder: Folder) -> URL { root.appendingPathComponent(folder.rawValue, isDirectory: true) }
+    func url(of folder: Folder) -> URL { URL(fileURLWithPath: rootPath + "/" + folder.rawValue, isDirectory: true) }
 }

@@ -13,8 +13,7 @@ struct BodyFaultPlan {
     var flipOffset: Int64?
     var bytesPerSecond: Int?
     /// Body bytes to send before waiting for the gate (``Fault/holdAfter(bytes:gate:)``).
-    var holdAfter: Int64?
-    var gate: FaultGate?
+    var hold: (after: Int64, gate: FaultGate)?
 
     init(_ faults: [Fault]) {
         for fault in faults {
@@ -24,7 +23,7 @@ struct BodyFaultPlan {
             case .truncateBody(let n): setCut(Int64(max(0, n)), .truncate)
             case .flipByte(let offset): flipOffset = Int64(offset)
             case .bandwidthLimit(let bps): bytesPerSecond = max(1, bps)
-            case .holdAfter(let n, let gate): (holdAfter, self.gate) = (Int64(max(0, n)), gate)
+            case .holdAfter(let n, let gate): hold = (Int64(max(0, n)), gate)
             default: break
             }
         }
@@ -37,7 +36,7 @@ struct BodyFaultPlan {
         }
     }
 
-    var isEmpty: Bool { cut == nil && flipOffset == nil && bytesPerSecond == nil && gate == nil }
+    var isEmpty: Bool { cut == nil && flipOffset == nil && bytesPerSecond == nil && hold == nil }
 
     /// Body bytes that will actually be sent for a body of `length` bytes.
     func bytesSent(of length: Int64) -> Int64 { min(length, cutAfter ?? length) }

@@ -3,8 +3,8 @@ import NIOCore
 import NIOHTTP1
 
 /// Writes an object body chunk by chunk while applying body faults: a bandwidth limit, a flipped
-/// byte, a hold until a gate opens, and a stall, reset or truncation after N bytes. Lives on the channel's event loop; one
-/// chunk is in flight at a time.
+/// byte, a hold until a gate opens, and a stall, reset or truncation after N bytes. Lives on the
+/// channel's event loop; one chunk is in flight at a time.
 final class BodyPump {
     private let handler: S3ChannelHandler
     private let context: ChannelHandlerContext
@@ -20,7 +20,7 @@ final class BodyPump {
     private let sentBytes: SentBytes
     private let started = NIODeadline.now()
     private var fileClosed = false
-    /// Whether the body has waited for its gate (``BodyFaultPlan/gate``).
+    /// Whether the body has waited for its gate (``BodyFaultPlan/hold``).
     private var held = false
 
     init(
@@ -41,7 +41,7 @@ final class BodyPump {
     }
 
     func start() {
-        guard plan.flipOffset == nil, plan.bytesPerSecond == nil, plan.gate == nil, limit > 0 else {
+        guard plan.flipOffset == nil, plan.bytesPerSecond == nil, plan.hold == nil, limit > 0 else {
             step()
             return
         }
@@ -78,11 +78,11 @@ final class BodyPump {
             sentBytes.complete(bytesSent: written)
             return
         }
-        if let gate = plan.gate, let hold = plan.holdAfter, sent >= hold, !held, sent < limit {
+        if let hold = plan.hold, sent >= hold.after, !held, sent < limit {
             held = true
             let loop = context.eventLoop
             let pump = NIOLoopBound(self, eventLoop: loop)
-            gate.whenOpen { loop.execute { pump.value.step() } }
+            hold.gate.whenOpen { loop.execute { pump.value.step() } }
             return
         }
         if sent >= limit {
@@ -90,7 +90,7 @@ final class BodyPump {
             return
         }
         var n = Int(min(chunkSize, limit - sent))
-        if let hold = plan.holdAfter, !held, sent < hold { n = min(n, Int(hold - sent)) }
+        if let hold = plan.hold, !held, sent < hold.after { n = min(n, Int(hold.after - sent)) }
         let objectOffset = range.lowerBound + sent
         var chunk: ByteBuffer
         switch body {
