@@ -144,6 +144,63 @@ import Testing
         try await listAndCheck(fixture, keys: sorted, prefix: "p/", width: 3, after: sorted.last)
     }
 
+    /// Many small pages listed by many workers, each request suspending a random number of times: splits happen
+    /// all the time, while other workers claim and start segments. Every listing ends, each key is handed over
+    /// exactly once, and the intervals tile the range (a worker that took a segment by its position in the plan,
+    /// which a split in front of it moves, listed another worker's segment twice and left its own to nobody: the
+    /// sync hung).
+    @Test func listingsWithConstantSplitsEndAndCoverEveryKeyOnce() async throws {
+        var random = SplitMix64(seed: 11)
+        for round in 0..<60 {
+            var keys = Set<String>()
+            for _ in 0..<(400 + Int(random.next(below: 1200))) {
+                keys.insert(String(format: "p/%08llu", random.next(below: 100_000_000)))
+            }
+            let sorted = Self.sorted(keys)
+            let pageSize = 3 + Int(random.next(below: 6))
+            let listing = RangedListing(prefix: "p/", width: 8) { token, startAfter in
+                for _ in 0..<Int.random(in: 0...3) { await Task.yield() }
+                let from = token ?? startAfter
+                // The first key after `from`.
+                var start = 0
+                if let from {
+                    var high = sorted.count
+                    while start < high {
+                        let middle = (start + high) / 2
+                        if from.utf8.lexicographicallyPrecedes(sorted[middle].utf8) {
+                            high = middle
+                        } else {
+                            start = middle + 1
+                        }
+                    }
+                }
+                let end = min(sorted.count, start + pageSize)
+                let objects = sorted[start..<end].map {
+                    S3ObjectSummary(key: $0, size: 1, etag: "e", lastModified: Date(timeIntervalSince1970: 0))
+                }
+                let truncated = end < sorted.count
+                return ListObjectsPage(
+                    objects: objects, commonPrefixes: [], isTruncated: truncated,
+                    nextContinuationToken: truncated ? sorted[end - 1] : nil)
+            }
+            let delivered = LockedBox([ListedInterval]())
+            try await listing.run(after: nil, through: nil) { interval in
+                for _ in 0..<Int.random(in: 0...2) { await Task.yield() }
+                delivered.withLock { $0.append(interval) }
+            }
+            let intervals = delivered.withLock { $0 }.sorted { lhs, rhs in
+                guard let l = lhs.after else { return rhs.after != nil }
+                guard let r = rhs.after else { return false }
+                return l.utf8.lexicographicallyPrecedes(r.utf8)
+            }
+            #expect(intervals.flatMap { $0.objects.map(\.key) } == sorted, "round \(round)")
+            #expect(intervals.first?.after == nil && intervals.last?.through == nil, "round \(round)")
+            for (previous, next) in zip(intervals, intervals.dropFirst()) {
+                #expect(previous.through != nil && previous.through == next.after, "round \(round)")
+            }
+        }
+    }
+
     @Test func anEmptyRangeIsOneIntervalWithNoObjects() async throws {
         let fixture = try await FakeS3Fixture.start()
         try await listAndCheck(fixture, keys: [], prefix: "nothing/", width: 4)

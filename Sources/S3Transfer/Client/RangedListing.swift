@@ -23,10 +23,13 @@ package struct ListedInterval: Sendable {
 /// Every page is handed to `body` with the interval it covers; the intervals tile the range exactly, so a
 /// caller can reconcile each on its own, in any order. `body` runs on up to `width` tasks at once.
 package struct RangedListing: Sendable {
-    let client: S3Client
-    let bucket: String
+    /// One listing request: the page after `continuationToken`, or else from `startAfter`.
+    typealias PageSource =
+        @Sendable (_ continuationToken: String?, _ startAfter: String?) async throws -> ListObjectsPage
+
     let prefix: String
     let width: Int
+    let listPage: PageSource
 
     /// - Parameters:
     ///   - client: The client.
@@ -34,10 +37,17 @@ package struct RangedListing: Sendable {
     ///   - prefix: Only keys that start with this.
     ///   - width: The most listing requests (and `body` calls) at once; at least 1.
     package init(client: S3Client, bucket: String, prefix: String, width: Int) {
-        self.client = client
-        self.bucket = bucket
+        self.init(prefix: prefix, width: width) { token, startAfter in
+            try await client.listObjectsV2(
+                bucket: bucket, prefix: prefix, continuationToken: token, startAfter: startAfter)
+        }
+    }
+
+    /// A listing whose requests `listPage` answers (tests list a key set in memory).
+    init(prefix: String, width: Int, listPage: @escaping PageSource) {
         self.prefix = prefix
         self.width = max(1, width)
+        self.listPage = listPage
     }
 
     /// Lists the keys in `(after, through]` and hands each page to `body`.
@@ -61,8 +71,8 @@ package struct RangedListing: Sendable {
             for _ in 0..<width {
                 group.addTask {
                     do {
-                        while let index = try await claim(plan, signal) {
-                            try await listSegment(index, plan: plan, signal: signal, body: body, progress: progress)
+                        while let id = try await claim(plan, signal) {
+                            try await listSegment(id, plan: plan, signal: signal, body: body, progress: progress)
                         }
                     } catch {
                         plan.withLock { $0.failed = true }
@@ -75,8 +85,9 @@ package struct RangedListing: Sendable {
         }
     }
 
-    /// The next segment for a worker: an unstarted one, else the upper half of the widest one being listed;
-    /// waits while there is neither and some segment is still being listed; `nil` when all are done.
+    /// The next segment for a worker (its id: a segment's index moves when another is split in front of it): an
+    /// unstarted one, else the upper half of the widest one being listed; waits while there is neither and some
+    /// segment is still being listed; `nil` when all are done.
     private func claim(_ plan: LockedBox<ListingPlan>, _ signal: WakeUps) async throws -> Int? {
         while true {
             try Task.checkCancellation()
@@ -85,32 +96,30 @@ package struct RangedListing: Sendable {
                 if plan.failed || plan.segments.allSatisfy(\.done) { return .finished }
                 if let index = plan.segments.firstIndex(where: { !$0.started }) {
                     plan.segments[index].started = true
-                    return .segment(index)
+                    return .segment(plan.segments[index].id)
                 }
-                if let index = plan.split(prefix: prefix) { return .segment(index) }
+                if let id = plan.split(prefix: prefix) { return .segment(id) }
                 return .wait
             }
             switch decision {
             case .finished: return nil
-            case .segment(let index): return index
+            case .segment(let id): return id
             case .wait: await signal.wait(after: ticket)
             }
         }
     }
 
     private func listSegment(
-        _ index: Int, plan: LockedBox<ListingPlan>, signal: WakeUps,
+        _ id: Int, plan: LockedBox<ListingPlan>, signal: WakeUps,
         body: @Sendable (ListedInterval) async throws -> Void, progress: @Sendable (String) -> Void
     ) async throws {
-        let id = plan.withLock { $0.segments[index].id }
-        var lower = plan.withLock { $0.segments[index].after }
+        var lower = plan.withLock { $0.segments[$0.index(of: id)].after }
         let startAfter = lower
         var token: String?
         var seen = Set<String>()
         while true {
             try Task.checkCancellation()
-            let page = try await client.listObjectsV2(
-                bucket: bucket, prefix: prefix, continuationToken: token, startAfter: token == nil ? startAfter : nil)
+            let page = try await listPage(token, token == nil ? startAfter : nil)
             if page.isTruncated, page.objects.isEmpty {
                 throw S3Error.malformedResponse("the listing is truncated but the page is empty")
             }
@@ -159,6 +168,7 @@ package struct RangedListing: Sendable {
 }
 
 private enum ClaimDecision: Sendable {
+    /// The id of the segment to list.
     case segment(Int)
     case wait
     case finished
@@ -201,7 +211,7 @@ private struct ListingPlan: Sendable {
     func index(of id: Int) -> Int { segments.firstIndex { $0.id == id }! }
 
     /// Splits the widest segment being listed at the midpoint between its position and its end; the upper part is
-    /// a new, started segment. Returns its index, or `nil` when no segment can be split.
+    /// a new, started segment. Returns its id, or `nil` when no segment can be split.
     mutating func split(prefix: String) -> Int? {
         var best: (index: Int, width: Double)?
         // A segment is split once it has shown more than two pages: a small listing never sends a request that
@@ -218,7 +228,7 @@ private struct ListingPlan: Sendable {
         nextID += 1
         segments[best.index].through = middle
         segments.insert(upper, at: best.index + 1)
-        return best.index + 1
+        return upper.id
     }
 
     /// Every key up to the returned one has been through the body; `nil` when that point has not moved or is
