@@ -81,6 +81,35 @@ import Testing
         #expect(page.nextContinuationToken == nil)
     }
 
+    /// Character data split by references, CDATA sections, comments and child elements reads as one text, in
+    /// order; a single run is read as it lies.
+    @Test func characterDataSplitAnyWayReadsAsOneText() throws {
+        let cases: [(String, String)] = [
+            ("<a>plain</a>", "plain"),
+            ("<a></a>", ""),
+            ("<a/>", ""),
+            ("<a>x&amp;y</a>", "x&y"),
+            ("<a>&lt;&gt;&quot;&apos;&#x41;&#66;</a>", "<>\"'AB"),
+            ("<a>x<![CDATA[<&>]]>y</a>", "x<&>y"),
+            ("<a><![CDATA[]]>y</a>", "y"),
+            ("<a>x<![CDATA[]]></a>", "x"),
+            ("<a>x<!-- c -->y<?pi?>z</a>", "xyz"),
+            ("<a><!-- c --></a>", ""),
+            ("<a>x<b>inner</b>y</a>", "xy"),
+            ("<p:a>caf\u{E9} \u{65E5}</p:a>", "caf\u{E9} \u{65E5}"),
+        ]
+        for (xml, text) in cases {
+            let root = try S3XMLParser.parse(Data(xml.utf8))
+            #expect(root.text == text, "\(xml)")
+            #expect(root.name == "a", "\(xml)")
+        }
+        let nested = try S3XMLParser.parse(Data("<a>x<b>inner</b>y</a>".utf8))
+        #expect(nested.child("b")?.text == "inner")
+        #expect(throws: S3Error.self) { try S3XMLParser.parse(Data("<a>x</ab>".utf8)) }
+        #expect(throws: S3Error.self) { try S3XMLParser.parse(Data("<a>x</>".utf8)) }
+        #expect(throws: S3Error.self) { try S3XMLParser.parse(Data("<p:a>x</a>".utf8)) }
+    }
+
     @Test func listingOfAnotherBucketIsAnError() {
         #expect(throws: S3Error.self) { try S3Client.parseListing(Data(Self.page.utf8), bucket: "other") }
     }

@@ -201,6 +201,18 @@ import Testing
         }
     }
 
+    /// Keys with markup and control characters come back exactly (escaped by the server, read back by the
+    /// client's parser), beside plain ones the server sends as they are.
+    @Test func keysWithMarkupAndControlCharactersAreListedExactly() async throws {
+        let fixture = try await FakeS3Fixture.start()
+        let keys = Self.sorted([
+            "m/a&b", "m/<tag>", "m/\"quoted\"", "m/it's", "m/tab\tkey", "m/del\u{7F}", "m/&amp;", "m/plain",
+            "m/caf\u{E9}", "m/]]>",
+        ])
+        for key in keys { try fixture.server.putObject(bucket: FakeS3Fixture.bucket, key: key, data: Data()) }
+        try await listAndCheck(fixture, keys: keys, prefix: "m/", width: 1)
+    }
+
     @Test func anEmptyRangeIsOneIntervalWithNoObjects() async throws {
         let fixture = try await FakeS3Fixture.start()
         try await listAndCheck(fixture, keys: [], prefix: "nothing/", width: 4)

@@ -39,10 +39,13 @@ enum S3XMLParser {
 
         var atEnd: Bool { i >= bytes.count }
 
-        func peek(_ s: String) -> Bool {
-            let u = Array(s.utf8)
-            guard i + u.count <= bytes.count else { return false }
-            return bytes[i..<(i + u.count)].elementsEqual(u)
+        /// Whether the bytes at the position spell `s` (compared in place: this runs at every `<`).
+        func peek(_ s: StaticString) -> Bool {
+            s.withUTF8Buffer { u in
+                guard i + u.count <= bytes.count else { return false }
+                for k in 0..<u.count where bytes[i + k] != u[k] { return false }
+                return true
+            }
         }
 
         mutating func skipSpace() {
@@ -51,10 +54,10 @@ enum S3XMLParser {
             }
         }
 
-        mutating func skip(past terminator: String) throws(S3Error) {
+        mutating func skip(past terminator: StaticString) throws(S3Error) {
             while !atEnd {
                 if peek(terminator) {
-                    i += terminator.utf8.count
+                    i += terminator.withUTF8Buffer { $0.count }
                     return
                 }
                 i += 1
@@ -91,22 +94,31 @@ enum S3XMLParser {
                 || b == 0x2D || b == 0x2E || b == 0x3A || b >= 0x80
         }
 
-        mutating func name() throws(S3Error) -> String {
+        /// Skips a name; returns where it lies.
+        mutating func nameRange() throws(S3Error) -> Range<Int> {
             let start = i
             while i < bytes.count, Self.isNameByte(bytes[i]) { i += 1 }
             guard i > start else { throw fail("expected a name") }
-            return String(decoding: bytes[start..<i], as: UTF8.self)
+            return start..<i
         }
 
-        static func localName(_ qualified: String) -> String {
-            if let colon = qualified.lastIndex(of: ":") { return String(qualified[qualified.index(after: colon)...]) }
-            return qualified
+        mutating func name() throws(S3Error) -> String {
+            String(decoding: bytes[try nameRange()], as: UTF8.self)
         }
+
+        /// The name without its namespace prefix.
+        func localName(_ qualified: Range<Int>) -> String {
+            var start = qualified.lowerBound
+            for k in qualified where bytes[k] == UInt8(ascii: ":") { start = k + 1 }
+            return String(decoding: bytes[start..<qualified.upperBound], as: UTF8.self)
+        }
+
+        func qualifiedName(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
 
         mutating func element() throws(S3Error) -> S3XMLElement {
             i += 1  // '<'
-            let qualified = try name()
-            var result = S3XMLElement(name: Self.localName(qualified))
+            let qualified = try nameRange()
+            var result = S3XMLElement(name: localName(qualified))
             // Attributes (values checked, then ignored: S3 only puts xmlns here).
             while true {
                 let hadSpace =
@@ -137,22 +149,28 @@ enum S3XMLParser {
                 guard !atEnd else { throw fail("truncated attribute value") }
                 i += 1
             }
-            // Content.
+            // Content. Character data is decoded straight from the document when it is one run (the usual case:
+            // a key, a size); runs split by references, CDATA, comments or children are gathered first.
             var text = [UInt8]()
+            var run = i
             while true {
-                guard !atEnd else { throw fail("truncated document: <\(qualified)> is not closed") }
+                guard !atEnd else { throw fail("truncated document: <\(qualifiedName(qualified))> is not closed") }
                 let b = bytes[i]
                 if b == UInt8(ascii: "<") {
+                    if run < i, !text.isEmpty || !peek("</") { text.append(contentsOf: bytes[run..<i]) }
                     if peek("</") {
+                        let end = i
                         i += 2
-                        let closing = try name()
-                        guard closing == qualified else {
-                            throw fail("</\(closing)> closes <\(qualified)>")
+                        let closing = try nameRange()
+                        guard bytes[closing].elementsEqual(bytes[qualified]) else {
+                            throw fail("</\(qualifiedName(closing))> closes <\(qualifiedName(qualified))>")
                         }
                         skipSpace()
                         guard !atEnd, bytes[i] == UInt8(ascii: ">") else { throw fail("truncated end tag") }
                         i += 1
-                        result.text = String(decoding: text, as: UTF8.self)
+                        result.text =
+                            text.isEmpty
+                            ? String(decoding: bytes[run..<end], as: UTF8.self) : String(decoding: text, as: UTF8.self)
                         return result
                     } else if peek("<!--") {
                         try skip(past: "-->")
@@ -168,10 +186,12 @@ enum S3XMLParser {
                     } else {
                         result.children.append(try element())
                     }
+                    run = i
                 } else if b == UInt8(ascii: "&") {
+                    text.append(contentsOf: bytes[run..<i])
                     try entity(into: &text)
+                    run = i
                 } else {
-                    text.append(b)
                     i += 1
                 }
             }

@@ -21,6 +21,12 @@ struct XMLWriter {
 
     /// Escapes markup characters and, as S3 does, control characters as numeric references.
     static func escape(_ text: String) -> String {
+        // Most keys, ETags and dates need nothing: they are returned as they are, without a copy.
+        let plain = text.utf8.allSatisfy { byte in
+            byte >= 0x20 && byte != 0x7F && byte != UInt8(ascii: "&") && byte != UInt8(ascii: "<")
+                && byte != UInt8(ascii: ">") && byte != 0x22 && byte != 0x27
+        }
+        if plain { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
