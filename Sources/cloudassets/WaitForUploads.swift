@@ -27,12 +27,23 @@ func waitForUploads(of library: AssetLibrary, quiet: Bool, ids: [String]? = nil)
     let failed = try library.fetchAssets(
         FetchOptions(predicate: .uploadStates([.uploadFailed]), includeHiddenAssets: true, includeTrashedAssets: true))
     let relevant = failed.filter { ids == nil || ids!.contains($0.localIdentifier) }
-    for asset in relevant {
-        Terminal.shared.err("upload failed: \(asset.key): \(asset.uploadError ?? "unknown error")")
+    guard !relevant.isEmpty else { return }
+    // One line per reason: a bucket that does not exist, refused credentials or an unreachable endpoint fail
+    // every upload the same way, and say so once — in the error itself when it is the only reason.
+    var byReason: [String: [String]] = [:]
+    for asset in relevant { byReason[asset.uploadError ?? "unknown error", default: []].append(asset.key) }
+    let kept =
+        relevant.count == 1
+        ? "The original is kept in the library; `cloudassets sync` tries again."
+        : "The originals are kept in the library; `cloudassets sync` tries again."
+    if byReason.count == 1, let (reason, keys) = byReason.first {
+        let what = keys.count == 1 ? "the upload of \(keys[0])" : "\(keys.count) uploads"
+        let sentence = reason.hasSuffix(".") ? reason : reason + "."
+        throw CLIError("\(what) failed: \(sentence) \(kept)", status: .uploadFailed)
     }
-    if !relevant.isEmpty {
-        throw CLIError(
-            "\(relevant.count) upload(s) failed; the originals are kept in the library and `cloudassets sync` tries "
-                + "again", status: .uploadFailed)
+    for (reason, keys) in byReason.sorted(by: { ($0.value.count, $1.key) > ($1.value.count, $0.key) }) {
+        let what = keys.count == 1 ? keys[0] : "\(keys.count) originals (\(keys.sorted()[0]), …)"
+        Terminal.shared.err("upload failed: \(what): \(reason)")
     }
+    throw CLIError("\(relevant.count) uploads failed. \(kept)", status: .uploadFailed)
 }

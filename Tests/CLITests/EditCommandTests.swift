@@ -49,6 +49,25 @@ struct EditCommandTests {
         }
     }
 
+    @Test func addingToABucketThatDoesNotExistIsOneErrorAndKeepsTheImports() async throws {
+        try await withFixture(assets: 1) { fixture in
+            // More files than uploads run at once (32).
+            let files = try (0..<40).map { index in
+                let file = fixture.folder.appendingPathComponent("n\(index).jpg")
+                try Data(repeating: UInt8(index), count: 500 + index).write(to: file)
+                return file.path
+            }
+            var globals = fixture.globalArguments
+            globals[globals.count - 1] = "missing-bucket"
+            let result = try await fixture.run("add", ["--quiet"] + files, globals: globals)
+            expectUserError(result, status: 14, mentioning: "40 uploads failed: The bucket does not exist")
+            // Requests stopped at the first failure: at most those already in flight, not one per file.
+            #expect(fixture.server.requestLog.entries().filter { $0.method == "PUT" }.count <= 32)
+            let status = try await fixture.run("status", [], globals: globals)
+            #expect(status.stdout.contains("40 failed"), "\(status)")
+        }
+    }
+
     @Test func addWithMoveTakesTheFileAndAMissingFileIsAUsageError() async throws {
         try await withFixture(assets: 1) { fixture in
             let file = fixture.folder.appendingPathComponent("moved.png")

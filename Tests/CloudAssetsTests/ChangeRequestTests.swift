@@ -350,6 +350,38 @@ struct ChangeRequestTests {
         }
     }
 
+    @Test("a bucket that does not exist fails every upload with one reason, after one round of requests")
+    func aMissingBucketStopsTheUploadsAtTheFirstFailure() async throws {
+        try await withHarness { harness in
+            let count = 40
+            let sources = try (0..<count).map { index in
+                try harness.sourceFile("m\(index).jpg", testBytes(count: 64, seed: UInt64(3000 + index)))
+            }
+            var configuration = harness.quietConfiguration()
+            configuration.bucket = "no-such-bucket"
+            configuration.upload.concurrentUploads = 4
+            let library = try await harness.open(configuration)
+            let ids = try await library.performChanges { changes in
+                for source in sources { changes.createAsset(fromFileAt: source) }
+            }
+            await library.waitForUploads()
+            let assets = try library.fetchAssets(withLocalIdentifiers: ids)
+            #expect(assets.count == count)
+            #expect(assets.allSatisfy { $0.uploadState == .uploadFailed })
+            #expect(Set(assets.map(\.uploadError)).count == 1)
+            #expect(assets.first?.uploadError?.contains("NoSuchBucket") == true)
+            #expect(assets.allSatisfy { $0.availability == .full })
+            // The uploads in flight when the first failed, and none after: not one request per import.
+            let puts = harness.log.filter { $0.method == "PUT" }
+            #expect(puts.count >= 1 && puts.count <= 4)
+            // They stay local; with the bucket there, a sync uploads every one.
+            try harness.server.createBucket("no-such-bucket")
+            try await library.sync(fetchThumbnails: false)
+            let after = try library.fetchAssets(withLocalIdentifiers: ids)
+            #expect(after.allSatisfy { $0.uploadState == .uploaded })
+        }
+    }
+
     @Test("two libraries importing different files under one name keep both; the same bytes become one object")
     func conditionalCreatesNeverOverwrite() async throws {
         try await withHarness { harness in

@@ -46,6 +46,9 @@ final class UploadQueue: Sendable {
         var progress: [Int64: AssetUploadProgress] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
+    /// One upload pass at a time (the worker's, a sync's, an explicit wait's): together they keep to
+    /// ``UploadSettings/concurrentUploads``, and an error that stops one pass is not met again by another.
+    let passGate = SerialGate()
     private let state = LockedBox(State())
 
     /// Starts the worker, or has a running one look for work again when it finishes its round.
@@ -106,6 +109,9 @@ final class UploadQueue: Sendable {
             return true
         }
     }
+
+    /// Whether an upload of this asset runs in this process now.
+    func isClaimed(_ id: Int64) -> Bool { state.withLock { $0.progress[id] != nil } }
 
     func release(_ id: Int64) {
         state.withLock { _ = $0.progress.removeValue(forKey: id) }
@@ -195,9 +201,17 @@ extension AssetLibrary {
     ///
     /// The waiting uploads are read (and marked `uploading`) 512 at a time, each batch as the one before runs out:
     /// the uploads in flight never drain at a batch's end, so a few thousand small files keep every connection busy
-    /// to the last. Whether uploads may go on (closed, offline, cancelled) is asked before each batch.
+    /// to the last. Whether uploads may go on (closed, offline, cancelled) is asked before each batch. One pass
+    /// runs at a time in this library (a second caller waits for the first, then uploads what is left). An error
+    /// of the bucket, the credentials or the connection (``stopsEveryUpload(_:)``) ends the pass: no upload is
+    /// started after it, and the imports not tried fail with it, untried (``failUntried(attempted:reason:queue:)``).
     func uploadPendingOriginals(queue: UploadQueue, explicitly: Bool) async {
         guard let remote, (try? checkBinding()) != nil else { return }
+        // (The gate's body does not throw.)
+        try? await queue.passGate.run { await uploadPass(remote: remote, queue: queue, explicitly: explicitly) }
+    }
+
+    private func uploadPass(remote: LibraryRemote, queue: UploadQueue, explicitly: Bool) async {
         await abortAbandonedUploads(remote: remote, queue: queue)
         var attempted = Set<Int64>()
         var checkpoints: [Int64: String] = [:]
@@ -237,8 +251,15 @@ extension AssetLibrary {
             }
             for _ in 0..<configuration.upload.concurrentUploads where !addNext() { break }
             var more = true
+            var stopped: String?
             while let outcome = await group.next() {
                 if let outcome { done.append(outcome) }
+                if case .failed(_, let reason, stopsEveryUpload: true) = outcome, stopped == nil {
+                    // The bucket, the credentials or the connection failed, not this file: no other upload can
+                    // succeed now, so none more is started (the ones in flight end on their own).
+                    stopped = reason
+                    more = false
+                }
                 more = more && addNext()
                 // Outcomes are committed together (a few thousand small files are not a few thousand
                 // transactions), but never held long: a finished upload shows within a fraction of a second.
@@ -249,6 +270,42 @@ extension AssetLibrary {
                 }
             }
             commitUploads(done)
+            if let stopped { failUntried(attempted: attempted, reason: stopped, queue: queue) }
+        }
+    }
+
+    /// After an error that stops every upload (``stopsEveryUpload(_:)``): each import this pass did not try —
+    /// waiting, or taken into a batch and not started — fails with that error, untried, so that the caller hears
+    /// one reason once instead of waiting for every upload's retries to fail the same way. They stay local; a
+    /// sync (or ``retryFailedUploads()``) tries them again. Uploads running elsewhere (another caller in this
+    /// process, another process) are left alone.
+    private func failUntried(attempted: Set<Int64>, reason: String, queue: UploadQueue) {
+        guard let waiting = try? store.ids(inUploadStates: [.pendingUpload, .uploading]), !waiting.isEmpty else {
+            return
+        }
+        try? performWrite { tx in
+            for id in waiting where !queue.isClaimed(id) {
+                guard let record = try tx.record(id) else { continue }
+                // `uploading` and not in this pass's batches: interrupted in another process, or running there.
+                if record.uploadState == .uploading, !attempted.contains(id) { continue }
+                try tx.update(id) { r in
+                    r.uploadState = .uploadFailed
+                    r.uploadError = reason
+                }
+            }
+        }
+    }
+
+    /// Whether an upload's error stops every upload of its pass: an error of the connection, the credentials,
+    /// the clock or the bucket (what fails a sync's HEADs too: ``CatalogSync/isFailureOfThisObject(_:)``), not
+    /// one of this file or this object.
+    static func stopsEveryUpload(_ error: any Error) -> Bool {
+        guard let error = error as? S3Error else { return false }
+        switch error {
+        case .fileSystem, .checksumMismatch, .objectChanged, .noSuchKey, .cancelled, .networkAccessNotAllowed:
+            return false
+        case .retriesExhausted(let last, _): return stopsEveryUpload(last)
+        default: return !CatalogSync.isFailureOfThisObject(error)
         }
     }
 
@@ -273,8 +330,9 @@ extension AssetLibrary {
     enum UploadOutcomeRecord: Sendable {
         /// The bucket holds the original under `key` with this ETag (ours, or an identical object adopted).
         case uploaded(id: Int64, key: String, etag: String)
-        /// The upload failed for good (after its retries).
-        case failed(id: Int64, reason: String)
+        /// The upload failed for good (after its retries); `stopsEveryUpload` when the error was not this
+        /// object's (``stopsEveryUpload(_:)``).
+        case failed(id: Int64, reason: String, stopsEveryUpload: Bool = false)
     }
 
     /// Uploads one original; nil when it was not attempted (gone, uploaded meanwhile, held by another process, or
@@ -330,7 +388,7 @@ extension AssetLibrary {
             } catch S3Error.cancelled {
                 return nil
             } catch {
-                return .failed(id: id, reason: error.description)
+                return .failed(id: id, reason: error.description, stopsEveryUpload: Self.stopsEveryUpload(error))
             }
         }
         return .failed(id: id, reason: "the bucket holds other objects under every name tried for \(record.key)")
@@ -371,7 +429,7 @@ extension AssetLibrary {
                             ).encoded)
                         journaled = true
                     }
-                case .failed(let id, let reason):
+                case .failed(let id, let reason, _):
                     guard try tx.record(id) != nil else { continue }
                     try tx.update(id) { r in
                         r.uploadState = .uploadFailed
