@@ -257,12 +257,9 @@ extension AssetStore {
     package func assetCounts() throws -> StoreAssetCounts {
         try read { db in
             var counts = StoreAssetCounts()
-            let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM asset") ?? 0
+            let total = try Int.fetchOne(db, sql: SummarySQL.total) ?? 0
             var local = 0
-            let rows = try Row.fetchCursor(
-                db,
-                sql: "SELECT availability, isPinned, trashedDate IS NOT NULL, count(*) FROM asset "
-                    + "WHERE availability != 0 GROUP BY 1, 2, 3")
+            let rows = try Row.fetchCursor(db, sql: SummarySQL.localGroups)
             while let row = try rows.next() {
                 let count: Int = row[3]
                 if row[2] as Bool { continue }  // counted with the trash below
@@ -271,12 +268,8 @@ extension AssetStore {
                 local += count
                 if row[1] as Bool { counts.pinned += count }
             }
-            counts.trashed = try Int.fetchOne(db, sql: "SELECT count(*) FROM asset WHERE trashedDate IS NOT NULL") ?? 0
-            counts.pinned +=
-                try Int.fetchOne(
-                    db,
-                    sql: "SELECT count(*) FROM asset WHERE isPinned = 1 AND availability = 0 AND trashedDate IS NULL")
-                ?? 0
+            counts.trashed = try Int.fetchOne(db, sql: SummarySQL.trashed) ?? 0
+            counts.pinned += try Int.fetchOne(db, sql: SummarySQL.pinnedCloudOnly) ?? 0
             counts.byAvailability[.cloudOnly] = total - counts.trashed - local
             return counts
         }
@@ -288,10 +281,7 @@ extension AssetStore {
     /// count against the cache like originals. Only assets with something local are visited.
     package func generatedThumbnailBytes() throws -> Int64 {
         try read { db in
-            try Int64.fetchOne(
-                db,
-                sql: "SELECT COALESCE(SUM(thumbnailSize), 0) FROM asset WHERE availability != 0 "
-                    + "AND thumbnailPresent = 1 AND thumbnailKey IS NULL") ?? 0
+            try Int64.fetchOne(db, sql: SummarySQL.generatedThumbnails) ?? 0
         }
     }
 
@@ -299,10 +289,48 @@ extension AssetStore {
     /// decoded).
     package func fullOriginals() throws -> (count: Int, bytes: Int64) {
         try read { db in
-            let row = try Row.fetchOne(
-                db, sql: "SELECT count(*), COALESCE(SUM(size), 0) FROM asset WHERE availability = ?",
-                arguments: [StoredAvailability.full.rawValue])
+            let row = try Row.fetchOne(db, sql: SummarySQL.fullOriginals)
             return (row?[0] ?? 0, row?[1] ?? 0)
+        }
+    }
+}
+
+/// The counts and sums `cloudassets status`, ``AssetStore/assetCounts()`` and the cache limit read. Each is
+/// answered from an index — a partial one, where the condition says literally what the index's own condition
+/// says (SQLite does not infer `availability != 0` from `availability = 3`) — never by reading every row of a
+/// million-asset catalog (``AssetStore/summaryQueryPlans()`` shows the plans; tests check them).
+enum SummarySQL {
+    static let total = "SELECT count(*) FROM asset"
+    static let localGroups =
+        "SELECT availability, isPinned, trashedDate IS NOT NULL, count(*) FROM asset WHERE availability != 0 "
+        + "GROUP BY 1, 2, 3"
+    static let trashed = "SELECT count(*) FROM asset WHERE trashedDate IS NOT NULL"
+    static let pinnedCloudOnly =
+        "SELECT count(*) FROM asset WHERE isPinned = 1 AND availability = 0 AND trashedDate IS NULL"
+    static let generatedThumbnails =
+        "SELECT COALESCE(SUM(thumbnailSize), 0) FROM asset WHERE availability != 0 AND thumbnailPresent = 1 "
+        + "AND thumbnailKey IS NULL"
+    static let fullOriginals =
+        "SELECT count(*), COALESCE(SUM(size), 0) FROM asset WHERE availability != 0 "
+        + "AND availability = \(StoredAvailability.full.rawValue)"
+    static let uploadStates = "SELECT uploadState, count(*) FROM asset WHERE uploadState != 0 GROUP BY uploadState"
+    static let unsharedMetadata = "SELECT id FROM asset WHERE metadataDirty = 1 AND uploadState = 0 ORDER BY id"
+
+    static let all = [
+        total, localGroups, trashed, pinnedCloudOnly, generatedThumbnails, fullOriginals, uploadStates,
+        unsharedMetadata,
+    ]
+}
+
+extension AssetStore {
+    /// SQLite's plan for each of the summary queries (``SummarySQL``), one line per step, by query.
+    package func summaryQueryPlans() throws -> [String: [String]] {
+        try read { db in
+            var plans: [String: [String]] = [:]
+            for sql in SummarySQL.all {
+                plans[sql] = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] }
+            }
+            return plans
         }
     }
 }

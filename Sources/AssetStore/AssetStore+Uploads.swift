@@ -57,8 +57,7 @@ extension AssetStore {
     package func uploadStateCounts() throws -> [StoredUploadState: Int] {
         try read { db in
             var result: [StoredUploadState: Int] = [:]
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT uploadState, count(*) FROM asset WHERE uploadState != 0 GROUP BY uploadState")
+            let rows = try Row.fetchAll(db, sql: SummarySQL.uploadStates)
             for row in rows {
                 if let state = StoredUploadState(rawValue: row[0]) { result[state] = row[1] }
             }
@@ -69,8 +68,7 @@ extension AssetStore {
     /// The identifiers of uploaded assets whose shared properties changed here and are not in the bucket yet.
     package func idsWithUnsharedMetadata() throws -> [Int64] {
         try read { db in
-            try Int64.fetchAll(
-                db, sql: "SELECT id FROM asset WHERE metadataDirty = 1 AND uploadState = 0 ORDER BY id")
+            try Int64.fetchAll(db, sql: SummarySQL.unsharedMetadata)
         }
     }
 
