@@ -13,6 +13,20 @@ extension LibraryHarness {
         return url
     }
 
+    /// `count` distinct 64-byte files to import, `<prefix><n>.jpg`.
+    func sourceFiles(_ count: Int, prefix: String, seed: UInt64) throws -> [URL] {
+        try (0..<count).map { index in
+            try sourceFile("\(prefix)\(index).jpg", testBytes(count: 64, seed: seed + UInt64(index)))
+        }
+    }
+
+    /// Imports every file of `sources` in one change; returns their local identifiers.
+    func importAll(_ sources: [URL], into library: AssetLibrary) async throws -> [String] {
+        try await library.performChanges { changes in
+            for source in sources { changes.createAsset(fromFileAt: source) }
+        }
+    }
+
     /// A configuration whose library uploads only when told to (``AssetLibrary/waitForUploads()`` or a sync), so
     /// a test sees the states in between.
     func quietConfiguration(storeURL: URL? = nil) -> AssetLibrary.Configuration {
@@ -332,13 +346,9 @@ struct ChangeRequestTests {
         try await withHarness { harness in
             // Uploads are read 512 at a time; the next batch is read while the last uploads of one are in flight.
             let count = 530
-            let sources = try (0..<count).map { index in
-                try harness.sourceFile("b\(index).jpg", testBytes(count: 64, seed: UInt64(1000 + index)))
-            }
+            let sources = try harness.sourceFiles(count, prefix: "b", seed: 1000)
             let library = try await harness.open(harness.quietConfiguration())
-            let ids = try await library.performChanges { changes in
-                for source in sources { changes.createAsset(fromFileAt: source) }
-            }
+            let ids = try await harness.importAll(sources, into: library)
             #expect(ids.count == count)
             await library.waitForUploads()
             let states = try library.fetchAssets(withLocalIdentifiers: ids).map(\.uploadState)
@@ -354,16 +364,12 @@ struct ChangeRequestTests {
     func aMissingBucketStopsTheUploadsAtTheFirstFailure() async throws {
         try await withHarness { harness in
             let count = 40
-            let sources = try (0..<count).map { index in
-                try harness.sourceFile("m\(index).jpg", testBytes(count: 64, seed: UInt64(3000 + index)))
-            }
+            let sources = try harness.sourceFiles(count, prefix: "m", seed: 3000)
             var configuration = harness.quietConfiguration()
             configuration.bucket = "no-such-bucket"
             configuration.upload.concurrentUploads = 4
             let library = try await harness.open(configuration)
-            let ids = try await library.performChanges { changes in
-                for source in sources { changes.createAsset(fromFileAt: source) }
-            }
+            let ids = try await harness.importAll(sources, into: library)
             await library.waitForUploads()
             let assets = try library.fetchAssets(withLocalIdentifiers: ids)
             #expect(assets.count == count)
