@@ -50,6 +50,8 @@ public final class GalleryServer: Sendable {
     }
 
     /// Binds and starts serving. After it returns, ``port`` and ``url`` are valid.
+    /// - Throws: ``GalleryServerError`` when the address cannot be listened on (a port in use, a port that needs
+    ///   privileges, an address that is not this machine's or does not resolve).
     public func start() async throws {
         let router = self.router
         let state = self.state
@@ -66,7 +68,16 @@ public final class GalleryServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(GalleryChannelHandler(router: router))
                 }
             }
-        let channel = try await bootstrap.bind(host: host, port: requestedPort).get()
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.bind(host: host, port: requestedPort).get()
+        } catch let error as IOError {
+            throw GalleryServerError.cannotListen(host: host, port: requestedPort, errno: error.errnoCode)
+        } catch is SocketAddressError {
+            throw GalleryServerError.unknownHost(host)
+        } catch is SocketAddressError.UnknownHost {
+            throw GalleryServerError.unknownHost(host)
+        }
         state.withLock {
             $0.channel = channel
             $0.port = channel.localAddress?.port ?? 0
@@ -95,5 +106,28 @@ public final class GalleryServer: Sendable {
         router.stop()
         try? await channel?.close()
         for connection in connections { try? await connection.close() }
+    }
+}
+
+/// Why a ``GalleryServer`` could not start; its description is one line saying what to do.
+public enum GalleryServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Binding `host`:`port` failed with `errno` (`EADDRINUSE`: another program listens there).
+    case cannotListen(host: String, port: Int, errno: Int32)
+    /// The host is neither an address nor a name that resolves.
+    case unknownHost(String)
+
+    public var description: String {
+        switch self {
+        case .cannotListen(let host, let port, EADDRINUSE):
+            "\(host):\(port) is already in use by another program: choose another port (0 picks a free one)"
+        case .cannotListen(let host, let port, EACCES):
+            "listening on \(host):\(port) needs privileges (ports below 1024): choose a port above 1023, or 0"
+        case .cannotListen(let host, _, EADDRNOTAVAIL):
+            "\(host) is not an address of this machine: bind 127.0.0.1 or one of its own addresses"
+        case .cannotListen(let host, let port, let code):
+            "cannot listen on \(host):\(port): \(String(cString: strerror(code)))"
+        case .unknownHost(let host):
+            "\(host) is not an address, nor a name that resolves"
+        }
     }
 }

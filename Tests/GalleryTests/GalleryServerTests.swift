@@ -32,6 +32,30 @@ struct GalleryServerTests {
         }
     }
 
+    @Test("a port in use, an address not this machine's and a name that does not resolve are typed errors")
+    func cannotListenIsATypedError() async throws {
+        try await withGallery(count: 1) { harness in
+            let taken = try GalleryServer(library: harness.library, port: harness.port)
+            await #expect(
+                throws: GalleryServerError.cannotListen(host: "127.0.0.1", port: harness.port, errno: EADDRINUSE)
+            ) {
+                try await taken.start()
+            }
+            #expect(
+                GalleryServerError.cannotListen(host: "127.0.0.1", port: harness.port, errno: EADDRINUSE).description
+                    .contains("already in use"))
+            // 192.0.2.0/24 is reserved for documentation: never an address of this machine.
+            let foreign = try GalleryServer(library: harness.library, host: "192.0.2.7")
+            await #expect(throws: GalleryServerError.cannotListen(host: "192.0.2.7", port: 0, errno: EADDRNOTAVAIL)) {
+                try await foreign.start()
+            }
+            let unknown = try GalleryServer(library: harness.library, host: "no-such-host.invalid")
+            await #expect(throws: GalleryServerError.unknownHost("no-such-host.invalid")) { try await unknown.start() }
+            // The running server still answers.
+            #expect(try await harness.get("/api/info").status == 200)
+        }
+    }
+
     @Test("a POST needs the token in its header: the query or a cookie alone changes nothing")
     func postNeedsHeader() async throws {
         try await withGallery { harness in
