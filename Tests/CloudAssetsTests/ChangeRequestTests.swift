@@ -341,6 +341,27 @@ struct ChangeRequestTests {
         }
     }
 
+    @Test("large and small files imported together keep each its own bytes, in call order")
+    func largeAndSmallFilesImportTogether() async throws {
+        try await withHarness { harness in
+            // Two files on lanes of their own (1 MiB and more), five on the small files' lane, interleaved.
+            let sizes = [64, 1_600_000, 300, 2_000_000, 5_000, 70, 1_048_575]
+            let sources = try sizes.enumerated().map { index, size in
+                try harness.sourceFile("mixed\(index).jpg", testBytes(count: size, seed: UInt64(5000 + index)))
+            }
+            let library = try await harness.open(harness.quietConfiguration())
+            let ids = try await harness.importAll(sources, into: library)
+            #expect(ids.count == sizes.count)
+            await library.waitForUploads()
+            for (index, id) in ids.enumerated() {
+                let asset = try #require(try library.asset(withLocalIdentifier: id))
+                #expect(asset.size == Int64(sizes[index]))
+                let stored = try harness.server.objectData(bucket: LibraryHarness.bucket, key: asset.key)
+                #expect(stored == (try Data(contentsOf: sources[index])), "\(asset.key)")
+            }
+        }
+    }
+
     @Test("more imports than one batch of uploads all go up, each object written once")
     func importsBeyondOneUploadBatchAllGoUp() async throws {
         try await withHarness { harness in

@@ -29,14 +29,25 @@ extension AssetLibrary {
             let files = self.files
             let creations = requests.creations
             let staged = try await Self.offCooperativePool {
-                // Files are read on every core: an import of many small files is bound by the calls per file.
                 let results = LockedBox([Result<ImportedFile, any Error>?](repeating: nil, count: creations.count))
-                DispatchQueue.concurrentPerform(iterations: creations.count) { index in
+                @Sendable func stage(_ index: Int) {
                     let creation = creations[index]
                     let result = Result {
                         try ImportedFile.stage(creation.source, files: files, moving: creation.options.movesFile)
                     }
                     results.withLock { $0[index] = result }
+                }
+                // Large files are read, hashed and copied on every core. Small ones go one after another on one
+                // lane beside them: their cost is creating a file in the library's one folder, which the file
+                // system does one at a time (two threads creating there spin on its lock: 2,000 × 16 KiB took
+                // ~10 % more CPU and ~5 % more time on two threads than on one).
+                let (large, small) = ImportedFile.splitBySize(creations.map(\.source))
+                DispatchQueue.concurrentPerform(iterations: large.count + 1) { lane in
+                    if lane < large.count {
+                        stage(large[lane])
+                    } else {
+                        for index in small { stage(index) }
+                    }
                 }
                 let all = results.withLock { $0 }.compactMap { $0 }
                 if let failure = all.first(where: { if case .failure = $0 { true } else { false } }),

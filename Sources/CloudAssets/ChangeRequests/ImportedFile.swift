@@ -62,6 +62,25 @@ struct ImportedFile: Sendable {
             renamedFrom: renamedFrom)
     }
 
+    /// Files of at least this many bytes are imported on a lane of their own (``splitBySize(_:)``).
+    static let largeFileBytes: Int64 = 1 << 20
+
+    /// The indexes of `sources` that are large files (``largeFileBytes`` or more), and of the others (small, or
+    /// not a file: staging reports those). One `stat` each.
+    static func splitBySize(_ sources: [URL]) -> (large: [Int], small: [Int]) {
+        var large: [Int] = []
+        var small: [Int] = []
+        for (index, source) in sources.enumerated() {
+            var status = stat()
+            if stat(source.path, &status) == 0, Int64(status.st_size) >= largeFileBytes {
+                large.append(index)
+            } else {
+                small.append(index)
+            }
+        }
+        return (large, small)
+    }
+
     /// Undoes the staging of a change that did not commit: the source goes back where it was.
     func discard() {
         if let renamedFrom {
