@@ -73,9 +73,7 @@ public final class GalleryServer: Sendable {
             channel = try await bootstrap.bind(host: host, port: requestedPort).get()
         } catch let error as IOError {
             throw GalleryServerError.cannotListen(host: host, port: requestedPort, errno: error.errnoCode)
-        } catch is SocketAddressError {
-            throw GalleryServerError.unknownHost(host)
-        } catch is SocketAddressError.UnknownHost {
+        } catch is SocketAddressError, is SocketAddressError.UnknownHost {
             throw GalleryServerError.unknownHost(host)
         }
         state.withLock {

@@ -30,10 +30,13 @@ extension AssetLibrary {
             let creations = requests.creations
             let staged = try await Self.offCooperativePool {
                 let results = LockedBox([Result<ImportedFile, any Error>?](repeating: nil, count: creations.count))
+                let statuses = ImportedFile.statuses(of: creations.map(\.source))
                 @Sendable func stage(_ index: Int) {
                     let creation = creations[index]
                     let result = Result {
-                        try ImportedFile.stage(creation.source, files: files, moving: creation.options.movesFile)
+                        try ImportedFile.stage(
+                            creation.source, status: statuses[index], files: files,
+                            moving: creation.options.movesFile)
                     }
                     results.withLock { $0[index] = result }
                 }
@@ -41,7 +44,8 @@ extension AssetLibrary {
                 // lane beside them: their cost is creating a file in the library's one folder, which the file
                 // system does one at a time (two threads creating there spin on its lock: 2,000 × 16 KiB took
                 // ~10 % more CPU and ~5 % more time on two threads than on one).
-                let (large, small) = ImportedFile.splitBySize(creations.map(\.source))
+                let large = statuses.indices.filter { ImportedFile.isLarge(statuses[$0]) }
+                let small = statuses.indices.filter { !ImportedFile.isLarge(statuses[$0]) }
                 DispatchQueue.concurrentPerform(iterations: large.count + 1) { lane in
                     if lane < large.count {
                         stage(large[lane])

@@ -29,9 +29,12 @@ struct ImportedFile: Sendable {
     /// - Parameters:
     ///   - moving: Take the file instead of copying it (renamed when on the same file system, else copied and the
     ///     source removed after the change commits).
-    static func stage(_ source: URL, files: LocalFiles, moving: Bool) throws -> ImportedFile {
-        var status = stat()
-        guard stat(source.path, &status) == 0 else {
+    ///   - status: The source's `stat`, when the caller read it already (read here otherwise).
+    static func stage(_ source: URL, status known: stat? = nil, files: LocalFiles, moving: Bool) throws
+        -> ImportedFile
+    {
+        var status = known ?? stat()
+        guard known != nil || stat(source.path, &status) == 0 else {
             throw AssetLibraryError.cannotImport(path: source.path, reason: String(cString: strerror(errno)))
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
@@ -62,24 +65,19 @@ struct ImportedFile: Sendable {
             renamedFrom: renamedFrom)
     }
 
-    /// Files of at least this many bytes are imported on a lane of their own (``splitBySize(_:)``).
+    /// Files of at least this many bytes are imported on a lane of their own.
     static let largeFileBytes: Int64 = 1 << 20
 
-    /// The indexes of `sources` that are large files (``largeFileBytes`` or more), and of the others (small, or
-    /// not a file: staging reports those). One `stat` each.
-    static func splitBySize(_ sources: [URL]) -> (large: [Int], small: [Int]) {
-        var large: [Int] = []
-        var small: [Int] = []
-        for (index, source) in sources.enumerated() {
+    /// Each source's `stat` (nil where it fails: staging reads it again and reports why).
+    static func statuses(of sources: [URL]) -> [stat?] {
+        sources.map { source in
             var status = stat()
-            if stat(source.path, &status) == 0, Int64(status.st_size) >= largeFileBytes {
-                large.append(index)
-            } else {
-                small.append(index)
-            }
+            return stat(source.path, &status) == 0 ? status : nil
         }
-        return (large, small)
     }
+
+    /// Whether a source is a large file (``largeFileBytes`` or more).
+    static func isLarge(_ status: stat?) -> Bool { status.map { Int64($0.st_size) >= largeFileBytes } ?? false }
 
     /// Undoes the staging of a change that did not commit: the source goes back where it was.
     func discard() {

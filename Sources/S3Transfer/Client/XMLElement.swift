@@ -102,10 +102,6 @@ enum S3XMLParser {
             return start..<i
         }
 
-        mutating func name() throws(S3Error) -> String {
-            String(decoding: bytes[try nameRange()], as: UTF8.self)
-        }
-
         /// The name without its namespace prefix.
         func localName(_ qualified: Range<Int>) -> String {
             var start = qualified.lowerBound
@@ -134,7 +130,7 @@ enum S3XMLParser {
                     break
                 }
                 guard hadSpace else { throw fail("malformed start tag") }
-                _ = try name()
+                _ = try nameRange()
                 skipSpace()
                 guard !atEnd, bytes[i] == UInt8(ascii: "=") else { throw fail("attribute without a value") }
                 i += 1
