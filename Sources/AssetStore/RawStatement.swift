@@ -21,12 +21,13 @@ struct RawStatement {
         self.init(db, handle: try db.cachedStatement(sql: sql).sqliteStatement)
     }
 
-    /// Wraps a handle obtained earlier from GRDB's cache on the same connection (still owned by that cache).
-    init(_ db: Database, handle: OpaquePointer) {
+    /// Wraps a handle obtained earlier from GRDB's cache on the same connection (still owned by that cache),
+    /// reset, and with no bindings unless `clearingBindings` is false (for a caller that binds every parameter).
+    init(_ db: Database, handle: OpaquePointer, clearingBindings: Bool = true) {
         self.db = db
         self.handle = handle
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        if clearingBindings { sqlite3_clear_bindings(handle) }
     }
 
     /// Wraps a statement whose parameters the caller has just bound through GRDB (kept, not cleared).

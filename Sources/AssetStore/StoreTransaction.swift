@@ -76,8 +76,10 @@ package final class StoreTransaction {
     }
 
     /// The prepared statement of `kind`, reset and with no bindings.
-    private func statement(_ kind: Kind) throws -> RawStatement {
-        if let handle = statements[kind.rawValue] { return RawStatement(db, handle: handle) }
+    private func statement(_ kind: Kind, clearingBindings: Bool = true) throws -> RawStatement {
+        if let handle = statements[kind.rawValue] {
+            return RawStatement(db, handle: handle, clearingBindings: clearingBindings)
+        }
         let statement = try RawStatement(db, sql: kind.sql)
         statements[kind.rawValue] = statement.handle
         return statement
@@ -128,18 +130,25 @@ package final class StoreTransaction {
     /// - Throws: ``AssetStoreError/invariantViolation(_:)``, ``AssetStoreError/duplicateKey(_:)``.
     @discardableResult
     package func insert(_ record: AssetRecord) throws -> Int64 {
-        try record.validate()
-        let statement = try statement(.insert)
-        record.bindColumns(to: statement)
+        try insertRow(record)
+    }
+
+    /// Inserts `row` (taken, not copied: the transaction keeps it as the row's latest state).
+    private func insertRow(_ row: consuming AssetRecord) throws -> Int64 {
+        try row.validate()
+        // Every parameter is bound below: the statement's previous bindings need no clearing.
+        let statement = try statement(.insert, clearingBindings: false)
+        row.bindColumns(to: statement)
         do {
             try statement.execute()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            throw AssetStoreError.duplicateKey(record.key)
+            throw AssetStoreError.duplicateKey(row.key)
         }
         let id = db.lastInsertedRowID
-        var stored = record
-        stored.id = id
-        touch(id, before: nil, after: stored)
+        row.id = id
+        keyIndex?[row.key] = id
+        insertedHere.insert(id)
+        latest[id] = consume row
         return id
     }
 
@@ -223,7 +232,7 @@ package final class StoreTransaction {
     /// into an empty catalog): `nil`, with nothing written, when the key already has a row (then ``upsert(_:)``).
     package func insertIfNew(_ listing: AssetRecord) throws -> Int64? {
         do {
-            return try insert(Self.newRow(listing))
+            return try insertRow(Self.newRow(listing))
         } catch AssetStoreError.duplicateKey {
             return nil
         }
