@@ -186,12 +186,20 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
     // The objects are one byte, not images: no ranged read of image headers in either bootstrap.
     fresh.imageHeaderBytes = 0
     fresh.checkpointInterval = 24 * 3600
-    fresh.storeURL = scratch.appendingPathComponent("bootstrap")
-    let bootstrapping = try await AssetLibrary(configuration: fresh)
-    started = Date()
-    let bootstrap = try await bootstrapping.sync(fetchThumbnails: false)
-    let bootstrapSeconds = Date().timeIntervalSince(started)
-    bootstrapping.close()
+    // The median of `CA_BENCH_BOOTSTRAP_ROUNDS` bootstraps (default 3), each into a new library.
+    let rounds = max(1, ProcessInfo.processInfo.environment["CA_BENCH_BOOTSTRAP_ROUNDS"].flatMap { Int($0) } ?? 3)
+    var bootstraps: [(seconds: Double, summary: SyncSummary)] = []
+    for round in 0..<rounds {
+        fresh.storeURL = scratch.appendingPathComponent("bootstrap\(round)")
+        let bootstrapping = try await AssetLibrary(configuration: fresh)
+        started = Date()
+        let summary = try await bootstrapping.sync(fetchThumbnails: false)
+        bootstraps.append((Date().timeIntervalSince(started), summary))
+        bootstrapping.close()
+        try? FileManager.default.removeItem(at: fresh.storeURL)
+    }
+    bootstraps.sort { $0.seconds < $1.seconds }
+    let (bootstrapSeconds, bootstrap) = bootstraps[rounds / 2]
     fresh.storeURL = scratch.appendingPathComponent("listing")
     fresh.checkpointInterval = 0
     let listing = try await AssetLibrary(configuration: fresh)
@@ -232,7 +240,8 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
             name: "journal: write a checkpoint of \(label) assets", value: checkpointSeconds, unit: "s",
             reference: "-", referenceValue: nil, ratio: nil, target: "report", met: wrote),
         BenchRow(
-            name: "journal: bootstrap from checkpoint + 1,000 entries, \(label)", value: bootstrapSeconds, unit: "s",
+            name: "journal: bootstrap from checkpoint + 1,000 entries, \(label) (median)",
+            value: bootstrapSeconds, unit: "s",
             reference: "full listing + HEADs", referenceValue: listingSeconds, ratio: listingSeconds / bootstrapSeconds,
             target: "<= 30 s, >= 10x",
             met: bootstrapSeconds <= 30 && listingSeconds / bootstrapSeconds >= 10 && bootstrap.checkpointAssets > 0

@@ -282,6 +282,9 @@ struct JournalSyncTests {
             let requests = harness.log.dropFirst(before)
             #expect(summary.mode == .incremental && summary.checkpointAssets == 3 && summary.headRequests == 0)
             #expect(!requests.contains { $0.query.contains("prefix=originals") })
+            // The journal's tail, read while the checkpoint went in, is not read again to be applied.
+            let entryReads = requests.filter { $0.method == "GET" && $0.key?.hasPrefix("journal/") == true }
+            #expect(!entryReads.isEmpty && Set(entryReads.compactMap(\.key)).count == entryReads.count)
             #expect(try LibraryHarness.catalog(reader) == (try LibraryHarness.catalog(writer)))
             #expect(try reader.asset(forKey: "originals/outside1.jpg")?.isFavorite == true)
             // The bootstrap counts as the writer's full listing: the next automatic sync is incremental.
@@ -291,6 +294,56 @@ struct JournalSyncTests {
             #expect(
                 harness.server.keysOrEmpty(prefix: "checkpoints/").filter { $0.hasSuffix("manifest.json") } == manifests
             )
+        }
+    }
+
+    @Test("entries read ahead are applied as read, over several pages; one read from elsewhere is not used")
+    func journalReadAheadIsAppliedAsRead() async throws {
+        try await withHarness { harness in
+            let reader = try await harness.journalLibrary("b")
+            #expect(try await reader.sync(fetchThumbnails: false).mode == .full)
+            // Five entries another library wrote, listed two keys a page.
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            var etags: [String] = []
+            for index in 0..<5 {
+                let etag = try harness.put("tail\(index).jpg", data: testBytes(count: 40, seed: UInt64(index)))
+                try harness.writeJournalEntry(
+                    time: now + Int64(index), sequence: Int64(index),
+                    #"{"format":1,"device":"other","changes":[{"op":"put","key":"originals/tail\#(index).jpg","size":40,"etag":\#(etag)}]}"#
+                )
+                etags.append(etag)
+            }
+            let journal = JournalSync(library: reader, remote: try reader.requireRemote())
+            let cursor = Int64(try reader.store.setting(AssetLibrary.JournalSetting.cursor) ?? "") ?? 0
+            let ahead = try await journal.readAhead(from: cursor, pageLimit: 2, maxKeys: 2)
+            #expect(ahead.pages.count == 2 && ahead.bodies.count == 4)
+            // The bodies read ahead are what is applied: an entry gone since then still counts.
+            for key in harness.journalKeys.prefix(4) {
+                try harness.server.deleteObject(bucket: LibraryHarness.bucket, key: key)
+            }
+            let before = harness.log.count
+            var summary = SyncSummary()
+            try await journal.run(summary: &summary, readAhead: ahead)
+            let entryReads = harness.log.dropFirst(before).filter {
+                $0.method == "GET" && $0.key?.hasPrefix("journal/") == true
+            }
+            #expect(summary.inserted == 5 && summary.journalEntriesRead == 5 && entryReads.count == 1)
+            #expect(try reader.asset(forKey: "originals/tail0.jpg") != nil)
+
+            // A read-ahead listed from another position stands for nothing: the sync reads the journal itself.
+            let other = try await harness.journalLibrary("c")
+            #expect(try await other.sync(mode: .full, fetchThumbnails: false).inserted == 5)
+            let stale = try await journal.readAhead(from: 0, pageLimit: 1, maxKeys: 2)
+            try harness.server.deleteObject(bucket: LibraryHarness.bucket, key: "originals/tail4.jpg")
+            try harness.writeJournalEntry(
+                time: now + 10, sequence: 10,
+                #"{"format":1,"device":"other","changes":[{"op":"delete","key":"originals/tail4.jpg","etag":\#(etags[4])}]}"#
+            )
+            var next = SyncSummary()
+            let otherJournal = JournalSync(library: other, remote: try other.requireRemote())
+            try await otherJournal.run(summary: &next, readAhead: stale)
+            #expect(next.removed == 1)
+            #expect(try other.asset(forKey: "originals/tail4.jpg") == nil)
         }
     }
 

@@ -59,7 +59,42 @@ struct JournalSync {
     let library: AssetLibrary
     let remote: LibraryRemote
 
-    func run(summary: inout SyncSummary) async throws {
+    /// The first listing pages of the journal from a position, with the bodies of the entries they name: read
+    /// while a bootstrap restores its checkpoint, and applied by ``run(summary:readAhead:)`` after it.
+    struct ReadAhead: Sendable {
+        /// The key the first page was listed after.
+        let startAfter: String
+        /// Consecutive pages, each listed with the previous one's continuation token.
+        let pages: [ListObjectsPage]
+        /// Every entry's body by key; nil for an entry gone since the listing.
+        let bodies: [String: Data?]
+    }
+
+    /// Lists the journal from `cursor` (less the look-back window, as ``run(summary:readAhead:)`` would), at most
+    /// `pageLimit` pages of at most `maxKeys` keys (nil: the service's page, 1,000 on S3), and GETs every entry on
+    /// them, applying nothing and reading nothing from the catalog.
+    func readAhead(from cursor: Int64, pageLimit: Int = 4, maxKeys: Int? = nil) async throws -> ReadAhead {
+        let prefix = library.configuration.layout.journalPrefix
+        let startAfter = JournalKey.start(
+            prefix: prefix, time: cursor - Int64(library.configuration.journalLookBack * 1000))
+        var pages: [ListObjectsPage] = []
+        var bodies: [String: Data?] = [:]
+        while pages.count < pageLimit {
+            let page = try await remote.client.listObjectsV2(
+                bucket: library.configuration.bucket, prefix: prefix,
+                continuationToken: pages.last?.nextContinuationToken, startAfter: pages.isEmpty ? startAfter : nil,
+                maxKeys: maxKeys)
+            pages.append(page)
+            let keys = page.objects.map(\.key).filter { JournalKey.time(of: $0, prefix: prefix) != nil }
+            bodies.merge(try await fetch(keys)) { _, new in new }
+            guard page.isTruncated, page.nextContinuationToken != nil else { break }
+        }
+        return ReadAhead(startAfter: startAfter, pages: pages, bodies: bodies)
+    }
+
+    /// Applies the journal from this library's position on. `readAhead`, when it was listed from the same
+    /// position, stands for its pages' listings and their entries' GETs; the pages after it are listed here.
+    func run(summary: inout SyncSummary, readAhead: ReadAhead? = nil) async throws {
         let store = library.store
         let prefix = library.configuration.layout.journalPrefix
         let lookBack = Int64(library.configuration.journalLookBack * 1000)
@@ -67,11 +102,18 @@ struct JournalSync {
         let startAfter = JournalKey.start(prefix: prefix, time: cursor - lookBack)
         var newest = cursor
         var continuation: String?
+        let readAhead = readAhead?.startAfter == startAfter ? readAhead : nil
+        var pagesRead = 0
         while true {
             try Task.checkCancellation()
-            let page = try await remote.client.listObjectsV2(
-                bucket: library.configuration.bucket, prefix: prefix, continuationToken: continuation,
-                startAfter: continuation == nil ? startAfter : nil)
+            let page: ListObjectsPage
+            if let pages = readAhead?.pages, pagesRead < pages.count {
+                page = pages[pagesRead]
+            } else {
+                page = try await remote.client.listObjectsV2(
+                    bucket: library.configuration.bucket, prefix: prefix, continuationToken: continuation,
+                    startAfter: continuation == nil ? startAfter : nil)
+            }
             summary.pages += 1
             let timed = page.objects.compactMap { object in
                 JournalKey.time(of: object.key, prefix: prefix).map { (key: object.key, time: $0) }
@@ -80,7 +122,7 @@ struct JournalSync {
             let fresh = timed.filter { !applied.contains($0.key) }
             let pageNewest = timed.map(\.time).max() ?? newest
             if !fresh.isEmpty {
-                let entries = try await read(fresh.map(\.key), summary: &summary)
+                let entries = try await read(fresh.map(\.key), readAhead: readAhead?.bodies ?? [:], summary: &summary)
                 let edits = entries.values.flatMap { $0.changes.compactMap(\.edit) }
                 if !edits.isEmpty { await library.prefetchEditThumbnails(edits, remote: remote) }
                 try apply(fresh, entries: entries, newest: max(newest, pageNewest), summary: &summary)
@@ -88,6 +130,7 @@ struct JournalSync {
                 try store.setSetting(AssetLibrary.JournalSetting.cursor, to: String(pageNewest))
             }
             newest = max(newest, pageNewest)
+            pagesRead += 1
             if !page.isTruncated { break }
             guard let next = page.nextContinuationToken else {
                 throw S3Error.malformedResponse("the listing is truncated but carries no continuation token")
@@ -97,13 +140,33 @@ struct JournalSync {
         try store.forgetAppliedJournalEntries(before: newest - lookBack)
     }
 
-    /// GETs entries, at most ``AssetLibrary/Configuration/maxConnections`` at a time. A missing entry maps to
-    /// nothing; one that does not decode is reported as skipped.
-    private func read(_ keys: [String], summary: inout SyncSummary) async throws -> [String: JournalEntry] {
+    /// The entries named by `keys`, those in `readAhead` as read there, the others fetched. A missing entry maps
+    /// to nothing; one that does not decode is reported as skipped.
+    private func read(_ keys: [String], readAhead: [String: Data?], summary: inout SyncSummary) async throws
+        -> [String: JournalEntry]
+    {
+        var bodies = try await fetch(keys.filter { readAhead.index(forKey: $0) == nil })
+        for key in keys { if let body = readAhead[key] { bodies.updateValue(body, forKey: key) } }
+        summary.journalEntriesRead += keys.count
+        var entries: [String: JournalEntry] = [:]
+        for (key, body) in bodies {
+            guard let body else { continue }
+            if let entry = JournalEntry.decode(body) {
+                entries[key] = entry
+            } else {
+                summary.skipped.append(SyncSummary.SkippedObject(key: key, reason: "not a journal entry"))
+            }
+        }
+        return entries
+    }
+
+    /// GETs entries, at most ``AssetLibrary/Configuration/maxConnections`` at a time: each body by key, nil for
+    /// an entry that is gone.
+    private func fetch(_ keys: [String]) async throws -> [String: Data?] {
         let client = remote.client
         let bucket = library.configuration.bucket
         let limit = max(1, library.configuration.maxConnections)
-        let bodies = try await withThrowingTaskGroup(of: (String, Data?).self) { group in
+        return try await withThrowingTaskGroup(of: (String, Data?).self) { group in
             var result: [String: Data?] = [:]
             var iterator = keys.makeIterator()
             func addNext() -> Bool {
@@ -124,17 +187,6 @@ struct JournalSync {
             }
             return result
         }
-        summary.journalEntriesRead += keys.count
-        var entries: [String: JournalEntry] = [:]
-        for (key, body) in bodies {
-            guard let body else { continue }
-            if let entry = JournalEntry.decode(body) {
-                entries[key] = entry
-            } else {
-                summary.skipped.append(SyncSummary.SkippedObject(key: key, reason: "not a journal entry"))
-            }
-        }
-        return entries
     }
 
     /// Applies a page's entries in key order, in one transaction that also records them as applied and moves the

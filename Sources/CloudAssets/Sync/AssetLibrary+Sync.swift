@@ -61,20 +61,21 @@ extension AssetLibrary {
                 await flushJournal()
                 var summary = SyncSummary()
                 // A new library starts from the newest checkpoint, when the bucket has one.
-                var bootstrapped = false
+                var bootstrap: CheckpointBootstrap?
                 if mode == .automatic, configuration.checkpointInterval > 0, configuration.fullSyncInterval > 0,
                     try store.setting(JournalSetting.lastFullSync) == nil
                 {
-                    bootstrapped = try await loadingInBulk {
-                        try await bootstrapFromCheckpoint(remote: remote, summary: &summary) != nil
+                    bootstrap = try await loadingInBulk {
+                        try await bootstrapFromCheckpoint(remote: remote, summary: &summary)
                     }
                 }
-                if bootstrapped {
+                if let bootstrap {
                     summary.checkpointAssets = summary.inserted
                     summary.mode = .incremental
                     // Edits made before the checkpoint are not in the journal's tail.
                     summary.editsRead = try await pullEdits(remote: remote)
-                    try await JournalSync(library: self, remote: remote).run(summary: &summary)
+                    let journal = JournalSync(library: self, remote: remote)
+                    try await journal.run(summary: &summary, readAhead: bootstrap.readAhead)
                 } else if try mode == .full || (mode == .automatic && needsFullSync()) {
                     summary = try await fullSync(remote: remote, makesThumbnails: fetchThumbnails)
                 } else if try await journalHistoryExpired(remote: remote) {

@@ -305,6 +305,15 @@ enum Zlib {
     }
 }
 
+/// A new library's catalog filled from a checkpoint.
+struct CheckpointBootstrap {
+    /// The assets the checkpoint held.
+    let restored: Int
+    /// The journal's first page after the checkpoint, read during the restore; nil when reading it failed (the
+    /// journal sync then reads it itself).
+    let readAhead: JournalSync.ReadAhead?
+}
+
 extension AssetLibrary {
     /// Assets per checkpoint part: about 6 MB of JSON each, 1–2 MB compressed.
     static let checkpointPartAssets = 25_000
@@ -376,10 +385,12 @@ extension AssetLibrary {
 
     /// Fills an empty catalog from the newest checkpoint in the bucket, and sets the journal position and the
     /// time of the last full listing to the checkpoint's. Parts are fetched `maxConnections` at a time and each is
-    /// committed in one transaction. A slot without a manifest (a checkpoint being written, or a lost race) is
-    /// passed over for the one before it.
-    /// - Returns: The assets restored, or nil when the bucket holds no checkpoint (then list it all).
-    func bootstrapFromCheckpoint(remote: LibraryRemote, summary: inout SyncSummary) async throws -> Int? {
+    /// committed in one transaction; meanwhile the journal's first page after the checkpoint is read ahead. A
+    /// slot without a manifest (a checkpoint being written, or a lost race) is passed over for the one before it.
+    /// - Returns: What was restored, or nil when the bucket holds no checkpoint (then list it all).
+    func bootstrapFromCheckpoint(remote: LibraryRemote, summary: inout SyncSummary) async throws
+        -> CheckpointBootstrap?
+    {
         let bucket = configuration.bucket
         let slots = try await checkpointSlots(remote: remote)
         summary.pages += 1
@@ -390,10 +401,12 @@ extension AssetLibrary {
             guard let manifest = try? JSONDecoder().decode(CheckpointManifest.self, from: manifestData),
                 manifest.format == 1
             else { continue }
+            // The journal's tail costs round trips, the restore the catalog's writer: one runs during the other.
+            async let readAhead = JournalSync(library: self, remote: remote).readAhead(from: manifest.time)
             let restored = try await restore(manifest, remote: remote, summary: &summary)
             try store.setSetting(JournalSetting.cursor, to: String(manifest.time))
             try store.setSetting(JournalSetting.lastFullSync, to: String(manifest.lastFullSync))
-            return restored
+            return CheckpointBootstrap(restored: restored, readAhead: try? await readAhead)
         }
         return nil
     }
@@ -415,7 +428,9 @@ extension AssetLibrary {
         let client = remote.client
         let bucket = configuration.bucket
         let files = self.files
-        let limit = max(1, configuration.maxConnections)
+        // A few parts at a time keep the catalog's one writer busy (each part takes it longer to insert than to
+        // fetch and parse); more would only hold more parsed rows in memory and delay the first part.
+        let limit = max(1, min(configuration.maxConnections, 3))
         // Into an empty catalog (the usual bootstrap) rows are inserted without a look-up of what is there.
         let wasEmpty = try store.count == 0
         return try await withThrowingTaskGroup(of: [AssetRecord].self) { group in
