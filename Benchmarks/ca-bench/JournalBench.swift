@@ -123,9 +123,11 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
     let large = try ChangeDetailsBenchmark.makeScenario(
         count: count, removed: count / 10, inserted: count / 10, moved: count / 50)
     defer { try? FileManager.default.removeItem(at: large.folder) }
+    // Best of five: the large change is worked on both cores, so a run that meets other work there (one 1M run
+    // gave 139 ms against 114–117 ms in others) says little about the engine.
     func bestDetails(_ scenario: ChangeDetailsBenchmark.Scenario) -> Double {
         var best = Double.infinity
-        for _ in 0..<3 {
+        for _ in 0..<5 {
             let start = Date()
             _ = ChangeDetailsBenchmark.computeDetails(scenario)
             best = min(best, Date().timeIntervalSince(start))
@@ -220,7 +222,7 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
             reference: "-", referenceValue: nil, ratio: nil, target: "<= 2 ms",
             met: detailsCorrect && oneSeconds <= 0.002),
         BenchRow(
-            name: "journal: details, \(label): 10% removed, 10% inserted, 2% moved", value: largeSeconds * 1000,
+            name: "journal: details, \(label): 10% rm, 10% ins, 2% moved (best of 5)", value: largeSeconds * 1000,
             unit: "ms", reference: "DifferenceKit at 1M (issue)", referenceValue: 670 * scale,
             ratio: 0.670 * scale / largeSeconds, target: String(format: "<= %.0f ms, >= 5x", 120 * scale),
             met: detailsCorrect && largeSeconds <= 0.120 * scale),

@@ -384,9 +384,10 @@ extension AssetLibrary {
     }
 
     /// Fills an empty catalog from the newest checkpoint in the bucket, and sets the journal position and the
-    /// time of the last full listing to the checkpoint's. Parts are fetched `maxConnections` at a time and each is
-    /// committed in one transaction; meanwhile the journal's first page after the checkpoint is read ahead. A
-    /// slot without a manifest (a checkpoint being written, or a lost race) is passed over for the one before it.
+    /// time of the last full listing to the checkpoint's. Parts are fetched three at a time (at most
+    /// `maxConnections`) and each is committed in one transaction; meanwhile the journal's first pages after the
+    /// checkpoint are read ahead. A slot without a manifest (a checkpoint being written, or a lost race) is passed
+    /// over for the one before it.
     /// - Returns: What was restored, or nil when the bucket holds no checkpoint (then list it all).
     func bootstrapFromCheckpoint(remote: LibraryRemote, summary: inout SyncSummary) async throws
         -> CheckpointBootstrap?
