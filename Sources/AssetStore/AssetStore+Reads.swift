@@ -211,18 +211,28 @@ extension AssetStore {
 
     /// The record with this identifier, or `nil`.
     package func record(id: Int64) throws -> AssetRecord? {
-        // A statement prepared once per connection: one asset at a time is the common case of a request.
-        try read { db in
-            try Row.fetchOne(db.cachedStatement(sql: AssetRecord.selectByIDSQL), arguments: [id])
-                .map(AssetRecord.init(row:))
-        }
+        try readOne(AssetRecord.selectByIDSQL) { $0.bind(1, id) }
     }
 
     /// The record with this bucket key, or `nil`.
     package func record(key: String) throws -> AssetRecord? {
-        try read { db in
-            try Row.fetchOne(db.cachedStatement(sql: AssetRecord.selectByKeySQL), arguments: [key])
-                .map(AssetRecord.init(row:))
+        try readOne(AssetRecord.selectByKeySQL) { $0.bind(1, key) }
+    }
+
+    /// The one record `sql` (a statement selecting ``AssetRecord/selectColumns``) selects with the parameters
+    /// `bind` sets. One asset at a time is the common case of a request: the statement is prepared once per
+    /// connection and decoded column by column, and it runs without a transaction around it (one statement reads
+    /// one consistent state of the database on its own).
+    private func readOne(_ sql: String, bind: (RawStatement) -> Void) throws -> AssetRecord? {
+        do {
+            return try pool.unsafeRead { db in
+                let statement = try RawStatement(db, sql: sql)
+                bind(statement)
+                defer { statement.reset() }
+                return try statement.step() ? AssetRecord(raw: statement) : nil
+            }
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: databaseURL.path)
         }
     }
 
