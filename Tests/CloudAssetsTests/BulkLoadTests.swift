@@ -46,6 +46,25 @@ struct BulkLoadTests {
         }
     }
 
+    @Test("a bootstrap stopped part way starts over into what it left: every asset once, counted as restored")
+    func stoppedBootstrapStartsOverIntoWhatItLeft() async throws {
+        try await withHarness { harness in
+            try Self.putOriginals(harness, count: 40)
+            let writer = try await harness.journalLibrary("a")
+            #expect(try await writer.sync(fetchThumbnails: false).wroteCheckpoint)
+            // What a bootstrap killed after its first transactions leaves: some rows, no journal position.
+            let reader = try await harness.journalLibrary("b")
+            let left = try (0..<15).map { index in
+                try #require(try writer.store.record(key: String(format: "originals/%03d.jpg", index)))
+            }
+            _ = try reader.store.write { tx in for record in left { try tx.insert(record) } }
+            let summary = try await reader.sync(fetchThumbnails: false)
+            #expect(summary.mode == .incremental && summary.checkpointAssets == 40 && summary.inserted == 25)
+            #expect(try LibraryHarness.catalog(reader) == (try LibraryHarness.catalog(writer)))
+            #expect(try reader.store.count == 40)
+        }
+    }
+
     @Test("a first listing that fails part way builds the indexes again; a killed one's come back at the next open")
     func failedAndKilledLoadsRestoreTheIndexes() async throws {
         try await withHarness { harness in

@@ -70,7 +70,7 @@ extension AssetLibrary {
                     }
                 }
                 if let bootstrap {
-                    summary.checkpointAssets = summary.inserted
+                    summary.checkpointAssets = bootstrap.restored
                     summary.mode = .incremental
                     // Edits made before the checkpoint are not in the journal's tail.
                     summary.editsRead = try await pullEdits(remote: remote)

@@ -307,10 +307,11 @@ enum Zlib {
 
 /// A new library's catalog filled from a checkpoint.
 struct CheckpointBootstrap {
-    /// The assets the checkpoint held.
+    /// The assets the checkpoint held (inserted, or found in the catalog already when an earlier bootstrap was
+    /// stopped part way).
     let restored: Int
-    /// The journal's first page after the checkpoint, read during the restore; nil when reading it failed (the
-    /// journal sync then reads it itself).
+    /// The journal's first pages after the checkpoint, read during the restore; nil when reading them failed (the
+    /// journal sync then reads them itself).
     let readAhead: JournalSync.ReadAhead?
 }
 
