@@ -347,6 +347,29 @@ struct JournalSyncTests {
         }
     }
 
+    @Test("a journal that cannot be read ahead during a bootstrap is read after it: the tail is applied all the same")
+    func failedReadAheadFallsBackToTheJournalSync() async throws {
+        try await withHarness { harness in
+            try harness.put("one.jpg", data: testBytes(count: 50, seed: 1))
+            let writer = try await harness.journalLibrary("a")
+            #expect(try await writer.sync(fetchThumbnails: false).wroteCheckpoint)
+            try await harness.importPhoto("IMG_1.JPG", into: writer)
+            #expect(harness.journalKeys.count == 1)
+            // The read-ahead's GET of the entry fails through every retry; the journal sync's own succeeds.
+            let fault = harness.server.faults.add(.internalError, keyPattern: "journal/*", method: "GET", times: 5)
+            let reader = try await harness.journalLibrary("b")
+            let before = harness.log.count
+            let summary = try await reader.sync(fetchThumbnails: false)
+            harness.server.faults.remove(fault)
+            #expect(summary.checkpointAssets == 1 && summary.journalEntriesRead == 1 && summary.inserted == 2)
+            #expect(try LibraryHarness.catalog(reader) == (try LibraryHarness.catalog(writer)))
+            let entryReads = harness.log.dropFirst(before).filter {
+                $0.method == "GET" && $0.key?.hasPrefix("journal/") == true
+            }
+            #expect(entryReads.count == 6)
+        }
+    }
+
     @Test("a slot without a manifest (being written, or a lost race) is passed over for the one before")
     func slotWithoutManifestIsPassedOver() async throws {
         try await withHarness { harness in
