@@ -36,7 +36,7 @@ import Testing
     /// identifiers break ties, objects hidden out of the result): the after list is the sorted truth, the PhotoKit
     /// convention turns the before list into it, removed/inserted/changed indexes are exact, and the moves are
     /// minimal. The largest changes (12,000 operations) are computed in two halves side by side.
-    @Test(arguments: [(false, 3000, 400), (true, 3000, 400), (false, 12_000, 12_000)])
+    @Test(arguments: [(false, 3000, 400), (true, 3000, 400), (false, 12_000, 12_000), (true, 12_000, 12_000)])
     func chainedChangesTransformEachResultMinimally(descending: Bool, objects: Int, large: Int) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scale-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -46,7 +46,8 @@ import Testing
         func ordered(_ dates: [Int64: Double]) -> [Int64] {
             dates.map { ($0.value, $0.key) }.sorted { descending ? $0 > $1 : $0 < $1 }.map(\.1)
         }
-        func dateOf(_ random: inout SplitMix64) -> Double { Double(random.next(below: 500)) * 10 }
+        // Dates before the reference date too (negative), and many equal: identifiers break the ties.
+        func dateOf(_ random: inout SplitMix64) -> Double { Double(random.next(below: 500)) * 10 - 2000 }
 
         var dates: [Int64: Double] = [:]
         for id in Int64(1)...Int64(objects) { dates[id] = dateOf(&random) }
@@ -119,6 +120,51 @@ import Testing
         }
         #expect(sawRuns)
         #expect(sawFlat)
+    }
+
+    /// The radix sort of large changes puts (date, identifier) pairs in the order comparisons give, and its
+    /// images order doubles and integers as they compare — ties, -0, infinities and extremes included.
+    @Test func radixSortOrdersAsComparisonsDo() {
+        var random = SplitMix64(seed: 11)
+        let specials: [Double] = [
+            0, -0.0, 1, -1, .infinity, -.infinity, .leastNonzeroMagnitude,
+            -.leastNonzeroMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 1e-300, -1e300,
+        ]
+        for _ in 0..<2000 {
+            let a = Double(bitPattern: random.next())
+            let b = random.next(below: 4) == 0 ? a : Double(bitPattern: random.next())
+            guard !a.isNaN, !b.isNaN else { continue }
+            #expect((a < b) == (orderedBits(a) < orderedBits(b)) && (a == b) == (orderedBits(a) == orderedBits(b)))
+        }
+        for a in specials {
+            for b in specials {
+                #expect((a < b) == (orderedBits(a) < orderedBits(b)) && (a == b) == (orderedBits(a) == orderedBits(b)))
+            }
+        }
+        let integers: [Int64] = [.min, .min + 1, -1, 0, 1, .max - 1, .max]
+        for a in integers {
+            for b in integers { #expect((a < b) == (orderedBits(a) < orderedBits(b))) }
+        }
+        for (count, ascending) in [(5000, true), (5000, false), (3, true), (0, true)] {
+            var pairs: [(date: Double, id: Int64)] = (0..<count).map { index in
+                let date =
+                    random.next(below: 8) == 0
+                    ? specials[Int(random.next(below: 12))]
+                    : Double(
+                        Int64(random.next(below: 2000)) - 1000) / 4
+                return (date, Int64(index) - 2500)
+            }
+            pairs.shuffle(using: &random)
+            let expected = pairs.sorted {
+                ascending ? ($0.date, $0.id) < ($1.date, $1.id) : ($0.date, $0.id) > ($1.date, $1.id)
+            }
+            radixSort(&pairs) { pair in
+                let high = orderedBits(pair.date)
+                let low = orderedBits(pair.id)
+                return ascending ? (high, low) : (~high, ~low)
+            }
+            #expect(pairs.map(\.id) == expected.map(\.id))
+        }
     }
 
     /// The heaviest increasing chain weighs as much as the best found by trying every subset (small inputs).

@@ -126,6 +126,9 @@ private protocol KeyOrder: Sendable {
     func key(_ chunk: SortedChunk, _ offset: Int) -> Key
     /// Whether (`key`, `id`) comes before (`otherKey`, `otherID`).
     func precedes(_ key: Key, _ id: Int64, _ otherKey: Key, _ otherID: Int64) -> Bool
+    /// An image of (`key`, `id`) whose unsigned order, high word first, is ``precedes(_:_:_:_:)``'s — for a
+    /// radix sort; nil when this order has none.
+    func radixImage(_ key: Key, _ id: Int64) -> (high: UInt64, low: UInt64)?
     /// The first chunk position in `positions` not preceding (`key`, `id`); with `galloping`, probes 1, 2, 4, …
     /// positions ahead first (the answer is expected near the start, and memory is touched close to it only).
     func lowerBound(_ chunk: SortedChunk, _ key: Key, _ id: Int64, in positions: Range<Int>, galloping: Bool) -> Int
@@ -139,6 +142,8 @@ private protocol KeyOrder: Sendable {
 
 /// A sort value type that one-column orders compare unboxed.
 private protocol ColumnKey: Comparable {
+    /// The value as an unsigned integer in the same order (equal values, equal bits).
+    var orderedBits: UInt64 { get }
     /// The column's values when it holds this type.
     static func values(_ column: SortColumn) -> ContiguousArray<Self>
     static func unboxed(_ value: SortValue) -> Self
@@ -147,6 +152,7 @@ private protocol ColumnKey: Comparable {
 }
 
 extension Double: ColumnKey {
+    var orderedBits: UInt64 { CloudAssets.orderedBits(self) }
     static func values(_ column: SortColumn) -> ContiguousArray<Double> {
         guard case .real(let values) = column else { preconditionFailure("sort column kind mismatch") }
         return values
@@ -160,6 +166,7 @@ extension Double: ColumnKey {
 }
 
 extension Int64: ColumnKey {
+    var orderedBits: UInt64 { CloudAssets.orderedBits(self) }
     static func values(_ column: SortColumn) -> ContiguousArray<Int64> {
         guard case .integer(let values) = column else { preconditionFailure("sort column kind mismatch") }
         return values
@@ -197,6 +204,13 @@ private struct NumericOrder<Value: ColumnKey>: KeyOrder {
     @inline(__always)
     func precedes(_ key: Value, _ id: Int64, _ otherKey: Value, _ otherID: Int64) -> Bool {
         key != otherKey ? (key < otherKey) == ascending : (idAscending ? id < otherID : id > otherID)
+    }
+
+    @inline(__always)
+    func radixImage(_ key: Value, _ id: Int64) -> (high: UInt64, low: UInt64)? {
+        let keyBits = key.orderedBits
+        let idBits = id.orderedBits
+        return (ascending ? keyBits : ~keyBits, idAscending ? idBits : ~idBits)
     }
 
     func lowerBound(_ chunk: SortedChunk, _ key: Value, _ id: Int64, in positions: Range<Int>, galloping: Bool)
@@ -252,6 +266,8 @@ private struct GeneralOrder: KeyOrder {
         }
         return query.idAscending ? id < otherID : id > otherID
     }
+
+    func radixImage(_ key: [SortValue], _ id: Int64) -> (high: UInt64, low: UInt64)? { nil }
 
     /// Whether chunk position `offset` comes before (`key`, `id`), without gathering its values.
     private func element(_ chunk: SortedChunk, _ offset: Int, precedes key: [SortValue], _ id: Int64) -> Bool {
@@ -328,6 +344,19 @@ private struct ChangeDetailsComputation<Order: KeyOrder> {
     @inline(__always)
     private func precedes(_ a: Candidate, _ b: Candidate) -> Bool { order.precedes(a.key, a.id, b.key, b.id) }
 
+    /// Puts `elements` in the query's order: by radix when the order has an image and there are enough of them
+    /// to gain from it, by comparisons otherwise (the same order: (key, identifier) pairs are all distinct).
+    private func sortInOrder<Element>(
+        _ elements: inout [Element], key: (Element) -> Key, id: (Element) -> Int64
+    ) {
+        let order = self.order
+        if elements.count >= 2048, let first = elements.first, order.radixImage(key(first), id(first)) != nil {
+            radixSort(&elements) { order.radixImage(key($0), id($0))! }
+        } else {
+            elements.sort { order.precedes(key($0), id($0), key($1), id($1)) }
+        }
+    }
+
     // MARK: Searching the before list
 
     /// The first index in `range` not preceding (`key`, `id`). With `galloping`, the answer is expected near
@@ -374,7 +403,7 @@ private struct ChangeDetailsComputation<Order: KeyOrder> {
     /// The before indexes of `targets` (as ``locate(_:horizon:)``), sorting them in the order first: they are then
     /// found in one forward sweep of galloping searches. The result is in the sorted order of `targets`.
     private func locate(_ targets: inout [Target], horizon: (key: Key, id: Int64)?) -> [Int?] {
-        targets.sort { order.precedes($0.key, $0.id, $1.key, $1.id) }
+        sortInOrder(&targets, key: { $0.key }, id: { $0.id })
         var result: [Int?] = []
         result.reserveCapacity(targets.count)
         var cursor = 0
@@ -582,7 +611,7 @@ private struct ChangeDetailsComputation<Order: KeyOrder> {
                 placement.place(id, nil, at: index, in: before, order)
             }
         }
-        placement.candidates.sort(by: precedes)
+        sortInOrder(&placement.candidates, key: { $0.key }, id: { $0.id })
         return (placement, pendingUpdated)
     }
 
@@ -652,7 +681,7 @@ private struct ChangeDetailsComputation<Order: KeyOrder> {
                 updated.place(id, nil, at: beforeSide.updatedIndex[id], in: before, order)
             }
         }
-        updated.candidates.sort(by: precedes)
+        sortInOrder(&updated.candidates, key: { $0.key }, id: { $0.id })
         // Before indexes leaving their place (removed or re-placed), sorted below; updated objects kept where they
         // were; the objects to place, in the query's order.
         var skipped = beforeSide.skipped + afterSide.skipped + updated.skipped
