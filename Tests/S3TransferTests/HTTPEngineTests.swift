@@ -81,6 +81,45 @@ import Testing
         #expect(server.requests.first?.method == "PUT")
     }
 
+    @Test func anUploadsBodyIsLetGoBeforeTheEndIsReported() async throws {
+        let server = try ScriptedHTTPServer { _ in .init(status: 200) }
+        defer { server.stop() }
+        /// Records, when the end is reported, whether the body's bytes were freed already.
+        final class EndProbe: HTTPResponseHandler, @unchecked Sendable {
+            // @unchecked: `freed` is a LockedBox; `done` is resumed once, by the engine thread.
+            let freed: LockedBox<Bool>
+            let done: CheckedContinuation<Bool, Never>
+            init(freed: LockedBox<Bool>, done: CheckedContinuation<Bool, Never>) {
+                self.freed = freed
+                self.done = done
+            }
+            func didReceiveHead(_ head: HTTPResponseHead) -> Bool { true }
+            func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition { .consumed }
+            func didComplete(_ result: Result<Void, HTTPTransportError>) {
+                done.resume(returning: freed.withLock { $0 })
+            }
+        }
+        let engine = HTTPEngine()
+        let freed = LockedBox(false)
+        let freedAtEnd = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+            // The request (and its body) goes to the engine: nothing here keeps a reference to it.
+            let count = 1 << 20
+            let bytes = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+            bytes.initializeMemory(as: UInt8.self, repeating: 7, count: count)
+            let body = Data(
+                bytesNoCopy: bytes, count: count,
+                deallocator: .custom { pointer, _ in
+                    pointer.deallocate()
+                    freed.withLock { $0 = true }
+                })
+            _ = engine.start(
+                HTTPRequest(method: "PUT", url: "\(server.endpoint)/p", body: body),
+                handler: EndProbe(freed: freed, done: done))
+        }
+        #expect(freedAtEnd)
+        #expect(server.requests.first?.body.count == 1 << 20)
+    }
+
     @Test func cutOffBodyIsATransportError() async throws {
         let server = try ScriptedHTTPServer { _ in .init(status: 200, body: testBytes(10_000), cutAfter: 500) }
         defer { server.stop() }

@@ -11,7 +11,7 @@ final class HTTPTransferBox: @unchecked Sendable {
     let handler: any HTTPResponseHandler
     /// The handler, when it has work for the engine's per-pass batch (looked up once per transfer).
     let batching: (any HTTPBatchedCompletion)?
-    let request: HTTPRequest
+    private(set) var request: HTTPRequest
     var easy: UnsafeMutableRawPointer?
     var headerList: UnsafeMutablePointer<curl_slist>?
     var uploadOffset = 0
@@ -136,10 +136,13 @@ final class HTTPTransferBox: @unchecked Sendable {
         return n
     }
 
-    /// Reports the end exactly once.
+    /// Reports the end exactly once. The request's body in memory is let go first: a caller told of the end holds
+    /// the last reference to it, so a large upload's bytes are freed when the caller drops them, not whenever the
+    /// engine thread gets to freeing this box.
     func complete(_ result: Result<Void, HTTPTransportError>) {
         guard !completed else { return }
         completed = true
+        request.body = nil
         if case .success = result, !headDelivered {
             headDelivered = true
             if !handler.didReceiveHead(HTTPResponseHead(status: status, headers: headers)) {
