@@ -345,7 +345,7 @@ private struct ChangeDetailsComputation<Order: KeyOrder> {
     private func precedes(_ a: Candidate, _ b: Candidate) -> Bool { order.precedes(a.key, a.id, b.key, b.id) }
 
     /// Puts `elements` in the query's order: by radix when the order has an image and there are enough of them
-    /// to gain from it, by comparisons otherwise (the same order: (key, identifier) pairs are all distinct).
+    /// to gain from it, by comparisons otherwise (both sorts are stable: the same order either way).
     private func sortInOrder<Element>(
         _ elements: inout [Element], key: (Element) -> Key, id: (Element) -> Int64
     ) {
