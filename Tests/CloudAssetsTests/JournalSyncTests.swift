@@ -25,6 +25,14 @@ extension LibraryHarness {
         return try #require(try library.asset(withLocalIdentifier: ids[0]))
     }
 
+    /// Library "a" after it listed a bucket of one original (`one.jpg`) and wrote the bucket's checkpoint.
+    func checkpointedLibrary() async throws -> AssetLibrary {
+        try put("one.jpg", data: testBytes(count: 50, seed: 1))
+        let library = try await journalLibrary("a")
+        #expect(try await library.sync(fetchThumbnails: false).wroteCheckpoint)
+        return library
+    }
+
     /// Journal entries in the bucket.
     var journalKeys: [String] { (try? server.keys(bucket: Self.bucket, prefix: "journal/")) ?? [] }
 
@@ -350,9 +358,7 @@ struct JournalSyncTests {
     @Test("a journal that cannot be read ahead during a bootstrap is read after it: the tail is applied all the same")
     func failedReadAheadFallsBackToTheJournalSync() async throws {
         try await withHarness { harness in
-            try harness.put("one.jpg", data: testBytes(count: 50, seed: 1))
-            let writer = try await harness.journalLibrary("a")
-            #expect(try await writer.sync(fetchThumbnails: false).wroteCheckpoint)
+            let writer = try await harness.checkpointedLibrary()
             try await harness.importPhoto("IMG_1.JPG", into: writer)
             #expect(harness.journalKeys.count == 1)
             // The read-ahead's GET of the entry fails through every retry; the journal sync's own succeeds.
@@ -373,9 +379,7 @@ struct JournalSyncTests {
     @Test("a slot without a manifest (being written, or a lost race) is passed over for the one before")
     func slotWithoutManifestIsPassedOver() async throws {
         try await withHarness { harness in
-            try harness.put("one.jpg", data: testBytes(count: 50, seed: 1))
-            let writer = try await harness.journalLibrary("a")
-            #expect(try await writer.sync(fetchThumbnails: false).wroteCheckpoint)
+            _ = try await harness.checkpointedLibrary()
             // A later slot with a part and no manifest.
             try harness.server.putObject(
                 bucket: LibraryHarness.bucket, key: "checkpoints/9999999999999/other/part-00000.z",
