@@ -282,16 +282,14 @@ package final class StoreTransaction {
         touch(id, before: before, after: after)
     }
 
-    private func touch(_ id: Int64, before: AssetRecord?, after: AssetRecord?) {
-        if keyIndex != nil, before?.key != after?.key {
-            if let before { keyIndex?.removeValue(forKey: before.key) }
+    /// Records a change of an existing row (an update, or a deletion when `after` is nil); an insertion is
+    /// recorded by ``insertRow(_:)``.
+    private func touch(_ id: Int64, before: AssetRecord, after: AssetRecord?) {
+        if keyIndex != nil, before.key != after?.key {
+            keyIndex?.removeValue(forKey: before.key)
             if let after { keyIndex?[after.key] = id }
         }
-        if let before {
-            if !insertedHere.contains(id) && originals.index(forKey: id) == nil { originals[id] = before }
-        } else {
-            insertedHere.insert(id)
-        }
+        if !insertedHere.contains(id) && originals.index(forKey: id) == nil { originals[id] = before }
         if let after {
             latest[id] = after
         } else {

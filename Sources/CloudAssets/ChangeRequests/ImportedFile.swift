@@ -29,8 +29,9 @@ struct ImportedFile: Sendable {
     /// - Parameters:
     ///   - moving: Take the file instead of copying it (renamed when on the same file system, else copied and the
     ///     source removed after the change commits).
-    ///   - status: The source's `stat`, when the caller read it already (read here otherwise).
-    static func stage(_ source: URL, status known: stat? = nil, files: LocalFiles, moving: Bool) throws
+    ///   - status: The source's `stat` as the caller read it (``statuses(of:)``); nil when that failed (read again
+    ///     here, to say why).
+    static func stage(_ source: URL, status known: stat?, files: LocalFiles, moving: Bool) throws
         -> ImportedFile
     {
         var status = known ?? stat()

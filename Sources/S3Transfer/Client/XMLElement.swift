@@ -153,8 +153,9 @@ enum S3XMLParser {
                 guard !atEnd else { throw fail("truncated document: <\(qualifiedName(qualified))> is not closed") }
                 let b = bytes[i]
                 if b == UInt8(ascii: "<") {
-                    if run < i, !text.isEmpty || !peek("</") { text.append(contentsOf: bytes[run..<i]) }
-                    if peek("</") {
+                    let closes = peek("</")
+                    if run < i, !text.isEmpty || !closes { text.append(contentsOf: bytes[run..<i]) }
+                    if closes {
                         let end = i
                         i += 2
                         let closing = try nameRange()
