@@ -107,8 +107,14 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
             if operation.receivesObjectData {
                 exchange.bodyCut = Self.uploadCut(exchange.faults)
                 let expected = Int(head.headers.first(name: "content-length") ?? "") ?? 0
-                let sink = try core.store.makeUpload(
-                    bucket: operation.bucket ?? "", allocator: context.channel.allocator, expectedSize: expected)
+                var slot: UploadSink?
+                if case .uploadPart(let bucket, let key) = operation {
+                    slot = core.service.partSink(bucket, key, request)
+                }
+                let sink =
+                    try slot
+                    ?? core.store.makeUpload(
+                        bucket: operation.bucket ?? "", allocator: context.channel.allocator, expectedSize: expected)
                 do {
                     state = .receiving(
                         exchange,

@@ -130,7 +130,7 @@ extension S3Service {
         switch piece {
         case .memory(let b):
             b.withUnsafeReadableBytes { digests.update($0) }
-        case .file:
+        case .file, .range:
             break
         case .descriptor(let fd, let range):
             var chunk = [UInt8](repeating: 0, count: 1 << 20)

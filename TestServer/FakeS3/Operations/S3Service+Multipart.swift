@@ -84,6 +84,22 @@ extension S3Service {
         return try multipart.upload(request.queryValue("uploadId") ?? "", bucket: bucket, key: key).checksumAlgorithm
     }
 
+    /// Where a part's body goes when its slot in the upload's slot file is free (disk storage; see
+    /// ``MultipartUploads/Slots``); nil for a file of its own. The size is the body's declared length.
+    func partSink(_ bucket: String, _ key: String, _ request: S3Request) -> UploadSink? {
+        guard let directory = store.temporaryDirectory, let number = try? Self.partNumber(request),
+            let id = request.queryValue("uploadId"),
+            let size = (request.header("x-amz-decoded-content-length") ?? request.header("content-length"))
+                .flatMap({ Int64($0) }),
+            let slot = multipart.reserveSlot(
+                id, bucket: bucket, key: key, number: number, size: size, directory: directory)
+        else { return nil }
+        let multipart = self.multipart
+        return try? UploadSink(slotIn: slot.path, offset: slot.offset, capacity: slot.capacity) {
+            multipart.releaseSlot(id, number: number)
+        }
+    }
+
     func uploadPart(_ bucket: String, _ key: String, _ request: S3Request, _ receiver: UploadReceiver) throws(S3Error)
         -> S3Response
     {
@@ -159,16 +175,27 @@ extension S3Service {
         }
         let claimed = try Self.claimedObjectChecksum(request, upload: upload)
         return try conditionalWrite(bucket, key, request) { expecting throws(S3Error) in
-            let pieces: [ObjectStore.Piece] = parts.map { part in
-                switch part.target {
-                case .memory(let b): .memory(b)
-                case .file(_, let path): .file(path: path)
-                case .finished: .memory(ByteBuffer())
-                }
-            }
             let fullObject = upload.checksumType == .fullObject ? upload.checksumAlgorithm : nil
-            let (sink, computed) = try store.assemble(
-                bucket: bucket, pieces: pieces, allocator: allocator, checksum: fullObject)
+            let sink: UploadSink
+            let computed: [UInt8]?
+            // Parts in their slots are the object already: the slot file is taken as it is (cut after the last).
+            if let sealed = multipart.sealSlots(id, parts: parts),
+                let adopted = store.adopt(bucket: bucket, path: sealed.path, size: sealed.size, checksum: fullObject)
+            {
+                (sink, computed) = adopted
+            } else {
+                multipart.unsealSlots(id)
+                let pieces: [ObjectStore.Piece] = parts.map { part in
+                    switch part.target {
+                    case .memory(let b): .memory(b)
+                    case .file(_, let path): .file(path: path)
+                    case .slot(_, let path, let offset, _): .range(path: path, offset..<(offset + part.size))
+                    case .finished: .memory(ByteBuffer())
+                    }
+                }
+                (sink, computed) = try store.assemble(
+                    bucket: bucket, pieces: pieces, allocator: allocator, checksum: fullObject)
+            }
             var md5s: [UInt8] = []
             for part in parts { md5s += part.md5 }
             var info = upload.template
@@ -193,11 +220,10 @@ extension S3Service {
                 stored = try store.commit(bucket: bucket, info: info, upload: sink, expecting: expecting)
             } catch {
                 sink.abort()
+                multipart.unsealSlots(id)
                 throw error
             }
-            if let removed = try? multipart.remove(id, bucket: bucket, key: key) {
-                for part in removed.parts.values { MultipartUploads.discard(part) }
-            }
+            if let removed = try? multipart.remove(id, bucket: bucket, key: key) { MultipartUploads.discard(removed) }
             var x = XMLWriter()
             x.open("CompleteMultipartUploadResult")
             x.element("Location", "/\(bucket)/\(key)")
@@ -261,8 +287,8 @@ extension S3Service {
     }
 
     func abortMultipartUpload(_ bucket: String, _ key: String, _ request: S3Request) throws(S3Error) -> S3Response {
-        let upload = try multipart.remove(request.queryValue("uploadId") ?? "", bucket: bucket, key: key)
-        for part in upload.parts.values { MultipartUploads.discard(part) }
+        MultipartUploads.discard(
+            try multipart.remove(request.queryValue("uploadId") ?? "", bucket: bucket, key: key))
         return S3Response(status: .noContent)
     }
 

@@ -295,7 +295,7 @@ final class ObjectStore: Sendable {
                 buckets[bucket]!.objects[key] = Entry(info: info, bytes: nil)
                 return info
             }
-        case .finished:
+        case .finished, .slot:
             throw .internalError
         }
     }
@@ -318,6 +318,9 @@ final class ObjectStore: Sendable {
     }
 
     /// A temp file path inside the root (disk storage), for writers that fill a file themselves.
+    /// Where uploads in progress are kept on disk (nil in memory).
+    var temporaryDirectory: String? { root?.appendingPathComponent("tmp", isDirectory: true).path }
+
     func temporaryPath() -> String? {
         root?.appendingPathComponent("tmp", isDirectory: true).appendingPathComponent(UUID().uuidString).path
     }
@@ -373,6 +376,45 @@ extension ObjectStore {
         case file(path: String)
         /// A range of an open descriptor (a stored object); not closed here.
         case descriptor(CInt, range: Range<Int64>)
+        /// A range of a file (a multipart part in its slot).
+        case range(path: String, Range<Int64>)
+    }
+
+    /// Takes the first `size` bytes of the file at `path` (an upload's slot file) as a new object's bytes without
+    /// copying them: a second name for the file under `tmp/`, cut after `size`, as a sink to commit or abort, with
+    /// `checksum` computed over those bytes. Nil when the file cannot be linked or cut (the caller copies instead).
+    func adopt(bucket: String, path: String, size: Int64, checksum: ChecksumAlgorithm?)
+        -> (sink: UploadSink, checksum: [UInt8]?)?
+    {
+        guard bucketExists(bucket), let temporary = temporaryPath(), POSIX.link(path, temporary) else { return nil }
+        let fd = POSIX.openForUpdating(temporary)
+        guard fd >= 0, POSIX.truncate(fd, size) else {
+            if fd >= 0 { POSIX.closeFile(fd) }
+            POSIX.remove(temporary)
+            return nil
+        }
+        var computed: [UInt8]?
+        if let checksum {
+            var digests = BodyDigests(md5: false, checksums: [checksum])
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+            defer { buffer.deallocate() }
+            var offset: Int64 = 0
+            while offset < size {
+                let n = POSIX.read(
+                    fd,
+                    into: UnsafeMutableRawBufferPointer(
+                        rebasing: buffer[..<Int(min(Int64(buffer.count), size - offset))]), at: offset)
+                guard n > 0 else {
+                    POSIX.closeFile(fd)
+                    POSIX.remove(temporary)
+                    return nil
+                }
+                digests.update(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+                offset += Int64(n)
+            }
+            computed = digests.finalize().checksums[checksum]
+        }
+        return (UploadSink(adopting: fd, path: temporary, count: size), computed)
     }
 
     /// Copies `pieces` in order into a new upload sink for `bucket`, 1 MiB at a time.
@@ -420,6 +462,11 @@ extension ObjectStore {
                     defer { POSIX.closeFile(fd) }
                     try copy(fd, size: nil)
                 case .descriptor(let fd, let range):
+                    try copy(fd, from: range.lowerBound, size: Int64(range.count))
+                case .range(let path, let range):
+                    let fd = POSIX.openForReading(path)
+                    guard fd >= 0 else { throw StorageFailure.error("cannot open a stored part", POSIX.lastError) }
+                    defer { POSIX.closeFile(fd) }
                     try copy(fd, from: range.lowerBound, size: Int64(range.count))
                 }
             }

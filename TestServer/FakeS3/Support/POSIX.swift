@@ -20,6 +20,20 @@ enum POSIX {
         return true
     }
 
+    /// Writes all bytes at `offset`; false on error (errno set).
+    static func writeAll(_ fd: CInt, _ raw: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+        var done = 0
+        while done < raw.count {
+            let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            done += n
+        }
+        return true
+    }
+
     /// Reads up to `raw.count` bytes at `offset`; returns the count (0 at end of file) or -1.
     static func read(_ fd: CInt, into raw: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
         while true {
@@ -31,6 +45,15 @@ enum POSIX {
 
     static func openForReading(_ path: String) -> CInt { open(path, O_RDONLY | O_CLOEXEC) }
     static func createExclusive(_ path: String) -> CInt { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
+    static func openForUpdating(_ path: String) -> CInt { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+    static func link(_ from: String, _ to: String) -> Bool {
+        #if canImport(Glibc)
+            Glibc.link(from, to) == 0
+        #else
+            Darwin.link(from, to) == 0
+        #endif
+    }
+    static func truncate(_ fd: CInt, _ size: Int64) -> Bool { ftruncate(fd, off_t(size)) == 0 }
     static func closeFile(_ fd: CInt) { _ = close(fd) }
     static func remove(_ path: String) { _ = unlink(path) }
     static func rename(_ from: String, _ to: String) -> Bool {
