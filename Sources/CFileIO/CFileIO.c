@@ -116,3 +116,28 @@ void cfileio_keep_freed_memory(int keep, int grow, int mapped) {
     (void)mapped;
 #endif
 }
+
+int cfileio_create_direct(const char *path, int mode, int *direct) {
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
+#if defined(O_DIRECT)
+    int fd = open(path, flags | O_DIRECT, (mode_t)mode);
+    if (fd >= 0) {
+        *direct = 1;
+        return fd;
+    }
+    if (errno != EINVAL) return -1;
+#endif
+    *direct = 0;
+    return open(path, flags, (mode_t)mode);
+}
+
+int cfileio_end_direct(int fd) {
+#if defined(O_DIRECT)
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0) return -1;
+    return fcntl(fd, F_SETFL, flags & ~O_DIRECT);
+#else
+    (void)fd;
+    return 0;
+#endif
+}

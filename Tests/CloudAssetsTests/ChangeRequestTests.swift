@@ -362,6 +362,48 @@ struct ChangeRequestTests {
         }
     }
 
+    @Test("a large import is copied whole around the page cache, its first upload reading the source as copied")
+    func largeImportCopiesDirectlyAndUploadsFromItsSource() async throws {
+        try await withHarness { harness in
+            // Not a multiple of the copy's block size: the last write is rounded up and cut back.
+            let size = (9 << 20) + 4_097
+            let original = testBytes(count: size, seed: 8100)
+            let source = try harness.sourceFile("video.mov", original)
+            let library = try await harness.open(harness.quietConfiguration())
+            let id = try #require(try await harness.importAll([source], into: library).first)
+            let originals = harness.storeURL.appendingPathComponent("originals")
+            let copy = try #require(
+                try FileManager.default.contentsOfDirectory(atPath: originals.path).first { $0.hasSuffix(".mov") })
+            let copyURL = originals.appendingPathComponent(copy)
+            #expect(try Data(contentsOf: copyURL) == original)
+            // The library's copy is spoilt behind its back (same size): an upload reading the source still sends
+            // the bytes imported.
+            let spoilt = FileHandle(forWritingAtPath: copyURL.path)
+            try spoilt?.write(contentsOf: Data(repeating: 0, count: 4_096))
+            try spoilt?.close()
+            await library.waitForUploads()
+            let asset = try #require(try library.asset(withLocalIdentifier: id))
+            #expect(asset.uploadState == .uploaded)
+            #expect(try harness.server.objectData(bucket: LibraryHarness.bucket, key: asset.key) == original)
+        }
+    }
+
+    @Test("a large import whose source changes before its upload is uploaded from the library's copy")
+    func changedSourceIsNotUploaded() async throws {
+        try await withHarness { harness in
+            let original = testBytes(count: 9 << 20, seed: 8200)
+            let source = try harness.sourceFile("clip.mov", original)
+            let library = try await harness.open(harness.quietConfiguration())
+            let id = try #require(try await harness.importAll([source], into: library).first)
+            // Same size, other bytes: the source is no longer the file copied.
+            try testBytes(count: 9 << 20, seed: 8201).write(to: source)
+            await library.waitForUploads()
+            let asset = try #require(try library.asset(withLocalIdentifier: id))
+            #expect(asset.uploadState == .uploaded)
+            #expect(try harness.server.objectData(bucket: LibraryHarness.bucket, key: asset.key) == original)
+        }
+    }
+
     @Test("more imports than one batch of uploads all go up, each object written once")
     func importsBeyondOneUploadBatchAllGoUp() async throws {
         try await withHarness { harness in

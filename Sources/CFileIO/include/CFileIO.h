@@ -46,4 +46,14 @@ int cfileio_watch_file(int fd, const char *file);
 /// `mapped` bytes a mapping of their own (M_MMAP_THRESHOLD). Nothing elsewhere.
 void cfileio_keep_freed_memory(int keep, int grow, int mapped);
 
+/// Creates `path` for writing (`O_CREAT | O_EXCL`, never replacing anything) with `mode`, bypassing the page
+/// cache where the file system allows it (Linux `O_DIRECT`: writes go from the caller's memory to the device; their
+/// offsets, lengths and buffer addresses must be multiples of 4096). Sets `*direct` to 1 when the file was opened
+/// so, 0 when the file system refused it and the file was opened for ordinary writes. Returns the descriptor, or
+/// -1 with errno set.
+int cfileio_create_direct(const char *path, int mode, int *direct);
+
+/// Turns `O_DIRECT` off on `fd` (later writes go through the page cache). Returns 0, or -1 with errno set.
+int cfileio_end_direct(int fd);
+
 #endif

@@ -76,10 +76,12 @@ extension AssetLibrary {
             var staleEditFiles: [String] = []
             let layout = configuration.layout
             var superseded: [ImportedFile] = []
+            var uploadSources: [(Int64, UploadSourceHint)] = []
             let identifiers: [Int64]
             do {
                 identifiers = try performWrite { tx -> [Int64] in
                     superseded = []
+                    uploadSources = []
                     var ids: [Int64] = []
                     var batchKeys = Set<String>()
                     for (file, creation) in zip(staged, creations) {
@@ -91,7 +93,9 @@ extension AssetLibrary {
                         }
                         let key = try Self.newKey(
                             for: file, options: creation.options, layout: layout, taken: &batchKeys, in: tx)
-                        ids.append(try insertImport(file, key: key, options: creation.options, now: now, in: tx))
+                        let id = try insertImport(file, key: key, options: creation.options, now: now, in: tx)
+                        ids.append(id)
+                        if let source = file.uploadSource { uploadSources.append((id, source)) }
                     }
                     for (id, edit) in edits {
                         try apply(edit, to: id, device: device, now: now, in: tx)
@@ -104,6 +108,7 @@ extension AssetLibrary {
                 for file in staged { file.discard() }
                 throw error
             }
+            for (id, source) in uploadSources { uploadQueue.noteSource(source, for: id) }
             for path in staleEditFiles { unlink(path) }
             for file in superseded { try? FileManager.default.removeItem(at: file.stagedURL) }
             for file in staged {

@@ -1,9 +1,45 @@
+import CFileIO
+import CZlib
 import Crypto
+import Dispatch
+import Essentials
 import Foundation
 
 #if canImport(Glibc)
     import Glibc
 #endif
+
+/// The file an imported original was copied from, as it was before it was read: its first upload may read it
+/// instead of the library's copy (which was written around the page cache, so reading it would go to the disk and
+/// fill the cache a second time) while it is still that file — same device, inode, size, modification and change
+/// times. The upload also states the copy's CRC-32C as the object's checksum, so the service refuses other bytes.
+struct UploadSourceHint: Sendable, Equatable {
+    let path: String
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modified: [Int]
+    let changed: [Int]
+    /// The CRC-32C of the bytes copied.
+    let crc32c: UInt32
+
+    init(path: String, status: stat, crc32c: UInt32) {
+        self.path = path
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+        modified = [status.st_mtim.tv_sec, status.st_mtim.tv_nsec]
+        changed = [status.st_ctim.tv_sec, status.st_ctim.tv_nsec]
+        self.crc32c = crc32c
+    }
+
+    /// Whether the file at `path` is still the one described (not followed if it became a link).
+    var isCurrent: Bool {
+        var now = stat()
+        guard lstat(path, &now) == 0, now.st_mode & S_IFMT == S_IFREG else { return false }
+        return UploadSourceHint(path: path, status: now, crc32c: crc32c) == self
+    }
+}
 
 /// A file brought into the library by an import: staged under the library's folder, hashed, its metadata read.
 ///
@@ -24,6 +60,8 @@ struct ImportedFile: Sendable {
     /// The source, when the staged file is the source renamed (a move on one file system): put back if the
     /// change fails.
     let renamedFrom: URL?
+    /// Where the first upload may read the bytes instead of the staged copy (a large file copied).
+    let uploadSource: UploadSourceHint?
 
     /// Stages `source` under `files`' originals folder.
     /// - Parameters:
@@ -43,7 +81,7 @@ struct ImportedFile: Sendable {
         }
         let staged = files.file(LocalFiles.stagingName(), in: .originals)
         var renamedFrom: URL?
-        let digest: (sha256: String, head: [UInt8])
+        let digest: (sha256: String, crc32c: UInt32, head: [UInt8])
         if moving, rename(source.path, staged.path) == 0 {
             renamedFrom = source
             do {
@@ -60,10 +98,15 @@ struct ImportedFile: Sendable {
         }
         let metadata = ImportMetadata.read(
             head: digest.head, name: source.lastPathComponent, fileStatus: status, fileLength: Int(status.st_size))
+        // A large copy was written around the page cache, while the source was just read through it: its first
+        // upload reads the source, as long as it stays the file that was copied.
+        let uploadSource =
+            !moving && Int(status.st_size) >= directCopyMinimum
+            ? UploadSourceHint(path: source.path, status: status, crc32c: digest.crc32c) : nil
         return ImportedFile(
             stagedURL: staged, size: Int64(status.st_size), sha256: digest.sha256, metadata: metadata,
             sourceName: source.lastPathComponent, sourceToRemove: moving && renamedFrom == nil ? source : nil,
-            renamedFrom: renamedFrom)
+            renamedFrom: renamedFrom, uploadSource: uploadSource)
     }
 
     /// Files of at least this many bytes are imported on a lane of their own.
@@ -100,20 +143,45 @@ struct ImportedFile: Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Reads `source` once: hashes every byte, keeps the first ``ImportMetadata/headerLimit`` bytes (where the
-    /// headers an import reads are), and writes a copy to `destination` when given (created, never replacing
-    /// anything; removed again on failure).
+    /// A copy of at least this many bytes bypasses the page cache (``copyDirect(from:to:size:digest:)``).
+    static let directCopyMinimum = 8 << 20
+
+    /// The running digests of one read.
+    struct Digest {
+        var sha256 = SHA256()
+        var crc32c: UInt32 = 0
+        var head: [UInt8] = []
+
+        mutating func update(_ bytes: UnsafeRawBufferPointer) {
+            sha256.update(bufferPointer: bytes)
+            crc32c = czlib_crc32c(crc32c, bytes.baseAddress, bytes.count)
+            if head.count < ImportMetadata.headerLimit {
+                head += bytes[..<min(bytes.count, ImportMetadata.headerLimit - head.count)]
+            }
+        }
+    }
+
+    /// Reads `source` once: hashes every byte (SHA-256 and CRC-32C), keeps the first
+    /// ``ImportMetadata/headerLimit`` bytes (where the headers an import reads are), and writes a copy to
+    /// `destination` when given (created, never replacing anything; removed again on failure). A copy of
+    /// ``directCopyMinimum`` bytes or more is written around the page cache where the file system allows it.
     static func read(_ source: URL, copyingTo destination: URL?, sync: Bool = false) throws
-        -> (sha256: String, head: [UInt8])
+        -> (sha256: String, crc32c: UInt32, head: [UInt8])
     {
         let input = open(source.path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
             throw AssetLibraryError.cannotImport(path: source.path, reason: String(cString: strerror(errno)))
         }
         defer { close(input) }
+        var status = stat()
+        let size = fstat(input, &status) == 0 ? Int(max(0, status.st_size)) : Int.max - 1
         var output: Int32 = -1
+        var direct: Int32 = 0
         if let destination {
-            output = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            output =
+                size >= directCopyMinimum && size < Int.max - 1
+                ? cfileio_create_direct(destination.path, 0o644, &direct)
+                : open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             guard output >= 0 else {
                 throw AssetLibraryError.cannotImport(
                     path: source.path, reason: "cannot write into the library: \(String(cString: strerror(errno)))")
@@ -126,39 +194,165 @@ struct ImportedFile: Sendable {
             }
             return AssetLibraryError.cannotImport(path: source.path, reason: reason)
         }
-        var hasher = SHA256()
-        var head: [UInt8] = []
+        var digest = Digest()
+        if direct != 0 {
+            if let problem = copyDirect(from: input, to: output, digest: &digest) { throw fail(problem) }
+        } else if let problem = copyBuffered(from: input, to: output, size: size, digest: &digest) {
+            throw fail(problem)
+        }
+        if output >= 0 {
+            if sync && fsync(output) != 0 { throw fail("cannot sync the copy to disk") }
+            close(output)
+        }
+        return (Self.hex(digest.sha256.finalize()), digest.crc32c, digest.head)
+    }
+
+    /// Reads `input` to its end into `digest`, writing every byte to `output` when it is open (ordinary writes).
+    /// Returns what went wrong, or nil.
+    private static func copyBuffered(from input: Int32, to output: Int32, size: Int, digest: inout Digest)
+        -> String?
+    {
         // At most 1 MiB, and no more than the file needs (one read to its end, one to see the end): a small
         // file's import neither clears nor maps a megabyte (an import of thousands of photos makes thousands).
-        var status = stat()
-        let size = fstat(input, &status) == 0 ? Int(max(0, status.st_size)) : Int.max - 1
         let buffer = UnsafeMutableRawBufferPointer.allocate(
             byteCount: min(1 << 20, max(4096, size + 1)), alignment: 16)
         defer { buffer.deallocate() }
         while true {
             let count = Glibc.read(input, buffer.baseAddress, buffer.count)
             if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw fail(String(cString: strerror(errno))) }
-            if count == 0 { break }
+            guard count >= 0 else { return String(cString: strerror(errno)) }
+            if count == 0 { return nil }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-            hasher.update(bufferPointer: bytes)
-            if head.count < ImportMetadata.headerLimit {
-                head += bytes[..<min(count, ImportMetadata.headerLimit - head.count)]
+            digest.update(bytes)
+            if output >= 0, !writeAll(output, bytes, at: nil) {
+                return "cannot write into the library: \(String(cString: strerror(errno)))"
             }
-            var written = 0
-            while output >= 0 && written < count {
-                let n = write(output, bytes.baseAddress! + written, count - written)
+        }
+    }
+
+    /// The size of each of ``copyDirect(from:to:digest:)``'s two buffers.
+    static let directChunk = 2 << 20
+
+    /// Reads `input` to its end into `digest` and writes it to `output`, opened with `O_DIRECT`: the device takes
+    /// the bytes from this memory, so a large import neither fills the page cache with a second copy of the file
+    /// nor pays for it (on this VM a gigabyte of new page-cache pages costs 1.3–2.4 CPU-seconds). The calling thread
+    /// reads and hashes one buffer while a queue of its own writes the other. A write the file system refuses
+    /// (`EINVAL`: alignment) turns `O_DIRECT` off and goes on through the page cache. Returns what went wrong, or
+    /// nil.
+    private static func copyDirect(from input: Int32, to output: Int32, digest: inout Digest) -> String? {
+        let buffers = (0..<2).map { _ in
+            UnsafeMutableRawBufferPointer.allocate(byteCount: directChunk, alignment: 4096)
+        }
+        let writer = DirectWriter(output: output)
+        defer {
+            writer.finish()
+            for buffer in buffers { buffer.deallocate() }
+        }
+        var offset: Int64 = 0
+        var index = 0
+        while true {
+            let buffer = buffers[index]
+            writer.waitUntilFree(index)
+            if let problem = writer.problem { return problem }
+            // Fill the buffer (a short read is not the end): writes stay aligned until the last.
+            var count = 0
+            while count < buffer.count {
+                let n = Glibc.read(input, buffer.baseAddress! + count, buffer.count - count)
                 if n < 0 && errno == EINTR { continue }
-                guard n > 0 else {
-                    throw fail("cannot write into the library: \(String(cString: strerror(errno)))")
+                guard n >= 0 else { return String(cString: strerror(errno)) }
+                if n == 0 { break }
+                count += n
+            }
+            if count > 0 {
+                digest.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                writer.write(index, SendableBuffer(buffer), count: count, at: offset)
+                offset += Int64(count)
+            }
+            if count < buffer.count { break }
+            index = 1 - index
+        }
+        writer.finish()
+        if let problem = writer.problem { return problem }
+        // The last write may have been rounded up to a whole block: the file ends where the source did.
+        guard ftruncate(output, off_t(offset)) == 0 else {
+            return "cannot write into the library: \(String(cString: strerror(errno)))"
+        }
+        return nil
+    }
+
+    /// Writes all of `bytes` (at `offset`, or at the file position when nil); false with errno set on failure.
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64?) -> Bool {
+        var written = 0
+        while written < bytes.count {
+            let n =
+                offset.map {
+                    pwrite(fd, bytes.baseAddress! + written, bytes.count - written, off_t($0) + off_t(written))
                 }
-                written += n
+                ?? write(fd, bytes.baseAddress! + written, bytes.count - written)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            written += n
+        }
+        return true
+    }
+
+    /// A buffer handed to ``DirectWriter``'s queue.
+    // @unchecked: ownership moves with it — the reader touches the buffer again only after the writer has signalled
+    // that its write of it ended (``DirectWriter/waitUntilFree(_:)``).
+    struct SendableBuffer: @unchecked Sendable {
+        let buffer: UnsafeMutableRawBufferPointer
+        init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+    }
+
+    /// Writes buffers in order on a queue of its own, one at a time, and tells when each buffer is free again.
+    final class DirectWriter: Sendable {
+        private let output: Int32
+        private let queue = DispatchQueue(label: "ImportedFile.DirectWriter", qos: .utility)
+        /// One per buffer, signalled once at the start: a semaphore made with a count of 1 must not be freed below
+        /// it, and one that ends waited on would be.
+        private let free: [DispatchSemaphore] = (0..<2).map { _ in
+            let semaphore = DispatchSemaphore(value: 0)
+            semaphore.signal()
+            return semaphore
+        }
+        private let state = LockedBox<(problem: String?, direct: Bool)>((nil, true))
+
+        init(output: Int32) { self.output = output }
+
+        /// The first failure, if any.
+        var problem: String? { state.withLock { $0.problem } }
+
+        /// Waits until buffer `index` is no longer being written.
+        func waitUntilFree(_ index: Int) { free[index].wait() }
+
+        /// Writes `count` bytes of buffer `index` at `offset`; the buffer is free again when that ends.
+        func write(_ index: Int, _ handed: SendableBuffer, count: Int, at offset: Int64) {
+            queue.async { [self] in
+                defer { free[index].signal() }
+                guard state.withLock({ $0.problem == nil }) else { return }
+                let buffer = handed.buffer
+                var length = count
+                let direct = state.withLock { $0.direct }
+                if direct && count % 4096 != 0 {
+                    // The last piece: rounded up to a whole block (cut back by the caller's `ftruncate`).
+                    length = (count + 4095) / 4096 * 4096
+                    (buffer.baseAddress! + count).initializeMemory(as: UInt8.self, repeating: 0, count: length - count)
+                }
+                if !ImportedFile.writeAll(output, UnsafeRawBufferPointer(rebasing: buffer[..<length]), at: offset) {
+                    if direct && errno == EINVAL && cfileio_end_direct(output) == 0 {
+                        state.withLock { $0.direct = false }
+                        if ImportedFile.writeAll(output, UnsafeRawBufferPointer(rebasing: buffer[..<count]), at: offset)
+                        {
+                            return
+                        }
+                    }
+                    let reason = "cannot write into the library: \(String(cString: strerror(errno)))"
+                    state.withLock { $0.problem = $0.problem ?? reason }
+                }
             }
         }
-        if output >= 0 {
-            if sync && fsync(output) != 0 { throw fail("cannot sync the copy to disk") }
-            close(output)
-        }
-        return (Self.hex(hasher.finalize()), head)
+
+        /// Waits for every write handed over so far.
+        func finish() { queue.sync {} }
     }
 }

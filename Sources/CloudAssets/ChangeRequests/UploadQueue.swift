@@ -45,7 +45,13 @@ final class UploadQueue: Sendable {
         var task: Task<Void, Never>?
         var progress: [Int64: AssetUploadProgress] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Imported originals' sources, for their first uploads (``UploadSourceHint``).
+        var sources: [Int64: UploadSourceHint] = [:]
     }
+
+    /// At most this many sources are remembered (the newest are dropped beyond it: their uploads read the library's
+    /// copies).
+    static let sourceLimit = 256
     /// One upload pass at a time (the worker's, a sync's, an explicit wait's): together they keep to
     /// ``UploadSettings/concurrentUploads``, and an error that stops one pass is not met again by another.
     let passGate = SerialGate()
@@ -99,6 +105,18 @@ final class UploadQueue: Sendable {
 
     func report(_ progress: AssetUploadProgress, for id: Int64) {
         state.withLock { $0.progress[id] = progress }
+    }
+
+    /// Remembers where an imported original's first upload may read its bytes.
+    func noteSource(_ source: UploadSourceHint, for id: Int64) {
+        state.withLock { s in
+            if s.sources.count < Self.sourceLimit { s.sources[id] = source }
+        }
+    }
+
+    /// Takes the source an asset's upload may read, if one was noted and the file is still the one copied.
+    func takeSource(for id: Int64) -> UploadSourceHint? {
+        state.withLock { $0.sources.removeValue(forKey: id) }.flatMap { $0.isCurrent ? $0 : nil }
     }
 
     /// Claims an asset's upload for one caller in this process (the worker, or a sync): `false` when it is taken.
@@ -353,10 +371,14 @@ extension AssetLibrary {
         var saved = checkpoint
         var key = record.key
         let (stem, ext) = Self.splitExtension(key)
+        // A large import's first upload reads the file it was copied from (see ``UploadSourceHint``).
+        var source = queue.takeSource(for: id)
+        let latest = LockedBox<UploadCheckpoint?>(nil)
         for attempt in 0..<4 {
             var request = UploadRequest(
-                bucket: configuration.bucket, key: key, file: url, contentType: record.contentType,
-                metadata: Self.objectMetadata(of: record))
+                bucket: configuration.bucket, key: key, file: source.map { URL(fileURLWithPath: $0.path) } ?? url,
+                contentType: record.contentType, metadata: Self.objectMetadata(of: record),
+                fullObjectCRC32C: source?.crc32c)
             request.createOnly = true
             request.isUserRequest = false
             request.progress = { progress, stop in
@@ -366,14 +388,28 @@ extension AssetLibrary {
                     for: id)
                 if Task.isCancelled { stop = true }
             }
-            do {
-                // A finished upload's checkpoint goes in the transaction that records it; one that never had a
-                // checkpoint (a single request) writes none.
-                let outcome = try await remote.uploader.upload(
-                    request, resumingFrom: saved?.key == key ? saved : nil,
+            // A finished upload's checkpoint goes in the transaction that records it; one that never had a
+            // checkpoint (a single request) writes none.
+            let send = { (request: UploadRequest, resuming: UploadCheckpoint?) async throws(S3Error) -> UploadOutcome in
+                try await remote.uploader.upload(
+                    request, resumingFrom: resuming?.key == key ? resuming : nil,
                     checkpoint: { checkpoint in
+                        latest.withLock { $0 = checkpoint }
                         if let checkpoint { try store.setUploadCheckpoint(checkpoint.encoded, for: id) }
                     })
+            }
+            do throws(S3Error) {
+                let outcome: UploadOutcome
+                do throws(S3Error) {
+                    outcome = try await send(request, saved)
+                } catch let error where source != nil && !Self.isCancellation(error) {
+                    // The source was not the file copied after all (changed, gone, other bytes): the library's
+                    // copy, resuming what was sent of it.
+                    source = nil
+                    request.file = url
+                    request.fullObjectCRC32C = nil
+                    outcome = try await send(request, latest.withLock { $0 } ?? saved)
+                }
                 switch outcome {
                 case .created(let etag, _):
                     return .uploaded(id: id, key: key, etag: etag)
