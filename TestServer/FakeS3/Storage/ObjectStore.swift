@@ -386,7 +386,7 @@ extension ObjectStore {
     func adopt(bucket: String, path: String, size: Int64, checksum: ChecksumAlgorithm?)
         -> (sink: UploadSink, checksum: [UInt8]?)?
     {
-        guard bucketExists(bucket), let temporary = temporaryPath(), POSIX.link(path, temporary) else { return nil }
+        guard bucketExists(bucket), let temporary = temporaryPath(), POSIX.hardLink(path, temporary) else { return nil }
         let fd = POSIX.openForUpdating(temporary)
         guard fd >= 0, POSIX.truncate(fd, size) else {
             if fd >= 0 { POSIX.closeFile(fd) }

@@ -46,13 +46,8 @@ enum POSIX {
     static func openForReading(_ path: String) -> CInt { open(path, O_RDONLY | O_CLOEXEC) }
     static func createExclusive(_ path: String) -> CInt { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
     static func openForUpdating(_ path: String) -> CInt { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
-    static func link(_ from: String, _ to: String) -> Bool {
-        #if canImport(Glibc)
-            Glibc.link(from, to) == 0
-        #else
-            Darwin.link(from, to) == 0
-        #endif
-    }
+    /// A second name for a file (not following a link at `from`).
+    static func hardLink(_ from: String, _ to: String) -> Bool { linkat(AT_FDCWD, from, AT_FDCWD, to, 0) == 0 }
     static func truncate(_ fd: CInt, _ size: Int64) -> Bool { ftruncate(fd, off_t(size)) == 0 }
     static func closeFile(_ fd: CInt) { _ = close(fd) }
     static func remove(_ path: String) { _ = unlink(path) }
