@@ -179,12 +179,13 @@ extension S3Service {
             let sink: UploadSink
             let computed: [UInt8]?
             // Parts in their slots are the object already: the slot file is taken as it is (cut after the last).
-            if let sealed = multipart.sealSlots(id, parts: parts),
+            let sealed = multipart.sealSlots(id, parts: parts)
+            if let sealed,
                 let adopted = store.adopt(bucket: bucket, path: sealed.path, size: sealed.size, checksum: fullObject)
             {
                 (sink, computed) = adopted
             } else {
-                multipart.unsealSlots(id)
+                if sealed != nil { multipart.unsealSlots(id) }
                 let pieces: [ObjectStore.Piece] = parts.map { part in
                     switch part.target {
                     case .memory(let b): .memory(b)
@@ -220,7 +221,7 @@ extension S3Service {
                 stored = try store.commit(bucket: bucket, info: info, upload: sink, expecting: expecting)
             } catch {
                 sink.abort()
-                multipart.unsealSlots(id)
+                if sealed != nil { multipart.unsealSlots(id) }
                 throw error
             }
             if let removed = try? multipart.remove(id, bucket: bucket, key: key) { MultipartUploads.discard(removed) }
