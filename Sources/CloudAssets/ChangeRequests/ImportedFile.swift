@@ -44,8 +44,8 @@ struct UploadSourceHint: Sendable, Equatable {
 /// A file brought into the library by an import: staged under the library's folder, hashed, its metadata read.
 ///
 /// The bytes go to `originals/import-<uuid>.part` (a name recovery knows as the library's own, so a crash leaves
-/// nothing behind for long), hashed with SHA-256 and CRC-32C on the way (a large copy around the page cache); the staged file is renamed to the asset's name in
-/// the transaction that creates the asset.
+/// nothing behind for long; a large copy around the page cache), hashed with SHA-256 and CRC-32C on the way; the
+/// staged file is renamed to the asset's name in the transaction that creates the asset.
 struct ImportedFile: Sendable {
     /// The staged copy, inside the library's originals folder.
     let stagedURL: URL
