@@ -58,7 +58,7 @@ extension AssetStore {
 extension StoreTransaction {
     /// Appends a change to the journal outbox, committed with the rows it describes.
     package func appendJournalChange(_ change: String) throws {
-        try db.execute(sql: "INSERT INTO journal_outbox (change) VALUES (?)", arguments: [change])
+        try db.cachedStatement(sql: "INSERT INTO journal_outbox (change) VALUES (?)").execute(arguments: [change])
     }
 
     /// Records that the journal entry `key` (written at `time`, in milliseconds) was applied.

@@ -27,12 +27,12 @@ extension AssetLibrary {
             while true {
                 let rows = try store.journalOutbox(limit: 500)
                 guard let last = rows.last else { return }
-                let entry = JournalEntry(device: device, changes: rows.compactMap { JournalChange.decode($0.change) })
+                let body = JournalEntry.encoded(device: device, changes: rows.map(\.change))
                 let time = Int64((remote.client.correctedNow.timeIntervalSince1970 * 1000).rounded(.down))
                 let key = JournalKey.make(prefix: prefix, time: time, device: device, sequence: last.seq)
                 do {
                     _ = try await remote.client.putObject(
-                        bucket: configuration.bucket, key: key, body: entry.encoded, contentType: "application/json",
+                        bucket: configuration.bucket, key: key, body: body, contentType: "application/json",
                         condition: .keyAbsent)
                 } catch S3Error.preconditionFailed {
                     // The same key exists (this outbox row was sent before and its removal was lost): sent.

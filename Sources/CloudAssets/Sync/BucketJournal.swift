@@ -100,10 +100,14 @@ struct JournalChange: Codable, Sendable {
 
 extension JournalEntry {
     /// The entry's JSON, keys sorted as the generic encoder sorts them, each change as ``JournalChange/encoded``.
-    var encoded: Data {
-        let body = changes.map(\.encoded).joined(separator: ",")
-        return Data(
-            ("{\"changes\":[" + body + "],\"device\":" + JSONText.quoted(device) + ",\"format\":\(format)}").utf8)
+    var encoded: Data { Self.encoded(device: device, changes: changes.map(\.encoded), format: format) }
+
+    /// An entry's JSON from its changes already encoded (``JournalChange/encoded``, as the outbox keeps them): a
+    /// flush of 500 changes neither decodes nor encodes them again.
+    static func encoded(device: String, changes: [String], format: Int = 1) -> Data {
+        Data(
+            ("{\"changes\":[" + changes.joined(separator: ",") + "],\"device\":" + JSONText.quoted(device)
+                + ",\"format\":\(format)}").utf8)
     }
 
     /// An entry read from the bucket; nil when it is not one this version understands.
