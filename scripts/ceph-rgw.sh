@@ -114,6 +114,11 @@ stop_cluster() {
 start_cluster() {
     local dir=$1 start=$SECONDS started_ns
     started_ns=$(date +%s%N)
+    # ceph-mon refuses to start (exit 28, nothing logged) on a file system with less than 5 % available
+    # (mon_data_avail_crit): say so instead.
+    local avail_pct
+    avail_pct=$(df -P "$(dirname "$dir")" | awk 'NR == 2 { printf "%d", $4 * 100 / $2 }')
+    ((avail_pct >= 6)) || die "the file system holding $dir has ${avail_pct}% available; ceph-mon needs more than 5%"
     mkdir -p "$dir"
     [ -z "$(ls -A "$dir")" ] || die "$dir is not empty"
     dir=$(cd "$dir" && pwd)
@@ -126,7 +131,9 @@ start_cluster() {
     done
     mkdir -p "$dir/run" "$dir/log" "$dir/mon/a" "$dir/osd/0" "$dir/rgw"
     # Any failure from here on stops what was started and removes the folder.
-    trap 'log "boot failed; stopping what was started"; stop_cluster "'"$dir"'" || true' EXIT
+    # The command that failed, and the end of the daemons' output and the mon's log: the folder goes with the stop.
+    trap 'log "failed (exit $?): $BASH_COMMAND"' ERR
+    trap 'log "boot failed; stopping what was started"; tail -n 15 "'"$dir"'/log/daemons.out" "'"$dir"'/log/mon.a.log" >&2 2>/dev/null || true; stop_cluster "'"$dir"'" || true' EXIT
 
     local mon_port rgw_port fsid conf=$dir/ceph.conf
     mon_port=$(free_port)
@@ -213,7 +220,7 @@ export AWS_SECRET_ACCESS_KEY=$secret
 export AWS_REGION=us-east-1
 export CEPH_RGW_DIR=$dir
 EOF
-    trap - EXIT
+    trap - EXIT ERR
 
     if [ -n "${CEPH_RGW_PARENT_PID:-}" ]; then
         # In its own session, so that nothing aimed at the caller's process group ends it early.

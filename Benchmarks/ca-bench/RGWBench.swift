@@ -36,7 +36,8 @@ private final class RGWCluster {
         bootSeconds = now() - start
         guard status == 0 else {
             let text = (try? String(contentsOf: messages, encoding: .utf8)) ?? ""
-            let own = text.split(separator: "\n").filter { $0.hasPrefix("ceph-rgw:") }.suffix(6)
+            // The script's own lines (the command that failed among them).
+            let own = text.split(separator: "\n").filter { $0.hasPrefix("ceph-rgw:") }.suffix(8)
             FileHandle.standardError.write(
                 Data("ca-bench: rgw skipped, the cluster did not start:\n\(own.joined(separator: "\n"))\n".utf8))
             return nil
