@@ -4,6 +4,13 @@ import Testing
 
 @testable import CloudAssets
 
+extension JournalChange {
+    /// A change read back with the generic decoder, as every reader of an entry reads it.
+    static func decode(_ text: String) -> JournalChange? {
+        try? JSONDecoder().decode(JournalChange.self, from: Data(text.utf8))
+    }
+}
+
 /// The journal's `put` and `delete` changes are written by hand (``JournalChange/encoded``): every reader decodes
 /// them with the generic decoder, so whatever the text in a key, an ETag or a metadata value, it must read back
 /// exactly.

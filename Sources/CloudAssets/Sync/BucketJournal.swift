@@ -87,10 +87,6 @@ struct JournalChange: Codable, Sendable {
         return "{" + fields.joined(separator: ",") + "}"
     }
 
-    static func decode(_ text: String) -> JournalChange? {
-        try? JSONDecoder().decode(JournalChange.self, from: Data(text.utf8))
-    }
-
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
