@@ -63,10 +63,11 @@ final class LibraryHarness: Sendable {
         self.folder = folder
     }
 
-    /// Starts a server and makes a fresh folder.
-    static func start() async throws -> LibraryHarness {
-        let server = try FakeS3Server(
-            configuration: FakeS3Configuration(accessKeyID: accessKey, secretAccessKey: secretKey))
+    /// Starts a server (its configuration as `configure` leaves it) and makes a fresh folder.
+    static func start(configure: (inout FakeS3Configuration) -> Void = { _ in }) async throws -> LibraryHarness {
+        var configuration = FakeS3Configuration(accessKeyID: accessKey, secretAccessKey: secretKey)
+        configure(&configuration)
+        let server = try FakeS3Server(configuration: configuration)
         try await server.start()
         try server.createBucket(bucket)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -149,8 +150,10 @@ final class LibraryHarness: Sendable {
 }
 
 /// Runs `body` with a started harness, shutting it down afterwards whether `body` throws or not.
-func withHarness(_ body: (LibraryHarness) async throws -> Void) async throws {
-    let harness = try await LibraryHarness.start()
+func withHarness(
+    configure: (inout FakeS3Configuration) -> Void = { _ in }, _ body: (LibraryHarness) async throws -> Void
+) async throws {
+    let harness = try await LibraryHarness.start(configure: configure)
     do {
         try await body(harness)
     } catch {

@@ -35,6 +35,19 @@ struct LocalFiles: Sendable {
         rootPath = path.hasSuffix("/") ? String(path.dropLast()) : path
     }
 
+    /// Whether `path` names the library's folder or anything inside it, after resolving links and `.`/`..` (a
+    /// link from outside into the library counts as inside). False for a path that does not resolve.
+    func holds(_ path: String) -> Bool {
+        guard let library = Self.realPath(rootPath), let resolved = Self.realPath(path) else { return false }
+        return resolved == library || resolved.hasPrefix(library == "/" ? "/" : library + "/")
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     var originalsFolder: URL { url(of: .originals) }
     var partialFolder: URL { url(of: .partial) }
     var thumbnailsFolder: URL { url(of: .thumbnails) }

@@ -64,6 +64,12 @@ struct ImportedFile: Sendable {
     let uploadSource: UploadSourceHint?
 
     /// Stages `source` under `files`' originals folder.
+    ///
+    /// A source inside the library's own folder (its catalog, a cached original, the folder itself; links
+    /// resolved) is refused: importing it — above all moving it — would take the library's only copy. A source
+    /// that changes while it is read (its size, modification or change time differ from before the read, or
+    /// the bytes read are not its size) is read again, up to ``readAttempts`` times in all, then refused: the
+    /// asset's size, hash and object always describe one version of the file.
     /// - Parameters:
     ///   - moving: Take the file instead of copying it (renamed when on the same file system, else copied and the
     ///     source removed after the change commits).
@@ -72,6 +78,11 @@ struct ImportedFile: Sendable {
     static func stage(_ source: URL, status known: stat?, files: LocalFiles, moving: Bool) throws
         -> ImportedFile
     {
+        if files.holds(source.path) {
+            throw AssetLibraryError.cannotImport(
+                path: source.path,
+                reason: "it is inside the library folder \(files.root.path); import files from outside it")
+        }
         var status = known ?? stat()
         guard known != nil || stat(source.path, &status) == 0 else {
             throw AssetLibraryError.cannotImport(path: source.path, reason: String(cString: strerror(errno)))
@@ -79,13 +90,54 @@ struct ImportedFile: Sendable {
         guard status.st_mode & S_IFMT == S_IFREG else {
             throw AssetLibraryError.cannotImport(path: source.path, reason: "not a regular file")
         }
+        var attempt = 1
+        while true {
+            do {
+                return try stageOnce(source, status: status, files: files, moving: moving)
+            } catch let changed as SourceChanged {
+                guard attempt < readAttempts else {
+                    throw AssetLibraryError.cannotImport(path: source.path, reason: changed.description)
+                }
+                attempt += 1
+                guard stat(source.path, &status) == 0 else {
+                    throw AssetLibraryError.cannotImport(path: source.path, reason: String(cString: strerror(errno)))
+                }
+                guard status.st_mode & S_IFMT == S_IFREG else {
+                    throw AssetLibraryError.cannotImport(path: source.path, reason: "not a regular file")
+                }
+            }
+        }
+    }
+
+    /// How many times a source that changes while it is read is read before it is refused.
+    static let readAttempts = 3
+
+    /// A source that was not the same file from the start of its read to its end.
+    struct SourceChanged: Error, CustomStringConvertible {
+        let sizeBefore: Int64
+        let bytesRead: Int64
+        let sizeAfter: Int64
+
+        var description: String {
+            "it changed while it was read (\(sizeBefore) bytes before, \(bytesRead) read, \(sizeAfter) after); "
+                + "import it once nothing writes to it"
+        }
+    }
+
+    /// One read of the source (see ``stage(_:status:files:moving:)``); throws ``SourceChanged`` when the file was
+    /// not the one `status` describes from the start of the read to its end (nothing is left staged then, and a
+    /// renamed source is back in its place).
+    private static func stageOnce(_ source: URL, status: stat, files: LocalFiles, moving: Bool) throws
+        -> ImportedFile
+    {
         let staged = files.file(LocalFiles.stagingName(), in: .originals)
         var renamedFrom: URL?
-        let digest: (sha256: String, crc32c: UInt32, head: [UInt8])
+        let digest: ReadResult
         if moving, rename(source.path, staged.path) == 0 {
             renamedFrom = source
             do {
                 digest = try read(staged, copyingTo: nil)
+                try digest.check(against: status)
             } catch {
                 _ = rename(staged.path, source.path)
                 throw error
@@ -95,6 +147,12 @@ struct ImportedFile: Sendable {
             // before the kernel writes it, recovery finds it short and removes the asset, and the source is still
             // there. A move across file systems removes the source, so its copy is synced first.
             digest = try read(source, copyingTo: staged, sync: moving)
+            do {
+                try digest.check(against: status)
+            } catch {
+                unlink(staged.path)
+                throw error
+            }
         }
         let metadata = ImportMetadata.read(
             head: digest.head, name: source.lastPathComponent, fileStatus: status, fileLength: Int(status.st_size))
@@ -107,6 +165,31 @@ struct ImportedFile: Sendable {
             stagedURL: staged, size: Int64(status.st_size), sha256: digest.sha256, metadata: metadata,
             sourceName: source.lastPathComponent, sourceToRemove: moving && renamedFrom == nil ? source : nil,
             renamedFrom: renamedFrom, uploadSource: uploadSource)
+    }
+
+    /// What one read of a source found: its digests and first bytes, how many bytes it read, and the file's
+    /// status at the end of the read (on the descriptor it read from).
+    struct ReadResult {
+        var sha256: String
+        var crc32c: UInt32
+        var head: [UInt8]
+        var bytesRead: Int64
+        var statusAfter: stat
+
+        /// Throws ``SourceChanged`` unless the file was the one `before` describes throughout the read: the same
+        /// inode and device, size, modification and change times, and every byte of that size read.
+        func check(against before: stat) throws {
+            let same =
+                statusAfter.st_ino == before.st_ino && statusAfter.st_dev == before.st_dev
+                && statusAfter.st_size == before.st_size && bytesRead == Int64(before.st_size)
+                && statusAfter.st_mtim.tv_sec == before.st_mtim.tv_sec
+                && statusAfter.st_mtim.tv_nsec == before.st_mtim.tv_nsec
+            // (The change time moves on a rename, so a move compares it only through the size and mtime.)
+            guard same else {
+                throw SourceChanged(
+                    sizeBefore: Int64(before.st_size), bytesRead: bytesRead, sizeAfter: Int64(statusAfter.st_size))
+            }
+        }
     }
 
     /// Files of at least this many bytes are imported on a lane of their own.
@@ -165,9 +248,7 @@ struct ImportedFile: Sendable {
     /// ``ImportMetadata/headerLimit`` bytes (where the headers an import reads are), and writes a copy to
     /// `destination` when given (created, never replacing anything; removed again on failure). A copy of
     /// ``directCopyMinimum`` bytes or more is written around the page cache where the file system allows it.
-    static func read(_ source: URL, copyingTo destination: URL?, sync: Bool = false) throws
-        -> (sha256: String, crc32c: UInt32, head: [UInt8])
-    {
+    static func read(_ source: URL, copyingTo destination: URL?, sync: Bool = false) throws -> ReadResult {
         let input = open(source.path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
             throw AssetLibraryError.cannotImport(path: source.path, reason: String(cString: strerror(errno)))
@@ -195,23 +276,32 @@ struct ImportedFile: Sendable {
             return AssetLibraryError.cannotImport(path: source.path, reason: reason)
         }
         var digest = Digest()
+        var bytesRead: Int64 = 0
         if direct != 0 {
-            if let problem = copyDirect(from: input, to: output, digest: &digest) { throw fail(problem) }
-        } else if let problem = copyBuffered(from: input, to: output, size: size, digest: &digest) {
+            if let problem = copyDirect(from: input, to: output, digest: &digest, bytesRead: &bytesRead) {
+                throw fail(problem)
+            }
+        } else if let problem = copyBuffered(
+            from: input, to: output, size: size, digest: &digest, bytesRead: &bytesRead)
+        {
             throw fail(problem)
         }
+        var after = stat()
+        guard fstat(input, &after) == 0 else { throw fail(String(cString: strerror(errno))) }
         if output >= 0 {
             if sync && fsync(output) != 0 { throw fail("cannot sync the copy to disk") }
             close(output)
         }
-        return (Self.hex(digest.sha256.finalize()), digest.crc32c, digest.head)
+        return ReadResult(
+            sha256: Self.hex(digest.sha256.finalize()), crc32c: digest.crc32c, head: digest.head,
+            bytesRead: bytesRead, statusAfter: after)
     }
 
     /// Reads `input` to its end into `digest`, writing every byte to `output` when it is open (ordinary writes).
     /// Returns what went wrong, or nil.
-    private static func copyBuffered(from input: Int32, to output: Int32, size: Int, digest: inout Digest)
-        -> String?
-    {
+    private static func copyBuffered(
+        from input: Int32, to output: Int32, size: Int, digest: inout Digest, bytesRead: inout Int64
+    ) -> String? {
         // At most 1 MiB, and no more than the file needs (one read to its end, one to see the end): a small
         // file's import neither clears nor maps a megabyte (an import of thousands of photos makes thousands).
         let buffer = UnsafeMutableRawBufferPointer.allocate(
@@ -224,6 +314,7 @@ struct ImportedFile: Sendable {
             if count == 0 { return nil }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
             digest.update(bytes)
+            bytesRead += Int64(count)
             if output >= 0, !writeAll(output, bytes, at: nil) {
                 return "cannot write into the library: \(String(cString: strerror(errno)))"
             }
@@ -239,7 +330,9 @@ struct ImportedFile: Sendable {
     /// reads and hashes one buffer while a queue of its own writes the other. A write the file system refuses
     /// (`EINVAL`: alignment) turns `O_DIRECT` off and goes on through the page cache. Returns what went wrong, or
     /// nil.
-    private static func copyDirect(from input: Int32, to output: Int32, digest: inout Digest) -> String? {
+    private static func copyDirect(
+        from input: Int32, to output: Int32, digest: inout Digest, bytesRead: inout Int64
+    ) -> String? {
         let buffers = (0..<2).map { _ in
             UnsafeMutableRawBufferPointer.allocate(byteCount: directChunk, alignment: 4096)
         }
@@ -273,6 +366,7 @@ struct ImportedFile: Sendable {
         }
         writer.finish()
         if let problem = writer.problem { return problem }
+        bytesRead = offset
         // The last write may have been rounded up to a whole block: the file ends where the source did.
         guard ftruncate(output, off_t(offset)) == 0 else {
             return "cannot write into the library: \(String(cString: strerror(errno)))"

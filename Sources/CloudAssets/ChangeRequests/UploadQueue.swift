@@ -182,11 +182,16 @@ extension AssetLibrary {
     /// network policy but `.offline` (where it returns at once) and whatever
     /// ``Configuration/startsBackgroundTransfers`` says. Uploads also start on their own after
     /// ``performChanges(_:)``, on open and when the policy becomes `.allowed`.
+    ///
+    /// When it returns, the journal entries of every upload that went up are in the bucket too (or failed to go,
+    /// left for the next sync): another library's next sync sees each of them, and a process may exit.
     public func waitForUploads() async {
         await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
         await shareEditedMetadata()
         await shareEditRevisions()
         await uploadQueue.waitUntilIdle()
+        // The commits above started flushes of their own; this one runs after them and sends what they left.
+        await flushJournal()
     }
 
     /// Puts every import whose upload failed back in the queue and wakes the worker.

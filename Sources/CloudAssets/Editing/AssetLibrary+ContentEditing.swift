@@ -134,7 +134,8 @@ extension AssetLibrary {
                     throw AssetLibraryError.cannotEdit(
                         localIdentifier: name, reason: "no rendered JPEG was written at \(url.path)")
                 }
-                let (sha256, _, head) = try ImportedFile.read(url, copyingTo: nil)
+                let read = try ImportedFile.read(url, copyingTo: nil)
+                let (sha256, head) = (read.sha256, read.head)
                 let size = Int64(
                     (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)??.int64Value ?? 0)
                 guard case .parsed(let metadata)? = try? ImageMetadata.parse(head: head, fileLength: Int(size)),

@@ -14,6 +14,9 @@ package final class S3Client: Sendable {
     /// The engine that moves the bytes (shared with a ``Downloader`` built on this client).
     package let engine: HTTPEngine
     private let clockOffset = LockedBox<TimeInterval>(0)
+    /// How this endpoint wants the ETag of a write's `If-Match` (``IfMatchForm``): learnt once, kept for every
+    /// later write.
+    let ifMatchForm = LockedBox<IfMatchForm>(.quoted)
     /// This computer's clock (replaceable in tests to simulate a wrong clock).
     let localClock: @Sendable () -> Date
     /// The endpoint's scheme, host (bracketed when IPv6) and `:port` unless the scheme's default: read once,

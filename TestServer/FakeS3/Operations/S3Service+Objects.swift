@@ -127,9 +127,18 @@ extension S3Service {
         }
         if let ifMatch {
             guard let existing else { throw .noSuchKey(key) }
-            guard Preconditions.etagList(ifMatch, matches: existing.etag) else { throw .preconditionFailed }
+            guard writeIfMatch(ifMatch, matches: existing.etag) else { throw .preconditionFailed }
         }
         return existing.map { .etag($0.etag) } ?? .absent
+    }
+
+    /// Whether a write's (or a delete's) `If-Match` header matches an ETag: as S3 compares it, or, with
+    /// ``comparesBareIfMatch``, only in the bare form (Ceph's RADOS Gateway 16).
+    func writeIfMatch(_ header: String, matches etag: String) -> Bool {
+        guard comparesBareIfMatch else { return Preconditions.etagList(header, matches: etag) }
+        let bare =
+            etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count >= 2 ? String(etag.dropFirst().dropLast()) : etag
+        return header.trimmingCharacters(in: .whitespaces) == bare
     }
 
     /// Runs a write under its preconditions, as S3 does: they are checked first (412, 404); a second conditional

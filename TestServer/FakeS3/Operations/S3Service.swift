@@ -8,6 +8,8 @@ import NIOHTTP1
 struct S3Service: Sendable {
     let store: ObjectStore
     let region: String
+    /// Whether writes compare `If-Match` as Ceph's RADOS Gateway 16 does (``FakeS3Configuration/comparesBareIfMatch``).
+    var comparesBareIfMatch = false
     let multipart = MultipartUploads()
     /// Keys a conditional write is being made to (between its check and its commit).
     let conditionalWrites = ConditionalWrites()
@@ -53,7 +55,13 @@ struct S3Service: Sendable {
             guard case .upload(let receiver) = body else { throw .internalError }
             return try putObject(b, k, request, receiver)
         case .deleteObject(let b, let k):
-            try store.deleteObject(bucket: b, key: k)
+            if let ifMatch = request.header("if-match") {
+                try store.deleteObject(bucket: b, key: k) { etag throws(S3Error) in
+                    guard writeIfMatch(ifMatch, matches: etag) else { throw .preconditionFailed }
+                }
+            } else {
+                try store.deleteObject(bucket: b, key: k)
+            }
             return S3Response(status: .noContent)
         case .listObjectVersions(let b): return try listObjectVersions(b, request)
         case .deleteObjects(let b):

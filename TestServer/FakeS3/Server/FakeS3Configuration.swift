@@ -29,6 +29,10 @@ public struct FakeS3Configuration: Sendable {
     /// Host name suffixes that mark virtual-hosted-style addressing: with the default,
     /// `Host: photos.localhost:9000` addresses the bucket `photos`.
     public var virtualHostSuffixes: [String]
+    /// When `true`, a write's or a delete's `If-Match` matches only the ETag *without* quotes, as Ceph's RADOS
+    /// Gateway 16 compares it (a quoted ETag, as RFC 9110 writes it, never matches there): for testing clients
+    /// against that gateway's behaviour. Reads are unaffected.
+    public var comparesBareIfMatch = false
 
     /// - Parameters:
     ///   - host: The address to bind.

@@ -16,7 +16,8 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         store = try ObjectStore(storage: configuration.storage)
         authenticator = RequestAuthenticator(credentials: configuration.credentials, region: configuration.region)
-        service = S3Service(store: store, region: configuration.region)
+        service = S3Service(
+            store: store, region: configuration.region, comparesBareIfMatch: configuration.comparesBareIfMatch)
         publicBuckets = LockedBox(configuration.publicBuckets)
     }
 

@@ -302,11 +302,19 @@ final class ObjectStore: Sendable {
 
     /// Removes an object; removing a missing key succeeds, as in S3.
     /// - Returns: Whether an object was removed.
+    /// - Parameter check: Called with the ETag of what the key holds, under the store's lock, before the delete
+    ///   (a conditional delete throws from it; a key that holds nothing throws `NoSuchKey` then).
     @discardableResult
-    func deleteObject(bucket: String, key: String) throws(S3Error) -> Bool {
+    func deleteObject(
+        bucket: String, key: String, check: ((String) throws(S3Error) -> Void)? = nil
+    ) throws(S3Error) -> Bool {
         try state.withLock { (buckets: inout [String: Bucket]) throws(S3Error) -> Bool in
             guard buckets[bucket] != nil else { throw .noSuchBucket(bucket) }
             let k = KeyBytes(key)
+            if let check {
+                guard let existing = buckets[bucket]!.objects[k] else { throw .noSuchKey(key) }
+                try check(existing.info.etag)
+            }
             guard let entry = buckets[bucket]!.objects.removeValue(forKey: k) else { return false }
             buckets[bucket]!.noteRemoved(k)
             if let file = entry.info.dataFile {
