@@ -158,6 +158,104 @@ import Testing
         }
     }
 
+    @Test("two libraries converge through every write: add, favourite, hide, trash, restore, edit, revert, purge")
+    func twoLibrariesConvergeThroughWrites() async throws {
+        let rgw = try await RGWFixture.gateway()
+        try await RGWBucket.with(rgw) { bucket in
+            let a = try await bucket.open(name: "a", journal: true)
+            let b = try await bucket.open(name: "b", journal: true)
+            try await b.sync(fetchThumbnails: false)
+            let source = bucket.folder.appendingPathComponent("photo.jpg")
+            try solidJPEG(width: 64, height: 48, (200, 100, 50)).write(to: source)
+            let other = bucket.folder.appendingPathComponent("other.jpg")
+            try solidJPEG(width: 32, height: 32, (10, 20, 30)).write(to: other)
+            let ids = try await a.performChanges {
+                $0.createAsset(fromFileAt: source)
+                $0.createAsset(fromFileAt: other)
+            }
+            await a.waitForUploads()
+            let photo = try #require(try a.asset(withLocalIdentifier: ids[0]))
+            let second = try #require(try a.asset(withLocalIdentifier: ids[1]))
+            #expect(photo.uploadState == .uploaded && second.uploadState == .uploaded)
+
+            /// Lets `from` send what it holds and `to` read it, then compares what both say of every asset.
+            func converge(_ from: AssetLibrary, _ to: AssetLibrary) async throws {
+                await from.waitForUploads()
+                #expect(try from.uploads.unsharedEdits == 0, "every shared property reached the gateway")
+                try await to.sync(fetchThumbnails: false)
+                #expect(try Self.facts(of: from) == (try Self.facts(of: to)))
+            }
+            try await converge(a, b)
+            // Each conditional sidecar write after the first uses If-Match; RGW 16 compares it bare.
+            try await a.performChanges { $0.setFavorite(true, for: [photo]) }
+            try await converge(a, b)
+            let inB = try #require(try b.asset(forKey: photo.key))
+            try await b.performChanges { $0.setHidden(true, for: [inB]) }
+            try await converge(b, a)
+            try await a.performChanges { $0.deleteAssets([try a.current(photo)]) }
+            try await converge(a, b)
+            #expect(try #require(try b.asset(forKey: photo.key)).isTrashed)
+            try await b.performChanges { $0.restoreAssets([try b.current(inB)]) }
+            try await converge(b, a)
+            #expect(try !a.current(photo).isTrashed)
+
+            _ = try await a.applyBasicEdit(to: try a.current(photo)) { try $0.setRotation(degrees: 90) }
+            try await converge(a, b)
+            #expect(try b.current(inB).hasAdjustments)
+            try await b.performChanges { $0.revertAssetContentToOriginal(try! b.current(inB)) }
+            try await converge(b, a)
+            #expect(try !a.current(photo).hasAdjustments)
+
+            // A purge by a library whose trash another library emptied of nothing: one asset goes everywhere.
+            try await a.performChanges { $0.deleteAssets([try a.current(second)]) }
+            try await converge(a, b)
+            #expect(try await b.emptyTrash() == 1)
+            try await converge(b, a)
+            #expect(try a.asset(forKey: second.key) == nil)
+
+            // A third library starts from the checkpoint one of them wrote, then follows the journal.
+            try await a.sync(fetchThumbnails: false)
+            let c = try await bucket.open(name: "c", journal: true)
+            let summary = try await c.sync(fetchThumbnails: false)
+            #expect(summary.checkpointAssets == 1)
+            #expect(try Self.facts(of: c) == (try Self.facts(of: a)))
+        }
+    }
+
+    @Test("emptying the trash leaves an object another tool wrote over the trashed version")
+    func purgeLeavesAReplacedObject() async throws {
+        let rgw = try await RGWFixture.gateway()
+        try await RGWBucket.with(rgw) { bucket in
+            let a = try await bucket.open(name: "a", journal: true)
+            let source = bucket.folder.appendingPathComponent("photo.jpg")
+            try solidJPEG(width: 64, height: 48, (200, 100, 50)).write(to: source)
+            let ids = try await a.performChanges { $0.createAsset(fromFileAt: source) }
+            await a.waitForUploads()
+            let photo = try #require(try a.asset(withLocalIdentifier: ids[0]))
+            try await a.performChanges { $0.deleteAssets([photo]) }
+            await a.waitForUploads()
+            let replacement = testBytes(count: 7000, seed: 9)
+            try bucket.fill(#"put("\#(photo.key)", "replacement")"#, files: ["replacement": replacement])
+            #expect(try await a.emptyTrash() == 0)
+            let kept = try a.current(photo)
+            #expect(!kept.isTrashed && kept.size == 7000)
+            #expect(try await a.data(for: kept, options: AssetLibrary.networkOptions()) == replacement)
+        }
+    }
+
+    /// What every library must agree on of each asset (trashed ones too), by key.
+    static func facts(of library: AssetLibrary) throws -> [String: String] {
+        var options = FetchOptions(includeHiddenAssets: true)
+        options.includeTrashedAssets = true
+        var facts: [String: String] = [:]
+        for asset in try library.fetchAssets(options) {
+            facts[asset.key] =
+                "\(asset.etag) fav=\(asset.isFavorite) hidden=\(asset.isHidden) trash=\(asset.isTrashed) "
+                + "edited=\(asset.hasAdjustments)"
+        }
+        return facts
+    }
+
     @Test("wrong credentials and a missing bucket are typed errors")
     func wrongCredentials() async throws {
         let rgw = try await RGWFixture.gateway()
@@ -344,17 +442,19 @@ final class RGWBucket: Sendable {
     }
 
     /// Opens a library on this bucket (or another one), with the gateway's keys unless told otherwise.
-    func open(credentials: Credentials? = nil, bucket: String? = nil, name: String = "library") async throws
-        -> AssetLibrary
-    {
+    /// `journal`: the library follows the journal as libraries that share a bucket do (a full listing first,
+    /// then the journal; a checkpoint at every sync), instead of listing the bucket on every sync.
+    func open(
+        credentials: Credentials? = nil, bucket: String? = nil, name: String = "library", journal: Bool = false
+    ) async throws -> AssetLibrary {
         var configuration = AssetLibrary.Configuration(
             storeURL: folder.appendingPathComponent(name), endpoint: gateway.endpoint, bucket: bucket ?? self.name,
             credentials: credentials
                 ?? .static(accessKeyID: gateway.accessKeyID, secretAccessKey: gateway.secretAccessKey))
         configuration.progressInterval = 0
         // boto3 writes the bucket behind the journal's back: every sync lists it.
-        configuration.fullSyncInterval = 0
-        configuration.checkpointInterval = 0
+        configuration.fullSyncInterval = journal ? 24 * 3600 : 0
+        configuration.checkpointInterval = journal ? 0.001 : 0
         let library = try await AssetLibrary(configuration: configuration)
         opened.withLock { $0.append(library) }
         return library
