@@ -84,6 +84,8 @@ extension AssetLibrary {
     /// its sidecar and its `edits/` folder — but only while that is what this library decided to purge:
     ///
     /// 1. the sidecar is read again and merged: when another library restored the asset since, nothing is deleted;
+    ///    nor when the sidecar does not say it is trashed (the trash came from a journal entry no sidecar backs),
+    ///    unless the trash is this library's own and has not gone up yet;
     /// 2. the original must still be the version in the catalog (a read of its ETag): when another writer replaced
     ///    it, nothing is deleted, and the asset takes the new version and leaves the trash;
     /// 3. the sidecar is deleted conditional on the ETag just read (a restore written meanwhile makes that fail:
@@ -113,6 +115,12 @@ extension AssetLibrary {
                 let (state, etag) = try await readSidecar(sidecarKey, remote: remote)
                 if let state { try adoptSharedMetadata([(id, state, etag)]) }
                 guard let current = try store.record(id: id), current.isTrashed else { return .kept }
+                // The sidecar is the bucket's word: a trash this library only heard of (a journal entry no sidecar
+                // backs) deletes nothing. Its own trash that has not gone up yet is its own decision.
+                let device = try deviceIdentifier()
+                let ownUnsharedTrash =
+                    current.metadataDirty && SharedMetadata(record: current).stamps[.trashed]?.device == device
+                guard state?.trashedDate != nil || ownUnsharedTrash else { return .kept }
                 sidecarETag = etag
             }
             // 2. The original, as the catalog knows it.
