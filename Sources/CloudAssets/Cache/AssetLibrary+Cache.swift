@@ -10,7 +10,7 @@ extension AssetLibrary {
     /// opens with it downloads them) and each completion is its own change.
     /// - Parameter assets: The assets to pin.
     public func pin(_ assets: [Asset]) throws {
-        try CloudAssetsError.boundary {
+        try entry {
             try setPinned(assets.map(\.rowID), true)
             if configuration.startsBackgroundTransfers { startCaching(assets: assets, priority: .utility) }
         }
@@ -19,7 +19,7 @@ extension AssetLibrary {
     /// Unpins assets; their originals stay until evicted.
     /// - Parameter assets: The assets to unpin.
     public func unpin(_ assets: [Asset]) throws {
-        try CloudAssetsError.boundary {
+        try entry {
             try setPinned(assets.map(\.rowID), false)
         }
     }
@@ -37,7 +37,7 @@ extension AssetLibrary {
     /// - Parameter asset: The asset.
     /// - Throws: ``CloudAssetsError/Code/assetPinned`` for a pinned asset.
     public func evict(_ asset: Asset) throws {
-        try CloudAssetsError.boundary {
+        try entry {
             try evict(ids: [asset.rowID], force: false)
         }
     }
@@ -78,7 +78,7 @@ extension AssetLibrary {
     /// Bytes of originals, partial ranges and the thumbnails the library made itself on disk, as the store
     /// records them.
     public func cacheUsage() throws -> (bytes: Int64, fullAssets: Int, partialAssets: Int) {
-        return try CloudAssetsError.boundary { try localBytes() }
+        return try entry { try localBytes() }
     }
 
     /// ``cacheUsage()``'s figures: the full originals counted and summed in SQL (no row decoded: a cache of a
@@ -191,7 +191,7 @@ extension AssetLibrary {
     /// Counts the assets by availability, pinned and trashed, from the catalog alone (no network): one grouped
     /// query that reads no asset, so its cost barely grows with the library. Any thread.
     public func assetCounts() throws -> AssetCounts {
-        try CloudAssetsError.boundary {
+        try entry {
             let counts = try store.assetCounts()
             var byAvailability: [AssetAvailability: Int] = [:]
             for state in AssetAvailability.allCases { byAvailability[state] = counts.byAvailability[state.stored] ?? 0 }

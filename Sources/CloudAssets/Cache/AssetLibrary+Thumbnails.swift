@@ -26,7 +26,7 @@ extension AssetLibrary {
     ///   ``CloudAssetsError/Code/imageUnreadable`` for a file that is not a decodable image, transfer errors.
     @discardableResult
     public func makeThumbnail(for asset: Asset, isNetworkAccessAllowed: Bool = true) async throws -> ThumbnailSource {
-        try await CloudAssetsError.boundary {
+        try await entry {
             guard let record = try store.record(id: asset.rowID), let id = record.id else {
                 throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
             }

@@ -22,8 +22,7 @@ extension AssetLibrary {
     ///   ``CloudAssetsError/Code/libraryClosed``, or what `body` throws.
     @discardableResult
     public func performChanges(_ body: (AssetChangeRequests) throws -> Void) async throws -> [String] {
-        return try await CloudAssetsError.boundary {
-            try ensureOpen()
+        return try await entry {
             let requests = AssetChangeRequests()
             try body(requests)
             let files = self.files

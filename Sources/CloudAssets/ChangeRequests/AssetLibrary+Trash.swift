@@ -13,8 +13,7 @@ extension AssetLibrary {
     ///   in the trash).
     @discardableResult
     public func emptyTrash() async throws -> Int {
-        return try await CloudAssetsError.boundary {
-            try ensureOpen()
+        return try await entry {
             return try await purge(try store.idsTrashed(before: nil))
         }
     }

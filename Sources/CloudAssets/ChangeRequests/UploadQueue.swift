@@ -161,20 +161,22 @@ final class UploadQueue: Sendable {
 
 extension AssetLibrary {
     /// The uploads: what is waiting, running and failed, with the progress of those running. A snapshot; any
-    /// thread.
+    /// thread. Throws ``CloudAssetsError`` (``CloudAssetsError/Code/libraryClosed`` after ``close()``).
     public var uploads: UploadStatus {
-        get throws {
-            let counts = try store.uploadStateCounts()
-            var status = UploadStatus()
-            status.pending = counts[.pendingUpload] ?? 0
-            status.uploading = counts[.uploading] ?? 0
-            status.failed = counts[.uploadFailed] ?? 0
-            status.unsharedEdits = try store.idsWithUnsharedMetadata().count
-            status.unsharedContentEdits = try store.unsharedEditRevisionCount()
-            status.inFlight = uploadQueue.inFlight
-            status.isActive = uploadQueue.isActive
-            return status
-        }
+        get throws { try entry { try uploadStatus() } }
+    }
+
+    private func uploadStatus() throws -> UploadStatus {
+        let counts = try store.uploadStateCounts()
+        var status = UploadStatus()
+        status.pending = counts[.pendingUpload] ?? 0
+        status.uploading = counts[.uploading] ?? 0
+        status.failed = counts[.uploadFailed] ?? 0
+        status.unsharedEdits = try store.idsWithUnsharedMetadata().count
+        status.unsharedContentEdits = try store.unsharedEditRevisionCount()
+        status.inFlight = uploadQueue.inFlight
+        status.isActive = uploadQueue.isActive
+        return status
     }
 
     /// Uploads every import and shared-property edit not in the bucket yet, now, and returns when they went up or
@@ -196,7 +198,7 @@ extension AssetLibrary {
 
     /// Puts every import whose upload failed back in the queue and wakes the worker.
     public func retryFailedUploads() throws {
-        try CloudAssetsError.boundary {
+        try entry {
             let failed = try store.ids(inUploadStates: [.uploadFailed])
             guard !failed.isEmpty else { return }
             try performWrite { tx in

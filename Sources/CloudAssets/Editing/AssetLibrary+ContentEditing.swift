@@ -21,8 +21,7 @@ extension AssetLibrary {
     public func requestContentEditingInput(
         for asset: Asset, options: ContentEditingInputRequestOptions = ContentEditingInputRequestOptions()
     ) async throws -> ContentEditingInput {
-        return try await CloudAssetsError.boundary {
-            try ensureOpen()
+        return try await entry {
             guard let record = try store.record(id: asset.rowID) else {
                 throw AssetLibraryError.noSuchAsset(localIdentifier: asset.localIdentifier)
             }
@@ -62,7 +61,7 @@ extension AssetLibrary {
     /// concurrent edit on another library superseded (restorable with
     /// ``AssetChangeRequests/restoreContentRevision(_:for:)``), and reverts. A snapshot; any thread.
     public func contentRevisions(of asset: Asset) throws -> [ContentRevision] {
-        try CloudAssetsError.boundary {
+        try entry {
             let current = try store.record(id: asset.rowID)?.editRevision
             return try store.editRevisions(of: asset.rowID).compactMap { stored in
                 guard let manifest = EditManifest.decode(stored.manifest) else { return nil }

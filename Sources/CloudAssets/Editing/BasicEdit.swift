@@ -107,7 +107,7 @@ extension AssetLibrary {
         to asset: Asset, resume: Bool = false, isNetworkAccessAllowed: Bool = true,
         _ change: (inout BasicEdit) throws -> Void
     ) async throws -> Asset {
-        return try await CloudAssetsError.boundary {
+        return try await entry {
             let options = ContentEditingInputRequestOptions(
                 canHandleAdjustmentData: { resume && $0.formatIdentifier == BasicAdjustments.formatIdentifier },
                 isNetworkAccessAllowed: isNetworkAccessAllowed, displaySize: 64)

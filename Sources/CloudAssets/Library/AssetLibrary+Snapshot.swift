@@ -25,8 +25,7 @@ extension AssetLibrary {
     /// snapshot). Local only.
     /// - Throws: ``CloudAssetsError/Code/libraryClosed``, or a catalog error.
     public func snapshot(_ options: FetchOptions = FetchOptions()) throws -> LibrarySnapshot {
-        return try CloudAssetsError.boundary {
-            try ensureOpen()
+        return try entry {
             let (sorted, token) = try store.fetchSortedWithToken(options.storeQuery)
             return LibrarySnapshot(
                 fetchResult: FetchResult(
@@ -48,8 +47,7 @@ extension AssetLibrary {
     public func localThumbnailData(forLocalIdentifier identifier: String, version: AssetVersion = .current) throws
         -> Data?
     {
-        return try CloudAssetsError.boundary {
-            try ensureOpen()
+        return try entry {
             guard let id = Int64(identifier), id > 0, String(id) == identifier else { return nil }
             if version == .current, let revision = try store.record(id: id)?.editRevision {
                 return Self.readRegularFile(

@@ -100,7 +100,10 @@ public final class AssetLibrary: Sendable {
     }
 
     /// Cancels the library's requests and downloads, releases the folder lock and finishes every ``changes``
-    /// stream. Further fetches and writes throw ``CloudAssetsError/Code/libraryClosed``. Fetch results already handed out
+    /// stream. From then on every public throwing method throws ``CloudAssetsError/Code/libraryClosed`` at once,
+    /// before any work; ``requestData(for:options:resultHandler:)`` and
+    /// ``requestImage(for:targetSize:contentMode:options:resultHandler:)`` answer it in their callback (one final
+    /// answer); ``waitForUploads()`` returns at once. Fetch results already handed out
     /// stay readable (they read the store), so the database's connections close when the last of them and the
     /// library are released; the store takes no write after `close()` returns. The last library to close the
     /// folder (no other, in any process, has it open), when nothing of it is running (no request, download,
@@ -135,6 +138,26 @@ public final class AssetLibrary: Sendable {
 
     func ensureOpen() throws {
         if isClosed { throw AssetLibraryError.closed }
+    }
+
+    /// The one door of every public throwing method: on a closed library it throws
+    /// ``CloudAssetsError/Code/libraryClosed`` at once, before any work; every error `body` throws reaches the
+    /// caller as a ``CloudAssetsError``.
+    @discardableResult
+    func entry<T>(_ body: () throws -> T) throws -> T {
+        try CloudAssetsError.boundary {
+            try ensureOpen()
+            return try body()
+        }
+    }
+
+    /// The async form of the synchronous `entry`.
+    @discardableResult
+    func entry<T>(_ body: () async throws -> T) async throws -> T {
+        try await CloudAssetsError.boundary {
+            try ensureOpen()
+            return try await body()
+        }
     }
 
     // MARK: Writing
@@ -195,8 +218,7 @@ public final class AssetLibrary: Sendable {
 
     /// The assets matching `options`, in their order: an immutable snapshot (see ``FetchResult``). Local only.
     public func fetchAssets(_ options: FetchOptions = FetchOptions()) throws -> FetchResult {
-        return try CloudAssetsError.boundary {
-            try ensureOpen()
+        return try entry {
             return FetchResult(
                 store: store, options: options, sorted: try store.fetchSorted(options.storeQuery),
                 revealsLocation: revealsLocation)
@@ -206,7 +228,7 @@ public final class AssetLibrary: Sendable {
     /// The assets with these local identifiers, in identifier order; unknown or malformed identifiers are skipped.
     /// Hidden and trashed assets are included (they were asked for by identifier).
     public func fetchAssets(withLocalIdentifiers identifiers: [String]) throws -> FetchResult {
-        return try CloudAssetsError.boundary {
+        return try entry {
             let ids = Set(identifiers.compactMap { Int64($0) })
             return try fetchAssets(
                 FetchOptions(predicate: .identifiers(ids), includeHiddenAssets: true, includeTrashedAssets: true))
@@ -215,8 +237,7 @@ public final class AssetLibrary: Sendable {
 
     /// The asset with this local identifier, or `nil`.
     public func asset(withLocalIdentifier identifier: String) throws -> Asset? {
-        return try CloudAssetsError.boundary {
-            try ensureOpen()
+        return try entry {
             guard let id = Int64(identifier) else { return nil }
             return try store.record(id: id).map { Asset($0, revealsLocation: revealsLocation) }
         }
@@ -250,8 +271,7 @@ public final class AssetLibrary: Sendable {
     /// - Throws: ``CloudAssetsError/Code/historyUnavailable`` when the history no longer reaches back to `token`
     ///   (refetch instead) or for a token this library never issued.
     public func changes(since token: ChangeToken) throws -> [LibraryChange] {
-        return try CloudAssetsError.boundary {
-            try ensureOpen()
+        return try entry {
             return try store.changes(since: token).map { entry in
                 LibraryChange(
                     history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount,

@@ -37,6 +37,8 @@ final class LibraryRuntime: Sendable {
         var finishedEarly: Set<AssetRequestID> = []
         var lastAccess: [Int64: Date] = [:]
         var caching: [Int64: Task<Void, Never>] = [:]
+        /// Set by ``cancelAll()`` (the library closed): a request registered after it is cancelled at once.
+        var closed = false
     }
 
     private let state = LockedBox(State())
@@ -56,7 +58,7 @@ final class LibraryRuntime: Sendable {
             }
             if s.cancelledRequests.remove(id) != nil { return true }
             s.tasks[id] = task
-            return false
+            return s.closed
         }
         if cancelled { cancelRequest(id) }
     }
@@ -136,9 +138,12 @@ final class LibraryRuntime: Sendable {
         }
     }
 
+    /// Cancels every request, download and caching task, and every request registered from now on (the library
+    /// closed).
     func cancelAll() {
         let (tasks, handles, caching) = state.withLock { s in
-            (Array(s.tasks.values), s.downloadsByAsset.values.flatMap { $0 }, Array(s.caching.values))
+            s.closed = true
+            return (Array(s.tasks.values), s.downloadsByAsset.values.flatMap { $0 }, Array(s.caching.values))
         }
         for task in tasks { task.cancel() }
         for task in caching { task.cancel() }

@@ -51,6 +51,12 @@ extension AssetLibrary {
             if info.isFinal { runtime.finishRequest(id) }
             queue.async { resultHandler(image, info) }
         }
+        if isClosed {
+            var closed = ImageRequestInfo(requestID: id)
+            closed.error = CloudAssetsError(AssetLibraryError.closed)
+            deliver(nil, closed)
+            return id
+        }
         let task = Task { [self] in
             await self.serveImage(
                 asset: asset, targetSize: targetSize, contentMode: contentMode, options: options, requestID: id,
@@ -70,7 +76,7 @@ extension AssetLibrary {
         for asset: Asset, targetSize: CGSize, contentMode: ImageContentMode = .aspectFit,
         options: ImageRequestOptions = ImageRequestOptions()
     ) async throws -> AssetImage {
-        try await CloudAssetsError.boundary {
+        try await entry {
             let request = ImageBridge.request(
                 targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
                 maximumPixelCount: options.maximumPixelCount)

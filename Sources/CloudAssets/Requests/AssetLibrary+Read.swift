@@ -38,7 +38,7 @@ extension AssetLibrary {
     ///   ``CloudAssetsError/Code/invalidRange``; ``CloudAssetsError/Code/objectChanged`` when the object
     ///   changed on the server (sync, then read again); transfer errors.
     public func read(_ asset: Asset, range: Range<Int64>, isNetworkAccessAllowed: Bool = true) async throws -> Data {
-        return try await CloudAssetsError.boundary {
+        return try await entry {
             var data = try await readRetrying(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
             // Location access denied: bytes of an image's headers go out without its GPS tags (read from the
             // headers, which this may fetch).

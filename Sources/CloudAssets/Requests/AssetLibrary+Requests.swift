@@ -40,6 +40,12 @@ extension AssetLibrary {
             if info.isFinal { runtime.finishRequest(id) }
             queue.async { resultHandler(data, info) }
         }
+        if isClosed {
+            var closed = AssetRequestInfo(requestID: id)
+            closed.error = CloudAssetsError(AssetLibraryError.closed)
+            deliver(nil, closed)
+            return id
+        }
         let task = Task { [self] in
             await self.serve(asset: asset, options: options, requestID: id, deliver: deliver)
         }
@@ -64,7 +70,7 @@ extension AssetLibrary {
     /// - Throws: ``CloudAssetsError/Code/networkNotAllowed`` when it is not local and the network is not allowed,
     ///   ``CloudAssetsError/Code/cancelled``, or the download's error.
     public func data(for asset: Asset, options: AssetRequestOptions = AssetRequestOptions()) async throws -> Data {
-        return try await CloudAssetsError.boundary {
+        return try await entry {
             let url = try await requestFile(for: asset, options: options)
             do {
                 return try Data(contentsOf: url, options: .mappedIfSafe)
@@ -88,7 +94,7 @@ extension AssetLibrary {
     public func requestFile(for asset: Asset, options: AssetRequestOptions = AssetRequestOptions()) async throws
         -> URL
     {
-        return try await CloudAssetsError.boundary {
+        return try await entry {
             let id = runtime.nextRequestID()
             // One read of the record (under the asset's download lock) answers "edited?", "local?" and "what to
             // download".

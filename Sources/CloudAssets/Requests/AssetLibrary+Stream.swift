@@ -34,7 +34,7 @@ extension AssetLibrary {
         for asset: Asset, options: AssetRequestOptions = AssetRequestOptions(), chunkSize: Int = 1 << 20,
         dataReceivedHandler: (Data) throws -> Void
     ) async throws {
-        try await CloudAssetsError.boundary {
+        try await entry {
             guard let record = try store.record(id: asset.rowID) else {
                 throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
             }

@@ -44,7 +44,7 @@ extension AssetLibrary {
     ///   truncated listing is an error, never a short catalog).
     @discardableResult
     public func sync(mode: SyncMode = .automatic, fetchThumbnails: Bool = true) async throws -> SyncSummary {
-        return try await CloudAssetsError.boundary {
+        return try await entry {
             let remote = try requireRemote()
             guard networkPolicy != .offline else { throw AssetLibraryError.offline }
             return try await syncGate.run {
