@@ -34,8 +34,8 @@ struct LibraryDeliveryTests {
         }
     }
 
-    @Test("opportunistic without network answers once: the degraded thumbnail, marked in cloud")
-    func opportunisticOfflineAnswersThumbnailOnce() async throws {
+    @Test("opportunistic without network: the degraded thumbnail, not final, then nil in the cloud, at once")
+    func opportunisticOfflineAnswersThumbnailThenInCloud() async throws {
         try await withHarness { harness in
             let thumbnail = testBytes(count: 400, seed: 12)
             try harness.put("a.png", data: testBytes(count: 10_000, seed: 13), thumbnail: thumbnail)
@@ -45,11 +45,14 @@ struct LibraryDeliveryTests {
             let requests = harness.log.count
 
             let answers = await allAnswers(of: library, for: asset, options: AssetRequestOptions())
-            #expect(answers.count == 1)
+            #expect(answers.count == 2)
             #expect(answers.first?.data == thumbnail)
             #expect(answers.first?.info.isDegraded == true)
-            #expect(answers.first?.info.isInCloud == true)
-            #expect(answers.first?.info.isFinal == true)
+            #expect(answers.first?.info.isFinal == false)
+            #expect(answers.last?.data == nil)
+            #expect(answers.last?.info.isInCloud == true)
+            #expect(answers.last?.info.isDegraded == false)
+            #expect(answers.last?.info.isFinal == true)
             #expect(harness.log.count == requests)
         }
     }

@@ -9,11 +9,12 @@ extension AssetLibrary {
     /// Answers come on `options.resultQueue` (or the library's serial delivery queue), in order:
     /// - the original is local (`full`): one answer with its bytes;
     /// - `.opportunistic` with a local thumbnail: the thumbnail at once (``AssetRequestInfo/isDegraded``,
-    ///   `isFinal == false`), then the original, or `nil` with ``AssetRequestInfo/isInCloud`` when the network is
-    ///   not allowed;
+    ///   `isFinal == false`), then the final answer: the original, or — the network not allowed — `nil` with
+    ///   ``AssetRequestInfo/isInCloud``, at once (PhotoKit's order: the degraded result first, then the final one);
     /// - `.fastFormat`: one answer with whatever is local (thumbnail marked degraded), never the network;
-    /// - not local and the network not allowed (by `options` or the library's policy): one answer, at once,
-    ///   without data, with `isInCloud` — no connection is made.
+    /// - not local and the network not allowed (by `options` or the library's policy): the final answer at once,
+    ///   without data, with `isInCloud` (after the degraded thumbnail of an `.opportunistic` request) — no
+    ///   connection is made.
     ///
     /// A completed download is committed to the store (the asset becomes `full`, observers get the change)
     /// *before* the final answer is delivered.
@@ -149,19 +150,12 @@ extension AssetLibrary {
             deliver(thumbnail, answer)
             return
         case .opportunistic:
-            if let thumbnail, networkAllowed {
+            // The thumbnail first, never final: the final answer is the original, or nil with `isInCloud`.
+            if let thumbnail {
                 var degraded = info
                 degraded.isDegraded = true
                 degraded.isFinal = false
                 deliver(thumbnail, degraded)
-            } else if let thumbnail {
-                // Only the thumbnail will ever come: it is the (degraded) final answer, and the original is in
-                // the cloud.
-                var answer = info
-                answer.isDegraded = true
-                answer.isInCloud = true
-                deliver(thumbnail, answer)
-                return
             }
         case .highQualityFormat:
             break
@@ -193,11 +187,11 @@ extension AssetLibrary {
         }
         let thumbnail = currentThumbnailFile(of: record).flatMap { try? Data(contentsOf: $0) }
         let networkAllowed = options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
-        if options.deliveryMode == .fastFormat || !networkAllowed {
+        if options.deliveryMode == .fastFormat {
             var answer = info
             answer.isDegraded = thumbnail != nil
             answer.isInCloud = true
-            deliver(options.deliveryMode == .highQualityFormat ? nil : thumbnail, answer)
+            deliver(thumbnail, answer)
             return
         }
         if options.deliveryMode == .opportunistic, let thumbnail {
@@ -205,6 +199,12 @@ extension AssetLibrary {
             degraded.isDegraded = true
             degraded.isFinal = false
             deliver(thumbnail, degraded)
+        }
+        guard networkAllowed else {
+            var answer = info
+            answer.isInCloud = true
+            deliver(nil, answer)
+            return
         }
         do {
             let url = try await requestRenderedFile(of: record, options: options)
