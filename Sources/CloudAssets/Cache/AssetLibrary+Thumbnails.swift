@@ -33,7 +33,7 @@ extension AssetLibrary {
             if record.thumbnailPresent { return .alreadyLocal }
             let network = isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
             if let thumbnailKey = record.thumbnailKey, verifiedOriginal(of: record) == nil {
-                guard network else { throw AssetRequestError.inCloud(key: thumbnailKey) }
+                guard network else { throw AssetRequestError.inCloud(key: thumbnailKey, localIdentifier: id) }
                 let remote = try requireRemote()
                 let (data, head) = try await remote.client.getObject(bucket: configuration.bucket, key: thumbnailKey)
                 try files.writeThumbnail(data, id: id)

@@ -243,7 +243,7 @@ extension AssetLibrary {
         let destination = files.rendered(id: id, revision: revision)
         if now.renderedPresent, LocalFiles.regularFileSize(destination.path) == rendered.size { return destination }
         guard options.isNetworkAccessAllowed, isNetworkAllowed(userRequest: true), !rendered.key.isEmpty else {
-            throw AssetRequestError.inCloud(key: rendered.key.isEmpty ? now.key : rendered.key)
+            throw AssetRequestError.inCloud(key: rendered.key.isEmpty ? now.key : rendered.key, localIdentifier: now.id)
         }
         let remote = try requireRemote()
         let requestID = runtime.nextRequestID()

@@ -9,6 +9,8 @@ enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The configuration asks for credentials from the environment, but `AWS_ACCESS_KEY_ID` or
     /// `AWS_SECRET_ACCESS_KEY` is not set.
     case missingCredentials
+    /// The configuration cannot work; `reason` says what to set.
+    case invalidConfiguration(reason: String)
     /// The folder exists but is not a CloudAssets library (it holds other files, or one of the library's own
     /// folders is a file or a link). Nothing in it was changed.
     case notALibrary(path: String, reason: String)
@@ -37,9 +39,10 @@ enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
             "No credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or pass them in the configuration."
         case .notALibrary(let path, let reason):
             "\(path) is not a CloudAssets library: \(reason). Nothing was changed; use a new or empty folder."
+        case .invalidConfiguration(let reason): "The configuration cannot work: \(reason)."
         case .boundToAnotherBucket(let library, let bound, let requested):
             "The library at \(library) belongs to \(bound), not \(requested); "
-                + "use the library made for that bucket, or rebind this one (--rebind) to move it."
+                + "use the library made for that bucket, or open this one with Configuration.rebind to move it."
         }
     }
 }

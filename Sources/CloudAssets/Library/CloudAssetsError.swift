@@ -76,6 +76,9 @@ public struct CloudAssetsError: Error, Sendable, CustomStringConvertible {
         public static let tlsNotTrusted = Code("tlsNotTrusted")
         /// No credentials were configured, or the environment lacks `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`.
         public static let missingCredentials = Code("missingCredentials")
+        /// The configuration cannot work (an empty bucket name, an empty access key or secret, an endpoint that is
+        /// not an `http` or `https` URL with a host): thrown by `init`, before any request. Never transient.
+        public static let invalidConfiguration = Code("invalidConfiguration")
         /// The service rejected the credentials (unknown access key, wrong secret) or denied access.
         public static let accessDenied = Code("accessDenied")
         /// The bucket does not exist.
@@ -184,32 +187,35 @@ extension CloudAssetsError {
         do { return try await body() } catch { throw mapping(error) }
     }
 
+    /// The library's own errors: their description is the whole story, so no underlying error repeats it.
     init(_ error: AssetLibraryError) {
+        let text = error.description
         switch error {
-        case .locked(let path): self.init(.libraryBusy, error.description, underlying: error, path: path)
-        case .closed: self.init(.libraryClosed, error.description, underlying: error)
-        case .offline: self.init(.networkNotAllowed, error.description, underlying: error)
-        case .missingCredentials: self.init(.missingCredentials, error.description, underlying: error)
-        case .notALibrary(let path, _): self.init(.notALibrary, error.description, underlying: error, path: path)
-        case .boundToAnotherBucket(let library, _, _):
-            self.init(.boundToAnotherBucket, error.description, underlying: error, path: library)
-        case .cannotImport(let path, _): self.init(.cannotImport, error.description, underlying: error, path: path)
-        case .cannotEdit(let id, _): self.init(.cannotEdit, error.description, underlying: error, localIdentifier: id)
-        case .noSuchAsset(let id): self.init(.noSuchAsset, error.description, underlying: error, localIdentifier: id)
+        case .locked(let path): self.init(.libraryBusy, text, path: path)
+        case .closed: self.init(.libraryClosed, text)
+        case .offline: self.init(.networkNotAllowed, text)
+        case .missingCredentials: self.init(.missingCredentials, text)
+        case .invalidConfiguration: self.init(.invalidConfiguration, text)
+        case .notALibrary(let path, _): self.init(.notALibrary, text, path: path)
+        case .boundToAnotherBucket(let library, _, _): self.init(.boundToAnotherBucket, text, path: library)
+        case .cannotImport(let path, _): self.init(.cannotImport, text, path: path)
+        case .cannotEdit(let id, _): self.init(.cannotEdit, text, localIdentifier: id)
+        case .noSuchAsset(let id): self.init(.noSuchAsset, text, localIdentifier: id)
         }
     }
 
     init(_ error: AssetRequestError) {
+        let text = error.description
         switch error {
-        case .inCloud(let key): self.init(.networkNotAllowed, error.description, underlying: error, path: key)
-        case .cancelled: self.init(.cancelled, error.description, underlying: error)
-        case .assetDeleted(let id):
-            self.init(.assetDeleted, error.description, underlying: error, localIdentifier: String(id))
-        case .objectChanged(let key): self.init(.objectChanged, error.description, underlying: error, path: key)
-        case .invalidRange: self.init(.invalidRange, error.description, underlying: error)
-        case .pinned(let id): self.init(.assetPinned, error.description, underlying: error, localIdentifier: String(id))
-        case .noRemote: self.init(.noEndpoint, error.description, underlying: error)
-        case .localFile(let path, _): self.init(.localFileFailed, error.description, underlying: error, path: path)
+        case .inCloud(let key, let id):
+            self.init(.networkNotAllowed, text, localIdentifier: id.map(String.init), path: key)
+        case .cancelled: self.init(.cancelled, text)
+        case .assetDeleted(let id): self.init(.assetDeleted, text, localIdentifier: String(id))
+        case .objectChanged(let key): self.init(.objectChanged, text, path: key)
+        case .invalidRange: self.init(.invalidRange, text)
+        case .pinned(let id): self.init(.assetPinned, text, localIdentifier: String(id))
+        case .noRemote: self.init(.noEndpoint, text)
+        case .localFile(let path, _): self.init(.localFileFailed, text, path: path)
         }
     }
 

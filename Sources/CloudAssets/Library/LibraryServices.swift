@@ -32,6 +32,7 @@ final class LibraryServices: Sendable {
             remote = nil
             return
         }
+        try Self.validate(configuration, endpoint: endpoint)
         let credentials: AWSCredentials?
         switch configuration.credentials {
         case .anonymous:
@@ -40,7 +41,9 @@ final class LibraryServices: Sendable {
             credentials = AWSCredentials(accessKeyID: key, secretAccessKey: secret, sessionToken: token)
         case .environment:
             let env = ProcessInfo.processInfo.environment
-            guard let key = env["AWS_ACCESS_KEY_ID"], let secret = env["AWS_SECRET_ACCESS_KEY"] else {
+            guard let key = env["AWS_ACCESS_KEY_ID"], let secret = env["AWS_SECRET_ACCESS_KEY"], !key.isEmpty,
+                !secret.isEmpty
+            else {
                 throw AssetLibraryError.missingCredentials
             }
             credentials = AWSCredentials(
@@ -68,6 +71,34 @@ final class LibraryServices: Sendable {
         remote = LibraryRemote(
             client: client, downloader: Downloader(client: client, configuration: downloaderConfiguration),
             uploader: Uploader(client: client, configuration: uploaderConfiguration))
+    }
+}
+
+extension LibraryServices {
+    /// Refuses a configuration that cannot work before any request is made: an endpoint that is not an `http` or
+    /// `https` URL with a host, an empty or malformed bucket name, static credentials with an empty key or secret.
+    static func validate(_ configuration: AssetLibrary.Configuration, endpoint: URL) throws {
+        let scheme = endpoint.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https", let host = endpoint.host, !host.isEmpty else {
+            throw AssetLibraryError.invalidConfiguration(
+                reason: "the endpoint \(endpoint.absoluteString) is not an http or https URL with a host")
+        }
+        let bucket = configuration.bucket
+        guard !bucket.isEmpty else {
+            throw AssetLibraryError.invalidConfiguration(reason: "the bucket name is empty; set Configuration.bucket")
+        }
+        guard bucket.utf8.count <= 255,
+            bucket.unicodeScalars.allSatisfy({
+                $0.isASCII && $0.properties.generalCategory != .control && $0 != "/" && $0 != " "
+            })
+        else {
+            throw AssetLibraryError.invalidConfiguration(
+                reason: "\"\(bucket)\" is not a bucket name (ASCII, no spaces or slashes, at most 255 bytes)")
+        }
+        if case .static(let key, let secret, _) = configuration.credentials, key.isEmpty || secret.isEmpty {
+            throw AssetLibraryError.invalidConfiguration(
+                reason: "the \(key.isEmpty ? "access key id" : "secret access key") is empty")
+        }
     }
 }
 

@@ -113,7 +113,7 @@ extension AssetLibrary {
         let missing = present.missing(in: wanted)
         if missing.isEmpty, let file { return try file.read(wanted) }
         guard isNetworkAccessAllowed, isNetworkAllowed(userRequest: true) else {
-            throw AssetRequestError.inCloud(key: record.key)
+            throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
         }
         let remote = try requireRemote()
         if try file?.isInPlace() != true { file = try RangeFile(url: url, create: true) }

@@ -300,7 +300,7 @@ extension AssetLibrary {
             return .original(url, record)
         }
         guard options.isNetworkAccessAllowed, isNetworkAllowed(userRequest: isUserRequest) else {
-            throw AssetRequestError.inCloud(key: record.key)
+            throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
         }
         let remote = try requireRemote()
         let destination = files.original(id: assetID, key: record.key)
@@ -335,7 +335,7 @@ extension AssetLibrary {
                 }
                 throw AssetRequestError.cancelled
             case .networkAccessNotAllowed:
-                throw AssetRequestError.inCloud(key: record.key)
+                throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
             default:
                 throw error
             }

@@ -75,7 +75,7 @@ public struct AssetRequestInfo: Sendable {
 /// Errors of the request API (reported as ``CloudAssetsError``).
 enum AssetRequestError: Error, Sendable, CustomStringConvertible {
     /// The original is in the cloud and the request (or the library's network policy) does not allow a download.
-    case inCloud(key: String)
+    case inCloud(key: String, localIdentifier: Int64?)
     /// The request was cancelled.
     case cancelled
     /// The asset no longer exists (deleted locally or remotely).
@@ -93,7 +93,7 @@ enum AssetRequestError: Error, Sendable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .inCloud(let key):
+        case .inCloud(let key, _):
             return "\(key) is in the cloud and network access is not allowed for this request"
         case .cancelled: return "the request was cancelled"
         case .assetDeleted(let id): return "asset \(id) no longer exists"
