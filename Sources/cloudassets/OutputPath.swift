@@ -10,7 +10,8 @@ import Foundation
 ///   over it at the end, so the name never holds a half-written file; an existing file's permission bits are
 ///   kept (a 0600 file stays 0600);
 /// - a symbolic link: written through to the file it points to (resolved fully, then these rules apply to that
-///   file); a link to nothing is refused;
+///   file; a link to a pipe with no path, such as `/dev/stdout`, is opened through the link); a link to nothing is
+///   refused;
 /// - a regular file with other hard links: written in place (truncated when the first byte is written), so every
 ///   link sees the new bytes; an interrupted write leaves it partly written;
 /// - a character device (`/dev/null`, `/dev/full`) or a FIFO: opened and written directly, never replaced;
@@ -50,6 +51,13 @@ func validateOutputPath(_ path: String) throws -> OutputTarget {
     switch status.st_mode & S_IFMT {
     case S_IFLNK:
         guard let resolved = realpath(path, nil) else {
+            // A link to an open pipe or terminal with no path of its own (`/dev/stdout` → /proc/self/fd/1 →
+            // `pipe:[…]`): written directly through the link.
+            var followed = stat()
+            if stat(path, &followed) == 0, [S_IFIFO, S_IFCHR].contains(followed.st_mode & S_IFMT) {
+                guard access(path, W_OK) == 0 else { throw outputError(path, errno) }
+                return .direct(path: path)
+            }
             let reason = errno == ELOOP ? "a loop of links" : "a link to something that does not exist"
             throw CLIError("-o \(path) is \(reason): give the path of a file")
         }

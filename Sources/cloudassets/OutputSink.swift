@@ -55,9 +55,13 @@ final class OutputSink: @unchecked Sendable {
                 throw outputError(output, code)
             }
             temp = name
-        case .inPlace(let path), .direct(let path):
-            // No O_TRUNC: an in-place file is truncated at the first byte written; a FIFO's open waits for a reader.
+        case .inPlace(let path):
+            // No O_TRUNC: truncated at the first byte written, so a command that fails before keeps the file whole.
             opened = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard opened >= 0 else { throw outputError(output, errno) }
+        case .direct(let path):
+            // A FIFO's open waits for its reader. Links are followed: `/dev/stdout` is one.
+            opened = open(path, O_WRONLY | O_CLOEXEC)
             guard opened >= 0 else { throw outputError(output, errno) }
         }
         fd = opened

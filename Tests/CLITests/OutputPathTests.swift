@@ -206,6 +206,18 @@ struct OutputPathTests {
         }
     }
 
+    @Test func devStdoutOnAPipeIsWrittenThroughTheLink() async throws {
+        try await withFixture(assets: 3) { fixture in
+            try await fixture.sync()
+            let target = try #require(try await fixture.list().first)
+            // The child's standard output is a pipe: /dev/stdout → /proc/self/fd/1 → pipe:[…], a link to no path.
+            let result = try await fixture.run("get", [target.id, "--network", "--quiet", "-o", "/dev/stdout"])
+            expectSuccess(result)
+            expectSameBytes(result.stdoutData, try fixture.objectData(target.key), "standard output")
+            #expect(Self.fileType("/dev/stdout") == S_IFLNK)
+        }
+    }
+
     @Test func aFolderIsRefused() async throws {
         try await withFixture(assets: 1) { fixture in
             try await fixture.sync()
