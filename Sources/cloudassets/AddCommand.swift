@@ -96,10 +96,11 @@ struct Add: AsyncParsableCommand {
             let quiet = global.quiet
             do {
                 try await withInterrupt { try await waitForUploads(of: library, quiet: quiet, ids: ids) }
-            } catch let failed as CLIError where failed.status == .uploadFailed {
-                // Imported all the same: their keys are printed (the planned key where the upload failed).
-                try printResults()
-                throw failed
+            } catch {
+                // Imported all the same (a failed or interrupted upload is tried again by the next sync): their
+                // lines are printed, with the planned key where the upload did not finish.
+                try? printResults()
+                throw error
             }
             // After the uploads: an upload that found another object at the key stored the original under a new
             // one, and the key printed is that one.
