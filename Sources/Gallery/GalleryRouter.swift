@@ -202,13 +202,13 @@ final class GalleryRouter: Sendable {
         let type = types[ext] ?? "application/octet-stream"
         let whole = FileAnswer(status: .ok, contentType: type, file: file, range: 0..<file.size, totalSize: file.size)
         switch Self.byteRange(range, size: file.size) {
-        case nil:
+        case .whole:
             return .file(whole)
-        case .some(nil):
+        case .unsatisfiable:
             return .file(
                 FileAnswer(
                     status: .rangeNotSatisfiable, contentType: type, file: nil, range: 0..<0, totalSize: file.size))
-        case .some(let part?):
+        case .part(let part):
             var answer = whole
             answer.status = .partialContent
             answer.range = part
@@ -216,32 +216,41 @@ final class GalleryRouter: Sendable {
         }
     }
 
+    /// What a `Range` header asks of a file.
+    enum RangeRequest: Equatable {
+        /// The whole file: no header, another unit, several ranges, or a header that does not parse (all of which
+        /// a server may ignore).
+        case whole
+        /// These bytes (the end clamped to the size).
+        case part(Range<Int64>)
+        /// A range that starts at or past the end, or the last 0 bytes.
+        case unsatisfiable
+    }
+
     /// The bytes a `Range` header asks of a file of `size` bytes (RFC 9110, one range: `bytes=a-b`, `bytes=a-`,
-    /// `bytes=-n`): `nil` to send the whole (no header, another unit, several ranges, a header that does not
-    /// parse — all of which a server may ignore); `.some(nil)` when the range is not satisfiable (it starts at
-    /// or past the end, or asks for the last 0 bytes); else the range, its end clamped to the size.
-    static func byteRange(_ header: String?, size: Int64) -> Range<Int64>?? {
-        guard let header, header.lowercased().hasPrefix("bytes=") else { return nil }
+    /// `bytes=-n`).
+    static func byteRange(_ header: String?, size: Int64) -> RangeRequest {
+        guard let header, header.lowercased().hasPrefix("bytes=") else { return .whole }
         let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
-        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
+        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .whole }
         let first = spec[..<dash]
         let last = spec[spec.index(after: dash)...]
         func number(_ text: Substring) -> Int64? {
             !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber } ? Int64(text) : nil
         }
         if first.isEmpty {
-            guard let suffix = number(last), suffix >= 0 else { return nil }
-            guard suffix > 0, size > 0 else { return .some(nil) }
-            return .some(max(0, size - suffix)..<size)
+            guard let suffix = number(last) else { return .whole }
+            guard suffix > 0, size > 0 else { return .unsatisfiable }
+            return .part(max(0, size - suffix)..<size)
         }
-        guard let start = number(first), start >= 0 else { return nil }
+        guard let start = number(first) else { return .whole }
         var end = size
         if !last.isEmpty {
-            guard let inclusive = number(last), inclusive >= start else { return nil }
+            guard let inclusive = number(last), inclusive >= start else { return .whole }
             end = inclusive < size - 1 ? inclusive + 1 : size
         }
-        guard start < size else { return .some(nil) }
-        return .some(start..<end)
+        guard start < size else { return .unsatisfiable }
+        return .part(start..<end)
     }
 
     private func action(_ name: String, id: String) async throws -> GalleryResponse {
