@@ -110,6 +110,39 @@ struct OutputPathTests {
         }
     }
 
+    @Test func standardOutputOnAFullDeviceFailsWithTheDiskFullStatus() async throws {
+        try await withFixture(assets: 3) { fixture in
+            try await fixture.sync()
+            let target = try #require(try await fixture.list().first)
+            let full = try #require(FileHandle(forWritingAtPath: Self.fullDevice(in: fixture.folder)))
+            // `get -o - > /dev/full`: ChildProcess captures standard output in a pipe, so the process is run here.
+            let process = Process()
+            process.executableURL = fixture.executable
+            process.arguments = ["get"] + fixture.globalArguments + [target.id, "--network", "--quiet", "-o", "-"]
+            process.environment = fixture.environment
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = full
+            let errors = Pipe()
+            process.standardError = errors
+            let (status, stderr) = try await withCheckedThrowingContinuation { continuation in
+                Thread {
+                    do {
+                        try process.run()
+                        try? errors.fileHandleForWriting.close()
+                        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                        process.waitUntilExit()
+                        continuation.resume(returning: (process.terminationStatus, text))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }.start()
+            }
+            try full.close()
+            #expect(status == 9, "\(stderr)")
+            #expect(stderr.hasPrefix("error: ") && stderr.contains("No space left"), "\(stderr)")
+        }
+    }
+
     @Test func aNullDeviceIsWrittenNotReplacedByGetAndImage() async throws {
         try await withFixture(assets: 1) { fixture in
             let jpeg = try ImageCommandTests.cameraJPEG()
