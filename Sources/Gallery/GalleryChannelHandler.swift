@@ -12,9 +12,11 @@ struct GalleryRequest: Sendable {
     var body: Data
 }
 
-/// What the router answers: a whole response, or an event stream it feeds until the connection closes.
+/// What the router answers: a whole response, a range of an open file streamed in pieces, or an event stream it
+/// feeds until the connection closes.
 enum GalleryResponse: Sendable {
     case full(status: HTTPResponseStatus, contentType: String, body: Data)
+    case file(FileAnswer)
     case events(@Sendable (_ send: @escaping @Sendable (String) -> Void) async -> Void)
 
     static func json(_ status: HTTPResponseStatus = .ok, _ text: String) -> GalleryResponse {
@@ -24,6 +26,41 @@ enum GalleryResponse: Sendable {
     static func error(_ status: HTTPResponseStatus, _ message: String) -> GalleryResponse {
         json(status, "{\"error\":\(JSONText.quoted(message))}")
     }
+}
+
+/// A file opened for reading, closed when the last reference goes.
+final class OpenFile: Sendable {
+    let descriptor: Int32
+    /// Its size when opened.
+    let size: Int64
+
+    /// Opens `path` for reading.
+    /// - Throws: `CocoaError` when it cannot be opened.
+    init(path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CocoaError(.fileReadNoPermission, userInfo: [NSFilePathErrorKey: path]) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            close(fd)
+            throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+        descriptor = fd
+        size = Int64(status.st_size)
+    }
+
+    deinit { close(descriptor) }
+}
+
+/// A file answer: `range` of `file` (200 for the whole, 206 for a part), or 416 when the `Range` asked for lies
+/// outside it (then `file` is nil and `range` empty). The body is read and sent in pieces, each sent before the
+/// next is read, so memory stays bounded whatever the file's size.
+struct FileAnswer: Sendable {
+    var status: HTTPResponseStatus
+    var contentType: String
+    var file: OpenFile?
+    var range: Range<Int64>
+    /// The whole file's size (for `Content-Range`).
+    var totalSize: Int64
 }
 
 /// Reads each request on one connection, hands it to the router and writes the answer. Requests on a connection
@@ -77,10 +114,10 @@ final class GalleryChannelHandler: ChannelInboundHandler, RemovableChannelHandle
     ) -> Task<Void, Never> {
         Task {
             let response = await router.respond(to: request)
-            if case .events(let feed) = response {
-                await stream(feed, channel: channel, version: version)
-            } else {
-                write(response, channel, version, keepAlive: keepAlive)
+            switch response {
+            case .events(let feed): await stream(feed, channel: channel, version: version)
+            case .file(let answer): await stream(answer, channel: channel, version: version, keepAlive: keepAlive)
+            case .full: write(response, channel, version, keepAlive: keepAlive)
             }
         }
     }
@@ -124,6 +161,53 @@ final class GalleryChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         channel.write(HTTPServerResponsePart.body(.byteBuffer(buffer))).whenComplete { _ in }
         let done = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
         if !keepAlive { done.whenComplete { _ in channel.close(promise: nil) } }
+    }
+
+    /// The largest piece of a file read and sent at once.
+    static let filePiece = 256 << 10
+
+    /// Writes a file answer: the head, then the range in pieces of at most ``filePiece`` bytes, each read only once
+    /// the one before was written to the socket. A read or write that fails part-way closes the connection (the
+    /// length announced cannot be kept).
+    private static func stream(
+        _ answer: FileAnswer, channel: any Channel, version: HTTPVersion, keepAlive: Bool
+    ) async {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: answer.contentType)
+        headers.add(name: "Content-Length", value: String(answer.range.count))
+        headers.add(name: "Accept-Ranges", value: "bytes")
+        if answer.status == .partialContent {
+            headers.add(
+                name: "Content-Range",
+                value: "bytes \(answer.range.lowerBound)-\(answer.range.upperBound - 1)/\(answer.totalSize)")
+        } else if answer.status == .rangeNotSatisfiable {
+            headers.add(name: "Content-Range", value: "bytes */\(answer.totalSize)")
+        }
+        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        securityHeaders(&headers)
+        do {
+            try await channel.writeAndFlush(
+                HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: answer.status, headers: headers))
+            ).get()
+            var offset = answer.range.lowerBound
+            if let file = answer.file {
+                while offset < answer.range.upperBound {
+                    try Task.checkCancellation()
+                    let want = Int(min(Int64(filePiece), answer.range.upperBound - offset))
+                    var buffer = channel.allocator.buffer(capacity: want)
+                    let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
+                        max(0, pread(file.descriptor, raw.baseAddress, want, off_t(offset)))
+                    }
+                    guard count > 0 else { throw CocoaError(.fileReadUnknown) }  // shorter than it was, or unreadable
+                    offset += Int64(count)
+                    try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer))).get()
+                }
+            }
+            try await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
+            if !keepAlive { channel.close(promise: nil) }
+        } catch {
+            channel.close(promise: nil)
+        }
     }
 
     /// Writes a `text/event-stream` answer and runs `feed` until it returns or the connection closes.

@@ -114,7 +114,9 @@ final class GalleryRouter: Sendable {
         }
         guard let (path, query) = target else { return .error(.notFound, "not found") }
         do {
-            return try await route(method: request.method, path: path, query: query, body: request.body)
+            return try await route(
+                method: request.method, path: path, query: query, body: request.body,
+                range: request.headers.first(name: "Range"))
         } catch let error as CloudAssetsError {
             return .error(Self.status(of: error), "\(error)")
         } catch {
@@ -132,8 +134,8 @@ final class GalleryRouter: Sendable {
         }
     }
 
-    private func route(method: HTTPMethod, path: String, query: [String: String], body: Data) async throws
-        -> GalleryResponse
+    private func route(method: HTTPMethod, path: String, query: [String: String], body: Data, range: String?)
+        async throws -> GalleryResponse
     {
         let segments = path.split(separator: "/").map(String.init)
         switch (method, segments.first) {
@@ -155,7 +157,7 @@ final class GalleryRouter: Sendable {
                 return .full(status: .ok, contentType: "image/jpeg", body: data)
             }
             if segments.count == 3, segments[0] == "api", segments[1] == "originals" {
-                return try await original(segments[2])
+                return try await original(segments[2], range: range)
             }
             return .error(.notFound, "not found")
         case (.POST, "api"):
@@ -183,18 +185,72 @@ final class GalleryRouter: Sendable {
         return .json(.ok, "{\"assets\":[" + result.map(\.galleryJSON).joined(separator: ",") + "]}")
     }
 
-    /// The local original, never downloaded here (the page downloads with `open` first).
-    private func original(_ id: String) async throws -> GalleryResponse {
+    /// The local original (as it shows: an edit's rendering), never downloaded here (the page downloads with
+    /// `open` first), streamed from its file in pieces, whole (200) or the one byte range a `Range` header asks
+    /// for (206; 416 when it lies outside the file; several ranges or a header that does not parse: the whole).
+    private func original(_ id: String, range: String?) async throws -> GalleryResponse {
         guard let asset = try library.asset(withLocalIdentifier: id), asset.availability == .full else {
             return .error(.notFound, "in cloud")
         }
-        let data = try await library.data(for: asset)
+        // Opened at once: an eviction during the answer removes the name, not the bytes being sent.
+        let file = try OpenFile(path: try await library.requestFile(for: asset).path)
         let ext = asset.key.split(separator: ".").last.map { $0.lowercased() } ?? ""
         let types = [
             "jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif", "webp": "image/webp",
             "heic": "image/heic", "mp4": "video/mp4", "mov": "video/quicktime",
         ]
-        return .full(status: .ok, contentType: types[ext] ?? "application/octet-stream", body: data)
+        let type = types[ext] ?? "application/octet-stream"
+        let whole = FileAnswer(status: .ok, contentType: type, file: file, range: 0..<file.size, totalSize: file.size)
+        switch Self.byteRange(range, size: file.size) {
+        case .whole:
+            return .file(whole)
+        case .unsatisfiable:
+            return .file(
+                FileAnswer(
+                    status: .rangeNotSatisfiable, contentType: type, file: nil, range: 0..<0, totalSize: file.size))
+        case .part(let part):
+            var answer = whole
+            answer.status = .partialContent
+            answer.range = part
+            return .file(answer)
+        }
+    }
+
+    /// What a `Range` header asks of a file.
+    enum RangeRequest: Equatable {
+        /// The whole file: no header, another unit, several ranges, or a header that does not parse (all of which
+        /// a server may ignore).
+        case whole
+        /// These bytes (the end clamped to the size).
+        case part(Range<Int64>)
+        /// A range that starts at or past the end, or the last 0 bytes.
+        case unsatisfiable
+    }
+
+    /// The bytes a `Range` header asks of a file of `size` bytes (RFC 9110, one range: `bytes=a-b`, `bytes=a-`,
+    /// `bytes=-n`).
+    static func byteRange(_ header: String?, size: Int64) -> RangeRequest {
+        guard let header, header.lowercased().hasPrefix("bytes=") else { return .whole }
+        let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
+        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .whole }
+        let first = spec[..<dash]
+        let last = spec[spec.index(after: dash)...]
+        func number(_ text: Substring) -> Int64? {
+            !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber } ? Int64(text) : nil
+        }
+        if first.isEmpty {
+            guard let suffix = number(last) else { return .whole }
+            guard suffix > 0, size > 0 else { return .unsatisfiable }
+            return .part(max(0, size - suffix)..<size)
+        }
+        guard let start = number(first) else { return .whole }
+        var end = size
+        if !last.isEmpty {
+            guard let inclusive = number(last), inclusive >= start else { return .whole }
+            end = inclusive < size - 1 ? inclusive + 1 : size
+        }
+        guard start < size else { return .unsatisfiable }
+        return .part(start..<end)
     }
 
     private func action(_ name: String, id: String) async throws -> GalleryResponse {

@@ -1,14 +1,19 @@
 /// Output sizes for a decode request, and the pipeline that turns stored rows into the output image.
 enum DecodePlan {
     /// The exact output size in display orientation: the aspect-fit or aspect-fill size of the display size in
-    /// the target, rounded, at least 1 a side; the display size itself for `.none` or a non-positive target.
+    /// the target, rounded, at least 1 a side; the display size itself for `.none` or a non-positive target, and
+    /// when the fitted size would be larger than the display size and the request does not allow upscaling.
     static func exactSize(displayWidth: Int, displayHeight: Int, request: DecodeRequest) -> (width: Int, height: Int) {
         guard request.resizeMode != .none, request.targetWidth > 0, request.targetHeight > 0 else {
             return (displayWidth, displayHeight)
         }
-        return fittedSize(
+        let fitted = fittedSize(
             width: displayWidth, height: displayHeight, targetWidth: request.targetWidth,
             targetHeight: request.targetHeight, contentMode: request.contentMode)
+        if !request.allowsUpscaling && (fitted.width > displayWidth || fitted.height > displayHeight) {
+            return (displayWidth, displayHeight)
+        }
+        return fitted
     }
 
     /// The size of `width` x `height` scaled to fit in (or to cover) the target, keeping its aspect ratio.

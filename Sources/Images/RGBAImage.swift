@@ -67,6 +67,8 @@ package struct DecodeRequest: Sendable {
     package var resizeMode: ResizeMode = .exact
     /// A declared `width * height` above this throws `.tooLarge` before any pixel is allocated.
     package var maxPixels: Int = 100_000_000
+    /// `false`: the output is never larger than the display size (a larger target gives the display size).
+    package var allowsUpscaling = true
 
     package init(
         targetWidth: Int, targetHeight: Int, contentMode: ContentMode = .aspectFit, resizeMode: ResizeMode = .exact

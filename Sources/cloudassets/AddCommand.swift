@@ -10,7 +10,10 @@ struct Add: AsyncParsableCommand {
             Each file becomes an asset at once (local, full); its upload runs with progress and the command waits \
             for it unless --no-wait (then the next sync, or any command that waits, uploads it). A file whose \
             bytes the library already holds adds nothing. A folder adds every regular file in it and its \
-            subfolders (hidden ones and links left out), in name order. Prints "<id>\\t<key>" per file.
+            subfolders (hidden ones and links left out), in name order. Prints "<id>\\t<key>" per file (also with \
+            --quiet, which leaves out only the progress): the key the original is stored under — printed once the \
+            uploads are done, since an upload that finds another object at its name stores it under a new one. \
+            With --no-wait the key printed is the one planned, which the upload may still change.
             """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Files to import, or folders (every file in them, recursively).") var files: [String]
@@ -80,7 +83,8 @@ struct Add: AsyncParsableCommand {
                     changes.createAsset(fromFileAt: url, options: AssetCreationOptions(movesFile: move))
                 }
             }
-            if !global.quiet {
+            // The results (`-q` keeps them): "<id>\t<key>" with the key the catalog holds when they are printed.
+            let printResults = {
                 let keys = Dictionary(
                     try library.fetchAssets(withLocalIdentifiers: ids).map { ($0.localIdentifier, $0.key) }
                 ) { first, _ in first }
@@ -88,10 +92,19 @@ struct Add: AsyncParsableCommand {
                 for id in ids { output.write("\(id)\t\(TextEscape.cStyle(keys[id] ?? ""))\n") }
                 output.flush()
             }
-            if !noWait {
-                let quiet = global.quiet
+            guard !noWait else { return try printResults() }
+            let quiet = global.quiet
+            do {
                 try await withInterrupt { try await waitForUploads(of: library, quiet: quiet, ids: ids) }
+            } catch {
+                // Imported all the same (a failed or interrupted upload is tried again by the next sync): their
+                // lines are printed, with the planned key where the upload did not finish.
+                try? printResults()
+                throw error
             }
+            // After the uploads: an upload that found another object at the key stored the original under a new
+            // one, and the key printed is that one.
+            try printResults()
         }
     }
 }

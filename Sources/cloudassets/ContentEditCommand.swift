@@ -19,17 +19,31 @@ struct ContentEdit: AsyncParsableCommand {
     var rotate: Int?
     @Flag(help: "Mirror left-right.") var flipHorizontal = false
     @Flag(help: "Mirror top-bottom.") var flipVertical = false
-    @Option(help: "Keep only x,y,width,height (pixels of the rotated image).") var crop: String?
+    @Option(parsing: .unconditional, help: "Keep only x,y,width,height (pixels of the rotated image).")
+    var crop: String?
     @Option(parsing: .unconditional, help: "Exposure in EV stops, -4…4.") var exposure: Double?
     @Option(parsing: .unconditional, help: "Contrast, -1…1.") var contrast: Double?
     @Option(parsing: .unconditional, help: "Saturation, -1…1 (-1: greyscale).") var saturation: Double?
-    @Option(help: "Chroma key: RRGGBB:threshold[:RRGGBB background] (threshold 0…1; background white by default).")
+    @Option(
+        parsing: .unconditional,
+        help: "Chroma key: RRGGBB:threshold[:RRGGBB background] (threshold 0…1; background white by default).")
     var chromaKey: String?
     @Flag(help: "Resume the asset's com.cloudassets.basic edit from the original.") var resume = false
     @Flag(help: "Allow downloading the image to edit when it is not local.") var network = false
     @Flag(name: .long, help: "Record only; do not send the edit to the bucket now.") var noWait = false
 
     func validate() throws {
+        // Every value is checked here, so each wrong one is a usage error (2) before anything is done.
+        if let rotate, rotate % 90 != 0 {
+            throw ValidationError("--rotate must be a multiple of 90 (90, 180, 270, -90), not \(rotate)")
+        }
+        for (name, value, limit) in [
+            ("--exposure", exposure, 4.0), ("--contrast", contrast, 1), ("--saturation", saturation, 1),
+        ] {
+            if let value, !value.isFinite || !(-limit...limit).contains(value) {
+                throw ValidationError("\(name) must be \(Int(-limit))…\(Int(limit)), not \(value)")
+            }
+        }
         if let crop { _ = try Self.parseCrop(crop) }
         if let chromaKey { _ = try Self.parseChromaKey(chromaKey) }
         if !resume && rotate == nil && !flipHorizontal && !flipVertical && crop == nil && exposure == nil
@@ -39,11 +53,22 @@ struct ContentEdit: AsyncParsableCommand {
         }
     }
 
+    /// Whether the options change nothing: no `--resume`, a rotation by whole turns (or none), no flip, no crop,
+    /// no chroma key, and tone values of 0. Such an edit would make a revision identical to what the asset shows.
+    var changesNothing: Bool {
+        !resume && (rotate ?? 0) % 360 == 0 && !flipHorizontal && !flipVertical && crop == nil && chromaKey == nil
+            && [exposure, contrast, saturation].allSatisfy { ($0 ?? 0) == 0 }
+    }
+
     func run() async throws {
         try await runReportingErrors {
             let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
             let targets = try selection.resolve(in: library)
+            if changesNothing {
+                for asset in targets { Terminal.shared.out("\(asset.localIdentifier)\tnothing to change") }
+                return
+            }
             for asset in targets {
                 let edited = try await withInterrupt {
                     try await library.applyBasicEdit(to: asset, resume: resume, isNetworkAccessAllowed: network) {

@@ -1,10 +1,9 @@
 import ArgumentParser
 
-/// `cloudassets exit-codes` (hidden): prints ``ExitStatus/markdownTable``, the README's table of exit codes.
+/// `cloudassets exit-codes`: prints ``ExitStatus/markdownTable``, the README's table of exit codes.
 struct ExitCodes: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "exit-codes", abstract: "Print the table of exit codes (as in the README).",
-        shouldDisplay: false)
+        commandName: "exit-codes", abstract: "Print the table of exit codes (as in the README).")
 
     func run() throws { print(ExitStatus.markdownTable) }
 }

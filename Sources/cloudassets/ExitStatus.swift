@@ -1,6 +1,7 @@
 import ArgumentParser
 import CloudAssets
 import Foundation
+import Gallery
 
 /// Every exit status of `cloudassets`, with its one-line meaning: the single table the code, the README
 /// (`README.md`, section "Exit codes", whose table is ``markdownTable`` verbatim and checked by a test) and the
@@ -22,6 +23,8 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     case regionMismatch = 13
     case uploadFailed = 14
     case pickCancelled = 15
+    case unsupportedInput = 16
+    case addressInUse = 17
     case interrupted = 130
 
     /// What the status means, in one line.
@@ -46,6 +49,10 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .regionMismatch: "the bucket is in another region than --region"
         case .uploadFailed: "imported, but an upload failed (the original is kept; the next sync tries again)"
         case .pickCancelled: "the picker (serve --pick) was cancelled: nothing was picked"
+        case .unsupportedInput:
+            "the data is not what the command can read: not an image, a truncated or corrupt image, or one too large "
+                + "to decode (edit, image, thumbnail)"
+        case .addressInUse: "serve: another program listens on the address and port (choose another --port, or 0)"
         case .interrupted: "interrupted (Ctrl-C or SIGTERM); partial downloads are kept and resume"
         }
     }
@@ -65,6 +72,8 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         switch error {
         case let cli as CLIError: return cli.status
         case let library as CloudAssetsError: return of(library.code)
+        case GalleryServerError.cannotListen(_, _, EADDRINUSE): return .addressInUse
+        case is GalleryServerError: return .usage  // an address that is not this machine's, a port below 1024
         case is CancellationError: return .interrupted
         case is ValidationError: return .usage
         default: return ofFileSystemError(error) ?? .unexpected
@@ -88,6 +97,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .noSuchBucket: .noSuchBucket
         case .wrongRegion: .regionMismatch
         case .serviceUnavailable, .corruptData: .serverError
+        case .imageUnreadable, .imageTooLarge: .unsupportedInput
         default: .unexpected  // libraryClosed, catalogFailed, historyUnavailable, clockSkewed, serviceError, unexpected
         }
     }

@@ -6,8 +6,8 @@ import Foundation
 struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Fetch assets (as they show, or --version original; a byte range of the original) into the library, and optionally copy them out."
-    )
+            "Fetch assets (as they show, or --version original; a byte range of the original) into the library, and optionally copy them out.",
+        discussion: outputPathHelp)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: AssetArguments
     @Flag(name: .long, help: "Allow downloading originals that are not local.") var network = false
@@ -91,12 +91,7 @@ struct Get: AsyncParsableCommand {
                 }
             }
             try sink?.commit()
-            if ProcessInfo.processInfo.environment["CLOUDASSETS_REPORT_PEAK_RSS"] != nil {
-                // For the memory tests: the process's peak resident set (VmHWM).
-                let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-                let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? "VmHWM: ? kB"
-                Terminal.shared.err("peak RSS: " + line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces))
-            }
+            reportPeakMemoryIfAsked()
             bars.end()
         }
     }
@@ -108,3 +103,22 @@ enum VersionArgument: String, ExpressibleByArgument, CaseIterable {
 
     var assetVersion: AssetVersion { self == .current ? .current : .original }
 }
+
+/// For the memory tests (`CLOUDASSETS_REPORT_PEAK_RSS` set): prints the process's peak resident set (VmHWM) on
+/// standard error as `peak RSS: N kB`.
+func reportPeakMemoryIfAsked() {
+    guard ProcessInfo.processInfo.environment["CLOUDASSETS_REPORT_PEAK_RSS"] != nil else { return }
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? "VmHWM: ? kB"
+    Terminal.shared.err("peak RSS: " + line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces))
+}
+
+/// What `-o PATH` does with what is already there (``OutputTarget``), for the help of every command with `-o`.
+let outputPathHelp = """
+    -o PATH: a new file, or an existing regular file, is written beside it and renamed over it once complete \
+    (an existing file keeps its permissions); a symbolic link is written through to the file it points to (a \
+    link to nothing is refused); a file with other hard links is written in place, so every name sees the new \
+    bytes (an interrupted write leaves it partly written); a character device (/dev/null) or a FIFO is opened \
+    and written directly (a FIFO waits for its reader), and a write error such as a full disk fails the command. \
+    Folders, block devices and paths inside the library are refused.
+    """

@@ -7,7 +7,8 @@ struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ls", abstract: "List assets in the catalog.",
         discussion: """
-            Text: a header line (ID STATE PINNED SIZE KEY; --no-header or --quiet drops it), then one line per \
+            Hidden assets (`cloudassets hide`) and assets in the trash are left out unless asked for \
+            (--include-hidden or --hidden; --trashed). Text: a header line (ID STATE PINNED SIZE KEY; --no-header or --quiet drops it), then one line per \
             asset with those five tab-separated columns; in the key, a tab, newline, other control character or \
             backslash is written as a C escape (\\t, \\n, \\r, \\xHH, \\\\). JSON (--json): one array, one asset \
             object per line, with the fields creationDate, favorite, hasThumbnail, hidden, id, key, keywords, \
@@ -22,12 +23,19 @@ struct List: AsyncParsableCommand {
     @Flag(help: "Only assets whose original is in the bucket.") var uploaded = false
     @Flag(help: "Only imports not in the bucket yet (pending, uploading or failed).") var notUploaded = false
     @Flag(help: "Only assets in the trash (left out otherwise).") var trashed = false
+    @Flag(help: "Only hidden assets (left out otherwise).") var hidden = false
+    @Flag(help: "Hidden assets too (left out otherwise).") var includeHidden = false
     // Unconditional: `--sort -date` takes `-date` as the value instead of reading it as a flag.
     @Option(parsing: .unconditional, help: "Sort by: date, key, size (prefix with - for descending).")
     var sort = "key"
-    @Option(help: "At most this many assets.") var limit: Int?
+    // Unconditional: `--limit -1` is read as a value (and refused by validate), not as a flag.
+    @Option(parsing: .unconditional, help: "At most this many assets.") var limit: Int?
     @Flag(help: "Print one JSON array (one asset object per line).") var json = false
     @Flag(name: .customLong("no-header"), help: "Leave out the header line of the text output.") var noHeader = false
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, not \(limit)") }
+    }
 
     func run() async throws {
         try await runReportingErrors {
@@ -51,6 +59,7 @@ struct List: AsyncParsableCommand {
             if uploaded { predicates.append(.uploadStates([.uploaded])) }
             if notUploaded { predicates.append(.uploadStates([.pendingUpload, .uploading, .uploadFailed])) }
             if trashed { predicates.append(.isTrashed(true)) }
+            if hidden { predicates.append(.isHidden(true)) }
             let descending = sort.hasPrefix("-")
             let sortKey: AssetSortDescriptor
             switch descending ? String(sort.dropFirst()) : sort {
@@ -63,7 +72,8 @@ struct List: AsyncParsableCommand {
             options.predicate = predicates.isEmpty ? .all : .and(predicates)
             options.sortDescriptors = [sortKey]
             options.fetchLimit = limit
-            options.includeHiddenAssets = true
+            // As PhotoKit's default fetches: hidden assets only when asked for (`hide` says so too).
+            options.includeHiddenAssets = hidden || includeHidden
             options.includeTrashedAssets = trashed
             let assets = try library.fetchAssets(options)
             let output = BufferedOutput()

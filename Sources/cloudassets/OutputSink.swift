@@ -5,39 +5,67 @@ import Foundation
     import Glibc
 #endif
 
-/// Where `get -o` writes: standard output, or a file that appears only when complete.
+/// Where `get -o` and `image -o` write: standard output, or a path written as ``OutputTarget`` says.
 ///
-/// A file is written to a temporary file beside it and renamed over the path at the end, so an interrupted or
-/// failed `get` never leaves a half-written file under the name asked for (and never writes through a link that
-/// has that name: the rename replaces the link itself). Memory stays bounded: data is written as it comes, and a
-/// local original is copied by the kernel (`copy_file_range`).
+/// A new or replaced file is written to a temporary file beside it and renamed over the path at the end, so an
+/// interrupted or failed command never leaves a half-written file under the name asked for; the replaced file's
+/// permission bits are kept. A link is written through to its target; a file with other hard links is written in
+/// place (truncated only when the first byte is written, so a command that fails before writing keeps it whole);
+/// a character device or a FIFO is opened and written directly. Write errors are reported with their status (a
+/// full disk: ``ExitStatus/diskFull``). Memory stays bounded: data is written as it comes, and a local original is
+/// copied by the kernel (`copy_file_range`) where it can be.
 /// Used by one task at a time: `get -o` takes exactly one asset.
-// @unchecked: used by one task at a time (see above); `fd` and the paths never change.
+// @unchecked: used by one task at a time (see above); `fd`, `target` and `tempPath` never change.
 final class OutputSink: @unchecked Sendable {
     private let fd: Int32
-    private let finalPath: String?
+    /// nil: standard output.
+    private let target: OutputTarget?
     private let tempPath: String?
+    /// Whether an in-place file was truncated yet (at the first byte written).
+    private var truncated = false
     private var committed = false
 
+    /// Standard output (`-`), or the path checked and opened (a temporary file created beside it).
     /// - Parameters:
     ///   - output: A file path, or `-` for standard output.
-    ///   - libraryFolder: The library's folder: an output inside it is refused.
-    /// - Throws: ``CLIError`` when the path is inside the library or cannot be created.
+    ///   - libraryFolder: The library's folder: an output inside it is refused (a link's target included).
+    /// - Throws: ``CLIError`` when the path is inside the library or cannot be opened or created.
     init(output: String, libraryFolder: URL) throws {
         if output == "-" {
             fd = STDOUT_FILENO
-            finalPath = nil
+            target = nil
             tempPath = nil
             return
         }
-        let url = URL(fileURLWithPath: output)
-        try Self.refuseInside(libraryFolder, url)
-        let folder = url.deletingLastPathComponent().path
-        let temp = folder + "/.\(url.lastPathComponent).cloudassets-\(getpid()).tmp"
-        let opened = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard opened >= 0 else { throw CLIError("cannot write \(output): \(String(cString: strerror(errno)))") }
+        let target = try validateOutputPath(output)
+        try Self.refuseInside(libraryFolder, URL(fileURLWithPath: target.path))
+        var temp: String?
+        let opened: Int32
+        switch target {
+        case .replace(let path, let mode):
+            let url = URL(fileURLWithPath: path)
+            let name = url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).cloudassets-\(getpid()).tmp"
+            opened = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard opened >= 0 else { throw outputError(output, errno) }
+            // The replaced file's permission bits, exactly (not reduced by the umask).
+            if let mode, fchmod(opened, mode) != 0 {
+                let code = errno
+                close(opened)
+                unlink(name)
+                throw outputError(output, code)
+            }
+            temp = name
+        case .inPlace(let path):
+            // No O_TRUNC: truncated at the first byte written, so a command that fails before keeps the file whole.
+            opened = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard opened >= 0 else { throw outputError(output, errno) }
+        case .direct(let path):
+            // A FIFO's open waits for its reader. Links are followed: `/dev/stdout` is one.
+            opened = open(path, O_WRONLY | O_CLOEXEC)
+            guard opened >= 0 else { throw outputError(output, errno) }
+        }
         fd = opened
-        finalPath = url.path
+        self.target = target
         tempPath = temp
     }
 
@@ -60,16 +88,26 @@ final class OutputSink: @unchecked Sendable {
         return String(cString: resolved)
     }
 
+    /// What error messages name.
+    private var shownName: String { target?.path ?? "standard output" }
+
+    /// Truncates an in-place file before its first byte is written.
+    private func prepare() throws {
+        guard case .inPlace = target, !truncated else { return }
+        guard ftruncate(fd, 0) == 0 else { throw outputError(shownName, errno) }
+        truncated = true
+    }
+
     /// Writes all of `data` (standard output: as it comes).
     func write(_ data: Data) throws {
+        try prepare()
         try data.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    throw CLIError(
-                        "cannot write \(finalPath ?? "standard output"): \(String(cString: strerror(errno)))")
+                    throw outputError(shownName, errno)
                 }
                 offset += n
             }
@@ -82,13 +120,14 @@ final class OutputSink: @unchecked Sendable {
         let source = open(url.path, O_RDONLY | O_CLOEXEC)
         guard source >= 0 else { throw CLIError("cannot read \(url.path): \(String(cString: strerror(errno)))") }
         defer { close(source) }
+        try prepare()
         while true {
             let n = cfileio_copy_range(source, fd, 1 << 30)
             if n > 0 { continue }
             if n == 0 { return }
             if errno == EINTR { continue }
             if [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(errno) { break }  // not in the kernel: by hand
-            throw CLIError("cannot write \(finalPath ?? "standard output"): \(String(cString: strerror(errno)))")
+            throw outputError(shownName, errno)
         }
         var buffer = Data(count: 1 << 20)
         while true {
@@ -100,11 +139,19 @@ final class OutputSink: @unchecked Sendable {
         }
     }
 
-    /// Makes the file appear under its name (flushed to the disk first).
+    /// Ends the output: a replaced file appears under its name (flushed to the disk first); an in-place file is
+    /// truncated if nothing was written, and flushed; a device or FIFO has nothing more to do.
     func commit() throws {
-        guard let finalPath, let tempPath else { return }
-        guard fsync(fd) == 0, rename(tempPath, finalPath) == 0 else {
-            throw CLIError("cannot write \(finalPath): \(String(cString: strerror(errno)))")
+        switch target {
+        case nil, .direct?:
+            break
+        case .inPlace?:
+            try prepare()
+            guard fsync(fd) == 0 else { throw outputError(shownName, errno) }
+        case .replace(let path, _)?:
+            guard let tempPath, fsync(fd) == 0, rename(tempPath, path) == 0 else {
+                throw outputError(path, errno)
+            }
         }
         committed = true
     }

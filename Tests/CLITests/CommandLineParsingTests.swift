@@ -7,7 +7,7 @@ import Testing
 /// or value, a bad value.
 @Suite("cloudassets command lines that do not parse")
 struct CommandLineParsingTests {
-    /// Every subcommand, the hidden `exit-codes` included.
+    /// Every subcommand, `exit-codes` included.
     static let subcommands = [
         "demo", "sync", "ls", "get", "add", "rm", "restore", "empty-trash", "favorite", "unfavorite", "hide", "unhide",
         "pin", "unpin", "evict", "watch", "serve", "status", "exit-codes",

@@ -189,6 +189,31 @@ struct ImageRequestTests {
         }
     }
 
+    @Test("without upscaling a target larger than the original gives the original's size, and is cached apart")
+    func imageWithoutUpscaling() async throws {
+        try await withHarness { harness in
+            try harness.put("small.jpg", data: try QuadrantJPEG.make(width: 160, height: 120, orientation: 6))
+            let library = try await harness.open()
+            try await library.sync(fetchThumbnails: false)
+            let asset = try library.asset(path: "small.jpg")
+            var options = ImageRequestOptions()
+            options.isNetworkAccessAllowed = true
+            options.resizeMode = .exact
+            let size = CGSize(width: 400, height: 400)
+            // Prepared at the same size with upscaling allowed (400 × 300): that image must not answer.
+            library.startCachingImages(for: [asset], targetSize: size, options: options)
+            try await eventually { library.cachedImageBytes > 0 }
+            options.allowsUpscaling = false
+            for mode in [ImageContentMode.aspectFit, .aspectFill] {
+                // Displayed 160 × 120 (stored 120 × 160, turned).
+                let image = try await library.image(for: asset, targetSize: size, contentMode: mode, options: options)
+                #expect(image.width == 160 && image.height == 120, "\(mode): \(image.width) × \(image.height)")
+                #expect(QuadrantJPEG.isUpright(image))
+            }
+            library.stopCachingImagesForAllAssets()
+        }
+    }
+
     @Test("without network access an image request answers in the cloud, never downloading")
     func imageRequestOffline() async throws {
         try await withHarness { harness in

@@ -261,6 +261,48 @@ struct GalleryServerTests {
         }
     }
 
+    @Test("an original is served whole or by Range: 206 with Content-Range, 416 outside it")
+    func originalRanges() async throws {
+        try await withGallery(count: 2) { harness in
+            let asset = try harness.asset(named: "img1.png")
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = true
+            _ = try await harness.library.requestFile(for: asset, options: options)
+            let original = Data("original img1.png 1".utf8)  // what the harness put: 19 bytes
+            let target = "GET /api/originals/\(asset.localIdentifier)?token=\(harness.token)"
+            func get(_ range: String?) async throws -> RawHTTP.Response {
+                try await RawHTTP.send(port: harness.port, target, headers: ["Range": range])
+            }
+
+            let whole = try await get(nil)
+            #expect(whole.status == 200 && whole.body == original)
+            #expect(whole.headers["accept-ranges"] == "bytes")
+            #expect(whole.headers["content-length"] == "19")
+            for (range, expected, contentRange) in [
+                ("bytes=2-5", original[2...5], "bytes 2-5/19"), ("bytes=15-", original[15...], "bytes 15-18/19"),
+                ("bytes=-4", original[15...], "bytes 15-18/19"), ("bytes=10-1000", original[10...], "bytes 10-18/19"),
+                ("bytes=0-0", original[0...0], "bytes 0-0/19"),
+            ] {
+                let part = try await get(range)
+                #expect(part.status == 206, "\(range)")
+                #expect(part.body == Data(expected), "\(range): \(part.text)")
+                #expect(part.headers["content-range"] == contentRange, "\(range)")
+                #expect(part.headers["content-length"] == String(expected.count), "\(range)")
+            }
+            for range in ["bytes=19-", "bytes=100-200", "bytes=-0"] {
+                let outside = try await get(range)
+                #expect(outside.status == 416, "\(range)")
+                #expect(outside.headers["content-range"] == "bytes */19", "\(range)")
+                #expect(outside.body.isEmpty)
+            }
+            // Several ranges, another unit or a header that does not parse: the whole original.
+            for range in ["bytes=0-1,4-5", "items=0-3", "bytes=5-2", "bytes=x-"] {
+                let answer = try await get(range)
+                #expect(answer.status == 200 && answer.body == original, "\(range)")
+            }
+        }
+    }
+
     @Test("filters by state and media type, and sorts")
     func filters() async throws {
         try await withGallery { harness in

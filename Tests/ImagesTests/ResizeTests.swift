@@ -37,6 +37,35 @@ import Testing
         #expect(size(100, 100, 300, 200, .aspectFill) == [300, 300])
     }
 
+    @Test func withoutUpscalingATargetLargerThanTheImageGivesTheImagesOwnSize() throws {
+        var exif = ExifBuilder()
+        exif.orientation = 6
+        let jpeg = try ImageEncoder.jpeg(Fixtures.photo(width: 60, height: 40), exif: exif.tiffPayload())
+        let png = try ImageEncoder.png(Fixtures.photo(width: 60, height: 40))
+        // Displayed 40 x 60 (JPEG, turned) and 60 x 40 (PNG); each box is larger than the image in some way.
+        for (data, displayed) in [(jpeg, [40, 60]), (png, [60, 40])] {
+            for (width, height, mode) in [
+                (16_384, 16_384, ContentMode.aspectFit), (4000, 10, .aspectFill), (10, 4000, .aspectFill),
+            ] {
+                for resize in [ResizeMode.exact, .fast] {
+                    var request = DecodeRequest(
+                        targetWidth: width, targetHeight: height, contentMode: mode, resizeMode: resize)
+                    request.allowsUpscaling = false
+                    let (image, statistics) = try ImageDecoder.decode(data: data, request: request)
+                    #expect([image.width, image.height] == displayed, "\(width)x\(height) \(mode) \(resize)")
+                    #expect(statistics.peakPixelBytes <= 4 * 60 * 40 * 3, "\(statistics.peakPixelBytes)")
+                }
+            }
+            // A box the image does not fit is still met exactly, and upscaling is what requests allow by default.
+            var smaller = DecodeRequest(targetWidth: 20, targetHeight: 20)
+            smaller.allowsUpscaling = false
+            #expect(try ImageDecoder.decode(data: data, request: smaller).image.width <= 20)
+            let larger = try ImageDecoder.decode(
+                data: data, request: DecodeRequest(targetWidth: 120, targetHeight: 120))
+            #expect(max(larger.image.width, larger.image.height) == 120)
+        }
+    }
+
     @Test func resizeModesNoneFastExact() throws {
         var exif = ExifBuilder()
         exif.orientation = 6

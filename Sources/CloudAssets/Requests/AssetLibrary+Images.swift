@@ -79,7 +79,8 @@ extension AssetLibrary {
         try await entry {
             let request = ImageBridge.request(
                 targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
-                maximumPixelCount: options.maximumPixelCount)
+                maximumPixelCount: options.maximumPixelCount,
+                allowsUpscaling: options.allowsUpscaling)
             guard let record = try store.record(id: asset.rowID) else {
                 throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
             }
@@ -105,7 +106,8 @@ extension AssetLibrary {
     ) {
         let request = ImageBridge.request(
             targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
-            maximumPixelCount: options.maximumPixelCount)
+            maximumPixelCount: options.maximumPixelCount,
+            allowsUpscaling: options.allowsUpscaling)
         guard let records = try? store.records(ids: assets.map(\.rowID)) else { return }
         let budget = configuration.imageCacheBudget
         for record in records {
@@ -128,7 +130,8 @@ extension AssetLibrary {
     ) {
         let request = ImageBridge.request(
             targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
-            maximumPixelCount: options.maximumPixelCount)
+            maximumPixelCount: options.maximumPixelCount,
+            allowsUpscaling: options.allowsUpscaling)
         let ids = Set(assets.map(\.rowID))
         runtime.images.remove { key in
             ids.contains(key.assetID) && key.width == request.targetWidth && key.height == request.targetHeight
@@ -165,7 +168,8 @@ extension AssetLibrary {
         }
         let request = ImageBridge.request(
             targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
-            maximumPixelCount: options.maximumPixelCount)
+            maximumPixelCount: options.maximumPixelCount,
+            allowsUpscaling: options.allowsUpscaling)
         guard let record = try? store.record(id: asset.rowID), let assetID = record.id else {
             fail(AssetRequestError.assetDeleted(localIdentifier: asset.rowID), info)
             return
@@ -245,6 +249,6 @@ extension AssetLibrary {
         let version = options.version == .current ? record.editRevision.map { "#" + $0 } ?? "" : ""
         return ImageCache.Key(
             assetID: id, etag: record.etag + version, width: request.targetWidth, height: request.targetHeight,
-            contentMode: contentMode, resizeMode: options.resizeMode)
+            contentMode: contentMode, resizeMode: options.resizeMode, allowsUpscaling: options.allowsUpscaling)
     }
 }

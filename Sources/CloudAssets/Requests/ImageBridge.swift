@@ -20,7 +20,8 @@ enum ImageBridge {
 
     /// The decode request for a target size in display pixels (`nil`: the full-size image).
     static func request(
-        targetSize: CGSize?, contentMode: ImageContentMode, resizeMode: ImageResizeMode, maximumPixelCount: Int
+        targetSize: CGSize?, contentMode: ImageContentMode, resizeMode: ImageResizeMode, maximumPixelCount: Int,
+        allowsUpscaling: Bool = true
     ) -> DecodeRequest {
         let width = targetSize.map { max(1, Int($0.width.rounded())) } ?? 0
         let height = targetSize.map { max(1, Int($0.height.rounded())) } ?? 0
@@ -28,6 +29,7 @@ enum ImageBridge {
             targetWidth: width, targetHeight: height, contentMode: contentMode == .aspectFit ? .aspectFit : .aspectFill,
             resizeMode: targetSize == nil ? .none : resizeMode.decoderMode)
         request.maxPixels = maximumPixelCount
+        request.allowsUpscaling = allowsUpscaling
         return request
     }
 

@@ -12,6 +12,7 @@ final class ImageCache: Sendable {
         var height: Int
         var contentMode: ImageContentMode
         var resizeMode: ImageResizeMode
+        var allowsUpscaling = true
     }
 
     private struct State {

@@ -39,6 +39,11 @@ public struct ImageRequestOptions: Sendable {
     /// Images declaring more pixels than this are refused (``CloudAssetsError/Code/imageTooLarge``) before any
     /// pixel memory is allocated. Default 100 megapixels.
     public var maximumPixelCount = 100_000_000
+    /// Whether the result may be larger than the original (a target larger than the image it shows). `false`:
+    /// the result is at most the original's displayed size — a target it would fit inside (or have to grow to
+    /// cover) gives the original's own size — so its memory is bounded by the original's, whatever the target.
+    /// Default `true`.
+    public var allowsUpscaling = true
 
     /// Local only, opportunistic, `.fast` resize, no progress handler, the library's delivery queue.
     public init() {}
