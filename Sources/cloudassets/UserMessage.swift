@@ -33,6 +33,8 @@ enum UserMessage {
         case .networkNotAllowed: "\(error.description) (pass --network, or change the policy)"
         case .wrongRegion: "region mismatch: \(error.description) Pass --region or set AWS_REGION."
         case .serviceUnavailable: "server error: \(error.description)"
+        case .boundToAnotherBucket:
+            error.description.replacingOccurrences(of: "open this one with Configuration.rebind", with: "pass --rebind")
         default: error.description
         }
     }

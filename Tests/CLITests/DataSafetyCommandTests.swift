@@ -62,6 +62,7 @@ struct DataSafetyCommandTests {
             let result = try await fixture.run("sync", globals: globals)
             expectUserError(result, status: 12, mentioning: "s3://photos/")
             #expect(result.stderr.contains("s3://empty/"), "the message names both buckets")
+            #expect(result.stderr.contains("--rebind"), "the message names the CLI's flag, not the library's setting")
             let rows = try await fixture.list()
             #expect(rows.count == 5)
             #expect(rows.first { $0.id == "1" }?.state == "full")

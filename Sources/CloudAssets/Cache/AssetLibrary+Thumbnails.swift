@@ -52,7 +52,10 @@ extension AssetLibrary {
                 return .embeddedThumbnail(bytesFetched: found.bytesRead)
             }
             guard record.mediaType == .image else {
-                throw AssetRequestError.localFile(path: record.key, reason: "only images get a thumbnail made")
+                // Not an image the decoders read: the file is not at fault, the request is.
+                throw CloudAssetsError(
+                    .imageUnreadable, "\(record.key) is not an image: only images get a thumbnail made",
+                    localIdentifier: String(id), path: record.key)
             }
             var options = AssetRequestOptions()
             options.isNetworkAccessAllowed = network
