@@ -57,6 +57,22 @@ struct LibraryDeliveryTests {
         }
     }
 
+    @Test(
+        "a download's progress only rises and reports 1.0 once, with the verified original",
+        arguments: [300, 3_000_000])
+    func progressRisesAndCompletesOnce(size: Int) async throws {
+        try await withHarness { harness in
+            let original = testBytes(count: size, seed: 31)
+            let (library, asset) = try await harness.openSynced(with: "progress.bin", data: original)
+            let probe = ProgressProbe()
+            #expect(try await library.data(for: asset, options: probe.options()) == original)
+            let fractions = probe.fractions.withLock { $0 }
+            #expect(fractions.last == 1.0)
+            #expect(fractions.filter { $0 == 1.0 }.count == 1, "\(fractions)")
+            #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 < $1 }, "\(fractions)")
+        }
+    }
+
     @Test("opportunistic for an asset without a thumbnail delivers the original only")
     func opportunisticWithoutThumbnailDeliversOriginalOnly() async throws {
         try await withHarness { harness in

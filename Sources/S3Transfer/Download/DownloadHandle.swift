@@ -55,6 +55,8 @@ final class DownloadAttachment: @unchecked Sendable {
         var waiters: [CheckedContinuation<Result<DownloadResult, S3Error>, Never>] = []
         var job: DownloadJob?
         var stopped = false
+        /// The bytes of the last progress report delivered: reports only ever rise.
+        var lastReported: Int64 = -1
     }
     private let state = LockedBox(State())
 
@@ -68,10 +70,19 @@ final class DownloadAttachment: @unchecked Sendable {
 
     func bind(to job: DownloadJob) { state.withLock { $0.job = job } }
 
+    /// Delivers a progress report made while the transfer runs. Reports only rise (one that does not pass the last
+    /// delivered — an attempt started again — is dropped), and none says complete: 1.0 is reported once, by
+    /// ``finish(_:finalProgress:)``, with the verified file.
     func deliver(_ report: DownloadProgress) {
         guard let progress, let queue, !state.withLock({ $0.stopped }) else { return }
         queue.async { [self] in
-            guard !state.withLock({ $0.stopped }) else { return }
+            let passes = state.withLock { s -> Bool in
+                if let total = report.totalBytes, total > 0, report.bytesReceived >= total { return false }
+                guard !s.stopped, report.bytesReceived > s.lastReported else { return false }
+                s.lastReported = report.bytesReceived
+                return true
+            }
+            guard passes else { return }
             var stop = false
             progress(report, &stop)
             if stop { cancel() }
