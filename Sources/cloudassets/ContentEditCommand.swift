@@ -139,7 +139,7 @@ struct Revert: AsyncParsableCommand {
 /// Unless `--no-wait` or offline, waits for the change to reach the bucket; says so when it could not.
 func finishEdit(_ library: AssetLibrary, noWait: Bool) async throws {
     guard !noWait && library.networkPolicy != .offline else { return }
-    try await withInterrupt { await library.waitForUploads() }
+    _ = try await withInterrupt { await library.waitForUploads() }
     let uploads = try library.uploads
     if uploads.unsharedEdits > 0 || uploads.unsharedContentEdits > 0 {
         Terminal.shared.err(

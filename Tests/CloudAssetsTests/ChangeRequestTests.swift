@@ -474,8 +474,8 @@ struct ChangeRequestTests {
                     changes.createAsset(fromFileAt: dir.appendingPathComponent("SAME.JPG"), options: options)
                 }
             }
-            async let doneA: Void = a.waitForUploads()
-            async let doneB: Void = b.waitForUploads()
+            async let doneA = a.waitForUploads()
+            async let doneB = b.waitForUploads()
             _ = await (doneA, doneB)
             let keys = try harness.server.keys(bucket: LibraryHarness.bucket, prefix: "originals/")
             #expect(keys.count == 3, "two different IMG.JPG and one SAME.JPG: \(keys)")

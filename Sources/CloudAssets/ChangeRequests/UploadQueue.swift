@@ -13,6 +13,17 @@ public struct AssetUploadProgress: Sendable, Hashable {
     public var totalBytes: Int64
 }
 
+/// An import whose upload failed: its original stays in the library, and the next sync (or
+/// ``AssetLibrary/retryFailedUploads()``) tries again.
+public struct UploadFailure: Sendable, Hashable {
+    /// The asset.
+    public var localIdentifier: String
+    /// The key it was to be uploaded to.
+    public var key: String
+    /// Why the last attempt failed, as one line.
+    public var reason: String
+}
+
 /// The state of the library's uploads at one moment (``AssetLibrary/uploads``).
 public struct UploadStatus: Sendable, Hashable {
     /// Imports waiting to go up.
@@ -29,6 +40,12 @@ public struct UploadStatus: Sendable, Hashable {
     public var inFlight: [AssetUploadProgress] = []
     /// Whether this library's background worker is running.
     public var isActive = false
+    /// The imports whose last upload failed, with why (at most ``failureLimit``, oldest first; ``failed`` counts
+    /// them all). Filled by ``AssetLibrary/waitForUploads()`` and ``AssetLibrary/uploads``.
+    public var failures: [UploadFailure] = []
+
+    /// How many failures ``failures`` lists at most.
+    public static let failureLimit = 100
 
     /// Nothing waiting to go up.
     public var isEmpty: Bool { pending == 0 && uploading == 0 && unsharedEdits == 0 && unsharedContentEdits == 0 }
@@ -176,6 +193,15 @@ extension AssetLibrary {
         status.unsharedContentEdits = try store.unsharedEditRevisionCount()
         status.inFlight = uploadQueue.inFlight
         status.isActive = uploadQueue.isActive
+        if status.failed > 0 {
+            let ids = try store.ids(inUploadStates: [.uploadFailed], limit: UploadStatus.failureLimit)
+            status.failures = try store.records(ids: ids).compactMap { record in
+                record.id.map {
+                    UploadFailure(
+                        localIdentifier: String($0), key: record.key, reason: record.uploadError ?? "unknown error")
+                }
+            }
+        }
         return status
     }
 
@@ -187,13 +213,19 @@ extension AssetLibrary {
     ///
     /// When it returns, the journal entries of every upload that went up are in the bucket too (or failed to go,
     /// left for the next sync): another library's next sync sees each of them, and a process may exit.
-    public func waitForUploads() async {
+    /// - Returns: The uploads' state once idle: ``UploadStatus/failed`` and ``UploadStatus/failures`` say which
+    ///   imports did not go up and why (their originals stay in the library). After ``close()``: at once, an empty
+    ///   status.
+    @discardableResult
+    public func waitForUploads() async -> UploadStatus {
+        guard !isClosed else { return UploadStatus() }
         await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
         await shareEditedMetadata()
         await shareEditRevisions()
         await uploadQueue.waitUntilIdle()
         // The commits above started flushes of their own; this one runs after them and sends what they left.
         await flushJournal()
+        return (try? uploadStatus()) ?? UploadStatus()
     }
 
     /// Puts every import whose upload failed back in the queue and wakes the worker.

@@ -40,7 +40,8 @@ public final class AssetLibrary: Sendable {
     ///
     /// - Throws: ``CloudAssetsError`` with code ``CloudAssetsError/Code/notALibrary`` for a folder that holds
     ///   other files and no catalog (nothing is written in it); ``CloudAssetsError/Code/libraryBusy`` when another
-    ///   library has the folder open; ``CloudAssetsError/Code/localFileFailed`` (read-only folder),
+    ///   library (in this process or another) is still repairing the folder after a crash, 5 s after this open
+    ///   began — several libraries may share one folder, in one process or several; ``CloudAssetsError/Code/localFileFailed`` (read-only folder),
     ///   ``CloudAssetsError/Code/catalogUnusable`` or ``CloudAssetsError/Code/catalogFailed`` when the folder or
     ///   database cannot be used — the existing file is left untouched.
     public convenience init(configuration: Configuration) async throws {

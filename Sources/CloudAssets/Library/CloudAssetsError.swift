@@ -19,7 +19,9 @@ public struct CloudAssetsError: Error, Sendable, CustomStringConvertible {
         private init(_ name: String) { description = name }
 
         // The library folder and its catalog.
-        /// Another ``AssetLibrary`` (in this or another process) has the folder open.
+        /// Another ``AssetLibrary`` (in this or another process) keeps the folder to itself for longer than an
+        /// open waits: it is repairing it after a crash. Several libraries may share a folder, in one process or
+        /// several.
         public static let libraryBusy = Code("libraryBusy")
         /// The library was closed (``AssetLibrary/close()``).
         public static let libraryClosed = Code("libraryClosed")
