@@ -75,7 +75,13 @@ extension AssetLibrary {
             if error == .noSuchKey { return (nil, nil) }
             throw error
         }
-        return (SharedMetadata.decode(read.0).map(SharedMetadata.init(sidecar:)) ?? SharedMetadata(), read.1.etag)
+        // Validated as everything read from the bucket (BucketInput): a sidecar refused there holds nothing.
+        let state = configuration.layout.originalKey(forSidecarKey: key).flatMap { original in
+            try? BucketInput.sidecar(
+                read.0, originalKey: original, now: remote.client.correctedNow, learnedAt: Date()
+            ).get()
+        }
+        return (state ?? SharedMetadata(), read.1.etag)
     }
 
     /// Merges states read from (or written to) the bucket into the catalog, in one transaction: each row takes the
