@@ -12,7 +12,8 @@ extension AssetLibrary {
     /// only if absent), its thumbnail, then the manifest — the commit point other libraries read — and a journal
     /// change. A revert, once its marker is in the bucket, deletes the rendered versions of the revisions it
     /// superseded that this library knows. Revisions of an import wait until its original is up (its key is
-    /// final then). Failures leave the revision for the next round.
+    /// final then). Failures leave the revision for the next round. A revision superseded here before it went up,
+    /// whose rendering is gone, is settled without a request (forgotten: no other library ever saw it).
     func shareEditRevisions() async {
         guard let remote, networkPolicy != .offline, (try? checkBinding()) != nil,
             let pending = try? store.unsharedEditRevisions(), !pending.isEmpty
@@ -35,6 +36,12 @@ extension AssetLibrary {
         if let unsent = manifest.rendered, unsent.key.isEmpty {
             var rendered = unsent
             let file = files.rendered(id: id, revision: stored.revision)
+            if record.editRevision != stored.revision, LocalFiles.regularFileSize(file.path) == nil {
+                // Superseded here before it ever reached the bucket (two edits, then a sync), and its rendering
+                // went with it: no library has seen it, none ever will. It is settled, not pending: forgotten.
+                try performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: [stored.revision]) }
+                return false
+            }
             rendered.key = folder + stored.revision + ".jpg"
             var request = UploadRequest(
                 bucket: bucket, key: rendered.key, file: file, contentType: "image/jpeg",
