@@ -10,6 +10,8 @@ extension AssetLibrary {
         static let cursor = "journal.cursor"
         /// When this library last completed a full listing (milliseconds since 1970, the local clock).
         static let lastFullSync = "journal.lastFullSync"
+        /// How long this library's last full listing took (milliseconds).
+        static let lastFullSyncCost = "journal.lastFullSyncCost"
         /// The newest checkpoint slot this library wrote or found written.
         static let checkpointSlot = "journal.checkpointSlot"
     }
