@@ -251,19 +251,23 @@ struct BucketInputTests {
         }
     }
 
-    @Test("a stamp from the future is clamped to the service's clock: a later change still wins")
-    func futureStampIsClamped() async throws {
-        try await withHarness { harness in
-            let victim = try await harness.victimLibrary()
-            try harness.writeJournalEntry(
-                time: Self.now,
-                #"{"format":1,"device":"other","changes":[{"op":"metadata","key":"originals/x.jpg","sidecar":{"format":1,"original":"originals/x.jpg","properties":{"favorite":{"value":true,"time":99999999999999,"device":"evil"}}}}]}"#
-            )
-            try await victim.sync(fetchThumbnails: false)
-            let x = try #require(try victim.asset(forKey: "originals/x.jpg"))
-            #expect(x.isFavorite)
-            try await victim.performChanges { $0.setFavorite(false, for: [x]) }
-            #expect(try victim.asset(forKey: "originals/x.jpg")?.isFavorite == false)
+    @Test("a stamp from the future is clamped to the service's clock; a trash is dated when it was learned")
+    func sidecarStampsAreClampedAndTrashDatedWhenLearned() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let learned = now.addingTimeInterval(5)
+        let json = #"""
+            {"format":1,"original":"originals/x.jpg","properties":{"favorite":{"value":true,"time":99999999999999,"device":"evil"},"trashed":{"value":true,"time":1000,"device":"evil"}}}
+            """#
+        let state = try BucketInput.sidecar(
+            Data(json.utf8), originalKey: "originals/x.jpg", now: now, learnedAt: learned
+        ).get()
+        let limit = Int64((now.timeIntervalSince1970 + BucketInput.maxStampLead) * 1000)
+        #expect(state.stamps[.favorite]?.time == limit && state.isFavorite)
+        #expect(state.stamps[.trashed]?.time == 1000 && state.trashedDate == learned)
+        // A sidecar of another original is refused.
+        #expect(throws: BucketInput.Rejection.self) {
+            try BucketInput.sidecar(Data(json.utf8), originalKey: "originals/y.jpg", now: now, learnedAt: learned)
+                .get()
         }
     }
 

@@ -11,8 +11,9 @@ import Foundation
 ///   ``maxKeyBytes`` bytes of UTF-8 (S3's limit);
 /// - sizes are in `0...`\ ``maxObjectSize``; counts and lengths are within the caps below, and nothing is
 ///   allocated from a count a stranger claims;
-/// - stamps later than the service's clock are clamped to it; a trash learned from the bucket is dated when this
-///   library learned of it, so the trash retention never counts from a stranger's stamp;
+/// - stamps later than the service's clock (plus ``maxStampLead``, for devices whose clocks run a little ahead) are
+///   clamped to it, so a stamp from the future cannot pin a property for ever; a trash learned from the bucket is
+///   dated when this library learned of it, so the trash retention never counts from a stranger's stamp;
 /// - an edit's rendered file and thumbnail lie in the asset's own edits folder (`edits/<path>/`).
 ///
 /// What fails a rule is a ``Rejection``: the caller skips it and reports it (``SyncSummary/skipped``); it never
@@ -47,6 +48,10 @@ enum BucketInput {
     /// The most `x-amz-meta-*` fields a `put` change may carry, and the bytes of all of them (S3 keeps 2 KB).
     static let maxMetadataFields = 64
     static let maxMetadataBytes = 8192
+    /// How far past the service's clock a stamp may lie before it is clamped: stamps are made with each device's
+    /// own clock, and a change of a device whose clock runs ahead by less than this keeps its stamp (so a change
+    /// made after seeing it still stamps later, and wins).
+    static let maxStampLead: TimeInterval = 3600
     /// The largest pixel side an asset or a rendering may claim.
     static let maxPixelSide = 1 << 20
 
@@ -230,7 +235,8 @@ enum BucketInput {
     }
 
     /// A sidecar's state, validated: it names `originalKey`, its texts and lists are bounded, its stamps are no
-    /// later than `now`, and a trash it holds is dated `learnedAt` (the retention counts from there).
+    /// later than `now` plus ``maxStampLead``, and a trash it holds is dated `learnedAt` (the retention counts from
+    /// there).
     static func sharedMetadata(_ sidecar: SharedMetadata.Sidecar, originalKey: String, now: Date, learnedAt: Date)
         -> Result<SharedMetadata, Rejection>
     {
@@ -255,7 +261,7 @@ enum BucketInput {
             }
         }
         var state = SharedMetadata(sidecar: sidecar, learnedAt: learnedAt)
-        let limit = milliseconds(now)
+        let limit = milliseconds(now.addingTimeInterval(maxStampLead))
         for (property, stamp) in state.stamps where stamp.time > limit {
             state.stamps[property] = SharedMetadata.Stamp(time: limit, device: stamp.device)
         }
