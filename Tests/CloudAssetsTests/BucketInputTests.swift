@@ -335,12 +335,19 @@ struct BucketInputTests {
             let early = try await reader.sync(fetchThumbnails: false)
             #expect(early.mode == .incremental && early.inserted == 0)
             #expect(early.lastFullListing == listedAt)
-            // The last listing (fast: well under 0.6 s) as if it ran 61 s ago.
-            let past = Int64((Date().timeIntervalSince1970 - 61) * 1000)
+            // The interval follows the measured cost: 100 times it, at least a minute, at most fullSyncInterval.
+            let cost = try #require(Int64(try reader.store.setting(AssetLibrary.JournalSetting.lastFullSyncCost) ?? ""))
+            let interval = try reader.automaticFullListingInterval()
+            #expect(interval == min(max(Double(cost) / 10, 60), 24 * 3600))
+            // The last listing as if it ran that long ago (and a second more).
+            let past = Int64((Date().timeIntervalSince1970 - interval - 1) * 1000)
             try reader.store.setSetting(AssetLibrary.JournalSetting.lastFullSync, to: String(past))
             let late = try await reader.sync(fetchThumbnails: false)
             #expect(late.mode == .full && late.inserted == 1)
             #expect(try #require(late.lastFullListing) > listedAt)
+            // A listing that took an hour is run again after a day, not after 100 hours.
+            try reader.store.setSetting(AssetLibrary.JournalSetting.lastFullSyncCost, to: String(3_600_000))
+            #expect(try reader.automaticFullListingInterval() == 24 * 3600)
         }
     }
 }

@@ -70,7 +70,16 @@ extension AssetLibrary {
     func readSidecar(_ key: String, remote: LibraryRemote) async throws -> (SharedMetadata?, String?) {
         let read: (Data, S3ObjectHead)
         do {
-            read = try await remote.client.getObject(bucket: configuration.bucket, key: key)
+            // Read only up to the cap (BucketInput): a larger object is no sidecar, and holds nothing.
+            guard
+                let bounded = try await remote.client.getObject(
+                    bucket: configuration.bucket, key: key, maxBytes: BucketInput.maxDocumentBytes)
+            else {
+                return (
+                    SharedMetadata(), try await remote.client.headObject(bucket: configuration.bucket, key: key).etag
+                )
+            }
+            read = bounded
         } catch {
             if error == .noSuchKey { return (nil, nil) }
             throw error

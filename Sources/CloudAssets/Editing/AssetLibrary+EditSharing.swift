@@ -162,9 +162,10 @@ extension AssetLibrary {
             func addNext() -> Bool {
                 guard let job = iterator.next() else { return false }
                 group.addTask {
-                    guard let (data, _) = try? await remote.client.getObject(bucket: bucket, key: job.key) else {
-                        return
-                    }
+                    guard
+                        let (data, _) = try? await remote.client.getObject(
+                            bucket: bucket, key: job.key, maxBytes: BucketInput.maxThumbnailBytes) ?? nil
+                    else { return }
                     try? data.write(to: job.file)
                 }
                 return true

@@ -222,7 +222,11 @@ struct ThumbnailFetcher {
                 }
                 group.addTask {
                     do {
-                        let (data, head) = try await client.getObject(bucket: bucket, key: key)
+                        // Read only up to the cap: a larger object is no thumbnail (the next sync tries again).
+                        guard
+                            let (data, head) = try await client.getObject(
+                                bucket: bucket, key: key, maxBytes: BucketInput.maxThumbnailBytes)
+                        else { return nil }
                         try files.writeThumbnail(data, id: id)
                         return (id, head.etag)
                     } catch S3Error.noSuchKey {

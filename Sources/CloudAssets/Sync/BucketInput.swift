@@ -38,6 +38,8 @@ enum BucketInput {
     static let maxCheckpointPartBytes = 256 << 20
     /// The largest sidecar or edit manifest read.
     static let maxDocumentBytes = 1 << 20
+    /// The largest thumbnail read (of an original or of an edit).
+    static let maxThumbnailBytes = 32 << 20
     /// Longest texts: an ETag, a content type, a device, a title, a keyword.
     static let maxETagBytes = 256
     static let maxContentTypeBytes = 256
