@@ -271,6 +271,14 @@ struct BucketInputTests {
         }
     }
 
+    @Test("a horizon from the future is clamped to the service's clock; one that is not a horizon counts as none")
+    func horizonIsClamped() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(BucketInput.horizon(Data(#"{"format":1,"time":99999999999999}"#.utf8), now: now) == 1_800_000_000_000)
+        #expect(BucketInput.horizon(Data(#"{"format":1,"time":1000}"#.utf8), now: now) == 1000)
+        #expect(BucketInput.horizon(Data("garbage".utf8), now: now) == 0)
+    }
+
     @Test("a library started from a checkpoint is bound: a copy opened on an empty bucket refuses to sync")
     func checkpointBootstrapRecordsTheBinding() async throws {
         try await withHarness { harness in

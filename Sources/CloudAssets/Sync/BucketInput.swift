@@ -35,7 +35,7 @@ enum BucketInput {
     /// The most assets one checkpoint part may hold (a library writes ``AssetLibrary/checkpointPartAssets``).
     static let maxCheckpointPartAssets = 100_000
     /// The largest checkpoint part, compressed or not.
-    static let maxCheckpointPartBytes = 256 << 20
+    static let maxCheckpointPartBytes = 64 << 20
     /// The largest sidecar or edit manifest read.
     static let maxDocumentBytes = 1 << 20
     /// The largest thumbnail read (of an original or of an edit).
@@ -332,6 +332,18 @@ enum BucketInput {
         guard (0...maxPixelSide).contains(rendered.pixelWidth), (0...maxPixelSide).contains(rendered.pixelHeight)
         else { return .failure(Rejection("rendering of \(rendered.pixelWidth)×\(rendered.pixelHeight) pixels")) }
         return .success(manifest)
+    }
+
+    // MARK: The journal's horizon
+
+    /// Reads the horizon's bytes (`{"format":1,"time":<ms>}`): its time, clamped to the service's clock; 0 (no
+    /// horizon) for bytes that are not one.
+    static func horizon(_ data: Data, now: Date) -> Int64 {
+        guard data.count <= maxDocumentBytes,
+            let horizon = try? JSONDecoder().decode(AssetLibrary.JournalHorizon.self, from: data),
+            horizon.format == 1, horizon.time > 0
+        else { return 0 }
+        return min(horizon.time, milliseconds(now))
     }
 
     // MARK: Checkpoints
