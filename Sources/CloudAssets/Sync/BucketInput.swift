@@ -114,7 +114,7 @@ enum BucketInput {
     /// A key shortened for a message.
     static func quoted(_ key: String) -> String {
         let shown = key.utf8.count > 120 ? String(key.prefix(100)) + "…" : key
-        return "\"" + shown.map { $0.isASCII && $0.asciiValue! < 0x20 ? "?" : String($0) }.joined() + "\""
+        return "\"" + shown.map { ($0.asciiValue ?? 0x20) < 0x20 ? "?" : String($0) }.joined() + "\""
     }
 
     static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
