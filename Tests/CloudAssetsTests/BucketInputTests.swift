@@ -76,6 +76,23 @@ struct BucketInputTests {
         }
     }
 
+    @Test("a change this version cannot read is skipped alone: the other changes of its entry apply")
+    func unreadableChangeIsSkippedAlone() async throws {
+        try await withHarness { harness in
+            let reader = try await harness.journalLibrary("b")
+            try await reader.sync(fetchThumbnails: false)
+            try harness.writeJournalEntry(
+                time: Self.now,
+                #"{"format":1,"device":"other","changes":[{"op":"explode","key":"originals/x.jpg"},{"op":"put","key":"originals/y.jpg","size":"big","etag":"e"},{"op":"put","key":"originals/ok.jpg","size":5,"etag":"e1"}]}"#
+            )
+            let summary = try await reader.sync(fetchThumbnails: false)
+            #expect(summary.inserted == 1)
+            #expect(
+                summary.skipped.map(\.reason) == (0..<2).map { "change \($0): not a change this version understands" })
+            #expect(try reader.asset(forKey: "originals/ok.jpg") != nil)
+        }
+    }
+
     @Test("a put entry with a negative size is skipped and reported; every later sync passes")
     func negativeSizeInAnEntryIsSkipped() async throws {
         try await withHarness { harness in

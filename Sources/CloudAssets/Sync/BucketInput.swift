@@ -158,7 +158,9 @@ enum BucketInput {
         guard data.count <= maxJournalEntryBytes else {
             return .failure(Rejection("journal entry of \(data.count) bytes (at most \(maxJournalEntryBytes))"))
         }
-        guard let entry = JournalEntry.decode(data) else { return .failure(Rejection("not a journal entry")) }
+        guard let entry = try? JSONDecoder().decode(LenientEntry.self, from: data), entry.format == 1 else {
+            return .failure(Rejection("not a journal entry"))
+        }
         guard entry.changes.count <= maxJournalChanges else {
             return .failure(Rejection("journal entry of \(entry.changes.count) changes (at most \(maxJournalChanges))"))
         }
@@ -166,13 +168,30 @@ enum BucketInput {
         if let problem = textProblem(entry.device, "device", max: maxDeviceBytes) {
             return .failure(Rejection(problem))
         }
-        for (index, change) in entry.changes.enumerated() {
+        for (index, lenient) in entry.changes.enumerated() {
+            guard let change = lenient.change else {
+                result.rejected.append(Rejection("change \(index): not a change this version understands"))
+                continue
+            }
             switch journalChange(change, layout: layout, now: now, learnedAt: learnedAt) {
             case .success(let valid): result.changes.append(valid)
             case .failure(let rejection): result.rejected.append(Rejection("change \(index): \(rejection.reason)"))
             }
         }
         return .success(result)
+    }
+
+    /// A journal entry whose changes decode one by one: a change that is not one (an unknown operation, a field of
+    /// the wrong type) is refused alone, and its siblings still apply.
+    private struct LenientEntry: Decodable {
+        var format: Int
+        var device: String
+        var changes: [LenientChange]
+    }
+
+    private struct LenientChange: Decodable {
+        var change: JournalChange?
+        init(from decoder: any Decoder) throws { change = try? JournalChange(from: decoder) }
     }
 
     /// Validates one change of a journal entry.
