@@ -76,6 +76,26 @@ struct BucketInputTests {
         }
     }
 
+    @Test("an original's key: under the originals prefix, no empty, . or .. segment, no leading /, at most 1 KiB")
+    func originalKeyRules() {
+        let layout = BucketLayout()
+        for key in ["originals/a.jpg", "originals/2024/05/IMG 1.JPG", "originals/.hidden", "originals/a..b/c"] {
+            #expect(BucketInput.originalKeyProblem(key, layout: layout) == nil, "\(key)")
+        }
+        let refused = [
+            "", "/etc/passwd", "originals/../../x", "originals/./a", "originals//a", "originals/", "originals/a/",
+            "originals/..", "checkpoints/horizon.json", "originals/a\nb",
+            "originals/" + String(repeating: "a", count: 1015),
+        ]
+        for key in refused { #expect(BucketInput.originalKeyProblem(key, layout: layout) != nil, "\(key)") }
+        #expect(
+            BucketInput.originalKeyProblem("originals/" + String(repeating: "a", count: 1014), layout: layout) == nil)
+        // With no originals prefix, the layout's other folders are still not originals.
+        let flat = BucketLayout(originalsPrefix: "")
+        #expect(BucketInput.originalKeyProblem("photo.jpg", layout: flat) == nil)
+        #expect(BucketInput.originalKeyProblem("journal/1-a-1.json", layout: flat) != nil)
+    }
+
     @Test("a change this version cannot read is skipped alone: the other changes of its entry apply")
     func unreadableChangeIsSkippedAlone() async throws {
         try await withHarness { harness in
