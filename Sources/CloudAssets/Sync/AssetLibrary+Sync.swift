@@ -177,7 +177,7 @@ extension AssetLibrary {
         guard let cost = Int64(try store.setting(JournalSetting.lastFullSyncCost) ?? "") else {
             return configuration.fullSyncInterval
         }
-        let scaled = max(Double(cost) / 1000 * Self.fullListingCostFactor, Self.minimumFullListingInterval)
+        let scaled = max(Double(cost) * Self.fullListingCostFactor / 1000, Self.minimumFullListingInterval)
         return min(scaled, configuration.fullSyncInterval)
     }
 
