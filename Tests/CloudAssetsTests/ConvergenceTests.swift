@@ -10,7 +10,9 @@ private struct SharedView: Hashable, CustomStringConvertible {
     var hidden: Bool
     var title: String?
     var keywords: [String]
-    var trashedDate: Date?
+    /// In the trash or not: each library dates a trash by when it learned of it (its retention counts from then),
+    /// so the dates differ by the time between the syncs.
+    var trashed: Bool
 
     init(_ asset: Asset) {
         key = asset.key
@@ -18,11 +20,11 @@ private struct SharedView: Hashable, CustomStringConvertible {
         hidden = asset.isHidden
         title = asset.title
         keywords = asset.keywords
-        trashedDate = asset.trashedDate
+        trashed = asset.trashedDate != nil
     }
 
     var description: String {
-        "\(key) fav=\(favorite) hid=\(hidden) title=\(title ?? "-") kw=\(keywords) trash=\(trashedDate != nil)"
+        "\(key) fav=\(favorite) hid=\(hidden) title=\(title ?? "-") kw=\(keywords) trash=\(trashed)"
     }
 }
 

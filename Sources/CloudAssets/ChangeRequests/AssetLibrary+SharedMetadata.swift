@@ -70,12 +70,27 @@ extension AssetLibrary {
     func readSidecar(_ key: String, remote: LibraryRemote) async throws -> (SharedMetadata?, String?) {
         let read: (Data, S3ObjectHead)
         do {
-            read = try await remote.client.getObject(bucket: configuration.bucket, key: key)
+            // Read only up to the cap (BucketInput): a larger object is no sidecar, and holds nothing.
+            guard
+                let bounded = try await remote.client.getObject(
+                    bucket: configuration.bucket, key: key, maxBytes: BucketInput.maxDocumentBytes)
+            else {
+                return (
+                    SharedMetadata(), try await remote.client.headObject(bucket: configuration.bucket, key: key).etag
+                )
+            }
+            read = bounded
         } catch {
             if error == .noSuchKey { return (nil, nil) }
             throw error
         }
-        return (SharedMetadata.decode(read.0).map(SharedMetadata.init(sidecar:)) ?? SharedMetadata(), read.1.etag)
+        // Validated as everything read from the bucket (BucketInput): a sidecar refused there holds nothing.
+        let state = configuration.layout.originalKey(forSidecarKey: key).flatMap { original in
+            try? BucketInput.sidecar(
+                read.0, originalKey: original, now: remote.client.correctedNow, learnedAt: Date()
+            ).get()
+        }
+        return (state ?? SharedMetadata(), read.1.etag)
     }
 
     /// Merges states read from (or written to) the bucket into the catalog, in one transaction: each row takes the

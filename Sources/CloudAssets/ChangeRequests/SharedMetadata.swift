@@ -37,6 +37,22 @@ struct SharedMetadata: Sendable, Hashable {
         }
     }
 
+    /// Two states are equal when a sidecar would carry the same: the trash date is compared as present or not
+    /// (each library dates a trash by when it learned of it; the stamp is what the libraries share).
+    static func == (a: SharedMetadata, b: SharedMetadata) -> Bool {
+        a.isFavorite == b.isFavorite && a.isHidden == b.isHidden && a.title == b.title && a.keywords == b.keywords
+            && (a.trashedDate == nil) == (b.trashedDate == nil) && a.stamps == b.stamps
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(isFavorite)
+        hasher.combine(isHidden)
+        hasher.combine(title)
+        hasher.combine(keywords)
+        hasher.combine(trashedDate == nil)
+        hasher.combine(stamps)
+    }
+
     /// The state as a catalog row holds it.
     init(record: AssetRecord) {
         isFavorite = record.isFavorite
@@ -131,10 +147,8 @@ extension SharedMetadata {
     ///                "keywords":{"value":["sea","2026"],…}, "hidden":{…},
     ///                "trashed":{"value":true,…}}}
     /// ```
-    /// An asset's trash date is the time of the stamp that put it in the trash, so every library holds the same
-    /// date to the millisecond.
-    /// ```
-    /// ```
+    /// An asset's trash date is when this library put it in the trash or learned that another library did (the
+    /// retention counts from it); the sidecar carries only the flag and its stamp.
     /// Only properties that were ever set appear. It is written with a conditional PUT (`If-Match` its ETag, or
     /// `If-None-Match: *` when there is none) after merging what the bucket holds, so no library overwrites a change
     /// it has not seen.
@@ -200,8 +214,11 @@ extension SharedMetadata {
     }
 
     /// The state a sidecar holds; properties of unknown name or with a value of the wrong kind are skipped (a
-    /// newer format's additions are not lost: they are simply not merged).
-    init(sidecar: Sidecar) {
+    /// newer format's additions are not lost: they are simply not merged). A trash is dated `learnedAt` (when
+    /// this library learned of it) unless its stamp is later: the trash retention counts from when this library
+    /// knew, never from a stamp another writer chose. Sidecars read from the bucket come through
+    /// ``BucketInput/sharedMetadata(_:originalKey:now:learnedAt:)``, which validates them first.
+    init(sidecar: Sidecar, learnedAt: Date) {
         self.init()
         for (name, entry) in sidecar.properties {
             guard let property = Property(rawValue: name) else { continue }
@@ -211,7 +228,8 @@ extension SharedMetadata {
             case (.title, .text(let text)): title = text
             case (.title, .none): title = nil
             case (.keywords, .list(let list)): keywords = list.map(AssetRecord.normalizedKeyword).filter { !$0.isEmpty }
-            case (.trashed, .flag(let trashed)): trashedDate = trashed ? Self.date(ofStamp: entry.time) : nil
+            case (.trashed, .flag(let trashed)):
+                trashedDate = trashed ? max(Self.date(ofStamp: entry.time), learnedAt) : nil
             default: continue
             }
             stamps[property] = Stamp(time: entry.time, device: entry.device)

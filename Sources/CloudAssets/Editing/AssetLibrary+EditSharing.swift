@@ -12,7 +12,8 @@ extension AssetLibrary {
     /// only if absent), its thumbnail, then the manifest — the commit point other libraries read — and a journal
     /// change. A revert, once its marker is in the bucket, deletes the rendered versions of the revisions it
     /// superseded that this library knows. Revisions of an import wait until its original is up (its key is
-    /// final then). Failures leave the revision for the next round.
+    /// final then). Failures leave the revision for the next round. A revision superseded here before it went up,
+    /// whose rendering is gone, is settled without a request (forgotten: no other library ever saw it).
     func shareEditRevisions() async {
         guard let remote, networkPolicy != .offline, (try? checkBinding()) != nil,
             let pending = try? store.unsharedEditRevisions(), !pending.isEmpty
@@ -35,6 +36,12 @@ extension AssetLibrary {
         if let unsent = manifest.rendered, unsent.key.isEmpty {
             var rendered = unsent
             let file = files.rendered(id: id, revision: stored.revision)
+            if record.editRevision != stored.revision, LocalFiles.regularFileSize(file.path) == nil {
+                // Superseded here before it ever reached the bucket (two edits, then a sync), and its rendering
+                // went with it: no library has seen it, none ever will. It is settled, not pending: forgotten.
+                try performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: [stored.revision]) }
+                return false
+            }
             rendered.key = folder + stored.revision + ".jpg"
             var request = UploadRequest(
                 bucket: bucket, key: rendered.key, file: file, contentType: "image/jpeg",
@@ -95,7 +102,8 @@ extension AssetLibrary {
     }
 
     /// Deletes superseded revisions from the bucket (rendered file, thumbnail, manifest) and forgets them here.
-    /// A rendered file another revision still names (a restored one) is kept.
+    /// A rendered file another revision still names (a restored one) is kept. Only keys directly in the asset's own
+    /// edits folder (`folder`) are ever deleted, whatever a manifest names.
     private func deleteRevisions(
         _ revisions: [(revision: String, manifest: EditManifest)], of id: Int64, folder: String, remote: LibraryRemote
     ) async {
@@ -108,8 +116,12 @@ extension AssetLibrary {
         var forgotten: [String] = []
         for (revision, manifest) in revisions {
             var keys = [folder + revision + ".json"]
-            if let key = manifest.rendered?.key, !key.isEmpty, !stillNamed.contains(key) { keys.append(key) }
-            if let key = manifest.thumbnailKey, key.hasPrefix(folder + revision) { keys.append(key) }
+            if let key = manifest.rendered?.key, Self.isDirectlyIn(folder, key), !stillNamed.contains(key) {
+                keys.append(key)
+            }
+            if let key = manifest.thumbnailKey, key.hasPrefix(folder + revision), Self.isDirectlyIn(folder, key) {
+                keys.append(key)
+            }
             var ok = true
             for key in keys {
                 do {
@@ -121,6 +133,13 @@ extension AssetLibrary {
             if ok { forgotten.append(revision) }
         }
         try? performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: forgotten) }
+    }
+
+    /// Whether `key` names an object directly in `folder` (no deeper, no `..`).
+    static func isDirectlyIn(_ folder: String, _ key: String) -> Bool {
+        guard key.hasPrefix(folder), BucketInput.keyProblem(key) == nil else { return false }
+        let name = key.utf8.dropFirst(folder.utf8.count)
+        return !name.isEmpty && !name.contains(UInt8(ascii: "/"))
     }
 
     // MARK: Adopting other libraries' edits
@@ -143,9 +162,10 @@ extension AssetLibrary {
             func addNext() -> Bool {
                 guard let job = iterator.next() else { return false }
                 group.addTask {
-                    guard let (data, _) = try? await remote.client.getObject(bucket: bucket, key: job.key) else {
-                        return
-                    }
+                    guard
+                        let (data, _) = try? await remote.client.getObject(
+                            bucket: bucket, key: job.key, maxBytes: BucketInput.maxThumbnailBytes) ?? nil
+                    else { return }
                     try? data.write(to: job.file)
                 }
                 return true
@@ -177,8 +197,10 @@ extension AssetLibrary {
     }
 
     /// Reads the edit revisions in the bucket this library does not know (one listing of the edits prefix, a GET
-    /// per unknown manifest) and adopts them in one transaction. Part of a full sync and of a bootstrap from a
-    /// checkpoint; incremental syncs learn of edits from the journal.
+    /// per unknown manifest, each read only up to ``BucketInput/maxDocumentBytes``) and adopts them in one
+    /// transaction. Part of a full sync and of a bootstrap from a checkpoint; incremental syncs learn of edits from
+    /// the journal. A manifest that fails ``BucketInput/editManifest(_:expectedOriginal:layout:)`` (another
+    /// asset's original, files outside the asset's edits folder) is left out.
     /// - Returns: How many manifests were read.
     func pullEdits(remote: LibraryRemote) async throws -> Int {
         let layout = configuration.layout
@@ -190,24 +212,27 @@ extension AssetLibrary {
             }
         }
         guard !listed.isEmpty else { return 0 }
-        var unknown: [String] = []
+        var unknown: [(key: String, original: String)] = []
         for (original, revisions) in listed {
             guard let record = try store.record(key: original), let id = record.id else { continue }
             let known = Set(try store.editRevisions(of: id).map(\.revision))
             guard let folder = layout.editsFolder(forOriginalKey: original) else { continue }
-            for revision in revisions where !known.contains(revision) { unknown.append(folder + revision + ".json") }
+            for revision in revisions where !known.contains(revision) {
+                unknown.append((folder + revision + ".json", original))
+            }
         }
         guard !unknown.isEmpty else { return 0 }
         let bucket = configuration.bucket
         let manifests = try await withThrowingTaskGroup(of: EditManifest?.self) { group in
             var iterator = unknown.makeIterator()
             func addNext() -> Bool {
-                guard let key = iterator.next() else { return false }
+                guard let (key, original) = iterator.next() else { return false }
                 group.addTask {
-                    guard let (data, _) = try? await remote.client.getObject(bucket: bucket, key: key) else {
-                        return nil
-                    }
-                    return EditManifest.decode(data)
+                    guard
+                        let (data, _) = try? await remote.client.getObject(
+                            bucket: bucket, key: key, maxBytes: BucketInput.maxDocumentBytes) ?? nil
+                    else { return nil }
+                    return try? BucketInput.editManifest(data, expectedOriginal: original, layout: layout).get()
                 }
                 return true
             }

@@ -10,6 +10,8 @@ extension AssetLibrary {
         static let cursor = "journal.cursor"
         /// When this library last completed a full listing (milliseconds since 1970, the local clock).
         static let lastFullSync = "journal.lastFullSync"
+        /// How long this library's last full listing took (milliseconds).
+        static let lastFullSyncCost = "journal.lastFullSyncCost"
         /// The newest checkpoint slot this library wrote or found written.
         static let checkpointSlot = "journal.checkpointSlot"
     }
@@ -51,8 +53,11 @@ extension AssetLibrary {
 ///   catalog holds a version a listing showed to be newer than the entry (a full sync ran since).
 /// - A `delete` removes the asset only if its ETag is the one deleted (a re-created object stays).
 /// - A `metadata` change merges the sidecar's properties (last writer wins per property, as a sidecar read).
-/// - An entry that cannot be read as one (another format, garbage) is skipped and reported in
-///   ``SyncSummary/skipped``; an entry deleted meanwhile is skipped.
+/// - Everything read is validated first (``BucketInput``): an entry that cannot be read as one (another format,
+///   garbage, larger than ``BucketInput/maxJournalEntryBytes`` — skipped by its listed size, and never read beyond
+///   that cap) and every change that breaks a rule (a key outside the originals, a size out of range, an edit whose
+///   files lie outside the asset's edits folder) are skipped and reported in ``SyncSummary/skipped``; the other
+///   changes still apply. An entry deleted meanwhile is skipped.
 ///
 /// Applied entries are remembered for the look-back window, so an entry listed again is not applied twice.
 struct JournalSync {
@@ -61,13 +66,24 @@ struct JournalSync {
 
     /// The first listing pages of the journal from a position, with the bodies of the entries they name: read
     /// while a bootstrap restores its checkpoint, and applied by ``run(summary:readAhead:)`` after it.
+    /// What a GET of one listed entry found.
+    enum Fetched: Sendable {
+        /// The entry's bytes.
+        case body(Data)
+        /// Deleted since the listing.
+        case gone
+        /// Larger than ``BucketInput/maxJournalEntryBytes`` (by its listed size, or by the bounded read itself): not
+        /// read.
+        case tooLarge(Int64?)
+    }
+
     struct ReadAhead: Sendable {
         /// The key the first page was listed after.
         let startAfter: String
         /// Consecutive pages, each listed with the previous one's continuation token.
         let pages: [ListObjectsPage]
-        /// Every entry's body by key; nil for an entry gone since the listing.
-        let bodies: [String: Data?]
+        /// What the GET of every entry on them found, by key.
+        let bodies: [String: Fetched]
     }
 
     /// Lists the journal from `cursor` (less the look-back window, as ``run(summary:readAhead:)`` would), at most
@@ -78,15 +94,15 @@ struct JournalSync {
         let startAfter = JournalKey.start(
             prefix: prefix, time: cursor - Int64(library.configuration.journalLookBack * 1000))
         var pages: [ListObjectsPage] = []
-        var bodies: [String: Data?] = [:]
+        var bodies: [String: Fetched] = [:]
         while pages.count < pageLimit {
             let page = try await remote.client.listObjectsV2(
                 bucket: library.configuration.bucket, prefix: prefix,
                 continuationToken: pages.last?.nextContinuationToken, startAfter: pages.isEmpty ? startAfter : nil,
                 maxKeys: maxKeys)
             pages.append(page)
-            let keys = page.objects.map(\.key).filter { JournalKey.time(of: $0, prefix: prefix) != nil }
-            bodies.merge(try await fetch(keys)) { _, new in new }
+            let listed = page.objects.filter { JournalKey.time(of: $0.key, prefix: prefix) != nil }
+            bodies.merge(try await fetch(listed)) { _, new in new }
             guard page.isTruncated, page.nextContinuationToken != nil else { break }
         }
         return ReadAhead(startAfter: startAfter, pages: pages, bodies: bodies)
@@ -120,10 +136,21 @@ struct JournalSync {
             }
             let applied = try store.appliedJournalKeys(among: timed.map(\.key))
             let fresh = timed.filter { !applied.contains($0.key) }
-            let pageNewest = timed.map(\.time).max() ?? newest
+            // A key's time is a stranger's claim too: the position never moves past the service's clock (an entry
+            // dated in the future would otherwise hide every entry written before that date).
+            let clock = BucketInput.milliseconds(remote.client.correctedNow)
+            let pageNewest = min(timed.map(\.time).max() ?? newest, max(clock, newest))
             if !fresh.isEmpty {
-                let entries = try await read(fresh.map(\.key), readAhead: readAhead?.bodies ?? [:], summary: &summary)
-                let edits = entries.values.flatMap { $0.changes.compactMap(\.edit) }
+                let freshKeys = Set(fresh.map(\.key))
+                let entries = try await read(
+                    page.objects.filter { freshKeys.contains($0.key) }, readAhead: readAhead?.bodies ?? [:],
+                    summary: &summary)
+                let edits = entries.values.flatMap {
+                    $0.changes.compactMap { change -> EditManifest? in
+                        if case .edit(let manifest) = change { return manifest }
+                        return nil
+                    }
+                }
                 if !edits.isEmpty { await library.prefetchEditThumbnails(edits, remote: remote) }
                 try apply(fresh, entries: entries, newest: max(newest, pageNewest), summary: &summary)
             } else if pageNewest > newest {
@@ -140,42 +167,75 @@ struct JournalSync {
         try store.forgetAppliedJournalEntries(before: newest - lookBack)
     }
 
-    /// The entries named by `keys`, those in `readAhead` as read there, the others fetched. A missing entry maps
-    /// to nothing; one that does not decode is reported as skipped.
-    private func read(_ keys: [String], readAhead: [String: Data?], summary: inout SyncSummary) async throws
-        -> [String: JournalEntry]
+    /// The entries of the listed objects, those in `readAhead` as read there, the others fetched, each validated
+    /// (``BucketInput/journalEntry(_:layout:now:learnedAt:)``). A missing entry maps to nothing; one too large or
+    /// not an entry, and every change of an entry that breaks a rule, is reported as skipped.
+    private func read(_ objects: [S3ObjectSummary], readAhead: [String: Fetched], summary: inout SyncSummary)
+        async throws -> [String: BucketInput.Entry]
     {
-        var bodies = try await fetch(keys.filter { readAhead.index(forKey: $0) == nil })
-        for key in keys { if let body = readAhead[key] { bodies.updateValue(body, forKey: key) } }
-        summary.journalEntriesRead += keys.count
-        var entries: [String: JournalEntry] = [:]
-        for (key, body) in bodies {
-            guard let body else { continue }
-            if let entry = JournalEntry.decode(body) {
+        var bodies = try await fetch(objects.filter { readAhead.index(forKey: $0.key) == nil })
+        for object in objects { if let body = readAhead[object.key] { bodies[object.key] = body } }
+        summary.journalEntriesRead += objects.count
+        let layout = library.configuration.layout
+        let now = remote.client.correctedNow
+        let learnedAt = Date()
+        var entries: [String: BucketInput.Entry] = [:]
+        for (key, fetched) in bodies {
+            let body: Data
+            switch fetched {
+            case .gone: continue
+            case .tooLarge(let size):
+                let shown = size.map { "of \($0) bytes " } ?? ""
+                summary.skipped.append(
+                    SyncSummary.SkippedObject(
+                        key: key,
+                        reason: "journal entry \(shown)larger than \(BucketInput.maxJournalEntryBytes) bytes: not read")
+                )
+                continue
+            case .body(let data): body = data
+            }
+            switch BucketInput.journalEntry(body, layout: layout, now: now, learnedAt: learnedAt) {
+            case .success(let entry):
                 entries[key] = entry
-            } else {
-                summary.skipped.append(SyncSummary.SkippedObject(key: key, reason: "not a journal entry"))
+                for rejection in entry.rejected {
+                    summary.skipped.append(SyncSummary.SkippedObject(key: key, reason: rejection.reason))
+                }
+            case .failure(let rejection):
+                summary.skipped.append(SyncSummary.SkippedObject(key: key, reason: rejection.reason))
             }
         }
         return entries
     }
 
-    /// GETs entries, at most ``AssetLibrary/Configuration/maxConnections`` at a time: each body by key, nil for
-    /// an entry that is gone.
-    private func fetch(_ keys: [String]) async throws -> [String: Data?] {
+    /// GETs entries, at most ``AssetLibrary/Configuration/maxConnections`` at a time, each read only up to
+    /// ``BucketInput/maxJournalEntryBytes``: an object listed larger is not requested, and one that grew since the
+    /// listing is cut off by the bounded read.
+    private func fetch(_ objects: [S3ObjectSummary]) async throws -> [String: Fetched] {
         let client = remote.client
         let bucket = library.configuration.bucket
         let limit = max(1, library.configuration.maxConnections)
-        return try await withThrowingTaskGroup(of: (String, Data?).self) { group in
-            var result: [String: Data?] = [:]
+        let cap = BucketInput.maxJournalEntryBytes
+        var result: [String: Fetched] = [:]
+        var wanted: [String] = []
+        for object in objects {
+            if object.size > Int64(cap) || object.size < 0 {
+                result[object.key] = .tooLarge(object.size)
+            } else {
+                wanted.append(object.key)
+            }
+        }
+        let keys = wanted
+        return try await withThrowingTaskGroup(of: (String, Fetched).self) { group in
             var iterator = keys.makeIterator()
             func addNext() -> Bool {
                 guard let key = iterator.next() else { return false }
                 group.addTask {
                     do {
-                        return (key, try await client.getObject(bucket: bucket, key: key).0)
+                        guard let (body, _) = try await client.getObject(bucket: bucket, key: key, maxBytes: cap)
+                        else { return (key, .tooLarge(nil)) }
+                        return (key, .body(body))
                     } catch S3Error.noSuchKey {
-                        return (key, nil)
+                        return (key, .gone)
                     }
                 }
                 return true
@@ -192,17 +252,19 @@ struct JournalSync {
     /// Applies a page's entries in key order, in one transaction that also records them as applied and moves the
     /// cursor to `newest`.
     private func apply(
-        _ listed: [(key: String, time: Int64)], entries: [String: JournalEntry], newest: Int64,
+        _ listed: [(key: String, time: Int64)], entries: [String: BucketInput.Entry], newest: Int64,
         summary: inout SyncSummary
     ) throws {
         let store = library.store
         let files = library.files
+        let clock = BucketInput.milliseconds(remote.client.correctedNow)
         let changes = listed.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.flatMap { item in
-            (entries[item.key]?.changes ?? []).map { (change: $0, time: item.time) }
+            (entries[item.key]?.changes ?? []).map { (change: $0, time: min(item.time, clock)) }
         }
         // Downloads of objects about to go stop first: a cancelled download writes no more files.
-        let deleting = try changes.filter { $0.change.op == .delete }.compactMap {
-            try store.record(key: $0.change.key)?.id
+        let deleting = try changes.compactMap { item -> Int64? in
+            guard case .delete(let key, _) = item.change else { return nil }
+            return try store.record(key: key)?.id
         }
         if !deleting.isEmpty { library.runtime.cancelDownloads(forAssets: deleting) }
         let counts = try library.performWrite { tx -> ReconcileCounts in
@@ -221,15 +283,14 @@ struct JournalSync {
     }
 
     private static func apply(
-        _ change: JournalChange, writtenAt time: Int64, _ tx: StoreTransaction, counts: inout ReconcileCounts,
+        _ change: BucketInput.Change, writtenAt time: Int64, _ tx: StoreTransaction, counts: inout ReconcileCounts,
         files: LocalFiles, removing: inout [String]
     ) throws {
         let current = try tx.record(key: change.key)
         // An import of this library still going up: its own upload's commit records it.
         if let current, current.uploadState != .uploaded { return }
-        switch change.op {
-        case .put:
-            guard let size = change.size, let etag = change.etag else { return }
+        switch change {
+        case .put(let key, let size, let etag, let contentType, let metadata):
             if let current, S3ETag.same(current.etag, etag), current.size == size { return }
             let written = Date(timeIntervalSince1970: Double(time) / 1000)
             if let current, current.lastModified != AssetRecord.notListedYet,
@@ -238,26 +299,23 @@ struct JournalSync {
                 return  // A listing showed a newer version than this entry's.
             }
             var row = RemoteMetadata.record(
-                for: S3ObjectSummary(key: change.key, size: size, etag: S3ETag.unquoted(etag), lastModified: written),
-                metadata: change.metadata ?? [:], contentType: change.contentType, thumbnail: nil)
+                for: S3ObjectSummary(key: key, size: size, etag: S3ETag.unquoted(etag), lastModified: written),
+                metadata: metadata, contentType: contentType, thumbnail: nil)
             // The listing's Last-Modified is not known yet: the next full sync adds it without a HEAD.
             row.lastModified = AssetRecord.notListedYet
             row.thumbnailKey = current?.thumbnailKey
             row.thumbnailSize = current?.thumbnailSize
             row.thumbnailETag = current?.thumbnailETag
             try counts.upsert(row, tx, files: files, removing: &removing)
-        case .delete:
-            guard let current, let id = current.id, let etag = change.etag, S3ETag.same(current.etag, etag) else {
-                return
-            }
+        case .delete(_, let etag):
+            guard let current, let id = current.id, S3ETag.same(current.etag, etag) else { return }
             try counts.remove(id, tx, files: files, removing: &removing)
-        case .edit:
-            guard let manifest = change.edit, manifest.original == change.key else { return }
+        case .edit(let manifest):
             if try AssetLibrary.adopt(manifest, tx, files: files, removing: &removing) { counts.meta += 1 }
-        case .metadata:
-            guard let current, let id = current.id, let sidecar = change.sidecar else { return }
+        case .metadata(_, let state, let sidecarETag):
+            guard let current, let id = current.id else { return }
             let before = current
-            try AssetLibrary.adopt(SharedMetadata(sidecar: sidecar), sidecarETag: change.sidecarETag, into: id, tx)
+            try AssetLibrary.adopt(state, sidecarETag: sidecarETag, into: id, tx)
             if let after = try tx.record(id), after != before { counts.meta += 1 }
         }
     }

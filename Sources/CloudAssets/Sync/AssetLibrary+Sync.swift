@@ -28,8 +28,11 @@ extension AssetLibrary {
     /// at a time; the metadata sidecars whose ETag changed are read and merged. An unchanged bucket makes no
     /// writes and no notifications. An interrupted full sync resumes where it stopped.
     ///
-    /// ``SyncMode/automatic`` (the default) is full on a library's first sync and when the last full sync is
-    /// older than ``Configuration/fullSyncInterval``, incremental otherwise. Syncs are serialised: a second call
+    /// ``SyncMode/automatic`` (the default) is full on a library's first sync and when the last full listing is
+    /// older than 100 times what it took (at least a minute, at most ``Configuration/fullSyncInterval``, which
+    /// applies alone until this library has timed a listing of its own), incremental otherwise: a bucket that lists
+    /// in a second shows other tools' objects within minutes, one that lists in an hour is listed daily.
+    /// ``SyncSummary/lastFullListing`` says when the last one ran. Syncs are serialised: a second call
     /// waits for the first, in this library or in any other on the same folder (another process's included).
     ///
     /// Thumbnails are then fetched at low priority, ``Configuration/thumbnailConcurrency`` at a time, and
@@ -70,6 +73,8 @@ extension AssetLibrary {
                     }
                 }
                 if let bootstrap {
+                    // The bucket filled the catalog: from now on this library belongs to it.
+                    try recordBinding()
                     summary.checkpointAssets = bootstrap.restored
                     summary.mode = .incremental
                     // Edits made before the checkpoint are not in the journal's tail.
@@ -77,15 +82,18 @@ extension AssetLibrary {
                     let journal = JournalSync(library: self, remote: remote)
                     try await journal.run(summary: &summary, readAhead: bootstrap.readAhead)
                 } else if try mode == .full || (mode == .automatic && needsFullSync()) {
-                    summary = try await fullSync(remote: remote, makesThumbnails: fetchThumbnails)
+                    summary.absorbFullSync(try await fullSync(remote: remote, makesThumbnails: fetchThumbnails))
                 } else if try await journalHistoryExpired(remote: remote) {
                     // Entries this library has not read may be gone: only a listing shows everything.
-                    summary = try await fullSync(remote: remote, makesThumbnails: fetchThumbnails)
+                    summary.absorbFullSync(try await fullSync(remote: remote, makesThumbnails: fetchThumbnails))
                     summary.historyExpired = true
                 } else {
                     summary.mode = .incremental
                     try await JournalSync(library: self, remote: remote).run(summary: &summary)
+                    // A library filled by a bootstrap before bindings were recorded there is bound by its journal.
+                    if try store.setting(LibraryBinding.settingName) == nil { try recordBinding() }
                 }
+                summary.lastFullListing = try lastFullListing()
                 summary.purged = try await purgeExpiredTrash()
                 // A checkpoint is an optimisation for other libraries: failing to write one fails nothing. The
                 // library that writes it prunes the journal behind it.
@@ -107,6 +115,7 @@ extension AssetLibrary {
     /// the listing's start.
     private func fullSync(remote: LibraryRemote, makesThumbnails: Bool) async throws -> SyncSummary {
         let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
+        let clock = ContinuousClock.now
         var catalogSync = CatalogSync(library: self, remote: remote)
         catalogSync.makesThumbnails = makesThumbnails
         var summary = try await loadingInBulk { try await catalogSync.run() }
@@ -117,6 +126,9 @@ extension AssetLibrary {
         let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "") ?? 0
         if cursor < started { try store.setSetting(JournalSetting.cursor, to: String(started)) }
         try store.setSetting(JournalSetting.lastFullSync, to: String(Int64(Date().timeIntervalSince1970 * 1000)))
+        let cost = ContinuousClock.now - clock
+        let costMillis = cost.components.seconds * 1000 + cost.components.attoseconds / 1_000_000_000_000_000
+        try store.setSetting(JournalSetting.lastFullSyncCost, to: String(max(0, costMillis)))
         return summary
     }
 
@@ -142,12 +154,39 @@ extension AssetLibrary {
     }
 
     /// Whether an automatic sync lists the whole bucket: never done here, or longer ago than
-    /// ``Configuration/fullSyncInterval``.
+    /// ``automaticFullListingInterval()``.
     func needsFullSync() throws -> Bool {
         guard configuration.fullSyncInterval > 0,
             let last = Int64(try store.setting(JournalSetting.lastFullSync) ?? "")
         else { return true }
-        return Date().timeIntervalSince1970 * 1000 - Double(last) >= configuration.fullSyncInterval * 1000
+        let interval = try automaticFullListingInterval()
+        return Date().timeIntervalSince1970 * 1000 - Double(last) >= interval * 1000
+    }
+
+    /// The least time between two full listings of an automatic sync, whatever they cost.
+    static let minimumFullListingInterval: TimeInterval = 60
+    /// How many times its own duration an automatic sync waits between full listings: at most ~1 % of the time
+    /// goes to listing.
+    static let fullListingCostFactor: Double = 100
+
+    /// How long after a full listing an automatic sync lists the whole bucket again (to find what other tools
+    /// wrote): ``fullListingCostFactor`` times what the last one of this library took, at least
+    /// ``minimumFullListingInterval``, at most ``Configuration/fullSyncInterval`` — which it is when this library
+    /// has not measured a listing yet (a bootstrap from a checkpoint).
+    func automaticFullListingInterval() throws -> TimeInterval {
+        guard let cost = Int64(try store.setting(JournalSetting.lastFullSyncCost) ?? "") else {
+            return configuration.fullSyncInterval
+        }
+        let scaled = max(Double(cost) * Self.fullListingCostFactor / 1000, Self.minimumFullListingInterval)
+        return min(scaled, configuration.fullSyncInterval)
+    }
+
+    /// When the catalog last reflected a full listing of the bucket (this library's, or the one a checkpoint it
+    /// started from reflects); nil before any.
+    func lastFullListing() throws -> Date? {
+        Int64(try store.setting(JournalSetting.lastFullSync) ?? "").map {
+            Date(timeIntervalSince1970: Double($0) / 1000)
+        }
     }
 
     /// The time and summary of the last sync this process completed.
@@ -183,7 +222,11 @@ struct ThumbnailFetcher {
                 }
                 group.addTask {
                     do {
-                        let (data, head) = try await client.getObject(bucket: bucket, key: key)
+                        // Read only up to the cap: a larger object is no thumbnail (the next sync tries again).
+                        guard
+                            let (data, head) = try await client.getObject(
+                                bucket: bucket, key: key, maxBytes: BucketInput.maxThumbnailBytes)
+                        else { return nil }
                         try files.writeThumbnail(data, id: id)
                         return (id, head.etag)
                     } catch S3Error.noSuchKey {

@@ -140,8 +140,9 @@ enum JournalKey {
 
 /// How ``AssetLibrary/sync(mode:fetchThumbnails:)`` learns what changed in the bucket.
 public enum SyncMode: Sendable, Hashable {
-    /// Full on the first sync and once ``AssetLibrary/Configuration/fullSyncInterval`` has passed since the last
-    /// full one; incremental otherwise.
+    /// Full on the first sync and once the last full listing is older than 100 times what it took (at least a
+    /// minute, at most ``AssetLibrary/Configuration/fullSyncInterval``, which applies alone until the library has
+    /// timed a listing of its own); incremental otherwise. ``SyncSummary/lastFullListing`` says when it last ran.
     case automatic
     /// List the whole bucket: finds everything, including objects other tools wrote; costs a listing of every
     /// object (and a HEAD for each new one).

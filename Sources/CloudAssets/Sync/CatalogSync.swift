@@ -1,6 +1,6 @@
 import AssetStore
 import Essentials
-import Foundation
+public import Foundation
 import Images
 import S3Transfer
 
@@ -52,7 +52,23 @@ public struct SyncSummary: Sendable, Hashable {
     public internal(set) var journalObjectsPruned = 0
     /// Objects the sync could not take in (their HEAD was refused for that object alone), with the reason. They
     /// are left out of the catalog (an asset already there keeps its earlier state) and tried again next sync.
+    /// Also what the sync refused to trust (see the README, "What a library trusts in the bucket"): a journal
+    /// entry, one change of an entry, a checkpoint or one of its lines that breaks a rule — keyed by the object
+    /// read (the entry, the manifest, the part), with a one-line reason. Nothing skipped is ever acted on.
     public internal(set) var skipped: [SkippedObject] = []
+    /// When the catalog last reflected a full listing of the bucket — this library's own, or the one the
+    /// checkpoint it started from reflects; nil before any. Objects other tools write (not in the journal) are
+    /// found by a full listing only: ``SyncMode/full`` forces one, and ``SyncMode/automatic`` runs one when the
+    /// last is older than 100 times what it took (at least a minute, at most
+    /// ``AssetLibrary/Configuration/fullSyncInterval``).
+    public internal(set) var lastFullListing: Date?
+
+    /// Takes a full sync's summary as this one's, keeping what was reported before it (skipped input).
+    mutating func absorbFullSync(_ full: SyncSummary) {
+        let earlier = skipped
+        self = full
+        skipped = earlier + full.skipped
+    }
 
     /// Adds the counts of another part of the same sync (a listing page, a pass), and its skipped objects.
     mutating func absorb(_ other: SyncSummary) {

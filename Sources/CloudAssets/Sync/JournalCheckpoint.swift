@@ -255,7 +255,7 @@ struct CheckpointAsset: Sendable {
         record.sidecarETag = sidecarETag
         record.location = location
         record.imageMetadataPending = imageMetadataPending
-        if let sidecar { SharedMetadata(sidecar: sidecar).apply(to: &record) }
+        if let sidecar { SharedMetadata(sidecar: sidecar, learnedAt: Date()).apply(to: &record) }
         return record
     }
 }
@@ -389,7 +389,15 @@ extension AssetLibrary {
     /// `maxConnections`) and each is committed in one transaction; meanwhile the journal's first pages after the
     /// checkpoint are read ahead. A slot without a manifest (a checkpoint being written, or a lost race) is passed
     /// over for the one before it.
-    /// - Returns: What was restored, or nil when the bucket holds no checkpoint (then list it all).
+    ///
+    /// Everything is validated first (``BucketInput``): manifests and parts are read only up to their caps, a
+    /// manifest whose counts, sizes or part keys are out of range is passed over (reported in
+    /// ``SyncSummary/skipped``) for an older one, a line that is an asset but breaks a rule (a key outside the
+    /// originals, a negative size) is skipped and reported. A part that cannot be read (not a zlib stream, a line
+    /// that is not an asset, counts that disagree with the manifest) makes the checkpoint corrupt: reported, and
+    /// the one before it is used when nothing was committed yet — else (and when no checkpoint is usable) the
+    /// caller lists the bucket, which sets right whatever the corrupt one put in.
+    /// - Returns: What was restored, or nil when the bucket holds no usable checkpoint (then list it all).
     func bootstrapFromCheckpoint(remote: LibraryRemote, summary: inout SyncSummary) async throws
         -> CheckpointBootstrap?
     {
@@ -397,30 +405,75 @@ extension AssetLibrary {
         let slots = try await checkpointSlots(remote: remote)
         summary.pages += 1
         for slot in slots.reversed() {
+            let manifestKey = slot + "manifest.json"
             // (A `catch` pattern ending in `continue` crashes Swift 6.3 in async code: a Result instead.)
-            let read = await Self.optionalObject(remote: remote, bucket: bucket, key: slot + "manifest.json")
-            guard let manifestData = try read.get() else { continue }
-            guard let manifest = try? JSONDecoder().decode(CheckpointManifest.self, from: manifestData),
-                manifest.format == 1
-            else { continue }
+            let read = await Self.optionalObject(
+                remote: remote, bucket: bucket, key: manifestKey, maxBytes: BucketInput.maxCheckpointManifestBytes)
+            let manifestData: Data
+            switch try read.get() {
+            case .gone: continue
+            case .tooLarge:
+                summary.skipped.append(
+                    SyncSummary.SkippedObject(
+                        key: manifestKey,
+                        reason:
+                            "checkpoint manifest larger than \(BucketInput.maxCheckpointManifestBytes) bytes: not read")
+                )
+                continue
+            case .body(let data): manifestData = data
+            }
+            let manifest: CheckpointManifest
+            switch BucketInput.checkpointManifest(manifestData, slot: slot, now: remote.client.correctedNow) {
+            case .success(let valid): manifest = valid
+            case .failure(let rejection):
+                summary.skipped.append(SyncSummary.SkippedObject(key: manifestKey, reason: rejection.reason))
+                continue
+            }
             // The journal's tail costs round trips, the restore the catalog's writer: one runs during the other.
             async let readAhead = JournalSync(library: self, remote: remote).readAhead(from: manifest.time)
-            let restored = try await restore(manifest, remote: remote, summary: &summary)
-            try store.setSetting(JournalSetting.cursor, to: String(manifest.time))
-            try store.setSetting(JournalSetting.lastFullSync, to: String(manifest.lastFullSync))
-            return CheckpointBootstrap(restored: restored, readAhead: try? await readAhead)
+            switch try await restoreOutcome(manifest, remote: remote, summary: &summary) {
+            case .success(let restored):
+                try store.setSetting(JournalSetting.cursor, to: String(manifest.time))
+                try store.setSetting(JournalSetting.lastFullSync, to: String(manifest.lastFullSync))
+                return CheckpointBootstrap(restored: restored, readAhead: try? await readAhead)
+            case .failure(let corrupt):
+                let next = corrupt.committed == 0 ? "an older checkpoint is tried" : "the bucket is listed instead"
+                summary.skipped.append(
+                    SyncSummary.SkippedObject(
+                        key: manifestKey, reason: "corrupt checkpoint (\(corrupt.reason)): \(next)"))
+                if corrupt.committed > 0 { return nil }
+            }
         }
         return nil
     }
 
-    /// An object's bytes, nil when there is none.
-    private static func optionalObject(remote: LibraryRemote, bucket: String, key: String) async
-        -> Result<Data?, S3Error>
+    /// A checkpoint that could not be restored whole, and how many assets it had committed by then.
+    struct CheckpointCorrupt: Error {
+        var reason: String
+        var committed: Int
+    }
+
+    /// ``restore(_:remote:summary:)``, with a corrupt checkpoint as a value (other errors throw).
+    private func restoreOutcome(_ manifest: CheckpointManifest, remote: LibraryRemote, summary: inout SyncSummary)
+        async throws -> Result<Int, CheckpointCorrupt>
     {
         do {
-            return .success(try await remote.client.getObject(bucket: bucket, key: key).0)
+            return .success(try await restore(manifest, remote: remote, summary: &summary))
+        } catch let corrupt as CheckpointCorrupt {
+            return .failure(corrupt)
+        }
+    }
+
+    /// An object's bytes, read only up to `maxBytes`.
+    private static func optionalObject(remote: LibraryRemote, bucket: String, key: String, maxBytes: Int) async
+        -> Result<JournalSync.Fetched, S3Error>
+    {
+        do {
+            guard let (data, _) = try await remote.client.getObject(bucket: bucket, key: key, maxBytes: maxBytes)
+            else { return .success(.tooLarge(nil)) }
+            return .success(.body(data))
         } catch {
-            return error == .noSuchKey ? .success(nil) : .failure(error)
+            return error == .noSuchKey ? .success(.gone) : .failure(error)
         }
     }
 
@@ -435,39 +488,75 @@ extension AssetLibrary {
         let limit = max(1, min(configuration.maxConnections, 3))
         // Into an empty catalog (the usual bootstrap) rows are inserted without a look-up of what is there.
         let wasEmpty = try store.count == 0
-        return try await withThrowingTaskGroup(of: [AssetRecord].self) { group in
+        let layout = configuration.layout
+        let now = remote.client.correctedNow
+        let learnedAt = Date()
+        return try await withThrowingTaskGroup(of: (records: [AssetRecord], skipped: [SyncSummary.SkippedObject]).self)
+        { group in
             var iterator = manifest.parts.makeIterator()
             func addNext() -> Bool {
                 guard let part = iterator.next() else { return false }
                 group.addTask {
-                    let compressed = try await client.getObject(bucket: bucket, key: part.key).0
-                    guard let lines = Zlib.uncompress(compressed, size: part.bytes) else {
-                        throw S3Error.malformedResponse("checkpoint part \(part.key) is not a zlib stream")
+                    func corrupt(_ reason: String) -> CheckpointCorrupt {
+                        CheckpointCorrupt(reason: "part \(part.key) \(reason)", committed: 0)
                     }
+                    let fetched: (Data, S3ObjectHead)?
+                    do {
+                        fetched = try await client.getObject(
+                            bucket: bucket, key: part.key, maxBytes: BucketInput.maxCheckpointPartBytes)
+                    } catch S3Error.noSuchKey {
+                        throw corrupt("is missing")
+                    }
+                    guard let (compressed, _) = fetched else {
+                        throw corrupt("is larger than \(BucketInput.maxCheckpointPartBytes) bytes")
+                    }
+                    guard let lines = Zlib.uncompress(compressed, size: part.bytes) else {
+                        throw corrupt("is not a zlib stream of \(part.bytes) bytes")
+                    }
+                    // Never allocated from the claimed count alone: it is capped, and so is this.
                     var records: [AssetRecord] = []
-                    records.reserveCapacity(part.assets)
-                    let complete = lines.withUnsafeBytes { buffer -> Bool in
+                    records.reserveCapacity(min(part.assets, AssetLibrary.checkpointPartAssets))
+                    var skipped: [SyncSummary.SkippedObject] = []
+                    let parsed = lines.withUnsafeBytes { buffer -> Int? in
                         // Lines found in the raw bytes, each parsed where it lies.
                         var start = 0
+                        var count = 0
                         for index in 0...buffer.count where index == buffer.count || buffer[index] == 0x0A {
                             defer { start = index + 1 }
                             guard index > start else { continue }
                             let line = UnsafeRawBufferPointer(rebasing: buffer[start..<index])
-                            guard let asset = CheckpointAsset(line: line) else { return false }
-                            records.append(asset.record)
+                            guard let asset = CheckpointAsset(line: line) else { return nil }
+                            count += 1
+                            switch BucketInput.checkpointAsset(asset, layout: layout, now: now, learnedAt: learnedAt) {
+                            case .success(let record): records.append(record)
+                            case .failure(let rejection):
+                                skipped.append(
+                                    SyncSummary.SkippedObject(
+                                        key: part.key, reason: "line \(count): \(rejection.reason)"))
+                            }
                         }
-                        return true
+                        return count
                     }
-                    guard complete else {
-                        throw S3Error.malformedResponse("checkpoint part \(part.key) holds a line that is not an asset")
+                    guard let parsed else { throw corrupt("holds a line that is not an asset") }
+                    guard parsed == part.assets else {
+                        throw corrupt("holds \(parsed) lines where its manifest says \(part.assets)")
                     }
-                    return records
+                    return (records, skipped)
                 }
                 return true
             }
             for _ in 0..<limit where !addNext() { break }
             var restored = 0
-            while let records = try await group.next() {
+            while true {
+                let next: (records: [AssetRecord], skipped: [SyncSummary.SkippedObject])?
+                do {
+                    next = try await group.next()
+                } catch var corrupt as CheckpointCorrupt {
+                    corrupt.committed = restored
+                    throw corrupt
+                }
+                guard let (records, skipped) = next else { break }
+                summary.skipped += skipped
                 let counts = try performWrite { tx -> ReconcileCounts in
                     tx.reserveCapacity(records.count, upserting: !wasEmpty)
                     var counts = ReconcileCounts()

@@ -22,13 +22,17 @@ extension AssetLibrary {
 
     static func horizonKey(_ layout: BucketLayout) -> String { layout.checkpointPrefix + "horizon.json" }
 
-    /// The bucket's horizon (milliseconds; 0 when there is none) and its ETag.
+    /// The bucket's horizon (milliseconds; 0 when there is none, or none that can be read) and its ETag. Read only
+    /// up to ``BucketInput/maxDocumentBytes``, and never later than the service's clock (``BucketInput``).
     func journalHorizon(remote: LibraryRemote) async throws -> (time: Int64, etag: String?) {
+        let bucket = configuration.bucket
+        let key = Self.horizonKey(configuration.layout)
         do {
-            let (data, head) = try await remote.client.getObject(
-                bucket: configuration.bucket, key: Self.horizonKey(configuration.layout))
-            let horizon = try? JSONDecoder().decode(JournalHorizon.self, from: data)
-            return (horizon?.time ?? 0, head.etag)
+            guard
+                let (data, head) = try await remote.client.getObject(
+                    bucket: bucket, key: key, maxBytes: BucketInput.maxDocumentBytes)
+            else { return (0, try await remote.client.headObject(bucket: bucket, key: key).etag) }
+            return (BucketInput.horizon(data, now: remote.client.correctedNow), head.etag)
         } catch {
             if error == .noSuchKey { return (0, nil) }
             throw error

@@ -2,9 +2,9 @@ import AssetStore
 import Essentials
 import Foundation
 
-/// The endpoint, bucket and originals prefix a library belongs to: recorded by its first sync that lists the
-/// bucket, and checked before every later use of the network, so that a library is never reconciled with
-/// (and emptied by) another bucket.
+/// The endpoint, bucket and originals prefix a library belongs to: recorded by the first sync that fills its
+/// catalog from the bucket — a listing, a checkpoint or the journal — and checked before every later use of the
+/// network, so that a library is never reconciled with (and emptied by) another bucket.
 struct LibraryBinding: Equatable {
     static let settingName = "binding"
     /// `s3://<bucket>/<prefix> at <endpoint>`: readable in an error message and compared as text.

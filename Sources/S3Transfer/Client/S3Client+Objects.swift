@@ -57,6 +57,38 @@ extension S3Client {
         return (body, objectHead)
     }
 
+    /// Reads a whole object of at most `maxBytes` bytes into memory, never more: the request asks for the first
+    /// `maxBytes + 1` bytes only (a `Range` request), so an object that is larger — or grew since it was listed —
+    /// costs at most that much memory and transfer, and is answered `nil`.
+    ///
+    /// A body that is the whole object is checked as ``getObject(bucket:key:range:ifMatch:)`` checks one: its
+    /// length, and its MD5 ETag.
+    /// - Parameters:
+    ///   - bucket: The bucket.
+    ///   - key: The key.
+    ///   - maxBytes: The largest object to read (at least 0).
+    /// - Returns: The bytes and the object's head, or nil when the object holds more than `maxBytes` bytes. A
+    ///   missing key throws ``S3Error/noSuchKey``.
+    package func getObject(bucket: String, key: String, maxBytes: Int) async throws(S3Error) -> (Data, S3ObjectHead)? {
+        let limit = Int64(max(0, maxBytes))
+        let read: (Data, S3ObjectHead)
+        do {
+            read = try await getObject(bucket: bucket, key: key, range: 0..<(limit + 1))
+        } catch .invalidRange {
+            // An empty object has no first byte to ask for: read its head, and the (empty) object only then.
+            let head = try await headObject(bucket: bucket, key: key)
+            guard head.size <= limit else { return nil }
+            let whole = try await getObject(bucket: bucket, key: key)
+            return Int64(whole.0.count) <= limit ? whole : nil
+        }
+        let (body, head) = read
+        guard head.size <= limit, Int64(body.count) == head.size else { return nil }
+        let verifier = IntegrityHasher(etag: head.etag, checksums: S3Checksums())
+        body.withUnsafeBytes { verifier.update($0) }
+        if let mismatch = verifier.firstMismatch() { throw mismatch }
+        return (body, head)
+    }
+
     /// Writes an object in one request, signed over the body's SHA-256.
     /// - Parameters:
     ///   - bucket: The bucket.
