@@ -52,6 +52,11 @@ public struct Asset: Sendable, Hashable, Identifiable {
     public let mediaType: MediaType
     public let pixelWidth: Int
     public let pixelHeight: Int
+    /// The original's encoded width: its pixel rows as stored in the file, before the EXIF ``orientation`` is
+    /// applied (0 when unknown).
+    public let storedPixelWidth: Int
+    /// The original's encoded height, before the EXIF ``orientation`` is applied (0 when unknown).
+    public let storedPixelHeight: Int
     /// EXIF orientation, 1…8.
     public let orientation: Int
     public let isFavorite: Bool
@@ -120,6 +125,8 @@ public struct Asset: Sendable, Hashable, Identifiable {
         mediaType = record.mediaType
         pixelWidth = record.pixelWidth
         pixelHeight = record.pixelHeight
+        storedPixelWidth = record.pixelWidth
+        storedPixelHeight = record.pixelHeight
         orientation = record.orientation
         isFavorite = record.isFavorite
         isHidden = record.isHidden
