@@ -123,14 +123,14 @@ public struct Asset: Sendable, Hashable, Identifiable {
     public var isInCloud: Bool { availability != .full }
 
     /// The asset a catalog row describes, its current edit's rendered size read from the catalog's record of the
-    /// edit (see ``pixelWidth``); its location only when `revealsLocation` (the library's access). Every asset
-    /// handed to the app is made this way.
+    /// edit (see ``pixelWidth``); its location only when `revealsLocation` (the library's access). What every
+    /// asset handed to the app should be made with.
     init(_ record: AssetRecord, revealsLocation: Bool, store: AssetStore) {
         self.init(record, revealsLocation: revealsLocation, renderedSize: Self.renderedSize(of: record, in: store))
     }
 
     /// The asset a catalog row describes without reading the catalog: an edited one is given its original's
-    /// displayed size (for assets the app never sees, and placeholders).
+    /// displayed size (for assets only their identifier matters of, and placeholders).
     init(_ record: AssetRecord, revealsLocation: Bool) {
         self.init(record, revealsLocation: revealsLocation, renderedSize: nil)
     }
