@@ -130,7 +130,7 @@ public struct Asset: Sendable, Hashable, Identifiable {
     }
 
     /// The asset a catalog row describes without reading the catalog: an edited one is given its original's
-    /// displayed size (for assets only their identifier matters of, and placeholders).
+    /// displayed size (for assets used only by identifier, and placeholders).
     init(_ record: AssetRecord, revealsLocation: Bool) {
         self.init(record, revealsLocation: revealsLocation, renderedSize: nil)
     }
