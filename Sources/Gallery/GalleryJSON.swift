@@ -45,7 +45,8 @@ extension Asset {
         }
     }
 
-    /// The asset as the page reads it.
+    /// The asset as the page reads it. `width` and `height` are the size it is drawn at (``Asset/pixelWidth``,
+    /// ``Asset/pixelHeight``: orientation applied, an edit's rendered size), as the page lays it out.
     var galleryJSON: String {
         let name = key.split(separator: "/").last.map(String.init) ?? key
         let created = Int64((creationDate.timeIntervalSince1970 * 1000).rounded())

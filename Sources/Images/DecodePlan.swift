@@ -38,6 +38,15 @@ enum DecodePlan {
         return ((width + factor - 1) / factor, (height + factor - 1) / factor)
     }
 
+    /// The `.fast` output size for a cheap decode of `cheap` pixels (a DCT-scaled JPEG, an integer fraction):
+    /// `cheap` itself while it is at most twice `exact` on each side, else `exact` (the area resampler takes it
+    /// there row by row). Both sizes are in the same (stored) orientation.
+    static func fastSize(
+        cheap: (width: Int, height: Int), exact: (width: Int, height: Int)
+    ) -> (width: Int, height: Int) {
+        cheap.width > 2 * exact.width || cheap.height > 2 * exact.height ? exact : cheap
+    }
+
     static func checkPixels(width: Int, height: Int, limit: Int) throws(ImageError) {
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
         if overflow || pixels > limit { throw .tooLarge(width: width, height: height, limit: limit) }

@@ -15,7 +15,7 @@ import CTurboJPEG
 package enum ImageDecoder {
     /// Decodes a file in bounded memory: never holds the full-size pixels when a smaller target is asked
     /// (JPEG: libjpeg scale_denom 1/2/4/8 chosen as the smallest decode >= target, then a streaming area-average
-    /// downscale row by row; PNG: rows streamed through the downscaler, except interlaced PNGs, which are
+    /// downscale row by row — for `.fast` only when the scaled decode is more than twice the exact size; PNG: rows streamed through the downscaler, except interlaced PNGs, which are
     /// decoded whole; HEIF: libheif decode of the primary image (libheif applies its transforms), then
     /// downscale). EXIF orientation 1-8 applied (JPEG and PNG eXIf; broken EXIF decodes as orientation 1).
     /// `isCancelled` is polled between scanlines/rows -> throws .cancelled. A declared size above
@@ -148,8 +148,13 @@ package enum ImageDecoder {
         var outHeight: Int32 = 0
         try check(cj_decoder_start(decoder, Int32(denominator), &outWidth, &outHeight))
         let (ow, oh) = (Int(outWidth), Int(outHeight))
-        let size = request.resizeMode == .exact ? exact : (ow, oh)
-        var pipeline = RowPipeline(sourceWidth: ow, sourceHeight: oh, width: size.0, height: size.1)
+        let size: (width: Int, height: Int) =
+            switch request.resizeMode {
+            case .none: (ow, oh)
+            case .exact: exact
+            case .fast: DecodePlan.fastSize(cheap: (ow, oh), exact: exact)
+            }
+        var pipeline = RowPipeline(sourceWidth: ow, sourceHeight: oh, width: size.width, height: size.height)
         let batch = 4
         let stride = ow * 4
         var rows = [UInt8](repeating: 0, count: stride * batch)
@@ -271,7 +276,9 @@ package enum ImageDecoder {
         switch request.resizeMode {
         case .none: return (width, height)
         case .exact: return exact
-        case .fast: return DecodePlan.integerFraction(width: width, height: height, exact: exact)
+        case .fast:
+            return DecodePlan.fastSize(
+                cheap: DecodePlan.integerFraction(width: width, height: height, exact: exact), exact: exact)
         }
     }
 }

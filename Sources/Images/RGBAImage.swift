@@ -52,7 +52,10 @@ package enum ResizeMode: Sendable {
     /// The full stored size, made upright; the target is ignored.
     case none
     /// The cheapest size at least as large as the exact one: the JPEG DCT-scaled size (1/2, 1/4, 1/8), or an
-    /// integer fraction of the source for other formats.
+    /// integer fraction of the source for other formats — but never more than twice the exact size on either
+    /// side: a cheap size larger than that (a JPEG whose smallest DCT scale is still far above the target) is
+    /// resampled to the exact size as its rows stream in. Smaller than the exact size only when the source is
+    /// (`.fast` does not upscale).
     case fast
     /// Exactly the aspect-fit (or aspect-fill) size, rounded, at least 1 pixel a side.
     case exact

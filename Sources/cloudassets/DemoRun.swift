@@ -257,7 +257,8 @@ struct DemoRun {
         say(
             "== \(photo.key), uploaded by another tool (\(Format.bytes(photo.size)), no metadata of ours): the sync "
                 + "read \(read) with \(gets.count) ranged GET and found: taken \(ISODate.string(photo.creationDate)), "
-                + "\(photo.pixelWidth)×\(photo.pixelHeight) stored, orientation \(photo.orientation), thumbnail "
+                + "\(photo.storedPixelWidth)×\(photo.storedPixelHeight) stored, orientation \(photo.orientation) "
+                + "(drawn \(photo.pixelWidth)×\(photo.pixelHeight)), thumbnail "
                 + thumbnail)
         var options = ImageRequestOptions()
         options.isNetworkAccessAllowed = true
@@ -272,7 +273,7 @@ struct DemoRun {
             say(
                 "   requestImage at 512 px: \(image.width)×\(image.height), upright (portrait: orientation applied); "
                     + "peak decode memory \(Format.bytes(Int64(info.peakDecodeBytes))) where full-size pixels "
-                    + "would take \(Format.bytes(Int64(photo.pixelWidth * photo.pixelHeight * 4)))")
+                    + "would take \(Format.bytes(Int64(photo.storedPixelWidth * photo.storedPixelHeight * 4)))")
         } else {
             say("   requestImage: \(info.error.map { "\($0)" } ?? "no image")")
         }

@@ -22,7 +22,9 @@ struct Image: AsyncParsableCommand {
     @Option(name: .long, help: "The box: N or WxH, in pixels (default 256; never above the original's size).")
     var size = "256"
     @Flag(name: .long, help: "Cover the box instead of fitting inside it.") var fill = false
-    @Flag(name: .long, help: "The cheapest decode not smaller than the box, not resampled to it exactly.")
+    @Flag(
+        name: .long,
+        help: "The cheapest decode not smaller than the fitted size, at most twice it; not resampled exactly.")
     var fast = false
     @Option(name: .long, help: "jpeg or png (default: from the output's extension, else jpeg).") var format: String?
     @Option(name: .long, help: "JPEG quality, 1–100.") var quality = 85

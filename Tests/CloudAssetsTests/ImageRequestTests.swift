@@ -111,7 +111,8 @@ struct ImageRequestTests {
             try await library.sync(fetchThumbnails: false)
             let asset = try library.asset(path: "trip/rotated.jpg")
             #expect(asset.creationDate == Self.taken)
-            #expect(asset.pixelWidth == 480 && asset.pixelHeight == 640)  // as stored; turned by orientation 6
+            #expect(asset.storedPixelWidth == 480 && asset.storedPixelHeight == 640)  // turned by orientation 6:
+            #expect(asset.pixelWidth == 640 && asset.pixelHeight == 480)  // drawn as the JPEG was made
             #expect(asset.orientation == 6)
             let location = try #require(asset.location)
             #expect(abs(location.latitude - 48.8584) < 1e-6 && abs(location.longitude - 2.2945) < 1e-6)

@@ -42,7 +42,8 @@ import Testing
         let sorted = try library.fetchAssets(FetchOptions(sortBy: [.creationDate(ascending: false)]))
         #expect(sorted.map(\.key) == ["originals/2024/a b+c.png", "originals/2023/old.png"])
         let asset = try #require(sorted.firstObject)
-        #expect(asset.pixelWidth == 640 && asset.pixelHeight == 480 && asset.orientation == 6)
+        #expect(asset.storedPixelWidth == 640 && asset.storedPixelHeight == 480 && asset.orientation == 6)
+        #expect(asset.pixelWidth == 480 && asset.pixelHeight == 640)
         #expect(asset.availability == .thumbnail)
 
         let head = try await library.read(asset, range: 1000..<2000)

@@ -339,4 +339,28 @@ struct GalleryServerTests {
             #expect(bad.status == 400)
         }
     }
+
+    @Test("the grid's width and height are the size drawn: a photo turned by its orientation is laid out turned")
+    func assetSizesAreTheDrawnSize() async throws {
+        try await withGallery(count: 1) { harness in
+            try harness.s3.putObject(
+                bucket: GalleryHarness.bucket, key: "originals/turned.jpg", data: Data("original turned".utf8),
+                metadata: [
+                    "creation-date": "2024-01-01T00:00:00Z", "pixel-width": "64", "pixel-height": "48",
+                    "media-type": "image", "orientation": "6",
+                ])
+            try await harness.library.sync()
+            let turned = try harness.asset(named: "turned.jpg")
+            let plain = try harness.asset(named: "img0.png")
+            let answer = try await harness.get("/api/assets?ids=\(turned.localIdentifier),\(plain.localIdentifier)")
+            let assets = try #require(try jsonObject(answer.text)["assets"] as? [[String: Any]])
+            let sizes = Dictionary(
+                uniqueKeysWithValues: assets.map {
+                    ($0["id"] as? String ?? "", [$0["width"] as? Int, $0["height"] as? Int])
+                })
+            #expect(sizes[turned.localIdentifier] == [48, 64])
+            #expect(sizes[plain.localIdentifier] == [64, 48])
+            #expect(turned.pixelWidth == 48 && turned.storedPixelWidth == 64)
+        }
+    }
 }

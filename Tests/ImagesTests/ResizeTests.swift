@@ -89,6 +89,24 @@ import Testing
         #expect(fill.image.width == 100 && fill.image.height == 150)
     }
 
+    @Test func fastIsNeverMoreThanTwiceTheExactSize() throws {
+        var exif = ExifBuilder()
+        exif.orientation = 6
+        let jpeg = try ImageEncoder.jpeg(Fixtures.photo(width: 1600, height: 1200), exif: exif.tiffPayload())
+        // Displayed 1200 x 1600. At 64 x 64 the exact fit is 48 x 64; libjpeg's smallest scale, 1/8, is 150 x 200:
+        // more than twice it, so it is resampled to the exact size as it streams (still decoded at 1/8).
+        let far = try ImageDecoder.decode(
+            data: jpeg, request: DecodeRequest(targetWidth: 64, targetHeight: 64, resizeMode: .fast))
+        #expect(far.statistics.dctScale == 8)
+        #expect(far.image.width == 48 && far.image.height == 64)
+        #expect(far.statistics.peakPixelBytes < 150 * 200 * 4 * 2)
+        // At 100 x 100 (exact 75 x 100) the 1/8 decode is within twice it and is the answer as decoded.
+        let near = try ImageDecoder.decode(
+            data: jpeg, request: DecodeRequest(targetWidth: 100, targetHeight: 100, resizeMode: .fast))
+        #expect(near.statistics.dctScale == 8)
+        #expect(near.image.width == 150 && near.image.height == 200)
+    }
+
     @Test func pngFastModeUsesAWholeFraction() throws {
         let png = try ImageEncoder.png(Fixtures.photo(width: 300, height: 200))
         let fast = try ImageDecoder.decode(

@@ -58,10 +58,11 @@ public struct FetchResultChangeDetails: Sendable {
 
     /// The removed objects as they were before the change, in before-index order.
     public var removedObjects: [Asset] {
-        (removedIndexes ?? []).map { index in
-            let id = fetchResultBeforeChanges.sorted.id(at: index)
-            return beforeRecords[id].map { Asset($0, revealsLocation: fetchResultBeforeChanges.revealsLocation) }
-                ?? fetchResultBeforeChanges[index]
+        let before = fetchResultBeforeChanges
+        return (removedIndexes ?? []).map { index in
+            let id = before.sorted.id(at: index)
+            return beforeRecords[id].map { Asset($0, revealsLocation: before.revealsLocation, store: before.store) }
+                ?? before[index]
         }
     }
 
@@ -72,10 +73,11 @@ public struct FetchResultChangeDetails: Sendable {
     public var changedObjects: [Asset] { afterObjects(changedIndexes) }
 
     private func afterObjects(_ indexes: IndexSet?) -> [Asset] {
-        (indexes ?? []).map { index in
-            let id = fetchResultAfterChanges.sorted.id(at: index)
-            return afterRecords[id].map { Asset($0, revealsLocation: fetchResultAfterChanges.revealsLocation) }
-                ?? fetchResultAfterChanges[index]
+        let after = fetchResultAfterChanges
+        return (indexes ?? []).map { index in
+            let id = after.sorted.id(at: index)
+            return afterRecords[id].map { Asset($0, revealsLocation: after.revealsLocation, store: after.store) }
+                ?? after[index]
         }
     }
 }

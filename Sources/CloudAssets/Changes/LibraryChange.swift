@@ -101,15 +101,15 @@ public struct LibraryChange: Sendable {
     public func details(for asset: Asset) -> ObjectChangeDetails? {
         let id = asset.rowID
         if changes.deleted.contains(id) {
-            let before = changes.before[id].map { Asset($0, revealsLocation: revealsLocation) } ?? asset
+            let before = changes.before[id].map { Asset($0, revealsLocation: revealsLocation, store: store) } ?? asset
             return ObjectChangeDetails(objectBeforeChanges: before, objectAfterChanges: nil, assetContentChanged: false)
         }
         guard changes.updated.contains(id) else { return nil }
-        let before = changes.before[id].map { Asset($0, revealsLocation: revealsLocation) } ?? asset
+        let before = changes.before[id].map { Asset($0, revealsLocation: revealsLocation, store: store) } ?? asset
         let afterRecord = isHistorical ? (try? store.record(id: id)) : changes.after[id]
         return ObjectChangeDetails(
             objectBeforeChanges: before,
-            objectAfterChanges: afterRecord.map { Asset($0, revealsLocation: revealsLocation) },
+            objectAfterChanges: afterRecord.map { Asset($0, revealsLocation: revealsLocation, store: store) },
             assetContentChanged: changes.contentChanged.contains(id))
     }
 }

@@ -50,8 +50,22 @@ public struct Asset: Sendable, Hashable, Identifiable {
     public let creationDate: Date
     public let modificationDate: Date
     public let mediaType: MediaType
+    /// The width the asset is drawn at, in pixels (PhotoKit's `pixelWidth`): that of the version it shows. With
+    /// an edit (``hasAdjustments``), the edit's rendered version's width, as the edit recorded it; otherwise the
+    /// original's with its EXIF ``orientation`` applied (``storedPixelHeight`` for orientations 5–8, which turn
+    /// the picture a quarter, else ``storedPixelWidth``). An image request of the current version at
+    /// ``AssetLibrary/maximumImageSize`` answers ``pixelWidth`` × ``pixelHeight`` pixels, so a grid can be laid
+    /// out from these numbers before any image is decoded. 0 when unknown.
     public let pixelWidth: Int
+    /// The height the asset is drawn at, in pixels (PhotoKit's `pixelHeight`): see ``pixelWidth``.
     public let pixelHeight: Int
+    /// The original's encoded width: its pixel rows as stored in the file, before the EXIF ``orientation`` is
+    /// applied, whatever edits the asset has (a HEIF's size after its own transforms; its orientation is 1).
+    /// 0 when unknown. ``pixelWidth`` is the width drawn.
+    public let storedPixelWidth: Int
+    /// The original's encoded height, before the EXIF ``orientation`` is applied, whatever edits the asset has.
+    /// 0 when unknown. ``pixelHeight`` is the height drawn.
+    public let storedPixelHeight: Int
     /// EXIF orientation, 1…8.
     public let orientation: Int
     public let isFavorite: Bool
@@ -108,8 +122,22 @@ public struct Asset: Sendable, Hashable, Identifiable {
     /// `true` when the version the asset shows is not fully local.
     public var isInCloud: Bool { availability != .full }
 
-    /// The asset a catalog row describes; its location only when `revealsLocation` (the library's access).
+    /// The asset a catalog row describes, its current edit's rendered size read from the catalog's record of the
+    /// edit (see ``pixelWidth``); its location only when `revealsLocation` (the library's access). What every
+    /// asset handed to the app should be made with.
+    init(_ record: AssetRecord, revealsLocation: Bool, store: AssetStore) {
+        self.init(record, revealsLocation: revealsLocation, renderedSize: Self.renderedSize(of: record, in: store))
+    }
+
+    /// The asset a catalog row describes without reading the catalog: an edited one is given its original's
+    /// displayed size (for assets used only by identifier, and placeholders).
     init(_ record: AssetRecord, revealsLocation: Bool) {
+        self.init(record, revealsLocation: revealsLocation, renderedSize: nil)
+    }
+
+    /// The asset a catalog row describes, drawn at `renderedSize` when it has an edit (`nil`: not known; its
+    /// original's displayed size stands in).
+    init(_ record: AssetRecord, revealsLocation: Bool, renderedSize: (width: Int, height: Int)?) {
         rowID = record.id ?? 0
         location = revealsLocation ? record.location : nil
         key = record.key
@@ -118,8 +146,15 @@ public struct Asset: Sendable, Hashable, Identifiable {
         creationDate = record.creationDate
         modificationDate = record.modificationDate
         mediaType = record.mediaType
-        pixelWidth = record.pixelWidth
-        pixelHeight = record.pixelHeight
+        storedPixelWidth = record.pixelWidth
+        storedPixelHeight = record.pixelHeight
+        if record.editRevision != nil, let renderedSize {
+            (pixelWidth, pixelHeight) = renderedSize
+        } else if (5...8).contains(record.orientation) {
+            (pixelWidth, pixelHeight) = (record.pixelHeight, record.pixelWidth)
+        } else {
+            (pixelWidth, pixelHeight) = (record.pixelWidth, record.pixelHeight)
+        }
         orientation = record.orientation
         isFavorite = record.isFavorite
         isHidden = record.isHidden
@@ -141,6 +176,17 @@ public struct Asset: Sendable, Hashable, Identifiable {
         uploadState = UploadState(record.uploadState)
         uploadError = record.uploadError
         contentSHA256 = record.contentSHA256
+    }
+
+    /// The pixel size of the rendered version of the record's current edit, as the edit's manifest in the catalog
+    /// records it; nil without an edit, or when the manifest is gone or unreadable.
+    static func renderedSize(of record: AssetRecord, in store: AssetStore) -> (width: Int, height: Int)? {
+        guard let id = record.id, let revision = record.editRevision,
+            let stored = try? store.editRevisions(of: id).first(where: { $0.revision == revision }),
+            let rendered = EditManifest.decode(stored.manifest)?.rendered,
+            rendered.pixelWidth > 0, rendered.pixelHeight > 0
+        else { return nil }
+        return (rendered.pixelWidth, rendered.pixelHeight)
     }
 
     /// A stand-in for an asset deleted after the fetch result holding it was taken and never loaded before.

@@ -9,7 +9,10 @@ public struct AssetSortDescriptor: Sendable, Hashable {
         /// The bucket key, compared byte-wise (UTF-8), case-sensitive.
         case key
         case size
-        /// `pixelWidth * pixelHeight`.
+        /// The original's pixel count, ``Asset/storedPixelWidth`` × ``Asset/storedPixelHeight`` (the catalog's
+        /// indexed column). Orientation does not change it, so it is ``Asset/pixelWidth`` × ``Asset/pixelHeight``
+        /// too — except for an edit that changes the pixel count (a crop): an edited asset sorts by its original's
+        /// size, as fetches and change details both order it.
         case pixelCount
         /// The ``UploadState`` (uploaded first, then pending, uploading, failed).
         case uploadState

@@ -66,7 +66,7 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     public subscript(index: Int) -> Asset {
         precondition(index >= 0 && index < count, "FetchResult index \(index) out of range 0..<\(count)")
         if !snapshot.isEmpty, let fixed = snapshot[sorted.id(at: index)] {
-            return Asset(fixed, revealsLocation: revealsLocation)
+            return Asset(fixed, revealsLocation: revealsLocation, store: store)
         }
         let page = index / Self.pageSize
         let offset = index % Self.pageSize
@@ -107,7 +107,7 @@ public final class FetchResult: Sendable, RandomAccessCollection {
         let ids = sorted.ids(in: range)
         let records = (try? store.records(ids: ids)) ?? []
         var byID = [Int64: Asset](minimumCapacity: records.count)
-        for record in records { byID[record.id!] = Asset(record, revealsLocation: revealsLocation) }
+        for record in records { byID[record.id!] = Asset(record, revealsLocation: revealsLocation, store: store) }
         let assets = ids.map { byID[$0] ?? Asset.deleted(id: $0) }
         cache.withLock { cache in
             if cache.pages[page] == nil {

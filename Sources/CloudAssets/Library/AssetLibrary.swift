@@ -240,7 +240,7 @@ public final class AssetLibrary: Sendable {
     public func asset(withLocalIdentifier identifier: String) throws -> Asset? {
         return try entry {
             guard let id = Int64(identifier) else { return nil }
-            return try store.record(id: id).map { Asset($0, revealsLocation: revealsLocation) }
+            return try store.record(id: id).map { Asset($0, revealsLocation: revealsLocation, store: store) }
         }
     }
 

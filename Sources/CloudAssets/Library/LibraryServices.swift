@@ -160,7 +160,7 @@ extension AssetLibrary {
     /// The asset whose original has this bucket key, if the catalog has one.
     /// - Parameter key: The full object key (with the originals prefix).
     public func asset(forKey key: String) throws -> Asset? {
-        try entry { try store.record(key: key).map { Asset($0, revealsLocation: revealsLocation) } }
+        try entry { try store.record(key: key).map { Asset($0, revealsLocation: revealsLocation, store: store) } }
     }
 }
 

@@ -10,12 +10,20 @@ public enum ImageContentMode: Sendable, Hashable {
 }
 
 /// How exactly a result matches the target size, like `PHImageRequestOptionsResizeMode`.
+///
+/// Sizes are of the displayed (upright) image. The `.exact` size is the image's displayed size scaled to fit in
+/// (`.aspectFit`) or to cover (`.aspectFill`) the target, keeping its aspect ratio: one side equals the target's.
 public enum ImageResizeMode: Sendable, Hashable {
-    /// The full-size image, upright (the target size only selects nothing; memory is the full image's).
+    /// The full-size image, upright (the target size selects nothing; memory is the full image's).
     case none
-    /// The cheapest size at least as large as the target (JPEG: the decoder's 1/2, 1/4, 1/8 scales).
+    /// Like PhotoKit's `.fast`: the cheapest size at least the `.exact` size — a JPEG at the decoder's 1/1, 1/2,
+    /// 1/4 or 1/8 scale, another format at a whole fraction of its size — so the result may be larger than the
+    /// target, but never more than twice the `.exact` size on either side (for `.aspectFit`: never more than
+    /// twice the target): a cheap size larger than that is resampled to the `.exact` size. Smaller than the
+    /// `.exact` size only when the image itself is (it is not upscaled). Use `.exact` for the fitted size itself.
     case fast
-    /// Exactly the ``ImageContentMode`` size, resampled with an area filter.
+    /// Exactly the `.exact` size (see above), resampled with an area filter; larger than the image when the
+    /// target is, unless ``ImageRequestOptions/allowsUpscaling`` is `false`.
     case exact
 }
 
@@ -28,9 +36,11 @@ public struct ImageRequestOptions: Sendable {
     /// `.highQualityFormat`: the final image only; `.fastFormat`: one answer from what is local, never the network.
     public var deliveryMode: AssetDeliveryMode = .opportunistic
     /// Which version to draw: `.current` (default) is the rendered version of an edited asset (and its
-    /// thumbnail for degraded answers); `.original` and `.unadjusted` the original.
+    /// thumbnail for degraded answers); `.original` and `.unadjusted` the original. Every image request honours
+    /// it: `requestImage`, `image(for:)` and `startCachingImages`.
     public var version: AssetVersion = .current
-    /// How exactly the result matches the target size. Default `.fast`.
+    /// How exactly the result matches the target size. Default `.fast` (as PhotoKit's): at least the fitted size
+    /// and at most twice it on either side, so possibly larger than the target; `.exact` for the fitted size.
     public var resizeMode: ImageResizeMode = .fast
     /// Called on a private queue while the original downloads, as for data requests.
     public var progressHandler: AssetProgressHandler?

@@ -1,0 +1,78 @@
+import CloudAssets
+import FakeS3
+import Foundation
+import Images
+import Testing
+
+// The README's Images example ("Images: sized, upright, private"), compiled and run against the fake server. Keep
+// the two in step: the lines between the markers, less their indentation, are the README's.
+
+/// The example, with what it names (`library`, `asset`, `visible`, `cell`) as parameters; returns its `jpeg`.
+private func readmeImagesExample(library: AssetLibrary, asset: Asset, visible: [Asset], cell: CGSize) async throws
+    -> Data
+{
+    // --- README images: begin ---
+    var options = ImageRequestOptions()
+    options.isNetworkAccessAllowed = true  // download the original if it is not local
+    options.deliveryMode = .opportunistic  // the local thumbnail first (isDegraded), then the final image
+    options.resizeMode = .exact  // exactly the fitted size (`.fast`, the default: up to 2× it)
+    library.requestImage(
+        for: asset, targetSize: CGSize(width: 512, height: 512), contentMode: .aspectFit, options: options
+    ) { image, info in /* AssetImage: RGBA8 width × height, upright */ }
+    // The final image only (what requestImage answers last), of the version the asset shows (an edit's rendering).
+    let jpeg = try await library.image(for: asset, targetSize: CGSize(width: 256, height: 256), options: options)
+        .jpegData()
+    library.startCachingImages(for: visible, targetSize: cell)  // PHCachingImageManager, bounded by a byte budget
+    // --- README images: end ---
+    return jpeg
+}
+
+@Suite struct ReadmeImagesTests {
+    @Test func theReadmeShowsThisCodeVerbatim() throws {
+        let here = URL(fileURLWithPath: #filePath)
+        let readme = try String(
+            contentsOf: here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: here, encoding: .utf8)
+        let begin = try #require(source.range(of: "    // --- README images: " + "begin ---\n"))
+        let end = try #require(source.range(of: "    // --- README images: " + "end ---"))
+        let code = source[begin.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("    ") ? $0.dropFirst(4) : $0 }.joined(separator: "\n")
+        #expect(code.count > 500)
+        #expect(readme.contains("```swift\n" + code + "```\n"), "README.md's Images example differs from this code")
+    }
+
+    @Test func theExampleDrawsTheFittedImage() async throws {
+        let server = try FakeS3Server(
+            configuration: FakeS3Configuration(accessKeyID: "demo", secretAccessKey: "demo-secret"))
+        try await server.start()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("readme-images-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        do {
+            try SampleLibrary.seed(into: server, bucket: "photos", assets: 6)
+            let library = try await AssetLibrary(
+                configuration: .init(
+                    storeURL: folder, endpoint: server.endpoint, bucket: "photos",
+                    credentials: .static(accessKeyID: "demo", secretAccessKey: "demo-secret")))
+            try await library.sync()
+            let assets = Array(try library.fetchAssets(FetchOptions(predicate: .mediaType(.image))))
+            let asset = try #require(assets.first)
+            let jpeg = try await readmeImagesExample(
+                library: library, asset: asset, visible: assets, cell: CGSize(width: 100, height: 100))
+            // `.exact`: the asset's drawn size (pixelWidth × pixelHeight) fitted in 256 × 256, no larger.
+            let decoded = try ImageDecoder.decode(
+                data: [UInt8](jpeg), request: DecodeRequest(targetWidth: 1, targetHeight: 1, resizeMode: .none)
+            ).image
+            let scale = min(256 / Double(asset.pixelWidth), 256 / Double(asset.pixelHeight))
+            #expect(max(decoded.width, decoded.height) == 256)
+            #expect(abs(decoded.width - Int((Double(asset.pixelWidth) * scale).rounded())) <= 1)
+            #expect(abs(decoded.height - Int((Double(asset.pixelHeight) * scale).rounded())) <= 1)
+            library.stopCachingImagesForAllAssets()
+            library.close()
+            try await server.stop()
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+    }
+}
