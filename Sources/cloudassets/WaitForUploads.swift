@@ -17,7 +17,7 @@ func waitForUploads(of library: AssetLibrary, quiet: Bool, ids: [String]? = nil)
             try? await Task.sleep(for: .milliseconds(250))
         }
     }
-    await withTaskCancellationHandler {
+    _ = await withTaskCancellationHandler {
         await library.waitForUploads()
     } onCancel: {
         library.close()

@@ -269,11 +269,23 @@ struct BucketInputTests {
         #expect(!AssetLibrary.isDirectlyIn("edits/x.jpg/", "edits/x.jpg/"))
     }
 
-    @Test("a crafted metadata entry with a trash stamp from 1970: the asset is trashed, a plain sync purges nothing")
+    @Test("a crafted sidecar with a trash stamp from 1970: the asset is trashed, a plain sync purges nothing")
     func trashStampFrom1970DoesNotPurge() async throws {
         try await withHarness { harness in
             let victim = try await harness.victimLibrary()
             let learned = Date()
+            // A journal entry alone changes nothing: the sidecar it names is read, and there is none yet.
+            try harness.writeJournalEntry(
+                time: Self.now - 1,
+                #"{"format":1,"device":"other","changes":[{"op":"metadata","key":"originals/x.jpg","sidecar":{"format":1,"original":"originals/x.jpg","properties":{"trashed":{"value":true,"time":1000,"device":"evil"}}}}]}"#
+            )
+            try await victim.sync(fetchThumbnails: false)
+            #expect(try #require(try victim.asset(forKey: "originals/x.jpg")).isTrashed == false)
+            try harness.server.putObject(
+                bucket: LibraryHarness.bucket, key: "metadata/x.jpg.json",
+                data: Data(
+                    #"{"format":1,"original":"originals/x.jpg","properties":{"trashed":{"value":true,"time":1000,"device":"evil"}}}"#
+                        .utf8))
             try harness.writeJournalEntry(
                 time: Self.now,
                 #"{"format":1,"device":"other","changes":[{"op":"metadata","key":"originals/x.jpg","sidecar":{"format":1,"original":"originals/x.jpg","properties":{"trashed":{"value":true,"time":1000,"device":"evil"}}}}]}"#

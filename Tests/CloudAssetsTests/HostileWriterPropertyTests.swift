@@ -70,7 +70,7 @@ struct HostileWriterPropertyTests {
                 }
                 let key: String
                 let body: Data
-                switch random.below(10) {
+                switch random.below(12) {
                 case 0:
                     key = "journal/\(now)-hostile-\(counter).json"
                     body = testBytes(count: 1 + random.below(400), seed: UInt64(counter))
@@ -114,6 +114,21 @@ struct HostileWriterPropertyTests {
                 case 8:
                     key = "checkpoints/\(now + 1)/manifest.json"
                     body = testBytes(count: 30, seed: UInt64(counter))
+                case 10:
+                    // A slot newer than any library's, claiming 10^15 assets.
+                    let slot = "checkpoints/9\(String(counter).padding(toLength: 12, withPad: "0", startingAt: 0))/"
+                    key = slot + "manifest.json"
+                    body = Data(
+                        (#"{"format":1,"device":"hostile","time":1,"lastFullSync":1,"assets":1000000000000000,"#
+                            + #""parts":[{"key":"\#(slot)hostile/part-00000.z","assets":1000000000000000,"#
+                            + #""bytes":10}]}"#).utf8)
+                case 11:
+                    // A newer slot whose part is another object of the layout.
+                    let slot = "checkpoints/8\(String(counter).padding(toLength: 12, withPad: "0", startingAt: 0))/"
+                    key = slot + "manifest.json"
+                    body = Data(
+                        (#"{"format":1,"device":"hostile","time":1,"lastFullSync":1,"assets":1,"parts":[{"key":"#
+                            + #""checkpoints/horizon.json","assets":1,"bytes":10}]}"#).utf8)
                 default:
                     key = "journal/\(now)-hostile-\(counter).json"
                     body = Data(#"{"format":1,"device":"hostile","changes":"not a list"}"#.utf8)
@@ -224,7 +239,7 @@ struct HostileWriterPropertyTests {
                 options.includeTrashedAssets = true
                 var view: [String: String] = [:]
                 for asset in try library.fetchAssets(options) {
-                    view[asset.key] = "\(asset.etag) fav=\(asset.isFavorite) trash=\(asset.isTrashed)"
+                    view[asset.key] = "\(asset.etag) fav=\(asset.isFavorite) trash=\(asset.isTrashed) edited=\(asset.hasAdjustments)"
                 }
                 #expect(Set(view.keys) == bucketKeys)
                 views.append(view)

@@ -52,7 +52,8 @@ extension AssetLibrary {
 /// - A `put` inserts the object's asset, or is a content change when the ETag or size differs — unless the
 ///   catalog holds a version a listing showed to be newer than the entry (a full sync ran since).
 /// - A `delete` removes the asset only if its ETag is the one deleted (a re-created object stays).
-/// - A `metadata` change merges the sidecar's properties (last writer wins per property, as a sidecar read).
+/// - A `metadata` change reads the asset's sidecar and merges what it holds (last writer wins per property): the
+///   entry says that the sidecar changed, never what it holds.
 /// - Everything read is validated first (``BucketInput``): an entry that cannot be read as one (another format,
 ///   garbage, larger than ``BucketInput/maxJournalEntryBytes`` — skipped by its listed size, and never read beyond
 ///   that cap) and every change that breaks a rule (a key outside the originals, a size out of range, an edit whose
@@ -152,7 +153,10 @@ struct JournalSync {
                     }
                 }
                 if !edits.isEmpty { await library.prefetchEditThumbnails(edits, remote: remote) }
-                try apply(fresh, entries: entries, newest: max(newest, pageNewest), summary: &summary)
+                let sidecars = try await readSidecars(named: entries.values)
+                summary.sidecarsRead += sidecars.count
+                try apply(
+                    fresh, entries: entries, sidecars: sidecars, newest: max(newest, pageNewest), summary: &summary)
             } else if pageNewest > newest {
                 try store.setSetting(AssetLibrary.JournalSetting.cursor, to: String(pageNewest))
             }
@@ -249,11 +253,49 @@ struct JournalSync {
         }
     }
 
+    /// The sidecars that `metadata` changes of these entries name, as the bucket holds them now (validated, bounded
+    /// reads, at most ``AssetLibrary/Configuration/maxConnections`` at a time), by original key: (nil, nil) where
+    /// there is none. A `metadata` change says only *that* a sidecar was written; what it holds is read from the
+    /// sidecar itself, so an entry claiming properties no sidecar has changes nothing, and every library — one that
+    /// follows the journal, one that lists the bucket — ends with the same state.
+    private func readSidecars(named entries: some Collection<BucketInput.Entry>) async throws
+        -> [String: (state: SharedMetadata?, etag: String?)]
+    {
+        let layout = library.configuration.layout
+        var keys = Set<String>()
+        for entry in entries {
+            for case .metadata(let key, _, _) in entry.changes { keys.insert(key) }
+        }
+        let wanted = keys.compactMap { key in layout.sidecarKey(forOriginalKey: key).map { (key, $0) } }
+        guard !wanted.isEmpty else { return [:] }
+        let library = self.library
+        let remote = self.remote
+        let limit = max(1, library.configuration.maxConnections)
+        return try await withThrowingTaskGroup(of: (String, SharedMetadata?, String?).self) { group in
+            var result: [String: (state: SharedMetadata?, etag: String?)] = [:]
+            var iterator = wanted.makeIterator()
+            func addNext() -> Bool {
+                guard let (original, sidecar) = iterator.next() else { return false }
+                group.addTask {
+                    let (state, etag) = try await library.readSidecar(sidecar, remote: remote)
+                    return (original, state, etag)
+                }
+                return true
+            }
+            for _ in 0..<limit where !addNext() { break }
+            while let (original, state, etag) = try await group.next() {
+                result[original] = (state, etag)
+                _ = addNext()
+            }
+            return result
+        }
+    }
+
     /// Applies a page's entries in key order, in one transaction that also records them as applied and moves the
-    /// cursor to `newest`.
+    /// cursor to `newest`. `metadata` changes take the state of `sidecars` (``readSidecars(named:)``).
     private func apply(
-        _ listed: [(key: String, time: Int64)], entries: [String: BucketInput.Entry], newest: Int64,
-        summary: inout SyncSummary
+        _ listed: [(key: String, time: Int64)], entries: [String: BucketInput.Entry],
+        sidecars: [String: (state: SharedMetadata?, etag: String?)], newest: Int64, summary: inout SyncSummary
     ) throws {
         let store = library.store
         let files = library.files
@@ -271,7 +313,9 @@ struct JournalSync {
             var counts = ReconcileCounts()
             var filesToRemove: [String] = []
             for (change, time) in changes {
-                try Self.apply(change, writtenAt: time, tx, counts: &counts, files: files, removing: &filesToRemove)
+                try Self.apply(
+                    change, writtenAt: time, tx, sidecars: sidecars, counts: &counts, files: files,
+                    removing: &filesToRemove)
             }
             for item in listed { try tx.markJournalEntryApplied(item.key, time: item.time) }
             try tx.setSetting(AssetLibrary.JournalSetting.cursor, to: String(newest))
@@ -283,7 +327,8 @@ struct JournalSync {
     }
 
     private static func apply(
-        _ change: BucketInput.Change, writtenAt time: Int64, _ tx: StoreTransaction, counts: inout ReconcileCounts,
+        _ change: BucketInput.Change, writtenAt time: Int64, _ tx: StoreTransaction,
+        sidecars: [String: (state: SharedMetadata?, etag: String?)], counts: inout ReconcileCounts,
         files: LocalFiles, removing: inout [String]
     ) throws {
         let current = try tx.record(key: change.key)
@@ -312,10 +357,11 @@ struct JournalSync {
             try counts.remove(id, tx, files: files, removing: &removing)
         case .edit(let manifest):
             if try AssetLibrary.adopt(manifest, tx, files: files, removing: &removing) { counts.meta += 1 }
-        case .metadata(_, let state, let sidecarETag):
-            guard let current, let id = current.id else { return }
+        case .metadata(let key, _, _):
+            // The sidecar as read now, not as the entry describes it (readSidecars(named:)).
+            guard let current, let id = current.id, let read = sidecars[key], let state = read.state else { return }
             let before = current
-            try AssetLibrary.adopt(state, sidecarETag: sidecarETag, into: id, tx)
+            try AssetLibrary.adopt(state, sidecarETag: read.etag, into: id, tx)
             if let after = try tx.record(id), after != before { counts.meta += 1 }
         }
     }
