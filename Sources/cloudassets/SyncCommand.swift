@@ -51,7 +51,25 @@ struct Sync: AsyncParsableCommand {
                         + "\(summary.metadataChanged) metadata, \(summary.removed) removed, "
                         + "\(summary.thumbnailsFetched) thumbnails, \(summary.sidecarsRead) shared edits merged, "
                         + "\(summary.purged) purged from the trash")
+                if summary.mode != .full {
+                    // What an incremental sync cannot see: objects other tools wrote since the last full listing.
+                    let when = summary.lastFullListing.map { Self.age(since: $0) + " ago" } ?? "never"
+                    Terminal.shared.out(
+                        "last full listing: \(when) (objects other tools wrote since then appear at the next one; "
+                            + "`cloudassets sync --full` lists now)")
+                }
             }
+        }
+    }
+
+    /// A duration as a person reads it: "40 s", "12 min", "3 h", "2 days".
+    static func age(since date: Date, now: Date = Date()) -> String {
+        let seconds = max(0, Int(now.timeIntervalSince(date)))
+        switch seconds {
+        case ..<120: return "\(seconds) s"
+        case ..<7200: return "\(seconds / 60) min"
+        case ..<172_800: return "\(seconds / 3600) h"
+        default: return "\(seconds / 86400) days"
         }
     }
 }

@@ -38,6 +38,23 @@ struct ListCommandTests {
         }
     }
 
+    @Test func anIncrementalSyncSaysWhenTheLastFullListingRanAndHowToForceOne() async throws {
+        try await withFixture(assets: 3) { fixture in
+            // A day between automatic full listings, as a user has it (the fixture lists on every sync).
+            let daily = ["CLOUDASSETS_FULL_SYNC_INTERVAL": "86400"]
+            let first = try await fixture.run("sync", environment: daily)
+            expectSuccess(first)
+            #expect(first.stdout.contains("synced (full)"), "\(first)")
+            #expect(!first.stdout.contains("last full listing"))
+            let second = try await fixture.run("sync", environment: daily)
+            expectSuccess(second)
+            #expect(second.stdout.contains("synced (incremental)"), "\(second)")
+            #expect(second.stdout.contains("last full listing: "), "\(second)")
+            #expect(second.stdout.contains(" s ago"), "the first sync listed seconds ago: \(second)")
+            #expect(second.stdout.contains("sync --full"), "\(second)")
+        }
+    }
+
     @Test func listFiltersByStatePrefixAndLimit() async throws {
         try await withFixture(assets: 20) { fixture in
             try await fixture.sync()
