@@ -116,6 +116,27 @@ struct ContentEditingTests {
         }
     }
 
+    @Test("a revert made while the edit it supersedes is still going up deletes that edit's objects too")
+    func revertDuringTheEditsUploadLeavesNothing() async throws {
+        try await withHarness { harness in
+            let (library, asset, original) = try await harness.libraryWithPhoto("a")
+            try await harness.edit(asset, in: library, format: "com.test.a", color: (0, 0, 255))
+            // The edit's rendering is stored at once, but its answer comes late: its upload is in flight while
+            // the revert commits and a second round of sharing starts.
+            harness.server.faults.add(.latency(milliseconds: 400), keyPattern: "edits/*", method: "PUT", times: 1)
+            let first = Task { await library.waitForUploads() }
+            let started = await waitUntilTrue { harness.editObjects().contains { $0.hasSuffix(".jpg") } }
+            #expect(started)
+            try await library.performChanges { $0.revertAssetContentToOriginal(try! Self.current(library, asset)) }
+            async let second = library.waitForUploads()
+            _ = await (first.value, second)
+            await library.waitForUploads()
+            let left = harness.editObjects()
+            #expect(left.count == 1 && left.allSatisfy { $0.hasSuffix(".json") }, "only the revert's marker: \(left)")
+            #expect(try harness.server.objectData(bucket: LibraryHarness.bucket, key: asset.key) == original)
+        }
+    }
+
     @Test("revert restores the original's bytes exactly and deletes the edit's objects from the bucket")
     func revertRestoresTheOriginal() async throws {
         try await withHarness { harness in
@@ -358,4 +379,15 @@ struct ContentEditCrashTests {
         // The manifest's PUT is held by the server; the parent kills this process while it waits.
         await library.waitForUploads()
     }
+}
+
+/// Waits until `condition` holds, checking it every few milliseconds (for state only the server's storage shows,
+/// where there is no event to await), and gives up after 10 s.
+func waitUntilTrue(_ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
 }

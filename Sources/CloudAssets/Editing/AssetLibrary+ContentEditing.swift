@@ -50,7 +50,7 @@ extension AssetLibrary {
                 return Data(try ImageEncoder.jpeg(decoded.image, quality: 85))
             }
             return ContentEditingInput(
-                asset: Asset(record, revealsLocation: revealsLocation),
+                asset: Asset(record, revealsLocation: revealsLocation, store: store),
                 mediaType: record.mediaType, fullSizeImageURL: url, fullSizeImageOrientation: orientation,
                 displaySizeImage: display, adjustmentData: adjustments, currentRevision: record.editRevision,
                 baseRevision: base, outputFolder: files.editsFolder)

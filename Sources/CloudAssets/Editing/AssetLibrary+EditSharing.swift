@@ -14,14 +14,21 @@ extension AssetLibrary {
     /// superseded that this library knows. Revisions of an import wait until its original is up (its key is
     /// final then). Failures leave the revision for the next round. A revision superseded here before it went up,
     /// whose rendering is gone, is settled without a request (forgotten: no other library ever saw it).
+    ///
+    /// One pass at a time per library (the background worker's, a sync's, a wait's): the pending revisions are
+    /// read under the gate, so a revert's pass starts only once an edit an earlier pass was sending is in the
+    /// bucket and marked shared — and deletes it.
     func shareEditRevisions() async {
-        guard let remote, networkPolicy != .offline, (try? checkBinding()) != nil,
-            let pending = try? store.unsharedEditRevisions(), !pending.isEmpty
-        else { return }
-        var shared = false
-        for revision in pending where !Task.isCancelled && !isClosed {
-            if (try? await share(revision, remote: remote)) == true { shared = true }
-        }
+        guard let remote, networkPolicy != .offline, (try? checkBinding()) != nil else { return }
+        let shared: Bool =
+            (try? await services.editShareGate.run {
+                guard let pending = try? store.unsharedEditRevisions(), !pending.isEmpty else { return false }
+                var shared = false
+                for revision in pending where !Task.isCancelled && !isClosed {
+                    if (try? await share(revision, remote: remote)) == true { shared = true }
+                }
+                return shared
+            }) ?? false
         if shared { await flushJournal() }
     }
 

@@ -16,6 +16,9 @@ final class LibraryServices: Sendable {
     let syncGate = SerialGate()
     /// One journal flush at a time.
     let journalGate = SerialGate()
+    /// One pass of ``AssetLibrary/shareEditRevisions()`` at a time: a revert's pass must see every revision an
+    /// earlier pass is still sending as shared, or it would leave that revision's objects in the bucket.
+    let editShareGate = SerialGate()
     let lastSync = LockedBox<(date: Date, summary: SyncSummary)?>(nil)
     let policy: LockedBox<NetworkPolicy>
     /// Whether the configured bucket was found to be the library's own (checked once per open).
