@@ -385,8 +385,9 @@ extension AssetLibrary {
 
     /// What one upload ended with.
     enum UploadOutcomeRecord: Sendable {
-        /// The bucket holds the original under `key` with this ETag (ours, or an identical object adopted).
-        case uploaded(id: Int64, key: String, etag: String)
+        /// The bucket holds the original under `key` with this ETag (ours, or an identical object adopted), and the
+        /// thumbnail this upload wrote beside it, if any.
+        case uploaded(id: Int64, key: String, etag: String, thumbnail: ThumbnailObject? = nil)
         /// The upload failed for good (after its retries); `stopsEveryUpload` when the error was not this
         /// object's (``stopsEveryUpload(_:)``).
         case failed(id: Int64, reason: String, stopsEveryUpload: Bool = false)
@@ -451,7 +452,8 @@ extension AssetLibrary {
                 }
                 switch outcome {
                 case .created(let etag, _):
-                    return .uploaded(id: id, key: key, etag: etag)
+                    let thumbnail = await uploadThumbnail(of: record, key: key, original: url, remote: remote)
+                    return .uploaded(id: id, key: key, etag: etag, thumbnail: thumbnail)
                 case .keyExists(let head):
                     if head.metadata["sha256"] == hash {
                         // Another library put these very bytes there: adopt that object.
@@ -469,6 +471,32 @@ extension AssetLibrary {
         return .failed(id: id, reason: "the bucket holds other objects under every name tried for \(record.key)")
     }
 
+    /// Writes the thumbnail of an image just uploaded under `key` beside it (the layout's `thumbnails/<path>.jpg`,
+    /// created only if absent), so that every library shows the new photo at its next sync instead of a blank
+    /// cell: the one this library has, else one made from the local original (decoded small, no metadata — no
+    /// location). Nil when it is not an image the decoders read, the key holds another writer's thumbnail, or the
+    /// upload fails: the original's upload stands either way.
+    private func uploadThumbnail(of record: AssetRecord, key: String, original: URL, remote: LibraryRemote) async
+        -> ThumbnailObject?
+    {
+        guard record.mediaType == .image, let id = record.id,
+            let thumbnailKey = configuration.layout.thumbnailKey(forOriginalKey: key)
+        else { return nil }
+        var data = record.thumbnailPresent ? try? Data(contentsOf: files.thumbnail(id: id)) : nil
+        if data == nil, let (image, _) = try? await ImageBridge.decode(.file(original), request: thumbnailRequest),
+            let jpeg = try? ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality)
+        {
+            data = Data(jpeg)
+        }
+        guard let data, data.count <= BucketInput.maxThumbnailBytes else { return nil }
+        guard
+            let etag = try? await remote.client.putObject(
+                bucket: configuration.bucket, key: thumbnailKey, body: data, contentType: "image/jpeg",
+                condition: .keyAbsent)
+        else { return nil }
+        return ThumbnailObject(key: thumbnailKey, size: Int64(data.count), etag: etag)
+    }
+
     /// Records upload outcomes in one transaction. An asset deleted meanwhile has its uploaded object deleted
     /// again (nothing is left in the bucket for an asset that no longer exists).
     func commitUploads(_ outcomes: [UploadOutcomeRecord]) {
@@ -478,9 +506,10 @@ extension AssetLibrary {
         try? performWrite { tx in
             for outcome in outcomes {
                 switch outcome {
-                case .uploaded(let id, let key, let etag):
+                case .uploaded(let id, let key, let etag, let thumbnail):
                     guard try tx.record(id) != nil else {
                         orphans.append(key)
+                        if let thumbnail { orphans.append(thumbnail.key) }
                         continue
                     }
                     if let other = try tx.record(key: key), other.id != id, let otherID = other.id {
@@ -493,6 +522,11 @@ extension AssetLibrary {
                         r.verifiedETag = etag
                         r.uploadState = .uploaded
                         r.uploadError = nil
+                        if let thumbnail {
+                            r.thumbnailKey = thumbnail.key
+                            r.thumbnailSize = thumbnail.size
+                            r.thumbnailETag = thumbnail.etag
+                        }
                     }
                     try tx.clearUploadCheckpoint(for: id)
                     if let record = try tx.record(id) {
@@ -500,7 +534,7 @@ extension AssetLibrary {
                         try tx.appendJournalChange(
                             JournalChange.put(
                                 key: key, size: record.size, etag: etag, contentType: record.contentType,
-                                metadata: Self.objectMetadata(of: record)
+                                metadata: Self.objectMetadata(of: record), thumbnail: thumbnail
                             ).encoded)
                         journaled = true
                     }

@@ -335,7 +335,7 @@ struct JournalSync {
         // An import of this library still going up: its own upload's commit records it.
         if let current, current.uploadState != .uploaded { return }
         switch change {
-        case .put(let key, let size, let etag, let contentType, let metadata):
+        case .put(let key, let size, let etag, let contentType, let metadata, let thumbnail):
             if let current, S3ETag.same(current.etag, etag), current.size == size { return }
             let written = Date(timeIntervalSince1970: Double(time) / 1000)
             if let current, current.lastModified != AssetRecord.notListedYet,
@@ -348,9 +348,10 @@ struct JournalSync {
                 metadata: metadata, contentType: contentType, thumbnail: nil)
             // The listing's Last-Modified is not known yet: the next full sync adds it without a HEAD.
             row.lastModified = AssetRecord.notListedYet
-            row.thumbnailKey = current?.thumbnailKey
-            row.thumbnailSize = current?.thumbnailSize
-            row.thumbnailETag = current?.thumbnailETag
+            // The writer's thumbnail, uploaded with the original: the sync's thumbnail pass fetches it.
+            row.thumbnailKey = thumbnail?.key ?? current?.thumbnailKey
+            row.thumbnailSize = thumbnail?.size ?? current?.thumbnailSize
+            row.thumbnailETag = thumbnail?.etag ?? current?.thumbnailETag
             try counts.upsert(row, tx, files: files, removing: &removing)
         case .delete(_, let etag):
             guard let current, let id = current.id, S3ETag.same(current.etag, etag) else { return }

@@ -132,7 +132,9 @@ enum BucketInput {
     /// One change of a journal entry, validated.
     enum Change: Sendable {
         /// An original was written.
-        case put(key: String, size: Int64, etag: String, contentType: String?, metadata: [String: String])
+        case put(
+            key: String, size: Int64, etag: String, contentType: String?, metadata: [String: String],
+            thumbnail: ThumbnailObject?)
         /// An original was deleted.
         case delete(key: String, etag: String)
         /// An original's shared properties, as a sidecar held them (stamps clamped; a trash dated when learned).
@@ -142,7 +144,7 @@ enum BucketInput {
 
         var key: String {
             switch self {
-            case .put(let key, _, _, _, _), .delete(let key, _), .metadata(let key, _, _): key
+            case .put(let key, _, _, _, _, _), .delete(let key, _), .metadata(let key, _, _): key
             case .edit(let manifest): manifest.original
             }
         }
@@ -219,10 +221,19 @@ enum BucketInput {
             {
                 return .failure(Rejection(problem))
             }
+            // A thumbnail only where the layout puts the original's, of a thumbnail's size; else none (the change
+            // still applies: the listing finds a thumbnail that is there).
+            var thumbnail: ThumbnailObject?
+            if let key = change.thumbnailKey, let size = change.thumbnailSize, let etag = change.thumbnailETag,
+                key == layout.thumbnailKey(forOriginalKey: change.key), size >= 0, size <= maxThumbnailBytes,
+                textProblem(etag, "ETag", max: maxETagBytes, empty: false) == nil
+            {
+                thumbnail = ThumbnailObject(key: key, size: size, etag: etag)
+            }
             return .success(
                 .put(
                     key: change.key, size: size, etag: etag, contentType: change.contentType,
-                    metadata: change.metadata ?? [:]))
+                    metadata: change.metadata ?? [:], thumbnail: thumbnail))
         case .delete:
             guard let etag = change.etag else { return .failure(Rejection("delete without an ETag")) }
             if let problem = textProblem(etag, "ETag", max: maxETagBytes, empty: false) {

@@ -10,7 +10,8 @@ import Foundation
 ///
 ///     journal/<13-digit milliseconds since 1970, the service's clock>-<device>-<sequence>.json
 ///     {"format":1,"device":"…","changes":[{"op":"put","key":"originals/2024/05/a.jpg","size":123,
-///       "etag":"…","contentType":"image/jpeg","metadata":{"creation-date":"…","pixel-width":"4032",…}},
+///       "etag":"…","contentType":"image/jpeg","metadata":{"creation-date":"…","pixel-width":"4032",…},
+///       "thumbnailKey":"thumbnails/2024/05/a.jpg.jpg","thumbnailSize":5012,"thumbnailETag":"…"},
 ///      {"op":"delete","key":"originals/…","etag":"…"},
 ///      {"op":"metadata","key":"originals/…","sidecarETag":"…","sidecar":{…the sidecar's JSON…}},
 ///      {"op":"edit","key":"originals/…","edit":{…the edit revision's manifest (EditManifest)…}}]}
@@ -22,6 +23,13 @@ struct JournalEntry: Codable, Sendable {
     var format = 1
     var device: String
     var changes: [JournalChange]
+}
+
+/// A thumbnail object an upload wrote beside its original.
+struct ThumbnailObject: Sendable, Hashable {
+    var key: String
+    var size: Int64
+    var etag: String
 }
 
 /// One change in a journal entry.
@@ -48,11 +56,18 @@ struct JournalChange: Codable, Sendable {
     var sidecarETag: String?
     var sidecar: SharedMetadata.Sidecar?
     var edit: EditManifest?
+    /// A `put`'s thumbnail object (the layout's `thumbnails/<path>.jpg`), when the writer uploaded one with it.
+    var thumbnailKey: String?
+    var thumbnailSize: Int64?
+    var thumbnailETag: String?
 
-    static func put(key: String, size: Int64, etag: String, contentType: String?, metadata: [String: String])
-        -> JournalChange
-    {
-        JournalChange(op: .put, key: key, size: size, etag: etag, contentType: contentType, metadata: metadata)
+    static func put(
+        key: String, size: Int64, etag: String, contentType: String?, metadata: [String: String],
+        thumbnail: ThumbnailObject? = nil
+    ) -> JournalChange {
+        JournalChange(
+            op: .put, key: key, size: size, etag: etag, contentType: contentType, metadata: metadata,
+            thumbnailKey: thumbnail?.key, thumbnailSize: thumbnail?.size, thumbnailETag: thumbnail?.etag)
     }
 
     static func delete(key: String, etag: String) -> JournalChange { JournalChange(op: .delete, key: key, etag: etag) }
@@ -84,6 +99,9 @@ struct JournalChange: Codable, Sendable {
         }
         fields.append("\"op\":" + JSONText.quoted(op.rawValue))
         if let size { fields.append("\"size\":" + String(size)) }
+        if let thumbnailETag { fields.append("\"thumbnailETag\":" + JSONText.quoted(thumbnailETag)) }
+        if let thumbnailKey { fields.append("\"thumbnailKey\":" + JSONText.quoted(thumbnailKey)) }
+        if let thumbnailSize { fields.append("\"thumbnailSize\":" + String(thumbnailSize)) }
         return "{" + fields.joined(separator: ",") + "}"
     }
 
