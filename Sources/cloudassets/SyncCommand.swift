@@ -46,8 +46,13 @@ struct Sync: AsyncParsableCommand {
                 let how =
                     summary.mode == .full
                     ? "\(summary.listed) listed" : "\(summary.journalEntriesRead) journal entries read"
+                let kind =
+                    summary.mode == .full
+                    ? "full"
+                    : summary.checkpointAssets > 0
+                        ? "from a checkpoint of \(summary.checkpointAssets) assets" : "incremental"
                 Terminal.shared.out(
-                    "synced (\(summary.mode == .full ? "full" : "incremental")): \(how), \(summary.inserted) new, \(summary.contentChanged) changed, "
+                    "synced (\(kind)): \(how), \(summary.inserted) new, \(summary.contentChanged) changed, "
                         + "\(summary.metadataChanged) metadata, \(summary.removed) removed, "
                         + "\(summary.thumbnailsFetched) thumbnails, \(summary.sidecarsRead) shared edits merged, "
                         + "\(summary.purged) purged from the trash")

@@ -41,4 +41,29 @@ struct ImportThumbnailTests {
             #expect(harness.server.keysOrEmpty(prefix: "originals/").count == 1)
         }
     }
+
+    @Test("a first sync from a checkpoint counts every change it delivered as a transaction")
+    func bootstrapCountsEveryChange() async throws {
+        try await withHarness { harness in
+            let a = try await harness.checkpointedLibrary()
+            let source = try harness.sourceFile("later.jpg", try solidJPEG(width: 64, height: 48, (1, 2, 3)))
+            _ = try await a.performChanges { $0.createAsset(fromFileAt: source) }
+            await a.waitForUploads()
+            let b = try await harness.journalLibrary("b")
+            let counter = CountingObserver()
+            b.register(counter)
+            let summary = try await b.sync()
+            #expect(summary.checkpointAssets == 1)
+            await withCheckedContinuation { continuation in b.notifyWhenChangesDelivered { continuation.resume() } }
+            let delivered = counter.count.withLock { $0 }
+            #expect(delivered >= 3, "the checkpoint's part, the journal's import, its thumbnail: \(delivered)")
+            #expect(summary.transactions == delivered)
+        }
+    }
+}
+
+/// Counts the changes it is told about.
+final class CountingObserver: LibraryChangeObserver {
+    let count = Shared(0)
+    func libraryDidChange(_ change: LibraryChange) { count.withLock { $0 += 1 } }
 }

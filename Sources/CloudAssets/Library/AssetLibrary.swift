@@ -173,6 +173,7 @@ public final class AssetLibrary: Sendable {
             if state.closed { throw AssetLibraryError.closed }
             let (value, changes) = try store.write(body)
             if !changes.isEmpty {
+                Self.commitCounter?.withLock { $0 += 1 }
                 // Commits of other libraries that came before this one are delivered first, in token order.
                 deliverHistory(after: state.delivered, before: changes.token.rawValue)
                 observers.deliver(
@@ -185,6 +186,10 @@ public final class AssetLibrary: Sendable {
             return value
         }
     }
+
+    /// Counts the changes ``performWrite(_:)`` delivers within a task tree that sets it (a sync counts its own
+    /// commits, whatever part of it makes them, and none of another task's).
+    @TaskLocal static var commitCounter: LockedBox<Int>?
 
     /// Delivers the changes other libraries on this folder (in this process or another) committed since the
     /// last one delivered, from the persistent history, in commit order. Called when the catalog changes on

@@ -50,64 +50,75 @@ extension AssetLibrary {
         return try await entry {
             let remote = try requireRemote()
             guard networkPolicy != .offline else { throw AssetLibraryError.offline }
-            return try await syncGate.run {
-                // One sync at a time over every library on this folder, in any process.
-                try await lock.lock(byte: LibraryLock.syncByte)
-                defer { lock.unlock(byte: LibraryLock.syncByte) }
-                // What is local and not in the bucket goes up first (failed uploads are tried again), so that a sync
-                // leaves this library and the bucket agreeing.
-                try retryFailedUploads()
-                await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
-                await shareEditedMetadata()
-                await shareEditRevisions()
-                await uploadQueue.waitUntilIdle()
-                await flushJournal()
-                var summary = SyncSummary()
-                // A new library starts from the newest checkpoint, when the bucket has one.
-                var bootstrap: CheckpointBootstrap?
-                if mode == .automatic, configuration.checkpointInterval > 0, configuration.fullSyncInterval > 0,
-                    try store.setting(JournalSetting.lastFullSync) == nil
-                {
-                    bootstrap = try await loadingInBulk {
-                        try await bootstrapFromCheckpoint(remote: remote, summary: &summary)
-                    }
-                }
-                if let bootstrap {
-                    // The bucket filled the catalog: from now on this library belongs to it.
-                    try recordBinding()
-                    summary.checkpointAssets = bootstrap.restored
-                    summary.mode = .incremental
-                    // Edits made before the checkpoint are not in the journal's tail.
-                    summary.editsRead = try await pullEdits(remote: remote)
-                    let journal = JournalSync(library: self, remote: remote)
-                    try await journal.run(summary: &summary, readAhead: bootstrap.readAhead)
-                } else if try mode == .full || (mode == .automatic && needsFullSync()) {
-                    summary.absorbFullSync(try await fullSync(remote: remote, makesThumbnails: fetchThumbnails))
-                } else if try await journalHistoryExpired(remote: remote) {
-                    // Entries this library has not read may be gone: only a listing shows everything.
-                    summary.absorbFullSync(try await fullSync(remote: remote, makesThumbnails: fetchThumbnails))
-                    summary.historyExpired = true
-                } else {
-                    summary.mode = .incremental
-                    try await JournalSync(library: self, remote: remote).run(summary: &summary)
-                    // A library filled by a bootstrap before bindings were recorded there is bound by its journal.
-                    if try store.setting(LibraryBinding.settingName) == nil { try recordBinding() }
-                }
-                summary.lastFullListing = try lastFullListing()
-                summary.purged = try await purgeExpiredTrash()
-                // A checkpoint is an optimisation for other libraries: failing to write one fails nothing. The
-                // library that writes it prunes the journal behind it.
-                if let covered = (try? await writeCheckpointIfDue(remote: remote)) ?? nil {
-                    summary.wroteCheckpoint = true
-                    summary.journalObjectsPruned = (try? await pruneJournal(remote: remote, covered: covered)) ?? 0
-                }
-                if fetchThumbnails {
-                    summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
-                }
-                self.lastSync.withLock { $0 = (Date(), summary) }
-                self.recordSyncCompleted(at: Date())
-                return summary
+            let commits = LockedBox(0)
+            var summary = try await Self.$commitCounter.withValue(commits) {
+                try await synced(mode: mode, fetchThumbnails: fetchThumbnails, remote: remote)
             }
+            // Every change this sync delivered, whichever step committed it.
+            summary.transactions = commits.withLock { $0 }
+            self.lastSync.withLock { $0 = (Date(), summary) }
+            return summary
+        }
+    }
+
+    /// The sync itself, one at a time (``sync(mode:fetchThumbnails:)`` counts what it commits).
+    private func synced(mode: SyncMode, fetchThumbnails: Bool, remote: LibraryRemote) async throws -> SyncSummary {
+        return try await syncGate.run {
+            // One sync at a time over every library on this folder, in any process.
+            try await lock.lock(byte: LibraryLock.syncByte)
+            defer { lock.unlock(byte: LibraryLock.syncByte) }
+            // What is local and not in the bucket goes up first (failed uploads are tried again), so that a sync
+            // leaves this library and the bucket agreeing.
+            try retryFailedUploads()
+            await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
+            await shareEditedMetadata()
+            await shareEditRevisions()
+            await uploadQueue.waitUntilIdle()
+            await flushJournal()
+            var summary = SyncSummary()
+            // A new library starts from the newest checkpoint, when the bucket has one.
+            var bootstrap: CheckpointBootstrap?
+            if mode == .automatic, configuration.checkpointInterval > 0, configuration.fullSyncInterval > 0,
+                try store.setting(JournalSetting.lastFullSync) == nil
+            {
+                bootstrap = try await loadingInBulk {
+                    try await bootstrapFromCheckpoint(remote: remote, summary: &summary)
+                }
+            }
+            if let bootstrap {
+                // The bucket filled the catalog: from now on this library belongs to it.
+                try recordBinding()
+                summary.checkpointAssets = bootstrap.restored
+                summary.mode = .incremental
+                // Edits made before the checkpoint are not in the journal's tail.
+                summary.editsRead = try await pullEdits(remote: remote)
+                let journal = JournalSync(library: self, remote: remote)
+                try await journal.run(summary: &summary, readAhead: bootstrap.readAhead)
+            } else if try mode == .full || (mode == .automatic && needsFullSync()) {
+                summary.absorbFullSync(try await fullSync(remote: remote, makesThumbnails: fetchThumbnails))
+            } else if try await journalHistoryExpired(remote: remote) {
+                // Entries this library has not read may be gone: only a listing shows everything.
+                summary.absorbFullSync(try await fullSync(remote: remote, makesThumbnails: fetchThumbnails))
+                summary.historyExpired = true
+            } else {
+                summary.mode = .incremental
+                try await JournalSync(library: self, remote: remote).run(summary: &summary)
+                // A library filled by a bootstrap before bindings were recorded there is bound by its journal.
+                if try store.setting(LibraryBinding.settingName) == nil { try recordBinding() }
+            }
+            summary.lastFullListing = try lastFullListing()
+            summary.purged = try await purgeExpiredTrash()
+            // A checkpoint is an optimisation for other libraries: failing to write one fails nothing. The
+            // library that writes it prunes the journal behind it.
+            if let covered = (try? await writeCheckpointIfDue(remote: remote)) ?? nil {
+                summary.wroteCheckpoint = true
+                summary.journalObjectsPruned = (try? await pruneJournal(remote: remote, covered: covered)) ?? 0
+            }
+            if fetchThumbnails {
+                summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
+            }
+            self.recordSyncCompleted(at: Date())
+            return summary
         }
     }
 
