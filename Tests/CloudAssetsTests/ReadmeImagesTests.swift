@@ -29,17 +29,7 @@ private func readmeImagesExample(library: AssetLibrary, asset: Asset, visible: [
 
 @Suite struct ReadmeImagesTests {
     @Test func theReadmeShowsThisCodeVerbatim() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let readme = try String(
-            contentsOf: here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: here, encoding: .utf8)
-        let begin = try #require(source.range(of: "    // --- README images: " + "begin ---\n"))
-        let end = try #require(source.range(of: "    // --- README images: " + "end ---"))
-        let code = source[begin.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false)
-            .map { $0.hasPrefix("    ") ? $0.dropFirst(4) : $0 }.joined(separator: "\n")
-        #expect(code.count > 500)
-        #expect(readme.contains("```swift\n" + code + "```\n"), "README.md's Images example differs from this code")
+        try ReadmeSample.expectVerbatim("images")
     }
 
     @Test func theExampleDrawsTheFittedImage() async throws {
