@@ -235,12 +235,7 @@ struct HostileWriterPropertyTests {
             let bucketKeys = Set(harness.server.keysOrEmpty(prefix: "originals/"))
             var views: [[String: String]] = []
             for library in libraries {
-                var options = FetchOptions(includeHiddenAssets: true)
-                options.includeTrashedAssets = true
-                var view: [String: String] = [:]
-                for asset in try library.fetchAssets(options) {
-                    view[asset.key] = "\(asset.etag) fav=\(asset.isFavorite) trash=\(asset.isTrashed) edited=\(asset.hasAdjustments)"
-                }
+                let view = try sharedFacts(of: library)
                 #expect(Set(view.keys) == bucketKeys)
                 views.append(view)
             }

@@ -341,3 +341,17 @@ extension AssetLibrary {
         try? FileManager.default.removeItem(at: configuration.storeURL.appendingPathComponent(CleanClose.fileName))
     }
 }
+
+/// What every library on a bucket must agree on of each asset (hidden and trashed ones too), by key: the version,
+/// the shared properties, whether it is edited.
+func sharedFacts(of library: AssetLibrary) throws -> [String: String] {
+    var options = FetchOptions(includeHiddenAssets: true)
+    options.includeTrashedAssets = true
+    var facts: [String: String] = [:]
+    for asset in try library.fetchAssets(options) {
+        facts[asset.key] =
+            "\(asset.etag) fav=\(asset.isFavorite) hidden=\(asset.isHidden) trash=\(asset.isTrashed) "
+            + "edited=\(asset.hasAdjustments)"
+    }
+    return facts
+}

@@ -184,7 +184,7 @@ import Testing
                 await from.waitForUploads()
                 #expect(try from.uploads.unsharedEdits == 0, "every shared property reached the gateway")
                 try await to.sync(fetchThumbnails: false)
-                #expect(try Self.facts(of: from) == (try Self.facts(of: to)))
+                #expect(try sharedFacts(of: from) == (try sharedFacts(of: to)))
             }
             try await converge(a, b)
             // Each conditional sidecar write after the first uses If-Match; RGW 16 compares it bare.
@@ -219,7 +219,7 @@ import Testing
             let c = try await bucket.open(name: "c", journal: true)
             let summary = try await c.sync(fetchThumbnails: false)
             #expect(summary.checkpointAssets == 1)
-            #expect(try Self.facts(of: c) == (try Self.facts(of: a)))
+            #expect(try sharedFacts(of: c) == (try sharedFacts(of: a)))
         }
     }
 
@@ -242,19 +242,6 @@ import Testing
             #expect(!kept.isTrashed && kept.size == 7000)
             #expect(try await a.data(for: kept, options: AssetLibrary.networkOptions()) == replacement)
         }
-    }
-
-    /// What every library must agree on of each asset (trashed ones too), by key.
-    static func facts(of library: AssetLibrary) throws -> [String: String] {
-        var options = FetchOptions(includeHiddenAssets: true)
-        options.includeTrashedAssets = true
-        var facts: [String: String] = [:]
-        for asset in try library.fetchAssets(options) {
-            facts[asset.key] =
-                "\(asset.etag) fav=\(asset.isFavorite) hidden=\(asset.isHidden) trash=\(asset.isTrashed) "
-                + "edited=\(asset.hasAdjustments)"
-        }
-        return facts
     }
 
     @Test("wrong credentials and a missing bucket are typed errors")
