@@ -75,6 +75,29 @@ struct WriteSafetyTests {
         }
     }
 
+    @Test("a journal entry that says a live object was deleted is not obeyed: the asset and its file stay")
+    func deleteTheBucketContradictsIsSkipped() async throws {
+        try await withHarness { harness in
+            let a = try await harness.journalLibrary("a")
+            let photo = try await harness.importPhoto("LIVE.JPG", into: a)
+            let b = try await harness.journalLibrary("b")
+            try await b.sync(fetchThumbnails: false)
+            let inB = try #require(try b.asset(forKey: photo.key))
+            let file = try await b.requestFile(for: inB, options: AssetLibrary.networkOptions())
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            try harness.server.putObject(
+                bucket: LibraryHarness.bucket, key: "journal/\(now)-stranger-2.json",
+                data: Data(
+                    #"{"format":1,"device":"stranger","changes":[{"op":"delete","key":"\#(photo.key)","etag":"\#(photo.etag)"}]}"#
+                        .utf8))
+            let summary = try await b.sync(fetchThumbnails: false)
+            #expect(summary.removed == 0)
+            #expect(summary.skipped.contains { $0.key == photo.key })
+            #expect(try b.asset(forKey: photo.key)?.availability == .full)
+            #expect(FileManager.default.fileExists(atPath: file.path))
+        }
+    }
+
     @Test("a purge deletes the original with If-Match on the version it decided on")
     func purgeDeletesOnlyTheDecidedVersion() async throws {
         try await withHarness { harness in

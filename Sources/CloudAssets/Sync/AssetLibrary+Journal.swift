@@ -51,7 +51,8 @@ extension AssetLibrary {
 ///
 /// - A `put` inserts the object's asset, or is a content change when the ETag or size differs — unless the
 ///   catalog holds a version a listing showed to be newer than the entry (a full sync ran since).
-/// - A `delete` removes the asset only if its ETag is the one deleted (a re-created object stays).
+/// - A `delete` removes the asset only if its ETag is the one deleted (a re-created object stays) and the bucket
+///   does not still hold that very version (a HEAD: a delete the bucket contradicts is skipped and reported).
 /// - A `metadata` change reads the asset's sidecar and merges what it holds (last writer wins per property): the
 ///   entry says that the sidecar changed, never what it holds.
 /// - Everything read is validated first (``BucketInput``): an entry that cannot be read as one (another format,
@@ -155,8 +156,15 @@ struct JournalSync {
                 if !edits.isEmpty { await library.prefetchEditThumbnails(edits, remote: remote) }
                 let sidecars = try await readSidecars(named: entries.values)
                 summary.sidecarsRead += sidecars.count
+                let contradicted = try await deletesTheBucketContradicts(in: entries.values)
+                for key in contradicted.sorted() {
+                    summary.skipped.append(
+                        SyncSummary.SkippedObject(
+                            key: key, reason: "a journal entry says it was deleted, but the bucket still holds it"))
+                }
                 try apply(
-                    fresh, entries: entries, sidecars: sidecars, newest: max(newest, pageNewest), summary: &summary)
+                    fresh, entries: entries, sidecars: sidecars, contradicted: contradicted,
+                    newest: max(newest, pageNewest), summary: &summary)
             } else if pageNewest > newest {
                 try store.setSetting(AssetLibrary.JournalSetting.cursor, to: String(pageNewest))
             }
@@ -291,17 +299,61 @@ struct JournalSync {
         }
     }
 
+    /// The originals that `delete` changes of these entries name while the bucket still holds them, at the very
+    /// version said to be deleted (one HEAD each, a few at a time): such a delete is not obeyed — the catalog
+    /// keeps the asset and its local files. A delete of an object that is gone, or holds another version since,
+    /// applies as written.
+    private func deletesTheBucketContradicts(in entries: some Collection<BucketInput.Entry>) async throws
+        -> Set<String>
+    {
+        var deletes: [String: String] = [:]
+        for entry in entries {
+            for case .delete(let key, let etag) in entry.changes { deletes[key] = etag }
+        }
+        guard !deletes.isEmpty else { return [] }
+        let client = remote.client
+        let bucket = library.configuration.bucket
+        let limit = max(1, library.configuration.maxConnections)
+        return try await withThrowingTaskGroup(of: String?.self) { group in
+            var contradicted = Set<String>()
+            var iterator = deletes.makeIterator()
+            func addNext() -> Bool {
+                guard let (key, etag) = iterator.next() else { return false }
+                group.addTask {
+                    do {
+                        let head = try await client.headObject(bucket: bucket, key: key)
+                        return S3ETag.same(head.etag, etag) ? key : nil
+                    } catch S3Error.noSuchKey {
+                        return nil
+                    }
+                }
+                return true
+            }
+            for _ in 0..<limit where !addNext() { break }
+            while let result = try await group.next() {
+                if let key = result { contradicted.insert(key) }
+                _ = addNext()
+            }
+            return contradicted
+        }
+    }
+
     /// Applies a page's entries in key order, in one transaction that also records them as applied and moves the
-    /// cursor to `newest`. `metadata` changes take the state of `sidecars` (``readSidecars(named:)``).
+    /// cursor to `newest`. `metadata` changes take the state of `sidecars` (``readSidecars(named:)``); deletes of
+    /// `contradicted` keys are not applied (``deletesTheBucketContradicts(in:)``).
     private func apply(
         _ listed: [(key: String, time: Int64)], entries: [String: BucketInput.Entry],
-        sidecars: [String: (state: SharedMetadata?, etag: String?)], newest: Int64, summary: inout SyncSummary
+        sidecars: [String: (state: SharedMetadata?, etag: String?)], contradicted: Set<String>, newest: Int64,
+        summary: inout SyncSummary
     ) throws {
         let store = library.store
         let files = library.files
         let clock = BucketInput.milliseconds(remote.client.correctedNow)
         let changes = listed.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.flatMap { item in
-            (entries[item.key]?.changes ?? []).map { (change: $0, time: min(item.time, clock)) }
+            (entries[item.key]?.changes ?? []).filter { change in
+                if case .delete(let key, _) = change { return !contradicted.contains(key) }
+                return true
+            }.map { (change: $0, time: min(item.time, clock)) }
         }
         // Downloads of objects about to go stop first: a cancelled download writes no more files.
         let deleting = try changes.compactMap { item -> Int64? in
