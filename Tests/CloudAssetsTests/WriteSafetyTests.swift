@@ -98,6 +98,32 @@ struct WriteSafetyTests {
         }
     }
 
+    @Test("an edit entry whose manifest is not in the bucket is not adopted")
+    func editTheBucketDoesNotHoldIsSkipped() async throws {
+        try await withHarness { harness in
+            let a = try await harness.journalLibrary("a")
+            let photo = try await harness.importPhoto("EDIT.JPG", into: a)
+            let b = try await harness.journalLibrary("b")
+            try await b.sync(fetchThumbnails: false)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let folder = "edits/" + photo.key.dropFirst("originals/".count) + "/"
+            let revision = "\(now)-stranger"
+            let edit =
+                #"{"format":1,"original":"\#(photo.key)","revision":"\#(revision)","reverted":false,"#
+                + #""adjustment":{"formatIdentifier":"com.x","formatVersion":"1","data":""},"#
+                + #""rendered":{"key":"\#(folder)\#(revision).jpg","size":10,"sha256":"00","pixelWidth":10,"#
+                + #""pixelHeight":10}}"#
+            try harness.server.putObject(
+                bucket: LibraryHarness.bucket, key: "journal/\(now)-stranger-3.json",
+                data: Data(
+                    (#"{"format":1,"device":"stranger","changes":[{"op":"edit","key":"\#(photo.key)","edit":"#
+                        + edit + "}]}").utf8))
+            let summary = try await b.sync(fetchThumbnails: false)
+            #expect(summary.skipped.contains { $0.reason.contains("manifest is not in the bucket") })
+            #expect(try #require(try b.asset(forKey: photo.key)).hasAdjustments == false)
+        }
+    }
+
     @Test("a purge deletes the original with If-Match on the version it decided on")
     func purgeDeletesOnlyTheDecidedVersion() async throws {
         try await withHarness { harness in

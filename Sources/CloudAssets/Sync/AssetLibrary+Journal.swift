@@ -51,6 +51,8 @@ extension AssetLibrary {
 ///
 /// - A `put` inserts the object's asset, or is a content change when the ETag or size differs — unless the
 ///   catalog holds a version a listing showed to be newer than the entry (a full sync ran since).
+/// - An `edit` change adopts the revision's manifest as read from `edits/<path>/<revision>.json`, not as the entry
+///   describes it; one whose manifest is not there is skipped and reported.
 /// - A `delete` removes the asset only if its ETag is the one deleted (a re-created object stays) and the bucket
 ///   does not still hold that very version (a HEAD: a delete the bucket contradicts is skipped and reported).
 /// - A `metadata` change reads the asset's sidecar and merges what it holds (last writer wins per property): the
@@ -144,9 +146,10 @@ struct JournalSync {
             let pageNewest = min(timed.map(\.time).max() ?? newest, max(clock, newest))
             if !fresh.isEmpty {
                 let freshKeys = Set(fresh.map(\.key))
-                let entries = try await read(
-                    page.objects.filter { freshKeys.contains($0.key) }, readAhead: readAhead?.bodies ?? [:],
-                    summary: &summary)
+                let entries = try await confirmingEdits(
+                    read(
+                        page.objects.filter { freshKeys.contains($0.key) }, readAhead: readAhead?.bodies ?? [:],
+                        summary: &summary), summary: &summary)
                 let edits = entries.values.flatMap {
                     $0.changes.compactMap { change -> EditManifest? in
                         if case .edit(let manifest) = change { return manifest }
@@ -259,6 +262,75 @@ struct JournalSync {
             }
             return result
         }
+    }
+
+    /// `entries` with each `edit` change replaced by the revision's manifest as the bucket holds it
+    /// (`edits/<path>/<revision>.json`: a bounded, validated read, a few at a time): an entry says *that* a revision
+    /// was written, the manifest *what* it is. An edit whose manifest is not there (or is not a valid one for that
+    /// original and revision) is dropped and reported, so every library — one that follows the journal, one that
+    /// lists the edits — adopts the same revisions.
+    private func confirmingEdits(_ entries: [String: BucketInput.Entry], summary: inout SyncSummary) async throws
+        -> [String: BucketInput.Entry]
+    {
+        let layout = library.configuration.layout
+        var wanted: [String: String] = [:]  // manifest key → original key
+        for entry in entries.values {
+            for case .edit(let manifest) in entry.changes {
+                if let folder = layout.editsFolder(forOriginalKey: manifest.original) {
+                    wanted[folder + manifest.revision + ".json"] = manifest.original
+                }
+            }
+        }
+        guard !wanted.isEmpty else { return entries }
+        let client = remote.client
+        let bucket = library.configuration.bucket
+        let limit = max(1, library.configuration.maxConnections)
+        let found = try await withThrowingTaskGroup(of: (String, EditManifest?).self) { group in
+            var result: [String: EditManifest] = [:]
+            var iterator = wanted.makeIterator()
+            func addNext() -> Bool {
+                guard let (key, original) = iterator.next() else { return false }
+                group.addTask {
+                    let read: (Data, S3ObjectHead)?
+                    do {
+                        read = try await client.getObject(
+                            bucket: bucket, key: key, maxBytes: BucketInput.maxDocumentBytes)
+                    } catch S3Error.noSuchKey {
+                        read = nil
+                    }
+                    let manifest = read.flatMap {
+                        try? BucketInput.editManifest($0.0, expectedOriginal: original, layout: layout).get()
+                    }
+                    return (key, manifest)
+                }
+                return true
+            }
+            for _ in 0..<limit where !addNext() { break }
+            while let (key, manifest) = try await group.next() {
+                if let manifest { result[key] = manifest }
+                _ = addNext()
+            }
+            return result
+        }
+        var confirmed = entries
+        for (entryKey, entry) in entries {
+            confirmed[entryKey]?.changes = entry.changes.compactMap { change in
+                guard case .edit(let claimed) = change else { return change }
+                guard let folder = layout.editsFolder(forOriginalKey: claimed.original),
+                    let manifest = found[folder + claimed.revision + ".json"], manifest.revision == claimed.revision
+                else {
+                    summary.skipped.append(
+                        SyncSummary.SkippedObject(
+                            key: entryKey,
+                            reason:
+                                "an edit of \(BucketInput.quoted(claimed.original)) whose manifest is not in the bucket"
+                        ))
+                    return nil
+                }
+                return .edit(manifest)
+            }
+        }
+        return confirmed
     }
 
     /// The sidecars that `metadata` changes of these entries name, as the bucket holds them now (validated, bounded
