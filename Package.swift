@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        // Libraries log and count; the app chooses where it goes (a no-op unless it bootstraps a backend).
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         // C shims: typed wrappers around libcurl's variadic API, zlib's crc32, Linux file calls Glibc's Swift
@@ -78,6 +81,8 @@ let package = Package(
             dependencies: [
                 "AssetStore", "S3Transfer", "Images", "Essentials", "CFileIO", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: boundary),
 
@@ -104,6 +109,7 @@ let package = Package(
             dependencies: [
                 "CloudAssets", "FakeS3", "Gallery", "CFileIO", "CommandLineSupport", "Essentials",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
 
@@ -151,6 +157,10 @@ let package = Package(
             dependencies: [
                 "CloudAssets", "FakeS3", "Images", "Essentials", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4", "Images", "Essentials"]),
         // Helpers more than one test target needs.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CloudAssets
 import Foundation
+import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -31,6 +32,28 @@ struct GlobalOptions: ParsableArguments {
 
     @Flag(name: .shortAndLong, help: "Print only results and errors.")
     var quiet = false
+
+    @Option(
+        name: .customLong("log-level"),
+        help: """
+            Log the library's work to stderr at this level and above: trace, debug, info, notice, warning, error or \
+            critical (default: no log). Env: CLOUDASSETS_LOG_LEVEL.
+            """)
+    var logLevel: String?
+
+    /// The logger `--log-level` (else `CLOUDASSETS_LOG_LEVEL`) asks for: stderr at that level; nil for none.
+    func requestedLogger() throws -> Logger? {
+        guard let text = logLevel ?? ProcessInfo.processInfo.environment["CLOUDASSETS_LOG_LEVEL"], !text.isEmpty
+        else { return nil }
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            throw CLIError(
+                "--log-level \(text): not a level (trace, debug, info, notice, warning, error, critical)",
+                status: .usage)
+        }
+        var logger = Logger(label: "cloudassets", factory: { label in StreamLogHandler.standardError(label: label) })
+        logger.logLevel = level
+        return logger
+    }
 
     /// The file's fields, all optional. Any other key is an error (a misspelt key must not be ignored).
     struct ConfigFile: Decodable {
@@ -227,6 +250,7 @@ struct GlobalOptions: ParsableArguments {
         configuration.maxConnections = max(configuration.maxConnections, minimumConnections)
         configuration.startsBackgroundTransfers = runsDownloads
         configuration.rebind = rebind
+        if let logger = try requestedLogger() { configuration.logger = logger }
         let path = configuration.storeURL.path
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue {

@@ -55,6 +55,23 @@ struct ListCommandTests {
         }
     }
 
+    @Test func logLevelLogsTheLibrarysWorkToStandardError() async throws {
+        try await withFixture(assets: 3) { fixture in
+            let quiet = try await fixture.run("sync")
+            expectSuccess(quiet)
+            #expect(!quiet.stderr.contains("sync ended"), "no log unless asked: \(quiet)")
+            let logged = try await fixture.run("sync", ["--log-level", "info"])
+            expectSuccess(logged)
+            #expect(logged.stderr.contains("sync ended"), "\(logged)")
+            #expect(!logged.stderr.contains(CLIFixture.secretKey))
+            let fromEnvironment = try await fixture.run("sync", environment: ["CLOUDASSETS_LOG_LEVEL": "info"])
+            #expect(fromEnvironment.stderr.contains("sync ended"), "\(fromEnvironment)")
+            let wrong = try await fixture.run("sync", ["--log-level", "loud"])
+            #expect(wrong.status == 2, "\(wrong)")
+            #expect(wrong.stderr.contains("--log-level loud"))
+        }
+    }
+
     @Test func listFiltersByStatePrefixAndLimit() async throws {
         try await withFixture(assets: 20) { fixture in
             try await fixture.sync()

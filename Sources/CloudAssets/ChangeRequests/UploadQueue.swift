@@ -501,6 +501,7 @@ extension AssetLibrary {
     /// again (nothing is left in the bucket for an asset that no longer exists).
     func commitUploads(_ outcomes: [UploadOutcomeRecord]) {
         guard !outcomes.isEmpty else { return }
+        let telemetry = services.telemetry
         var orphans: [String] = []
         var journaled = false
         try? performWrite { tx in
@@ -530,6 +531,7 @@ extension AssetLibrary {
                     }
                     try tx.clearUploadCheckpoint(for: id)
                     if let record = try tx.record(id) {
+                        telemetry.uploadEnded(localIdentifier: id, key: key, bytes: record.size, failure: nil)
                         // Other libraries learn of the object from the journal, with the metadata it carries.
                         try tx.appendJournalChange(
                             JournalChange.put(
@@ -539,7 +541,8 @@ extension AssetLibrary {
                         journaled = true
                     }
                 case .failed(let id, let reason, _):
-                    guard try tx.record(id) != nil else { continue }
+                    guard let record = try tx.record(id) else { continue }
+                    telemetry.uploadEnded(localIdentifier: id, key: record.key, bytes: 0, failure: reason)
                     try tx.update(id) { r in
                         r.uploadState = .uploadFailed
                         r.uploadError = reason

@@ -1,4 +1,6 @@
+public import CoreMetrics
 public import Foundation
+public import Logging
 
 /// Where the library's S3 credentials come from.
 public enum Credentials: Sendable, Hashable {
@@ -151,6 +153,14 @@ extension AssetLibrary {
         /// removed (the rest of the file unchanged). `.granted` returns everything. The catalog and the bucket keep
         /// the location either way, so another library with access still sees it.
         public var locationAccess: LocationAccess = .denied
+        /// Where the library logs: sync summaries and what it skipped (`info`, `warning`), failed uploads and
+        /// downloads (`warning`), each transfer (`debug`), repairs on open. Default: a logger that discards
+        /// everything. Never a secret, a signed URL or file bytes; keys and local identifiers go in its metadata.
+        public var logger = Logger(label: "cloudassets", factory: { _ in SwiftLogNoOpLogHandler() })
+        /// Where the library's counters and timers go (syncs and their duration, uploads, downloads and their bytes,
+        /// bucket input refused: see the README's *Logging and metrics*). Default nil: the process's
+        /// `MetricsSystem.factory` — a no-op unless the app bootstraps a backend.
+        public var metricsFactory: (any MetricsFactory)?
 
         public init(
             storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",

@@ -72,6 +72,7 @@ public final class AssetLibrary: Sendable {
             if lock.isFirstOpen {
                 let report = try recoverLocalState(afterCleanClose: closedCleanly)
                 recoveryReport.withLock { $0 = report }
+                services.telemetry.recovered(report)
             }
             lock.share()
             let watcher = CatalogWatcher(folder: configuration.storeURL) { [weak self] in

@@ -16,6 +16,8 @@ final class LibraryServices: Sendable {
     let syncGate = SerialGate()
     /// One journal flush at a time.
     let journalGate = SerialGate()
+    /// The logger and the metrics (``LibraryTelemetry``).
+    let telemetry: LibraryTelemetry
     /// One pass of ``AssetLibrary/shareEditRevisions()`` at a time: a revert's pass must see every revision an
     /// earlier pass is still sending as shared, or it would leave that revision's objects in the bucket.
     let editShareGate = SerialGate()
@@ -29,6 +31,7 @@ final class LibraryServices: Sendable {
     let deviceID = LockedBox<String?>(nil)
 
     init(configuration: AssetLibrary.Configuration) throws {
+        telemetry = LibraryTelemetry(logger: configuration.logger, factory: configuration.metricsFactory)
         files = LocalFiles(root: configuration.storeURL)
         policy = LockedBox(configuration.networkPolicy)
         guard let endpoint = configuration.endpoint else {

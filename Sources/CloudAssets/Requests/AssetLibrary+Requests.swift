@@ -321,6 +321,11 @@ extension AssetLibrary {
             }
         } catch let error as S3Error {
             discardLeftoverPart(assetID: assetID, destination: destination)
+            if error != .cancelled {
+                services.telemetry.downloadEnded(
+                    localIdentifier: assetID, key: record.key, bytesTransferred: 0, attempts: 0,
+                    failure: error.description)
+            }
             switch error {
             case .noSuchKey:
                 // Deleted remotely while we fetched it: the asset goes, as a sync would remove it.
@@ -341,6 +346,9 @@ extension AssetLibrary {
             }
         }
         try await commitDownloaded(assetID: assetID, result: result)
+        services.telemetry.downloadEnded(
+            localIdentifier: assetID, key: record.key, bytesTransferred: result.bytesTransferred,
+            attempts: result.attempts, failure: nil)
         runtime.noteAccess(assetID)
         try enforceCacheLimit(keeping: assetID)
         var committed = record

@@ -51,12 +51,20 @@ extension AssetLibrary {
             let remote = try requireRemote()
             guard networkPolicy != .offline else { throw AssetLibraryError.offline }
             let commits = LockedBox(0)
-            var summary = try await Self.$commitCounter.withValue(commits) {
-                try await synced(mode: mode, fetchThumbnails: fetchThumbnails, remote: remote)
+            let started = ContinuousClock.now
+            var summary: SyncSummary
+            do {
+                summary = try await Self.$commitCounter.withValue(commits) {
+                    try await synced(mode: mode, fetchThumbnails: fetchThumbnails, remote: remote)
+                }
+            } catch {
+                services.telemetry.syncFailed(error, duration: ContinuousClock.now - started)
+                throw error
             }
             // Every change this sync delivered, whichever step committed it.
             summary.transactions = commits.withLock { $0 }
             self.lastSync.withLock { $0 = (Date(), summary) }
+            services.telemetry.syncEnded(summary, requested: mode, duration: ContinuousClock.now - started)
             return summary
         }
     }

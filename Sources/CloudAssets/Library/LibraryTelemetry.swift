@@ -1,0 +1,111 @@
+import CoreMetrics
+import Foundation
+import Logging
+
+/// What the library says and counts, as server-side Swift libraries do: it logs to
+/// ``AssetLibrary/Configuration/logger`` (silent unless the app gives one) and counts with
+/// ``AssetLibrary/Configuration/metricsFactory`` (the process's `MetricsSystem` when nil: a no-op unless the app
+/// bootstraps a backend). Never a secret, a signed URL or a file's bytes; keys and local identifiers as metadata.
+///
+/// Metrics (labels and dimensions):
+/// - `cloudassets_syncs_total` (`mode`: `full`, `incremental`) and `cloudassets_sync_duration_seconds` (timer);
+/// - `cloudassets_uploads_total` (`outcome`: `uploaded`, `failed`) and `cloudassets_upload_bytes_total`;
+/// - `cloudassets_downloads_total` (`outcome`) and `cloudassets_download_bytes_total` (bytes on the wire);
+/// - `cloudassets_bucket_input_refused_total`: objects read from the bucket and skipped (``SyncSummary/skipped``).
+struct LibraryTelemetry: Sendable {
+    let logger: Logger
+    let factory: (any MetricsFactory)?
+
+    init(logger: Logger, factory: (any MetricsFactory)?) {
+        var logger = logger
+        logger[metadataKey: "library"] = .string(String(logger.label))
+        self.logger = logger
+        self.factory = factory
+    }
+
+    private func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Counter {
+        if let factory { return Counter(label: label, dimensions: dimensions, factory: factory) }
+        return Counter(label: label, dimensions: dimensions)
+    }
+
+    /// A sync ended: its summary at `info`, each object it skipped at `warning`, and its figures counted.
+    func syncEnded(_ summary: SyncSummary, requested: SyncMode, duration: Duration) {
+        let mode = summary.mode == .full ? "full" : "incremental"
+        counter("cloudassets_syncs_total", [("mode", mode)]).increment()
+        let timer =
+            factory.map { Timer(label: "cloudassets_sync_duration_seconds", dimensions: [("mode", mode)], factory: $0) }
+            ?? Timer(label: "cloudassets_sync_duration_seconds", dimensions: [("mode", mode)])
+        timer.recordNanoseconds(Int64(duration.seconds * 1e9))
+        if !summary.skipped.isEmpty {
+            counter("cloudassets_bucket_input_refused_total").increment(by: summary.skipped.count)
+        }
+        for skipped in summary.skipped.prefix(100) {
+            logger.warning(
+                "skipped an object read from the bucket",
+                metadata: ["key": .string(skipped.key), "reason": .string(skipped.reason)])
+        }
+        logger.info(
+            "sync ended",
+            metadata: [
+                "mode": .string(mode), "requested": .string("\(requested)"),
+                "listed": .stringConvertible(summary.listed),
+                "inserted": .stringConvertible(summary.inserted), "changed": .stringConvertible(summary.contentChanged),
+                "removed": .stringConvertible(summary.removed),
+                "transactions": .stringConvertible(summary.transactions),
+                "journalEntries": .stringConvertible(summary.journalEntriesRead),
+                "skipped": .stringConvertible(summary.skipped.count), "seconds": .stringConvertible(duration.seconds),
+            ])
+    }
+
+    /// A sync failed (it is thrown to the caller as well).
+    func syncFailed(_ error: any Error, duration: Duration) {
+        logger.warning(
+            "sync failed", metadata: ["error": .string("\(error)"), "seconds": .stringConvertible(duration.seconds)])
+    }
+
+    /// An upload ended.
+    func uploadEnded(localIdentifier: Int64, key: String, bytes: Int64, failure: String?) {
+        counter("cloudassets_uploads_total", [("outcome", failure == nil ? "uploaded" : "failed")]).increment()
+        if let failure {
+            logger.warning(
+                "upload failed",
+                metadata: [
+                    "asset": .stringConvertible(localIdentifier), "key": .string(key), "error": .string(failure),
+                ])
+        } else {
+            counter("cloudassets_upload_bytes_total").increment(by: Int(clamping: bytes))
+            logger.debug(
+                "uploaded", metadata: ["asset": .stringConvertible(localIdentifier), "key": .string(key)])
+        }
+    }
+
+    /// A download of an original ended.
+    func downloadEnded(localIdentifier: Int64, key: String, bytesTransferred: Int64, attempts: Int, failure: String?) {
+        counter("cloudassets_downloads_total", [("outcome", failure == nil ? "downloaded" : "failed")]).increment()
+        if bytesTransferred > 0 {
+            counter("cloudassets_download_bytes_total").increment(by: Int(clamping: bytesTransferred))
+        }
+        let metadata: Logger.Metadata = [
+            "asset": .stringConvertible(localIdentifier), "key": .string(key), "attempts": .stringConvertible(attempts),
+        ]
+        if let failure {
+            logger.warning("download failed", metadata: metadata.merging(["error": .string(failure)]) { $1 })
+        } else {
+            logger.debug("downloaded", metadata: metadata)
+        }
+    }
+
+    /// What an open repaired in the folder, when it repaired anything.
+    func recovered(_ report: AssetLibrary.RecoveryReport) {
+        guard report != AssetLibrary.RecoveryReport() else { return }
+        logger.info("repaired the library folder on open", metadata: ["report": .string("\(report)")])
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
