@@ -4,19 +4,6 @@ import Essentials
 import Foundation
 import S3Transfer
 
-/// The network side of a library: the S3 client and downloader, when an endpoint is configured.
-final class LibraryRemote: Sendable {
-    let client: S3Client
-    let downloader: Downloader
-    let uploader: Uploader
-
-    init(client: S3Client, downloader: Downloader, uploader: Uploader) {
-        self.client = client
-        self.downloader = downloader
-        self.uploader = uploader
-    }
-}
-
 /// Book-keeping of requests in flight: their tasks, the downloads serving them, access times for the cache's
 /// LRU order, and the queues answers and progress are delivered on. Thread-safe.
 final class LibraryRuntime: Sendable {

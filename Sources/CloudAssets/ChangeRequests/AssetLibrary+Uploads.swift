@@ -1,0 +1,407 @@
+import AssetStore
+import Essentials
+import Foundation
+import S3Transfer
+
+extension AssetLibrary {
+    /// The uploads: what is waiting, running and failed, with the progress of those running. A snapshot; any
+    /// thread. Throws ``CloudAssetsError`` (``CloudAssetsError/Code/libraryClosed`` after ``close()``).
+    public var uploads: UploadStatus {
+        get throws { try entry { try uploadStatus() } }
+    }
+
+    private func uploadStatus() throws -> UploadStatus {
+        let counts = try store.uploadStateCounts()
+        var status = UploadStatus()
+        status.pending = counts[.pendingUpload] ?? 0
+        status.uploading = counts[.uploading] ?? 0
+        status.failed = counts[.uploadFailed] ?? 0
+        status.unsharedEdits = try store.idsWithUnsharedMetadata().count
+        status.unsharedContentEdits = try store.unsharedEditRevisionCount()
+        status.inFlight = uploadQueue.inFlight
+        status.isActive = uploadQueue.isActive
+        if status.failed > 0 {
+            let ids = try store.ids(inUploadStates: [.uploadFailed], limit: UploadStatus.failureLimit)
+            status.failures = try store.records(ids: ids).compactMap { record in
+                record.id.map {
+                    UploadFailure(
+                        localIdentifier: String($0), key: record.key, reason: record.uploadError ?? "unknown error")
+                }
+            }
+        }
+        return status
+    }
+
+    /// Uploads every import and shared-property edit not in the bucket yet, now, and returns when they went up or
+    /// failed (see ``uploads``) and the background worker is idle. An explicit call, like a sync: it runs under any
+    /// network policy but `.offline` (where it returns at once) and whatever
+    /// ``Configuration/startsBackgroundTransfers`` says. Uploads also start on their own after
+    /// ``performChanges(_:)``, on open and when the policy becomes `.allowed`.
+    ///
+    /// When it returns, the journal entries of every upload that went up are in the bucket too (or failed to go,
+    /// left for the next sync): another library's next sync sees each of them, and a process may exit.
+    /// - Returns: The uploads' state once idle: ``UploadStatus/failed`` and ``UploadStatus/failures`` say which
+    ///   imports did not go up and why (their originals stay in the library). After ``close()``: at once, an empty
+    ///   status.
+    @discardableResult
+    public func waitForUploads() async -> UploadStatus {
+        guard !isClosed else { return UploadStatus() }
+        await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
+        await shareEditedMetadata()
+        await shareEditRevisions()
+        await uploadQueue.waitUntilIdle()
+        // The commits above started flushes of their own; this one runs after them and sends what they left.
+        await flushJournal()
+        return (try? uploadStatus()) ?? UploadStatus()
+    }
+
+    /// Puts every import whose upload failed back in the queue and wakes the worker.
+    public func retryFailedUploads() throws {
+        try entry {
+            let failed = try store.ids(inUploadStates: [.uploadFailed])
+            guard !failed.isEmpty else { return }
+            try performWrite { tx in
+                for id in failed {
+                    try tx.update(id) { r in
+                        r.uploadState = .pendingUpload
+                        r.uploadError = nil
+                    }
+                }
+            }
+            uploadQueue.wake(self)
+        }
+    }
+
+    var uploadQueue: UploadQueue { services.uploadQueue }
+
+    /// Whether the background worker may use the network now.
+    var mayUploadInBackground: Bool {
+        remote != nil && !isClosed && configuration.startsBackgroundTransfers && isNetworkAllowed(userRequest: false)
+    }
+
+    /// Uploads every import that is pending (or was interrupted while uploading), at most
+    /// ``UploadSettings/concurrentUploads`` at a time, committing outcomes in batches. `explicitly`: for a sync (any
+    /// policy but `.offline`), else as background work.
+    ///
+    /// The waiting uploads are read (and marked `uploading`) 512 at a time, each batch as the one before runs out:
+    /// the uploads in flight never drain at a batch's end, so a few thousand small files keep every connection busy
+    /// to the last. Whether uploads may go on (closed, offline, cancelled) is asked before each batch. One pass
+    /// runs at a time in this library (a second caller waits for the first, then uploads what is left). An error
+    /// of the bucket, the credentials or the connection (``stopsEveryUpload(_:)``) ends the pass: no upload is
+    /// started after it, and the imports not tried fail with it, untried (``failUntried(attempted:reason:queue:)``).
+    func uploadPendingOriginals(queue: UploadQueue, explicitly: Bool) async {
+        guard let remote, (try? checkBinding()) != nil else { return }
+        // (The gate's body does not throw.)
+        try? await queue.passGate.run { await uploadPass(remote: remote, queue: queue, explicitly: explicitly) }
+    }
+
+    private func uploadPass(remote: LibraryRemote, queue: UploadQueue, explicitly: Bool) async {
+        await abortAbandonedUploads(remote: remote, queue: queue)
+        var attempted = Set<Int64>()
+        var checkpoints: [Int64: String] = [:]
+        /// The next waiting uploads not tried yet in this call, marked `uploading`; none when uploads must stop.
+        func nextBatch() -> ArraySlice<AssetRecord> {
+            guard !Task.isCancelled, explicitly ? networkPolicy != .offline && !isClosed : mayUploadInBackground
+            else { return [] }
+            let candidates = (try? store.ids(inUploadStates: [.pendingUpload, .uploading], limit: 512)) ?? []
+            let batch = candidates.filter { !attempted.contains($0) }
+            guard !batch.isEmpty else { return [] }
+            attempted.formUnion(batch)
+            do {
+                try performWrite { tx in
+                    for id in batch where try tx.record(id)?.uploadState == .pendingUpload {
+                        try tx.update(id) { $0.uploadState = .uploading }
+                    }
+                }
+            } catch {
+                return []
+            }
+            // One read for the whole batch, not two per upload.
+            checkpoints = (try? store.allUploadCheckpoints()) ?? [:]
+            return ((try? store.records(ids: batch)) ?? [])[...]
+        }
+        await withTaskGroup(of: UploadOutcomeRecord?.self) { group in
+            var waiting = nextBatch()
+            var done: [UploadOutcomeRecord] = []
+            var lastCommit = ContinuousClock.now
+            func addNext() -> Bool {
+                if waiting.isEmpty { waiting = nextBatch() }
+                guard let record = waiting.popFirst() else { return false }
+                let checkpoint = record.id.flatMap { checkpoints[$0] }.flatMap(UploadCheckpoint.decode)
+                group.addTask {
+                    await self.uploadOriginal(record, checkpoint: checkpoint, remote: remote, queue: queue)
+                }
+                return true
+            }
+            for _ in 0..<configuration.upload.concurrentUploads where !addNext() { break }
+            var more = true
+            var stopped: String?
+            while let outcome = await group.next() {
+                if let outcome { done.append(outcome) }
+                if case .failed(_, let reason, stopsEveryUpload: true) = outcome, stopped == nil {
+                    // The bucket, the credentials or the connection failed, not this file: no other upload can
+                    // succeed now, so none more is started (the ones in flight end on their own).
+                    stopped = reason
+                    more = false
+                }
+                more = more && addNext()
+                // Outcomes are committed together (a few thousand small files are not a few thousand
+                // transactions), but never held long: a finished upload shows within a fraction of a second.
+                if done.count >= 64 || !more || ContinuousClock.now - lastCommit > .milliseconds(200) {
+                    commitUploads(done)
+                    done.removeAll()
+                    lastCommit = ContinuousClock.now
+                }
+            }
+            commitUploads(done)
+            if let stopped { failUntried(attempted: attempted, reason: stopped, queue: queue) }
+        }
+    }
+
+    /// After an error that stops every upload (``stopsEveryUpload(_:)``): each import this pass did not try —
+    /// waiting, or taken into a batch and not started — fails with that error, untried, so that the caller hears
+    /// one reason once instead of waiting for every upload's retries to fail the same way. They stay local; a
+    /// sync (or ``retryFailedUploads()``) tries them again. Uploads running elsewhere (another caller in this
+    /// process, another process) are left alone.
+    private func failUntried(attempted: Set<Int64>, reason: String, queue: UploadQueue) {
+        guard let waiting = try? store.ids(inUploadStates: [.pendingUpload, .uploading]), !waiting.isEmpty else {
+            return
+        }
+        try? performWrite { tx in
+            for id in waiting where !queue.isClaimed(id) {
+                guard let record = try tx.record(id) else { continue }
+                // `uploading` and not in this pass's batches: interrupted in another process, or running there.
+                if record.uploadState == .uploading, !attempted.contains(id) { continue }
+                try tx.update(id) { r in
+                    r.uploadState = .uploadFailed
+                    r.uploadError = reason
+                }
+            }
+        }
+    }
+
+    /// Whether an upload's error stops every upload of its pass: an error of the connection, the credentials,
+    /// the clock or the bucket (what fails a sync's HEADs too: ``CatalogSync/isFailureOfThisObject(_:)``), not
+    /// one of this file or this object.
+    static func stopsEveryUpload(_ error: any Error) -> Bool {
+        guard let error = error as? S3Error else { return false }
+        switch error {
+        case .fileSystem, .checksumMismatch, .objectChanged, .noSuchKey, .cancelled, .networkAccessNotAllowed:
+            return false
+        case .retriesExhausted(let last, _): return stopsEveryUpload(last)
+        default: return !CatalogSync.isFailureOfThisObject(error)
+        }
+    }
+
+    /// Aborts the multipart uploads whose asset no longer waits for them (deleted, or uploaded another way), so no
+    /// bucket accumulates parts nobody will complete.
+    private func abortAbandonedUploads(remote: LibraryRemote, queue: UploadQueue) async {
+        guard let checkpoints = try? store.allUploadCheckpoints(), !checkpoints.isEmpty else { return }
+        let waiting = Set((try? store.ids(inUploadStates: [.pendingUpload, .uploading, .uploadFailed])) ?? [])
+        for (id, text) in checkpoints where !waiting.contains(id) {
+            guard queue.claim(id, size: 0) else { continue }
+            defer { queue.release(id) }
+            if let checkpoint = UploadCheckpoint.decode(text) {
+                guard (try? await remote.uploader.abort(checkpoint, bucket: configuration.bucket)) != nil else {
+                    continue
+                }
+            }
+            try? store.setUploadCheckpoint(nil, for: id)
+        }
+    }
+
+    /// What one upload ended with.
+    enum UploadOutcomeRecord: Sendable {
+        /// The bucket holds the original under `key` with this ETag (ours, or an identical object adopted), and the
+        /// thumbnail this upload wrote beside it, if any.
+        case uploaded(id: Int64, key: String, etag: String, thumbnail: ThumbnailObject? = nil)
+        /// The upload failed for good (after its retries); `stopsEveryUpload` when the error was not this
+        /// object's (``stopsEveryUpload(_:)``).
+        case failed(id: Int64, reason: String, stopsEveryUpload: Bool = false)
+    }
+
+    /// Uploads one original; nil when it was not attempted (gone, uploaded meanwhile, held by another process, or
+    /// interrupted: it stays `uploading` and resumes next time).
+    private func uploadOriginal(
+        _ record: AssetRecord, checkpoint: UploadCheckpoint?, remote: LibraryRemote, queue: UploadQueue
+    ) async -> UploadOutcomeRecord? {
+        guard let id = record.id, record.uploadState != .uploaded, let stored = record.localFilePath,
+            let url = files.url(forStoredPath: stored), let hash = record.contentSHA256
+        else { return nil }
+        // Another process on this folder may be uploading it: one at a time.
+        guard lock.tryLock(byte: id) else { return nil }
+        defer { lock.unlock(byte: id) }
+        let localIdentifier = String(id)
+        guard queue.claim(id, size: record.size) else { return nil }
+        defer { queue.release(id) }
+        let store = self.store
+        var saved = checkpoint
+        var key = record.key
+        let (stem, ext) = Self.splitExtension(key)
+        // A large import's first upload reads the file it was copied from (see ``UploadSourceHint``).
+        var source = queue.takeSource(for: id)
+        let latest = LockedBox<UploadCheckpoint?>(nil)
+        for attempt in 0..<4 {
+            var request = UploadRequest(
+                bucket: configuration.bucket, key: key, file: source.map { URL(fileURLWithPath: $0.path) } ?? url,
+                contentType: record.contentType, metadata: Self.objectMetadata(of: record),
+                fullObjectCRC32C: source?.crc32c)
+            request.createOnly = true
+            request.isUserRequest = false
+            request.progress = { progress, stop in
+                queue.report(
+                    AssetUploadProgress(
+                        localIdentifier: localIdentifier, bytesSent: progress.bytesSent, totalBytes: record.size),
+                    for: id)
+                if Task.isCancelled { stop = true }
+            }
+            // A finished upload's checkpoint goes in the transaction that records it; one that never had a
+            // checkpoint (a single request) writes none.
+            let send = { (request: UploadRequest, resuming: UploadCheckpoint?) async throws(S3Error) -> UploadOutcome in
+                try await remote.uploader.upload(
+                    request, resumingFrom: resuming?.key == key ? resuming : nil,
+                    checkpoint: { checkpoint in
+                        latest.withLock { $0 = checkpoint }
+                        if let checkpoint { try store.setUploadCheckpoint(checkpoint.encoded, for: id) }
+                    })
+            }
+            do throws(S3Error) {
+                let outcome: UploadOutcome
+                do throws(S3Error) {
+                    outcome = try await send(request, saved)
+                } catch let error where source != nil && !Self.isCancellation(error) {
+                    // The source was not the file copied after all (changed, gone, other bytes): the library's
+                    // copy, resuming what was sent of it.
+                    source = nil
+                    request.file = url
+                    request.fullObjectCRC32C = nil
+                    outcome = try await send(request, latest.withLock { $0 } ?? saved)
+                }
+                switch outcome {
+                case .created(let etag, _):
+                    let thumbnail = await uploadThumbnail(of: record, key: key, original: url, remote: remote)
+                    return .uploaded(id: id, key: key, etag: etag, thumbnail: thumbnail)
+                case .keyExists(let head):
+                    if head.metadata["sha256"] == hash {
+                        // Another library put these very bytes there: adopt that object.
+                        return .uploaded(id: id, key: key, etag: head.etag)
+                    }
+                    saved = nil
+                    key = stem + "-" + hash.prefix(8) + (attempt == 0 ? "" : "-\(attempt + 1)") + ext
+                }
+            } catch S3Error.cancelled {
+                return nil
+            } catch {
+                return .failed(id: id, reason: error.description, stopsEveryUpload: Self.stopsEveryUpload(error))
+            }
+        }
+        return .failed(id: id, reason: "the bucket holds other objects under every name tried for \(record.key)")
+    }
+
+    /// Writes the thumbnail of an image just uploaded under `key` beside it (the layout's `thumbnails/<path>.jpg`,
+    /// created only if absent), so that every library shows the new photo at its next sync instead of a blank
+    /// cell: the one this library has, else one made from the local original (decoded small, no metadata — no
+    /// location). Nil when it is not an image the decoders read, the key holds another writer's thumbnail, or the
+    /// upload fails: the original's upload stands either way.
+    private func uploadThumbnail(of record: AssetRecord, key: String, original: URL, remote: LibraryRemote) async
+        -> ThumbnailObject?
+    {
+        guard record.mediaType == .image, let id = record.id,
+            let thumbnailKey = configuration.layout.thumbnailKey(forOriginalKey: key)
+        else { return nil }
+        var data = record.thumbnailPresent ? try? Data(contentsOf: files.thumbnail(id: id)) : nil
+        if data == nil, let (image, _) = try? await ImageBridge.decode(.file(original), request: thumbnailRequest),
+            let jpeg = try? ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality)
+        {
+            data = Data(jpeg)
+        }
+        guard let data, data.count <= BucketInput.maxThumbnailBytes else { return nil }
+        guard
+            let etag = try? await remote.client.putObject(
+                bucket: configuration.bucket, key: thumbnailKey, body: data, contentType: "image/jpeg",
+                condition: .keyAbsent)
+        else { return nil }
+        return ThumbnailObject(key: thumbnailKey, size: Int64(data.count), etag: etag)
+    }
+
+    /// Records upload outcomes in one transaction. An asset deleted meanwhile has its uploaded object deleted
+    /// again (nothing is left in the bucket for an asset that no longer exists).
+    func commitUploads(_ outcomes: [UploadOutcomeRecord]) {
+        guard !outcomes.isEmpty else { return }
+        let telemetry = services.telemetry
+        var orphans: [String] = []
+        var journaled = false
+        try? performWrite { tx in
+            for outcome in outcomes {
+                switch outcome {
+                case .uploaded(let id, let key, let etag, let thumbnail):
+                    guard try tx.record(id) != nil else {
+                        orphans.append(key)
+                        if let thumbnail { orphans.append(thumbnail.key) }
+                        continue
+                    }
+                    if let other = try tx.record(key: key), other.id != id, let otherID = other.id {
+                        // A sync listed our object before this commit and took it for a new asset.
+                        try tx.delete(otherID)
+                    }
+                    try tx.update(id) { r in
+                        r.key = key
+                        r.etag = etag
+                        r.verifiedETag = etag
+                        r.uploadState = .uploaded
+                        r.uploadError = nil
+                        if let thumbnail {
+                            r.thumbnailKey = thumbnail.key
+                            r.thumbnailSize = thumbnail.size
+                            r.thumbnailETag = thumbnail.etag
+                        }
+                    }
+                    try tx.clearUploadCheckpoint(for: id)
+                    if let record = try tx.record(id) {
+                        telemetry.uploadEnded(localIdentifier: id, key: key, bytes: record.size, failure: nil)
+                        // Other libraries learn of the object from the journal, with the metadata it carries.
+                        try tx.appendJournalChange(
+                            JournalChange.put(
+                                key: key, size: record.size, etag: etag, contentType: record.contentType,
+                                metadata: Self.objectMetadata(of: record), thumbnail: thumbnail
+                            ).encoded)
+                        journaled = true
+                    }
+                case .failed(let id, let reason, _):
+                    guard let record = try tx.record(id) else { continue }
+                    telemetry.uploadEnded(localIdentifier: id, key: record.key, bytes: 0, failure: reason)
+                    try tx.update(id) { r in
+                        r.uploadState = .uploadFailed
+                        r.uploadError = reason
+                    }
+                }
+            }
+        }
+        if journaled { Task { await flushJournal() } }
+        if !orphans.isEmpty, let remote {
+            let bucket = configuration.bucket
+            Task { for key in orphans { try? await remote.client.deleteObject(bucket: bucket, key: key) } }
+        }
+    }
+
+    /// The `x-amz-meta-*` an uploaded original carries (the bucket layout's fields, and the content hash).
+    static func objectMetadata(of record: AssetRecord) -> [String: String] {
+        var metadata = [
+            "creation-date": SharedMetadata.isoStyle.format(record.creationDate),
+            "pixel-width": String(record.pixelWidth), "pixel-height": String(record.pixelHeight),
+            "orientation": String(record.orientation),
+        ]
+        metadata["media-type"] = record.mediaType.metadataValue
+        if let hash = record.contentSHA256 { metadata["sha256"] = hash }
+        if let location = record.location { metadata["location"] = location.serialized }
+        return metadata
+    }
+}
+
+extension UploadCheckpoint {
+    var encoded: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }
+
+    static func decode(_ text: String) -> UploadCheckpoint? {
+        try? JSONDecoder().decode(UploadCheckpoint.self, from: Data(text.utf8))
+    }
+}
