@@ -171,7 +171,7 @@ let package = Package(
                 "Gallery", "CloudAssets", "FakeS3", "Essentials", "TestSupport",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
-        .testTarget(name: "CLITests", dependencies: ["FakeS3", "Images", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["FakeS3", "Images", "TestSupport", "Essentials"]),
         // Fault soak, crash suite, hostile input: short forms in `make test`, full with CLOUDASSETS_SOAK=full.
         .testTarget(
             name: "ReliabilityTests",

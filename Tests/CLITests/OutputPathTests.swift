@@ -1,3 +1,4 @@
+import Essentials
 import FakeS3
 import Foundation
 import Testing
@@ -262,19 +263,10 @@ struct OutputPathTests {
 }
 
 /// Bytes appended from one thread and read from another.
-final class LockedBytes: @unchecked Sendable {
-    private var bytes = Data()
-    private let lock = NSLock()
+final class LockedBytes: Sendable {
+    private let bytes = LockedBox(Data())
 
-    func append(_ more: Data) {
-        lock.lock()
-        bytes.append(more)
-        lock.unlock()
-    }
+    func append(_ more: Data) { bytes.withLock { $0.append(more) } }
 
-    var data: Data {
-        lock.lock()
-        defer { lock.unlock() }
-        return bytes
-    }
+    var data: Data { bytes.withLock { $0 } }
 }

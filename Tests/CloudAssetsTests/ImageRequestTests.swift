@@ -1,4 +1,5 @@
 import CloudAssets
+import Essentials
 import FakeS3
 import Foundation
 import Images
@@ -404,15 +405,12 @@ struct ImageRequestTests {
 }
 
 /// Answers of a request, in arrival order.
-final class LockedAnswers: @unchecked Sendable {  // guarded by `lock`
-    private let lock = NSLock()
-    private var answers: [(image: AssetImage?, info: ImageRequestInfo)] = []
+final class LockedAnswers: Sendable {
+    private let answers = LockedBox<[(image: AssetImage?, info: ImageRequestInfo)]>([])
 
-    func append(_ image: AssetImage?, _ info: ImageRequestInfo) {
-        lock.withLock { answers.append((image, info)) }
-    }
+    func append(_ image: AssetImage?, _ info: ImageRequestInfo) { answers.withLock { $0.append((image, info)) } }
 
-    var all: [(image: AssetImage?, info: ImageRequestInfo)] { lock.withLock { answers } }
+    var all: [(image: AssetImage?, info: ImageRequestInfo)] { answers.withLock { $0 } }
 }
 
 /// Waits until `condition` holds, checking every 10 ms; fails the test after `timeout` seconds.

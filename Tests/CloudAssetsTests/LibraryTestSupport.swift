@@ -4,19 +4,11 @@ import FakeS3
 import Foundation
 import Testing
 
-/// A lock-protected value shared between a test and the callbacks it installs.
-final class Shared<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
+/// A lock-protected value shared between a test and the callbacks it installs: the package's one lock box.
+typealias Shared<Value> = LockedBox<Value>
 
-    init(_ value: Value) { self.value = value }
-
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-
+extension LockedBox {
+    /// The value now (a copy, read under the lock).
     var current: Value { withLock { $0 } }
 }
 

@@ -1,4 +1,5 @@
 import CloudAssets
+import Essentials
 import FakeS3
 import Foundation
 import Gallery
@@ -111,21 +112,12 @@ func withGallery(count: Int = 6, _ body: (GalleryHarness) async throws -> Void) 
 }
 
 /// A list appended to from any thread.
-final class LockedList<Element: Sendable>: @unchecked Sendable {
-    private var items: [Element] = []
-    private let lock = NSLock()
+final class LockedList<Element: Sendable>: Sendable {
+    private let items = LockedBox<[Element]>([])
 
-    func append(_ item: Element) {
-        lock.lock()
-        items.append(item)
-        lock.unlock()
-    }
+    func append(_ item: Element) { items.withLock { $0.append(item) } }
 
-    var all: [Element] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
-    }
+    var all: [Element] { items.withLock { $0 } }
 }
 
 /// HTTP/1.1 over a plain socket, so a test can send exactly the request line and headers it wants (a hostile

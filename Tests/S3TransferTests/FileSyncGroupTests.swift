@@ -40,18 +40,17 @@ import Testing
     }
 
     /// Collects completions from the group's thread.
-    final class Outcomes: @unchecked Sendable {
-        private let lock = NSLock()
-        private var results: [Int: Result<Void, S3Error>] = [:]
+    final class Outcomes: Sendable {
+        private let results = LockedBox<[Int: Result<Void, S3Error>]>([:])
         let done = DispatchGroup()
 
         func record(_ index: Int, _ result: Result<Void, S3Error>) {
-            lock.withLock { results[index] = result }
+            results.withLock { $0[index] = result }
             done.leave()
         }
 
-        func result(_ index: Int) -> Result<Void, S3Error>? { lock.withLock { results[index] } }
-        var count: Int { lock.withLock { results.count } }
+        func result(_ index: Int) -> Result<Void, S3Error>? { results.withLock { $0[index] } }
+        var count: Int { results.withLock { $0.count } }
     }
 
     func item(
