@@ -261,7 +261,7 @@ final class GalleryRouter: Sendable {
         case "open": return open(asset)
         case "pin": try library.pin([asset])
         case "unpin": try library.unpin([asset])
-        case "evict": try library.evict(asset)
+        case "evict": try library.evict([asset])
         case "favorite": _ = try await library.performChanges { $0.setFavorite(true, for: [asset]) }
         case "unfavorite": _ = try await library.performChanges { $0.setFavorite(false, for: [asset]) }
         case "delete": _ = try await library.performChanges { $0.deleteAssets([asset]) }

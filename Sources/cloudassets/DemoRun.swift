@@ -123,7 +123,7 @@ struct DemoRun {
 
             // 8. Eviction: the original goes, the asset falls back to `thumbnail`.
             if let target = small.first, let current = try library.asset(withLocalIdentifier: target.localIdentifier) {
-                try library.evict(current)
+                try library.evict([current])
                 observer.drain()
                 let after = try library.asset(withLocalIdentifier: target.localIdentifier)
                 say("== evicted \(target.key): state now \(after.map { "\($0.availability)" } ?? "?")")

@@ -18,7 +18,7 @@ struct Evict: AsyncParsableCommand {
             let library = try await global.openLibrary(requireRemote: false, runsDownloads: false)
             defer { library.close() }
             let targets = try selection.resolve(in: library)
-            for asset in targets { try library.evict(asset) }
+            for asset in targets { try library.evict([asset]) }
             // What the library kept: an original still local whose upload has not finished.
             let kept = try library.fetchAssets(withLocalIdentifiers: targets.map(\.localIdentifier)).filter {
                 $0.uploadState != .uploaded && [.full, .partial].contains($0.originalAvailability)

@@ -74,7 +74,7 @@ struct Get: AsyncParsableCommand {
                                 }
                             } else if let sink, output == "-" {
                                 // Streamed as the bytes arrive.
-                                try await library.requestData(for: asset, options: options) { try sink.write($0) }
+                                try await library.streamData(for: asset, options: options) { try sink.write($0) }
                                 bars.finish(name: asset.key)
                             } else {
                                 let url = try await library.requestFile(for: asset, options: options)

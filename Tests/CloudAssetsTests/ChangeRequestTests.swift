@@ -335,7 +335,7 @@ struct ChangeRequestTests {
             #expect(try library.uploads.pending == 1)
             // Eviction never removes the only copy.
             let asset = try #require(try library.asset(withLocalIdentifier: ids[0]))
-            try library.evict(asset)
+            try library.evict([asset])
             #expect(try library.asset(withLocalIdentifier: ids[0])?.availability == .full)
             library.networkPolicy = .allowed
             await library.waitForUploads()
@@ -533,7 +533,7 @@ struct UploadFaultTests {
             #expect(failed.uploadError?.isEmpty == false)
             #expect(try library.uploads.failed == 1)
             #expect(try await library.data(for: failed) == bytes)
-            try library.evict(failed)
+            try library.evict([failed])
             #expect(try library.asset(withLocalIdentifier: ids[0])?.availability == .full)
             harness.server.faults.remove(rule)
             try await library.sync(fetchThumbnails: false)

@@ -82,7 +82,7 @@ struct ClosedLibraryTests {
                 await Self.closed("uploads") { _ = try library.uploads }
                 await Self.closed("pin") { try library.pin(assets) }
                 await Self.closed("unpin") { try library.unpin(assets) }
-                await Self.closed("evict") { try library.evict(local) }
+                await Self.closed("evict") { try library.evict([local]) }
                 await Self.closed("cacheUsage") { _ = try library.cacheUsage() }
                 await Self.closed("assetCounts") { _ = try library.assetCounts() }
                 await Self.closed("makeThumbnail") { _ = try await library.makeThumbnail(for: local) }
@@ -96,7 +96,7 @@ struct ClosedLibraryTests {
                     _ = try await library.requestFile(for: local, options: AssetLibrary.networkOptions())
                 }
                 await Self.closed("requestData (stream)") {
-                    try await library.requestData(for: local, options: AssetLibrary.networkOptions()) { _ in }
+                    try await library.streamData(for: local, options: AssetLibrary.networkOptions()) { _ in }
                 }
                 await Self.closed("read") { _ = try await library.read(local, range: 0..<10) }
                 await Self.closed("image(for:)") {

@@ -302,7 +302,7 @@ struct ContentEditingTests {
             try await harness.edit(asset, in: library, format: "com.test.a", color: (255, 0, 0))
             await library.waitForUploads()
             let rendered = try await library.data(for: try Self.current(library, asset))
-            try library.evict(try Self.current(library, asset))
+            try library.evict([try Self.current(library, asset)])
             let evicted = try Self.current(library, asset)
             #expect(evicted.hasAdjustments && evicted.availability == .thumbnail)
             #expect(try library.contentRevisions(of: asset).first?.adjustmentData != nil)

@@ -122,7 +122,7 @@ struct ImageAnswerTests {
             library.startCachingImages(for: [edited], targetSize: target, options: options)
             try await eventually { library.cachedImageBytes > 0 }
             // The prepared image answers (the files may go): it must be the rendering's.
-            try library.evict(edited)
+            try library.evict([edited])
             let cached = try await library.image(for: edited, targetSize: target, options: options)
             #expect(Self.same(cached, expected) && cached.width == 75 && cached.height == 100, "\(Self.size(cached))")
             library.stopCachingImagesForAllAssets()

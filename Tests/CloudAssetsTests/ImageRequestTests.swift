@@ -293,7 +293,7 @@ struct ImageRequestTests {
             #expect(try Data(contentsOf: url) == data)
             #expect(url.deletingLastPathComponent().lastPathComponent == "stripped")
             var streamed = Data()
-            try await library.requestData(for: asset, options: options) { streamed += $0 }
+            try await library.streamData(for: asset, options: options) { streamed += $0 }
             #expect(streamed == data)
             let head = try await library.read(asset, range: 0..<4096)
             #expect(head == data.prefix(4096))
@@ -343,7 +343,7 @@ struct ImageRequestTests {
             options.isNetworkAccessAllowed = true
             let url = try await library.requestFile(for: try library.asset(path: "located.jpg"), options: options)
             #expect(FileManager.default.fileExists(atPath: url.path))
-            try library.evict(try library.asset(path: "located.jpg"))
+            try library.evict([try library.asset(path: "located.jpg")])
             #expect(!FileManager.default.fileExists(atPath: url.path))
         }
     }
@@ -393,7 +393,7 @@ struct ImageRequestTests {
             library.startCachingImages(for: Array(assets.prefix(2)), targetSize: size, options: imageOptions)
             // Prepared images survive their originals being evicted: answered from memory.
             try await eventually { library.cachedImageBytes == 2 * 100 * 75 * 4 }
-            for asset in assets.prefix(2) { try library.evict(asset) }
+            for asset in assets.prefix(2) { try library.evict([asset]) }
             let cached = try await library.image(for: assets[0], targetSize: size, options: imageOptions)
             #expect(cached.width == 100 && cached.height == 75)
             library.startCachingImages(for: Array(assets.suffix(3)), targetSize: size, options: imageOptions)

@@ -104,11 +104,11 @@ struct LibraryCacheTests {
             #expect(try library.asset(path: "d.png").availability == .full)
             #expect(FileManager.default.fileExists(atPath: Self.originalFile(harness, a)))
 
-            expectError(.assetPinned) { try library.evict(a) }
+            expectError(.assetPinned) { try library.evict([a]) }
             #expect(try library.current(a).availability == .full)
             try library.unpin([a])
             #expect(try library.current(a).isPinned == false)
-            try library.evict(a)
+            try library.evict([a])
             #expect(try library.current(a).availability == .thumbnail)
             #expect(!FileManager.default.fileExists(atPath: Self.originalFile(harness, a)))
         }
@@ -125,12 +125,12 @@ struct LibraryCacheTests {
             var reader = ChangeReader(observing: library)
             let all = try library.fetchAssets(FetchOptions(sortBy: [.key()]))
 
-            try library.evict(a)
+            try library.evict([a])
             let change = try await reader.next()
             let details = try #require(change.details(for: all))
             #expect(details.changedIndexes == IndexSet(integer: 0))
             #expect(details.fetchResultAfterChanges[0].availability == .thumbnail)
-            try library.evict(b)
+            try library.evict([b])
             _ = try await reader.next()
             #expect(try library.current(b).availability == .thumbnail)
             #expect(try library.current(b).partialRanges.isEmpty)
@@ -149,7 +149,7 @@ struct LibraryCacheTests {
             let a = try library.asset(path: "a.png")
             let b = try library.asset(path: "b.png")
             var reader = ChangeReader(observing: library)
-            library.startCaching(assets: [a, b])
+            library.startCaching([a, b])
             var full: Set<String> = []
             while full.count < 2 {
                 let change = try await reader.next()

@@ -46,7 +46,7 @@ struct LibraryRangedReadRaceTests {
                 group.addTask {
                     var evictions = 0
                     while readersDone.withLock({ $0 }) < 4 {
-                        try library.evict(asset)
+                        try library.evict([asset])
                         evictions += 1
                         await Task.yield()
                     }
@@ -82,7 +82,7 @@ struct LibraryRangedReadRaceTests {
             try file.write(original[100..<200], at: 100)
 
             // An eviction removes the file; a new read creates another at the same path.
-            try library.evict(asset)
+            try library.evict([asset])
             #expect(try !file.isInPlace())
             #expect(try await library.read(asset, range: 5000..<5100) == original[5000..<5100])
             #expect(try !file.isInPlace())

@@ -117,7 +117,7 @@ import Testing
             #expect(try library.current(asset).availability == .full)
             #expect(try library.cacheUsage().bytes == Int64(clip.count))
 
-            try library.evict(asset)
+            try library.evict([asset])
             let evicted = try library.current(asset)
             #expect(evicted.availability == .cloudOnly)
             #expect(evicted.partialRanges.isEmpty)

@@ -246,7 +246,7 @@ import Testing
         var asset = try #require(bigs.randomElement(using: &rng))
         if asset.isPinned { try library.unpin([asset]) }
         if notFull && asset.availability == .full {
-            try library.evict(asset)
+            try library.evict([asset])
             asset = try #require(try library.asset(withLocalIdentifier: asset.localIdentifier))
         }
         return (asset, library.files)

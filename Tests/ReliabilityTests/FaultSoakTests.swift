@@ -222,7 +222,7 @@ import Testing
                     let got = start..<(start + Int64(data.count))
                     try checkRead(data, got, library: library, asset: asset, bucket: bucket, counters: counters)
                 case .evict:
-                    try library.evict(asset)
+                    try library.evict([asset])
                     counters.update { $0.evictions += 1 }
                 }
             } catch {

@@ -12,7 +12,7 @@ extension AssetLibrary {
     public func pin(_ assets: [Asset]) throws {
         try entry {
             try setPinned(assets.map(\.rowID), true)
-            if configuration.startsBackgroundTransfers { startCaching(assets: assets, priority: .utility) }
+            if configuration.startsBackgroundTransfers { startCaching(assets, priority: .utility) }
         }
     }
 
@@ -32,13 +32,14 @@ extension AssetLibrary {
         }
     }
 
-    /// Removes the local original (and any partial ranges) of an asset; it falls back to `thumbnail` (or
-    /// `cloudOnly` without a thumbnail) in one transaction that observers see.
-    /// - Parameter asset: The asset.
-    /// - Throws: ``CloudAssetsError/Code/assetPinned`` for a pinned asset.
-    public func evict(_ asset: Asset) throws {
+    /// Removes the local originals (and any partial ranges) of assets; each falls back to `thumbnail` (or
+    /// `cloudOnly` without a thumbnail), all in one transaction that observers see as one change. An import not in
+    /// the bucket yet keeps its original (its only copy).
+    /// - Parameter assets: The assets.
+    /// - Throws: ``CloudAssetsError/Code/assetPinned`` when one is pinned (nothing is evicted then).
+    public func evict(_ assets: [Asset]) throws {
         try entry {
-            try evict(ids: [asset.rowID], force: false)
+            try evict(ids: assets.map(\.rowID), force: false)
         }
     }
 
@@ -77,8 +78,11 @@ extension AssetLibrary {
 
     /// Bytes of originals, partial ranges and the thumbnails the library made itself on disk, as the store
     /// records them.
-    public func cacheUsage() throws -> (bytes: Int64, fullAssets: Int, partialAssets: Int) {
-        return try entry { try localBytes() }
+    public func cacheUsage() throws -> CacheUsage {
+        return try entry {
+            let usage = try localBytes()
+            return CacheUsage(bytes: usage.bytes, fullAssets: usage.fullAssets, partialAssets: usage.partialAssets)
+        }
     }
 
     /// ``cacheUsage()``'s figures: the full originals counted and summed in SQL (no row decoded: a cache of a
@@ -129,11 +133,11 @@ extension AssetLibrary {
     /// Prefetches originals at low priority (as non-user work: the `userRequestsOnly` and `offline` policies
     /// skip them). Completions are changes like any other. Already-local assets are skipped.
     /// - Parameter assets: The assets to prefetch.
-    public func startCaching(assets: [Asset]) {
-        startCaching(assets: assets, priority: .prefetch)
+    public func startCaching(_ assets: [Asset]) {
+        startCaching(assets, priority: .prefetch)
     }
 
-    func startCaching(assets: [Asset], priority: DownloadPriority) {
+    func startCaching(_ assets: [Asset], priority: DownloadPriority) {
         guard remote != nil, isNetworkAllowed(userRequest: false) else { return }
         for asset in assets {
             let id = asset.rowID
@@ -151,7 +155,7 @@ extension AssetLibrary {
 
     /// Stops prefetching these assets (downloads shared with user requests go on for those requests).
     /// - Parameter assets: The assets.
-    public func stopCaching(assets: [Asset]) {
+    public func stopCaching(_ assets: [Asset]) {
         for asset in assets {
             runtime.setCachingTask(nil, for: asset.rowID)?.cancel()
         }
@@ -171,7 +175,7 @@ extension AssetLibrary {
             let records = try? store.records(ids: ids)
         else { return }
         let pinned = records.map { Asset($0, revealsLocation: revealsLocation) }
-        if !pinned.isEmpty { startCaching(assets: pinned, priority: .utility) }
+        if !pinned.isEmpty { startCaching(pinned, priority: .utility) }
     }
 }
 
@@ -198,4 +202,14 @@ extension AssetLibrary {
             return AssetCounts(byAvailability: byAvailability, pinned: counts.pinned, trashed: counts.trashed)
         }
     }
+}
+
+/// What the library's cache holds on disk (``AssetLibrary/cacheUsage()``), as the catalog records it.
+public struct CacheUsage: Sendable, Hashable {
+    /// Bytes of full originals, partial ranges and the thumbnails the library made itself.
+    public var bytes: Int64
+    /// Assets whose original is local and verified (`full`).
+    public var fullAssets: Int
+    /// Assets with some verified byte ranges (`partial`).
+    public var partialAssets: Int
 }

@@ -7,7 +7,8 @@ public import Foundation
 
 extension AssetLibrary {
     /// Hands the asset's original to `dataReceivedHandler` in order, in pieces of at most `chunkSize` bytes, as
-    /// its bytes arrive — PhotoKit's `PHAssetResourceManager.requestData(for:options:dataReceivedHandler:)`.
+    /// its bytes arrive — PhotoKit's `PHAssetResourceManager.requestData(for:options:dataReceivedHandler:)`, named
+    /// apart from ``requestData(for:options:resultHandler:)`` (whole data, in a callback).
     /// Memory stays bounded by `chunkSize` whatever the original's size.
     ///
     /// A local verified original is read from its file. Otherwise the original is downloaded into the library
@@ -30,7 +31,7 @@ extension AssetLibrary {
     ///     cancelled; its bytes stay for resume).
     /// - Throws: ``CloudAssetsError/Code/networkNotAllowed``, ``CloudAssetsError/Code/objectChanged`` when bytes
     ///   already handed on no longer belong to the object, the download's errors, the handler's error.
-    public func requestData(
+    public func streamData(
         for asset: Asset, options: AssetRequestOptions = AssetRequestOptions(), chunkSize: Int = 1 << 20,
         dataReceivedHandler: (Data) throws -> Void
     ) async throws {
