@@ -20,7 +20,7 @@ struct Status: AsyncParsableCommand {
             let counts = Dictionary(
                 uniqueKeysWithValues: AssetAvailability.allCases.map { ($0.name, assetCounts.byAvailability[$0] ?? 0) })
             let usage = try library.cacheUsage()
-            let lastSync = library.persistedLastSync
+            let lastSync = library.lastSync?.date
             if json {
                 struct Out: Encodable {
                     var assets: Int

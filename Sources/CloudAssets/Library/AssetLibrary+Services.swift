@@ -7,7 +7,6 @@ extension AssetLibrary {
     var remote: LibraryRemote? { services.remote }
     var runtime: LibraryRuntime { services.runtime }
     var syncGate: SerialGate { services.syncGate }
-    var lastSync: LockedBox<(date: Date, summary: SyncSummary)?> { services.lastSync }
 
     /// The library-wide network gate, applied before each request's own `isNetworkAccessAllowed`:
     /// `.offline` refuses every download and sync, `.userRequestsOnly` refuses prefetch, pinning downloads and

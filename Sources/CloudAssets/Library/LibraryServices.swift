@@ -21,7 +21,6 @@ final class LibraryServices: Sendable {
     /// One pass of ``AssetLibrary/shareEditRevisions()`` at a time: a revert's pass must see every revision an
     /// earlier pass is still sending as shared, or it would leave that revision's objects in the bucket.
     let editShareGate = SerialGate()
-    let lastSync = LockedBox<(date: Date, summary: SyncSummary)?>(nil)
     let policy: LockedBox<NetworkPolicy>
     /// Whether the configured bucket was found to be the library's own (checked once per open).
     let bindingChecked = LockedBox(false)

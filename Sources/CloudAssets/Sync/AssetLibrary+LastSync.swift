@@ -1,18 +1,28 @@
 public import Foundation
 
+/// When a sync of a library last completed and what it did (``AssetLibrary/lastSync``).
+public struct LastSync: Sendable, Hashable, Codable {
+    /// When it completed (this computer's clock).
+    public let date: Date
+    /// What it did. Empty for a sync recorded by an older version, which kept the date only.
+    public let summary: SyncSummary
+}
+
 extension AssetLibrary {
     private var lastSyncURL: URL { configuration.storeURL.appendingPathComponent("last-sync.json") }
 
-    /// When a sync of this library last completed, in any process (kept in `<store>/last-sync.json`).
-    public var persistedLastSync: Date? {
-        guard let data = try? Data(contentsOf: lastSyncURL),
-            let seconds = try? JSONDecoder().decode(Double.self, from: data)
-        else { return nil }
-        return Date(timeIntervalSince1970: seconds)
+    /// The last sync of this library that completed, in any process that shares its folder (kept in
+    /// `<store>/last-sync.json`, replaced atomically by each sync); nil when none has. Any thread; a file read.
+    public var lastSync: LastSync? {
+        guard let data = try? Data(contentsOf: lastSyncURL) else { return nil }
+        if let last = try? JSONDecoder().decode(LastSync.self, from: data) { return last }
+        // Written by an earlier version: the date alone (seconds since 1970).
+        guard let seconds = try? JSONDecoder().decode(Double.self, from: data) else { return nil }
+        return LastSync(date: Date(timeIntervalSince1970: seconds), summary: SyncSummary())
     }
 
-    func recordSyncCompleted(at date: Date) {
-        guard let data = try? JSONEncoder().encode(date.timeIntervalSince1970) else { return }
+    func recordSyncCompleted(_ last: LastSync) {
+        guard let data = try? JSONEncoder().encode(last) else { return }
         try? data.write(to: lastSyncURL, options: .atomic)
     }
 }

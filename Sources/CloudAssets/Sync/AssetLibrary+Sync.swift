@@ -1,6 +1,6 @@
 import AssetStore
 import Essentials
-public import Foundation
+import Foundation
 import S3Transfer
 
 extension AssetLibrary {
@@ -63,7 +63,7 @@ extension AssetLibrary {
             }
             // Every change this sync delivered, whichever step committed it.
             summary.transactions = commits.withLock { $0 }
-            self.lastSync.withLock { $0 = (Date(), summary) }
+            recordSyncCompleted(LastSync(date: Date(), summary: summary))
             services.telemetry.syncEnded(summary, requested: mode, duration: ContinuousClock.now - started)
             return summary
         }
@@ -125,7 +125,6 @@ extension AssetLibrary {
             if fetchThumbnails {
                 summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
             }
-            self.recordSyncCompleted(at: Date())
             return summary
         }
     }
@@ -207,9 +206,6 @@ extension AssetLibrary {
             Date(timeIntervalSince1970: Double($0) / 1000)
         }
     }
-
-    /// The time and summary of the last sync this process completed.
-    public var lastSyncSummary: (date: Date, summary: SyncSummary)? { lastSync.withLock { $0 } }
 
     func requireRemote() throws -> LibraryRemote {
         guard let remote else { throw AssetRequestError.noRemote }

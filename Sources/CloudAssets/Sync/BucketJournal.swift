@@ -157,7 +157,7 @@ enum JournalKey {
 }
 
 /// How ``AssetLibrary/sync(mode:fetchThumbnails:)`` learns what changed in the bucket.
-public enum SyncMode: Sendable, Hashable {
+public enum SyncMode: Sendable, Hashable, Codable {
     /// Full on the first sync and once the last full listing is older than 100 times what it took (at least a
     /// minute, at most ``AssetLibrary/Configuration/fullSyncInterval``, which applies alone until the library has
     /// timed a listing of its own); incremental otherwise. ``SyncSummary/lastFullListing`` says when it last ran.

@@ -5,7 +5,7 @@ import Images
 import S3Transfer
 
 /// What one catalog sync did.
-public struct SyncSummary: Sendable, Hashable {
+public struct SyncSummary: Sendable, Hashable, Codable {
     /// Objects listed under the originals prefix.
     public internal(set) var listed = 0
     /// Assets inserted for new objects.
@@ -89,7 +89,7 @@ public struct SyncSummary: Sendable, Hashable {
     }
 
     /// An object a sync left out, and why.
-    public struct SkippedObject: Sendable, Hashable {
+    public struct SkippedObject: Sendable, Hashable, Codable {
         /// The object's key, exactly as listed.
         public internal(set) var key: String
         /// A one-line reason.
