@@ -33,4 +33,24 @@ struct LastSyncTests {
             #expect(last.summary == SyncSummary())
         }
     }
+
+}
+
+@Suite("Fetching: a predicate on local identifiers")
+struct IdentifierPredicateTests {
+    @Test("identifiers takes Asset.localIdentifier strings; malformed ones match nothing; SQL and matches agree")
+    func identifiersTakeLocalIdentifiers() async throws {
+        try await withHarness { harness in
+            try harness.put("a.jpg", data: testBytes(count: 100, seed: 1))
+            try harness.put("b.jpg", data: testBytes(count: 100, seed: 2))
+            let library = try await harness.open(harness.quietConfiguration())
+            try await library.sync(fetchThumbnails: false)
+            let a = try library.asset(path: "a.jpg")
+            let b = try library.asset(path: "b.jpg")
+            let predicate = AssetPredicate.identifiers([a.localIdentifier, "not-a-number", "999999"])
+            let fetched = try library.fetchAssets(FetchOptions(predicate: predicate))
+            #expect(fetched.map(\.localIdentifier) == [a.localIdentifier])
+            #expect(predicate.matches(a) && !predicate.matches(b))
+        }
+    }
 }

@@ -25,8 +25,9 @@ public indirect enum AssetPredicate: Sendable, Hashable {
     case uploadStates(Set<UploadState>)
     /// Assets whose bucket key starts with this prefix (case-sensitive).
     case keyPrefix(String)
-    /// Assets with one of these local identifiers.
-    case identifiers(Set<Int64>)
+    /// Assets with one of these local identifiers (``Asset/localIdentifier``; one that is malformed or unknown
+    /// matches nothing).
+    case identifiers(Set<String>)
     /// All of these hold (`and([])` matches everything).
     case and([AssetPredicate])
     /// At least one of these holds (`or([])` matches nothing).
@@ -49,7 +50,7 @@ public indirect enum AssetPredicate: Sendable, Hashable {
         case .isTrashed(let value): asset.isTrashed == value
         case .uploadStates(let set): set.contains(asset.uploadState)
         case .keyPrefix(let prefix): asset.key.utf8.starts(with: prefix.utf8)
-        case .identifiers(let ids): ids.contains(asset.rowID)
+        case .identifiers(let ids): ids.contains(asset.localIdentifier)
         case .and(let list): list.allSatisfy { $0.matches(asset) }
         case .or(let list): list.contains { $0.matches(asset) }
         case .not(let inner): !inner.matches(asset)
@@ -68,7 +69,7 @@ public indirect enum AssetPredicate: Sendable, Hashable {
         case .isTrashed(let value): .isTrashed(value)
         case .uploadStates(let set): .uploadState(Set(set.map(\.stored)))
         case .keyPrefix(let prefix): .keyPrefix(prefix)
-        case .identifiers(let ids): .ids(ids)
+        case .identifiers(let ids): .ids(Set(ids.compactMap { Int64($0) }))
         case .and(let list): .and(list.map(\.storePredicate))
         case .or(let list): .or(list.map(\.storePredicate))
         case .not(let inner): .not(inner.storePredicate)

@@ -236,9 +236,9 @@ public final class AssetLibrary: Sendable {
     /// Hidden and trashed assets are included (they were asked for by identifier).
     public func fetchAssets(withLocalIdentifiers identifiers: [String]) throws -> FetchResult {
         return try entry {
-            let ids = Set(identifiers.compactMap { Int64($0) })
-            return try fetchAssets(
-                FetchOptions(predicate: .identifiers(ids), includeHiddenAssets: true, includeTrashedAssets: true))
+            try fetchAssets(
+                FetchOptions(
+                    predicate: .identifiers(Set(identifiers)), includeHiddenAssets: true, includeTrashedAssets: true))
         }
     }
 
