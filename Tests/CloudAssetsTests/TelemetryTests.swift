@@ -63,8 +63,7 @@ struct TelemetryTests {
             let library = try await harness.open(configuration)
             try await library.sync(fetchThumbnails: false)
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            try harness.server.putObject(
-                bucket: LibraryHarness.bucket, key: "journal/\(now)-x-1.json", data: Data("garbage".utf8))
+            try harness.writeJournalEntry(time: now, "garbage")
             let summary = try await library.sync(fetchThumbnails: false)
             #expect(summary.skipped.count == 1)
             #expect(metrics.counterTotal(label: "cloudassets_bucket_input_refused_total") == 1)

@@ -67,8 +67,7 @@ struct WriteSafetyTests {
                 "sidecar":{"format":1,"original":"\(photo.key)","properties":{"trashed":{"value":true,\
                 "time":\(now),"device":"stranger"}}}}]}
                 """
-            try harness.server.putObject(
-                bucket: LibraryHarness.bucket, key: "journal/\(now)-stranger-1.json", data: Data(entry.utf8))
+            try harness.writeJournalEntry(time: now, device: "stranger", entry)
             try await b.sync(fetchThumbnails: false)
             #expect(try await b.emptyTrash() == 0)
             #expect(harness.server.keysOrEmpty(prefix: photo.key) == [photo.key])
@@ -85,11 +84,10 @@ struct WriteSafetyTests {
             let inB = try #require(try b.asset(forKey: photo.key))
             let file = try await b.requestFile(for: inB, options: AssetLibrary.networkOptions())
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            try harness.server.putObject(
-                bucket: LibraryHarness.bucket, key: "journal/\(now)-stranger-2.json",
-                data: Data(
-                    #"{"format":1,"device":"stranger","changes":[{"op":"delete","key":"\#(photo.key)","etag":"\#(photo.etag)"}]}"#
-                        .utf8))
+            try harness.writeJournalEntry(
+                time: now, device: "stranger",
+                #"{"format":1,"device":"stranger","changes":[{"op":"delete","key":"\#(photo.key)","etag":"\#(photo.etag)"}]}"#
+            )
             let summary = try await b.sync(fetchThumbnails: false)
             #expect(summary.removed == 0)
             #expect(summary.skipped.contains { $0.key == photo.key })
@@ -113,11 +111,10 @@ struct WriteSafetyTests {
                 + #""adjustment":{"formatIdentifier":"com.x","formatVersion":"1","data":""},"#
                 + #""rendered":{"key":"\#(folder)\#(revision).jpg","size":10,"sha256":"00","pixelWidth":10,"#
                 + #""pixelHeight":10}}"#
-            try harness.server.putObject(
-                bucket: LibraryHarness.bucket, key: "journal/\(now)-stranger-3.json",
-                data: Data(
-                    (#"{"format":1,"device":"stranger","changes":[{"op":"edit","key":"\#(photo.key)","edit":"#
-                        + edit + "}]}").utf8))
+            try harness.writeJournalEntry(
+                time: now, device: "stranger",
+                #"{"format":1,"device":"stranger","changes":[{"op":"edit","key":"\#(photo.key)","edit":"# + edit + "}]}"
+            )
             let summary = try await b.sync(fetchThumbnails: false)
             #expect(summary.skipped.contains { $0.reason.contains("manifest is not in the bucket") })
             #expect(try #require(try b.asset(forKey: photo.key)).hasAdjustments == false)

@@ -239,29 +239,17 @@ struct JournalSync {
                 wanted.append(object.key)
             }
         }
-        let keys = wanted
-        return try await withThrowingTaskGroup(of: (String, Fetched).self) { group in
-            var iterator = keys.makeIterator()
-            func addNext() -> Bool {
-                guard let key = iterator.next() else { return false }
-                group.addTask {
-                    do {
-                        guard let (body, _) = try await client.getObject(bucket: bucket, key: key, maxBytes: cap)
-                        else { return (key, .tooLarge(nil)) }
-                        return (key, .body(body))
-                    } catch S3Error.noSuchKey {
-                        return (key, .gone)
-                    }
-                }
-                return true
+        let fetched = try await concurrentMap(wanted, limit: limit) { key -> (String, Fetched) in
+            do {
+                guard let (body, _) = try await client.getObject(bucket: bucket, key: key, maxBytes: cap)
+                else { return (key, .tooLarge(nil)) }
+                return (key, .body(body))
+            } catch S3Error.noSuchKey {
+                return (key, .gone)
             }
-            for _ in 0..<limit where !addNext() { break }
-            while let (key, body) = try await group.next() {
-                result[key] = body
-                _ = addNext()
-            }
-            return result
         }
+        for (key, body) in fetched { result[key] = body }
+        return result
     }
 
     /// `entries` with each `edit` change replaced by the revision's manifest as the bucket holds it
@@ -285,33 +273,19 @@ struct JournalSync {
         let client = remote.client
         let bucket = library.configuration.bucket
         let limit = max(1, library.configuration.maxConnections)
-        let found = try await withThrowingTaskGroup(of: (String, EditManifest?).self) { group in
-            var result: [String: EditManifest] = [:]
-            var iterator = wanted.makeIterator()
-            func addNext() -> Bool {
-                guard let (key, original) = iterator.next() else { return false }
-                group.addTask {
-                    let read: (Data, S3ObjectHead)?
-                    do {
-                        read = try await client.getObject(
-                            bucket: bucket, key: key, maxBytes: BucketInput.maxDocumentBytes)
-                    } catch S3Error.noSuchKey {
-                        read = nil
-                    }
-                    let manifest = read.flatMap {
-                        try? BucketInput.editManifest($0.0, expectedOriginal: original, layout: layout).get()
-                    }
-                    return (key, manifest)
-                }
-                return true
+        let reads = try await concurrentMap(wanted, limit: limit) { key, original -> (String, EditManifest?) in
+            let read: (Data, S3ObjectHead)?
+            do {
+                read = try await client.getObject(bucket: bucket, key: key, maxBytes: BucketInput.maxDocumentBytes)
+            } catch S3Error.noSuchKey {
+                read = nil
             }
-            for _ in 0..<limit where !addNext() { break }
-            while let (key, manifest) = try await group.next() {
-                if let manifest { result[key] = manifest }
-                _ = addNext()
-            }
-            return result
+            return (
+                key,
+                read.flatMap { try? BucketInput.editManifest($0.0, expectedOriginal: original, layout: layout).get() }
+            )
         }
+        let found = Dictionary(reads.compactMap { key, manifest in manifest.map { (key, $0) } }) { first, _ in first }
         var confirmed = entries
         for (entryKey, entry) in entries {
             confirmed[entryKey]?.changes = entry.changes.compactMap { change in
@@ -351,24 +325,11 @@ struct JournalSync {
         let library = self.library
         let remote = self.remote
         let limit = max(1, library.configuration.maxConnections)
-        return try await withThrowingTaskGroup(of: (String, SharedMetadata?, String?).self) { group in
-            var result: [String: (state: SharedMetadata?, etag: String?)] = [:]
-            var iterator = wanted.makeIterator()
-            func addNext() -> Bool {
-                guard let (original, sidecar) = iterator.next() else { return false }
-                group.addTask {
-                    let (state, etag) = try await library.readSidecar(sidecar, remote: remote)
-                    return (original, state, etag)
-                }
-                return true
-            }
-            for _ in 0..<limit where !addNext() { break }
-            while let (original, state, etag) = try await group.next() {
-                result[original] = (state, etag)
-                _ = addNext()
-            }
-            return result
+        let reads = try await concurrentMap(wanted, limit: limit) { original, sidecar in
+            let (state, etag) = try await library.readSidecar(sidecar, remote: remote)
+            return (original, (state: state, etag: etag))
         }
+        return Dictionary(reads) { first, _ in first }
     }
 
     /// The originals that `delete` changes of these entries name while the bucket still holds them, at the very
@@ -386,28 +347,15 @@ struct JournalSync {
         let client = remote.client
         let bucket = library.configuration.bucket
         let limit = max(1, library.configuration.maxConnections)
-        return try await withThrowingTaskGroup(of: String?.self) { group in
-            var contradicted = Set<String>()
-            var iterator = deletes.makeIterator()
-            func addNext() -> Bool {
-                guard let (key, etag) = iterator.next() else { return false }
-                group.addTask {
-                    do {
-                        let head = try await client.headObject(bucket: bucket, key: key)
-                        return S3ETag.same(head.etag, etag) ? key : nil
-                    } catch S3Error.noSuchKey {
-                        return nil
-                    }
-                }
-                return true
+        let live = try await concurrentMap(deletes, limit: limit) { key, etag -> String? in
+            do {
+                let head = try await client.headObject(bucket: bucket, key: key)
+                return S3ETag.same(head.etag, etag) ? key : nil
+            } catch S3Error.noSuchKey {
+                return nil
             }
-            for _ in 0..<limit where !addNext() { break }
-            while let result = try await group.next() {
-                if let key = result { contradicted.insert(key) }
-                _ = addNext()
-            }
-            return contradicted
         }
+        return Set(live.compactMap { $0 })
     }
 
     /// Applies a page's entries in key order, in one transaction that also records them as applied and moves the
