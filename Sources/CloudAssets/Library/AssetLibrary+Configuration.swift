@@ -1,3 +1,4 @@
+import Images
 public import CoreMetrics
 public import Foundation
 public import Logging
@@ -266,5 +267,13 @@ extension AssetLibrary {
         case headObject
         /// The listing only (no HEAD; the creation date is the object's last-modified date).
         case listingOnly
+    }
+}
+
+extension AssetLibrary.Configuration {
+    /// What the library's own thumbnails are decoded to: ``thumbnailPixelSize`` on the long side.
+    var thumbnailRequest: DecodeRequest {
+        let size = max(16, thumbnailPixelSize)
+        return DecodeRequest(targetWidth: size, targetHeight: size, contentMode: .aspectFit)
     }
 }

@@ -26,10 +26,11 @@ extension AssetLibrary {
     /// - Throws: ``CloudAssetsError/Code/libraryClosed``, or a catalog error.
     public func snapshot(_ options: FetchOptions = FetchOptions()) throws -> LibrarySnapshot {
         return try entry {
+            let store = catalog.store
             let (sorted, token) = try store.fetchSortedWithToken(options.storeQuery)
             return LibrarySnapshot(
                 fetchResult: FetchResult(
-                    store: store, options: options, sorted: sorted, revealsLocation: revealsLocation),
+                    store: store, options: options, sorted: sorted, revealsLocation: catalog.revealsLocation),
                 token: token)
         }
     }
@@ -47,45 +48,10 @@ extension AssetLibrary {
     public func localThumbnailData(forLocalIdentifier identifier: String, version: AssetVersion = .current) throws
         -> Data?
     {
-        return try entry {
+        try entry {
             guard let id = Int64(identifier), id > 0, String(id) == identifier else { return nil }
-            if version == .current, let revision = try store.record(id: id)?.editRevision {
-                return Self.readRegularFile(
-                    folder: files.editsFolder.path,
-                    name: files.renderedThumbnail(id: id, revision: revision).lastPathComponent, limit: 16 << 20)
-            }
-            let data = Self.readRegularFile(
-                folder: files.thumbnailsFolder.path, name: files.thumbnail(id: id).lastPathComponent, limit: 16 << 20)
-            if data == nil, try store.record(id: id)?.thumbnailPresent == true { forgetMissingThumbnail(id) }
-            return data
+            return try cache.localThumbnailData(of: id, version: version)
         }
-    }
-
-    /// The bytes of `folder/name` when the folder is a real folder and the file a regular file (neither is a link)
-    /// of at most `limit` bytes, else `nil`.
-    private static func readRegularFile(folder: String, name: String, limit: Int) -> Data? {
-        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard directory >= 0 else { return nil }
-        defer { Glibc.close(directory) }
-        let fd = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        defer { Glibc.close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, Int(status.st_size) <= limit else {
-            return nil
-        }
-        var data = Data(count: Int(status.st_size))
-        let complete = data.withUnsafeMutableBytes { raw -> Bool in
-            var offset = 0
-            while offset < raw.count {
-                let got = pread(fd, raw.baseAddress! + offset, raw.count - offset, off_t(offset))
-                if got < 0 && errno == EINTR { continue }
-                guard got > 0 else { return false }
-                offset += got
-            }
-            return true
-        }
-        return complete ? data : nil
     }
 }
 

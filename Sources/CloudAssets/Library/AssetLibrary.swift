@@ -17,22 +17,21 @@ import Foundation
 public final class AssetLibrary: Sendable {
     /// The configuration the library was opened with.
     public let configuration: Configuration
-    /// The local store (for the sync, download and cache layers).
-    let store: AssetStore
     let lock: LibraryLock
-    let observers = ObserverRegistry()
-    /// Files, network side and requests in flight.
-    let services: LibraryServices
+    /// The shared wiring of the engines below.
+    let context: LibraryContext
+    /// The store, the commit order and the delivery of changes (the closed state is its).
+    var catalog: Catalog { context.catalog }
+    let cache: OriginalsCache
+    let edits: EditEngine
+    let requests: RequestBroker
+    let journal: JournalOutbox
+    let uploadEngine: UploadEngine
+    let syncEngine: SyncEngine
     /// What opening the library repaired after a crash (see ``RecoveryReport``): empty unless this library was
     /// the first to open the folder and found something to repair.
     public var recovery: RecoveryReport { recoveryReport.withLock { $0 } }
     private let recoveryReport = LockedBox(RecoveryReport())
-    /// Serialises commit + enqueue so observers get changes in commit order; holds whether the library is
-    /// closed and the last change token delivered (commits of other libraries on this folder included).
-    private let writeOrder: LockedBox<(closed: Bool, delivered: Int64)>
-    /// Wakes the library when another library (in any process) commits to the same catalog (set once `init` has
-    /// repaired the folder).
-    private let catalogWatcher = LockedBox<CatalogWatcher?>(nil)
     /// Whether the open finished (its repair included): only such a library may mark the folder closed cleanly.
     private let opened = LockedBox(false)
 
@@ -56,31 +55,35 @@ public final class AssetLibrary: Sendable {
         let local = try await Self.openLocalStore(configuration)
         self.configuration = configuration
         self.lock = local.lock
-        self.store = local.store
-        self.writeOrder = LockedBox((false, local.store.currentToken.rawValue))
+        // The engines, wired once: each gets what it calls (none calls one wired after it).
+        let catalog = Catalog(store: local.store, configuration: configuration)
         do {
-            self.services = try LibraryServices(configuration: configuration)
+            context = try LibraryContext(configuration: configuration, catalog: catalog, lock: local.lock)
         } catch {
             local.lock.release()
             throw error
         }
+        journal = JournalOutbox(context: context)
+        cache = OriginalsCache(context: context)
+        edits = EditEngine(context: context, cache: cache, journal: journal)
+        requests = RequestBroker(context: context, cache: cache, edits: edits)
+        uploadEngine = UploadEngine(context: context, edits: edits, journal: journal)
+        syncEngine = SyncEngine(
+            context: context, cache: cache, edits: edits, uploads: uploadEngine, journal: journal)
         do {
             // Every open removes the clean-close marker (a library that opened while the last one closed, or one
             // that is not the first, must not leave it in place for a crash of its own).
             let closedCleanly = CleanClose.take(folder: configuration.storeURL)
             // Only the first library to open the folder repairs it: another one's files may be in use.
             if lock.isFirstOpen {
-                let report = try recoverLocalState(afterCleanClose: closedCleanly)
+                let report = try cache.recoverLocalState(afterCleanClose: closedCleanly)
                 recoveryReport.withLock { $0 = report }
-                services.telemetry.recovered(report)
+                context.telemetry.recovered(report)
             }
             lock.share()
-            let watcher = CatalogWatcher(folder: configuration.storeURL) { [weak self] in
-                self?.deliverCommitsOfOtherLibraries()
-            }
-            catalogWatcher.withLock { $0 = watcher }
-            resumePinnedDownloads()
-            if configuration.startsBackgroundTransfers { uploadQueue.wake(self) }
+            catalog.startWatching(folder: configuration.storeURL)
+            cache.resumePinnedDownloads()
+            uploadEngine.wakeIfBackground()
             opened.withLock { $0 = true }
         } catch {
             close()
@@ -113,34 +116,21 @@ public final class AssetLibrary: Sendable {
     /// the partial originals instead of every local file, as nothing can be left half-done. Idempotent; any
     /// thread.
     public func close() {
-        let wasOpen = writeOrder.withLock { state in
-            defer { state.closed = true }
-            return !state.closed
-        }
-        guard wasOpen else { return }
-        // Idle as it closes (no new work can start: `closed` is set): nothing it cancels below can still write a
-        // file after the marker.
+        // The catalog takes no write from now on, its watcher stops and every change stream finishes.
+        guard catalog.close() else { return }
+        // Idle as it closes (no new work can start: the catalog is closed): nothing it cancels below can still
+        // write a file after the marker.
         let idle =
-            opened.withLock { $0 } && services.runtime.isIdle && !services.syncGate.isBusy
-            && !services.uploadQueue.isActive
-        catalogWatcher.withLock { $0 }?.stop()
-        services.uploadQueue.close()
-        services.runtime.cancelAll()
-        observers.close()
+            opened.withLock { $0 } && cache.isIdle && !syncEngine.gate.isBusy && !uploadEngine.queue.isActive
+        uploadEngine.queue.close()
+        cache.close()
         if idle, lock.takeExclusivelyIfAlone() { CleanClose.mark(folder: configuration.storeURL) }
         lock.release()
     }
 
-    deinit {
-        catalogWatcher.withLock { $0 }?.stop()
-        lock.release()
-    }
+    deinit { lock.release() }
 
-    var isClosed: Bool { writeOrder.withLock { $0.closed } }
-
-    func ensureOpen() throws {
-        if isClosed { throw AssetLibraryError.closed }
-    }
+    var isClosed: Bool { catalog.isClosed }
 
     /// The one door of every public throwing method: on a closed library it throws
     /// ``CloudAssetsError/Code/libraryClosed`` at once, before any work; every error `body` throws reaches the
@@ -148,7 +138,7 @@ public final class AssetLibrary: Sendable {
     @discardableResult
     func entry<T>(_ body: () throws -> T) throws -> T {
         try CloudAssetsError.boundary {
-            try ensureOpen()
+            if isClosed { throw AssetLibraryError.closed }
             return try body()
         }
     }
@@ -157,69 +147,10 @@ public final class AssetLibrary: Sendable {
     @discardableResult
     func entry<T>(_ body: () async throws -> T) async throws -> T {
         try await CloudAssetsError.boundary {
-            try ensureOpen()
+            if isClosed { throw AssetLibraryError.closed }
             return try await body()
         }
     }
-
-    // MARK: Writing
-
-    /// Runs `body` in one store transaction, commits it, and — when it changed something — delivers one
-    /// ``LibraryChange`` to every observer and stream, serially and in commit order.
-    ///
-    /// Must not be called from inside `body` (one writer). When `body` throws, nothing is committed or delivered.
-    @discardableResult
-    func performWrite<T: Sendable>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        try writeOrder.withLock { state in
-            if state.closed { throw AssetLibraryError.closed }
-            let (value, changes) = try store.write(body)
-            if !changes.isEmpty {
-                Self.commitCounter?.withLock { $0 += 1 }
-                // Commits of other libraries that came before this one are delivered first, in token order.
-                deliverHistory(after: state.delivered, before: changes.token.rawValue)
-                observers.deliver(
-                    LibraryChange(
-                        changes: changes, store: store,
-                        maxIncrementalChangeCount: configuration.maxIncrementalChangeCount,
-                        revealsLocation: revealsLocation))
-                state.delivered = changes.token.rawValue
-            }
-            return value
-        }
-    }
-
-    /// Counts the changes ``performWrite(_:)`` delivers within a task tree that sets it (a sync counts its own
-    /// commits, whatever part of it makes them, and none of another task's).
-    @TaskLocal static var commitCounter: LockedBox<Int>?
-
-    /// Delivers the changes other libraries on this folder (in this process or another) committed since the
-    /// last one delivered, from the persistent history, in commit order. Called when the catalog changes on
-    /// disk; a change this library committed itself was delivered already and is not repeated.
-    func deliverCommitsOfOtherLibraries() {
-        writeOrder.withLock { state in
-            guard !state.closed, let latest = try? store.refreshedToken().rawValue, latest > state.delivered
-            else { return }
-            deliverHistory(after: state.delivered, before: latest + 1)
-            state.delivered = latest
-        }
-    }
-
-    /// Delivers history entries with `after < token < before`. Under `writeOrder`. Entries the history no longer
-    /// holds are skipped (their observers refetch when ``changes(since:)`` reports the history expired).
-    private func deliverHistory(after: Int64, before: Int64) {
-        guard before > after + 1,
-            let entries = try? store.changes(since: ChangeToken(rawValue: after))
-        else { return }
-        for entry in entries where entry.token.rawValue < before {
-            observers.deliver(
-                LibraryChange(
-                    history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount,
-                    revealsLocation: revealsLocation))
-        }
-    }
-
-    /// Whether assets handed out carry their location (``Configuration/locationAccess``).
-    var revealsLocation: Bool { configuration.locationAccess == .granted }
 
     // MARK: Fetching
 
@@ -227,8 +158,8 @@ public final class AssetLibrary: Sendable {
     public func fetchAssets(_ options: FetchOptions = FetchOptions()) throws -> FetchResult {
         return try entry {
             return FetchResult(
-                store: store, options: options, sorted: try store.fetchSorted(options.storeQuery),
-                revealsLocation: revealsLocation)
+                store: catalog.store, options: options, sorted: try catalog.store.fetchSorted(options.storeQuery),
+                revealsLocation: catalog.revealsLocation)
         }
     }
 
@@ -246,7 +177,7 @@ public final class AssetLibrary: Sendable {
     public func asset(withLocalIdentifier identifier: String) throws -> Asset? {
         return try entry {
             guard let id = Int64(identifier) else { return nil }
-            return try store.record(id: id).map { Asset($0, revealsLocation: revealsLocation, store: store) }
+            return try catalog.store.record(id: id).map(catalog.asset)
         }
     }
 
@@ -256,20 +187,20 @@ public final class AssetLibrary: Sendable {
     /// commit order) or, when `nil`, on the library's own serial delivery queue. The observer is held weakly.
     /// Registering again replaces the queue.
     public func register(_ observer: any LibraryChangeObserver, queue: DispatchQueue? = nil) {
-        observers.register(observer, queue: queue)
+        catalog.observers.register(observer, queue: queue)
     }
 
     /// Stops deliveries to `observer`: no call starts after this returns (one already running may finish).
     public func unregister(_ observer: any LibraryChangeObserver) {
-        observers.unregister(observer)
+        catalog.observers.unregister(observer)
     }
 
     /// A new stream of every change committed after this call, in commit order. It finishes when the library
     /// closes; it buffers without limit, so iterate it or drop it.
-    public var changes: AsyncStream<LibraryChange> { observers.makeStream() }
+    public var changes: AsyncStream<LibraryChange> { catalog.observers.makeStream() }
 
     /// The token of the last committed change.
-    public var currentChangeToken: ChangeToken { store.currentToken }
+    public var currentChangeToken: ChangeToken { catalog.store.currentToken }
 
     /// Every change after `token`, in commit order, from the persistent history (works across restarts).
     ///
@@ -279,11 +210,38 @@ public final class AssetLibrary: Sendable {
     ///   (refetch instead) or for a token this library never issued.
     public func changes(since token: ChangeToken) throws -> [LibraryChange] {
         return try entry {
-            return try store.changes(since: token).map { entry in
-                LibraryChange(
-                    history: entry, store: store, maxIncrementalChangeCount: configuration.maxIncrementalChangeCount,
-                    revealsLocation: revealsLocation)
-            }
+            try catalog.changes(since: token)
         }
+    }
+}
+
+extension AssetLibrary {
+    /// The library-wide network gate, applied before each request's own `isNetworkAccessAllowed`:
+    /// `.offline` refuses every download and sync, `.userRequestsOnly` refuses prefetch, pinning downloads and
+    /// caching, and both hold background uploads (``performChanges(_:)`` still works: its uploads wait). Changing it
+    /// affects requests made afterwards; setting `.allowed` starts waiting uploads. Thread-safe.
+    public var networkPolicy: NetworkPolicy {
+        get { context.policy.withLock { $0 } }
+        set {
+            context.policy.withLock { $0 = newValue }
+            if newValue == .allowed { uploadEngine.wakeIfBackground() }
+        }
+    }
+
+    /// Downloads running for requests of this process.
+    public var activeDownloadCount: Int { cache.downloads.activeDownloadCount }
+
+    /// The asset whose original has this bucket key, if the catalog has one.
+    /// - Parameter key: The full object key (with the originals prefix).
+    public func asset(forKey key: String) throws -> Asset? {
+        try entry { try catalog.store.record(key: key).map(catalog.asset) }
+    }
+
+    /// Calls `body` once every change committed so far has been handed to the observers registered without a
+    /// queue (they run on the library's change queue, so they have finished too) and to the change streams.
+    /// Observers registered with their own queue may still be running. For tests, demos and orderly shutdown.
+    /// - Parameter body: Called on the library's change queue.
+    public func notifyWhenChangesDelivered(_ body: @escaping @Sendable () -> Void) {
+        catalog.observers.afterPendingDeliveries(body)
     }
 }

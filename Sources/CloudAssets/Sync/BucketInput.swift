@@ -378,7 +378,7 @@ enum BucketInput {
     /// horizon) for bytes that are not one.
     static func horizon(_ data: Data, now: Date) -> Int64 {
         guard data.count <= maxDocumentBytes,
-            let horizon = try? JSONDecoder().decode(AssetLibrary.JournalHorizon.self, from: data),
+            let horizon = try? JSONDecoder().decode(SyncEngine.JournalHorizon.self, from: data),
             horizon.format == 1, horizon.time > 0
         else { return 0 }
         return min(horizon.time, milliseconds(now))

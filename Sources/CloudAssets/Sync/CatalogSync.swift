@@ -109,7 +109,7 @@ public struct SyncSummary: Sendable, Hashable, Codable {
 /// writes at all. A failed or cut listing request fails the sync: no interval is reconciled from a page that did
 /// not arrive whole, so nothing is removed because of it.
 struct CatalogSync {
-    let library: AssetLibrary
+    let sync: SyncEngine
     let remote: LibraryRemote
     /// Whether images read for their headers get a thumbnail from their embedded EXIF thumbnail (when the bucket
     /// has no thumbnail object for them): the bytes are already here, so it costs no request.
@@ -120,7 +120,7 @@ struct CatalogSync {
     func run() async throws -> SyncSummary {
         var summary = SyncSummary()
         let thumbnails = try await listThumbnails(summary: &summary)
-        let stateURL = library.configuration.storeURL.appendingPathComponent("sync-state.json")
+        let stateURL = sync.configuration.storeURL.appendingPathComponent("sync-state.json")
         let resumeKey = SyncState.load(from: stateURL)?.lastReconciledKey
         summary.resumed = resumeKey != nil
 
@@ -157,17 +157,17 @@ struct CatalogSync {
     /// Lists the originals after `after` (all when `nil`) up to and including `through` (the end when `nil`),
     /// reconciling page by page. Only a pass that runs to the end records resume points.
     private func pass(after: String?, through: String?, context: PassContext) async throws {
-        let layout = library.configuration.layout
+        let layout = sync.configuration.layout
         let listing = RangedListing(
-            client: remote.client, bucket: library.configuration.bucket, prefix: layout.originalsPrefix,
-            width: library.configuration.maxConnections)
+            client: remote.client, bucket: sync.configuration.bucket, prefix: layout.originalsPrefix,
+            width: sync.configuration.maxConnections)
         try await listing.run(after: after, through: through) { interval in
             if context.flags.withLock({ flags in
                 defer { flags.bound = true }
                 return !flags.bound
             }) {
                 // The bucket answered a listing: from now on this library belongs to it.
-                try library.recordBinding()
+                try remote.recordBinding()
             }
             var summary = SyncSummary()
             summary.pages = 1
@@ -187,10 +187,10 @@ struct CatalogSync {
 
     /// Lists `thumbnails/` once: original key → thumbnail object.
     private func listThumbnails(summary: inout SyncSummary) async throws -> [String: S3ObjectSummary] {
-        let layout = library.configuration.layout
+        let layout = sync.configuration.layout
         var result: [String: S3ObjectSummary] = [:]
         for try await page in remote.client.listAllObjects(
-            bucket: library.configuration.bucket, prefix: layout.thumbnailsPrefix)
+            bucket: sync.configuration.bucket, prefix: layout.thumbnailsPrefix)
         {
             summary.pages += 1
             for object in page.objects {
@@ -207,8 +207,8 @@ struct CatalogSync {
         let objects = interval.objects
         // The catalog's side of the interval: which objects are new or changed (only those need a HEAD for
         // metadata), and which assets the bucket no longer has.
-        let byKey = try library.store.records(
-            withPrefix: library.configuration.layout.originalsPrefix, after: interval.after,
+        let byKey = try sync.store.records(
+            withPrefix: sync.configuration.layout.originalsPrefix, after: interval.after,
             through: interval.through)
         var listedKeys = Set<String>()
         listedKeys.reserveCapacity(objects.count)
@@ -261,14 +261,14 @@ struct CatalogSync {
             rows.append(
                 RemoteMetadata.record(
                     for: object, head: found?.head, image: found?.image, thumbnail: thumbnails[object.key],
-                    source: library.configuration.metadataSource))
+                    source: sync.configuration.metadataSource))
         }
         var filesToRemove: [String] = []
-        let files = library.files
+        let files = sync.files
         // Downloads of vanished objects stop before their files go: a cancelled download writes no more files,
         // so none appears after the removal below.
-        if !vanished.isEmpty { library.runtime.cancelDownloads(forAssets: vanished) }
-        let counts = try library.performWrite { tx -> ReconcileCounts in
+        if !vanished.isEmpty { sync.cache.downloads.cancelDownloads(forAssets: vanished) }
+        let counts = try sync.performWrite { tx -> ReconcileCounts in
             tx.reserveCapacity(rows.count)
             var c = ReconcileCounts()
             for row in rows { try c.upsert(row, tx, files: files, removing: &filesToRemove) }
@@ -282,7 +282,7 @@ struct CatalogSync {
         if counts.changed { summary.transactions += 1 }
         embedded = embedded.filter { thumbnails[$0.key] == nil }
         if !embedded.isEmpty {
-            summary.thumbnailsFromImageHeaders += try library.storeEmbeddedThumbnails(embedded)
+            summary.thumbnailsFromImageHeaders += try sync.cache.storeEmbeddedThumbnails(embedded)
             summary.transactions += 1
         }
         return counts.changed
@@ -295,14 +295,14 @@ struct CatalogSync {
         _ objects: [S3ObjectSummary], summary: inout SyncSummary, skipped: inout [String: S3Error],
         embedded: inout [String: [UInt8]]
     ) async throws -> [String: (head: S3ObjectHead, image: ImageMetadata?)] {
-        guard library.configuration.metadataSource == AssetLibrary.MetadataSource.headObject, !objects.isEmpty else {
+        guard sync.configuration.metadataSource == AssetLibrary.MetadataSource.headObject, !objects.isEmpty else {
             return [:]
         }
         summary.headRequests += objects.count
         let client = remote.client
-        let bucket = library.configuration.bucket
-        let limit = max(1, library.configuration.maxConnections)
-        let headerBytes = library.configuration.imageHeaderBytes
+        let bucket = sync.configuration.bucket
+        let limit = max(1, sync.configuration.maxConnections)
+        let headerBytes = sync.configuration.imageHeaderBytes
         var thumbnailBytes = 0
         let makesThumbnails = self.makesThumbnails
         return try await withThrowingTaskGroup(of: (String, HeadOutcome).self) { group in

@@ -315,7 +315,7 @@ struct CheckpointBootstrap {
     let readAhead: JournalSync.ReadAhead?
 }
 
-extension AssetLibrary {
+extension SyncEngine {
     /// Assets per checkpoint part: about 6 MB of JSON each, 1–2 MB compressed.
     static let checkpointPartAssets = 25_000
 
@@ -430,7 +430,7 @@ extension AssetLibrary {
                 continue
             }
             // The journal's tail costs round trips, the restore the catalog's writer: one runs during the other.
-            async let readAhead = JournalSync(library: self, remote: remote).readAhead(from: manifest.time)
+            async let readAhead = JournalSync(sync: self, remote: remote).readAhead(from: manifest.time)
             switch try await restoreOutcome(manifest, remote: remote, summary: &summary) {
             case .success(let restored):
                 try store.setSetting(JournalSetting.cursor, to: String(manifest.time))
@@ -515,7 +515,7 @@ extension AssetLibrary {
                     }
                     // Never allocated from the claimed count alone: it is capped, and so is this.
                     var records: [AssetRecord] = []
-                    records.reserveCapacity(min(part.assets, AssetLibrary.checkpointPartAssets))
+                    records.reserveCapacity(min(part.assets, SyncEngine.checkpointPartAssets))
                     var skipped: [SyncSummary.SkippedObject] = []
                     let parsed = lines.withUnsafeBytes { buffer -> Int? in
                         // Lines found in the raw bytes, each parsed where it lies.
@@ -576,7 +576,7 @@ extension AssetLibrary {
                         }
                         // An upsert takes the bucket's facts only; the shared properties merge as a sidecar read.
                         if record.metadataStamps != nil || record.sidecarETag != nil {
-                            try AssetLibrary.adopt(
+                            try SharedMetadata.adopt(
                                 SharedMetadata(record: record), sidecarETag: record.sidecarETag, into: id, tx)
                         }
                     }

@@ -1,5 +1,5 @@
 import Essentials
-public import Foundation
+import Foundation
 import S3Transfer
 
 /// The journal's retention. The library that writes a checkpoint prunes what the checkpoint covers and is older
@@ -10,7 +10,7 @@ import S3Transfer
 ///
 /// Nothing younger than ``AssetLibrary/minimumJournalRetention`` is ever pruned, so a library that synced within
 /// that time reads the journal without asking for the horizon: an idle sync stays one request.
-extension AssetLibrary {
+extension SyncEngine {
     /// The least retention, whatever ``Configuration/journalRetention`` says: 1 day.
     public static let minimumJournalRetention: TimeInterval = 24 * 3600
 

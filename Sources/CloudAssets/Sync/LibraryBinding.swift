@@ -26,27 +26,3 @@ struct LibraryBinding: Equatable {
         return "\(scheme)://\(host):\(port)\(path)"
     }
 }
-
-extension AssetLibrary {
-    /// Refuses a configuration whose endpoint, bucket or prefix differs from the one the library belongs to,
-    /// unless ``Configuration/rebind`` is set. A library not yet bound (never synced) passes.
-    /// - Throws: ``CloudAssetsError/Code/boundToAnotherBucket``.
-    func checkBinding() throws {
-        guard !configuration.rebind, !services.bindingChecked.withLock({ $0 }) else { return }
-        let requested = LibraryBinding(configuration).text
-        if let bound = try store.setting(LibraryBinding.settingName), bound != requested {
-            throw AssetLibraryError.boundToAnotherBucket(
-                library: configuration.storeURL.path, bound: bound, requested: requested)
-        }
-        services.bindingChecked.withLock { $0 = true }
-    }
-
-    /// Records the configured endpoint, bucket and prefix as the library's own (first sync, or a rebind).
-    func recordBinding() throws {
-        let requested = LibraryBinding(configuration).text
-        if try store.setting(LibraryBinding.settingName) != requested {
-            try store.setSetting(LibraryBinding.settingName, to: requested)
-        }
-        services.bindingChecked.withLock { $0 = true }
-    }
-}

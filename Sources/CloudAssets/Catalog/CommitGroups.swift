@@ -33,7 +33,7 @@ final class CommitGroups: Sendable {
 
     /// Runs `work` in a write transaction of `library`, with whatever other commits are waiting; returns once that
     /// transaction is committed (or throws why this commit was not).
-    func commit(in library: AssetLibrary, _ work: @escaping Work) async throws {
+    func commit(in catalog: Catalog, _ work: @escaping Work) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let leads = state.withLock { state -> Bool in
                 state.pending.append(Pending(work: work, continuation: continuation))
@@ -41,15 +41,15 @@ final class CommitGroups: Sendable {
                 state.writing = true
                 return true
             }
-            if leads { writer.async { self.drain(library) } }
+            if leads { writer.async { self.drain(catalog) } }
         }
     }
 
-    private func drain(_ library: AssetLibrary) {
+    private func drain(_ catalog: Catalog) {
         while let group = takeGroup() {
             var outcomes = [Result<Void, any Error>](repeating: .success(()), count: group.count)
             do {
-                try library.performWrite { tx in
+                try catalog.performWrite { tx in
                     for item in group { try item.work(tx) }
                 }
             } catch {
@@ -59,7 +59,7 @@ final class CommitGroups: Sendable {
                     // Which commit failed is not known: each alone.
                     for (index, item) in group.enumerated() {
                         do {
-                            try library.performWrite { tx in try item.work(tx) }
+                            try catalog.performWrite { tx in try item.work(tx) }
                         } catch {
                             outcomes[index] = .failure(error)
                         }

@@ -7,7 +7,7 @@ import S3Transfer
     import Glibc
 #endif
 
-extension AssetLibrary {
+extension EditEngine {
     /// Sends every edit revision made here to the bucket, oldest first: the rendered file (resumable, created
     /// only if absent), its thumbnail, then the manifest — the commit point other libraries read — and a journal
     /// change. A revert, once its marker is in the bucket, deletes the rendered versions of the revisions it
@@ -19,9 +19,9 @@ extension AssetLibrary {
     /// read under the gate, so a revert's pass starts only once an edit an earlier pass was sending is in the
     /// bucket and marked shared — and deletes it.
     func shareEditRevisions() async {
-        guard let remote, networkPolicy != .offline, (try? checkBinding()) != nil else { return }
+        guard let remote, networkPolicy != .offline, (try? remote.checkBinding()) != nil else { return }
         let shared: Bool =
-            (try? await services.editShareGate.run {
+            (try? await shareGate.run {
                 guard let pending = try? store.unsharedEditRevisions(), !pending.isEmpty else { return false }
                 var shared = false
                 for revision in pending where !Task.isCancelled && !isClosed {
@@ -29,7 +29,7 @@ extension AssetLibrary {
                 }
                 return shared
             }) ?? false
-        if shared { await flushJournal() }
+        if shared { await journal.flush() }
     }
 
     private func share(_ stored: StoredEditRevision, remote: LibraryRemote) async throws -> Bool {

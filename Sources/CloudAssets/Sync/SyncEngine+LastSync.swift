@@ -8,12 +8,11 @@ public struct LastSync: Sendable, Hashable, Codable {
     public let summary: SyncSummary
 }
 
-extension AssetLibrary {
+extension SyncEngine {
     private var lastSyncURL: URL { configuration.storeURL.appendingPathComponent("last-sync.json") }
 
-    /// The last sync of this library that completed, in any process that shares its folder (kept in
-    /// `<store>/last-sync.json`, replaced atomically by each sync); nil when none has. Any thread; a file read.
-    public var lastSync: LastSync? {
+    /// ``AssetLibrary/lastSync``.
+    var lastSync: LastSync? {
         guard let data = try? Data(contentsOf: lastSyncURL) else { return nil }
         if let last = try? JSONDecoder().decode(LastSync.self, from: data) { return last }
         // Written by an earlier version: the date alone (seconds since 1970).
@@ -21,6 +20,7 @@ extension AssetLibrary {
         return LastSync(date: Date(timeIntervalSince1970: seconds), summary: SyncSummary())
     }
 
+    /// Records a completed sync for ``lastSync`` (atomically replaced; a failure to write loses only the record).
     func recordSyncCompleted(_ last: LastSync) {
         guard let data = try? JSONEncoder().encode(last) else { return }
         try? data.write(to: lastSyncURL, options: .atomic)

@@ -7,64 +7,46 @@ import S3Transfer
     import Glibc
 #endif
 
-extension AssetLibrary {
-    /// Gives the asset a local thumbnail when it has none, without downloading the original where it can: the
-    /// bucket's thumbnail object when there is one; else the JPEG thumbnail embedded in the original's EXIF, read
-    /// with a ranged request of the file's first 64 KiB (and at most 128 KiB more when the thumbnail runs past
-    /// them); else the original (local, or downloaded when `isNetworkAccessAllowed` and the library's
-    /// ``NetworkPolicy`` allow) decoded and downscaled.
-    ///
-    /// Thumbnails the library makes are real, upright JPEGs (EXIF orientation applied; no metadata, so no
-    /// location), ``Configuration/thumbnailPixelSize`` pixels on the long side at most, and count against
-    /// ``Configuration/cacheSizeLimit`` (see ``cacheUsage()``). The thumbnail is committed in one transaction: a
-    /// `cloudOnly` asset becomes `thumbnail`, observers get the change. Safe from any thread or task.
-    /// - Parameters:
-    ///   - asset: The asset (an image; videos and other media have no thumbnail made here).
-    ///   - isNetworkAccessAllowed: Whether the bucket may be read.
-    /// - Returns: Where the thumbnail came from.
-    /// - Throws: ``CloudAssetsError/Code/networkNotAllowed`` when it needs the network and may not use it,
-    ///   ``CloudAssetsError/Code/imageUnreadable`` for a file that is not a decodable image, transfer errors.
-    @discardableResult
-    public func makeThumbnail(for asset: Asset, isNetworkAccessAllowed: Bool = true) async throws -> ThumbnailSource {
-        try await entry {
-            guard let record = try store.record(id: asset.rowID), let id = record.id else {
-                throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
-            }
-            if record.thumbnailPresent { return .alreadyLocal }
-            let network = isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
-            if let thumbnailKey = record.thumbnailKey, verifiedOriginal(of: record) == nil {
-                guard network else { throw AssetRequestError.inCloud(key: thumbnailKey, localIdentifier: id) }
-                let remote = try requireRemote()
-                let (data, head) = try await remote.client.getObject(bucket: configuration.bucket, key: thumbnailKey)
-                try files.writeThumbnail(data, id: id)
-                try commitThumbnails([GeneratedThumbnail(id: id, assetETag: record.etag, objectETag: head.etag)])
-                return .bucketObject
-            }
-            if verifiedOriginal(of: record) == nil, network, ImageHeaderRead.mayHaveHeaders(key: record.key),
-                let found = try await ImageHeaderRead.read(
-                    key: record.key, size: record.size, etag: record.etag, client: requireRemote().client,
-                    bucket: configuration.bucket, firstBytes: 64 << 10, thumbnailSlack: 128 << 10),
-                let embedded = found.embeddedThumbnail
-            {
-                try storeGenerated(
-                    try EmbeddedThumbnail.jpeg(embedded, orientation: record.orientation, request: thumbnailRequest),
-                    id: id, of: record)
-                return .embeddedThumbnail(bytesFetched: found.bytesRead)
-            }
-            guard record.mediaType == .image else {
-                // Not an image the decoders read: the file is not at fault, the request is.
-                throw CloudAssetsError(
-                    .imageUnreadable, "\(record.key) is not an image: only images get a thumbnail made",
-                    localIdentifier: String(id), path: record.key)
-            }
-            var options = AssetRequestOptions()
-            options.isNetworkAccessAllowed = network
-            let url = try await ensureOriginal(assetID: id, options: options, requestID: runtime.nextRequestID())
-            let (image, _) = try await ImageBridge.decode(.file(url), request: thumbnailRequest)
-            try storeGenerated(
-                try ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality), id: id, of: record)
-            return .downscaledOriginal
+extension OriginalsCache {
+    /// ``AssetLibrary/makeThumbnail(for:isNetworkAccessAllowed:)``.
+    func makeThumbnail(of assetID: Int64, isNetworkAccessAllowed: Bool) async throws -> ThumbnailSource {
+        guard let record = try store.record(id: assetID), let id = record.id else {
+            throw AssetRequestError.assetDeleted(localIdentifier: assetID)
         }
+        if record.thumbnailPresent { return .alreadyLocal }
+        let network = isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
+        if let thumbnailKey = record.thumbnailKey, verifiedOriginal(of: record) == nil {
+            guard network else { throw AssetRequestError.inCloud(key: thumbnailKey, localIdentifier: id) }
+            let remote = try requireRemote()
+            let (data, head) = try await remote.client.getObject(bucket: configuration.bucket, key: thumbnailKey)
+            try files.writeThumbnail(data, id: id)
+            try commitThumbnails([GeneratedThumbnail(id: id, assetETag: record.etag, objectETag: head.etag)])
+            return .bucketObject
+        }
+        if verifiedOriginal(of: record) == nil, network, ImageHeaderRead.mayHaveHeaders(key: record.key),
+            let found = try await ImageHeaderRead.read(
+                key: record.key, size: record.size, etag: record.etag, client: requireRemote().client,
+                bucket: configuration.bucket, firstBytes: 64 << 10, thumbnailSlack: 128 << 10),
+            let embedded = found.embeddedThumbnail
+        {
+            try storeGenerated(
+                try EmbeddedThumbnail.jpeg(embedded, orientation: record.orientation, request: configuration.thumbnailRequest),
+                id: id, of: record)
+            return .embeddedThumbnail(bytesFetched: found.bytesRead)
+        }
+        guard record.mediaType == .image else {
+            // Not an image the decoders read: the file is not at fault, the request is.
+            throw CloudAssetsError(
+                .imageUnreadable, "\(record.key) is not an image: only images get a thumbnail made",
+                localIdentifier: String(id), path: record.key)
+        }
+        var options = AssetRequestOptions()
+        options.isNetworkAccessAllowed = network
+        let url = try await ensureOriginal(assetID: id, options: options, requestID: downloads.nextRequestID())
+        let (image, _) = try await ImageBridge.decode(.file(url), request: configuration.thumbnailRequest)
+        try storeGenerated(
+            try ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality), id: id, of: record)
+        return .downscaledOriginal
     }
 
     /// Makes thumbnails from embedded EXIF thumbnails (by key) a sync read with the images' headers, and records
@@ -72,7 +54,7 @@ extension AssetLibrary {
     /// (its file removed under the write lock). A thumbnail that does not decode is skipped. Returns how many
     /// were recorded.
     func storeEmbeddedThumbnails(_ thumbnails: [String: [UInt8]]) throws -> Int {
-        let request = thumbnailRequest
+        let request = configuration.thumbnailRequest
         var written: [(id: Int64, etag: String, size: Int64)] = []
         for (key, jpeg) in thumbnails {
             guard let record = try store.record(key: key), let id = record.id, !record.thumbnailPresent,
@@ -85,12 +67,6 @@ extension AssetLibrary {
         guard !written.isEmpty else { return 0 }
         return try commitThumbnails(
             written.map { GeneratedThumbnail(id: $0.id, assetETag: $0.etag, objectETag: nil, size: $0.size) })
-    }
-
-    /// What the library's own thumbnails are decoded to: ``Configuration/thumbnailPixelSize`` on the long side.
-    var thumbnailRequest: DecodeRequest {
-        let size = max(16, configuration.thumbnailPixelSize)
-        return DecodeRequest(targetWidth: size, targetHeight: size, contentMode: .aspectFit)
     }
 
     /// Writes a thumbnail JPEG the library made and records it.

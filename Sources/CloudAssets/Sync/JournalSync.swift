@@ -3,7 +3,7 @@ import Essentials
 import Foundation
 import S3Transfer
 
-extension AssetLibrary {
+extension SyncEngine {
     /// The catalog settings of the journal reader.
     enum JournalSetting {
         /// The newest entry time (milliseconds, the service's clock) this library has applied through.
@@ -14,34 +14,6 @@ extension AssetLibrary {
         static let lastFullSyncCost = "journal.lastFullSyncCost"
         /// The newest checkpoint slot this library wrote or found written.
         static let checkpointSlot = "journal.checkpointSlot"
-    }
-
-    /// Writes the journal outbox to the bucket: the changes this library made (uploaded originals, deleted
-    /// originals, written sidecars), in commit order, up to 500 per entry, each entry with `If-None-Match: *`.
-    /// An outbox row leaves only once its entry is in the bucket; a failure leaves the rest for the next flush
-    /// (each sync flushes, and so does every upload commit). One flush at a time per library. Offline, unbound
-    /// or without an endpoint it does nothing.
-    func flushJournal() async {
-        guard let remote, networkPolicy != .offline, (try? checkBinding()) != nil else { return }
-        _ = try? await services.journalGate.run {
-            let prefix = configuration.layout.journalPrefix
-            let device = try deviceIdentifier()
-            while true {
-                let rows = try store.journalOutbox(limit: 500)
-                guard let last = rows.last else { return }
-                let body = JournalEntry.encoded(device: device, changes: rows.map(\.change))
-                let time = Int64((remote.client.correctedNow.timeIntervalSince1970 * 1000).rounded(.down))
-                let key = JournalKey.make(prefix: prefix, time: time, device: device, sequence: last.seq)
-                do {
-                    _ = try await remote.client.putObject(
-                        bucket: configuration.bucket, key: key, body: body, contentType: "application/json",
-                        condition: .keyAbsent)
-                } catch S3Error.preconditionFailed {
-                    // The same key exists (this outbox row was sent before and its removal was lost): sent.
-                }
-                try store.removeJournalOutbox(through: last.seq)
-            }
-        }
     }
 }
 
@@ -65,7 +37,7 @@ extension AssetLibrary {
 ///
 /// Applied entries are remembered for the look-back window, so an entry listed again is not applied twice.
 struct JournalSync {
-    let library: AssetLibrary
+    let sync: SyncEngine
     let remote: LibraryRemote
 
     /// The first listing pages of the journal from a position, with the bodies of the entries they name: read
@@ -94,14 +66,14 @@ struct JournalSync {
     /// `pageLimit` pages of at most `maxKeys` keys (nil: the service's page, 1,000 on S3), and GETs every entry on
     /// them, applying nothing and reading nothing from the catalog.
     func readAhead(from cursor: Int64, pageLimit: Int = 4, maxKeys: Int? = nil) async throws -> ReadAhead {
-        let prefix = library.configuration.layout.journalPrefix
+        let prefix = sync.configuration.layout.journalPrefix
         let startAfter = JournalKey.start(
-            prefix: prefix, time: cursor - Int64(library.configuration.journalLookBack * 1000))
+            prefix: prefix, time: cursor - Int64(sync.configuration.journalLookBack * 1000))
         var pages: [ListObjectsPage] = []
         var bodies: [String: Fetched] = [:]
         while pages.count < pageLimit {
             let page = try await remote.client.listObjectsV2(
-                bucket: library.configuration.bucket, prefix: prefix,
+                bucket: sync.configuration.bucket, prefix: prefix,
                 continuationToken: pages.last?.nextContinuationToken, startAfter: pages.isEmpty ? startAfter : nil,
                 maxKeys: maxKeys)
             pages.append(page)
@@ -115,10 +87,10 @@ struct JournalSync {
     /// Applies the journal from this library's position on. `readAhead`, when it was listed from the same
     /// position, stands for its pages' listings and their entries' GETs; the pages after it are listed here.
     func run(summary: inout SyncSummary, readAhead: ReadAhead? = nil) async throws {
-        let store = library.store
-        let prefix = library.configuration.layout.journalPrefix
-        let lookBack = Int64(library.configuration.journalLookBack * 1000)
-        let cursor = Int64(try store.setting(AssetLibrary.JournalSetting.cursor) ?? "") ?? 0
+        let store = sync.store
+        let prefix = sync.configuration.layout.journalPrefix
+        let lookBack = Int64(sync.configuration.journalLookBack * 1000)
+        let cursor = Int64(try store.setting(SyncEngine.JournalSetting.cursor) ?? "") ?? 0
         let startAfter = JournalKey.start(prefix: prefix, time: cursor - lookBack)
         var newest = cursor
         var continuation: String?
@@ -131,7 +103,7 @@ struct JournalSync {
                 page = pages[pagesRead]
             } else {
                 page = try await remote.client.listObjectsV2(
-                    bucket: library.configuration.bucket, prefix: prefix, continuationToken: continuation,
+                    bucket: sync.configuration.bucket, prefix: prefix, continuationToken: continuation,
                     startAfter: continuation == nil ? startAfter : nil)
             }
             summary.pages += 1
@@ -156,7 +128,7 @@ struct JournalSync {
                         return nil
                     }
                 }
-                if !edits.isEmpty { await library.prefetchEditThumbnails(edits, remote: remote) }
+                if !edits.isEmpty { await sync.edits.prefetchEditThumbnails(edits, remote: remote) }
                 let sidecars = try await readSidecars(named: entries.values)
                 summary.sidecarsRead += sidecars.count
                 let contradicted = try await deletesTheBucketContradicts(in: entries.values)
@@ -169,7 +141,7 @@ struct JournalSync {
                     fresh, entries: entries, sidecars: sidecars, contradicted: contradicted,
                     newest: max(newest, pageNewest), summary: &summary)
             } else if pageNewest > newest {
-                try store.setSetting(AssetLibrary.JournalSetting.cursor, to: String(pageNewest))
+                try store.setSetting(SyncEngine.JournalSetting.cursor, to: String(pageNewest))
             }
             newest = max(newest, pageNewest)
             pagesRead += 1
@@ -191,7 +163,7 @@ struct JournalSync {
         var bodies = try await fetch(objects.filter { readAhead.index(forKey: $0.key) == nil })
         for object in objects { if let body = readAhead[object.key] { bodies[object.key] = body } }
         summary.journalEntriesRead += objects.count
-        let layout = library.configuration.layout
+        let layout = sync.configuration.layout
         let now = remote.client.correctedNow
         let learnedAt = Date()
         var entries: [String: BucketInput.Entry] = [:]
@@ -227,8 +199,8 @@ struct JournalSync {
     /// listing is cut off by the bounded read.
     private func fetch(_ objects: [S3ObjectSummary]) async throws -> [String: Fetched] {
         let client = remote.client
-        let bucket = library.configuration.bucket
-        let limit = max(1, library.configuration.maxConnections)
+        let bucket = sync.configuration.bucket
+        let limit = max(1, sync.configuration.maxConnections)
         let cap = BucketInput.maxJournalEntryBytes
         var result: [String: Fetched] = [:]
         var wanted: [String] = []
@@ -260,7 +232,7 @@ struct JournalSync {
     private func confirmingEdits(_ entries: [String: BucketInput.Entry], summary: inout SyncSummary) async throws
         -> [String: BucketInput.Entry]
     {
-        let layout = library.configuration.layout
+        let layout = sync.configuration.layout
         var wanted: [String: String] = [:]  // manifest key → original key
         for entry in entries.values {
             for case .edit(let manifest) in entry.changes {
@@ -271,8 +243,8 @@ struct JournalSync {
         }
         guard !wanted.isEmpty else { return entries }
         let client = remote.client
-        let bucket = library.configuration.bucket
-        let limit = max(1, library.configuration.maxConnections)
+        let bucket = sync.configuration.bucket
+        let limit = max(1, sync.configuration.maxConnections)
         let reads = try await concurrentMap(wanted, limit: limit) { key, original -> (String, EditManifest?) in
             let read: (Data, S3ObjectHead)?
             do {
@@ -315,18 +287,18 @@ struct JournalSync {
     private func readSidecars(named entries: some Collection<BucketInput.Entry>) async throws
         -> [String: (state: SharedMetadata?, etag: String?)]
     {
-        let layout = library.configuration.layout
+        let layout = sync.configuration.layout
         var keys = Set<String>()
         for entry in entries {
             for case .metadata(let key, _, _) in entry.changes { keys.insert(key) }
         }
         let wanted = keys.compactMap { key in layout.sidecarKey(forOriginalKey: key).map { (key, $0) } }
         guard !wanted.isEmpty else { return [:] }
-        let library = self.library
+        let sync = self.sync
         let remote = self.remote
-        let limit = max(1, library.configuration.maxConnections)
+        let limit = max(1, sync.configuration.maxConnections)
         let reads = try await concurrentMap(wanted, limit: limit) { original, sidecar in
-            let (state, etag) = try await library.readSidecar(sidecar, remote: remote)
+            let (state, etag) = try await sync.readSidecar(sidecar, remote: remote)
             return (original, (state: state, etag: etag))
         }
         return Dictionary(reads) { first, _ in first }
@@ -345,8 +317,8 @@ struct JournalSync {
         }
         guard !deletes.isEmpty else { return [] }
         let client = remote.client
-        let bucket = library.configuration.bucket
-        let limit = max(1, library.configuration.maxConnections)
+        let bucket = sync.configuration.bucket
+        let limit = max(1, sync.configuration.maxConnections)
         let live = try await concurrentMap(deletes, limit: limit) { key, etag -> String? in
             do {
                 let head = try await client.headObject(bucket: bucket, key: key)
@@ -366,8 +338,8 @@ struct JournalSync {
         sidecars: [String: (state: SharedMetadata?, etag: String?)], contradicted: Set<String>, newest: Int64,
         summary: inout SyncSummary
     ) throws {
-        let store = library.store
-        let files = library.files
+        let store = sync.store
+        let files = sync.files
         let clock = BucketInput.milliseconds(remote.client.correctedNow)
         let changes = listed.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.flatMap { item in
             (entries[item.key]?.changes ?? []).filter { change in
@@ -380,8 +352,8 @@ struct JournalSync {
             guard case .delete(let key, _) = item.change else { return nil }
             return try store.record(key: key)?.id
         }
-        if !deleting.isEmpty { library.runtime.cancelDownloads(forAssets: deleting) }
-        let counts = try library.performWrite { tx -> ReconcileCounts in
+        if !deleting.isEmpty { sync.cache.downloads.cancelDownloads(forAssets: deleting) }
+        let counts = try sync.performWrite { tx -> ReconcileCounts in
             var counts = ReconcileCounts()
             var filesToRemove: [String] = []
             for (change, time) in changes {
@@ -390,7 +362,7 @@ struct JournalSync {
                     removing: &filesToRemove)
             }
             for item in listed { try tx.markJournalEntryApplied(item.key, time: item.time) }
-            try tx.setSetting(AssetLibrary.JournalSetting.cursor, to: String(newest))
+            try tx.setSetting(SyncEngine.JournalSetting.cursor, to: String(newest))
             for path in filesToRemove { try? FileManager.default.removeItem(atPath: path) }
             return counts
         }
@@ -429,12 +401,12 @@ struct JournalSync {
             guard let current, let id = current.id, S3ETag.same(current.etag, etag) else { return }
             try counts.remove(id, tx, files: files, removing: &removing)
         case .edit(let manifest):
-            if try AssetLibrary.adopt(manifest, tx, files: files, removing: &removing) { counts.meta += 1 }
+            if try EditEngine.adopt(manifest, tx, files: files, removing: &removing) { counts.meta += 1 }
         case .metadata(let key, _, _):
             // The sidecar as read now, not as the entry describes it (readSidecars(named:)).
             guard let current, let id = current.id, let read = sidecars[key], let state = read.state else { return }
             let before = current
-            try AssetLibrary.adopt(state, sidecarETag: read.etag, into: id, tx)
+            try SharedMetadata.adopt(state, sidecarETag: read.etag, into: id, tx)
             if let after = try tx.record(id), after != before { counts.meta += 1 }
         }
     }

@@ -6,28 +6,7 @@ import Foundation
     import Glibc
 #endif
 
-extension AssetLibrary {
-    /// What opening the library found and repaired after a crash or `kill -9`.
-    public struct RecoveryReport: Sendable, Hashable {
-        /// Assets recorded `full` whose verified file was missing or of the wrong size: moved down.
-        public internal(set) var fullDowngraded = 0
-        /// Assets recorded `partial` whose range file was missing or too short: moved down.
-        public internal(set) var partialDowngraded = 0
-        /// Assets recorded with a thumbnail whose file was missing: thumbnail presence cleared.
-        public internal(set) var thumbnailsLost = 0
-        /// Files in the library's folders that belonged to no asset (or to an old version): removed.
-        public internal(set) var orphanFilesRemoved = 0
-        /// Interrupted downloads (`.part` files) kept for resume.
-        public internal(set) var partFilesKept = 0
-        /// Files and folders in the library's folders that the library did not name (not its own): left alone.
-        public internal(set) var foreignFilesKept = 0
-        /// Imported assets not uploaded yet whose local original was gone (removed while the library was
-        /// closed): removed from the catalog, as no copy of them is left anywhere.
-        public internal(set) var importsLost = 0
-
-        /// Nothing repaired (what a library that was not the first to open its folder reports).
-        public init() {}
-    }
+extension OriginalsCache {
 
     /// Makes every asset consistent with the files on disk: `full` only with its verified file, `partial`
     /// ranges only if their bytes are there, thumbnails only if present; removes orphan files; keeps `.part`
@@ -41,11 +20,11 @@ extension AssetLibrary {
     ///   is used: a request checks the original's file and downloads it again; a thumbnail found missing is
     ///   forgotten, and fetched again by the next sync. Opening then costs nothing per local original or
     ///   thumbnail (the scan costs ~26 µs each: seconds for a library with a million thumbnails).
-    func recoverLocalState(afterCleanClose: Bool = false) throws -> RecoveryReport {
+    func recoverLocalState(afterCleanClose: Bool = false) throws -> AssetLibrary.RecoveryReport {
         try files.createFolders()
         // A bulk load (first listing, bootstrap) killed before it ended left the catalog's indexes suspended.
         try store.restoreSuspendedIndexes()
-        var report = RecoveryReport()
+        var report = AssetLibrary.RecoveryReport()
         let fm = FileManager.default
         let size = LocalFiles.regularFileSize
         // Only assets that claim something local can disagree with the disk: a cloud-only asset has no file to

@@ -2,13 +2,13 @@ import AssetStore
 import Foundation
 import S3Transfer
 
-extension AssetLibrary {
+extension UploadEngine {
     /// Sends every shared-property edit made here to the bucket: for each edited asset, reads its sidecar, merges
     /// (``SharedMetadata``'s rule), writes it back conditionally (another library's write in between makes the
     /// write fail; it is read and merged again), and records the merged state. At most
     /// ``Configuration/maxConnections`` at a time. Failures leave the edit to the next round.
     func shareEditedMetadata() async {
-        guard let remote, networkPolicy != .offline, (try? checkBinding()) != nil,
+        guard let remote, networkPolicy != .offline, (try? remote.checkBinding()) != nil,
             let ids = try? store.idsWithUnsharedMetadata(), !ids.isEmpty
         else { return }
         await withTaskGroup(of: Void.self) { group in
@@ -21,7 +21,7 @@ extension AssetLibrary {
             for _ in 0..<max(1, configuration.maxConnections) where !addNext() { break }
             while await group.next() != nil { _ = addNext() }
         }
-        await flushJournal()
+        await journal.flush()
     }
 
     private func shareMetadata(of id: Int64, remote: LibraryRemote) async throws {
@@ -65,6 +65,12 @@ extension AssetLibrary {
         }
     }
 
+
+
+
+}
+
+extension LibraryEngine {
     /// Reads a sidecar: its state and ETag, or (nil, nil) when there is none. A sidecar that cannot be decoded
     /// counts as holding nothing, and is replaced only by a write conditional on its ETag.
     func readSidecar(_ key: String, remote: LibraryRemote) async throws -> (SharedMetadata?, String?) {
@@ -102,11 +108,13 @@ extension AssetLibrary {
     ) throws {
         guard !states.isEmpty else { return }
         try performWrite { tx in
-            for (id, state, etag) in states { try Self.adopt(state, sidecarETag: etag, into: id, tx) }
+            for (id, state, etag) in states { try SharedMetadata.adopt(state, sidecarETag: etag, into: id, tx) }
             for change in journal { try tx.appendJournalChange(change.encoded) }
         }
     }
+}
 
+extension SharedMetadata {
     /// Merges one sidecar state into a row (a row that is gone is skipped).
     static func adopt(_ state: SharedMetadata, sidecarETag etag: String?, into id: Int64, _ tx: StoreTransaction)
         throws
@@ -118,49 +126,6 @@ extension AssetLibrary {
             r.sidecarETag = etag
             r.metadataDirty = merged != state
         }
-    }
-
-    /// Reads the sidecars that changed since this library last merged them (their ETags differ from the ones it
-    /// remembers) and merges them, in batches. Part of ``sync(fetchThumbnails:)``.
-    /// - Returns: How many sidecars were read.
-    func pullSharedMetadata(remote: LibraryRemote) async throws -> Int {
-        let layout = configuration.layout
-        var listed: [String: String] = [:]
-        for try await page in remote.client.listAllObjects(bucket: configuration.bucket, prefix: layout.metadataPrefix)
-        {
-            for object in page.objects {
-                if let original = layout.originalKey(forSidecarKey: object.key) { listed[original] = object.etag }
-            }
-        }
-        guard !listed.isEmpty else { return 0 }
-        var stale: [(id: Int64, key: String)] = []
-        for chunk in Array(listed.keys).chunked(500) {
-            for (key, record) in try store.records(keys: Array(chunk)) {
-                guard let id = record.id, let etag = listed[key],
-                    record.sidecarETag.map({ !S3ETag.same($0, etag) }) ?? true
-                else { continue }
-                stale.append((id, key))
-            }
-        }
-        var read = 0
-        for batch in stale.chunked(64) {
-            let states = try await withThrowingTaskGroup(of: (Int64, SharedMetadata, String)?.self) { group in
-                for (id, key) in batch {
-                    guard let sidecarKey = layout.sidecarKey(forOriginalKey: key) else { continue }
-                    group.addTask {
-                        let (state, etag) = try await self.readSidecar(sidecarKey, remote: remote)
-                        guard let state, let etag else { return nil }
-                        return (id, state, etag)
-                    }
-                }
-                var result: [(id: Int64, state: SharedMetadata, etag: String?)] = []
-                while let item = try await group.next() { if let item { result.append((item.0, item.1, item.2)) } }
-                return result
-            }
-            read += states.count
-            try adoptSharedMetadata(states)
-        }
-        return read
     }
 }
 

@@ -3,14 +3,10 @@ import Essentials
 import Foundation
 import S3Transfer
 
-extension AssetLibrary {
-    /// The uploads: what is waiting, running and failed, with the progress of those running. A snapshot; any
-    /// thread. Throws ``CloudAssetsError`` (``CloudAssetsError/Code/libraryClosed`` after ``close()``).
-    public var uploads: UploadStatus {
-        get throws { try entry { try uploadStatus() } }
-    }
+extension UploadEngine {
 
-    private func uploadStatus() throws -> UploadStatus {
+    /// ``AssetLibrary/uploads``.
+    func status() throws -> UploadStatus {
         let counts = try store.uploadStateCounts()
         var status = UploadStatus()
         status.pending = counts[.pendingUpload] ?? 0
@@ -18,8 +14,8 @@ extension AssetLibrary {
         status.failed = counts[.uploadFailed] ?? 0
         status.unsharedEdits = try store.idsWithUnsharedMetadata().count
         status.unsharedContentEdits = try store.unsharedEditRevisionCount()
-        status.inFlight = uploadQueue.inFlight
-        status.isActive = uploadQueue.isActive
+        status.inFlight = queue.inFlight
+        status.isActive = queue.isActive
         if status.failed > 0 {
             let ids = try store.ids(inUploadStates: [.uploadFailed], limit: UploadStatus.failureLimit)
             status.failures = try store.records(ids: ids).compactMap { record in
@@ -32,51 +28,30 @@ extension AssetLibrary {
         return status
     }
 
-    /// Uploads every import and shared-property edit not in the bucket yet, now, and returns when they went up or
-    /// failed (see ``uploads``) and the background worker is idle. An explicit call, like a sync: it runs under any
-    /// network policy but `.offline` (where it returns at once) and whatever
-    /// ``Configuration/startsBackgroundTransfers`` says. Uploads also start on their own after
-    /// ``performChanges(_:)``, on open and when the policy becomes `.allowed`.
-    ///
-    /// When it returns, the journal entries of every upload that went up are in the bucket too (or failed to go,
-    /// left for the next sync): another library's next sync sees each of them, and a process may exit.
-    /// - Returns: The uploads' state once idle: ``UploadStatus/failed`` and ``UploadStatus/failures`` say which
-    ///   imports did not go up and why (their originals stay in the library). After ``close()``: at once, an empty
-    ///   status.
-    @discardableResult
-    public func waitForUploads() async -> UploadStatus {
-        guard !isClosed else { return UploadStatus() }
-        await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
+    /// ``AssetLibrary/waitForUploads()``.
+    func waitForUploads() async -> UploadStatus {
+        await uploadPendingOriginals(explicitly: true)
         await shareEditedMetadata()
-        await shareEditRevisions()
-        await uploadQueue.waitUntilIdle()
+        await edits.shareEditRevisions()
+        await queue.waitUntilIdle()
         // The commits above started flushes of their own; this one runs after them and sends what they left.
-        await flushJournal()
-        return (try? uploadStatus()) ?? UploadStatus()
+        await journal.flush()
+        return (try? status()) ?? UploadStatus()
     }
 
-    /// Puts every import whose upload failed back in the queue and wakes the worker.
-    public func retryFailedUploads() throws {
-        try entry {
-            let failed = try store.ids(inUploadStates: [.uploadFailed])
-            guard !failed.isEmpty else { return }
-            try performWrite { tx in
-                for id in failed {
-                    try tx.update(id) { r in
-                        r.uploadState = .pendingUpload
-                        r.uploadError = nil
-                    }
+    /// Marks every failed upload pending again and wakes the queue (``AssetLibrary/retryFailedUploads()``).
+    func retryFailedUploads() throws {
+        let failed = try store.ids(inUploadStates: [.uploadFailed])
+        guard !failed.isEmpty else { return }
+        try performWrite { tx in
+            for id in failed {
+                try tx.update(id) { r in
+                    r.uploadState = .pendingUpload
+                    r.uploadError = nil
                 }
             }
-            uploadQueue.wake(self)
         }
-    }
-
-    var uploadQueue: UploadQueue { services.uploadQueue }
-
-    /// Whether the background worker may use the network now.
-    var mayUploadInBackground: Bool {
-        remote != nil && !isClosed && configuration.startsBackgroundTransfers && isNetworkAllowed(userRequest: false)
+        queue.wake(self)
     }
 
     /// Uploads every import that is pending (or was interrupted while uploading), at most
@@ -89,8 +64,8 @@ extension AssetLibrary {
     /// runs at a time in this library (a second caller waits for the first, then uploads what is left). An error
     /// of the bucket, the credentials or the connection (``stopsEveryUpload(_:)``) ends the pass: no upload is
     /// started after it, and the imports not tried fail with it, untried (``failUntried(attempted:reason:queue:)``).
-    func uploadPendingOriginals(queue: UploadQueue, explicitly: Bool) async {
-        guard let remote, (try? checkBinding()) != nil else { return }
+    func uploadPendingOriginals(explicitly: Bool) async {
+        guard let remote, (try? remote.checkBinding()) != nil else { return }
         // (The gate's body does not throw.)
         try? await queue.passGate.run { await uploadPass(remote: remote, queue: queue, explicitly: explicitly) }
     }
@@ -269,7 +244,7 @@ extension AssetLibrary {
                 let outcome: UploadOutcome
                 do throws(S3Error) {
                     outcome = try await send(request, saved)
-                } catch let error where source != nil && !Self.isCancellation(error) {
+                } catch let error where source != nil && !RequestBroker.isCancellation(error) {
                     // The source was not the file copied after all (changed, gone, other bytes): the library's
                     // copy, resuming what was sent of it.
                     source = nil
@@ -310,7 +285,7 @@ extension AssetLibrary {
             let thumbnailKey = configuration.layout.thumbnailKey(forOriginalKey: key)
         else { return nil }
         var data = record.thumbnailPresent ? try? Data(contentsOf: files.thumbnail(id: id)) : nil
-        if data == nil, let (image, _) = try? await ImageBridge.decode(.file(original), request: thumbnailRequest),
+        if data == nil, let (image, _) = try? await ImageBridge.decode(.file(original), request: configuration.thumbnailRequest),
             let jpeg = try? ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality)
         {
             data = Data(jpeg)
@@ -328,7 +303,7 @@ extension AssetLibrary {
     /// again (nothing is left in the bucket for an asset that no longer exists).
     func commitUploads(_ outcomes: [UploadOutcomeRecord]) {
         guard !outcomes.isEmpty else { return }
-        let telemetry = services.telemetry
+        let telemetry = self.telemetry
         var orphans: [String] = []
         var journaled = false
         try? performWrite { tx in
@@ -377,7 +352,7 @@ extension AssetLibrary {
                 }
             }
         }
-        if journaled { Task { await flushJournal() } }
+        if journaled { Task { await journal.flush() } }
         if !orphans.isEmpty, let remote {
             let bucket = configuration.bucket
             Task { for key in orphans { try? await remote.client.deleteObject(bucket: bucket, key: key) } }

@@ -3,25 +3,27 @@ import Essentials
 import Foundation
 import S3Transfer
 
-extension AssetLibrary {
-    /// Pins assets: their originals are downloaded eagerly (at utility priority, as non-user work) and never
-    /// evicted. Marking the pin is one transaction (observers see the assets change); downloads run in the
-    /// background (unless ``Configuration/startsBackgroundTransfers`` is `false`: then the next library that
-    /// opens with it downloads them) and each completion is its own change.
-    /// - Parameter assets: The assets to pin.
-    public func pin(_ assets: [Asset]) throws {
-        try entry {
-            try setPinned(assets.map(\.rowID), true)
-            if configuration.startsBackgroundTransfers { startCaching(assets, priority: .utility) }
-        }
+extension OriginalsCache {
+
+
+    /// Marks assets pinned (one transaction) and, when background transfers are on, starts their downloads.
+    func pin(_ ids: [Int64]) throws {
+        try setPinned(ids, true)
+        if configuration.startsBackgroundTransfers { startCaching(ids, priority: .utility) }
     }
 
-    /// Unpins assets; their originals stay until evicted.
-    /// - Parameter assets: The assets to unpin.
-    public func unpin(_ assets: [Asset]) throws {
-        try entry {
-            try setPinned(assets.map(\.rowID), false)
-        }
+    /// Clears the assets' pins (one transaction).
+    func unpin(_ ids: [Int64]) throws { try setPinned(ids, false) }
+
+    /// ``AssetLibrary/cacheUsage()``.
+    func usage() throws -> CacheUsage {
+        let usage = try localBytes()
+        return CacheUsage(bytes: usage.bytes, fullAssets: usage.fullAssets, partialAssets: usage.partialAssets)
+    }
+
+    /// Stops prefetching these assets (downloads shared with user requests go on for those requests).
+    func stopCaching(_ ids: [Int64]) {
+        for id in ids { downloads.setCachingTask(nil, for: id)?.cancel() }
     }
 
     private func setPinned(_ ids: [Int64], _ pinned: Bool) throws {
@@ -32,16 +34,6 @@ extension AssetLibrary {
         }
     }
 
-    /// Removes the local originals (and any partial ranges) of assets; each falls back to `thumbnail` (or
-    /// `cloudOnly` without a thumbnail), all in one transaction that observers see as one change. An import not in
-    /// the bucket yet keeps its original (its only copy).
-    /// - Parameter assets: The assets.
-    /// - Throws: ``CloudAssetsError/Code/assetPinned`` when one is pinned (nothing is evicted then).
-    public func evict(_ assets: [Asset]) throws {
-        try entry {
-            try evict(ids: assets.map(\.rowID), force: false)
-        }
-    }
 
     @discardableResult
     func evict(ids: [Int64], force: Bool) throws -> Int64 {
@@ -76,14 +68,6 @@ extension AssetLibrary {
         return freed
     }
 
-    /// Bytes of originals, partial ranges and the thumbnails the library made itself on disk, as the store
-    /// records them.
-    public func cacheUsage() throws -> CacheUsage {
-        return try entry {
-            let usage = try localBytes()
-            return CacheUsage(bytes: usage.bytes, fullAssets: usage.fullAssets, partialAssets: usage.partialAssets)
-        }
-    }
 
     /// ``cacheUsage()``'s figures: the full originals counted and summed in SQL (no row decoded: a cache of a
     /// hundred thousand originals is not read row by row), the partial ones (few) read for their ranges.
@@ -113,11 +97,11 @@ extension AssetLibrary {
         guard used > limit else { return }
         var candidates: [(id: Int64, size: Int64, used: Date)] = []
         for r in records {
-            guard let id = r.id, !r.isPinned, r.uploadState == .uploaded, id != keep, !runtime.isDownloading(id) else {
+            guard let id = r.id, !r.isPinned, r.uploadState == .uploaded, id != keep, !downloads.isDownloading(id) else {
                 continue
             }
             let size = r.availability == .full ? r.size : r.partialRanges.totalBytes
-            let memory = runtime.lastAccess(id) ?? .distantPast
+            let memory = downloads.lastAccess(id) ?? .distantPast
             let persisted = r.lastAccessDate ?? .distantPast
             candidates.append((id, size, max(memory, persisted)))
         }
@@ -130,39 +114,35 @@ extension AssetLibrary {
         if !victims.isEmpty { try evict(ids: victims, force: false) }
     }
 
-    /// Prefetches originals at low priority (as non-user work: the `userRequestsOnly` and `offline` policies
-    /// skip them). Completions are changes like any other. Already-local assets are skipped.
-    /// - Parameter assets: The assets to prefetch.
-    public func startCaching(_ assets: [Asset]) {
-        startCaching(assets, priority: .prefetch)
-    }
 
-    func startCaching(_ assets: [Asset], priority: DownloadPriority) {
+    /// Prefetches originals at `priority` (as non-user work: the `userRequestsOnly` and `offline` policies skip
+    /// them); already-local assets are skipped.
+    func startCaching(_ ids: [Int64], priority: DownloadPriority) {
         guard remote != nil, isNetworkAllowed(userRequest: false) else { return }
-        for asset in assets {
-            let id = asset.rowID
-            let requestID = runtime.nextRequestID()
+        for id in ids {
+            let requestID = downloads.nextRequestID()
             var options = AssetRequestOptions()
             options.isNetworkAccessAllowed = true
             let task = Task { [self] in
                 _ = try? await self.ensureOriginal(
                     assetID: id, options: options, requestID: requestID, priority: priority, isUserRequest: false)
-                _ = self.runtime.setCachingTask(nil, for: id)
+                _ = self.downloads.setCachingTask(nil, for: id)
             }
-            runtime.setCachingTask(task, for: id)?.cancel()
+            downloads.setCachingTask(task, for: id)?.cancel()
         }
     }
 
-    /// Stops prefetching these assets (downloads shared with user requests go on for those requests).
-    /// - Parameter assets: The assets.
-    public func stopCaching(_ assets: [Asset]) {
-        for asset in assets {
-            runtime.setCachingTask(nil, for: asset.rowID)?.cancel()
-        }
-    }
 }
 
-extension AssetLibrary {
+extension OriginalsCache {
+    /// ``AssetLibrary/assetCounts()``.
+    func counts() throws -> AssetCounts {
+            let counts = try store.assetCounts()
+            var byAvailability: [AssetAvailability: Int] = [:]
+            for state in AssetAvailability.allCases { byAvailability[state] = counts.byAvailability[state.stored] ?? 0 }
+            return AssetCounts(byAvailability: byAvailability, pinned: counts.pinned, trashed: counts.trashed)
+            }
+
     /// Restarts the downloads of pinned assets whose original is not local yet — interrupted by a crash, a
     /// `kill -9` or `close()` — at utility priority; each continues from its `.part` file. Called on open; does
     /// nothing without an endpoint or when the network policy forbids background work.
@@ -174,7 +154,7 @@ extension AssetLibrary {
         guard let ids = try? store.identifiersOfPinnedAssetsNotFull(), !ids.isEmpty,
             let records = try? store.records(ids: ids)
         else { return }
-        let pinned = records.map { Asset($0, revealsLocation: revealsLocation) }
+        let pinned = records.compactMap(\.id)
         if !pinned.isEmpty { startCaching(pinned, priority: .utility) }
     }
 }
@@ -189,19 +169,6 @@ public struct AssetCounts: Sendable, Hashable {
     public let trashed: Int
     /// Assets not in the trash.
     public var total: Int { byAvailability.values.reduce(0, +) }
-}
-
-extension AssetLibrary {
-    /// Counts the assets by availability, pinned and trashed, from the catalog alone (no network): one grouped
-    /// query that reads no asset, so its cost barely grows with the library. Any thread.
-    public func assetCounts() throws -> AssetCounts {
-        try entry {
-            let counts = try store.assetCounts()
-            var byAvailability: [AssetAvailability: Int] = [:]
-            for state in AssetAvailability.allCases { byAvailability[state] = counts.byAvailability[state.stored] ?? 0 }
-            return AssetCounts(byAvailability: byAvailability, pinned: counts.pinned, trashed: counts.trashed)
-        }
-    }
 }
 
 /// What the library's cache holds on disk (``AssetLibrary/cacheUsage()``), as the catalog records it.

@@ -78,7 +78,7 @@ enum LocationFilter {
     }
 }
 
-extension AssetLibrary {
+extension RequestBroker {
     /// Whether bytes of this asset must go out without location data.
     func stripsLocation(of record: AssetRecord) -> Bool {
         !revealsLocation && record.mediaType == .image
@@ -138,5 +138,33 @@ extension AssetLibrary {
             throw AssetRequestError.localFile(path: copy.path, reason: String(cString: strerror(code)))
         }
         return copy
+    }
+
+    /// ``AssetLibrary/read(_:range:isNetworkAccessAllowed:)``: the cache's bytes, with the location filtered out.
+    func read(_ asset: Asset, range: Range<Int64>, isNetworkAccessAllowed: Bool) async throws -> Data {
+        var data = try await cache.readRetrying(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
+        // Location access denied: bytes of an image's headers go out without its GPS tags (read from the
+        // headers, which this may fetch).
+        if range.lowerBound < Int64(LocationFilter.headLimit), let record = try store.record(id: asset.rowID),
+            stripsLocation(of: record), LocationFilter.mayCarryLocation(record)
+        {
+            let headRange = 0..<min(record.size, Int64(LocationFilter.headLimit))
+            let head = [UInt8](
+                try await cache.readRetrying(asset, range: headRange, isNetworkAccessAllowed: isNetworkAccessAllowed))
+            // A HEIF's EXIF item can lie past the head: read first, then handed to the patcher.
+            var items: [Range<Int>: [UInt8]] = [:]
+            for item in try LocationFilter.rangesPastHead(head) where Int64(item.upperBound) <= record.size {
+                items[item] = [UInt8](
+                    try await cache.readRetrying(
+                        asset, range: Int64(item.lowerBound)..<Int64(item.upperBound),
+                        isNetworkAccessAllowed: isNetworkAccessAllowed))
+            }
+            let patches = try LocationFilter.patches(head: head) { range in
+                guard let bytes = items[range] else { throw ImageError.truncated }
+                return bytes
+            }
+            LocationFilter.apply(patches, to: &data, at: range.lowerBound)
+        }
+        return data
     }
 }

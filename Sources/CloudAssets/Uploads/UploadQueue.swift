@@ -7,10 +7,9 @@ import S3Transfer
 /// shared-property edits. One per library; it runs while there is work and the network policy is `.allowed`
 /// (uploads are background work: `.userRequestsOnly` and `.offline` hold them), and stops when there is none.
 final class UploadQueue: Sendable {
+    /// What the queue holds besides its worker's lifecycle: the uploads in flight and the sources noted.
     private struct State {
-        var running = false
-        var again = false
-        var closed = false
+        var worker = Worker()
         var task: Task<Void, Never>?
         var progress: [Int64: AssetUploadProgress] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -27,27 +26,18 @@ final class UploadQueue: Sendable {
     private let state = LockedBox(State())
 
     /// Starts the worker, or has a running one look for work again when it finishes its round.
-    func wake(_ library: AssetLibrary) {
-        let start = state.withLock { s -> Bool in
-            guard !s.closed else { return false }
-            if s.running {
-                s.again = true
-                return false
-            }
-            s.running = true
-            s.again = false
-            return true
-        }
+    func wake(_ engine: UploadEngine) {
+        let start = state.withLock { $0.worker.wake() == .startWorker }
         guard start else { return }
-        let task = Task { await self.drain(library) }
-        state.withLock { s in if s.running { s.task = task } }
+        let task = Task { await self.drain(engine) }
+        state.withLock { s in if s.worker.isRunning { s.task = task } }
     }
 
     /// Returns when the worker is idle: everything it may upload under the current policy went up or failed.
     func waitUntilIdle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = state.withLock { s -> Bool in
-                if !s.running { return true }
+                if !s.worker.isRunning { return true }
                 s.idleWaiters.append(continuation)
                 return false
             }
@@ -58,7 +48,7 @@ final class UploadQueue: Sendable {
     /// Stops the worker for good (the library closes); interrupted uploads resume when the library reopens.
     func close() {
         let (task, waiters) = state.withLock { s in
-            s.closed = true
+            s.worker.close()
             defer { s.idleWaiters = [] }
             return (s.task, s.idleWaiters)
         }
@@ -70,7 +60,7 @@ final class UploadQueue: Sendable {
         state.withLock { $0.progress.values.sorted { $0.localIdentifier < $1.localIdentifier } }
     }
 
-    var isActive: Bool { state.withLock { $0.running } }
+    var isActive: Bool { state.withLock { $0.worker.isRunning } }
 
     func report(_ progress: AssetUploadProgress, for id: Int64) {
         state.withLock { $0.progress[id] = progress }
@@ -104,19 +94,15 @@ final class UploadQueue: Sendable {
         state.withLock { _ = $0.progress.removeValue(forKey: id) }
     }
 
-    private func drain(_ library: AssetLibrary) async {
+    private func drain(_ engine: UploadEngine) async {
         while true {
-            if library.mayUploadInBackground {
-                await library.uploadPendingOriginals(queue: self, explicitly: false)
-                await library.shareEditedMetadata()
-                await library.shareEditRevisions()
+            if engine.mayUploadInBackground {
+                await engine.uploadPendingOriginals(explicitly: false)
+                await engine.shareEditedMetadata()
+                await engine.edits.shareEditRevisions()
             }
             let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>]? in
-                if s.again && !s.closed {
-                    s.again = false
-                    return nil
-                }
-                s.running = false
+                guard s.worker.roundFinished() == .stop else { return nil }
                 s.task = nil
                 defer { s.idleWaiters = [] }
                 return s.idleWaiters
@@ -125,5 +111,64 @@ final class UploadQueue: Sendable {
             for waiter in waiters { waiter.resume() }
             return
         }
+    }
+}
+
+extension UploadQueue {
+    /// The worker's lifecycle as a value: `idle` → (wake) `running` → (wake while running) `runningAgain` →
+    /// (round finished) `running` … → (round finished with no wake) `idle`; `closed` absorbs everything. Its
+    /// transitions return what the queue must do; it does no I/O and holds no task (tested on its own).
+    struct Worker: Equatable {
+        enum Phase: Equatable {
+            case idle
+            case running
+            /// Running, and woken during its round: it looks for work once more.
+            case runningAgain
+            case closed
+        }
+
+        enum WakeAction: Equatable {
+            case startWorker
+            case none
+        }
+
+        enum RoundAction: Equatable {
+            /// Run another round.
+            case runAgain
+            /// The worker stops: resume whoever waits for it to be idle.
+            case stop
+        }
+
+        private(set) var phase = Phase.idle
+
+        var isRunning: Bool { phase == .running || phase == .runningAgain }
+
+        mutating func wake() -> WakeAction {
+            switch phase {
+            case .idle:
+                phase = .running
+                return .startWorker
+            case .running, .runningAgain:
+                phase = .runningAgain
+                return .none
+            case .closed:
+                return .none
+            }
+        }
+
+        mutating func roundFinished() -> RoundAction {
+            switch phase {
+            case .runningAgain:
+                phase = .running
+                return .runAgain
+            case .running, .idle:
+                phase = .idle
+                return .stop
+            case .closed:
+                return .stop
+            }
+        }
+
+        mutating func close() { phase = .closed }
     }
 }

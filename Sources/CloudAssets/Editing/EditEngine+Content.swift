@@ -8,69 +8,17 @@ import S3Transfer
     import Glibc
 #endif
 
-extension AssetLibrary {
-    /// What an editor needs to edit an asset (PhotoKit's `requestContentEditingInput`): the image to start from,
-    /// a display-size rendition of it, and the adjustments to resume.
-    ///
-    /// The start follows PhotoKit's rule. An asset without an edit: its original. An asset with an edit whose
-    /// adjustment data `options.canHandleAdjustmentData` accepts: its *original* plus those adjustments, so the
-    /// editor resumes the edit. Otherwise: the current rendered version, upright, with no adjustments (the new
-    /// edit stacks on the rendering). Downloads what is not local when the options and the network policy allow.
-    /// - Throws: ``CloudAssetsError/Code/networkNotAllowed`` when the file to start from is not local and may not
-    ///   be downloaded, ``CloudAssetsError/Code/noSuchAsset``, ``CloudAssetsError/Code/imageUnreadable``.
-    public func requestContentEditingInput(
-        for asset: Asset, options: ContentEditingInputRequestOptions = ContentEditingInputRequestOptions()
-    ) async throws -> ContentEditingInput {
-        return try await entry {
-            guard let record = try store.record(id: asset.rowID) else {
-                throw AssetLibraryError.noSuchAsset(localIdentifier: asset.localIdentifier)
-            }
-            let current = try currentEditManifest(of: record)
-            var dataOptions = AssetRequestOptions()
-            dataOptions.isNetworkAccessAllowed = options.isNetworkAccessAllowed
-            let url: URL
-            let orientation: Int
-            var adjustments: AdjustmentData?
-            var base: String?
-            if let current, let data = current.adjustmentData, !options.canHandleAdjustmentData(data) {
-                // Stack on the rendering.
-                url = try await requestRenderedFile(of: record, options: dataOptions)
-                orientation = 1
-                base = current.revision
-            } else {
-                dataOptions.version = .original
-                url = try await requestFile(for: Asset(record, revealsLocation: false), options: dataOptions)
-                orientation = record.orientation
-                adjustments = current?.adjustmentData
-            }
-            let side = max(16, options.displaySize)
-            let display = try await Self.offCooperativePool {
-                let decoded = try ImageDecoder.decode(
-                    fileAt: url.path, request: DecodeRequest(targetWidth: side, targetHeight: side))
-                return Data(try ImageEncoder.jpeg(decoded.image, quality: 85))
-            }
-            return ContentEditingInput(
-                asset: Asset(record, revealsLocation: revealsLocation, store: store),
-                mediaType: record.mediaType, fullSizeImageURL: url, fullSizeImageOrientation: orientation,
-                displaySizeImage: display, adjustmentData: adjustments, currentRevision: record.editRevision,
-                baseRevision: base, outputFolder: files.editsFolder)
-        }
-    }
-
-    /// Every revision of the asset's content edit this library knows, oldest first: the current one, ones a
-    /// concurrent edit on another library superseded (restorable with
-    /// ``AssetChangeRequests/restoreContentRevision(_:for:)``), and reverts. A snapshot; any thread.
-    public func contentRevisions(of asset: Asset) throws -> [ContentRevision] {
-        try entry {
-            let current = try store.record(id: asset.rowID)?.editRevision
-            return try store.editRevisions(of: asset.rowID).compactMap { stored in
-                guard let manifest = EditManifest.decode(stored.manifest) else { return nil }
-                return ContentRevision(
-                    identifier: stored.revision,
-                    date: Date(timeIntervalSince1970: Double(EditRevisionID.time(of: stored.revision) ?? 0) / 1000),
-                    isRevert: manifest.reverted, adjustmentData: manifest.adjustmentData,
-                    isCurrent: stored.revision == current, isShared: stored.isShared)
-            }
+extension EditEngine {
+    /// ``AssetLibrary/contentRevisions(of:)``.
+    func contentRevisions(of assetID: Int64) throws -> [ContentRevision] {
+        let current = try store.record(id: assetID)?.editRevision
+        return try store.editRevisions(of: assetID).compactMap { stored in
+            guard let manifest = EditManifest.decode(stored.manifest) else { return nil }
+            return ContentRevision(
+                identifier: stored.revision,
+                date: Date(timeIntervalSince1970: Double(EditRevisionID.time(of: stored.revision) ?? 0) / 1000),
+                isRevert: manifest.reverted, adjustmentData: manifest.adjustmentData,
+                isCurrent: stored.revision == current, isShared: stored.isShared)
         }
     }
 
@@ -128,7 +76,7 @@ extension AssetLibrary {
                 guard
                     url.deletingLastPathComponent().standardizedFileURL.path
                         == files.editsFolder.standardizedFileURL.path,
-                    LocalFiles.isEditOutputName(url.lastPathComponent), Self.isRegularFile(url.path)
+                    LocalFiles.isEditOutputName(url.lastPathComponent), OriginalsCache.isRegularFile(url.path)
                 else {
                     throw AssetLibraryError.cannotEdit(
                         localIdentifier: name, reason: "no rendered JPEG was written at \(url.path)")
@@ -230,15 +178,15 @@ extension AssetLibrary {
     /// it is not local and the options allow. For an asset without an edit: its original.
     func requestRenderedFile(of record: AssetRecord, options: AssetRequestOptions) async throws -> URL {
         guard let id = record.id else { throw AssetRequestError.assetDeleted(localIdentifier: 0) }
-        try await services.downloadLocks.acquire(id, in: lock)
-        defer { services.downloadLocks.release(id, in: lock) }
+        try await cache.downloadLocks.acquire(id, in: lock)
+        defer { cache.downloadLocks.release(id, in: lock) }
         guard let now = try store.record(id: id) else { throw AssetRequestError.assetDeleted(localIdentifier: id) }
         guard let revision = now.editRevision, let manifest = try currentEditManifest(of: now),
             let rendered = manifest.rendered
         else {
             var original = options
             original.version = .original
-            return try await ensureOriginal(assetID: id, options: original, requestID: runtime.nextRequestID())
+            return try await cache.ensureOriginal(assetID: id, options: original, requestID: cache.downloads.nextRequestID())
         }
         let destination = files.rendered(id: id, revision: revision)
         if now.renderedPresent, LocalFiles.regularFileSize(destination.path) == rendered.size { return destination }
@@ -246,11 +194,11 @@ extension AssetLibrary {
             throw AssetRequestError.inCloud(key: rendered.key.isEmpty ? now.key : rendered.key, localIdentifier: now.id)
         }
         let remote = try requireRemote()
-        let requestID = runtime.nextRequestID()
+        let requestID = cache.downloads.nextRequestID()
         let request = DownloadRequest(
             bucket: configuration.bucket, key: rendered.key, destination: destination, expectedETag: rendered.etag,
             expectedSize: rendered.size, priority: .userInitiated, isUserRequest: true, networkAccessAllowed: true,
-            progressQueue: runtime.progressQueue,
+            progressQueue: cache.downloads.progressQueue,
             progress: options.downloadProgress(requestID: requestID))
         let handle = remote.downloader.download(request)
         do {
@@ -292,12 +240,12 @@ extension AssetLibrary {
     }
 
     /// The original's thumbnail file, when there is one (a file found missing is forgotten:
-    /// ``forgetMissingThumbnail(_:)``).
+    /// ``cache.forgetMissingThumbnail(_:)``).
     func originalThumbnail(_ record: AssetRecord) -> URL? {
         guard let id = record.id, record.thumbnailPresent else { return nil }
         let url = files.thumbnail(id: id)
         guard LocalFiles.regularFileSize(url.path) != nil else {
-            forgetMissingThumbnail(id)
+            cache.forgetMissingThumbnail(id)
             return nil
         }
         return url

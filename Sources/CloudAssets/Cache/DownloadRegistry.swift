@@ -4,15 +4,12 @@ import Essentials
 import Foundation
 import S3Transfer
 
-/// Book-keeping of requests in flight: their tasks, the downloads serving them, access times for the cache's
-/// LRU order, and the queues answers and progress are delivered on. Thread-safe.
-final class LibraryRuntime: Sendable {
-    /// Answers of requests without a `resultQueue`, serially and in order.
-    let deliveryQueue = DispatchQueue(label: "CloudAssets.delivery")
+/// Book-keeping of the originals cache's downloads in flight: the downloads serving each request and each asset,
+/// the prefetch tasks, access times for the cache's LRU order, the request identifiers, and the queue progress is
+/// delivered on. Thread-safe.
+final class DownloadRegistry: Sendable {
     /// Progress handlers, serially and in order.
     let progressQueue = DispatchQueue(label: "CloudAssets.progress")
-    /// Images prepared by ``AssetLibrary/startCachingImages(for:targetSize:contentMode:options:)``.
-    let images = ImageCache()
 
     private struct State {
         var nextRequestID = 1

@@ -1,63 +1,20 @@
 import AssetStore
-public import Foundation
+import Foundation
 import Images
 import S3Transfer
 
-extension AssetLibrary {
-    /// Passed as a target size: the full-size image (like `PHImageManagerMaximumSize`).
-    public static let maximumImageSize = CGSize(width: -1, height: -1)
+extension RequestBroker {
 
-    /// Requests an image of the asset at the size it will be drawn, like
-    /// `PHImageManager.requestImage(for:targetSize:contentMode:options:resultHandler:)`.
-    ///
-    /// `targetSize` is in pixels of the *displayed* image: EXIF orientation 1–8 (and HEIF's own transforms) are
-    /// applied, so the result is upright. The result's size follows ``ImageRequestOptions/resizeMode``: `.exact`
-    /// is the displayed size fitted in (or covering) the target; `.fast`, the default, the cheapest decode at
-    /// least that size — possibly larger than the target, but never more than twice the `.exact` size on either
-    /// side; `.none` the full size. Decoding holds bounded memory: a JPEG is decoded at the smallest of its 1/1,
-    /// 1/2, 1/4, 1/8 scales that is not smaller than the target and streamed row by row through an area
-    /// resampler, so a 48-megapixel original asked at 512 px never has its full-size pixels in memory; PNG rows are
-    /// streamed the same way; HEIF goes through libheif. Images declaring more than
-    /// ``ImageRequestOptions/maximumPixelCount`` pixels are refused before any pixel memory is allocated.
-    ///
-    /// The version drawn is ``ImageRequestOptions/version``: for `.current` (the default) an edited asset's
-    /// rendered version (its edit's thumbnail for degraded answers), else the original. The current version at
-    /// ``maximumImageSize`` is ``Asset/pixelWidth`` × ``Asset/pixelHeight`` pixels.
-    ///
-    /// Answers come on `options.resultQueue` (or the library's serial delivery queue), in order:
-    /// - an image prepared by ``startCachingImages(for:targetSize:contentMode:options:)``: one answer, at once;
-    /// - the version is local: one answer decoded from it;
-    /// - `.opportunistic` with a local thumbnail: the thumbnail decoded at the target size first
-    ///   (``ImageRequestInfo/isDegraded``, `isFinal == false`), then the version's image — or, when the network
-    ///   may not be used, the thumbnail's image as the final answer with ``ImageRequestInfo/isInCloud``;
-    /// - `.fastFormat`: one answer from what is local (the thumbnail, degraded), never the network;
-    /// - otherwise the version (the original, or the edit's rendered version) is downloaded when allowed
-    ///   (progress, cancel and the network policy as for ``requestData(for:options:resultHandler:)``; the
-    ///   download is committed, the asset becomes `full`), then decoded; when not allowed, one answer without an
-    ///   image and with `isInCloud`.
-    ///
-    /// Pixels carry no metadata, so no location; encoded results (``AssetImage/jpegData(quality:)``) carry none
-    /// either.
-    /// - Parameters:
-    ///   - asset: The asset.
-    ///   - targetSize: Width and height in displayed pixels, or ``maximumImageSize``; how closely the result
-    ///     matches it is ``ImageRequestOptions/resizeMode`` (`.fast` by default: up to twice the fitted size).
-    ///   - contentMode: Fit inside or cover the target.
-    ///   - options: Delivery, resize, network, progress, queue.
-    ///   - resultHandler: Called with the image (or `nil`) and the answer's info.
-    /// - Returns: An identifier for ``cancelRequest(_:)``: the decode stops at its next row, the download unless
-    ///   another request shares it; the final answer has ``ImageRequestInfo/isCancelled`` set.
-    @discardableResult
-    public func requestImage(
-        for asset: Asset, targetSize: CGSize, contentMode: ImageContentMode = .aspectFit,
-        options: ImageRequestOptions = ImageRequestOptions(),
+    /// ``AssetLibrary/requestImage(for:targetSize:contentMode:options:resultHandler:)``.
+    func requestImage(
+        for asset: Asset, targetSize: CGSize, contentMode: ImageContentMode, options: ImageRequestOptions,
         resultHandler: @escaping @Sendable (AssetImage?, ImageRequestInfo) -> Void
     ) -> AssetRequestID {
-        let id = runtime.nextRequestID()
-        let queue = options.resultQueue ?? runtime.deliveryQueue
-        let runtime = self.runtime
+        let id = cache.downloads.nextRequestID()
+        let queue = options.resultQueue ?? deliveryQueue
+        let registry = cache.downloads
         let deliver: @Sendable (AssetImage?, ImageRequestInfo) -> Void = { image, info in
-            if info.isFinal { runtime.finishRequest(id) }
+            if info.isFinal { registry.finishRequest(id) }
             queue.async { resultHandler(image, info) }
         }
         if isClosed {
@@ -71,59 +28,42 @@ extension AssetLibrary {
                 asset: asset, targetSize: targetSize, contentMode: contentMode, options: options, requestID: id,
                 deliver: deliver)
         }
-        runtime.registerRequest(id, task: task)
+        cache.downloads.registerRequest(id, task: task)
         return id
     }
 
-    /// The asset's final image at the target size (never a degraded stand-in): the async form of
-    /// ``requestImage(for:targetSize:contentMode:options:resultHandler:)`` with `.highQualityFormat`, whatever
-    /// `options.deliveryMode` says — the same version (``ImageRequestOptions/version``: an edited asset's rendered
-    /// version for `.current`), the same size (``ImageRequestOptions/resizeMode``: `.fast` is at most twice the
-    /// fitted size) and the same pixels as that request's answer. Cancelling the task stops the decode and the
-    /// download.
-    /// - Throws: ``CloudAssetsError/Code/networkNotAllowed`` when the version is not local and the network may
-    ///   not be used (the options or the library's ``NetworkPolicy``), ``CloudAssetsError/Code/imageUnreadable``,
-    ///   ``CloudAssetsError/Code/imageTooLarge``, ``CloudAssetsError/Code/cancelled``, the download's errors.
-    public func image(
-        for asset: Asset, targetSize: CGSize, contentMode: ImageContentMode = .aspectFit,
-        options: ImageRequestOptions = ImageRequestOptions()
+    /// ``AssetLibrary/image(for:targetSize:contentMode:options:)``.
+    func image(
+        for asset: Asset, targetSize: CGSize, contentMode: ImageContentMode, options: ImageRequestOptions
     ) async throws -> AssetImage {
-        try await entry {
-            var options = options
-            options.deliveryMode = .highQualityFormat
-            let request = ImageBridge.request(
-                targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
-                maximumPixelCount: options.maximumPixelCount,
-                allowsUpscaling: options.allowsUpscaling)
-            guard let record = try store.record(id: asset.rowID) else {
-                throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
-            }
-            if let key = Self.cacheKey(record, request, contentMode, options),
-                let image = runtime.images.image(for: key)
-            {
-                return image
-            }
-            switch try await finalImage(
-                record: record, request: request, options: options, requestID: runtime.nextRequestID())
-            {
-            case .decoded(let image, _): return image
-            case .inCloud, .degradedWasFinal:
-                throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
-            }
+        var options = options
+        options.deliveryMode = .highQualityFormat
+        let request = ImageBridge.request(
+            targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
+            maximumPixelCount: options.maximumPixelCount,
+            allowsUpscaling: options.allowsUpscaling)
+        guard let record = try store.record(id: asset.rowID) else {
+            throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
+        }
+        if let key = Self.cacheKey(record, request, contentMode, options),
+            let image = images.image(for: key)
+        {
+            return image
+        }
+        switch try await finalImage(
+            record: record, request: request, options: options, requestID: cache.downloads.nextRequestID())
+        {
+        case .decoded(let image, _): return image
+        case .inCloud, .degradedWasFinal:
+            throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
         }
     }
 
     // MARK: - Caching, like PHCachingImageManager
 
-    /// Prepares images of these assets at this size ahead of time (a scroll window), so that requests with the
-    /// same size, content mode, resize mode and version answer at once from memory, with the image they would
-    /// decode (an edited asset's rendered version for `.current`). Only what is local is decoded unless
-    /// `options.isNetworkAccessAllowed` (and the library's ``NetworkPolicy`` lets background work download). The
-    /// images kept are bounded by ``Configuration/imageCacheBudget`` (least recently used out first); preparing more
-    /// than fits keeps the latest.
-    public func startCachingImages(
-        for assets: [Asset], targetSize: CGSize, contentMode: ImageContentMode = .aspectFit,
-        options: ImageRequestOptions = ImageRequestOptions()
+    /// ``AssetLibrary/startCachingImages(for:targetSize:contentMode:options:)``.
+    func startCachingImages(
+        for assets: [Asset], targetSize: CGSize, contentMode: ImageContentMode, options: ImageRequestOptions
     ) {
         let request = ImageBridge.request(
             targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
@@ -136,40 +76,33 @@ extension AssetLibrary {
         finalOnly.deliveryMode = .highQualityFormat
         for record in records {
             guard let key = Self.cacheKey(record, request, contentMode, options) else { continue }
-            runtime.images.prepare(key) { [self, options = finalOnly] in
+            images.prepare(key) { [self, options = finalOnly] in
                 guard
                     case .decoded(let image, _)? = try? await finalImage(
-                        record: record, request: request, options: options, requestID: runtime.nextRequestID(),
+                        record: record, request: request, options: options, requestID: cache.downloads.nextRequestID(),
                         priority: .prefetch)
                 else { return }
-                runtime.images.insert(image, for: key, budget: budget)
+                images.insert(image, for: key, budget: budget)
             }
         }
     }
 
-    /// Stops preparing, and forgets, the images of these assets at this size (other sizes stay).
-    public func stopCachingImages(
-        for assets: [Asset], targetSize: CGSize, contentMode: ImageContentMode = .aspectFit,
-        options: ImageRequestOptions = ImageRequestOptions()
+    /// ``AssetLibrary/stopCachingImages(for:targetSize:contentMode:options:)``.
+    func stopCachingImages(
+        for assets: [Asset], targetSize: CGSize, contentMode: ImageContentMode, options: ImageRequestOptions
     ) {
         let request = ImageBridge.request(
             targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
             maximumPixelCount: options.maximumPixelCount,
             allowsUpscaling: options.allowsUpscaling)
         let ids = Set(assets.map(\.rowID))
-        runtime.images.remove { key in
+        images.remove { key in
             ids.contains(key.assetID) && key.width == request.targetWidth && key.height == request.targetHeight
                 && key.contentMode == contentMode && key.resizeMode == options.resizeMode
         }
     }
 
-    /// Stops every preparation and empties the image cache.
-    public func stopCachingImagesForAllAssets() {
-        runtime.images.remove { _ in true }
-    }
 
-    /// Bytes of decoded pixels the image cache holds now.
-    public var cachedImageBytes: Int { runtime.images.byteCount }
 
     // MARK: - Serving a request
 
@@ -198,7 +131,7 @@ extension AssetLibrary {
             fail(AssetRequestError.assetDeleted(localIdentifier: asset.rowID), info)
             return
         }
-        if let key = Self.cacheKey(record, request, contentMode, options), let image = runtime.images.image(for: key) {
+        if let key = Self.cacheKey(record, request, contentMode, options), let image = images.image(for: key) {
             deliver(image, info)
             return
         }
@@ -258,14 +191,14 @@ extension AssetLibrary {
         guard let assetID = record.id else { throw AssetRequestError.assetDeleted(localIdentifier: 0) }
         // The current version of an edited asset is its rendered version, with the edit's thumbnail.
         let edited = options.version == .current && record.editRevision != nil
-        if let url = edited ? localRenderedFile(of: record) : verifiedOriginal(of: record) {
-            runtime.noteAccess(assetID)
+        if let url = edited ? edits.localRenderedFile(of: record) : cache.verifiedOriginal(of: record) {
+            cache.downloads.noteAccess(assetID)
             let (image, statistics) = try await ImageBridge.decode(.file(url), request: request)
             return .decoded(image, peakBytes: statistics.peakPixelBytes)
         }
         let networkAllowed =
             options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: priority == .userInitiated)
-        let thumbnail = options.version == .current ? currentThumbnailFile(of: record) : originalThumbnail(record)
+        let thumbnail = options.version == .current ? edits.currentThumbnailFile(of: record) : edits.originalThumbnail(record)
         if options.deliveryMode != .highQualityFormat, let thumbnail {
             let (image, statistics) = try await ImageBridge.decode(.file(thumbnail), request: request)
             let isFinal = !networkAllowed || options.deliveryMode == .fastFormat
@@ -276,7 +209,7 @@ extension AssetLibrary {
         }
         let url =
             edited
-            ? try await requestRenderedFile(of: record, options: options.dataOptions)
+            ? try await edits.requestRenderedFile(of: record, options: options.dataOptions)
             : try await requestOriginalForImage(
                 record: record, options: options, requestID: requestID, priority: priority)
         let (image, statistics) = try await ImageBridge.decode(.file(url), request: request)
@@ -292,15 +225,15 @@ extension AssetLibrary {
         dataOptions.isNetworkAccessAllowed = options.isNetworkAccessAllowed
         dataOptions.progressHandler = options.progressHandler
         return try await withTaskCancellationHandler {
-            try await ensureOriginal(
+            try await cache.ensureOriginal(
                 assetID: record.id!, options: dataOptions, requestID: id, priority: priority,
                 isUserRequest: priority == .userInitiated)
         } onCancel: {
-            self.runtime.cancelDownloads(forRequest: id)
+            self.cache.downloads.cancelDownloads(forRequest: id)
         }
     }
 
-    /// A target size in pixels, or nil for the full size (``maximumImageSize`` or any non-positive side).
+    /// A target size in pixels, or nil for the full size (``AssetLibrary/maximumImageSize`` or any non-positive side).
     static func pixelTarget(_ size: CGSize) -> CGSize? {
         size.width > 0 && size.height > 0 ? size : nil
     }

@@ -1,6 +1,6 @@
 import AssetStore
 import Essentials
-public import Foundation
+import Foundation
 import Images
 import S3Transfer
 
@@ -10,63 +10,8 @@ import S3Transfer
     import Darwin
 #endif
 
-extension AssetLibrary {
-    /// Reads a byte range of the asset's original, downloading only the parts not yet on this computer — like
-    /// `ALAssetRepresentation`'s `getBytes(_:fromOffset:length:)`.
-    ///
-    /// Bytes fetched are written into the asset's sparse range file, verified against the ETag they were
-    /// fetched under, and recorded in one transaction: the asset becomes `partial` (observers see it) unless it
-    /// already was `full`. Ranges already present are served from disk without a request. Fetched ranges count
-    /// against ``Configuration/cacheSizeLimit`` like originals (other assets may be evicted to make room).
-    ///
-    /// The bytes returned are always of one version: the range file is read through the descriptor the read
-    /// opened, and ranges are recorded only while that file is still the asset's range file, so an eviction or a
-    /// sync that removes the file during the read (and another read that creates a new one) cannot mix files.
-    /// Such a race makes the read start again (at most twice) rather than fail.
-    ///
-    /// With ``Configuration/locationAccess`` `.denied`, a range that overlaps the first MiB of a JPEG, PNG or HEIF
-    /// (by its key's extension or content type) comes back with the GPS tags blanked as
-    /// ``requestFile(for:options:)`` does: the headers are read to find them, fetched when missing (so such a read
-    /// needs the network, or the headers local, to answer).
-    /// - Parameters:
-    ///   - asset: The asset.
-    ///   - range: Bytes of the original; its end is clamped to the size (as HTTP does), but it must start
-    ///     before the end. Empty ranges return empty data.
-    ///   - isNetworkAccessAllowed: Whether missing bytes may be downloaded (the library's policy applies too).
-    /// - Returns: The bytes.
-    /// - Throws: ``CloudAssetsError/Code/networkNotAllowed`` when bytes are missing and the network is not allowed;
-    ///   ``CloudAssetsError/Code/invalidRange``; ``CloudAssetsError/Code/objectChanged`` when the object
-    ///   changed on the server (sync, then read again); transfer errors.
-    public func read(_ asset: Asset, range: Range<Int64>, isNetworkAccessAllowed: Bool = true) async throws -> Data {
-        return try await entry {
-            var data = try await readRetrying(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
-            // Location access denied: bytes of an image's headers go out without its GPS tags (read from the
-            // headers, which this may fetch).
-            if range.lowerBound < Int64(LocationFilter.headLimit), let record = try store.record(id: asset.rowID),
-                stripsLocation(of: record), LocationFilter.mayCarryLocation(record)
-            {
-                let headRange = 0..<min(record.size, Int64(LocationFilter.headLimit))
-                let head = [UInt8](
-                    try await readRetrying(asset, range: headRange, isNetworkAccessAllowed: isNetworkAccessAllowed))
-                // A HEIF's EXIF item can lie past the head: read first, then handed to the patcher.
-                var items: [Range<Int>: [UInt8]] = [:]
-                for item in try LocationFilter.rangesPastHead(head) where Int64(item.upperBound) <= record.size {
-                    items[item] = [UInt8](
-                        try await readRetrying(
-                            asset, range: Int64(item.lowerBound)..<Int64(item.upperBound),
-                            isNetworkAccessAllowed: isNetworkAccessAllowed))
-                }
-                let patches = try LocationFilter.patches(head: head) { range in
-                    guard let bytes = items[range] else { throw ImageError.truncated }
-                    return bytes
-                }
-                LocationFilter.apply(patches, to: &data, at: range.lowerBound)
-            }
-            return data
-        }
-    }
-
-    private func readRetrying(_ asset: Asset, range: Range<Int64>, isNetworkAccessAllowed: Bool) async throws -> Data {
+extension OriginalsCache {
+    func readRetrying(_ asset: Asset, range: Range<Int64>, isNetworkAccessAllowed: Bool) async throws -> Data {
         var round = 1
         while true {
             do {
@@ -96,7 +41,7 @@ extension AssetLibrary {
         }
         let wanted = range.lowerBound..<min(range.upperBound, record.size)
         if wanted.isEmpty { return Data() }
-        runtime.noteAccess(asset.rowID)
+        downloads.noteAccess(asset.rowID)
         if let url = verifiedOriginal(of: record) {
             return try Self.readBytes(at: url, range: wanted)
         }

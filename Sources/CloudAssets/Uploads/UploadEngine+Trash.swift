@@ -2,20 +2,10 @@ import AssetStore
 import Foundation
 import S3Transfer
 
-extension AssetLibrary {
-    /// Purges every asset in the trash now: its objects (original, thumbnail, metadata sidecar, and the edits of an
-    /// asset with edit revisions) are deleted from the bucket, then the asset leaves the catalog (one change) and its local files are removed. Other libraries on
-    /// the bucket remove it at their next sync. An import that never went up is only removed locally (an upload of
-    /// it in progress is aborted).
-    /// - Returns: How many assets were purged.
-    /// - Throws: ``CloudAssetsError/Code/networkNotAllowed`` under the offline policy when an asset is in the bucket (nothing is
-    ///   purged then); S3 errors (the assets whose objects were deleted before the error are purged, the others stay
-    ///   in the trash).
-    @discardableResult
-    public func emptyTrash() async throws -> Int {
-        return try await entry {
-            return try await purge(try store.idsTrashed(before: nil))
-        }
+extension UploadEngine {
+    /// ``AssetLibrary/emptyTrash()``.
+    func emptyTrash() async throws -> Int {
+        return try await purge(try store.idsTrashed(before: nil))
     }
 
     /// Purges the assets in the trash for longer than ``Configuration/trashRetention``. Part of every sync.
@@ -63,7 +53,7 @@ extension AssetLibrary {
                 }
             }
         }
-        if !deletedObjects.isEmpty { await flushJournal() }
+        if !deletedObjects.isEmpty { await journal.flush() }
         if let failure { throw failure }
         return purged.count
     }

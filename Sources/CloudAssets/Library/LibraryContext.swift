@@ -4,39 +4,37 @@ import Essentials
 import Foundation
 import S3Transfer
 
-/// The parts of a library beyond its catalog: files on disk, the network side, requests in flight.
-final class LibraryServices: Sendable {
+/// What every engine of a library shares, wired once when the library opens: the settings, the catalog, the
+/// files on disk, the network side, the telemetry and the network gate. It holds no state of any engine: each
+/// engine owns its own (see the component map in the module documentation).
+final class LibraryContext: Sendable {
+    let configuration: AssetLibrary.Configuration
+    let catalog: Catalog
+    /// The folder lock: shared by every library on the folder; its byte locks serialise downloads, uploads and
+    /// syncs across processes.
+    let lock: LibraryLock
     let files: LocalFiles
+    /// The bucket side, when an endpoint is configured.
     let remote: LibraryRemote?
-    let runtime = LibraryRuntime()
-    /// The assets whose byte lock this library holds for its downloads.
-    let downloadLocks = DownloadLocks()
-    /// Finished downloads, committed in groups.
-    let downloadCommits = CommitGroups()
-    let syncGate = SerialGate()
-    /// One journal flush at a time.
-    let journalGate = SerialGate()
     /// The logger and the metrics (``LibraryTelemetry``).
     let telemetry: LibraryTelemetry
-    /// One pass of ``AssetLibrary/shareEditRevisions()`` at a time: a revert's pass must see every revision an
-    /// earlier pass is still sending as shared, or it would leave that revision's objects in the bucket.
-    let editShareGate = SerialGate()
+    /// The library-wide network policy (``AssetLibrary/networkPolicy``).
     let policy: LockedBox<NetworkPolicy>
-    /// Whether the configured bucket was found to be the library's own (checked once per open).
-    let bindingChecked = LockedBox(false)
-    /// The background worker for imports and edits.
-    let uploadQueue = UploadQueue()
-    /// This library's device identifier, read from the catalog once.
-    let deviceID = LockedBox<String?>(nil)
 
-    init(configuration: AssetLibrary.Configuration) throws {
+    init(configuration: AssetLibrary.Configuration, catalog: Catalog, lock: LibraryLock) throws {
+        self.configuration = configuration
+        self.catalog = catalog
+        self.lock = lock
         telemetry = LibraryTelemetry(logger: configuration.logger, factory: configuration.metricsFactory)
         files = LocalFiles(root: configuration.storeURL)
         policy = LockedBox(configuration.networkPolicy)
-        guard let endpoint = configuration.endpoint else {
-            remote = nil
-            return
-        }
+        remote = try Self.makeRemote(configuration, catalog: catalog)
+    }
+
+    private static func makeRemote(_ configuration: AssetLibrary.Configuration, catalog: Catalog) throws
+        -> LibraryRemote?
+    {
+        guard let endpoint = configuration.endpoint else { return nil }
         try Self.validate(configuration, endpoint: endpoint)
         let credentials: AWSCredentials?
         switch configuration.credentials {
@@ -73,13 +71,14 @@ final class LibraryServices: Sendable {
         uploaderConfiguration.maxConcurrentParts = configuration.upload.partsInFlight
         uploaderConfiguration.checksum = configuration.upload.checksum
         uploaderConfiguration.networkPolicy = .allowed  // the library applies its own policy first
-        remote = LibraryRemote(
-            client: client, downloader: Downloader(client: client, configuration: downloaderConfiguration),
+        return LibraryRemote(
+            configuration: configuration, catalog: catalog, client: client,
+            downloader: Downloader(client: client, configuration: downloaderConfiguration),
             uploader: Uploader(client: client, configuration: uploaderConfiguration))
     }
 }
 
-extension LibraryServices {
+extension LibraryContext {
     /// Refuses a configuration that cannot work before any request is made: an endpoint that is not an `http` or
     /// `https` URL with a host, an empty or malformed bucket name, static credentials with an empty key or secret.
     static func validate(_ configuration: AssetLibrary.Configuration, endpoint: URL) throws {

@@ -3,86 +3,70 @@ import Essentials
 import Foundation
 import S3Transfer
 
-extension AssetLibrary {
-    /// Sends local changes to the bucket, brings the catalog up to date with it — from the journal, or by listing
-    /// the whole bucket — merges the shared properties other libraries changed, purges the trash past its
-    /// retention, then fetches missing thumbnails.
-    ///
-    /// First, imports not in the bucket yet are uploaded and shared-property edits sent (those that failed before
-    /// are tried again; one that fails again stays `uploadFailed` and does not fail the sync), and what this
-    /// library changed is written to the bucket's journal. Imports not uploaded are never taken for vanished
-    /// objects.
-    ///
-    /// **Incremental** (``SyncMode/incremental``): lists the journal entries other libraries wrote since this
-    /// library's position and applies them (see the README's bucket layout): k changes cost about k small GETs
-    /// and k/1000 listings, no HEAD; a bucket nobody changed costs one listing request. Objects written by other
-    /// tools (aws CLI, rclone) are not in the journal: only a full sync finds them.
-    ///
-    /// **Full** (``SyncMode/full``): lists the bucket and reconciles page by page, in batched transactions (each
-    /// one change notification): new objects are inserted `cloudOnly`; a changed ETag or size is a content change
-    /// (the local original is deleted, the asset falls back to `thumbnail`,
-    /// ``ObjectChangeDetails/assetContentChanged`` is true); vanished objects are removed (a download in flight
-    /// for one ends with ``CloudAssetsError/Code/assetDeleted``) — only a complete listing removes anything: a
-    /// failed or truncated listing throws and leaves the catalog as it was. Metadata comes from the listing plus
-    /// `x-amz-meta-*` of a HEAD, made only for new or changed objects, at most ``Configuration/maxConnections``
-    /// at a time; the metadata sidecars whose ETag changed are read and merged. An unchanged bucket makes no
-    /// writes and no notifications. An interrupted full sync resumes where it stopped.
-    ///
-    /// ``SyncMode/automatic`` (the default) is full on a library's first sync and when the last full listing is
-    /// older than 100 times what it took (at least a minute, at most ``Configuration/fullSyncInterval``, which
-    /// applies alone until this library has timed a listing of its own), incremental otherwise: a bucket that lists
-    /// in a second shows other tools' objects within minutes, one that lists in an hour is listed daily.
-    /// ``SyncSummary/lastFullListing`` says when the last one ran. Syncs are serialised: a second call
-    /// waits for the first, in this library or in any other on the same folder (another process's included).
-    ///
-    /// Thumbnails are then fetched at low priority, ``Configuration/thumbnailConcurrency`` at a time, and
-    /// committed in batches (each arrival moves the asset to `thumbnail`). A thumbnail that cannot be fetched is
-    /// skipped (the next sync tries again); it does not make the sync throw.
-    /// - Parameters:
-    ///   - mode: Full listing, journal only, or the library's choice (default).
-    ///   - fetchThumbnails: Whether to fetch missing thumbnails after listing (default `true`).
-    /// - Returns: What the sync did.
-    /// - Throws: ``CloudAssetsError``: ``CloudAssetsError/Code/noEndpoint``,
-    ///   ``CloudAssetsError/Code/networkNotAllowed`` under the offline policy, the bucket's errors (a malformed or
-    ///   truncated listing is an error, never a short catalog).
-    @discardableResult
-    public func sync(mode: SyncMode = .automatic, fetchThumbnails: Bool = true) async throws -> SyncSummary {
-        return try await entry {
-            let remote = try requireRemote()
-            guard networkPolicy != .offline else { throw AssetLibraryError.offline }
-            let commits = LockedBox(0)
-            let started = ContinuousClock.now
-            var summary: SyncSummary
-            do {
-                summary = try await Self.$commitCounter.withValue(commits) {
-                    try await synced(mode: mode, fetchThumbnails: fetchThumbnails, remote: remote)
-                }
-            } catch {
-                services.telemetry.syncFailed(error, duration: ContinuousClock.now - started)
-                throw error
+/// The sync engine: brings the catalog up to date with the bucket — a full listing, the journal's tail, or a
+/// checkpoint for a new library — and before that sends what this library has not sent yet; writes checkpoints
+/// and prunes the journal behind them. Everything read from the bucket is validated first (``BucketInput``).
+///
+/// Owns: the gate that keeps one sync at a time in this library (the folder lock's sync byte keeps one at a time
+/// across libraries), and the sync settings kept in the catalog (``JournalSetting``).
+final class SyncEngine: LibraryEngine {
+    let context: LibraryContext
+    let cache: OriginalsCache
+    let edits: EditEngine
+    let uploads: UploadEngine
+    let journal: JournalOutbox
+    /// One sync at a time in this library.
+    let gate = SerialGate()
+
+    init(
+        context: LibraryContext, cache: OriginalsCache, edits: EditEngine, uploads: UploadEngine,
+        journal: JournalOutbox
+    ) {
+        self.context = context
+        self.cache = cache
+        self.edits = edits
+        self.uploads = uploads
+        self.journal = journal
+    }
+}
+
+extension SyncEngine {
+    /// ``AssetLibrary/sync(mode:fetchThumbnails:)``.
+    func sync(mode: SyncMode, fetchThumbnails: Bool) async throws -> SyncSummary {
+        let remote = try requireRemote()
+        guard networkPolicy != .offline else { throw AssetLibraryError.offline }
+        let commits = LockedBox(0)
+        let started = ContinuousClock.now
+        var summary: SyncSummary
+        do {
+            summary = try await Catalog.$commitCounter.withValue(commits) {
+                try await synced(mode: mode, fetchThumbnails: fetchThumbnails, remote: remote)
             }
-            // Every change this sync delivered, whichever step committed it.
-            summary.transactions = commits.withLock { $0 }
-            recordSyncCompleted(LastSync(date: Date(), summary: summary))
-            services.telemetry.syncEnded(summary, requested: mode, duration: ContinuousClock.now - started)
-            return summary
+        } catch {
+            telemetry.syncFailed(error, duration: ContinuousClock.now - started)
+            throw error
         }
+        // Every change this sync delivered, whichever step committed it.
+        summary.transactions = commits.withLock { $0 }
+        recordSyncCompleted(LastSync(date: Date(), summary: summary))
+        telemetry.syncEnded(summary, requested: mode, duration: ContinuousClock.now - started)
+        return summary
     }
 
     /// The sync itself, one at a time (``sync(mode:fetchThumbnails:)`` counts what it commits).
     private func synced(mode: SyncMode, fetchThumbnails: Bool, remote: LibraryRemote) async throws -> SyncSummary {
-        return try await syncGate.run {
+        return try await gate.run {
             // One sync at a time over every library on this folder, in any process.
             try await lock.lock(byte: LibraryLock.syncByte)
             defer { lock.unlock(byte: LibraryLock.syncByte) }
             // What is local and not in the bucket goes up first (failed uploads are tried again), so that a sync
             // leaves this library and the bucket agreeing.
-            try retryFailedUploads()
-            await uploadPendingOriginals(queue: uploadQueue, explicitly: true)
-            await shareEditedMetadata()
-            await shareEditRevisions()
-            await uploadQueue.waitUntilIdle()
-            await flushJournal()
+            try uploads.retryFailedUploads()
+            await uploads.uploadPendingOriginals(explicitly: true)
+            await uploads.shareEditedMetadata()
+            await edits.shareEditRevisions()
+            await uploads.queue.waitUntilIdle()
+            await journal.flush()
             var summary = SyncSummary()
             // A new library starts from the newest checkpoint, when the bucket has one.
             var bootstrap: CheckpointBootstrap?
@@ -95,12 +79,12 @@ extension AssetLibrary {
             }
             if let bootstrap {
                 // The bucket filled the catalog: from now on this library belongs to it.
-                try recordBinding()
+                try remote.recordBinding()
                 summary.checkpointAssets = bootstrap.restored
                 summary.mode = .incremental
                 // Edits made before the checkpoint are not in the journal's tail.
-                summary.editsRead = try await pullEdits(remote: remote)
-                let journal = JournalSync(library: self, remote: remote)
+                summary.editsRead = try await edits.pullEdits(remote: remote)
+                let journal = JournalSync(sync: self, remote: remote)
                 try await journal.run(summary: &summary, readAhead: bootstrap.readAhead)
             } else if try mode == .full || (mode == .automatic && needsFullSync()) {
                 summary.absorbFullSync(try await fullSync(remote: remote, makesThumbnails: fetchThumbnails))
@@ -110,12 +94,12 @@ extension AssetLibrary {
                 summary.historyExpired = true
             } else {
                 summary.mode = .incremental
-                try await JournalSync(library: self, remote: remote).run(summary: &summary)
+                try await JournalSync(sync: self, remote: remote).run(summary: &summary)
                 // A library filled by a bootstrap before bindings were recorded there is bound by its journal.
-                if try store.setting(LibraryBinding.settingName) == nil { try recordBinding() }
+                if try store.setting(LibraryBinding.settingName) == nil { try remote.recordBinding() }
             }
             summary.lastFullListing = try lastFullListing()
-            summary.purged = try await purgeExpiredTrash()
+            summary.purged = try await uploads.purgeExpiredTrash()
             // A checkpoint is an optimisation for other libraries: failing to write one fails nothing. The
             // library that writes it prunes the journal behind it.
             if let covered = (try? await writeCheckpointIfDue(remote: remote)) ?? nil {
@@ -123,7 +107,7 @@ extension AssetLibrary {
                 summary.journalObjectsPruned = (try? await pruneJournal(remote: remote, covered: covered)) ?? 0
             }
             if fetchThumbnails {
-                summary.thumbnailsFetched = try await ThumbnailFetcher(library: self, remote: remote).run()
+                summary.thumbnailsFetched = try await ThumbnailFetcher(sync: self, remote: remote).run()
             }
             return summary
         }
@@ -134,11 +118,11 @@ extension AssetLibrary {
     private func fullSync(remote: LibraryRemote, makesThumbnails: Bool) async throws -> SyncSummary {
         let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
         let clock = ContinuousClock.now
-        var catalogSync = CatalogSync(library: self, remote: remote)
+        var catalogSync = CatalogSync(sync: self, remote: remote)
         catalogSync.makesThumbnails = makesThumbnails
         var summary = try await loadingInBulk { try await catalogSync.run() }
         summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
-        summary.editsRead = try await pullEdits(remote: remote)
+        summary.editsRead = try await edits.pullEdits(remote: remote)
         // The journal is read from the listing's start on (less the look-back) by the next incremental sync:
         // entries the listing already reflects apply as no-ops.
         let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "") ?? 0
@@ -206,27 +190,21 @@ extension AssetLibrary {
             Date(timeIntervalSince1970: Double($0) / 1000)
         }
     }
-
-    func requireRemote() throws -> LibraryRemote {
-        guard let remote else { throw AssetRequestError.noRemote }
-        try checkBinding()
-        return remote
-    }
 }
 
 /// Fetches thumbnails that the catalog knows of but does not have, committing arrivals in batches.
 struct ThumbnailFetcher {
-    let library: AssetLibrary
+    let sync: SyncEngine
     let remote: LibraryRemote
     var batchSize = 64
 
     func run() async throws -> Int {
-        let ids = try library.store.identifiersNeedingThumbnail()
+        let ids = try sync.store.identifiersNeedingThumbnail()
         guard !ids.isEmpty else { return 0 }
-        let records = try library.store.records(ids: ids)
+        let records = try sync.store.records(ids: ids)
         let client = remote.client
-        let bucket = library.configuration.bucket
-        let files = library.files
+        let bucket = sync.configuration.bucket
+        let files = sync.files
         var fetched = 0
         var pending: [(id: Int64, etag: String)] = []
         try await withThrowingTaskGroup(of: (Int64, String)?.self) { group in
@@ -258,7 +236,7 @@ struct ThumbnailFetcher {
                 }
                 return true
             }
-            for _ in 0..<max(1, library.configuration.thumbnailConcurrency) where !addNext() { break }
+            for _ in 0..<max(1, sync.configuration.thumbnailConcurrency) where !addNext() { break }
             while let item = try await group.next() {
                 if let item { pending.append((item.0, item.1)) }
                 if pending.count >= batchSize {
@@ -277,8 +255,8 @@ struct ThumbnailFetcher {
     func commit(_ arrivals: [(id: Int64, etag: String)]) throws -> Int {
         guard !arrivals.isEmpty else { return 0 }
         var count = 0
-        let files = library.files
-        try library.performWrite { tx in
+        let files = sync.files
+        try sync.performWrite { tx in
             for arrival in arrivals {
                 let record = try tx.record(arrival.id)
                 guard let record, !record.thumbnailPresent,

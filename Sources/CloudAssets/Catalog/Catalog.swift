@@ -1,0 +1,139 @@
+import AssetStore
+import Essentials
+import Foundation
+
+/// The catalog engine: the local store, the order of its commits, and their delivery to observers — this
+/// library's own commits and those of other libraries on the same folder (in this process or another), read from
+/// the store's history when the catalog changes on disk.
+///
+/// Owns: the store, the observer registry, the delivery position and the closed flag (one lock box, so that a
+/// commit and its delivery happen in one critical section), the catalog watcher, and the cached device
+/// identifier. Every other engine writes through ``performWrite(_:)``; none delivers changes itself.
+final class Catalog: Sendable {
+    let store: AssetStore
+    let observers = ObserverRegistry()
+    /// Whether assets handed out carry their location (``AssetLibrary/Configuration/locationAccess``).
+    let revealsLocation: Bool
+    private let maxIncrementalChangeCount: Int
+    /// Serialises commit + delivery so observers get changes in commit order; holds whether the library is
+    /// closed and the last change token delivered (commits of other libraries on this folder included).
+    private let writeOrder: LockedBox<(closed: Bool, delivered: Int64)>
+    /// Wakes the catalog when another library (in any process) commits to the same folder.
+    private let watcher = LockedBox<CatalogWatcher?>(nil)
+    /// This library's device identifier, read from (or made in) the catalog once.
+    private let deviceID = LockedBox<String?>(nil)
+
+    init(store: AssetStore, configuration: AssetLibrary.Configuration) {
+        self.store = store
+        self.revealsLocation = configuration.locationAccess == .granted
+        self.maxIncrementalChangeCount = configuration.maxIncrementalChangeCount
+        self.writeOrder = LockedBox((false, store.currentToken.rawValue))
+    }
+
+    /// Starts delivering the commits other libraries make to the catalog in `folder`.
+    func startWatching(folder: URL) {
+        let watcher = CatalogWatcher(folder: folder) { [weak self] in self?.deliverCommitsOfOtherLibraries() }
+        self.watcher.withLock { $0 = watcher }
+    }
+
+    var isClosed: Bool { writeOrder.withLock { $0.closed } }
+
+    /// Marks the catalog closed (no write is taken afterwards), stops the watcher and finishes every stream.
+    /// Returns whether it was open. Idempotent.
+    @discardableResult
+    func close() -> Bool {
+        let wasOpen = writeOrder.withLock { state in
+            defer { state.closed = true }
+            return !state.closed
+        }
+        guard wasOpen else { return false }
+        watcher.withLock { $0 }?.stop()
+        observers.close()
+        return true
+    }
+
+    deinit { watcher.withLock { $0 }?.stop() }
+
+    /// Runs `body` in one store transaction, commits it, and — when it changed something — delivers one
+    /// ``LibraryChange`` to every observer and stream, serially and in commit order.
+    ///
+    /// Must not be called from inside `body` (one writer). When `body` throws, nothing is committed or delivered.
+    /// Throws ``AssetLibraryError/closed`` once the catalog is closed.
+    @discardableResult
+    func performWrite<T: Sendable>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try writeOrder.withLock { state in
+            if state.closed { throw AssetLibraryError.closed }
+            let (value, changes) = try store.write(body)
+            if !changes.isEmpty {
+                Self.commitCounter?.withLock { $0 += 1 }
+                // Commits of other libraries that came before this one are delivered first, in token order.
+                deliverHistory(after: state.delivered, before: changes.token.rawValue)
+                observers.deliver(
+                    LibraryChange(
+                        changes: changes, store: store, maxIncrementalChangeCount: maxIncrementalChangeCount,
+                        revealsLocation: revealsLocation))
+                state.delivered = changes.token.rawValue
+            }
+            return value
+        }
+    }
+
+    /// Counts the changes ``performWrite(_:)`` delivers within a task tree that sets it (a sync counts its own
+    /// commits, whatever part of it makes them, and none of another task's).
+    @TaskLocal static var commitCounter: LockedBox<Int>?
+
+    /// Delivers the changes other libraries on this folder (in this process or another) committed since the
+    /// last one delivered, from the persistent history, in commit order. Called when the catalog changes on
+    /// disk; a change this library committed itself was delivered already and is not repeated.
+    func deliverCommitsOfOtherLibraries() {
+        writeOrder.withLock { state in
+            guard !state.closed, let latest = try? store.refreshedToken().rawValue, latest > state.delivered
+            else { return }
+            deliverHistory(after: state.delivered, before: latest + 1)
+            state.delivered = latest
+        }
+    }
+
+    /// Delivers history entries with `after < token < before`. Under `writeOrder`. Entries the history no longer
+    /// holds are skipped (their observers refetch when ``changes(since:)`` reports the history expired).
+    private func deliverHistory(after: Int64, before: Int64) {
+        guard before > after + 1,
+            let entries = try? store.changes(since: ChangeToken(rawValue: after))
+        else { return }
+        for entry in entries where entry.token.rawValue < before {
+            observers.deliver(
+                LibraryChange(
+                    history: entry, store: store, maxIncrementalChangeCount: maxIncrementalChangeCount,
+                    revealsLocation: revealsLocation))
+        }
+    }
+
+    /// Every change after `token`, in commit order, from the persistent history.
+    func changes(since token: ChangeToken) throws -> [LibraryChange] {
+        try store.changes(since: token).map { entry in
+            LibraryChange(
+                history: entry, store: store, maxIncrementalChangeCount: maxIncrementalChangeCount,
+                revealsLocation: revealsLocation)
+        }
+    }
+
+    /// The public value of a stored record.
+    func asset(_ record: AssetRecord) -> Asset { Asset(record, revealsLocation: revealsLocation, store: store) }
+
+    /// This library's device identifier (random, made once and kept in the catalog): it breaks ties between
+    /// changes made at the same millisecond and names who made a change.
+    func deviceIdentifier() throws -> String {
+        try deviceID.withLock { cached in
+            if let cached { return cached }
+            let id: String
+            if let stored = try store.setting("deviceID") {
+                id = stored
+            } else {
+                id = UUID().uuidString.lowercased()
+                try store.setSetting("deviceID", to: id)
+            }
+            cached = id
+            return id
+        }
+    }
+}

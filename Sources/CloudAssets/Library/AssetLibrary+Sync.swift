@@ -1,0 +1,56 @@
+import AssetStore
+import Foundation
+
+extension AssetLibrary {
+    /// Sends local changes to the bucket, brings the catalog up to date with it — from the journal, or by listing
+    /// the whole bucket — merges the shared properties other libraries changed, purges the trash past its
+    /// retention, then fetches missing thumbnails.
+    ///
+    /// First, imports not in the bucket yet are uploaded and shared-property edits sent (those that failed before
+    /// are tried again; one that fails again stays `uploadFailed` and does not fail the sync), and what this
+    /// library changed is written to the bucket's journal. Imports not uploaded are never taken for vanished
+    /// objects.
+    ///
+    /// **Incremental** (``SyncMode/incremental``): lists the journal entries other libraries wrote since this
+    /// library's position and applies them (see the README's bucket layout): k changes cost about k small GETs
+    /// and k/1000 listings, no HEAD; a bucket nobody changed costs one listing request. Objects written by other
+    /// tools (aws CLI, rclone) are not in the journal: only a full sync finds them.
+    ///
+    /// **Full** (``SyncMode/full``): lists the bucket and reconciles page by page, in batched transactions (each
+    /// one change notification): new objects are inserted `cloudOnly`; a changed ETag or size is a content change
+    /// (the local original is deleted, the asset falls back to `thumbnail`,
+    /// ``ObjectChangeDetails/assetContentChanged`` is true); vanished objects are removed (a download in flight
+    /// for one ends with ``CloudAssetsError/Code/assetDeleted``) — only a complete listing removes anything: a
+    /// failed or truncated listing throws and leaves the catalog as it was. Metadata comes from the listing plus
+    /// `x-amz-meta-*` of a HEAD, made only for new or changed objects, at most ``Configuration/maxConnections``
+    /// at a time; the metadata sidecars whose ETag changed are read and merged. An unchanged bucket makes no
+    /// writes and no notifications. An interrupted full sync resumes where it stopped.
+    ///
+    /// ``SyncMode/automatic`` (the default) is full on a library's first sync and when the last full listing is
+    /// older than 100 times what it took (at least a minute, at most ``Configuration/fullSyncInterval``, which
+    /// applies alone until this library has timed a listing of its own), incremental otherwise: a bucket that lists
+    /// in a second shows other tools' objects within minutes, one that lists in an hour is listed daily.
+    /// ``SyncSummary/lastFullListing`` says when the last one ran. Syncs are serialised: a second call
+    /// waits for the first, in this library or in any other on the same folder (another process's included).
+    ///
+    /// Thumbnails are then fetched at low priority, ``Configuration/thumbnailConcurrency`` at a time, and
+    /// committed in batches (each arrival moves the asset to `thumbnail`). A thumbnail that cannot be fetched is
+    /// skipped (the next sync tries again); it does not make the sync throw.
+    /// - Parameters:
+    ///   - mode: Full listing, journal only, or the library's choice (default).
+    ///   - fetchThumbnails: Whether to fetch missing thumbnails after listing (default `true`).
+    /// - Returns: What the sync did.
+    /// - Throws: ``CloudAssetsError``: ``CloudAssetsError/Code/noEndpoint``,
+    ///   ``CloudAssetsError/Code/networkNotAllowed`` under the offline policy, the bucket's errors (a malformed or
+    ///   truncated listing is an error, never a short catalog).
+    @discardableResult
+    public func sync(mode: SyncMode = .automatic, fetchThumbnails: Bool = true) async throws -> SyncSummary {
+        try await entry { try await syncEngine.sync(mode: mode, fetchThumbnails: fetchThumbnails) }
+    }
+
+    /// The last sync of this library that completed, in any process that shares its folder (kept in
+    /// `<store>/last-sync.json`, replaced atomically by each sync); nil when none has. Any thread; a file read.
+    public var lastSync: LastSync? {
+        syncEngine.lastSync
+    }
+}
