@@ -219,7 +219,7 @@ struct BucketInputTests {
     func boundedReadNeverReadsMoreThanItsCap() async throws {
         try await withHarness { harness in
             let library = try await harness.journalLibrary("b")
-            let remote = try library.requireRemote()
+            let remote = try library.syncEngine.requireRemote()
             let big = testBytes(count: 5000, seed: 3)
             try harness.server.putObject(bucket: LibraryHarness.bucket, key: "journal/big", data: big)
             try harness.server.putObject(bucket: LibraryHarness.bucket, key: "journal/empty", data: Data())
@@ -262,11 +262,11 @@ struct BucketInputTests {
 
     @Test("a revert deletes only in the asset's own edits folder, whatever the catalog's manifest names")
     func revertDeletesOnlyInTheOwnEditsFolder() {
-        #expect(AssetLibrary.isDirectlyIn("edits/x.jpg/", "edits/x.jpg/1764160000000-a.jpg"))
-        #expect(!AssetLibrary.isDirectlyIn("edits/x.jpg/", "originals/y.jpg"))
-        #expect(!AssetLibrary.isDirectlyIn("edits/x.jpg/", "edits/x.jpg/../../originals/y.jpg"))
-        #expect(!AssetLibrary.isDirectlyIn("edits/x.jpg/", "edits/x.jpg/sub/a.jpg"))
-        #expect(!AssetLibrary.isDirectlyIn("edits/x.jpg/", "edits/x.jpg/"))
+        #expect(EditEngine.isDirectlyIn("edits/x.jpg/", "edits/x.jpg/1764160000000-a.jpg"))
+        #expect(!EditEngine.isDirectlyIn("edits/x.jpg/", "originals/y.jpg"))
+        #expect(!EditEngine.isDirectlyIn("edits/x.jpg/", "edits/x.jpg/../../originals/y.jpg"))
+        #expect(!EditEngine.isDirectlyIn("edits/x.jpg/", "edits/x.jpg/sub/a.jpg"))
+        #expect(!EditEngine.isDirectlyIn("edits/x.jpg/", "edits/x.jpg/"))
     }
 
     @Test("a crafted sidecar with a trash stamp from 1970: the asset is trashed, a plain sync purges nothing")
@@ -393,18 +393,18 @@ struct BucketInputTests {
             #expect(early.mode == .incremental && early.inserted == 0)
             #expect(early.lastFullListing == listedAt)
             // The interval follows the measured cost: 100 times it, at least a minute, at most fullSyncInterval.
-            let cost = try #require(Int64(try reader.store.setting(AssetLibrary.JournalSetting.lastFullSyncCost) ?? ""))
-            let interval = try reader.automaticFullListingInterval()
+            let cost = try #require(Int64(try reader.catalog.store.setting(SyncEngine.JournalSetting.lastFullSyncCost) ?? ""))
+            let interval = try reader.syncEngine.automaticFullListingInterval()
             #expect(abs(interval - min(max(Double(cost) / 10, 60), 24 * 3600)) < 0.001)
             // The last listing as if it ran that long ago (and a second more).
             let past = Int64((Date().timeIntervalSince1970 - interval - 1) * 1000)
-            try reader.store.setSetting(AssetLibrary.JournalSetting.lastFullSync, to: String(past))
+            try reader.catalog.store.setSetting(SyncEngine.JournalSetting.lastFullSync, to: String(past))
             let late = try await reader.sync(fetchThumbnails: false)
             #expect(late.mode == .full && late.inserted == 1)
             #expect(try #require(late.lastFullListing) > listedAt)
             // A listing that took an hour is run again after a day, not after 100 hours.
-            try reader.store.setSetting(AssetLibrary.JournalSetting.lastFullSyncCost, to: String(3_600_000))
-            #expect(try reader.automaticFullListingInterval() == 24 * 3600)
+            try reader.catalog.store.setSetting(SyncEngine.JournalSetting.lastFullSyncCost, to: String(3_600_000))
+            #expect(try reader.syncEngine.automaticFullListingInterval() == 24 * 3600)
         }
     }
 }

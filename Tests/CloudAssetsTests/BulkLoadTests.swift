@@ -13,7 +13,7 @@ struct BulkLoadTests {
     private static func freshDefinitions(_ harness: LibraryHarness) async throws -> [String] {
         let library = try await harness.open(
             harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("fresh")))
-        return try library.store.assetIndexDefinitions()
+        return try library.catalog.store.assetIndexDefinitions()
     }
 
     private static func putOriginals(_ harness: LibraryHarness, count: Int) throws {
@@ -33,12 +33,12 @@ struct BulkLoadTests {
             let writer = try await harness.journalLibrary("a")
             let listed = try await writer.sync(fetchThumbnails: false)
             #expect(listed.mode == .full && listed.inserted == 40 && listed.wroteCheckpoint)
-            #expect(try writer.store.assetIndexDefinitions() == definitions)
+            #expect(try writer.catalog.store.assetIndexDefinitions() == definitions)
 
             let reader = try await harness.journalLibrary("b")
             let bootstrap = try await reader.sync(fetchThumbnails: false)
             #expect(bootstrap.checkpointAssets == 40)
-            #expect(try reader.store.assetIndexDefinitions() == definitions)
+            #expect(try reader.catalog.store.assetIndexDefinitions() == definitions)
             let byDate = FetchOptions(sortBy: [.creationDate()])
             let expected = try writer.fetchAssets(byDate).map(\.key)
             #expect(expected.count == 40)
@@ -55,13 +55,13 @@ struct BulkLoadTests {
             // What a bootstrap killed after its first transactions leaves: some rows, no journal position.
             let reader = try await harness.journalLibrary("b")
             let left = try (0..<15).map { index in
-                try #require(try writer.store.record(key: String(format: "originals/%03d.jpg", index)))
+                try #require(try writer.catalog.store.record(key: String(format: "originals/%03d.jpg", index)))
             }
-            _ = try reader.store.write { tx in for record in left { try tx.insert(record) } }
+            _ = try reader.catalog.store.write { tx in for record in left { try tx.insert(record) } }
             let summary = try await reader.sync(fetchThumbnails: false)
             #expect(summary.mode == .incremental && summary.checkpointAssets == 40 && summary.inserted == 25)
             #expect(try LibraryHarness.catalog(reader) == (try LibraryHarness.catalog(writer)))
-            #expect(try reader.store.count == 40)
+            #expect(try reader.catalog.store.count == 40)
         }
     }
 
@@ -76,17 +76,17 @@ struct BulkLoadTests {
             let fault = harness.server.faults.add(.internalError, keyPattern: "", method: "GET")
             await #expect(throws: CloudAssetsError.self) { try await library.sync(fetchThumbnails: false) }
             harness.server.faults.remove(fault)
-            #expect(try library.store.assetIndexDefinitions() == definitions)
-            #expect(try library.store.count == 0)
+            #expect(try library.catalog.store.assetIndexDefinitions() == definitions)
+            #expect(try library.catalog.store.count == 0)
 
             // A process killed during its load leaves them suspended (no sync finishes to build them): the next
             // library to open the folder first builds them before anything reads the catalog.
-            try library.store.suspendIndexesForBulkLoad()
+            try library.catalog.store.suspendIndexesForBulkLoad()
             library.close()
             let reopened = try await harness.open(configuration)
-            #expect(try reopened.store.assetIndexDefinitions() == definitions)
+            #expect(try reopened.catalog.store.assetIndexDefinitions() == definitions)
             #expect(try await reopened.sync(fetchThumbnails: false).inserted == 10)
-            #expect(try reopened.store.assetIndexDefinitions() == definitions)
+            #expect(try reopened.catalog.store.assetIndexDefinitions() == definitions)
         }
     }
 }

@@ -109,7 +109,7 @@ func longestCommonSubsequence(_ a: [Int64], _ b: [Int64]) -> Int {
         let folder = LibraryFolder()
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration())
-        let store = library.store
+        let store = library.catalog.store
         var serial = 0
         func record(_ spec: AssetSpec) -> AssetRecord {
             serial += 1

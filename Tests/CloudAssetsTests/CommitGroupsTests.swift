@@ -24,7 +24,7 @@ struct CommitGroupsTests {
         _ groups: CommitGroups, _ library: AssetLibrary, id: Int64, release: DispatchSemaphore
     ) async -> Task<Void, any Error> {
         let task = Task {
-            try await groups.commit(in: library) { tx in
+            try await groups.commit(in: library.catalog) { tx in
                 release.wait()
                 _ = try tx.update(id) { $0.isFavorite = true }
             }
@@ -34,7 +34,7 @@ struct CommitGroupsTests {
     }
 
     static func favorite(_ groups: CommitGroups, _ library: AssetLibrary, _ id: Int64) -> Task<Void, any Error> {
-        Task { try await groups.commit(in: library) { tx in _ = try tx.update(id) { $0.isFavorite = true } } }
+        Task { try await groups.commit(in: library.catalog) { tx in _ = try tx.update(id) { $0.isFavorite = true } } }
     }
 
     @Test("commits that arrive while a transaction is written go together into the next one: one change")
@@ -66,7 +66,7 @@ struct CommitGroupsTests {
             let first = await Self.holdTransaction(groups, library, id: ids[0], release: release)
             let good = ids.dropFirst().map { Self.favorite(groups, library, $0) }
             let bad = Task {
-                try await groups.commit(in: library) { tx in
+                try await groups.commit(in: library.catalog) { tx in
                     _ = try tx.update(ids[1]) { $0.isHidden = true }
                     throw AssetRequestError.objectChanged(key: "p1.png")
                 }

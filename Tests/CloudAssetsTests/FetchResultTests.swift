@@ -7,7 +7,7 @@ import Testing
 @Suite struct FetchResultTests {
     private func makeLibrary(_ folder: LibraryFolder, count: Int) async throws -> (AssetLibrary, [Int64]) {
         let library = try await AssetLibrary(configuration: folder.configuration())
-        let ids = try library.performWrite { tx in
+        let ids = try library.catalog.performWrite { tx in
             try (0..<count).map { index in
                 try tx.insert(
                     testRecord(
@@ -67,7 +67,7 @@ import Testing
         defer { folder.cleanup() }
         let (library, ids) = try await makeLibrary(folder, count: 5)
         let result = try library.fetchAssets(FetchOptions(includeHiddenAssets: true))
-        try library.performWrite { tx in
+        try library.catalog.performWrite { tx in
             try tx.delete(ids[1])
             _ = try tx.insert(testRecord("late"))
         }

@@ -36,7 +36,7 @@ struct JournalRetentionTests {
             try await away.sync(fetchThumbnails: false)
             // `away` last read the journal three days ago; since then another library wrote two entries, one two
             // days ago and one an hour ago.
-            try away.store.setSetting(AssetLibrary.JournalSetting.cursor, to: String(Self.now - 3 * Self.day))
+            try away.catalog.store.setSetting(SyncEngine.JournalSetting.cursor, to: String(Self.now - 3 * Self.day))
             try Self.putEntry(harness, key: "originals/old.jpg", age: 2 * Self.day, sequence: 1)
             try Self.putEntry(harness, key: "originals/new.jpg", age: 3600 * 1000, sequence: 2)
             try await recent.sync(mode: .full, fetchThumbnails: false)
@@ -44,10 +44,10 @@ struct JournalRetentionTests {
             // A library that wrote a checkpoint covering now prunes what is older than a day.
             let pruner = try await Self.pruningLibrary(harness, checkpoints: false)
             try await pruner.sync(mode: .full, fetchThumbnails: false)
-            let pruned = try await pruner.pruneJournal(remote: pruner.requireRemote(), covered: Self.now)
+            let pruned = try await pruner.syncEngine.pruneJournal(remote: pruner.syncEngine.requireRemote(), covered: Self.now)
             #expect(pruned == 1)
             #expect(harness.journalKeys.count == 1 && harness.journalKeys[0].contains("-other-2.json"))
-            let horizon = try await pruner.journalHorizon(remote: pruner.requireRemote()).time
+            let horizon = try await pruner.syncEngine.journalHorizon(remote: pruner.syncEngine.requireRemote()).time
             #expect(abs(horizon - (Self.now - Self.day)) < 60_000)
 
             // `away`: its position is below the horizon, so the journal may miss what it has not read.
@@ -91,13 +91,13 @@ struct JournalRetentionTests {
             for slot in [old, older] {
                 #expect(!left.contains { $0.hasPrefix(CheckpointKey.slotFolder(prefix: "checkpoints/", slot: slot)) })
             }
-            let remote = try pruner.requireRemote()
+            let remote = try pruner.syncEngine.requireRemote()
             #expect(harness.journalKeys.count == 1)
-            let raised = try await pruner.journalHorizon(remote: remote).time
+            let raised = try await pruner.syncEngine.journalHorizon(remote: remote).time
             #expect(abs(raised - (Self.now - Self.day)) < 60_000)
             // A checkpoint covering less does not lower the horizon, and deletes nothing more.
-            #expect(try await pruner.pruneJournal(remote: remote, covered: Self.now - 2 * Self.day) == 0)
-            #expect(try await pruner.journalHorizon(remote: remote).time == raised)
+            #expect(try await pruner.syncEngine.pruneJournal(remote: remote, covered: Self.now - 2 * Self.day) == 0)
+            #expect(try await pruner.syncEngine.journalHorizon(remote: remote).time == raised)
         }
     }
 }

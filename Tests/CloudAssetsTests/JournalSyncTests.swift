@@ -237,11 +237,11 @@ struct JournalSyncTests {
             let asset = try await harness.importPhoto("IMG_1.JPG", into: writer)
             #expect(asset.uploadState == .uploaded)
             #expect(harness.journalKeys.isEmpty)
-            #expect(try writer.store.journalOutbox(limit: 10).count == 1)
+            #expect(try writer.catalog.store.journalOutbox(limit: 10).count == 1)
             harness.server.faults.remove(fault)
             try await writer.sync(fetchThumbnails: false)
             #expect(harness.journalKeys.count == 1)
-            #expect(try writer.store.journalOutbox(limit: 10).isEmpty)
+            #expect(try writer.catalog.store.journalOutbox(limit: 10).isEmpty)
             #expect(try await reader.sync(fetchThumbnails: false).inserted == 1)
         }
     }
@@ -321,8 +321,8 @@ struct JournalSyncTests {
                 )
                 etags.append(etag)
             }
-            let journal = JournalSync(library: reader, remote: try reader.requireRemote())
-            let cursor = Int64(try reader.store.setting(AssetLibrary.JournalSetting.cursor) ?? "") ?? 0
+            let journal = JournalSync(sync: reader.syncEngine, remote: try reader.syncEngine.requireRemote())
+            let cursor = Int64(try reader.catalog.store.setting(SyncEngine.JournalSetting.cursor) ?? "") ?? 0
             let ahead = try await journal.readAhead(from: cursor, pageLimit: 2, maxKeys: 2)
             #expect(ahead.pages.count == 2 && ahead.bodies.count == 4)
             // The bodies read ahead are what is applied: an entry gone since then still counts.
@@ -348,7 +348,7 @@ struct JournalSyncTests {
                 #"{"format":1,"device":"other","changes":[{"op":"delete","key":"originals/tail4.jpg","etag":\#(etags[4])}]}"#
             )
             var next = SyncSummary()
-            let otherJournal = JournalSync(library: other, remote: try other.requireRemote())
+            let otherJournal = JournalSync(sync: other.syncEngine, remote: try other.syncEngine.requireRemote())
             try await otherJournal.run(summary: &next, readAhead: stale)
             #expect(next.removed == 1)
             #expect(try other.asset(forKey: "originals/tail4.jpg") == nil)

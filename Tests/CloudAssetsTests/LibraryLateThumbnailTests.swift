@@ -15,11 +15,11 @@ struct LibraryLateThumbnailTests {
             let library = try await harness.open()
             try await library.sync()
             let a = try library.asset(path: "a.png")
-            try library.removeAssets([a.rowID])
+            try library.cache.removeAssets([a.rowID])
             // The fetch wrote its file after the deletion removed the asset's files; its commit comes now.
-            let file = library.files.thumbnail(id: a.rowID)
+            let file = library.context.files.thumbnail(id: a.rowID)
             try Data("late thumbnail".utf8).write(to: file)
-            let fetcher = ThumbnailFetcher(library: library, remote: try library.requireRemote())
+            let fetcher = ThumbnailFetcher(sync: library.syncEngine, remote: try library.syncEngine.requireRemote())
             #expect(try fetcher.commit([(a.rowID, "\"0123\"")]) == 0)
             #expect(!FileManager.default.fileExists(atPath: file.path))
         }

@@ -58,7 +58,7 @@ struct LibraryRangedReadRaceTests {
             #expect(result.wrong.isEmpty, "reads returned other bytes: \(result.wrong.prefix(5))")
             #expect(result.reads > result.typedFailures)
             // Whatever is recorded now is on disk and is the original's.
-            let record = try #require(try library.store.record(id: asset.rowID))
+            let record = try #require(try library.catalog.store.record(id: asset.rowID))
             if record.availability == .partial {
                 let file = try Data(contentsOf: harness.storeURL.appendingPathComponent("partial/\(asset.id).ranges"))
                 for piece in record.partialRanges.ranges {
@@ -87,8 +87,8 @@ struct LibraryRangedReadRaceTests {
             #expect(try await library.read(asset, range: 5000..<5100) == original[5000..<5100])
             #expect(try !file.isInPlace())
 
-            #expect(throws: AssetLibrary.RangeFileRace.self) {
-                try library.commitRanges(
+            #expect(throws: OriginalsCache.RangeFileRace.self) {
+                try library.cache.commitRanges(
                     assetID: asset.rowID, adding: ByteRangeSet([Int64(100)..<200]), etag: asset.etag, file: file)
             }
             #expect(try library.current(asset).partialRanges == [5000..<5100])
@@ -111,7 +111,7 @@ struct LibraryRangedReadRaceTests {
             #expect(try file.isInPlace())
 
             // The read's commit finds the original verified and removes its file; nothing is recorded.
-            let commit = try library.commitRanges(
+            let commit = try library.cache.commitRanges(
                 assetID: asset.rowID, adding: ByteRangeSet([Int64(0)..<100]), etag: asset.etag, file: file)
             #expect(commit == .originalVerified)
             #expect(!FileManager.default.fileExists(atPath: url.path))

@@ -21,7 +21,7 @@ struct LibraryRequestBookkeepingTests {
                 _ = await allAnswers(of: library, for: a, options: AssetRequestOptions())
                 _ = await allAnswers(of: library, for: b, options: AssetRequestOptions())
             }
-            #expect(library.runtime.pendingRequestCount == 0)
+            #expect(library.cache.downloads.pendingRequestCount == 0)
         }
     }
 }

@@ -21,7 +21,7 @@ struct LibrarySharedDownloadTests {
 
     /// Waits until two requests are attached to downloads of `asset`, then lets the transfer go on.
     static func release(_ gate: FaultGate, once library: AssetLibrary, downloadsTwice asset: Asset) async throws {
-        try await eventually { library.runtime.downloadCount(of: asset.rowID) == 2 }
+        try await eventually { library.cache.downloads.downloadCount(of: asset.rowID) == 2 }
         gate.open()
     }
 

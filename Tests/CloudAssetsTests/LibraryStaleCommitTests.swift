@@ -29,7 +29,7 @@ struct LibraryStaleCommitTests {
                 url: file, etag: oldETag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")), size: 30_000,
                 verification: [.length], bytesTransferred: 30_000, attempts: 1)
             await #expect(throws: AssetRequestError.self) {
-                try await library.commitDownloaded(assetID: a.rowID, result: late)
+                try await library.cache.commitDownloaded(assetID: a.rowID, result: late)
             }
             #expect(try Data(contentsOf: file) == new)
             #expect(try library.current(a).availability == .full)

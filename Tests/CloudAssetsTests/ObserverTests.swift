@@ -16,7 +16,7 @@ import Testing
         library.register(onOwnQueue, queue: DispatchQueue(label: "observer"))
         // 40 transactions committed from two threads at once.
         DispatchQueue.concurrentPerform(iterations: 40) { index in
-            _ = try? library.performWrite { tx in
+            _ = try? library.catalog.performWrite { tx in
                 try tx.insert(testRecord("a\(index)"))
                 try tx.insert(testRecord("b\(index)"))
             }
@@ -37,14 +37,14 @@ import Testing
         let library = try await AssetLibrary(configuration: folder.configuration())
         let observer = RecordingObserver()
         library.register(observer)
-        try library.performWrite { _ in }
+        try library.catalog.performWrite { _ in }
         #expect(throws: AssetStoreError.self) {
-            try library.performWrite { tx in
+            try library.catalog.performWrite { tx in
                 try tx.insert(testRecord("x"))
                 try tx.insert(testRecord("x"))
             }
         }
-        try library.performWrite { tx in _ = try tx.insert(testRecord("y")) }
+        try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("y")) }
         await observer.waitFor(1)
         await library.drainDeliveries()
         #expect(observer.changes.map(\.token.rawValue) == [1])
@@ -59,10 +59,10 @@ import Testing
         let leavingQueue = DispatchQueue(label: "leaving")
         library.register(leaving, queue: leavingQueue)
         library.register(staying)
-        try library.performWrite { tx in _ = try tx.insert(testRecord("1")) }
+        try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("1")) }
         await leaving.waitFor(1)
         library.unregister(leaving)
-        try library.performWrite { tx in _ = try tx.insert(testRecord("2")) }
+        try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("2")) }
         await staying.waitFor(2)
         await library.drainDeliveries()
         leavingQueue.sync {}
@@ -82,10 +82,10 @@ import Testing
         #expect(gone == nil)
         let staying = RecordingObserver()
         library.register(staying)
-        try library.performWrite { tx in _ = try tx.insert(testRecord("1")) }
+        try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("1")) }
         await staying.waitFor(1)
         await library.drainDeliveries()
-        #expect(library.observers.registeredCount == 1)
+        #expect(library.catalog.observers.registeredCount == 1)
     }
 
     @Test func changeStreamsDeliverInCommitOrderAndFinishOnClose() async throws {
@@ -93,7 +93,7 @@ import Testing
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration())
         let stream = library.changes
-        for index in 0..<5 { try library.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) } }
+        for index in 0..<5 { try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) } }
         library.close()
         var tokens: [Int64] = []
         for await change in stream { tokens.append(change.token.rawValue) }
@@ -104,7 +104,7 @@ import Testing
         let folder = LibraryFolder()
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration())
-        try library.performWrite { tx in
+        try library.catalog.performWrite { tx in
             _ = try tx.insert(testRecord("fav", favorite: true))
             _ = try tx.insert(testRecord("plain"))
         }
@@ -112,7 +112,7 @@ import Testing
         let everything = try library.fetchAssets()
         let observer = RecordingObserver()
         library.register(observer)
-        try library.performWrite { tx in _ = try tx.insert(testRecord("other")) }
+        try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("other")) }
         await observer.waitFor(1)
         let change = try #require(observer.changes.first)
         #expect(change.details(for: favorites) == nil)
@@ -126,13 +126,13 @@ import Testing
         let folder = LibraryFolder()
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration())
-        let (a, b) = try library.performWrite { tx in
+        let (a, b) = try library.catalog.performWrite { tx in
             (try tx.insert(testRecord("a")), try tx.insert(testRecord("b")))
         }
         let result = try library.fetchAssets()
         let observer = RecordingObserver()
         library.register(observer)
-        try library.performWrite { tx in
+        try library.catalog.performWrite { tx in
             try tx.update(a) { $0.etag = "new" }
             try tx.delete(b)
         }
@@ -157,18 +157,18 @@ import Testing
         let id: Int64
         do {
             let library = try await AssetLibrary(configuration: folder.configuration())
-            id = try library.performWrite { tx in try tx.insert(testRecord("a", day: 3)) }
-            try library.performWrite { tx in
+            id = try library.catalog.performWrite { tx in try tx.insert(testRecord("a", day: 3)) }
+            try library.catalog.performWrite { tx in
                 try tx.update(id) {
                     $0.thumbnailPresent = true
                     $0.availability = .thumbnail
                     $0.isPinned = true
                 }
             }
-            try library.performWrite { tx in _ = try tx.insert(testRecord("b", day: 1)) }
+            try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("b", day: 1)) }
             // The thumbnail's bytes are on disk, so reopening (which checks files against states) keeps it.
-            try library.files.createFolders()
-            try Data([0xFF, 0xD8]).write(to: library.files.thumbnail(id: id))
+            try library.context.files.createFolders()
+            try Data([0xFF, 0xD8]).write(to: library.context.files.thumbnail(id: id))
             library.close()
         }
         let library = try await AssetLibrary(configuration: folder.configuration())
@@ -188,7 +188,7 @@ import Testing
         let folder = LibraryFolder()
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration(historyLimit: 2))
-        for index in 0..<4 { try library.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) } }
+        for index in 0..<4 { try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) } }
         #expect(try library.changes(since: ChangeToken(rawValue: 2)).count == 2)
         let expired = expectError(.historyUnavailable) {
             _ = try library.changes(since: ChangeToken(rawValue: 1))

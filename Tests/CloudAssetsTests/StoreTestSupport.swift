@@ -70,7 +70,7 @@ extension AssetLibrary {
     /// Waits until every change queued so far went through the delivery queue.
     func drainDeliveries() async {
         await withCheckedContinuation { continuation in
-            observers.afterPendingDeliveries { continuation.resume() }
+            catalog.observers.afterPendingDeliveries { continuation.resume() }
         }
     }
 }

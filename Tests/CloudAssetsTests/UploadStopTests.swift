@@ -9,16 +9,16 @@ import Testing
 @Suite struct UploadStopTests {
     @Test("an error of one file or one object fails that upload alone; the bucket's or the connection's stops all")
     func errorsAreOfOneUploadOrOfAll() {
-        #expect(!AssetLibrary.stopsEveryUpload(S3Error.fileSystem(path: "/x", errno: EIO)))
-        #expect(!AssetLibrary.stopsEveryUpload(S3Error.checksumMismatch(expected: "a", actual: "b", algorithm: "md5")))
-        #expect(!AssetLibrary.stopsEveryUpload(S3Error.accessDenied))
-        #expect(!AssetLibrary.stopsEveryUpload(S3Error.retriesExhausted(lastError: .slowDown, attempts: 5)))
-        #expect(!AssetLibrary.stopsEveryUpload(CocoaError(.fileReadNoPermission)))
-        #expect(AssetLibrary.stopsEveryUpload(S3Error.noSuchBucket))
-        #expect(AssetLibrary.stopsEveryUpload(S3Error.signatureDoesNotMatch))
-        #expect(AssetLibrary.stopsEveryUpload(S3Error.invalidAccessKeyId))
+        #expect(!UploadEngine.stopsEveryUpload(S3Error.fileSystem(path: "/x", errno: EIO)))
+        #expect(!UploadEngine.stopsEveryUpload(S3Error.checksumMismatch(expected: "a", actual: "b", algorithm: "md5")))
+        #expect(!UploadEngine.stopsEveryUpload(S3Error.accessDenied))
+        #expect(!UploadEngine.stopsEveryUpload(S3Error.retriesExhausted(lastError: .slowDown, attempts: 5)))
+        #expect(!UploadEngine.stopsEveryUpload(CocoaError(.fileReadNoPermission)))
+        #expect(UploadEngine.stopsEveryUpload(S3Error.noSuchBucket))
+        #expect(UploadEngine.stopsEveryUpload(S3Error.signatureDoesNotMatch))
+        #expect(UploadEngine.stopsEveryUpload(S3Error.invalidAccessKeyId))
         #expect(
-            AssetLibrary.stopsEveryUpload(
+            UploadEngine.stopsEveryUpload(
                 S3Error.retriesExhausted(lastError: .transport(curlCode: 7, message: "refused"), attempts: 5)))
     }
 }

@@ -249,7 +249,7 @@ import Testing
             try library.evict([asset])
             asset = try #require(try library.asset(withLocalIdentifier: asset.localIdentifier))
         }
-        return (asset, library.files)
+        return (asset, library.context.files)
     }
 }
 

@@ -273,8 +273,8 @@ import Testing
     static func checkDownloaded(
         _ url: URL, library: AssetLibrary, asset: Asset, bucket: ReliabilityBucket, counters: SoakCounters
     ) throws {
-        guard let record = try library.store.record(id: asset.rowID), record.availability == .full,
-            record.localFilePath == library.files.storedPath(ofOriginal: url), let bytes = try? Data(contentsOf: url)
+        guard let record = try library.catalog.store.record(id: asset.rowID), record.availability == .full,
+            record.localFilePath == library.context.files.storedPath(ofOriginal: url), let bytes = try? Data(contentsOf: url)
         else { return }  // evicted or changed by a sync since: the invariant check covers it
         if bytes != bucket.version(etag: record.etag) {
             counters.update { $0.corrupt += 1 }
@@ -288,7 +288,7 @@ import Testing
         counters: SoakCounters
     ) throws {
         var candidates = [asset.etag]
-        if let now = try library.store.record(id: asset.rowID)?.etag { candidates.append(now) }
+        if let now = try library.catalog.store.record(id: asset.rowID)?.etag { candidates.append(now) }
         let matches = candidates.contains { etag in
             guard let version = bucket.version(etag: etag), range.upperBound <= Int64(version.count) else {
                 return false
@@ -299,7 +299,7 @@ import Testing
             counters.update { $0.corrupt += 1 }
             // Which stored version the bytes belong to, if any, and the asset's state now: a stale full original
             // (bytes of an older version) reads differently from bytes of no version at all.
-            let record = try library.store.record(id: asset.rowID)
+            let record = try library.catalog.store.record(id: asset.rowID)
             let now = record.map { "\($0.etag) \($0.availability)" } ?? "deleted"
             let owners = bucket.etags(matching: data, at: range.lowerBound)
             let message =
