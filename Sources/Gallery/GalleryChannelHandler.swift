@@ -12,8 +12,8 @@ struct GalleryRequest: Sendable {
     var body: Data
 }
 
-/// What the router answers: a whole response, a range of an open file streamed in pieces, or an event stream it
-/// feeds until the connection closes.
+/// What the router answers: a whole response, a range of an open file streamed in pieces, or an event stream
+/// (a ``GalleryLiveFeed``'s) fed until the connection closes.
 enum GalleryResponse: Sendable {
     case full(status: HTTPResponseStatus, contentType: String, body: Data)
     case file(FileAnswer)
@@ -65,7 +65,8 @@ struct FileAnswer: Sendable {
 
 /// Reads each request on one connection, hands it to the router and writes the answer. Requests on a connection
 /// are answered one at a time (the next is read after the answer went out); an event stream holds its connection
-/// until either side closes it.
+/// until either side closes it. It runs on its connection's event loop; each answer is computed and written from
+/// a task of its own, which the connection's close cancels.
 final class GalleryChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart

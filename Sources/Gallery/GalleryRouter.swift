@@ -3,7 +3,14 @@ import Essentials
 import Foundation
 import NIOHTTP1
 
-/// Checks every request (host, token, path) and answers it from the library's public API.
+/// The HTTP request router: checks every request (host, token, path) and answers it from the library's public
+/// API — the page's files, thumbnails, originals, asset actions, the network policy and the picker.
+///
+/// It owns the page's three files (the token written into the page), the token, the host check, the picker's
+/// callback and the ``GalleryEventHub`` of open event streams (to which downloads and the network policy
+/// broadcast); an `/api/events` request it hands to ``GalleryLiveFeed``. It has no thread or queue of its own:
+/// ``respond(to:)`` runs in the task ``GalleryChannelHandler`` starts for each request (Swift concurrency's global
+/// pool, off the connection's event loop), several at once, and its state is immutable or behind a lock.
 final class GalleryRouter: Sendable {
     let library: AssetLibrary
     let token: String
@@ -12,7 +19,7 @@ final class GalleryRouter: Sendable {
     let onPick: (@Sendable (PickOutcome) -> Void)?
     let files: [String: (contentType: String, body: Data)]
     /// Open event streams, which also carry the downloads' progress.
-    let hub = EventHub()
+    let hub = GalleryEventHub()
 
     init(library: AssetLibrary, token: String, boundHost: String, onPick: (@Sendable (PickOutcome) -> Void)?) throws {
         self.library = library
@@ -38,6 +45,7 @@ final class GalleryRouter: Sendable {
         self.files = files
     }
 
+    /// Forgets every open event stream (the server closes their connections).
     func stop() { hub.closeAll() }
 
     // MARK: Checks
@@ -143,7 +151,7 @@ final class GalleryRouter: Sendable {
             if let file = files[path] { return .full(status: .ok, contentType: file.contentType, body: file.body) }
             switch segments.count == 2 ? (segments[0], segments[1]) : nil {
             case ("api", "info")?: return info()
-            case ("api", "events")?: return events(query: query)
+            case ("api", "events")?: return GalleryLiveFeed.eventStream(query: query, library: library, hub: hub)
             case ("api", "assets")?: return try assets(query["ids"] ?? "")
             default: break
             }
@@ -318,159 +326,5 @@ final class GalleryRouter: Sendable {
         guard let onPick else { return .error(.notFound, "not a picker") }
         onPick(.cancelled)
         return .json(.ok, "{\"ok\":true}")
-    }
-
-    // MARK: Live
-
-    /// The fetch options a page asks for: `sort` (newest, oldest, largest, smallest, name), `state` (cloud,
-    /// thumbnail, partial, full, uploading; comma-separated) and `media` (image, video, audio).
-    static func fetchOptions(_ query: [String: String]) -> FetchOptions {
-        var options = FetchOptions()
-        switch query["sort"] ?? "newest" {
-        case "oldest": options.sortDescriptors = [.creationDate(ascending: true)]
-        case "largest": options.sortDescriptors = [.size(ascending: false)]
-        case "smallest": options.sortDescriptors = [.size(ascending: true)]
-        case "name": options.sortDescriptors = [.key(ascending: true)]
-        default: options.sortDescriptors = [.creationDate(ascending: false)]
-        }
-        var terms: [AssetPredicate] = []
-        let states = (query["state"] ?? "").split(separator: ",").map(String.init)
-        if !states.isEmpty {
-            var alternatives: [AssetPredicate] = []
-            let availability = Set(
-                states.compactMap { name in AssetAvailability.allCases.first { $0.galleryName == name } })
-            if !availability.isEmpty {
-                alternatives.append(
-                    .and([.availability(availability), .uploadStates([.uploaded, .uploadFailed])]))
-            }
-            if states.contains("uploading") { alternatives.append(.uploadStates([.pendingUpload, .uploading])) }
-            terms.append(.or(alternatives))
-        }
-        let media = Set(
-            (query["media"] ?? "").split(separator: ",").compactMap { name in
-                MediaType.allCases.first { $0.galleryName == name }
-            })
-        if !media.isEmpty { terms.append(.mediaTypes(media)) }
-        options.predicate = terms.isEmpty ? .all : terms.count == 1 ? terms[0] : .and(terms)
-        return options
-    }
-
-    /// The live feed of one fetch: a `reset` event with every identifier, then one `change` event per library
-    /// change that affects it (removed, inserted, changed indexes and moves, with the inserted and changed
-    /// assets), or a new `reset` when a change is too large to describe incrementally.
-    private func events(query: [String: String]) -> GalleryResponse {
-        let options = Self.fetchOptions(query)
-        let library = self.library
-        let hub = self.hub
-        return .events { send in
-            let feed = LiveFeed(library: library, send: send)
-            // Registered before the snapshot is taken: no change falls between them.
-            library.register(feed, queue: feed.queue)
-            let outbox = hub.open(send)
-            defer {
-                hub.close(outbox)
-                library.unregister(feed)
-            }
-            guard let snapshot = try? library.snapshot(options) else { return }
-            feed.start(snapshot)
-            // The feed runs on its own queue (not the tasks' pool, which a busy process may hold up); this task
-            // only keeps the connection until the client goes away.
-            let (closed, continuation) = AsyncStream.makeStream(of: Void.self)
-            await withTaskCancellationHandler {
-                for await _ in closed {}
-            } onCancel: {
-                continuation.finish()
-            }
-        }
-    }
-
-    static func resetEvent(_ result: FetchResult, token: ChangeToken, library: AssetLibrary) -> String {
-        let ids = result.localIdentifiers
-        return "event: reset\ndata: {\"token\":\(token.rawValue),\"count\":\(ids.count),\"ids\":"
-            + JSONText.strings(ids) + ",\"network\":\"\(library.networkPolicy.galleryName)\"}\n\n"
-    }
-
-    static func changeEvent(_ details: FetchResultChangeDetails, token: ChangeToken) -> String {
-        let inserted = details.insertedObjects.map(\.galleryJSON).joined(separator: ",")
-        let changed = details.changedObjects.map(\.galleryJSON).joined(separator: ",")
-        let moves = details.moves.map { "[\($0.fromIndex),\($0.toIndex)]" }.joined(separator: ",")
-        let sent = Int64((Date().timeIntervalSince1970 * 1000).rounded())
-        return "event: change\ndata: {\"token\":\(token.rawValue),\"sent\":\(sent),"
-            + "\"count\":\(details.fetchResultAfterChanges.count),"
-            + "\"removed\":\(JSONText.integers(details.removedIndexes ?? IndexSet())),"
-            + "\"inserted\":\(JSONText.integers(details.insertedIndexes ?? IndexSet())),\"insertedAssets\":[\(inserted)],"
-            + "\"changed\":\(JSONText.integers(details.changedIndexes ?? IndexSet())),\"changedAssets\":[\(changed)],"
-            + "\"moves\":[\(moves)]}\n\n"
-    }
-}
-
-/// One page's live fetch: told of every library change on its own serial queue, it keeps the fetch result the
-/// page shows and sends the change details of each change that affects it (or a reset when a change is too
-/// large to describe incrementally).
-final class LiveFeed: LibraryChangeObserver, @unchecked Sendable {
-    let queue = DispatchQueue(label: "CloudAssets gallery feed")
-    private let library: AssetLibrary
-    private let send: @Sendable (String) -> Void
-    // Touched only on `queue`.
-    private var current: FetchResult?
-    private var snapshotToken = ChangeToken(rawValue: 0)
-    private var early: [LibraryChange] = []
-
-    init(library: AssetLibrary, send: @escaping @Sendable (String) -> Void) {
-        self.library = library
-        self.send = send
-    }
-
-    /// Sends the snapshot as a reset, then the changes that came before it and are not in it.
-    func start(_ snapshot: LibrarySnapshot) {
-        queue.async { [self] in
-            current = snapshot.fetchResult
-            snapshotToken = snapshot.token
-            send(GalleryRouter.resetEvent(snapshot.fetchResult, token: snapshot.token, library: library))
-            let waiting = early
-            early = []
-            for change in waiting { apply(change) }
-        }
-    }
-
-    func libraryDidChange(_ change: LibraryChange) {
-        if current == nil {
-            early.append(change)
-        } else {
-            apply(change)
-        }
-    }
-
-    private func apply(_ change: LibraryChange) {
-        guard change.token > snapshotToken, let before = current, let details = change.details(for: before) else {
-            return
-        }
-        current = details.fetchResultAfterChanges
-        if details.hasIncrementalChanges {
-            send(GalleryRouter.changeEvent(details, token: change.token))
-        } else {
-            send(GalleryRouter.resetEvent(details.fetchResultAfterChanges, token: change.token, library: library))
-        }
-    }
-}
-
-/// The open event streams: what every page must hear (download progress, the network policy) goes to all.
-final class EventHub: Sendable {
-    private let streams = LockedBox<(next: Int, sends: [Int: @Sendable (String) -> Void])>((0, [:]))
-
-    func open(_ send: @escaping @Sendable (String) -> Void) -> Int {
-        streams.withLock { state in
-            state.next += 1
-            state.sends[state.next] = send
-            return state.next
-        }
-    }
-
-    func close(_ id: Int) { _ = streams.withLock { $0.sends.removeValue(forKey: id) } }
-
-    func closeAll() { streams.withLock { $0.sends = [:] } }
-
-    func broadcast(_ text: String) {
-        for send in streams.withLock({ Array($0.sends.values) }) { send(text) }
     }
 }

@@ -13,19 +13,58 @@ struct DemoRun {
     static let accessKey = "demo"
     static let secretKey = "demo-secret-key"
 
+    /// The camera photo another tool uploaded.
+    static let cameraKey = "originals/camera/DSC_0001.jpg"
+
     func say(_ line: String) { if !quiet { Terminal.shared.out(line) } }
 
+    /// Runs the steps in order against a fresh server and library, then removes all it made.
     func run() async throws {
         let started = Date()
         let temp = FileManager.default.temporaryDirectory.appendingPathComponent("cloudassets-demo-\(getpid())")
         try FileManager.default.createDirectory(at: temp, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: temp) }
 
-        // 1. The bundled fake S3 server, in-process, on a free port, with a seeded sample library.
+        let server = try await startServer(root: temp.appendingPathComponent("server"))
+        do {
+            let configuration = try libraryConfiguration(endpoint: server.endpoint, folder: temp)
+            let library = try await AssetLibrary(configuration: configuration)
+            defer { library.close() }
+            let observer = try observe(library, storeURL: configuration.storeURL)
+            try await sync(library, observer: observer)
+            let samples = try Samples(library)
+            await requestOffline(library, samples: samples)
+            try await download(library, samples: samples, observer: observer)
+            try await readRange(library, samples: samples, observer: observer)
+            await requestOpportunistically(library, samples: samples, observer: observer)
+            try evict(library, samples: samples, observer: observer)
+            try await resync(library, server: server, observer: observer)
+            let imported = try await importPhoto(library, folder: temp, observer: observer)
+            let second = try await openSecondLibrary(configuration, folder: temp)
+            defer { second.close() }
+            let received = try await receive(imported, on: second)
+            try await favoriteFromSecond(
+                received, second: second, library: library, imported: imported, observer: observer)
+            try await showImages(library, server: server, storeURL: temp.appendingPathComponent("owner-device"))
+            observer.drain()
+            try await showEdits(library, second: second, observer: observer)
+            observer.drain()
+            try summarize(library, server: server, observer: observer, started: started)
+            library.unregister(observer)
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+        try await server.stop()
+    }
+
+    // MARK: Steps
+
+    /// The bundled fake S3 server, in-process, on a free port, with a seeded sample library.
+    private func startServer(root: URL) async throws -> FakeS3Server {
         let server = try FakeS3Server(
             configuration: FakeS3Configuration(
-                accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey,
-                storage: .disk(root: temp.appendingPathComponent("server"))))
+                accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey, storage: .disk(root: root)))
         try await server.start()
         let seeded = try SampleLibrary.seed(
             into: server, bucket: Self.bucket, assets: assetCount, large: 2, largeSize: 48 << 20)
@@ -40,212 +79,168 @@ struct DemoRun {
                 + "\(Format.bytes(seeded.bytes)); large originals are served at 40 MiB/s so you can watch them")
         _ = server.faults.add(
             FaultRule(keyPattern: "originals/large/*", method: "GET", fault: .bandwidthLimit(bytesPerSecond: 40 << 20)))
+        return server
+    }
 
-        var libraryStarted = false
-        do {
-            // 2. A library in a temporary folder (or --store), an observer registered before fetching.
-            let storeURL = storePath.map { URL(fileURLWithPath: $0) } ?? temp.appendingPathComponent("library")
-            try FileManager.default.createDirectory(at: storeURL, withIntermediateDirectories: true)
-            var configuration = AssetLibrary.Configuration(
-                storeURL: storeURL, endpoint: server.endpoint, bucket: Self.bucket,
-                credentials: .static(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey))
-            configuration.cacheSizeLimit = 512 << 20
-            let library = try await AssetLibrary(configuration: configuration)
-            libraryStarted = true
-            defer { library.close() }
-            let observer = DemoObserver(library: library, quiet: quiet)
-            library.register(observer)
-            try observer.fetch()
-            say("== library at \(storeURL.path); observing all assets, newest first")
+    /// The library's configuration, its store in a temporary folder (or --store), created here.
+    private func libraryConfiguration(endpoint: URL, folder: URL) throws -> AssetLibrary.Configuration {
+        let storeURL = storePath.map { URL(fileURLWithPath: $0) } ?? folder.appendingPathComponent("library")
+        try FileManager.default.createDirectory(at: storeURL, withIntermediateDirectories: true)
+        var configuration = AssetLibrary.Configuration(
+            storeURL: storeURL, endpoint: endpoint, bucket: Self.bucket,
+            credentials: .static(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey))
+        configuration.cacheSizeLimit = 512 << 20
+        return configuration
+    }
 
-            // 3. Sync: list the bucket, HEAD new objects for metadata, fetch thumbnails.
-            let sync = try await library.sync()
-            observer.drain()
-            say(
-                "== sync: \(sync.listed) objects listed in \(sync.pages) pages, \(sync.inserted) assets inserted, "
-                    + "\(sync.headRequests) HEADs, \(sync.thumbnailsFetched) thumbnails fetched")
-            say("   states: " + (try stateCounts(library)))
+    /// An observer of all assets, newest first, registered before fetching.
+    private func observe(_ library: AssetLibrary, storeURL: URL) throws -> DemoObserver {
+        let observer = DemoObserver(library: library, quiet: quiet)
+        library.register(observer)
+        try observer.fetch()
+        say("== library at \(storeURL.path); observing all assets, newest first")
+        return observer
+    }
 
-            let all = Array(try library.fetchAssets())
-            let noThumbnail = all.first { !$0.hasThumbnail && $0.availability == .cloudOnly }
-            let large = all.filter { $0.key.hasPrefix("originals/large/") }
-            let small = all.filter { !$0.key.hasPrefix("originals/large/") && $0.mediaType == .image }
+    /// Sync: list the bucket, HEAD new objects for metadata, fetch thumbnails.
+    private func sync(_ library: AssetLibrary, observer: DemoObserver) async throws {
+        let sync = try await library.sync()
+        observer.drain()
+        say(
+            "== sync: \(sync.listed) objects listed in \(sync.pages) pages, \(sync.inserted) assets inserted, "
+                + "\(sync.headRequests) HEADs, \(sync.thumbnailsFetched) thumbnails fetched")
+        say("   states: " + (try stateCounts(library)))
+    }
 
-            // 4. A request that may not use the network answers at once: the original is in the cloud.
-            if let target = noThumbnail ?? small.first {
-                let answer = await firstAnswer(library, target, network: false)
-                say(
-                    "== offline request for \(target.key): data \(answer.0 == nil ? "none" : "\(answer.0!.count) bytes"), "
-                        + "isInCloud=\(answer.1.isInCloud)  (\"in cloud\": no connection was made)")
-            }
+    /// A request that may not use the network answers at once: the original is in the cloud.
+    private func requestOffline(_ library: AssetLibrary, samples: Samples) async {
+        guard let target = samples.noThumbnail ?? samples.small.first else { return }
+        let answer = await firstAnswer(library, target, network: false)
+        say(
+            "== offline request for \(target.key): data \(answer.0 == nil ? "none" : "\(answer.0!.count) bytes"), "
+                + "isInCloud=\(answer.1.isInCloud)  (\"in cloud\": no connection was made)")
+    }
 
-            // 5. Download a selection with live progress bars; each completion is a change notification.
-            let selection = Array(large.prefix(2)) + Array(small.prefix(8))
-            say("== downloading \(selection.count) originals (\(large.prefix(2).count) large)")
-            let board = ProgressBoard(quiet: quiet)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for asset in selection {
-                    group.addTask {
-                        var options = AssetRequestOptions()
-                        options.isNetworkAccessAllowed = true
-                        options.deliveryMode = .highQualityFormat
-                        options.progressHandler = { _, _, _, progress in
-                            board.update(name: asset.key, progress: progress)
-                        }
-                        _ = try await library.requestFile(for: asset, options: options)
-                        board.finish(name: asset.key)
+    /// Download a selection with live progress bars; each completion is a change notification.
+    private func download(_ library: AssetLibrary, samples: Samples, observer: DemoObserver) async throws {
+        let large = samples.large
+        let selection = Array(large.prefix(2)) + Array(samples.small.prefix(8))
+        say("== downloading \(selection.count) originals (\(large.prefix(2).count) large)")
+        let board = ProgressBoard(quiet: quiet)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for asset in selection {
+                group.addTask {
+                    var options = AssetRequestOptions()
+                    options.isNetworkAccessAllowed = true
+                    options.deliveryMode = .highQualityFormat
+                    options.progressHandler = { _, _, _, progress in
+                        board.update(name: asset.key, progress: progress)
                     }
+                    _ = try await library.requestFile(for: asset, options: options)
+                    board.finish(name: asset.key)
                 }
-                try await group.waitForAll()
             }
-            board.end()
-            observer.drain()
-            say("   states: " + (try stateCounts(library)))
-
-            // 6. A ranged read: only the bytes asked for are fetched; the asset becomes `partial`.
-            if let target = small.dropFirst(8).first {
-                let bytes = try await library.read(target, range: 0..<4096)
-                observer.drain()
-                let now = try library.asset(withLocalIdentifier: target.localIdentifier)
-                say(
-                    "== ranged read of \(target.key): \(bytes.count) bytes (starting \(bytes.prefix(4).map { String(format: "%02x", $0) }.joined())), "
-                        + "state now \(now.map { "\($0.availability)" } ?? "?")")
-            }
-
-            // 7. Opportunistic delivery: the thumbnail first (degraded), then the original.
-            if let target = small.dropFirst(9).first(where: { $0.hasThumbnail }) {
-                let answers = await allAnswers(library, target)
-                say(
-                    "== opportunistic request for \(target.key): "
-                        + answers.map { "\($0.0) bytes\($0.1 ? " (degraded)" : "")" }.joined(separator: ", then "))
-                observer.drain()
-            }
-
-            // 8. Eviction: the original goes, the asset falls back to `thumbnail`.
-            if let target = small.first, let current = try library.asset(withLocalIdentifier: target.localIdentifier) {
-                try library.evict([current])
-                observer.drain()
-                let after = try library.asset(withLocalIdentifier: target.localIdentifier)
-                say("== evicted \(target.key): state now \(after.map { "\($0.availability)" } ?? "?")")
-            }
-
-            // 9. A re-sync of the unchanged bucket reads only the journal (one request), writes nothing and
-            // notifies no one.
-            let before = observer.count
-            let requestsBefore = server.requestLog.entries().count
-            let resync = try await library.sync()
-            observer.drain()
-            say(
-                "== re-sync (\(resync.mode == .incremental ? "incremental, from the journal" : "full listing")): "
-                    + "\(server.requestLog.entries().count - requestsBefore) request(s), "
-                    + "\(resync.transactions) transactions, \(observer.count - before) notifications")
-
-            // 10. The write path: an import is local at once and uploads in the background; a second library on
-            // the bucket receives it as an insertion, and a favourite set there comes back as a change.
-            let photo = temp.appendingPathComponent("new-photo.png")
-            try SampleLibrary.samplePNG(width: 320, height: 240, seed: 7).write(to: photo)
-            let created = try await library.performChanges { $0.createAsset(fromFileAt: photo) }
-            observer.drain()
-            let imported = try library.asset(withLocalIdentifier: created[0])
-            say(
-                "== imported \(photo.lastPathComponent) as \(imported?.key ?? "?"): "
-                    + "\(imported.map { "\($0.availability), \($0.uploadState)" } ?? "?")")
-            await library.waitForUploads()
-            say("   uploaded: \(try library.asset(withLocalIdentifier: created[0]).map { "\($0.uploadState)" } ?? "?")")
-            var secondConfiguration = configuration
-            secondConfiguration.storeURL = temp.appendingPathComponent("second-device")
-            let second = try await AssetLibrary(configuration: secondConfiguration)
-            defer { second.close() }
-            let secondSync = try await second.sync(fetchThumbnails: false)
-            let received = try imported.flatMap { try second.asset(forKey: $0.key) }
-            say(
-                "== a second library synced (\(secondSync.checkpointAssets > 0 ? "from the checkpoint the first wrote" : "by listing")): "
-                    + "\(secondSync.inserted) assets inserted, the import among them as "
-                    + "\(received.map { "\($0.availability)" } ?? "missing")")
-            if let received {
-                try await second.performChanges { $0.setFavorite(true, for: [received]) }
-                await second.waitForUploads()
-                try await library.sync(fetchThumbnails: false)
-                observer.drain()
-                say(
-                    "   favourite set there, after a sync here: isFavorite="
-                        + "\(try library.asset(withLocalIdentifier: created[0])?.isFavorite ?? false)")
-            }
-
-            // 11. Images: a sized request turned upright, a thumbnail from the embedded EXIF thumbnail (ranged
-            // reads only), and location kept private.
-            try await showImages(library, server: server, storeURL: temp.appendingPathComponent("owner-device"))
-            observer.drain()
-
-            // 12. Non-destructive edits: an edit, a resume from the original, what a second library sees, a revert.
-            try await showEdits(library, second: second, observer: observer)
-            observer.drain()
-
-            let usage = try library.cacheUsage()
-            say("")
-            say("== summary")
-            say("   assets:        \(try library.fetchAssets().count)")
-            say("   states:        " + (try stateCounts(library)))
-            say(
-                "   cache:         \(Format.bytes(usage.bytes)) in \(usage.fullAssets) full + \(usage.partialAssets) partial"
-            )
-            say("   notifications: \(observer.count) (removed/inserted/changed/moved shown above)")
-            say("   requests:      \(server.requestLog.entries().count) HTTP requests served by the fake server")
-            say(String(format: "   time:          %.1f s", Date().timeIntervalSince(started)))
-            library.unregister(observer)
-        } catch {
-            try? await server.stop()
-            _ = libraryStarted
-            throw error
+            try await group.waitForAll()
         }
-        try await server.stop()
+        board.end()
+        observer.drain()
+        say("   states: " + (try stateCounts(library)))
     }
 
-    private func showEdits(_ library: AssetLibrary, second: AssetLibrary, observer: DemoObserver) async throws {
-        guard let photo = try library.asset(forKey: Self.cameraKey) else { return }
-        var network = AssetRequestOptions()
-        network.isNetworkAccessAllowed = true
-        network.version = .original
-        let original = try await library.data(for: photo, options: network)
-        let edited = try await library.applyBasicEdit(to: photo) { edit in
-            try edit.setRotation(degrees: 90)
-            edit.exposure = 0.5
-        }
-        await library.waitForUploads()
+    /// A ranged read: only the bytes asked for are fetched; the asset becomes `partial`.
+    private func readRange(_ library: AssetLibrary, samples: Samples, observer: DemoObserver) async throws {
+        guard let target = samples.small.dropFirst(8).first else { return }
+        let bytes = try await library.read(target, range: 0..<4096)
         observer.drain()
-        let revisions = try library.contentRevisions(of: edited)
+        let now = try library.asset(withLocalIdentifier: target.localIdentifier)
         say(
-            "== edited \(photo.key) with the built-in editor (rotate 90, exposure +0.5): hasAdjustments="
-                + "\(edited.hasAdjustments), state \(edited.availability); rendered version and "
-                + "\(revisions.last?.adjustmentData?.data.count ?? 0) bytes of adjustment data uploaded beside the "
-                + "original (edits/…), the original untouched")
-        let resumed = try await library.applyBasicEdit(to: edited, resume: true) { edit in edit.saturation = -1 }
-        await library.waitForUploads()
-        observer.drain()
-        let settings = try library.contentRevisions(of: resumed).last?.adjustmentData.map {
-            String(decoding: $0.data, as: UTF8.self)
-        }
-        say("   resumed from the original with saturation -1 added: \(settings ?? "?")")
-        try await second.sync(fetchThumbnails: false)
-        if let there = try second.asset(forKey: photo.key) {
-            say(
-                "   a second library after its sync: hasAdjustments=\(there.hasAdjustments), state "
-                    + "\(there.availability) (the edit's thumbnail came with the change)")
-        }
-        try await library.performChanges { $0.revertAssetContentToOriginal(resumed) }
-        await library.waitForUploads()
-        observer.drain()
-        var current = AssetRequestOptions()
-        current.isNetworkAccessAllowed = true
-        let reverted = try await library.data(for: resumed, options: current)
-        say(
-            "   reverted: hasAdjustments=\(try library.asset(withLocalIdentifier: photo.localIdentifier)?.hasAdjustments ?? true), "
-                + "current bytes \(reverted == original ? "identical to" : "DIFFERENT from") the original's")
+            "== ranged read of \(target.key): \(bytes.count) bytes (starting \(bytes.prefix(4).map { String(format: "%02x", $0) }.joined())), "
+                + "state now \(now.map { "\($0.availability)" } ?? "?")")
     }
 
-    /// The camera photo another tool uploaded.
-    static let cameraKey = "originals/camera/DSC_0001.jpg"
+    /// Opportunistic delivery: the thumbnail first (degraded), then the original.
+    private func requestOpportunistically(_ library: AssetLibrary, samples: Samples, observer: DemoObserver) async {
+        guard let target = samples.small.dropFirst(9).first(where: { $0.hasThumbnail }) else { return }
+        let answers = await allAnswers(library, target)
+        say(
+            "== opportunistic request for \(target.key): "
+                + answers.map { "\($0.0) bytes\($0.1 ? " (degraded)" : "")" }.joined(separator: ", then "))
+        observer.drain()
+    }
 
+    /// Eviction: the original goes, the asset falls back to `thumbnail`.
+    private func evict(_ library: AssetLibrary, samples: Samples, observer: DemoObserver) throws {
+        guard let target = samples.small.first,
+            let current = try library.asset(withLocalIdentifier: target.localIdentifier)
+        else { return }
+        try library.evict([current])
+        observer.drain()
+        let after = try library.asset(withLocalIdentifier: target.localIdentifier)
+        say("== evicted \(target.key): state now \(after.map { "\($0.availability)" } ?? "?")")
+    }
+
+    /// A re-sync of the unchanged bucket reads only the journal (one request) and notifies no one.
+    private func resync(_ library: AssetLibrary, server: FakeS3Server, observer: DemoObserver) async throws {
+        let before = observer.count
+        let requestsBefore = server.requestLog.entries().count
+        let resync = try await library.sync()
+        observer.drain()
+        say(
+            "== re-sync (\(resync.mode == .incremental ? "incremental, from the journal" : "full listing")): "
+                + "\(server.requestLog.entries().count - requestsBefore) request(s), "
+                + "\(resync.transactions) transactions, \(observer.count - before) notifications")
+    }
+
+    /// The write path: an import is local at once and uploads in the background.
+    private func importPhoto(_ library: AssetLibrary, folder: URL, observer: DemoObserver) async throws -> Imported {
+        let photo = folder.appendingPathComponent("new-photo.png")
+        try SampleLibrary.samplePNG(width: 320, height: 240, seed: 7).write(to: photo)
+        let created = try await library.performChanges { $0.createAsset(fromFileAt: photo) }
+        observer.drain()
+        let imported = try library.asset(withLocalIdentifier: created[0])
+        say(
+            "== imported \(photo.lastPathComponent) as \(imported?.key ?? "?"): "
+                + "\(imported.map { "\($0.availability), \($0.uploadState)" } ?? "?")")
+        await library.waitForUploads()
+        say("   uploaded: \(try library.asset(withLocalIdentifier: created[0]).map { "\($0.uploadState)" } ?? "?")")
+        return Imported(identifier: created[0], asset: imported)
+    }
+
+    /// A second library on the same bucket, as another device would open it.
+    private func openSecondLibrary(_ configuration: AssetLibrary.Configuration, folder: URL) async throws
+        -> AssetLibrary
+    {
+        var secondConfiguration = configuration
+        secondConfiguration.storeURL = folder.appendingPathComponent("second-device")
+        return try await AssetLibrary(configuration: secondConfiguration)
+    }
+
+    /// The second library syncs and receives the import as an insertion.
+    private func receive(_ imported: Imported, on second: AssetLibrary) async throws -> Asset? {
+        let secondSync = try await second.sync(fetchThumbnails: false)
+        let received = try imported.asset.flatMap { try second.asset(forKey: $0.key) }
+        say(
+            "== a second library synced (\(secondSync.checkpointAssets > 0 ? "from the checkpoint the first wrote" : "by listing")): "
+                + "\(secondSync.inserted) assets inserted, the import among them as "
+                + "\(received.map { "\($0.availability)" } ?? "missing")")
+        return received
+    }
+
+    /// A favourite set on the second library comes back to the first as a change.
+    private func favoriteFromSecond(
+        _ received: Asset?, second: AssetLibrary, library: AssetLibrary, imported: Imported, observer: DemoObserver
+    ) async throws {
+        guard let received else { return }
+        try await second.performChanges { $0.setFavorite(true, for: [received]) }
+        await second.waitForUploads()
+        try await library.sync(fetchThumbnails: false)
+        observer.drain()
+        say(
+            "   favourite set there, after a sync here: isFavorite="
+                + "\(try library.asset(withLocalIdentifier: imported.identifier)?.isFavorite ?? false)")
+    }
+
+    /// Images: a sized request turned upright, a thumbnail from the EXIF thumbnail, location kept private.
     private func showImages(_ library: AssetLibrary, server: FakeS3Server, storeURL: URL) async throws {
         guard let photo = try library.asset(forKey: Self.cameraKey) else { return }
         // The sync read the photo's first 64 KiB (one ranged GET): its capture date, size, orientation and GPS
@@ -296,6 +291,91 @@ struct DemoRun {
                     + "\(zip(ours, theirs).filter { $0 != $1 }.count) differ")
         }
     }
+
+    /// Non-destructive edits: an edit, a resume from the original, what a second library sees, a revert.
+    private func showEdits(_ library: AssetLibrary, second: AssetLibrary, observer: DemoObserver) async throws {
+        guard let photo = try library.asset(forKey: Self.cameraKey) else { return }
+        var network = AssetRequestOptions()
+        network.isNetworkAccessAllowed = true
+        network.version = .original
+        let original = try await library.data(for: photo, options: network)
+        let edited = try await library.applyBasicEdit(to: photo) { edit in
+            try edit.setRotation(degrees: 90)
+            edit.exposure = 0.5
+        }
+        await library.waitForUploads()
+        observer.drain()
+        let revisions = try library.contentRevisions(of: edited)
+        say(
+            "== edited \(photo.key) with the built-in editor (rotate 90, exposure +0.5): hasAdjustments="
+                + "\(edited.hasAdjustments), state \(edited.availability); rendered version and "
+                + "\(revisions.last?.adjustmentData?.data.count ?? 0) bytes of adjustment data uploaded beside the "
+                + "original (edits/…), the original untouched")
+        let resumed = try await library.applyBasicEdit(to: edited, resume: true) { edit in edit.saturation = -1 }
+        await library.waitForUploads()
+        observer.drain()
+        let settings = try library.contentRevisions(of: resumed).last?.adjustmentData.map {
+            String(decoding: $0.data, as: UTF8.self)
+        }
+        say("   resumed from the original with saturation -1 added: \(settings ?? "?")")
+        try await second.sync(fetchThumbnails: false)
+        if let there = try second.asset(forKey: photo.key) {
+            say(
+                "   a second library after its sync: hasAdjustments=\(there.hasAdjustments), state "
+                    + "\(there.availability) (the edit's thumbnail came with the change)")
+        }
+        try await library.performChanges { $0.revertAssetContentToOriginal(resumed) }
+        await library.waitForUploads()
+        observer.drain()
+        var current = AssetRequestOptions()
+        current.isNetworkAccessAllowed = true
+        let reverted = try await library.data(for: resumed, options: current)
+        say(
+            "   reverted: hasAdjustments=\(try library.asset(withLocalIdentifier: photo.localIdentifier)?.hasAdjustments ?? true), "
+                + "current bytes \(reverted == original ? "identical to" : "DIFFERENT from") the original's")
+    }
+
+    /// The summary: assets, states, cache, notifications, requests and time.
+    private func summarize(_ library: AssetLibrary, server: FakeS3Server, observer: DemoObserver, started: Date)
+        throws
+    {
+        let usage = try library.cacheUsage()
+        say("")
+        say("== summary")
+        say("   assets:        \(try library.fetchAssets().count)")
+        say("   states:        " + (try stateCounts(library)))
+        say(
+            "   cache:         \(Format.bytes(usage.bytes)) in \(usage.fullAssets) full + \(usage.partialAssets) partial"
+        )
+        say("   notifications: \(observer.count) (removed/inserted/changed/moved shown above)")
+        say("   requests:      \(server.requestLog.entries().count) HTTP requests served by the fake server")
+        say(String(format: "   time:          %.1f s", Date().timeIntervalSince(started)))
+    }
+
+    /// The synced assets the steps pick their targets from.
+    private struct Samples {
+        /// A cloud-only asset without a thumbnail, if there is one.
+        var noThumbnail: Asset?
+        /// The large originals (served at 40 MiB/s).
+        var large: [Asset]
+        /// The other images.
+        var small: [Asset]
+
+        init(_ library: AssetLibrary) throws {
+            let all = Array(try library.fetchAssets())
+            noThumbnail = all.first { !$0.hasThumbnail && $0.availability == .cloudOnly }
+            large = all.filter { $0.key.hasPrefix("originals/large/") }
+            small = all.filter { !$0.key.hasPrefix("originals/large/") && $0.mediaType == .image }
+        }
+    }
+
+    /// The imported photo: its local identifier, and the asset as it was right after the import.
+    private struct Imported {
+        var identifier: String
+        var asset: Asset?
+    }
+
+    // MARK: Helpers
 
     private func stateCounts(_ library: AssetLibrary) throws -> String {
         var counts: [AssetAvailability: Int] = [:]
