@@ -101,9 +101,10 @@ private func measureGallery(server: FakeS3Server, scratch: URL) async throws -> 
     for i in 0..<count {
         try server.putObject(bucket: "photos", key: String(format: "originals/%06d.jpg", i), data: payload)
     }
-    var configuration = AssetLibrary.Configuration(
-        storeURL: scratch.appendingPathComponent("store"), endpoint: server.endpoint, bucket: "photos",
-        credentials: .static(accessKeyID: "bench", secretAccessKey: "bench-secret"))
+    var configuration = AssetLibrary.Configuration(storeURL: scratch.appendingPathComponent("store"))
+    configuration.endpoint = server.endpoint
+    configuration.bucket = "photos"
+    configuration.credentials = .static(accessKeyID: "bench", secretAccessKey: "bench-secret")
     configuration.metadataSource = .listingOnly
     configuration.fullSyncInterval = 0  // the changes below are made behind the journal's back
     configuration.checkpointInterval = 0

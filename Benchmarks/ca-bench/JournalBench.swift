@@ -64,9 +64,13 @@ private func measureJournal(server: FakeS3Server, scratch: URL, count: Int) asyn
     let awsSeconds = Date().timeIntervalSince(started)
     let awsListed = aws.status == 0 ? aws.output.split(separator: "\n").count : 0
 
-    var configuration = AssetLibrary.Configuration(
-        storeURL: scratch.appendingPathComponent("store"), endpoint: server.endpoint, bucket: bucket,
-        credentials: .static(accessKeyID: "bench", secretAccessKey: "bench-secret"))
+    var configuration = AssetLibrary.Configuration(storeURL: scratch.appendingPathComponent("store"))
+
+    configuration.endpoint = server.endpoint
+
+    configuration.bucket = bucket
+
+    configuration.credentials = .static(accessKeyID: "bench", secretAccessKey: "bench-secret")
     configuration.metadataSource = .listingOnly
     configuration.checkpointInterval = 0  // written below, timed on its own
     let library = try await AssetLibrary(configuration: configuration)

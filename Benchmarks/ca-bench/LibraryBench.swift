@@ -37,9 +37,13 @@ private func measureLibrary(server: FakeS3Server, scratch: URL) async throws -> 
             bucket: "photos", key: String(format: "thumbnails/%06d.jpg.jpg", i), data: Data(repeating: 1, count: 2048))
     }
 
-    var configuration = AssetLibrary.Configuration(
-        storeURL: scratch.appendingPathComponent("store"), endpoint: server.endpoint, bucket: "photos",
-        credentials: .static(accessKeyID: "bench", secretAccessKey: "bench-secret"))
+    var configuration = AssetLibrary.Configuration(storeURL: scratch.appendingPathComponent("store"))
+
+    configuration.endpoint = server.endpoint
+
+    configuration.bucket = "photos"
+
+    configuration.credentials = .static(accessKeyID: "bench", secretAccessKey: "bench-secret")
     configuration.metadataSource = .listingOnly
     try FileManager.default.createDirectory(at: configuration.storeURL, withIntermediateDirectories: true)
     let library = try await AssetLibrary(configuration: configuration)

@@ -86,9 +86,10 @@ struct DemoRun {
     private func libraryConfiguration(endpoint: URL, folder: URL) throws -> AssetLibrary.Configuration {
         let storeURL = storePath.map { URL(fileURLWithPath: $0) } ?? folder.appendingPathComponent("library")
         try FileManager.default.createDirectory(at: storeURL, withIntermediateDirectories: true)
-        var configuration = AssetLibrary.Configuration(
-            storeURL: storeURL, endpoint: endpoint, bucket: Self.bucket,
-            credentials: .static(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey))
+        var configuration = AssetLibrary.Configuration(storeURL: storeURL)
+        configuration.endpoint = endpoint
+        configuration.bucket = Self.bucket
+        configuration.credentials = .static(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey)
         configuration.cacheSizeLimit = 512 << 20
         return configuration
     }

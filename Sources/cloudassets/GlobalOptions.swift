@@ -203,10 +203,12 @@ struct GlobalOptions: ParsableArguments {
         case "user", "userRequestsOnly": policy = .userRequestsOnly
         default: throw CLIError("network policy must be allowed, offline or user, not \(policyText)")
         }
-        var configuration = AssetLibrary.Configuration(
-            storeURL: URL(fileURLWithPath: storePath, isDirectory: true), endpoint: endpointURL,
-            bucket: bucketName ?? "", region: regionName ?? "us-east-1", credentials: credentials,
-            networkPolicy: policy)
+        var configuration = AssetLibrary.Configuration(storeURL: URL(fileURLWithPath: storePath, isDirectory: true))
+        configuration.endpoint = endpointURL
+        configuration.bucket = bucketName ?? ""
+        configuration.region = regionName ?? "us-east-1"
+        configuration.credentials = credentials
+        configuration.networkPolicy = policy
         if let interval = try Self.pick(
             flag: ("--full-sync-interval", nil),
             env: ("CLOUDASSETS_FULL_SYNC_INTERVAL", env["CLOUDASSETS_FULL_SYNC_INTERVAL"]),

@@ -138,9 +138,12 @@ struct LibraryCrashTests {
         let environment = ProcessInfo.processInfo.environment
         let store = try #require(environment[storeVariable])
         let endpoint = try #require(environment[endpointVariable].flatMap(URL.init(string:)))
-        return AssetLibrary.Configuration(
-            storeURL: URL(fileURLWithPath: store), endpoint: endpoint, bucket: LibraryHarness.bucket,
-            credentials: .static(accessKeyID: LibraryHarness.accessKey, secretAccessKey: LibraryHarness.secretKey))
+        var configuration = AssetLibrary.Configuration(storeURL: URL(fileURLWithPath: store))
+        configuration.endpoint = endpoint
+        configuration.bucket = LibraryHarness.bucket
+        configuration.credentials = .static(
+            accessKeyID: LibraryHarness.accessKey, secretAccessKey: LibraryHarness.secretKey)
+        return configuration
     }
 
     /// The running test binary (the child is the same executable).

@@ -72,9 +72,10 @@ final class LibraryHarness: Sendable {
 
     /// A configuration for this server and folder: static credentials, progress reported on every write.
     func configuration(storeURL: URL? = nil) -> AssetLibrary.Configuration {
-        var configuration = AssetLibrary.Configuration(
-            storeURL: storeURL ?? self.storeURL, endpoint: server.endpoint, bucket: Self.bucket,
-            credentials: .static(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey))
+        var configuration = AssetLibrary.Configuration(storeURL: storeURL ?? self.storeURL)
+        configuration.endpoint = server.endpoint
+        configuration.bucket = Self.bucket
+        configuration.credentials = .static(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey)
         configuration.progressInterval = 0
         // These suites write the bucket as other tools do, behind the journal's back: every sync lists it (and
         // no library writes checkpoints).

@@ -30,10 +30,11 @@ import Testing
         try original.write(to: originalFile)
         try runPython(fill, arguments: [moto.endpoint.absoluteString, originalFile.path])
 
-        let library = try await AssetLibrary(
-            configuration: .init(
-                storeURL: folder.appendingPathComponent("store"), endpoint: moto.endpoint, bucket: "photos",
-                credentials: .static(accessKeyID: "test", secretAccessKey: "test")))
+        var configuration = AssetLibrary.Configuration(storeURL: folder.appendingPathComponent("store"))
+        configuration.endpoint = moto.endpoint
+        configuration.bucket = "photos"
+        configuration.credentials = .static(accessKeyID: "test", secretAccessKey: "test")
+        let library = try await AssetLibrary(configuration: configuration)
         defer { library.close() }
         let summary = try await library.sync()
         #expect(summary.inserted == 2)

@@ -435,10 +435,11 @@ final class RGWBucket: Sendable {
     func open(
         credentials: Credentials? = nil, bucket: String? = nil, name: String = "library", journal: Bool = false
     ) async throws -> AssetLibrary {
-        var configuration = AssetLibrary.Configuration(
-            storeURL: folder.appendingPathComponent(name), endpoint: gateway.endpoint, bucket: bucket ?? self.name,
-            credentials: credentials
-                ?? .static(accessKeyID: gateway.accessKeyID, secretAccessKey: gateway.secretAccessKey))
+        var configuration = AssetLibrary.Configuration(storeURL: folder.appendingPathComponent(name))
+        configuration.endpoint = gateway.endpoint
+        configuration.bucket = bucket ?? self.name
+        configuration.credentials = credentials
+                ?? .static(accessKeyID: gateway.accessKeyID, secretAccessKey: gateway.secretAccessKey)
         configuration.progressInterval = 0
         // boto3 writes the bucket behind the journal's back: every sync lists it.
         configuration.fullSyncInterval = journal ? 24 * 3600 : 0

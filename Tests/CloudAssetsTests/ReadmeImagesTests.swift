@@ -40,10 +40,11 @@ private func readmeImagesExample(library: AssetLibrary, asset: Asset, visible: [
         defer { try? FileManager.default.removeItem(at: folder) }
         do {
             try SampleLibrary.seed(into: server, bucket: "photos", assets: 6)
-            let library = try await AssetLibrary(
-                configuration: .init(
-                    storeURL: folder, endpoint: server.endpoint, bucket: "photos",
-                    credentials: .static(accessKeyID: "demo", secretAccessKey: "demo-secret")))
+            var configuration = AssetLibrary.Configuration(storeURL: folder)
+            configuration.endpoint = server.endpoint
+            configuration.bucket = "photos"
+            configuration.credentials = .static(accessKeyID: "demo", secretAccessKey: "demo-secret")
+            let library = try await AssetLibrary(configuration: configuration)
             try await library.sync()
             let assets = Array(try library.fetchAssets(FetchOptions(predicate: .mediaType(.image))))
             let asset = try #require(assets.first)

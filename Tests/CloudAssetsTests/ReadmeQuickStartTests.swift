@@ -77,10 +77,11 @@ actor Gallery {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
 
-        let library = try await AssetLibrary(
-            configuration: .init(
-                storeURL: folder, endpoint: server.endpoint, bucket: "photos",
-                credentials: .static(accessKeyID: "demo", secretAccessKey: "demo-secret")))
+        var configuration = AssetLibrary.Configuration(storeURL: folder)
+        configuration.endpoint = server.endpoint
+        configuration.bucket = "photos"
+        configuration.credentials = .static(accessKeyID: "demo", secretAccessKey: "demo-secret")
+        let library = try await AssetLibrary(configuration: configuration)
         let gallery = try Gallery(library: library)
         #expect(await gallery.recent.count == 0)
 

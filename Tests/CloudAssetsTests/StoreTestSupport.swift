@@ -10,9 +10,13 @@ struct LibraryFolder {
     func configuration(historyLimit: Int = 10_000, maxIncrementalChangeCount: Int = 50_000)
         -> AssetLibrary.Configuration
     {
-        AssetLibrary.Configuration(
-            storeURL: url, bucket: "test", credentials: .anonymous, networkPolicy: .offline,
-            historyLimit: historyLimit, maxIncrementalChangeCount: maxIncrementalChangeCount)
+        var configuration = AssetLibrary.Configuration(storeURL: url)
+        configuration.bucket = "test"
+        configuration.credentials = .anonymous
+        configuration.networkPolicy = .offline
+        configuration.historyLimit = historyLimit
+        configuration.maxIncrementalChangeCount = maxIncrementalChangeCount
+        return configuration
     }
 
     func cleanup() { try? FileManager.default.removeItem(at: url) }

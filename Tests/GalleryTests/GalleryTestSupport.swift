@@ -35,9 +35,10 @@ final class GalleryHarness: Sendable {
     var storeURL: URL { folder.appendingPathComponent("library", isDirectory: true) }
 
     static func configuration(store: URL, endpoint: URL) -> AssetLibrary.Configuration {
-        var configuration = AssetLibrary.Configuration(
-            storeURL: store, endpoint: endpoint, bucket: bucket,
-            credentials: .static(accessKeyID: accessKey, secretAccessKey: secretKey))
+        var configuration = AssetLibrary.Configuration(storeURL: store)
+        configuration.endpoint = endpoint
+        configuration.bucket = bucket
+        configuration.credentials = .static(accessKeyID: accessKey, secretAccessKey: secretKey)
         configuration.progressInterval = 0
         configuration.fullSyncInterval = 0
         configuration.checkpointInterval = 0

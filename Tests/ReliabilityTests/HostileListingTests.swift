@@ -52,9 +52,11 @@ import Testing
     }
 
     func configuration(_ prepared: Prepared, endpoint: URL) -> AssetLibrary.Configuration {
-        var configuration = AssetLibrary.Configuration(
-            storeURL: prepared.store, endpoint: endpoint, bucket: ReliabilityBucket.bucket,
-            credentials: .static(accessKeyID: "k", secretAccessKey: "s"), maxConnections: 2)
+        var configuration = AssetLibrary.Configuration(storeURL: prepared.store)
+        configuration.endpoint = endpoint
+        configuration.bucket = ReliabilityBucket.bucket
+        configuration.credentials = .static(accessKeyID: "k", secretAccessKey: "s")
+        configuration.maxConnections = 2
         configuration.progressInterval = 0
         configuration.rebind = true  // a prepared store is reopened against a server of the test's own
         return configuration

@@ -55,33 +55,33 @@ extension AssetLibrary {
         /// refused.
         public var storeURL: URL
         /// The S3 endpoint. Default nil: no remote (the library works on its catalog and local files only).
-        public var endpoint: URL?
+        public var endpoint: URL? = nil
         /// The bucket. Default empty.
-        public var bucket: String
+        public var bucket = ""
         /// The region requests are signed for. Default `us-east-1`.
-        public var region: String
+        public var region = "us-east-1"
         /// Where the access key comes from. Default ``Credentials/environment`` (`AWS_ACCESS_KEY_ID`,
         /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`).
-        public var credentials: Credentials
+        public var credentials = Credentials.environment
         /// Where originals, thumbnails and metadata sidecars live in the bucket. Default `originals/`,
         /// `thumbnails/…jpg`, `metadata/…json`.
-        public var layout: BucketLayout
+        public var layout = BucketLayout()
         /// Cap on the bytes of cached originals, evicted least recently used first (pinned ones never). Default nil:
         /// no cap.
-        public var cacheSizeLimit: Int64?
+        public var cacheSizeLimit: Int64? = nil
         /// When the library may use the network; changeable later through ``AssetLibrary/networkPolicy``. Default
         /// `.allowed`.
-        public var networkPolicy: NetworkPolicy
+        public var networkPolicy = NetworkPolicy.allowed
         /// Most simultaneous HTTP connections of downloads and sync (uploads: ``UploadSettings/concurrentUploads``).
         /// Default 8.
-        public var maxConnections: Int
+        public var maxConnections = 8
         /// Most simultaneous thumbnail downloads. Default 4.
-        public var thumbnailConcurrency: Int
+        public var thumbnailConcurrency = 4
         /// How many changes ``AssetLibrary/changes(since:)`` can go back. Default 10,000.
-        public var historyLimit: Int
+        public var historyLimit = 10_000
         /// Past this many removed + inserted + changed + moved items, change details are not incremental
         /// (``FetchResultChangeDetails/hasIncrementalChanges`` is `false`). Default 50,000.
-        public var maxIncrementalChangeCount: Int
+        public var maxIncrementalChangeCount = 50_000
         /// Where asset metadata comes from: `x-amz-meta-*` of a HEAD per new or changed object (default), or
         /// the listing alone (no HEAD; creation date = last-modified).
         public var metadataSource: AssetLibrary.MetadataSource = .headObject
@@ -97,8 +97,9 @@ extension AssetLibrary {
         /// GET, for the image's own headers: EXIF capture date, pixel size, orientation, GPS. Headers longer than
         /// this cost one more ranged read (up to 1 MiB). 0 reads none. Default 64 KiB.
         public var imageHeaderBytes: Int = 64 * 1024
-        /// The most often a request's progress handler is called, in milliseconds. Default 100.
-        public var progressInterval: Int = 100
+        /// The shortest time between two calls of a request's progress handler, in seconds (as every duration
+        /// here). Default 0.1.
+        public var progressInterval: TimeInterval = 0.1
         /// Which integrity checks a download of an original computes before the asset becomes `full` (its length
         /// is always checked, and a file that fails a check never replaces anything). Default `.fastest`.
         public var integrityChecks: IntegrityChecks = .fastest
@@ -162,25 +163,10 @@ extension AssetLibrary {
         /// bucket input refused: see the README's *Logging and metrics*). Default nil: the process's
         /// `MetricsSystem.factory` — a no-op unless the app bootstraps a backend.
         public var metricsFactory: (any MetricsFactory)?
-
-        public init(
-            storeURL: URL, endpoint: URL? = nil, bucket: String = "", region: String = "us-east-1",
-            credentials: Credentials = .environment, layout: BucketLayout = BucketLayout(),
-            cacheSizeLimit: Int64? = nil, networkPolicy: NetworkPolicy = .allowed, maxConnections: Int = 8,
-            thumbnailConcurrency: Int = 4, historyLimit: Int = 10_000, maxIncrementalChangeCount: Int = 50_000
-        ) {
+        /// A configuration for the library folder at `storeURL`, every other setting at its default (no endpoint:
+        /// a local library). Set the others as properties: this is the one way to set them.
+        public init(storeURL: URL) {
             self.storeURL = storeURL
-            self.endpoint = endpoint
-            self.bucket = bucket
-            self.region = region
-            self.credentials = credentials
-            self.layout = layout
-            self.cacheSizeLimit = cacheSizeLimit
-            self.networkPolicy = networkPolicy
-            self.maxConnections = maxConnections
-            self.thumbnailConcurrency = thumbnailConcurrency
-            self.historyLimit = historyLimit
-            self.maxIncrementalChangeCount = maxIncrementalChangeCount
         }
     }
 }

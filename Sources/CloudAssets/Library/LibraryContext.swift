@@ -61,7 +61,7 @@ final class LibraryContext: Sendable {
         let client = S3Client(configuration: clientConfiguration)
         var downloaderConfiguration = DownloaderConfiguration()
         downloaderConfiguration.maxConnections = configuration.maxConnections
-        downloaderConfiguration.progressInterval = configuration.progressInterval
+        downloaderConfiguration.progressInterval = Int((max(0, configuration.progressInterval) * 1000).rounded())
         downloaderConfiguration.integrity = configuration.integrityChecks
         downloaderConfiguration.syncsFileSystemForGroups = configuration.syncsFileSystemForGroups
         downloaderConfiguration.networkPolicy = .allowed  // the library applies its own policy first

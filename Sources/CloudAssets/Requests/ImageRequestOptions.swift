@@ -93,23 +93,24 @@ public struct AssetImage: Sendable, Hashable {
     }
 }
 
-/// What an image request's answer is.
+/// What accompanies an image request's answer: what every request's answer carries (``AssetRequestInfo``,
+/// read through this value: `info.isDegraded`, `info.error`…), and the decode's memory.
+@dynamicMemberLookup
 public struct ImageRequestInfo: Sendable {
-    /// The request's identifier (for ``AssetLibrary/cancelRequest(_:)``).
-    public var requestID: AssetRequestID
-    /// The original is in the cloud and was not downloaded (network not allowed): the answer is the degraded
-    /// image or none.
-    public var isInCloud = false
-    /// A stand-in decoded from the local thumbnail; the final image follows unless this is the final answer.
-    public var isDegraded = false
-    /// The request was cancelled; no image.
-    public var isCancelled = false
-    /// Why there is no image.
-    public var error: CloudAssetsError?
-    /// Whether more answers follow (`false` for the degraded answer of an opportunistic request that goes on).
-    public var isFinal = true
+    /// What every request's answer carries. For an image: `isInCloud` — the original was not downloaded, the
+    /// answer is the degraded image or none; `isDegraded` — decoded from the local thumbnail, the final image
+    /// follows unless `isFinal`.
+    public var request: AssetRequestInfo
     /// Peak bytes of pixel memory the decode held (source rows, scaled buffers and the result together).
     public var peakDecodeBytes = 0
+
+    init(requestID: AssetRequestID) { request = AssetRequestInfo(requestID: requestID) }
+
+    /// A field of ``request``: `requestID`, `isInCloud`, `isDegraded`, `isCancelled`, `error`, `isFinal`.
+    public subscript<Value>(dynamicMember field: WritableKeyPath<AssetRequestInfo, Value>) -> Value {
+        get { request[keyPath: field] }
+        set { request[keyPath: field] = newValue }
+    }
 }
 
 /// How ``AssetLibrary/makeThumbnail(for:isNetworkAccessAllowed:)`` got an asset's thumbnail.

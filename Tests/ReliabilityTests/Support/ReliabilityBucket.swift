@@ -71,10 +71,12 @@ final class ReliabilityBucket: @unchecked Sendable {
     func configuration(folder: URL, maxConnections: Int = 6, cacheSizeLimit: Int64? = nil)
         -> AssetLibrary.Configuration
     {
-        var configuration = AssetLibrary.Configuration(
-            storeURL: folder, endpoint: server.endpoint, bucket: Self.bucket,
-            credentials: .static(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey),
-            cacheSizeLimit: cacheSizeLimit, maxConnections: maxConnections)
+        var configuration = AssetLibrary.Configuration(storeURL: folder)
+        configuration.endpoint = server.endpoint
+        configuration.bucket = Self.bucket
+        configuration.credentials = .static(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey)
+        configuration.cacheSizeLimit = cacheSizeLimit
+        configuration.maxConnections = maxConnections
         configuration.progressInterval = 0
         // These suites write the bucket as other tools do, behind the journal's back: every sync lists it (and
         // no library writes checkpoints).
