@@ -88,17 +88,18 @@ package indirect enum StorePredicate: Sendable, Hashable {
         return "key GLOB ?"
     }
 
-    /// Escapes GLOB metacharacters so the prefix is matched literally.
+    /// Escapes GLOB metacharacters so the prefix is matched literally. SQLite reads the pattern by code point, so
+    /// it is escaped by Unicode scalar: a `?` followed by a combining mark is one `Character`, but still a wildcard.
     private static func globEscaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "*": out += "[*]"
-            case "?": out += "[?]"
-            case "[": out += "[[]"
-            default: out.append(character)
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "*": out += "[*]".unicodeScalars
+            case "?": out += "[?]".unicodeScalars
+            case "[": out += "[[]".unicodeScalars
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 }
