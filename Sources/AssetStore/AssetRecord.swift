@@ -147,9 +147,12 @@ package struct AssetRecord: Sendable, Hashable, Codable {
     package var renderedPresent: Bool { editRevision != nil && editAvailability == .full }
 
     /// The availability of the version the asset shows: its original's, or, for an edited asset, its edit's.
+    /// (Inlinable, like ``isTrashed``: ``TestedFields`` reads it where a record is not to be copied.)
+    @inlinable
     package var currentAvailability: StoredAvailability { editRevision == nil ? availability : editAvailability }
 
     /// `true` when the asset is in the trash.
+    @inlinable
     package var isTrashed: Bool { trashedDate != nil }
 
     /// The `lastModified` of an original uploaded from this library and not listed since (an upload's answer

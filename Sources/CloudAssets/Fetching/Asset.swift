@@ -116,6 +116,13 @@ public struct Asset: Sendable, Hashable, Identifiable {
     /// every fetch result, change and error (``CloudAssetsError/localIdentifier``) that names this asset.
     public var localIdentifier: String { String(rowID) }
 
+    /// The catalog row a local identifier names: `nil` unless it is written as ``localIdentifier`` writes one
+    /// (no sign, no leading zero, no space).
+    static func rowID(localIdentifier: String) -> Int64? {
+        guard let id = Int64(localIdentifier), String(id) == localIdentifier else { return nil }
+        return id
+    }
+
     /// ``localIdentifier`` (`Identifiable`): the asset's one identity in the API.
     public var id: String { localIdentifier }
 

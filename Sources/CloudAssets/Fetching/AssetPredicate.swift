@@ -37,26 +37,15 @@ public indirect enum AssetPredicate: Sendable, Hashable {
     /// Assets of this media type.
     public static func mediaType(_ type: MediaType) -> AssetPredicate { .mediaTypes([type]) }
 
-    /// Evaluates the predicate on one asset.
+    /// Evaluates the predicate on one asset: the store's in-memory test of ``storePredicate`` on the asset's fields,
+    /// the very definition its SQL is written beside, so it answers as a fetch does.
     public func matches(_ asset: Asset) -> Bool {
-        switch self {
-        case .all: true
-        case .mediaTypes(let set): set.contains(asset.mediaType)
-        case .creationDate(let range): range.contains(asset.creationDate)
-        case .modificationDate(let range): range.contains(asset.modificationDate)
-        case .availability(let set): set.contains(asset.availability)
-        case .isFavorite(let value): asset.isFavorite == value
-        case .isHidden(let value): asset.isHidden == value
-        case .isTrashed(let value): asset.isTrashed == value
-        case .uploadStates(let set): set.contains(asset.uploadState)
-        case .keyPrefix(let prefix): asset.key.utf8.starts(with: prefix.utf8)
-        case .identifiers(let ids): ids.contains(asset.localIdentifier)
-        case .and(let list): list.allSatisfy { $0.matches(asset) }
-        case .or(let list): list.contains { $0.matches(asset) }
-        case .not(let inner): !inner.matches(asset)
-        }
+        storePredicate.matches(TestedFields(asset), key: asset.key)
     }
 
+    /// The predicate on the catalog's records: what a fetch compiles to SQL and ``matches(_:)`` evaluates.
+    /// ``availability(_:)`` is the current version's (``Asset/availability``); an identifier that is not a local
+    /// identifier as ``Asset/localIdentifier`` writes it (`"+7"`, `"07"`) names no asset.
     var storePredicate: StorePredicate {
         switch self {
         case .all: .all
@@ -69,10 +58,22 @@ public indirect enum AssetPredicate: Sendable, Hashable {
         case .isTrashed(let value): .isTrashed(value)
         case .uploadStates(let set): .uploadState(Set(set.map(\.stored)))
         case .keyPrefix(let prefix): .keyPrefix(prefix)
-        case .identifiers(let ids): .ids(Set(ids.compactMap { Int64($0) }))
+        case .identifiers(let ids): .ids(Set(ids.compactMap(Asset.rowID(localIdentifier:))))
         case .and(let list): .and(list.map(\.storePredicate))
         case .or(let list): .or(list.map(\.storePredicate))
         case .not(let inner): .not(inner.storePredicate)
         }
+    }
+}
+
+extension TestedFields {
+    /// An asset's fields as its catalog row holds them: ``Asset/availability`` is the row's current availability
+    /// and ``Asset/originalAvailability`` its original's.
+    init(_ asset: Asset) {
+        self.init(
+            id: asset.rowID, mediaType: asset.mediaType, creationDate: asset.creationDate,
+            modificationDate: asset.modificationDate, availability: asset.originalAvailability.stored,
+            currentAvailability: asset.availability.stored, isFavorite: asset.isFavorite, isHidden: asset.isHidden,
+            isTrashed: asset.isTrashed, uploadState: asset.uploadState.stored)
     }
 }
