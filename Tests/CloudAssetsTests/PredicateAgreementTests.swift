@@ -211,7 +211,7 @@ extension AssetPredicate: BooleanTree {}
         let folder = LibraryFolder()
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration())
-        let store = library.store
+        let store = library.catalog.store
         let base = Self.firstSeed ?? 0x5EED_F117
         for round in 0..<(Self.firstSeed == nil ? Self.rounds : 1) {
             let seed = base &+ UInt64(round)
