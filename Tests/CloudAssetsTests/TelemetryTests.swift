@@ -70,4 +70,34 @@ struct TelemetryTests {
             #expect(handler.entries.contains { $0.level == .warning && $0.metadata["key"] != nil })
         }
     }
+
+    @Test("a retry is logged with its request, attempt and cause and counted; responses by status; cache bytes")
+    func retriesAndResponsesAreCounted() async throws {
+        try await withHarness { harness in
+            let original = testBytes(count: 20_000, seed: 3)
+            try harness.put("a.bin", data: original)
+            let handler = InMemoryLogHandler()
+            let metrics = TestMetrics()
+            var configuration = harness.quietConfiguration()
+            configuration.logger = Logger(label: "telemetry-test", factory: { _ in handler })
+            configuration.metricsFactory = metrics
+            configuration.cacheSizeLimit = 1 << 30
+            let library = try await harness.open(configuration)
+            try await library.sync(fetchThumbnails: false)
+            let asset = try library.asset(path: "a.bin")
+            // The first GET of the original fails with a 500: the downloader retries it.
+            harness.server.faults.add(
+                .internalError, keyPattern: "originals/a.bin", method: "GET", afterRequests: 0, times: 1)
+            #expect(try await library.data(for: asset, options: AssetLibrary.networkOptions()) == original)
+            let retry = try #require(handler.entries.first { $0.message.description == "retrying" })
+            #expect(retry.metadata["request"] == .string("GET originals/a.bin"))
+            #expect(retry.metadata["attempt"] == .stringConvertible(1))
+            #expect(retry.metadata["cause"].map { "\($0)".contains("500") } == true)
+            #expect(metrics.counterTotal(label: "cloudassets_retries_total", dimensions: [("cause", "http500")]) == 1)
+            // The sync's listing and HEAD answered 2xx.
+            #expect(metrics.counterTotal(label: "cloudassets_requests_total", dimensions: [("method", "GET"), ("status", "2xx")]) >= 1)
+            #expect(try metrics.expectGauge("cloudassets_cache_bytes").lastValue == Double(original.count))
+            #expect(!handler.entries.contains { "\($0)".contains("X-Amz-Signature") })
+        }
+    }
 }

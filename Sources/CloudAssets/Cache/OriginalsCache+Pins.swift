@@ -18,6 +18,7 @@ extension OriginalsCache {
     /// ``AssetLibrary/cacheUsage()``.
     func usage() throws -> CacheUsage {
         let usage = try localBytes()
+        telemetry.cacheBytes(usage.bytes)
         return CacheUsage(bytes: usage.bytes, fullAssets: usage.fullAssets, partialAssets: usage.partialAssets)
     }
 
@@ -87,7 +88,10 @@ extension OriginalsCache {
     /// ``localBytes()``); reading every local asset's row made a batch of downloads into a large cache cost
     /// O(local assets) each.
     func enforceCacheLimit(keeping keep: Int64?) throws {
-        guard let limit = configuration.cacheSizeLimit, try localBytes().bytes > limit else { return }
+        guard let limit = configuration.cacheSizeLimit else { return }
+        let bytes = try localBytes().bytes
+        telemetry.cacheBytes(bytes)
+        guard bytes > limit else { return }
         // Over the limit: every local asset is a candidate, least recently used first (recounted from the rows
         // read, so that the two agree).
         let records = try store.records(ids: store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial]))))

@@ -28,10 +28,12 @@ final class LibraryContext: Sendable {
         telemetry = LibraryTelemetry(logger: configuration.logger, factory: configuration.metricsFactory)
         files = LocalFiles(root: configuration.storeURL)
         policy = LockedBox(configuration.networkPolicy)
-        remote = try Self.makeRemote(configuration, catalog: catalog)
+        remote = try Self.makeRemote(configuration, catalog: catalog, observer: telemetry.transferObserver)
     }
 
-    private static func makeRemote(_ configuration: AssetLibrary.Configuration, catalog: Catalog) throws
+    private static func makeRemote(
+        _ configuration: AssetLibrary.Configuration, catalog: Catalog, observer: TransferObserver
+    ) throws
         -> LibraryRemote?
     {
         guard let endpoint = configuration.endpoint else { return nil }
@@ -54,6 +56,7 @@ final class LibraryContext: Sendable {
         }
         var clientConfiguration = S3ClientConfiguration(endpoint: endpoint, region: configuration.region)
         clientConfiguration.credentials = credentials
+        clientConfiguration.observer = observer
         clientConfiguration.caBundlePath = configuration.caBundlePath
         clientConfiguration.verifyTLS = configuration.verifyTLS
         // The engine's cap covers both: the downloader keeps to `maxConnections` on its own.
@@ -61,6 +64,7 @@ final class LibraryContext: Sendable {
         let client = S3Client(configuration: clientConfiguration)
         var downloaderConfiguration = DownloaderConfiguration()
         downloaderConfiguration.maxConnections = configuration.maxConnections
+        downloaderConfiguration.observer = observer
         downloaderConfiguration.progressInterval = Int((max(0, configuration.progressInterval) * 1000).rounded())
         downloaderConfiguration.integrity = configuration.integrityChecks
         downloaderConfiguration.syncsFileSystemForGroups = configuration.syncsFileSystemForGroups

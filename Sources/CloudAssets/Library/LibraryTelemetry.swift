@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Logging
+import S3Transfer
 
 /// What the library says and counts, as server-side Swift libraries do: it logs to
 /// ``AssetLibrary/Configuration/logger`` (silent unless the app gives one) and counts with
@@ -96,6 +97,63 @@ struct LibraryTelemetry: Sendable {
     }
 
     /// What an open repaired in the folder, when it repaired anything.
+    /// Logs and counts a retry of the transfer layer (``TransferObserver``): what is retried, the attempt, its
+    /// cause and the wait before the next one.
+    func retried(request: String, attempt: Int, cause: String, retryable: String, wait: Double) {
+        counter("cloudassets_retries_total", [("cause", retryable)]).increment()
+        logger.notice(
+            "retrying",
+            metadata: [
+                "request": .string(request), "attempt": .stringConvertible(attempt), "cause": .string(cause),
+                "waitSeconds": .stringConvertible(wait),
+            ])
+    }
+
+    /// Counts a response of the bucket by method and status class (`2xx`, `4xx`…).
+    func responded(method: String, status: Int) {
+        counter("cloudassets_requests_total", [("method", method), ("status", "\(status / 100)xx")]).increment()
+    }
+
+    /// Records the bytes the cache holds (originals, ranges, thumbnails the library made).
+    func cacheBytes(_ bytes: Int64) {
+        let gauge =
+            factory.map { Gauge(label: "cloudassets_cache_bytes", factory: $0) } ?? Gauge(label: "cloudassets_cache_bytes")
+        gauge.record(bytes)
+    }
+
+    /// Records how many uploads wait (pending or uploading) when an upload pass takes a batch.
+    func uploadQueueDepth(_ depth: Int) {
+        let gauge =
+            factory.map { Gauge(label: "cloudassets_upload_queue_depth", factory: $0) }
+            ?? Gauge(label: "cloudassets_upload_queue_depth")
+        gauge.record(depth)
+    }
+
+    /// The transfer layer's observer, reporting to this telemetry.
+    var transferObserver: TransferObserver {
+        TransferObserver(
+            onRetry: { retry in
+                self.retried(
+                    request: retry.request, attempt: retry.attempt, cause: retry.cause.description,
+                    retryable: Self.causeKind(retry.cause), wait: retry.wait)
+            },
+            onResponse: { method, status in self.responded(method: method, status: status) })
+    }
+
+    /// A short, bounded label for a retry's cause (a metrics dimension must not take arbitrary text).
+    static func causeKind(_ error: S3Error) -> String {
+        switch error {
+        case .slowDown: "slowDown"
+        case .requestTimeTooSkewed: "clockSkew"
+        case .objectChanged, .preconditionFailed: "objectChanged"
+        case .checksumMismatch: "checksumMismatch"
+        case .transport: "transport"
+        case .malformedResponse: "malformedResponse"
+        case .service(_, _, let status, _): "http\(status)"
+        default: "other"
+        }
+    }
+
     func recovered(_ report: AssetLibrary.RecoveryReport) {
         guard report != AssetLibrary.RecoveryReport() else { return }
         logger.info("repaired the library folder on open", metadata: ["report": .string("\(report)")])

@@ -80,6 +80,9 @@ extension UploadEngine {
             else { return [] }
             let candidates = (try? store.ids(inUploadStates: [.pendingUpload, .uploading], limit: 512)) ?? []
             let batch = candidates.filter { !attempted.contains($0) }
+            if let counts = try? store.uploadStateCounts() {
+                telemetry.uploadQueueDepth((counts[.pendingUpload] ?? 0) + (counts[.uploading] ?? 0))
+            }
             guard !batch.isEmpty else { return [] }
             attempted.formUnion(batch)
             do {

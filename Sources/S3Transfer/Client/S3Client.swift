@@ -145,12 +145,16 @@ package final class S3Client: Sendable {
         policy: RetryPolicy, retryingAlso: (S3Error) -> Bool = { _ in false },
         failureIn2xx: (HTTPResponseHead, Data) -> S3Error? = { _, _ in nil }, _ build: () -> HTTPRequest
     ) async throws(S3Error) -> (HTTPResponseHead, Data) {
-        var retries = RetryState(policy: policy)
+        let observer = configuration.observer
+        var retries = RetryState(policy: policy, observer: observer)
         while true {
             let failure: S3Error
             var retryAfter: TimeInterval?
+            let request = build()
+            if observer != nil { retries.request = TransferObserver.name(method: request.method, url: request.url) }
             do {
-                let (head, body) = try await engine.data(for: build())
+                let (head, body) = try await engine.data(for: request)
+                observer?.onResponse(request.method, head.status)
                 if (200..<300).contains(head.status) {
                     guard let embedded = failureIn2xx(head, body) else { return (head, body) }
                     failure = embedded

@@ -31,6 +31,8 @@ package struct S3ClientConfiguration: Sendable, Hashable {
     package var maxConnections: Int
     /// Retries of the client's own operations (list, head, get, put, delete).
     package var retryPolicy: RetryPolicy
+    /// Told of retries and of every response's status (nil: nobody).
+    package var observer: TransferObserver?
 
     /// The session token of temporary credentials (the same as `credentials?.sessionToken`).
     package var sessionToken: String? {

@@ -38,7 +38,8 @@ extension DownloadJob {
             }
             progress.withLock { $0.total = version.total }
 
-            var retries = RetryState(policy: configuration.retryPolicy)
+            var retries = RetryState(
+                policy: configuration.retryPolicy, observer: configuration.observer, request: "GET " + request.key)
             while true {
                 let offset: Int64
                 let outcome: DownloadAttemptOutcome

@@ -29,6 +29,8 @@ package struct DownloaderConfiguration: Sendable, Hashable {
     package var maxConnections: Int
     /// Retries for connection errors, 5xx, SlowDown and stalls.
     package var retryPolicy: RetryPolicy
+    /// Told of retries (nil: nobody).
+    package var observer: TransferObserver?
     /// The shortest time between two progress reports of one download, in milliseconds.
     package var progressInterval: Int
     /// Seconds without progress before an attempt counts as stalled (and is retried).

@@ -95,7 +95,8 @@ extension Downloader {
         var checksums = sidecar?.checksums ?? S3Checksums()
         var ranges = sidecar?.byteRanges ?? []
         var start = wanted.lowerBound
-        var retries = RetryState(policy: configuration.retryPolicy)
+        var retries = RetryState(
+            policy: configuration.retryPolicy, observer: configuration.observer, request: "GET " + request.key)
         guard await scheduler.acquire(priority: .userInitiated) else { throw .cancelled }
         defer { scheduler.release() }
         while true {

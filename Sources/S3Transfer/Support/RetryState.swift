@@ -52,8 +52,15 @@ package struct RetryState: Sendable {
     private var freeRetriesTaken: Set<FreeRetry> = []
 
     /// - Parameter policy: The budget and the backoff.
-    package init(policy: RetryPolicy) {
+    /// Told of every retry (``TransferObserver``), with `request` naming what is retried.
+    private let observer: TransferObserver?
+    /// What is retried, as the observer is told it.
+    package var request: String
+
+    package init(policy: RetryPolicy, observer: TransferObserver? = nil, request: String = "") {
         self.policy = policy
+        self.observer = observer
+        self.request = request
     }
 
     /// Records a failed attempt and decides what comes next.
@@ -96,7 +103,10 @@ package struct RetryState: Sendable {
     ) async throws(S3Error) {
         switch failed(error, keptBytes: keptBytes, serverAsked: serverAsked, retryingAlso: retryingAlso) {
         case .fail(let final): throw final
-        case .retry(let seconds): try await RetryPolicy.sleep(seconds)
+        case .retry(let seconds):
+            observer?.onRetry(
+                TransferObserver.Retry(request: request, attempt: failedAttempts, cause: error, wait: seconds))
+            try await RetryPolicy.sleep(seconds)
         }
     }
 }
