@@ -1,0 +1,45 @@
+import Foundation
+
+/// Checkpoints: a snapshot of the catalog's bucket state as of a journal position, so that a new library
+/// bootstraps from the newest checkpoint plus the journal after it instead of listing (and HEADing) every object.
+///
+/// Layout, under ``BucketLayout/checkpointPrefix``:
+///
+///     checkpoints/<slot: 13-digit ms>/manifest.json           written last, with If-None-Match: the commit point
+///     checkpoints/<slot>/<device>/part-<5 digits>.z           zlib streams of lines, one asset per line
+///
+/// A slot is a multiple of ``AssetLibrary/Configuration/checkpointInterval``: the first library to write a slot's
+/// manifest wins it (the others delete the parts they wrote). The manifest names the journal position the
+/// snapshot reflects (`time`, the writer's cursor), when the writer last listed the whole bucket, and the parts.
+struct CheckpointManifest: Codable, Sendable {
+    var format = 1
+    var device: String
+    /// The journal position (milliseconds, the service's clock) the snapshot reflects.
+    var time: Int64
+    /// When the writer last completed a full listing (milliseconds since 1970).
+    var lastFullSync: Int64
+    var assets: Int
+    var parts: [Part]
+
+    struct Part: Codable, Sendable {
+        var key: String
+        var assets: Int
+        /// Uncompressed bytes (the room to inflate into).
+        var bytes: Int
+    }
+}
+
+/// Checkpoint keys.
+enum CheckpointKey {
+    static func slotFolder(prefix: String, slot: Int64) -> String { JournalKey.start(prefix: prefix, time: slot) + "/" }
+
+    static func manifest(prefix: String, slot: Int64) -> String {
+        slotFolder(prefix: prefix, slot: slot) + "manifest.json"
+    }
+
+    static func part(prefix: String, slot: Int64, device: String, index: Int) -> String {
+        let number = String(index)
+        return slotFolder(prefix: prefix, slot: slot) + device + "/part-"
+            + String(repeating: "0", count: max(0, 5 - number.count)) + number + ".z"
+    }
+}
