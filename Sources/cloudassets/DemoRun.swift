@@ -37,7 +37,7 @@ struct DemoRun {
             try await download(library, samples: samples, observer: observer)
             try await readRange(library, samples: samples, observer: observer)
             await requestOpportunistically(library, samples: samples, observer: observer)
-            try evict(library, samples: samples, observer: observer)
+            try await evict(library, samples: samples, observer: observer)
             try await resync(library, server: server, observer: observer)
             let imported = try await importPhoto(library, folder: temp, observer: observer)
             let second = try await openSecondLibrary(configuration, folder: temp)
@@ -46,9 +46,9 @@ struct DemoRun {
             try await favoriteFromSecond(
                 received, second: second, library: library, imported: imported, observer: observer)
             try await showImages(library, server: server, storeURL: temp.appendingPathComponent("owner-device"))
-            observer.drain()
+            await observer.drain()
             try await showEdits(library, second: second, observer: observer)
-            observer.drain()
+            await observer.drain()
             try summarize(library, server: server, observer: observer, started: started)
             library.unregister(observer)
         } catch {
@@ -106,7 +106,7 @@ struct DemoRun {
     /// Sync: list the bucket, HEAD new objects for metadata, fetch thumbnails.
     private func sync(_ library: AssetLibrary, observer: DemoObserver) async throws {
         let sync = try await library.sync()
-        observer.drain()
+        await observer.drain()
         say(
             "== sync: \(sync.listed) objects listed in \(sync.pages) pages, \(sync.inserted) assets inserted, "
                 + "\(sync.headRequests) HEADs, \(sync.thumbnailsFetched) thumbnails fetched")
@@ -144,7 +144,7 @@ struct DemoRun {
             try await group.waitForAll()
         }
         board.end()
-        observer.drain()
+        await observer.drain()
         say("   states: " + (try stateCounts(library)))
     }
 
@@ -152,7 +152,7 @@ struct DemoRun {
     private func readRange(_ library: AssetLibrary, samples: Samples, observer: DemoObserver) async throws {
         guard let target = samples.small.dropFirst(8).first else { return }
         let bytes = try await library.read(target, range: 0..<4096)
-        observer.drain()
+        await observer.drain()
         let now = try library.asset(withLocalIdentifier: target.localIdentifier)
         say(
             "== ranged read of \(target.key): \(bytes.count) bytes (starting \(bytes.prefix(4).map { String(format: "%02x", $0) }.joined())), "
@@ -166,16 +166,16 @@ struct DemoRun {
         say(
             "== opportunistic request for \(target.key): "
                 + answers.map { "\($0.0) bytes\($0.1 ? " (degraded)" : "")" }.joined(separator: ", then "))
-        observer.drain()
+        await observer.drain()
     }
 
     /// Eviction: the original goes, the asset falls back to `thumbnail`.
-    private func evict(_ library: AssetLibrary, samples: Samples, observer: DemoObserver) throws {
+    private func evict(_ library: AssetLibrary, samples: Samples, observer: DemoObserver) async throws {
         guard let target = samples.small.first,
             let current = try library.asset(withLocalIdentifier: target.localIdentifier)
         else { return }
         try library.evict([current])
-        observer.drain()
+        await observer.drain()
         let after = try library.asset(withLocalIdentifier: target.localIdentifier)
         say("== evicted \(target.key): state now \(after.map { "\($0.availability)" } ?? "?")")
     }
@@ -185,7 +185,7 @@ struct DemoRun {
         let before = observer.count
         let requestsBefore = server.requestLog.entries().count
         let resync = try await library.sync()
-        observer.drain()
+        await observer.drain()
         say(
             "== re-sync (\(resync.mode == .incremental ? "incremental, from the journal" : "full listing")): "
                 + "\(server.requestLog.entries().count - requestsBefore) request(s), "
@@ -197,7 +197,7 @@ struct DemoRun {
         let photo = folder.appendingPathComponent("new-photo.png")
         try SampleLibrary.samplePNG(width: 320, height: 240, seed: 7).write(to: photo)
         let created = try await library.performChanges { $0.createAsset(fromFileAt: photo) }
-        observer.drain()
+        await observer.drain()
         let imported = try library.asset(withLocalIdentifier: created[0])
         say(
             "== imported \(photo.lastPathComponent) as \(imported?.key ?? "?"): "
@@ -235,7 +235,7 @@ struct DemoRun {
         try await second.performChanges { $0.setFavorite(true, for: [received]) }
         await second.waitForUploads()
         try await library.sync(fetchThumbnails: false)
-        observer.drain()
+        await observer.drain()
         say(
             "   favourite set there, after a sync here: isFavorite="
                 + "\(try library.asset(withLocalIdentifier: imported.identifier)?.isFavorite ?? false)")
@@ -305,7 +305,7 @@ struct DemoRun {
             edit.exposure = 0.5
         }
         await library.waitForUploads()
-        observer.drain()
+        await observer.drain()
         let revisions = try library.contentRevisions(of: edited)
         say(
             "== edited \(photo.key) with the built-in editor (rotate 90, exposure +0.5): hasAdjustments="
@@ -314,7 +314,7 @@ struct DemoRun {
                 + "original (edits/…), the original untouched")
         let resumed = try await library.applyBasicEdit(to: edited, resume: true) { edit in edit.saturation = -1 }
         await library.waitForUploads()
-        observer.drain()
+        await observer.drain()
         let settings = try library.contentRevisions(of: resumed).last?.adjustmentData.map {
             String(decoding: $0.data, as: UTF8.self)
         }
@@ -327,7 +327,7 @@ struct DemoRun {
         }
         try await library.performChanges { $0.revertAssetContentToOriginal(resumed) }
         await library.waitForUploads()
-        observer.drain()
+        await observer.drain()
         var current = AssetRequestOptions()
         current.isNetworkAccessAllowed = true
         let reverted = try await library.data(for: resumed, options: current)
@@ -433,10 +433,10 @@ final class DemoObserver: LibraryChangeObserver, Sendable {
     }
 
     /// Waits until every change delivered so far has been printed (observers run on their own queue).
-    func drain() {
-        let done = DispatchSemaphore(value: 0)
-        library.notifyWhenChangesDelivered { done.signal() }
-        done.wait()
+    func drain() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            library.notifyWhenChangesDelivered { done.resume() }
+        }
     }
 
     func libraryDidChange(_ change: LibraryChange) {
