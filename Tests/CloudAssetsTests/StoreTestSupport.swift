@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 import Foundation
 
 @testable import CloudAssets
@@ -34,38 +35,31 @@ func testRecord(
 }
 
 /// Collects the changes delivered to it and lets a test wait for a number of them without sleeping.
-final class RecordingObserver: LibraryChangeObserver, @unchecked Sendable {
-    private let lock = NSLock()
-    private var received: [LibraryChange] = []
-    private var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+final class RecordingObserver: LibraryChangeObserver, Sendable {
+    private let state = LockedBox<(received: [LibraryChange], waiters: [(Int, CheckedContinuation<Void, Never>)])>(
+        ([], []))
 
     func libraryDidChange(_ change: LibraryChange) {
-        lock.lock()
-        received.append(change)
-        let count = received.count
-        let ready = waiters.filter { $0.0 <= count }
-        waiters.removeAll { $0.0 <= count }
-        lock.unlock()
+        let ready = state.withLock { state in
+            state.received.append(change)
+            let count = state.received.count
+            defer { state.waiters.removeAll { $0.0 <= count } }
+            return state.waiters.filter { $0.0 <= count }
+        }
         for (_, continuation) in ready { continuation.resume() }
     }
 
-    var changes: [LibraryChange] {
-        lock.lock()
-        defer { lock.unlock() }
-        return received
-    }
+    var changes: [LibraryChange] { state.withLock { $0.received } }
 
     /// Returns once at least `count` changes arrived.
     func waitFor(_ count: Int) async {
         await withCheckedContinuation { continuation in
-            lock.lock()
-            if received.count >= count {
-                lock.unlock()
-                continuation.resume()
-            } else {
-                waiters.append((count, continuation))
-                lock.unlock()
+            let arrived = state.withLock { state in
+                if state.received.count >= count { return true }
+                state.waiters.append((count, continuation))
+                return false
             }
+            if arrived { continuation.resume() }
         }
     }
 }

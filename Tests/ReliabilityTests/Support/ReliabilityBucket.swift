@@ -1,5 +1,6 @@
 import Crypto
 import FakeS3
+import Essentials
 import Foundation
 
 @testable import CloudAssets
@@ -7,14 +8,14 @@ import Foundation
 /// An in-process fake S3 with one bucket, and every version of every object the test ever stored, by ETag — so a
 /// local file can be checked against the exact bytes of the version it claims to be, even after the object was
 /// replaced or deleted on the server.
-final class ReliabilityBucket: @unchecked Sendable {
+final class ReliabilityBucket: Sendable {
     static let accessKey = "reliability-key"
     static let secretKey = "reliability-secret"
     static let bucket = "photos"
 
     let server: FakeS3Server
-    private let lock = NSLock()
-    private var versions: [String: Data] = [:]
+    /// The bytes of every version stored, by MD5 ETag.
+    private let versions = LockedBox<[String: Data]>([:])
 
     private init(server: FakeS3Server) { self.server = server }
 
@@ -41,18 +42,18 @@ final class ReliabilityBucket: @unchecked Sendable {
     /// Remembers bytes the server will serve under their MD5 ETag (for faults that replace an object).
     func remember(_ data: Data) {
         let etag = Self.md5(data)
-        lock.withLock { versions[etag] = data }
+        versions.withLock { $0[etag] = data }
     }
 
     /// The bytes of the version with this ETag (quoted or not), if the test ever stored it.
     func version(etag: String) -> Data? {
         let bare = etag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-        return lock.withLock { versions[bare] }
+        return versions.withLock { $0[bare] }
     }
 
     /// The ETags of the stored versions whose bytes at `offset` are `slice` (diagnostics for a failed check).
     func etags(matching slice: Data, at offset: Int64) -> [String] {
-        lock.withLock {
+        versions.withLock { versions in
             versions.filter { _, data in
                 offset + Int64(slice.count) <= Int64(data.count)
                     && data[Int(offset)..<Int(offset) + slice.count] == slice

@@ -1,7 +1,8 @@
+import Essentials
 import Foundation
 
 /// The figures a soak prints at the end. Thread-safe.
-final class SoakCounters: @unchecked Sendable {
+final class SoakCounters: Sendable {
     struct Figures: Sendable {
         var downloads = 0
         var rangedReads = 0
@@ -18,11 +19,10 @@ final class SoakCounters: @unchecked Sendable {
         var errorKinds: [String: Int] = [:]
     }
 
-    private let lock = NSLock()
-    private var figures = Figures()
+    private let figures = LockedBox(Figures())
 
-    func update(_ body: (inout Figures) -> Void) { lock.withLock { body(&figures) } }
-    var snapshot: Figures { lock.withLock { figures } }
+    func update(_ body: (inout Figures) -> Void) { figures.withLock { body(&$0) } }
+    var snapshot: Figures { figures.withLock { $0 } }
 }
 
 extension SoakCounters.Figures: CustomStringConvertible {
