@@ -4,6 +4,7 @@ import FakeS3
 import Foundation
 import Images
 import Testing
+import TestSupport
 
 /// A JPEG of one colour (what a test editor renders).
 func solidJPEG(width: Int, height: Int, _ color: (UInt8, UInt8, UInt8)) throws -> Data {
@@ -312,18 +313,15 @@ struct ContentEditingTests {
     }
 }
 
-/// A real `kill -9` while an edit goes up: the child (this test binary, filtered to
-/// ``ContentEditCrashTests/childUploadsEditUntilKilled()``) commits an edit and uploads it; the server holds the
+/// A real `kill -9` while an edit goes up: the child (`ca-test-child edit-until-killed`) commits an edit and uploads it; the server holds the
 /// manifest's PUT, so the child is killed after the rendered file went up and before the edit is complete.
 @Suite("Library: kill -9 during an edit's upload", .timeLimit(.minutes(1)))
 struct ContentEditCrashTests {
-    static let storeVariable = "CLOUDASSETS_EDIT_CHILD_STORE"
-    static let endpointVariable = "CLOUDASSETS_EDIT_CHILD_ENDPOINT"
     static let marker = "EDIT-CHILD-COMMITTED"
 
     @Test("after kill -9 during an edit's upload the reopened library finishes it and another library sees it")
     func killDuringEditUploadThenResume() async throws {
-        let executable = try #require(LibraryCrashTests.testExecutable())
+        let executable = try CLIBinary.locate("ca-test-child")
         try await withHarness { harness in
             let (setup, asset, original) = try await harness.libraryWithPhoto("a")
             let store = setup.configuration.storeURL
@@ -332,10 +330,8 @@ struct ContentEditCrashTests {
                 .latency(milliseconds: 120_000), keyPattern: "edits/*.json", method: "PUT", times: 1)
             let child = try ChildProcess(
                 executable: executable,
-                arguments: ["--testing-library", "swift-testing", "--filter", "childUploadsEditUntilKilled"],
-                environment: [
-                    Self.storeVariable: store.path, Self.endpointVariable: harness.server.endpoint.absoluteString,
-                ])
+                arguments: ["edit-until-killed", store.path, harness.server.endpoint.absoluteString, asset.key],
+                environment: LibraryCrashTests.childCredentials)
             #expect(await child.firstLine(containing: Self.marker) != nil, "the child ended before it edited")
             // Wait (on the server's own state, not a timer) until the rendered file is up and the manifest held.
             while !harness.editObjects().contains(where: { $0.hasSuffix(".thumb.jpg") }) {
@@ -362,22 +358,6 @@ struct ContentEditCrashTests {
             #expect(try await other.data(for: seen, options: ContentEditingTests.network()) == rendered)
             #expect(try harness.server.objectData(bucket: LibraryHarness.bucket, key: asset.key) == original)
         }
-    }
-
-    /// The child's side: runs only when the parent set the environment.
-    @Test(
-        "child process: edits, then uploads until killed",
-        .enabled(if: ProcessInfo.processInfo.environment[ContentEditCrashTests.storeVariable] != nil))
-    func childUploadsEditUntilKilled() async throws {
-        var configuration = try LibraryCrashTests.childConfiguration(
-            storeVariable: Self.storeVariable, endpointVariable: Self.endpointVariable)
-        configuration.startsBackgroundTransfers = false
-        let library = try await AssetLibrary(configuration: configuration)
-        let asset = try #require(try library.asset(forKey: "originals/edit/photo.jpg"))
-        try await library.applyBasicEdit(to: asset) { try $0.setRotation(degrees: 90) }
-        FileHandle.standardOutput.write(Data("\(Self.marker)\n".utf8))
-        // The manifest's PUT is held by the server; the parent kills this process while it waits.
-        await library.waitForUploads()
     }
 }
 

@@ -2,6 +2,7 @@ import CloudAssets
 import FakeS3
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -16,8 +17,6 @@ import Testing
 /// server stalls part-way, prints a marker once bytes are on disk, and waits to be killed.
 @Suite("Library: kill -9 mid-download", .timeLimit(.minutes(1)))
 struct LibraryCrashTests {
-    static let storeVariable = "CLOUDASSETS_CRASH_CHILD_STORE"
-    static let endpointVariable = "CLOUDASSETS_CRASH_CHILD_ENDPOINT"
     static let marker = "CRASH-CHILD-DOWNLOADING"
     /// Progress comes per 1 MiB written: the child announces the first chunk on disk, then the transfer hangs.
     static let chunk = 1_048_576
@@ -27,7 +26,7 @@ struct LibraryCrashTests {
 
     @Test("after kill -9 mid-download the folder reopens consistent and the download completes verified")
     func killDuringDownloadThenReopen() async throws {
-        let executable = try #require(Self.testExecutable(), "cannot find the test executable to run as a child")
+        let executable = try CLIBinary.locate("ca-test-child")
         try await withHarness { harness in
             let original = testBytes(count: Self.size, seed: 210)
             try harness.put(Self.path, data: original, thumbnail: testBytes(count: 64, seed: 211))
@@ -42,11 +41,11 @@ struct LibraryCrashTests {
 
             let child = try ChildProcess(
                 executable: executable,
-                arguments: ["--testing-library", "swift-testing", "--filter", "childDownloadsUntilKilled"],
-                environment: [
-                    Self.storeVariable: harness.storeURL.path,
-                    Self.endpointVariable: harness.server.endpoint.absoluteString,
-                ])
+                arguments: [
+                    "download-until-killed", harness.storeURL.path, harness.server.endpoint.absoluteString,
+                    "originals/" + Self.path,
+                ],
+                environment: LibraryCrashTests.childCredentials)
             let line = await child.firstLine(containing: Self.marker)
             #expect(line != nil, "the child ended before it started downloading")
 
@@ -80,7 +79,7 @@ struct LibraryCrashTests {
 
     @Test("after kill -9 mid-download the next request resumes from the bytes on disk")
     func killDuringDownloadResumesFromPartFile() async throws {
-        let executable = try #require(Self.testExecutable())
+        let executable = try CLIBinary.locate("ca-test-child")
         try await withHarness { harness in
             try harness.put(Self.path, data: testBytes(count: Self.size, seed: 220))
             let setup = try await harness.open()
@@ -91,11 +90,11 @@ struct LibraryCrashTests {
                 .stallAfter(bytes: Self.stallAt), keyPattern: "originals/" + Self.path, method: "GET", times: 1)
             let child = try ChildProcess(
                 executable: executable,
-                arguments: ["--testing-library", "swift-testing", "--filter", "childDownloadsUntilKilled"],
-                environment: [
-                    Self.storeVariable: harness.storeURL.path,
-                    Self.endpointVariable: harness.server.endpoint.absoluteString,
-                ])
+                arguments: [
+                    "download-until-killed", harness.storeURL.path, harness.server.endpoint.absoluteString,
+                    "originals/" + Self.path,
+                ],
+                environment: LibraryCrashTests.childCredentials)
             _ = await child.firstLine(containing: Self.marker)
             child.kill()
             _ = await child.exitStatus()
@@ -105,56 +104,10 @@ struct LibraryCrashTests {
         }
     }
 
-    /// The child's side: runs only when the parent set the environment.
-    @Test(
-        "child process: downloads until killed",
-        .enabled(if: ProcessInfo.processInfo.environment[LibraryCrashTests.storeVariable] != nil))
-    func childDownloadsUntilKilled() async throws {
-        var configuration = try Self.childConfiguration(
-            storeVariable: Self.storeVariable, endpointVariable: Self.endpointVariable)
-        configuration.progressInterval = 0
-        let library = try await AssetLibrary(configuration: configuration)
-        let asset = try library.asset(path: Self.path)
-        var options = AssetLibrary.networkOptions()
-        let announced = Shared(false)
-        options.progressHandler = { _, _, _, progress in
-            guard progress.bytesReceived >= Int64(Self.chunk) else { return }
-            let first = announced.withLock { done in
-                defer { done = true }
-                return !done
-            }
-            if first {
-                FileHandle.standardOutput.write(Data("\(Self.marker) \(progress.bytesReceived)\n".utf8))
-            }
-        }
-        // Stalled by the server; the parent kills this process while it waits.
-        _ = try? await library.data(for: asset, options: options)
-    }
-
-    /// A child's library configuration: the folder and the endpoint its parent put in these environment variables.
-    static func childConfiguration(storeVariable: String, endpointVariable: String) throws
-        -> AssetLibrary.Configuration
-    {
-        let environment = ProcessInfo.processInfo.environment
-        let store = try #require(environment[storeVariable])
-        let endpoint = try #require(environment[endpointVariable].flatMap(URL.init(string:)))
-        var configuration = AssetLibrary.Configuration(storeURL: URL(fileURLWithPath: store))
-        configuration.endpoint = endpoint
-        configuration.bucket = LibraryHarness.bucket
-        configuration.credentials = .static(
-            accessKeyID: LibraryHarness.accessKey, secretAccessKey: LibraryHarness.secretKey)
-        return configuration
-    }
-
-    /// The running test binary (the child is the same executable).
-    static func testExecutable() -> URL? {
-        #if os(Linux)
-            if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-                return URL(fileURLWithPath: path)
-            }
-        #endif
-        return CommandLine.arguments.first.map { URL(fileURLWithPath: $0) }
-    }
+    /// The credentials a child library reads from its environment (the harness's).
+    static let childCredentials = [
+        "AWS_ACCESS_KEY_ID": LibraryHarness.accessKey, "AWS_SECRET_ACCESS_KEY": LibraryHarness.secretKey,
+    ]
 }
 
 /// A child process whose standard output the test reads line by line.

@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 
 /// One `ls --json` row.
 struct AssetRow: Decodable, Sendable, Equatable {

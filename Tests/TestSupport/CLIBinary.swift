@@ -5,10 +5,10 @@ import Foundation
 /// `swift build --build-tests` puts it in the same folder as the test bundle, so the first place looked is
 /// the folder of the running test executable; then `.build/debug/cloudassets` under the package root. The
 /// environment variable `CLOUDASSETS_CLI` overrides both.
-enum CLIBinary {
-    struct NotFound: Error, CustomStringConvertible {
-        var searched: [String]
-        var description: String {
+public enum CLIBinary {
+    public struct NotFound: Error, CustomStringConvertible {
+        public var searched: [String]
+        public var description: String {
             "the cloudassets executable was not found (run `swift build --build-tests` first, or set "
                 + "CLOUDASSETS_CLI); looked at: " + searched.joined(separator: ", ")
         }
@@ -16,7 +16,7 @@ enum CLIBinary {
 
     /// The executable's URL, or ``NotFound`` listing every path that was tried. `name` picks another product
     /// built beside it (`fake-s3`); `CLOUDASSETS_CLI` overrides only `cloudassets`.
-    static func locate(_ name: String = "cloudassets") throws -> URL {
+    public static func locate(_ name: String = "cloudassets") throws -> URL {
         var candidates = candidatePaths()
         if name != "cloudassets" {
             candidates = candidates.map {

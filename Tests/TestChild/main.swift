@@ -1,0 +1,66 @@
+import CloudAssets
+import Foundation
+import Synchronization
+
+// The child side of the crash tests (LibraryCrashTests, ContentEditCrashTests): the parent starts this program
+// with a role, a library folder, the fake server's endpoint and an object key (the credentials in its
+// environment), waits for its marker line and kills it with
+// SIGKILL. A role runs until it is killed; it asserts nothing (the parent checks what it left).
+//
+//     ca-test-child download-until-killed <store> <endpoint> <key>   marker "CRASH-CHILD-DOWNLOADING <bytes>"
+//     ca-test-child edit-until-killed <store> <endpoint> <key>       marker "EDIT-CHILD-COMMITTED"
+
+let arguments = CommandLine.arguments
+guard arguments.count == 5, let endpoint = URL(string: arguments[3]) else {
+    FileHandle.standardError.write(Data("usage: ca-test-child ROLE STORE ENDPOINT KEY\n".utf8))
+    exit(2)
+}
+var configuration = AssetLibrary.Configuration(storeURL: URL(fileURLWithPath: arguments[2], isDirectory: true))
+configuration.endpoint = endpoint
+configuration.bucket = "photos"
+configuration.credentials = .environment  // the parent sets AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
+let key = arguments[4]
+
+@Sendable func announce(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+switch arguments[1] {
+case "download-until-killed":
+    configuration.progressInterval = 0
+    let library = try await AssetLibrary(configuration: configuration)
+    guard let asset = try library.asset(forKey: key) else { exit(3) }
+    var options = AssetRequestOptions()
+    options.isNetworkAccessAllowed = true
+    let chunk: Int64 = 1 << 20
+    let announced = Announced()
+    options.progressHandler = { _, _, _, progress in
+        if progress.bytesReceived >= chunk, announced.first() {
+            announce("CRASH-CHILD-DOWNLOADING \(progress.bytesReceived)")
+        }
+    }
+    // The server stalls the body; the parent kills this process while it waits.
+    _ = try? await library.data(for: asset, options: options)
+case "edit-until-killed":
+    configuration.startsBackgroundTransfers = false
+    let library = try await AssetLibrary(configuration: configuration)
+    guard let asset = try library.asset(forKey: key) else { exit(3) }
+    try await library.applyBasicEdit(to: asset) { try $0.setRotation(degrees: 90) }
+    announce("EDIT-CHILD-COMMITTED")
+    // The server holds the manifest's PUT; the parent kills this process while it waits.
+    await library.waitForUploads()
+default:
+    FileHandle.standardError.write(Data("unknown role \(arguments[1])\n".utf8))
+    exit(2)
+}
+
+/// True once: whether this is the first call (progress handlers run on a serial queue, but say so anyway).
+final class Announced: Sendable {
+    private let done = Mutex(false)
+    func first() -> Bool {
+        done.withLock { done in
+            defer { done = true }
+            return !done
+        }
+    }
+}
