@@ -173,7 +173,8 @@ let package = Package(
             ]),
         .testTarget(name: "CLITests", dependencies: ["FakeS3", "Images", "TestSupport", "Essentials"]),
         // The child processes the crash tests start and kill (`kill -9` mid-download, mid-upload).
-        .executableTarget(name: "ca-test-child", dependencies: ["CloudAssets"], path: "Tests/TestChild", swiftSettings: strict),
+        .executableTarget(
+            name: "ca-test-child", dependencies: ["CloudAssets"], path: "Tests/TestChild", swiftSettings: strict),
         // Fault soak, crash suite, hostile input: short forms in `make test`, full with CLOUDASSETS_SOAK=full.
         .testTarget(
             name: "ReliabilityTests",

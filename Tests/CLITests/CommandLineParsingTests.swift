@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A command line that does not parse or validate, in any subcommand, exits 2 (`usage` in the README's table of
 /// exit codes, not ArgumentParser's own 64) with one `error:` line that names the help to read; help exits 0.

@@ -393,7 +393,8 @@ struct BucketInputTests {
             #expect(early.mode == .incremental && early.inserted == 0)
             #expect(early.lastFullListing == listedAt)
             // The interval follows the measured cost: 100 times it, at least a minute, at most fullSyncInterval.
-            let cost = try #require(Int64(try reader.catalog.store.setting(SyncEngine.JournalSetting.lastFullSyncCost) ?? ""))
+            let cost = try #require(
+                Int64(try reader.catalog.store.setting(SyncEngine.JournalSetting.lastFullSyncCost) ?? ""))
             let interval = try reader.syncEngine.automaticFullListingInterval()
             #expect(abs(interval - min(max(Double(cost) / 10, 60), 24 * 3600)) < 0.001)
             // The last listing as if it ran that long ago (and a second more).

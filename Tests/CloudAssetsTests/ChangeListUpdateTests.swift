@@ -9,7 +9,9 @@ import Testing
         let folder = LibraryFolder()
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration())
-        let ids = try library.catalog.performWrite { tx in try (0..<6).map { try tx.insert(testRecord("\($0)", day: $0)) } }
+        let ids = try library.catalog.performWrite { tx in
+            try (0..<6).map { try tx.insert(testRecord("\($0)", day: $0)) }
+        }
         let before = try library.fetchAssets(FetchOptions(sortBy: [.creationDate()]))
         let observer = RecordingObserver()
         library.register(observer)

@@ -57,16 +57,22 @@ struct ClosedLibraryTests {
         return [
             ("init(configuration:)", { _ = try await AssetLibrary(configuration: library.configuration) }),
             ("fetchAssets(_:)", { _ = try library.fetchAssets() }),
-            ("fetchAssets(withLocalIdentifiers:)", {
-                _ = try library.fetchAssets(withLocalIdentifiers: [local.localIdentifier])
-            }),
+            (
+                "fetchAssets(withLocalIdentifiers:)",
+                {
+                    _ = try library.fetchAssets(withLocalIdentifiers: [local.localIdentifier])
+                }
+            ),
             ("asset(withLocalIdentifier:)", { _ = try library.asset(withLocalIdentifier: local.localIdentifier) }),
             ("asset(forKey:)", { _ = try library.asset(forKey: local.key) }),
             ("changes(since:)", { _ = try library.changes(since: ChangeToken(rawValue: 0)) }),
             ("snapshot(_:)", { _ = try library.snapshot() }),
-            ("localThumbnailData(forLocalIdentifier:version:)", {
-                _ = try library.localThumbnailData(forLocalIdentifier: local.localIdentifier)
-            }),
+            (
+                "localThumbnailData(forLocalIdentifier:version:)",
+                {
+                    _ = try library.localThumbnailData(forLocalIdentifier: local.localIdentifier)
+                }
+            ),
             ("sync(mode:fetchThumbnails:)", { _ = try await library.sync() }),
             ("performChanges(_:)", { _ = try await library.performChanges { $0.createAsset(fromFileAt: source) } }),
             ("emptyTrash()", { _ = try await library.emptyTrash() }),
@@ -80,20 +86,33 @@ struct ClosedLibraryTests {
             ("makeThumbnail(for:isNetworkAccessAllowed:)", { _ = try await library.makeThumbnail(for: remote) }),
             ("data(for:options:)", { _ = try await library.data(for: remote, options: network) }),
             ("requestFile(for:options:)", { _ = try await library.requestFile(for: remote, options: network) }),
-            ("streamData(for:options:chunkSize:dataReceivedHandler:)", {
-                try await library.streamData(for: remote, options: network) { _ in }
-            }),
+            (
+                "streamData(for:options:chunkSize:dataReceivedHandler:)",
+                {
+                    try await library.streamData(for: remote, options: network) { _ in }
+                }
+            ),
             ("read(_:range:isNetworkAccessAllowed:)", { _ = try await library.read(remote, range: 0..<10) }),
-            ("image(for:targetSize:contentMode:options:)", {
-                var options = ImageRequestOptions()
-                options.isNetworkAccessAllowed = true
-                _ = try await library.image(for: remote, targetSize: CGSize(width: 16, height: 16), options: options)
-            }),
-            ("requestContentEditingInput(for:options:)", { _ = try await library.requestContentEditingInput(for: remote) }),
+            (
+                "image(for:targetSize:contentMode:options:)",
+                {
+                    var options = ImageRequestOptions()
+                    options.isNetworkAccessAllowed = true
+                    _ = try await library.image(
+                        for: remote, targetSize: CGSize(width: 16, height: 16), options: options)
+                }
+            ),
+            (
+                "requestContentEditingInput(for:options:)",
+                { _ = try await library.requestContentEditingInput(for: remote) }
+            ),
             ("contentRevisions(of:)", { _ = try library.contentRevisions(of: local) }),
-            ("applyBasicEdit(to:resume:isNetworkAccessAllowed:_:)", {
-                _ = try await library.applyBasicEdit(to: remote) { try $0.setRotation(degrees: 90) }
-            }),
+            (
+                "applyBasicEdit(to:resume:isNetworkAccessAllowed:_:)",
+                {
+                    _ = try await library.applyBasicEdit(to: remote) { try $0.setRotation(degrees: 90) }
+                }
+            ),
         ]
     }
 

@@ -3,8 +3,8 @@ import Crypto
 import FakeS3
 import Foundation
 import Images
-import Testing
 import TestSupport
+import Testing
 
 /// A JPEG of one colour (what a test editor renders).
 func solidJPEG(width: Int, height: Int, _ color: (UInt8, UInt8, UInt8)) throws -> Data {

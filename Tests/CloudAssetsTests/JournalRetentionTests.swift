@@ -44,7 +44,8 @@ struct JournalRetentionTests {
             // A library that wrote a checkpoint covering now prunes what is older than a day.
             let pruner = try await Self.pruningLibrary(harness, checkpoints: false)
             try await pruner.sync(mode: .full, fetchThumbnails: false)
-            let pruned = try await pruner.syncEngine.pruneJournal(remote: pruner.syncEngine.requireRemote(), covered: Self.now)
+            let pruned = try await pruner.syncEngine.pruneJournal(
+                remote: pruner.syncEngine.requireRemote(), covered: Self.now)
             #expect(pruned == 1)
             #expect(harness.journalKeys.count == 1 && harness.journalKeys[0].contains("-other-2.json"))
             let horizon = try await pruner.syncEngine.journalHorizon(remote: pruner.syncEngine.requireRemote()).time

@@ -1,8 +1,8 @@
 import CloudAssets
 import FakeS3
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
     import Glibc

@@ -30,7 +30,8 @@ enum PublicThrowingSurface {
             let text = try String(contentsOf: sourceFolder.appendingPathComponent(file), encoding: .utf8)
             let chars = Array(text.utf8)
             for match in text.matches(of: /public (?:convenience )?(?:func (\w+)|init|var (\w+))/) {
-                var index = text.utf8.distance(from: text.utf8.startIndex, to: match.range.upperBound.samePosition(in: text.utf8)!)
+                var index = text.utf8.distance(
+                    from: text.utf8.startIndex, to: match.range.upperBound.samePosition(in: text.utf8)!)
                 var labels: [String] = []
                 if match.output.2 == nil {
                     // A parameter list: its labels, up to the balancing parenthesis.
@@ -94,7 +95,8 @@ enum PublicThrowingSurface {
 
     /// Whether a body passes the door: `entry { … }` (closed check and error mapping) or the error boundary.
     static func passesTheDoor(_ body: String) -> Bool {
-        body.contains("entry {") || body.contains("CloudAssetsError.boundary") || body.contains("CloudAssetsError.mapping(")
+        body.contains("entry {") || body.contains("CloudAssetsError.boundary")
+            || body.contains("CloudAssetsError.mapping(")
     }
 }
 
@@ -115,7 +117,9 @@ struct PublicThrowingSurfaceTests {
                 source: URL(fileURLWithPath: "/nonexistent")
             ).map(\.name))
         #expect(library.subtracting(exercised).isEmpty, "not exercised: \(library.subtracting(exercised).sorted())")
-        #expect(exercised.subtracting(library).isEmpty, "no longer public throwing: \(exercised.subtracting(library).sorted())")
+        #expect(
+            exercised.subtracting(library).isEmpty,
+            "no longer public throwing: \(exercised.subtracting(library).sorted())")
     }
 
     /// A library to name the calls with (the table is not run here).
@@ -141,7 +145,8 @@ struct PublicThrowingSurfaceTests {
             let remote = try library.asset(path: "b.jpg")
             let source = try harness.sourceFile("new.jpg", testBytes(count: 64, seed: 9))
             try await harness.server.stop()
-            for (name, call) in ClosedLibraryTests.throwingCalls(library, local: local, remote: remote, source: source) {
+            for (name, call) in ClosedLibraryTests.throwingCalls(library, local: local, remote: remote, source: source)
+            {
                 do {
                     try await call()
                 } catch let error as CloudAssetsError {

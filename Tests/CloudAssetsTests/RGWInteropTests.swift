@@ -438,8 +438,9 @@ final class RGWBucket: Sendable {
         var configuration = AssetLibrary.Configuration(storeURL: folder.appendingPathComponent(name))
         configuration.endpoint = gateway.endpoint
         configuration.bucket = bucket ?? self.name
-        configuration.credentials = credentials
-                ?? .static(accessKeyID: gateway.accessKeyID, secretAccessKey: gateway.secretAccessKey)
+        configuration.credentials =
+            credentials
+            ?? .static(accessKeyID: gateway.accessKeyID, secretAccessKey: gateway.secretAccessKey)
         configuration.progressInterval = 0
         // boto3 writes the bucket behind the journal's back: every sync lists it.
         configuration.fullSyncInterval = journal ? 24 * 3600 : 0

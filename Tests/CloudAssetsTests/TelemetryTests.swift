@@ -95,7 +95,9 @@ struct TelemetryTests {
             #expect(retry.metadata["cause"].map { "\($0)".contains("500") } == true)
             #expect(metrics.counterTotal(label: "cloudassets_retries_total", dimensions: [("cause", "http500")]) == 1)
             // The sync's listing and HEAD answered 2xx.
-            #expect(metrics.counterTotal(label: "cloudassets_requests_total", dimensions: [("method", "GET"), ("status", "2xx")]) >= 1)
+            #expect(
+                metrics.counterTotal(
+                    label: "cloudassets_requests_total", dimensions: [("method", "GET"), ("status", "2xx")]) >= 1)
             #expect(try metrics.expectGauge("cloudassets_cache_bytes").lastValue == Double(original.count))
             #expect(!handler.entries.contains { "\($0)".contains("X-Amz-Signature") })
         }

@@ -5,7 +5,6 @@ import S3Transfer
 
 extension OriginalsCache {
 
-
     /// Marks assets pinned (one transaction) and, when background transfers are on, starts their downloads.
     func pin(_ ids: [Int64]) throws {
         try setPinned(ids, true)
@@ -34,7 +33,6 @@ extension OriginalsCache {
             }
         }
     }
-
 
     @discardableResult
     func evict(ids: [Int64], force: Bool) throws -> Int64 {
@@ -69,7 +67,6 @@ extension OriginalsCache {
         return freed
     }
 
-
     /// ``cacheUsage()``'s figures: the full originals counted and summed in SQL (no row decoded: a cache of a
     /// hundred thousand originals is not read row by row), the partial ones (few) read for their ranges.
     func localBytes() throws -> (bytes: Int64, fullAssets: Int, partialAssets: Int) {
@@ -101,7 +98,8 @@ extension OriginalsCache {
         guard used > limit else { return }
         var candidates: [(id: Int64, size: Int64, used: Date)] = []
         for r in records {
-            guard let id = r.id, !r.isPinned, r.uploadState == .uploaded, id != keep, !downloads.isDownloading(id) else {
+            guard let id = r.id, !r.isPinned, r.uploadState == .uploaded, id != keep, !downloads.isDownloading(id)
+            else {
                 continue
             }
             let size = r.availability == .full ? r.size : r.partialRanges.totalBytes
@@ -117,7 +115,6 @@ extension OriginalsCache {
         }
         if !victims.isEmpty { try evict(ids: victims, force: false) }
     }
-
 
     /// Prefetches originals at `priority` (as non-user work: the `userRequestsOnly` and `offline` policies skip
     /// them); already-local assets are skipped.
@@ -141,11 +138,11 @@ extension OriginalsCache {
 extension OriginalsCache {
     /// ``AssetLibrary/assetCounts()``.
     func counts() throws -> AssetCounts {
-            let counts = try store.assetCounts()
-            var byAvailability: [AssetAvailability: Int] = [:]
-            for state in AssetAvailability.allCases { byAvailability[state] = counts.byAvailability[state.stored] ?? 0 }
-            return AssetCounts(byAvailability: byAvailability, pinned: counts.pinned, trashed: counts.trashed)
-            }
+        let counts = try store.assetCounts()
+        var byAvailability: [AssetAvailability: Int] = [:]
+        for state in AssetAvailability.allCases { byAvailability[state] = counts.byAvailability[state.stored] ?? 0 }
+        return AssetCounts(byAvailability: byAvailability, pinned: counts.pinned, trashed: counts.trashed)
+    }
 
     /// Restarts the downloads of pinned assets whose original is not local yet — interrupted by a crash, a
     /// `kill -9` or `close()` — at utility priority; each continues from its `.part` file. Called on open; does

@@ -30,7 +30,8 @@ extension OriginalsCache {
             let embedded = found.embeddedThumbnail
         {
             try storeGenerated(
-                try EmbeddedThumbnail.jpeg(embedded, orientation: record.orientation, request: configuration.thumbnailRequest),
+                try EmbeddedThumbnail.jpeg(
+                    embedded, orientation: record.orientation, request: configuration.thumbnailRequest),
                 id: id, of: record)
             return .embeddedThumbnail(bytesFetched: found.bytesRead)
         }

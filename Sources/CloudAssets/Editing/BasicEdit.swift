@@ -90,4 +90,3 @@ public struct BasicEdit: Sendable, Hashable {
     public static func == (a: BasicEdit, b: BasicEdit) -> Bool { a.adjustments == b.adjustments }
     public func hash(into hasher: inout Hasher) { hasher.combine(adjustments) }
 }
-

@@ -186,7 +186,8 @@ extension EditEngine {
         else {
             var original = options
             original.version = .original
-            return try await cache.ensureOriginal(assetID: id, options: original, requestID: cache.downloads.nextRequestID())
+            return try await cache.ensureOriginal(
+                assetID: id, options: original, requestID: cache.downloads.nextRequestID())
         }
         let destination = files.rendered(id: id, revision: revision)
         if now.renderedPresent, LocalFiles.regularFileSize(destination.path) == rendered.size { return destination }

@@ -69,6 +69,8 @@ extension AssetLibrary {
     ///   ``CloudAssetsError/Code/imageUnreadable`` for a file that is not a decodable image, transfer errors.
     @discardableResult
     public func makeThumbnail(for asset: Asset, isNetworkAccessAllowed: Bool = true) async throws -> ThumbnailSource {
-        try await entry { try await cache.makeThumbnail(of: asset.rowID, isNetworkAccessAllowed: isNetworkAccessAllowed) }
+        try await entry {
+            try await cache.makeThumbnail(of: asset.rowID, isNetworkAccessAllowed: isNetworkAccessAllowed)
+        }
     }
 }

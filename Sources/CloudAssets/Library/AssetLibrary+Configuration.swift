@@ -1,6 +1,6 @@
-import Images
 public import CoreMetrics
 public import Foundation
+import Images
 public import Logging
 
 /// Where the library's S3 credentials come from.

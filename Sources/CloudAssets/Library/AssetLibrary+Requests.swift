@@ -186,7 +186,8 @@ extension AssetLibrary {
         resultHandler: @escaping @Sendable (AssetImage?, ImageRequestInfo) -> Void
     ) -> AssetRequestID {
         requests.requestImage(
-            for: asset, targetSize: targetSize, contentMode: contentMode, options: options, resultHandler: resultHandler)
+            for: asset, targetSize: targetSize, contentMode: contentMode, options: options, resultHandler: resultHandler
+        )
     }
 
     /// The asset's final image at the target size (never a degraded stand-in): the async form of

@@ -1,6 +1,6 @@
 import AssetStore
-import Essentials
 import Dispatch
+import Essentials
 import Foundation
 
 /// An engine of a library (catalog aside): one class that owns the state of one concern and reaches the shared

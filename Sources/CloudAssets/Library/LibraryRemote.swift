@@ -1,6 +1,6 @@
 import AssetStore
-import Foundation
 import Essentials
+import Foundation
 import S3Transfer
 
 /// The bucket as this library reaches it: the S3 client, the downloader and the uploader, and whether the

@@ -117,7 +117,8 @@ struct LibraryTelemetry: Sendable {
     /// Records the bytes the cache holds (originals, ranges, thumbnails the library made).
     func cacheBytes(_ bytes: Int64) {
         let gauge =
-            factory.map { Gauge(label: "cloudassets_cache_bytes", factory: $0) } ?? Gauge(label: "cloudassets_cache_bytes")
+            factory.map { Gauge(label: "cloudassets_cache_bytes", factory: $0) }
+            ?? Gauge(label: "cloudassets_cache_bytes")
         gauge.record(bytes)
     }
 

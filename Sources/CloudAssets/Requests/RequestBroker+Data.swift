@@ -30,7 +30,6 @@ extension RequestBroker {
         return id
     }
 
-
     /// ``AssetLibrary/data(for:options:)``.
     func data(for asset: Asset, options: AssetRequestOptions) async throws -> Data {
         let url = try await requestFile(for: asset, options: options)
@@ -127,7 +126,8 @@ extension RequestBroker {
         _ record: AssetRecord, options: AssetRequestOptions, info: AssetRequestInfo,
         deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
     ) async {
-        if let url = edits.localRenderedFile(of: record), let data = try? Data(contentsOf: url, options: .mappedIfSafe) {
+        if let url = edits.localRenderedFile(of: record), let data = try? Data(contentsOf: url, options: .mappedIfSafe)
+        {
             deliver(data, info)
             return
         }

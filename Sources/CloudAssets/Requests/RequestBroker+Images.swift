@@ -102,8 +102,6 @@ extension RequestBroker {
         }
     }
 
-
-
     // MARK: - Serving a request
 
     private func serveImage(
@@ -198,7 +196,8 @@ extension RequestBroker {
         }
         let networkAllowed =
             options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: priority == .userInitiated)
-        let thumbnail = options.version == .current ? edits.currentThumbnailFile(of: record) : edits.originalThumbnail(record)
+        let thumbnail =
+            options.version == .current ? edits.currentThumbnailFile(of: record) : edits.originalThumbnail(record)
         if options.deliveryMode != .highQualityFormat, let thumbnail {
             let (image, statistics) = try await ImageBridge.decode(.file(thumbnail), request: request)
             let isFinal = !networkAllowed || options.deliveryMode == .fastFormat

@@ -96,7 +96,8 @@ extension UploadEngine {
         for file in staged {
             if let source = file.sourceToRemove { try? FileManager.default.removeItem(at: source) }
         }
-        if (!staged.isEmpty || !metadataEdits.isEmpty || !contentChanges.isEmpty) && configuration.startsBackgroundTransfers
+        if (!staged.isEmpty || !metadataEdits.isEmpty || !contentChanges.isEmpty)
+            && configuration.startsBackgroundTransfers
         {
             queue.wake(self)
         }

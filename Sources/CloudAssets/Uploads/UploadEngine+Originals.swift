@@ -288,7 +288,8 @@ extension UploadEngine {
             let thumbnailKey = configuration.layout.thumbnailKey(forOriginalKey: key)
         else { return nil }
         var data = record.thumbnailPresent ? try? Data(contentsOf: files.thumbnail(id: id)) : nil
-        if data == nil, let (image, _) = try? await ImageBridge.decode(.file(original), request: configuration.thumbnailRequest),
+        if data == nil,
+            let (image, _) = try? await ImageBridge.decode(.file(original), request: configuration.thumbnailRequest),
             let jpeg = try? ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality)
         {
             data = Data(jpeg)

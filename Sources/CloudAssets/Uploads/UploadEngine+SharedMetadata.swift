@@ -65,9 +65,6 @@ extension UploadEngine {
         }
     }
 
-
-
-
 }
 
 extension LibraryEngine {

@@ -1,6 +1,6 @@
 import Crypto
-import FakeS3
 import Essentials
+import FakeS3
 import Foundation
 
 @testable import CloudAssets
