@@ -13,16 +13,9 @@ final class DownloadRegistry: Sendable {
 
     private struct State {
         var nextRequestID = 1
-        var tasks: [AssetRequestID: Task<Void, Never>] = [:]
-        var downloadsByRequest: [AssetRequestID: [DownloadHandle]] = [:]
-        var downloadsByAsset: [Int64: [DownloadHandle]] = [:]
-        var cancelledRequests: Set<AssetRequestID> = []
-        /// Requests that finished before their task was registered (a fast local answer).
-        var finishedEarly: Set<AssetRequestID> = []
+        var book = RequestBook<Task<Void, Never>, DownloadHandle>()
         var lastAccess: [Int64: Date] = [:]
         var caching: [Int64: Task<Void, Never>] = [:]
-        /// Set by ``cancelAll()`` (the library closed): a request registered after it is cancelled at once.
-        var closed = false
     }
 
     private let state = LockedBox(State())
@@ -34,78 +27,49 @@ final class DownloadRegistry: Sendable {
         }
     }
 
+    /// Registers a request's task (see ``RequestBook/register(_:_:)``).
     func registerRequest(_ id: AssetRequestID, task: Task<Void, Never>) {
-        let cancelled = state.withLock { s -> Bool in
-            if s.finishedEarly.remove(id) != nil {
-                s.cancelledRequests.remove(id)
-                return false
-            }
-            if s.cancelledRequests.remove(id) != nil { return true }
-            s.tasks[id] = task
-            return s.closed
-        }
-        if cancelled { cancelRequest(id) }
+        if state.withLock({ $0.book.register(id, task) }) == .cancelNow { cancelRequest(id) }
     }
 
     /// Forgets a request; called once, before its final answer is delivered.
-    func finishRequest(_ id: AssetRequestID) {
-        state.withLock { s in
-            if s.tasks.removeValue(forKey: id) == nil { s.finishedEarly.insert(id) }
-            s.cancelledRequests.remove(id)
-        }
-    }
+    func finishRequest(_ id: AssetRequestID) { state.withLock { $0.book.finish(id) } }
 
     /// Requests whose task is registered and not finished.
-    var pendingRequestCount: Int { state.withLock { $0.tasks.count } }
+    var pendingRequestCount: Int { state.withLock { $0.book.works.count } }
 
     func cancelRequest(_ id: AssetRequestID) {
-        let (task, handles) = state.withLock { s -> (Task<Void, Never>?, [DownloadHandle]) in
-            let task = s.tasks[id]
-            if task == nil { s.cancelledRequests.insert(id) }
-            return (task, s.downloadsByRequest[id] ?? [])
-        }
+        let (task, handles) = state.withLock { $0.book.cancel(id) }
         task?.cancel()
         for handle in handles { handle.cancel() }
     }
 
     func cancelDownloads(forRequest id: AssetRequestID) {
-        let handles = state.withLock { $0.downloadsByRequest[id] ?? [] }
-        for handle in handles { handle.cancel() }
+        for handle in state.withLock({ $0.book.downloads(forRequest: id) }) { handle.cancel() }
     }
 
     func cancelDownloads(forAssets ids: [Int64]) {
-        let handles = state.withLock { s in ids.flatMap { s.downloadsByAsset[$0] ?? [] } }
-        for handle in handles { handle.cancel() }
+        for handle in state.withLock({ $0.book.downloads(forAssets: ids) }) { handle.cancel() }
     }
 
     func track(_ handle: DownloadHandle, asset: Int64, request: AssetRequestID) {
-        let cancelled = state.withLock { s -> Bool in
-            s.downloadsByRequest[request, default: []].append(handle)
-            s.downloadsByAsset[asset, default: []].append(handle)
-            return s.cancelledRequests.contains(request)
-        }
-        if cancelled { handle.cancel() }
+        if state.withLock({ $0.book.track(handle, asset: asset, request: request) }) { handle.cancel() }
     }
 
     func untrack(_ handle: DownloadHandle, asset: Int64, request: AssetRequestID) {
-        state.withLock { s in
-            s.downloadsByRequest[request]?.removeAll { $0 === handle }
-            if s.downloadsByRequest[request]?.isEmpty == true { s.downloadsByRequest[request] = nil }
-            s.downloadsByAsset[asset]?.removeAll { $0 === handle }
-            if s.downloadsByAsset[asset]?.isEmpty == true { s.downloadsByAsset[asset] = nil }
-        }
+        state.withLock { $0.book.untrack(handle, asset: asset, request: request) }
     }
 
-    func isDownloading(_ asset: Int64) -> Bool { state.withLock { $0.downloadsByAsset[asset] != nil } }
+    func isDownloading(_ asset: Int64) -> Bool { state.withLock { $0.book.downloadsByAsset[asset] != nil } }
 
     /// Downloads of this asset tracked now (a request's own included until it returns).
-    func downloadCount(of asset: Int64) -> Int { state.withLock { $0.downloadsByAsset[asset]?.count ?? 0 } }
+    func downloadCount(of asset: Int64) -> Int { state.withLock { $0.book.downloadsByAsset[asset]?.count ?? 0 } }
 
-    var activeDownloadCount: Int { state.withLock { $0.downloadsByAsset.count } }
+    var activeDownloadCount: Int { state.withLock { $0.book.downloadsByAsset.count } }
 
     /// No request, download or prefetch is running.
     var isIdle: Bool {
-        state.withLock { $0.tasks.isEmpty && $0.downloadsByAsset.isEmpty && $0.caching.isEmpty }
+        state.withLock { $0.book.works.isEmpty && $0.book.downloadsByAsset.isEmpty && $0.caching.isEmpty }
     }
 
     /// Access times are kept in memory (writing them would notify observers on every read) and folded
@@ -125,12 +89,9 @@ final class DownloadRegistry: Sendable {
     /// Cancels every request, download and caching task, and every request registered from now on (the library
     /// closed).
     func cancelAll() {
-        let (tasks, handles, caching) = state.withLock { s in
-            s.closed = true
-            return (Array(s.tasks.values), s.downloadsByAsset.values.flatMap { $0 }, Array(s.caching.values))
-        }
-        for task in tasks { task.cancel() }
+        let (closing, caching) = state.withLock { s in (s.book.close(), Array(s.caching.values)) }
+        for task in closing.works { task.cancel() }
         for task in caching { task.cancel() }
-        for handle in handles { handle.cancel() }
+        for handle in closing.downloads { handle.cancel() }
     }
 }
