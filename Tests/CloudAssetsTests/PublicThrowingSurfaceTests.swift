@@ -37,23 +37,12 @@ enum PublicThrowingSurface {
                     // A parameter list: its labels, up to the balancing parenthesis.
                     while index < chars.count, chars[index] != UInt8(ascii: "(") { index += 1 }
                     let open = index
-                    var depth = 0
-                    repeat {
-                        if chars[index] == UInt8(ascii: "(") { depth += 1 }
-                        if chars[index] == UInt8(ascii: ")") { depth -= 1 }
-                        index += 1
-                    } while depth > 0
+                    index = pastBalanced(chars, from: open, "(", ")")
                     labels = parameterLabels(String(decoding: chars[(open + 1)..<(index - 1)], as: UTF8.self))
                 }
                 guard let brace = chars[index...].firstIndex(of: UInt8(ascii: "{")) else { continue }
                 let head = String(decoding: chars[index..<brace], as: UTF8.self)
-                var bodyEnd = brace
-                var depth = 0
-                repeat {
-                    if chars[bodyEnd] == UInt8(ascii: "{") { depth += 1 }
-                    if chars[bodyEnd] == UInt8(ascii: "}") { depth -= 1 }
-                    bodyEnd += 1
-                } while depth > 0
+                let bodyEnd = pastBalanced(chars, from: brace, "{", "}")
                 let body = String(decoding: chars[brace..<bodyEnd], as: UTF8.self)
                 let throwsInHead = head.contains("throws") && !head.contains("rethrows")
                 let isGetThrows = match.output.2 != nil && body.prefix(40).contains("get throws")
@@ -68,6 +57,20 @@ enum PublicThrowingSurface {
             }
         }
         return result
+    }
+
+    /// The index just past the `close` that balances the `open` at `start`.
+    static func pastBalanced(_ chars: [UInt8], from start: Int, _ open: Unicode.Scalar, _ close: Unicode.Scalar)
+        -> Int
+    {
+        var index = start
+        var depth = 0
+        repeat {
+            if chars[index] == UInt8(ascii: open) { depth += 1 }
+            if chars[index] == UInt8(ascii: close) { depth -= 1 }
+            index += 1
+        } while depth > 0
+        return index
     }
 
     /// The argument labels of a parameter list (`_` for an unlabelled one), at its top level.

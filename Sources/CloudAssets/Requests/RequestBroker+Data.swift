@@ -9,25 +9,9 @@ extension RequestBroker {
         for asset: Asset, options: AssetRequestOptions,
         resultHandler: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
     ) -> AssetRequestID {
-        let id = cache.downloads.nextRequestID()
-        let queue = options.resultQueue ?? deliveryQueue
-        let registry = cache.downloads
-        let deliver: @Sendable (Data?, AssetRequestInfo) -> Void = { data, info in
-            // The bookkeeping is done before the final answer is handed over.
-            if info.isFinal { registry.finishRequest(id) }
-            queue.async { resultHandler(data, info) }
+        submit(resultQueue: options.resultQueue, resultHandler: resultHandler) { [self] id, deliver in
+            await serve(asset: asset, options: options, requestID: id, deliver: deliver)
         }
-        if isClosed {
-            var closed = AssetRequestInfo(requestID: id)
-            closed.error = CloudAssetsError(AssetLibraryError.closed)
-            deliver(nil, closed)
-            return id
-        }
-        let task = Task { [self] in
-            await self.serve(asset: asset, options: options, requestID: id, deliver: deliver)
-        }
-        cache.downloads.registerRequest(id, task: task)
-        return id
     }
 
     /// ``AssetLibrary/data(for:options:)``.
@@ -86,37 +70,9 @@ extension RequestBroker {
         let thumbnail = edits.originalThumbnail(record).flatMap { url in
             (try? Data(contentsOf: url)).flatMap { try? filteredImageData($0, of: record) }
         }
-        let networkAllowed = options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
-        switch options.deliveryMode {
-        case .fastFormat:
-            var answer = info
-            answer.isDegraded = thumbnail != nil
-            answer.isInCloud = true
-            deliver(thumbnail, answer)
-            return
-        case .opportunistic:
-            // The thumbnail first, never final: the final answer is the original, or nil with `isInCloud`.
-            if let thumbnail {
-                var degraded = info
-                degraded.isDegraded = true
-                degraded.isFinal = false
-                deliver(thumbnail, degraded)
-            }
-        case .highQualityFormat:
-            break
-        }
-        guard networkAllowed else {
-            var answer = info
-            answer.isInCloud = true
-            deliver(nil, answer)
-            return
-        }
-        do {
+        await serveFromTheBucket(thumbnail: thumbnail, options: options, info: info, deliver: deliver) {
             let url = try await cache.ensureOriginal(assetID: record.id!, options: options, requestID: requestID)
-            let data = try Data(contentsOf: url, options: .mappedIfSafe)
-            deliverFiltered(data, of: record, info, deliver)
-        } catch {
-            deliver(nil, Self.failedAnswer(info, error))
+            deliverFiltered(try Data(contentsOf: url, options: .mappedIfSafe), of: record, info, deliver)
         }
     }
 
@@ -132,29 +88,45 @@ extension RequestBroker {
             return
         }
         let thumbnail = edits.currentThumbnailFile(of: record).flatMap { try? Data(contentsOf: $0) }
-        let networkAllowed = options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
-        if options.deliveryMode == .fastFormat {
+        await serveFromTheBucket(thumbnail: thumbnail, options: options, info: info, deliver: deliver) {
+            let url = try await edits.requestRenderedFile(of: record, options: options)
+            deliver(try Data(contentsOf: url, options: .mappedIfSafe), info)
+        }
+    }
+
+    /// Answers a request whose file is not local, by its delivery mode: `.fastFormat` — the thumbnail (degraded)
+    /// or nothing, final, in the cloud; `.opportunistic` — the thumbnail first (degraded, never final), then the
+    /// file; `.highQualityFormat` — the file alone. The file is fetched (`fetch` delivers it) only when the request
+    /// and the library's policy allow the network; otherwise the final answer is nil with `isInCloud`.
+    private func serveFromTheBucket(
+        thumbnail: Data?, options: AssetRequestOptions, info: AssetRequestInfo,
+        deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void, fetch: () async throws -> Void
+    ) async {
+        switch options.deliveryMode {
+        case .fastFormat:
             var answer = info
             answer.isDegraded = thumbnail != nil
             answer.isInCloud = true
             deliver(thumbnail, answer)
             return
+        case .opportunistic:
+            if let thumbnail {
+                var degraded = info
+                degraded.isDegraded = true
+                degraded.isFinal = false
+                deliver(thumbnail, degraded)
+            }
+        case .highQualityFormat:
+            break
         }
-        if options.deliveryMode == .opportunistic, let thumbnail {
-            var degraded = info
-            degraded.isDegraded = true
-            degraded.isFinal = false
-            deliver(thumbnail, degraded)
-        }
-        guard networkAllowed else {
+        guard options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: true) else {
             var answer = info
             answer.isInCloud = true
             deliver(nil, answer)
             return
         }
         do {
-            let url = try await edits.requestRenderedFile(of: record, options: options)
-            deliver(try Data(contentsOf: url, options: .mappedIfSafe), info)
+            try await fetch()
         } catch {
             deliver(nil, Self.failedAnswer(info, error))
         }

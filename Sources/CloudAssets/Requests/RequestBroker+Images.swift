@@ -4,32 +4,16 @@ import Images
 import S3Transfer
 
 extension RequestBroker {
-
     /// ``AssetLibrary/requestImage(for:targetSize:contentMode:options:resultHandler:)``.
     func requestImage(
         for asset: Asset, targetSize: CGSize, contentMode: ImageContentMode, options: ImageRequestOptions,
         resultHandler: @escaping @Sendable (AssetImage?, ImageRequestInfo) -> Void
     ) -> AssetRequestID {
-        let id = cache.downloads.nextRequestID()
-        let queue = options.resultQueue ?? deliveryQueue
-        let registry = cache.downloads
-        let deliver: @Sendable (AssetImage?, ImageRequestInfo) -> Void = { image, info in
-            if info.isFinal { registry.finishRequest(id) }
-            queue.async { resultHandler(image, info) }
-        }
-        if isClosed {
-            var closed = ImageRequestInfo(requestID: id)
-            closed.error = CloudAssetsError(AssetLibraryError.closed)
-            deliver(nil, closed)
-            return id
-        }
-        let task = Task { [self] in
-            await self.serveImage(
+        submit(resultQueue: options.resultQueue, resultHandler: resultHandler) { [self] id, deliver in
+            await serveImage(
                 asset: asset, targetSize: targetSize, contentMode: contentMode, options: options, requestID: id,
                 deliver: deliver)
         }
-        cache.downloads.registerRequest(id, task: task)
-        return id
     }
 
     /// ``AssetLibrary/image(for:targetSize:contentMode:options:)``.
@@ -38,10 +22,7 @@ extension RequestBroker {
     ) async throws -> AssetImage {
         var options = options
         options.deliveryMode = .highQualityFormat
-        let request = ImageBridge.request(
-            targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
-            maximumPixelCount: options.maximumPixelCount,
-            allowsUpscaling: options.allowsUpscaling)
+        let request = Self.decodeRequest(targetSize: targetSize, contentMode: contentMode, options: options)
         guard let record = try store.record(id: asset.rowID) else {
             throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
         }
@@ -65,10 +46,7 @@ extension RequestBroker {
     func startCachingImages(
         for assets: [Asset], targetSize: CGSize, contentMode: ImageContentMode, options: ImageRequestOptions
     ) {
-        let request = ImageBridge.request(
-            targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
-            maximumPixelCount: options.maximumPixelCount,
-            allowsUpscaling: options.allowsUpscaling)
+        let request = Self.decodeRequest(targetSize: targetSize, contentMode: contentMode, options: options)
         guard let records = try? store.records(ids: assets.map(\.rowID)) else { return }
         let budget = configuration.imageCacheBudget
         // Prepared images are final ones (what a request would answer last).
@@ -91,10 +69,7 @@ extension RequestBroker {
     func stopCachingImages(
         for assets: [Asset], targetSize: CGSize, contentMode: ImageContentMode, options: ImageRequestOptions
     ) {
-        let request = ImageBridge.request(
-            targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
-            maximumPixelCount: options.maximumPixelCount,
-            allowsUpscaling: options.allowsUpscaling)
+        let request = Self.decodeRequest(targetSize: targetSize, contentMode: contentMode, options: options)
         let ids = Set(assets.map(\.rowID))
         images.remove { key in
             ids.contains(key.assetID) && key.width == request.targetWidth && key.height == request.targetHeight
@@ -121,10 +96,7 @@ extension RequestBroker {
             if case AssetRequestError.inCloud = error { answer.isInCloud = true }
             deliver(nil, answer)
         }
-        let request = ImageBridge.request(
-            targetSize: Self.pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
-            maximumPixelCount: options.maximumPixelCount,
-            allowsUpscaling: options.allowsUpscaling)
+        let request = Self.decodeRequest(targetSize: targetSize, contentMode: contentMode, options: options)
         guard let record = try? store.record(id: asset.rowID), record.id != nil else {
             fail(AssetRequestError.assetDeleted(localIdentifier: asset.rowID), info)
             return
@@ -230,6 +202,15 @@ extension RequestBroker {
         } onCancel: {
             self.cache.downloads.cancelDownloads(forRequest: id)
         }
+    }
+
+    /// What a request for `targetSize` decodes to, by its options.
+    static func decodeRequest(targetSize: CGSize, contentMode: ImageContentMode, options: ImageRequestOptions)
+        -> DecodeRequest
+    {
+        ImageBridge.request(
+            targetSize: pixelTarget(targetSize), contentMode: contentMode, resizeMode: options.resizeMode,
+            maximumPixelCount: options.maximumPixelCount, allowsUpscaling: options.allowsUpscaling)
     }
 
     /// A target size in pixels, or nil for the full size (``AssetLibrary/maximumImageSize`` or any non-positive side).

@@ -26,4 +26,51 @@ final class RequestBroker: LibraryEngine {
 
     /// Cancels a request: its task, and the downloads serving it (one that starts later is cancelled at once).
     func cancelRequest(_ id: AssetRequestID) { cache.downloads.cancelRequest(id) }
+
+    /// The one way a request with a result handler starts: an identifier; answers handed to `resultQueue` (the
+    /// library's delivery queue when nil), the book-keeping done before the final one; a closed library answered
+    /// at once with ``CloudAssetsError/Code/libraryClosed``; the serving task registered so that a cancel reaches
+    /// it and its downloads.
+    func submit<Value: Sendable, Info: RequestAnswer>(
+        resultQueue: DispatchQueue?, resultHandler: @escaping @Sendable (Value?, Info) -> Void,
+        serve: @escaping @Sendable (AssetRequestID, _ deliver: @escaping @Sendable (Value?, Info) -> Void) async -> Void
+    ) -> AssetRequestID {
+        let id = cache.downloads.nextRequestID()
+        let queue = resultQueue ?? deliveryQueue
+        let registry = cache.downloads
+        let deliver: @Sendable (Value?, Info) -> Void = { value, info in
+            if info.isFinal { registry.finishRequest(id) }
+            queue.async { resultHandler(value, info) }
+        }
+        if isClosed {
+            var closed = Info(requestID: id)
+            closed.error = CloudAssetsError(AssetLibraryError.closed)
+            deliver(nil, closed)
+            return id
+        }
+        registry.registerRequest(id, task: Task { await serve(id, deliver) })
+        return id
+    }
+}
+
+/// What ``RequestBroker/submit(resultQueue:resultHandler:serve:)`` needs of an answer's info.
+protocol RequestAnswer: Sendable {
+    init(requestID: AssetRequestID)
+    var isFinal: Bool { get }
+    var error: CloudAssetsError? { get set }
+}
+
+extension AssetRequestInfo: RequestAnswer {
+    init(requestID: AssetRequestID) { self.requestID = requestID }
+}
+
+extension ImageRequestInfo: RequestAnswer {
+    var isFinal: Bool {
+        get { request.isFinal }
+        set { request.isFinal = newValue }
+    }
+    var error: CloudAssetsError? {
+        get { request.error }
+        set { request.error = newValue }
+    }
 }
