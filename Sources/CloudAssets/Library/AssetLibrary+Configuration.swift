@@ -113,7 +113,7 @@ extension AssetLibrary {
         /// open, after ``AssetLibrary/performChanges(_:)`` and when the policy becomes `.allowed`). Default `true`.
         /// A short-lived process that only reads the catalog (a listing, a status) sets `false`, so it starts no
         /// transfer it would cancel a moment later; what it leaves is done by the next library that opens with
-        /// `true`, or by ``AssetLibrary/sync(fetchThumbnails:)`` and ``AssetLibrary/waitForUploads()``, which upload
+        /// `true`, or by ``AssetLibrary/sync(mode:fetchThumbnails:)`` and ``AssetLibrary/waitForUploads()``, which upload
         /// whatever this says.
         public var startsBackgroundTransfers = true
         /// How long an asset stays in the trash before a sync purges it (its objects are deleted from the bucket).

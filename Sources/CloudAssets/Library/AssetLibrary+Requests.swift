@@ -160,8 +160,8 @@ extension AssetLibrary {
     /// - an image prepared by ``startCachingImages(for:targetSize:contentMode:options:)``: one answer, at once;
     /// - the version is local: one answer decoded from it;
     /// - `.opportunistic` with a local thumbnail: the thumbnail decoded at the target size first
-    ///   (``ImageRequestInfo/isDegraded``, `isFinal == false`), then the version's image — or, when the network
-    ///   may not be used, the thumbnail's image as the final answer with ``ImageRequestInfo/isInCloud``;
+    ///   (``AssetRequestInfo/isDegraded``, `isFinal == false`), then the version's image — or, when the network
+    ///   may not be used, the thumbnail's image as the final answer with ``AssetRequestInfo/isInCloud``;
     /// - `.fastFormat`: one answer from what is local (the thumbnail, degraded), never the network;
     /// - otherwise the version (the original, or the edit's rendered version) is downloaded when allowed
     ///   (progress, cancel and the network policy as for ``requestData(for:options:resultHandler:)``; the
@@ -178,7 +178,7 @@ extension AssetLibrary {
     ///   - options: Delivery, resize, network, progress, queue.
     ///   - resultHandler: Called with the image (or `nil`) and the answer's info.
     /// - Returns: An identifier for ``cancelRequest(_:)``: the decode stops at its next row, the download unless
-    ///   another request shares it; the final answer has ``ImageRequestInfo/isCancelled`` set.
+    ///   another request shares it; the final answer has ``AssetRequestInfo/isCancelled`` set.
     @discardableResult
     public func requestImage(
         for asset: Asset, targetSize: CGSize, contentMode: ImageContentMode = .aspectFit,
