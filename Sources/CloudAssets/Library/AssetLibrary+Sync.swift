@@ -54,3 +54,20 @@ extension AssetLibrary {
         syncEngine.lastSync
     }
 }
+
+extension AssetLibrary {
+    /// Checks what a sync needs, one line each (``ConnectionReport``): where the credentials come from, the
+    /// endpoint and its addressing, TLS, the bucket (one listing of at most one key), the catalog's binding and the
+    /// service's clock. Never throws: what fails is a ``ConnectionReport/Check/problem``. Ignores the network
+    /// policy (it is asked for); one request at most. Any thread.
+    public func checkConnection() async -> ConnectionReport {
+        if isClosed {
+            return ConnectionReport(checks: [
+                ConnectionReport.Check(
+                    aspect: .credentials, summary: "the library is closed",
+                    problem: CloudAssetsError(AssetLibraryError.closed))
+            ])
+        }
+        return await syncEngine.checkConnection()
+    }
+}
