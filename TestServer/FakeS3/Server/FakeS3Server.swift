@@ -105,6 +105,9 @@ public final class FakeS3Server: Sendable {
             var configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
             configuration.applicationProtocols = ["http/1.1"]  // the pipeline speaks HTTP/1.1 only
+            // A closing connection waits this long for the client's close_notify (NIOSSL's default is 5 s, which
+            // an idle pooled client connection never sends): ``stop()`` would wait that long.
+            configuration.shutdownTimeout = .milliseconds(100)
             return try NIOSSLContext(configuration: configuration)
         } catch let error as FakeS3ConfigurationError {
             throw error
@@ -124,9 +127,16 @@ public final class FakeS3Server: Sendable {
             return result
         }
         if let listener { try? await listener.close() }
-        for connection in connections { try? await connection.close() }
+        await Self.close(connections)
         // Connections accepted while the listener was closing.
-        for connection in running.withLock({ Array($0.connections.values) }) { try? await connection.close() }
+        await Self.close(running.withLock { Array($0.connections.values) })
+    }
+
+    /// Closes the connections at once (a TLS connection's close waits a moment for the client's close_notify).
+    private static func close(_ connections: [any Channel]) async {
+        await withTaskGroup(of: Void.self) { group in
+            for connection in connections { group.addTask { try? await connection.close() } }
+        }
     }
 
     // MARK: Direct access
