@@ -63,7 +63,9 @@ struct AddressingStyleTests {
                 configuration.endpoint = harness.server.endpoint(host: "localhost")
                 configuration.bucket = "my_photos"
             }
-            let error = await expectError(.invalidConfiguration) { try await AssetLibrary(configuration: configuration) }
+            let error = await expectError(.invalidConfiguration) {
+                try await AssetLibrary(configuration: configuration)
+            }
             #expect(error?.description.contains("addressingStyle .path") == true, "\(String(describing: error))")
             #expect(harness.log.isEmpty)
         }

@@ -342,7 +342,8 @@ enum RGWFixture {
             return .success(
                 RGWGateway(
                     endpoint: url, accessKeyID: key, secretAccessKey: secret, isThrowaway: false,
-                    tls: tlsSettings(environment["CLOUDASSETS_RGW_TLS_ENDPOINT"], environment["CLOUDASSETS_RGW_CA_BUNDLE"])))
+                    tls: tlsSettings(
+                        environment["CLOUDASSETS_RGW_TLS_ENDPOINT"], environment["CLOUDASSETS_RGW_CA_BUNDLE"])))
         }
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()

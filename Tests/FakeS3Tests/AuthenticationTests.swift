@@ -140,7 +140,10 @@ struct AuthenticationTests {
             let entries = server.requestLog.entries()
             #expect(entries.map(\.isVirtualHosted) == [true, true, false])
             #expect(entries.map(\.bucket) == ["photos", "photos", "photos"])
-            #expect(entries.map(\.host) == ["photos.127.0.0.1:\(client.port)", "photos.s3.test", "127.0.0.1:\(client.port)"])
+            #expect(
+                entries.map(\.host) == [
+                    "photos.127.0.0.1:\(client.port)", "photos.s3.test", "127.0.0.1:\(client.port)",
+                ])
         }
     }
 
