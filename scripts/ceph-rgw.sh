@@ -240,7 +240,7 @@ EOF
         rss_kib=$((rss_kib + $(awk '/^VmRSS:/ { print $2 }' "/proc/$(<"$pidfile")/status")))
     done
     echo "$elapsed_ms" >"$dir/boot-ms"
-    log "Ceph $(radosgw --version | awk '{ print $3 }') RGW ready at http://127.0.0.1:$rgw_port" \
+    log "Ceph $(radosgw --version | awk '{ print $3 }') RGW ready at http://127.0.0.1:$rgw_port (https :$tls_port)" \
         "in $(awk "BEGIN { printf \"%.1f\", $elapsed_ms / 1000 }") s, daemons' RSS $((rss_kib / 1024)) MiB"
     cat "$dir/env"
 }
