@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A throwaway one-node Ceph cluster with an S3 gateway, for the RGW interop tests and the bench:
-# one mon, one OSD on memstore (RAM only), radosgw (beast) on 127.0.0.1 and a free port, and one S3 user.
+# one mon, one OSD on memstore (RAM only), radosgw (beast) on 127.0.0.1 and a free port (and HTTPS on another, with
+# a throwaway CA: CEPH_RGW_TLS_ENDPOINT, CEPH_RGW_CA_BUNDLE), and one S3 user.
 #
 #   scripts/ceph-rgw.sh start   boots it; prints `export AWS_ENDPOINT_URL=… AWS_ACCESS_KEY_ID=… …` lines
 #                               (eval "$(scripts/ceph-rgw.sh start)"); progress and the boot time go to stderr
@@ -135,10 +136,13 @@ start_cluster() {
     trap 'log "failed (exit $?): $BASH_COMMAND"' ERR
     trap 'log "boot failed; stopping what was started"; tail -n 15 "'"$dir"'/log/daemons.out" "'"$dir"'/log/mon.a.log" >&2 2>/dev/null || true; stop_cluster "'"$dir"'" || true' EXIT
 
-    local mon_port rgw_port fsid conf=$dir/ceph.conf
+    local mon_port rgw_port tls_port fsid conf=$dir/ceph.conf
     mon_port=$(free_port)
     rgw_port=$(free_port)
     while [ "$rgw_port" = "$mon_port" ]; do rgw_port=$(free_port); done
+    tls_port=$(free_port)
+    while [ "$tls_port" = "$mon_port" ] || [ "$tls_port" = "$rgw_port" ]; do tls_port=$(free_port); done
+    make_tls_certificate "$dir/tls"
     fsid=$(cat /proc/sys/kernel/random/uuid)
     cat >"$conf" <<EOF
 [global]
@@ -177,7 +181,7 @@ osd op num shards = 1
 osd op num threads per shard = 2
 
 [client.rgw]
-rgw frontends = beast endpoint=127.0.0.1:$rgw_port
+rgw frontends = beast endpoint=127.0.0.1:$rgw_port ssl_endpoint=127.0.0.1:$tls_port ssl_certificate=$dir/tls/server.pem ssl_private_key=$dir/tls/server.key
 rgw data = $dir/rgw
 rgw thread pool size = 64
 rgw enable usage log = false
@@ -205,6 +209,8 @@ EOF
     radosgw -c "$conf" -n client.rgw </dev/null >>"$dir/log/daemons.out" 2>&1
     rgw_answers() { curl -s -o /dev/null -m 2 "http://127.0.0.1:$rgw_port/"; }
     wait_for "radosgw to answer HTTP on port $rgw_port" "$dir/log/client.rgw.log" rgw_answers
+    rgw_answers_tls() { curl -s -o /dev/null -m 2 --cacert "$dir/tls/ca.pem" "https://127.0.0.1:$tls_port/"; }
+    wait_for "radosgw to answer HTTPS on port $tls_port" "$dir/log/client.rgw.log" rgw_answers_tls
     log "radosgw up after $((SECONDS - start)) s"
 
     local access secret
@@ -219,6 +225,8 @@ export AWS_ACCESS_KEY_ID=$access
 export AWS_SECRET_ACCESS_KEY=$secret
 export AWS_REGION=us-east-1
 export CEPH_RGW_DIR=$dir
+export CEPH_RGW_TLS_ENDPOINT=https://127.0.0.1:$tls_port
+export CEPH_RGW_CA_BUNDLE=$dir/tls/ca.pem
 EOF
     trap - EXIT ERR
 
@@ -232,9 +240,25 @@ EOF
         rss_kib=$((rss_kib + $(awk '/^VmRSS:/ { print $2 }' "/proc/$(<"$pidfile")/status")))
     done
     echo "$elapsed_ms" >"$dir/boot-ms"
-    log "Ceph $(radosgw --version | awk '{ print $3 }') RGW ready at http://127.0.0.1:$rgw_port" \
+    log "Ceph $(radosgw --version | awk '{ print $3 }') RGW ready at http://127.0.0.1:$rgw_port (https :$tls_port)" \
         "in $(awk "BEGIN { printf \"%.1f\", $elapsed_ms / 1000 }") s, daemons' RSS $((rss_kib / 1024)) MiB"
     cat "$dir/env"
+}
+
+# A throwaway CA (its key deleted once used) and a certificate for 127.0.0.1 and localhost, in folder $1: the
+# gateway's HTTPS endpoint, trusted through ca.pem (CEPH_RGW_CA_BUNDLE).
+make_tls_certificate() {
+    local tls=$1
+    mkdir -p "$tls"
+    openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj "/CN=CloudAssets RGW test CA" -addext "basicConstraints=critical,CA:TRUE" \
+        -addext "keyUsage=critical,keyCertSign,cRLSign" -keyout "$tls/ca.key" -out "$tls/ca.pem" 2>/dev/null
+    openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=localhost" \
+        -keyout "$tls/server.key" -out "$tls/server.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$tls/server.ext"
+    openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -CAcreateserial -days 2 \
+        -extfile "$tls/server.ext" -out "$tls/server.pem" 2>/dev/null
+    rm -f "$tls/ca.key" "$tls/server.csr"
 }
 
 cmd=${1:-}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what `make test`, `make demo` and `make bench` need and is missing:
-# Debian packages (the core libraries, the image codecs and vipsthumbnail
+# Debian packages (the core libraries, openssl for the HTTPS tests' throwaway CAs, the image codecs and vipsthumbnail
 # for the image bench, Chromium for the gallery's browser tests; with apt-get
 # when root; otherwise prints the command and fails) and the Python tools the
 # tests drive (with pip): the S3 tools of the interop tests, the HTTP/2
@@ -20,7 +20,7 @@ missing_debs() {
     done
 }
 
-debs=(libcurl4-openssl-dev libsqlite3-dev zlib1g-dev curl
+debs=(libcurl4-openssl-dev libsqlite3-dev zlib1g-dev curl openssl
       libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libheif-dev libvips-tools time chromium)
 mapfile -t missing < <(missing_debs "${debs[@]}")
 if ((${#missing[@]})); then

@@ -12,7 +12,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "The library folder (catalog and cached files). Env: CLOUDASSETS_STORE.")
     var store: String?
 
-    @Option(name: .long, help: "The S3 endpoint URL. Env: AWS_ENDPOINT_URL.")
+    @Option(name: .long, help: "The S3 endpoint URL. Env: AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL.")
     var endpoint: String?
 
     @Option(name: .long, help: "The bucket. Env: CLOUDASSETS_BUCKET.")
@@ -29,6 +29,24 @@ struct GlobalOptions: ParsableArguments {
         name: .customLong("network-policy"),
         help: "Network policy: allowed, offline or user (user requests only). Env: CLOUDASSETS_NETWORK.")
     var network: String?
+
+    @Option(
+        name: .customLong("addressing-style"),
+        help: """
+            How requests name the bucket: auto (virtual-hosted for AWS endpoints when the bucket name allows it, \
+            else path), path or virtual. Env: CLOUDASSETS_ADDRESSING_STYLE.
+            """)
+    var addressingStyle: String?
+
+    @Option(
+        name: .customLong("ca-bundle"),
+        help: "A PEM file of CA certificates to trust for an https endpoint. Env: AWS_CA_BUNDLE.")
+    var caBundle: String?
+
+    @Flag(
+        name: .customLong("no-verify-ssl"),
+        help: "Do not verify the https endpoint's certificate or host name (a test endpoint only; warns).")
+    var noVerifySSL = false
 
     @Flag(name: .shortAndLong, help: "Print only results and errors.")
     var quiet = false
@@ -67,11 +85,14 @@ struct GlobalOptions: ParsableArguments {
         var network: String?
         var fullSyncInterval: String?
         var stripLocation: String?
+        var addressingStyle: String?
+        var caBundle: String?
+        var verifyTLS: String?
 
         /// The keys a config file may hold, in the README's order.
         static let knownKeys = [
             "store", "endpoint", "bucket", "region", "accessKeyID", "secretAccessKey", "sessionToken", "network",
-            "fullSyncInterval", "stripLocation",
+            "fullSyncInterval", "stripLocation", "addressingStyle", "caBundle", "verifyTLS",
         ]
     }
 
@@ -130,7 +151,7 @@ struct GlobalOptions: ParsableArguments {
 
     /// One setting: the first of the flag, the environment variable and the config file's field that is set.
     /// An empty value is a usage error naming where it came from, never "no value" or "the current folder".
-    private static func pick(
+    static func pick(
         flag: (name: String, value: String?), env: (name: String, value: String?), file: (name: String, value: String?)
     ) throws -> String? {
         let sources: [(String, String?)] = [flag, env, ("config file key " + file.name, file.value)]
@@ -154,8 +175,7 @@ struct GlobalOptions: ParsableArguments {
         }
         let storePath = Self.expandingTilde(storeText, environment: env)
         let endpointText = try Self.pick(
-            flag: ("--endpoint", endpoint), env: ("AWS_ENDPOINT_URL", env["AWS_ENDPOINT_URL"]),
-            file: ("endpoint", file.endpoint))
+            flag: ("--endpoint", endpoint), env: Self.endpointVariable(env), file: ("endpoint", file.endpoint))
         let bucketName = try Self.pick(
             flag: ("--bucket", bucket), env: ("CLOUDASSETS_BUCKET", env["CLOUDASSETS_BUCKET"]),
             file: ("bucket", file.bucket))
@@ -219,6 +239,7 @@ struct GlobalOptions: ParsableArguments {
             }
             configuration.fullSyncInterval = seconds
         }
+        try applyConnectionSettings(to: &configuration, file: file, environment: env)
         // The command line is the owner's own tool: locations are shown and kept unless asked otherwise.
         let strip =
             try Self.pick(
@@ -252,7 +273,9 @@ struct GlobalOptions: ParsableArguments {
         configuration.maxConnections = max(configuration.maxConnections, minimumConnections)
         configuration.startsBackgroundTransfers = runsDownloads
         configuration.rebind = rebind
-        if let logger = try requestedLogger() { configuration.logger = logger }
+        let logger = try requestedLogger()
+        if let logger { configuration.logger = logger }
+        warnIfTLSUnverified(configuration, logger: logger)
         let path = configuration.storeURL.path
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue {

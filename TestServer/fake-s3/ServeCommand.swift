@@ -9,7 +9,7 @@ import Foundation
 /// `fake-s3 serve`: serves a storage root until SIGINT or SIGTERM.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "serve", abstract: "Serve a storage root over HTTP until interrupted.")
+        commandName: "serve", abstract: "Serve a storage root over HTTP (or HTTPS) until interrupted.")
 
     @Option(help: "The storage root (created when missing). Ignored with --memory.")
     var root: String = ".fake-s3"
@@ -38,9 +38,29 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Keep everything in memory instead of under --root.")
     var memory = false
 
+    @Option(help: "Serve HTTPS with this PEM certificate (chain); needs --tls-key.")
+    var tlsCert: String?
+
+    @Option(help: "The PEM private key of --tls-cert.")
+    var tlsKey: String?
+
+    @Option(
+        name: .customLong("virtual-host"),
+        help: """
+            A host name whose subdomains name buckets (repeatable; default localhost, and --host is always one): \
+            Host: photos.localhost addresses the bucket photos.
+            """)
+    var virtualHosts: [String] = []
+
     func validate() throws {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port \(port) is outside 0…65535 (0 picks any free port)")
+        }
+        guard (tlsCert == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together: give both, or neither for plain HTTP")
+        }
+        if let empty = [("--tls-cert", tlsCert), ("--tls-key", tlsKey)].first(where: { $0.1 == "" }) {
+            throw ValidationError("\(empty.0) is empty: give a PEM file")
         }
     }
 
@@ -53,6 +73,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.region = region
         configuration.faultsEnabled = faults
         configuration.publicBuckets = Set(publicBuckets)
+        if !virtualHosts.isEmpty { configuration.virtualHostSuffixes = virtualHosts }
+        if let tlsCert, let tlsKey {
+            configuration.tls = FakeS3TLS(certificateChainPath: tlsCert, privateKeyPath: tlsKey)
+        }
         let server = try FakeS3Server(configuration: configuration)
         // Caught from before the port is printed: whoever reads it may interrupt at once.
         let termination = TerminationSignal.install()
@@ -61,6 +85,9 @@ struct ServeCommand: AsyncParsableCommand {
         print("  port: \(server.port)\(port == 0 ? " (chosen by the system: --port 0)" : "")")
         print("  storage: \(memory ? "memory" : URL(fileURLWithPath: root).standardizedFileURL.path)")
         print("  credentials: AWS_ACCESS_KEY_ID=\(accessKey) AWS_SECRET_ACCESS_KEY=\(secretKey) region \(region)")
+        let suffixes = (configuration.virtualHostSuffixes + [host]).joined(separator: ", ")
+        print("  virtual-hosted buckets: Host: <bucket>.<name> for a name in \(suffixes)")
+        if let tlsCert { print("  tls: \(tlsCert)") }
         print("  try: aws --endpoint-url \(server.endpoint.absoluteString) s3 ls")
         fflush(nil)
         let signal = await termination.wait()

@@ -258,6 +258,36 @@ import Testing
             await expectError(.noSuchBucket) { try await noBucket.sync() }
         }
     }
+
+    @Test("over HTTPS with the gateway's CA: sync, a download and an upload; without that CA, one typed refusal")
+    func overTLS() async throws {
+        let rgw = try await RGWFixture.gateway()
+        guard rgw.tls != nil else {
+            try Test.cancel("the gateway has no HTTPS endpoint (set CLOUDASSETS_RGW_TLS_ENDPOINT and _CA_BUNDLE)")
+        }
+        try await RGWBucket.with(rgw) { bucket in
+            let photo = testBytes(count: 300_000, seed: 21)
+            try bucket.fill(
+                """
+                put("originals/tls/a.jpg", "photo", {"creation-date": "2024-05-01T12:00:00Z", "media-type": "image"})
+                """, files: ["photo": photo])
+            let library = try await bucket.open(overTLS: true)
+            #expect(library.configuration.endpoint?.scheme == "https")
+            #expect(try await library.sync(fetchThumbnails: false).inserted == 1)
+            let asset = try library.asset(path: "tls/a.jpg")
+            #expect(try await library.data(for: asset, options: AssetLibrary.networkOptions()) == photo)
+            let source = bucket.folder.appendingPathComponent("upload.jpg")
+            try solidJPEG(width: 32, height: 32, (10, 20, 30)).write(to: source)
+            let ids = try await library.performChanges { $0.createAsset(fromFileAt: source) }
+            let status = await library.waitForUploads()
+            #expect(status.failures.isEmpty, "\(status.failures)")
+            #expect(try library.asset(withLocalIdentifier: ids[0])?.uploadState == .uploaded)
+
+            let untrusted = try await bucket.open(name: "untrusted", overTLS: true, trustsGatewayCA: false)
+            let error = await expectError(.tlsNotTrusted) { try await untrusted.sync() }
+            #expect(error?.description.contains("caBundlePath") == true)
+        }
+    }
 }
 
 /// A running RADOS Gateway: its endpoint and the keys of an S3 user.
@@ -267,6 +297,8 @@ struct RGWGateway: Sendable {
     var secretAccessKey: String
     /// Whether it was booted for this process (and is thrown away at exit), rather than named by the environment.
     var isThrowaway: Bool
+    /// Its HTTPS endpoint and the CA bundle that trusts it, when it has one.
+    var tls: (endpoint: URL, caBundlePath: String)?
 }
 
 /// Why the gateway is unavailable (printed as the skip reason, or the failure with `CLOUDASSETS_REQUIRE_RGW=1`).
@@ -307,7 +339,11 @@ enum RGWFixture {
             else {
                 return .failure(RGWUnavailable(description: "CLOUDASSETS_RGW_ENDPOINT is set but not its keys"))
             }
-            return .success(RGWGateway(endpoint: url, accessKeyID: key, secretAccessKey: secret, isThrowaway: false))
+            return .success(
+                RGWGateway(
+                    endpoint: url, accessKeyID: key, secretAccessKey: secret, isThrowaway: false,
+                    tls: tlsSettings(
+                        environment["CLOUDASSETS_RGW_TLS_ENDPOINT"], environment["CLOUDASSETS_RGW_CA_BUNDLE"])))
         }
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -341,7 +377,9 @@ enum RGWFixture {
                 let key = values["AWS_ACCESS_KEY_ID"], let secret = values["AWS_SECRET_ACCESS_KEY"]
             else { return .failure(RGWUnavailable(description: "the script's env file lacks the endpoint or keys")) }
             return .success(
-                RGWGateway(endpoint: endpoint, accessKeyID: key, secretAccessKey: secret, isThrowaway: true))
+                RGWGateway(
+                    endpoint: endpoint, accessKeyID: key, secretAccessKey: secret, isThrowaway: true,
+                    tls: tlsSettings(values["CEPH_RGW_TLS_ENDPOINT"], values["CEPH_RGW_CA_BUNDLE"])))
         } catch {
             return .failure(RGWUnavailable(description: "cannot run scripts/ceph-rgw.sh: \(error)"))
         }
@@ -374,6 +412,12 @@ enum RGWFixture {
                 continuation.resume(returning: status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f)
             }
         }
+    }
+
+    /// The HTTPS endpoint and CA bundle, when both are given.
+    private static func tlsSettings(_ endpoint: String?, _ bundle: String?) -> (endpoint: URL, caBundlePath: String)? {
+        guard let endpoint = endpoint.flatMap(URL.init(string:)), let bundle, !bundle.isEmpty else { return nil }
+        return (endpoint, bundle)
     }
 
     /// `export NAME=value` lines.
@@ -432,11 +476,17 @@ final class RGWBucket: Sendable {
     /// Opens a library on this bucket (or another one), with the gateway's keys unless told otherwise.
     /// `journal`: the library follows the journal as libraries that share a bucket do (a full listing first,
     /// then the journal; a checkpoint at every sync), instead of listing the bucket on every sync.
+    /// `overTLS`: through the gateway's HTTPS endpoint, trusting its CA unless `trustsGatewayCA` is false.
     func open(
-        credentials: Credentials? = nil, bucket: String? = nil, name: String = "library", journal: Bool = false
+        credentials: Credentials? = nil, bucket: String? = nil, name: String = "library", journal: Bool = false,
+        overTLS: Bool = false, trustsGatewayCA: Bool = true
     ) async throws -> AssetLibrary {
         var configuration = AssetLibrary.Configuration(storeURL: folder.appendingPathComponent(name))
         configuration.endpoint = gateway.endpoint
+        if overTLS, let tls = gateway.tls {
+            configuration.endpoint = tls.endpoint
+            configuration.caBundlePath = trustsGatewayCA ? tls.caBundlePath : nil
+        }
         configuration.bucket = bucket ?? self.name
         configuration.credentials =
             credentials

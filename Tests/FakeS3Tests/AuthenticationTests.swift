@@ -126,6 +126,42 @@ struct AuthenticationTests {
         }
     }
 
+    @Test func virtualHostedUnderTheBoundAddressAndTheMostSpecificSuffix() async throws {
+        try await withServer(configure: { $0.virtualHostSuffixes = ["test", "s3.test"] }) { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: Data("v".utf8))
+            // The bound host is a suffix too: Host: photos.<its host>.
+            let bound = try await client.send("GET", "/k", host: "photos.127.0.0.1:\(client.port)")
+            #expect(bound.status == 200 && bound.body == Data("v".utf8))
+            // photos.s3.test is the bucket photos under s3.test, not the bucket photos.s3 under test.
+            let specific = try await client.send("GET", "/k", host: "photos.s3.test")
+            #expect(specific.status == 200 && specific.body == Data("v".utf8))
+            let pathStyle = try await client.send("GET", "/photos/k")
+            #expect(pathStyle.status == 200)
+            let entries = server.requestLog.entries()
+            #expect(entries.map(\.isVirtualHosted) == [true, true, false])
+            #expect(entries.map(\.bucket) == ["photos", "photos", "photos"])
+            #expect(
+                entries.map(\.host) == [
+                    "photos.127.0.0.1:\(client.port)", "photos.s3.test", "127.0.0.1:\(client.port)",
+                ])
+        }
+    }
+
+    @Test func aVirtualHostedSignatureIsCheckedAgainstTheHostAsSent() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: Data("v".utf8))
+            // Signed for the path-style host, sent to the virtual-hosted one: the signature no longer matches.
+            let signed = client.signer.sign(
+                method: "GET", path: "/k", query: [], host: "localhost:\(client.port)", headers: [],
+                payloadHash: SigV4.emptyPayloadHash, date: Date())
+            let response = try await TestHTTPClient.send(
+                port: client.port, method: "GET", uri: "/k", headers: signed.map { ($0.name, $0.value) }, body: nil,
+                host: "photos.localhost:\(client.port)")
+            #expect(response.status == 403)
+            #expect(response.text.contains("SignatureDoesNotMatch"))
+        }
+    }
+
     @Test func serverWithoutCredentialsAcceptsUnsignedRequests() async throws {
         try await withServer(configure: { $0.credentials = [] }) { server, client in
             let put = try await client.send("PUT", "/photos/k", body: Data("open".utf8), signing: .anonymous)

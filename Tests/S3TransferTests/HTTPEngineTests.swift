@@ -129,6 +129,20 @@ import Testing
         }
     }
 
+    @Test func aTransportErrorCarriesLibcurlsOwnExplanation() async throws {
+        // A port nothing listens on: libcurl's error buffer names the address and port, where curl_easy_strerror
+        // would only say "Couldn't connect to server".
+        let port = try #require(LoopbackSocket.freePort())
+        let engine = HTTPEngine()
+        await #expect {
+            _ = try await engine.data(for: HTTPRequest(method: "GET", url: "http://127.0.0.1:\(port)/x"))
+        } throws: { error in
+            guard let transport = error as? HTTPTransportError else { return false }
+            return transport.curlCode == 7 && transport.message.contains("127.0.0.1")
+                && transport.message.contains(String(port))
+        }
+    }
+
     @Test func cancellingFromAnotherThreadCompletesAsCancelled() async throws {
         let hold = DispatchSemaphore(value: 0)
         let server = try ScriptedHTTPServer { _ in .init(status: 200, body: testBytes(1000), holdBody: hold) }

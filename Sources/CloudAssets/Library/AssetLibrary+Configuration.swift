@@ -60,6 +60,10 @@ extension AssetLibrary {
         public var bucket = ""
         /// The region requests are signed for. Default `us-east-1`.
         public var region = "us-east-1"
+        /// How requests name the bucket: in the path or in the host name. Default
+        /// ``AssetLibrary/AddressingStyle/automatic``: virtual-hosted (`https://bucket.s3.region.amazonaws.com/key`)
+        /// for AWS endpoints when the bucket name allows it, path-style (`https://endpoint/bucket/key`) otherwise.
+        public var addressingStyle = AssetLibrary.AddressingStyle.automatic
         /// Where the access key comes from. Default ``Credentials/environment`` (`AWS_ACCESS_KEY_ID`,
         /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`).
         public var credentials = Credentials.environment
@@ -126,7 +130,7 @@ extension AssetLibrary {
         /// Default nil: the system's CAs.
         public var caBundlePath: String?
         /// Whether HTTPS verifies the server's certificate and host name. Default `true`; `false` only for a test
-        /// endpoint you control.
+        /// endpoint you control (the library then logs one warning through ``logger`` when it opens).
         public var verifyTLS = true
         /// Whether a group of four or more downloads finishing together is made durable with one `syncfs` of their
         /// file system instead of one `fdatasync` each. Default `true`; `false` keeps every sync to its own file

@@ -302,6 +302,7 @@ extension CloudAssetsError {
             case 6, 7:
                 return "Cannot reach the endpoint (\(message)); check the endpoint and that the server is running."
             case 28, HTTPTransportError.noAnswerCode: return "The endpoint did not answer in time (\(message))."
+            case _ where S3Error.tlsTrustCodes.contains(code): return tlsMessage(code: code, detail: message)
             default: return error.description
             }
         case .invalidAccessKeyId:
@@ -313,6 +314,22 @@ extension CloudAssetsError {
             return "The bucket is in another region: \(message) (\(code), HTTP \(status)). Configure its region."
         default: return error.description
         }
+    }
+
+    /// The one line of a refused TLS certificate: a certificate for another host name, a CA bundle that cannot be
+    /// read, or an issuer that is not trusted, each with what to set.
+    private static func tlsMessage(code: Int, detail: String) -> String {
+        let lowered = detail.lowercased()
+        if lowered.contains("host name") || lowered.contains("hostname") || lowered.contains("subject name") {
+            return "The endpoint's TLS certificate is for another host name (\(detail)); "
+                + "use the host name the certificate names in the endpoint."
+        }
+        if code == 77 {
+            return "The CA bundle cannot be read (\(detail)); check Configuration.caBundlePath "
+                + "(AWS_CA_BUNDLE or --ca-bundle for the command line)."
+        }
+        return "The endpoint's TLS certificate is not trusted (\(detail)); if a private CA issued it, set "
+            + "Configuration.caBundlePath (AWS_CA_BUNDLE or --ca-bundle for the command line) to that CA's PEM file."
     }
 
     /// A Foundation or POSIX file error as ``Code/localFileFailed`` (`path: reason`); nil for any other error.

@@ -2,6 +2,7 @@ import AWSSigV4
 import AssetStore
 import Essentials
 import Foundation
+import Logging
 import S3Transfer
 
 /// What every engine of a library shares, wired once when the library opens: the settings, the catalog, the
@@ -29,6 +30,11 @@ final class LibraryContext: Sendable {
         files = LocalFiles(root: configuration.storeURL)
         policy = LockedBox(configuration.networkPolicy)
         remote = try Self.makeRemote(configuration, catalog: catalog, observer: telemetry.transferObserver)
+        if remote != nil, !configuration.verifyTLS, configuration.endpoint?.scheme?.lowercased() == "https" {
+            telemetry.logger.warning(
+                "TLS verification is off (Configuration.verifyTLS = false): any server can pose as the endpoint",
+                metadata: ["endpoint": .string(configuration.endpoint?.absoluteString ?? "")])
+        }
     }
 
     private static func makeRemote(
@@ -59,6 +65,8 @@ final class LibraryContext: Sendable {
         clientConfiguration.observer = observer
         clientConfiguration.caBundlePath = configuration.caBundlePath
         clientConfiguration.verifyTLS = configuration.verifyTLS
+        clientConfiguration.addressingStyle =
+            configuration.addressingStyle.resolved(endpoint: endpoint, bucket: configuration.bucket).transferStyle
         // The engine's cap covers both: the downloader keeps to `maxConnections` on its own.
         clientConfiguration.maxConnections = max(configuration.maxConnections, configuration.upload.concurrentUploads)
         let client = S3Client(configuration: clientConfiguration)
@@ -103,6 +111,7 @@ extension LibraryContext {
             throw AssetLibraryError.invalidConfiguration(
                 reason: "\"\(bucket)\" is not a bucket name (ASCII, no spaces or slashes, at most 255 bytes)")
         }
+        try validateAddressing(configuration, endpoint: endpoint)
         if case .static(let key, let secret, _) = configuration.credentials, key.isEmpty || secret.isEmpty {
             throw AssetLibraryError.invalidConfiguration(
                 reason: "the \(key.isEmpty ? "access key id" : "secret access key") is empty")

@@ -279,7 +279,7 @@ final class HTTPEngineCore: @unchecked Sendable {
             } else if box.handlerAborted {
                 finished.append((box.id, .failure(.aborted)))
             } else {
-                let message = String(cString: curl_easy_strerror(code))
+                let message = box.errorDetail ?? String(cString: curl_easy_strerror(code))
                 finished.append((box.id, .failure(HTTPTransportError(curlCode: Int(code.rawValue), message: message))))
             }
         }
@@ -324,6 +324,7 @@ final class HTTPEngineCore: @unchecked Sendable {
         let me = Unmanaged.passRetained(box).toOpaque()
         box.easy = easy
         _ = ccurl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, me)
+        _ = ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, box.errorBuffer)
         _ = ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url)
         _ = ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         // Keys are sent exactly as listed: `a/./b` and `a/../b` are distinct, valid S3 keys, and the signature

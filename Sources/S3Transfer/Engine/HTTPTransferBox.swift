@@ -22,12 +22,25 @@ final class HTTPTransferBox: @unchecked Sendable {
     var requestSentAt: UInt64?
     var handlerAborted = false
     var completed = false
+    /// libcurl's explanation of a failure (`CURLOPT_ERRORBUFFER`): names the host, the port or the certificate
+    /// problem where `curl_easy_strerror` only names the kind of error.
+    let errorBuffer: UnsafeMutablePointer<CChar>
 
     init(id: UInt64, request: HTTPRequest, handler: any HTTPResponseHandler) {
         self.id = id
         self.request = request
         self.handler = handler
         batching = handler as? any HTTPBatchedCompletion
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(to: 0)
+    }
+
+    deinit { errorBuffer.deallocate() }
+
+    /// What libcurl wrote in ``errorBuffer``; nil when it wrote nothing.
+    var errorDetail: String? {
+        let text = String(cString: errorBuffer).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
     }
 
     /// Parses one header line; delivers the head at the blank line that ends a final (non-1xx) response.

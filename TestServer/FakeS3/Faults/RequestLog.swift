@@ -30,6 +30,10 @@ public struct RequestLogEntry: Sendable, Hashable {
     public var date: Date
     /// True once the response's last write to the socket completed or failed: ``bytesSent`` is final.
     public var isComplete = false
+    /// The `Host` header as sent (`127.0.0.1:9000`, `photos.localhost:9000`).
+    public var host: String? = nil
+    /// Whether the bucket came from the `Host` header (virtual-hosted addressing) rather than from the path.
+    public var isVirtualHosted = false
 
     /// The decoded value of a query parameter, nil when the query has none.
     public func queryValue(_ name: String) -> String? {

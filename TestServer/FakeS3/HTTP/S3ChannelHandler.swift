@@ -80,7 +80,7 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func receiveHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         var exchange = Exchange(head: head, keepAlive: head.isKeepAlive)
         do {
-            let request = try S3Request(head: head, virtualHostSuffixes: core.configuration.virtualHostSuffixes)
+            let request = try S3Request(head: head, virtualHostSuffixes: core.virtualHostSuffixes)
             exchange.request = request
             if core.configuration.faultsEnabled, AdminEndpoint.handles(request) {
                 state = .receiving(exchange, .admin(nil))
@@ -267,7 +267,8 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
                 rangeHeader: exchange.head.headers.first(name: "range"),
                 ifMatch: exchange.head.headers.first(name: "if-match"),
                 ifNoneMatch: exchange.head.headers.first(name: "if-none-match"), status: 0, bytesSent: 0,
-                date: exchange.date))
+                date: exchange.date, host: exchange.head.headers.first(name: "host"),
+                isVirtualHosted: r?.isVirtualHosted ?? false))
         core.log.complete(sequence, bytesSent: 0)
     }
 
@@ -352,7 +353,8 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
                     rangeHeader: exchange.head.headers.first(name: "range"),
                     ifMatch: exchange.head.headers.first(name: "if-match"),
                     ifNoneMatch: exchange.head.headers.first(name: "if-none-match"), status: Int(response.status.code),
-                    bytesSent: bodyBytes, date: exchange.date))
+                    bytesSent: bodyBytes, date: exchange.date, host: exchange.head.headers.first(name: "host"),
+                    isVirtualHosted: r?.isVirtualHosted ?? false))
         }
         let sent = SentBytes(log: log ? core.log : nil, sequence: sequence, planned: bodyBytes)
         let head = HTTPResponseHead(version: exchange.head.version, status: response.status, headers: headers)

@@ -26,7 +26,8 @@ struct S3Request {
     func header(_ name: String) -> String? { head.headers.first(name: name) }
 
     /// Parses the request line and `Host`.
-    /// - Parameter virtualHostSuffixes: Host suffixes that carry the bucket name in front of them.
+    /// - Parameter virtualHostSuffixes: Host suffixes (lower-cased, most specific first) that carry the bucket name
+    ///   in front of them.
     /// - Throws: `InvalidURI` for a malformed escape; `InvalidArgument` / `KeyTooLongError` for a bad key.
     init(head: HTTPRequestHead, virtualHostSuffixes: [String]) throws(S3Error) {
         self.head = head
@@ -61,7 +62,7 @@ struct S3Request {
         }
         host = host.lowercased()
         var virtualBucket: String?
-        for suffix in virtualHostSuffixes where host.hasSuffix("." + suffix.lowercased()) {
+        for suffix in virtualHostSuffixes where host.hasSuffix("." + suffix) {
             virtualBucket = String(host.dropLast(suffix.count + 1))
             break
         }

@@ -27,8 +27,11 @@ public struct FakeS3Configuration: Sendable {
     /// Buckets anyone may read (GET/HEAD objects, list) without signing.
     public var publicBuckets: Set<String>
     /// Host name suffixes that mark virtual-hosted-style addressing: with the default,
-    /// `Host: photos.localhost:9000` addresses the bucket `photos`.
+    /// `Host: photos.localhost:9000` addresses the bucket `photos`. The bound ``host`` is one too
+    /// (``effectiveVirtualHostSuffixes``): `Host: photos.<host>` always addresses `photos`.
     public var virtualHostSuffixes: [String]
+    /// The certificate and key to serve HTTPS with; nil (the default) serves plain HTTP.
+    public var tls: FakeS3TLS?
     /// When `true`, a write's or a delete's `If-Match` matches only the ETag *without* quotes, as Ceph's RADOS
     /// Gateway 16 compares it (a quoted ETag, as RFC 9110 writes it, never matches there): for testing clients
     /// against that gateway's behaviour. Reads are unaffected.
@@ -71,14 +74,45 @@ public struct FakeS3Configuration: Sendable {
     }
 }
 
+extension FakeS3Configuration {
+    /// ``virtualHostSuffixes`` and the bound ``host`` (unless it is an IPv6 literal or a wildcard address, which no
+    /// request names), lower-cased, longest first: the most specific suffix wins (`photos.s3.localhost` is the
+    /// bucket `photos` for a server at `s3.localhost`).
+    var effectiveVirtualHostSuffixes: [String] {
+        var suffixes = Set(virtualHostSuffixes.map { $0.lowercased() }.filter { !$0.isEmpty })
+        let bound = host.lowercased()
+        if !bound.contains(":"), bound != "0.0.0.0", !bound.isEmpty { suffixes.insert(bound) }
+        return suffixes.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
+    }
+}
+
+/// The PEM files a ``FakeS3Server`` serves HTTPS with.
+public struct FakeS3TLS: Sendable, Hashable {
+    /// The server's certificate, followed by any intermediate certificates (PEM).
+    public var certificateChainPath: String
+    /// The certificate's private key (PEM, unencrypted).
+    public var privateKeyPath: String
+
+    /// - Parameters:
+    ///   - certificateChainPath: The certificate chain's PEM file.
+    ///   - privateKeyPath: The private key's PEM file.
+    public init(certificateChainPath: String, privateKeyPath: String) {
+        self.certificateChainPath = certificateChainPath
+        self.privateKeyPath = privateKeyPath
+    }
+}
+
 /// A configuration the server refuses to start with.
 public enum FakeS3ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The port is not in 0…65535 (0 means any free port).
     case portOutOfRange(Int)
+    /// The TLS certificate or key cannot be read or used; `reason` says why.
+    case unusableTLS(reason: String)
 
     public var description: String {
         switch self {
         case .portOutOfRange(let port): "port \(port) is outside 0…65535 (0 picks any free port)"
+        case .unusableTLS(let reason): "the TLS certificate or key cannot be used: \(reason)"
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// An S3-compatible HTTP server for tests and demos, started in-process.
 ///
@@ -42,7 +43,8 @@ public final class FakeS3Server: Sendable {
 
     /// Binds and starts accepting connections. After it returns, ``port`` and ``endpoint`` are valid.
     /// - Throws: ``FakeS3ConfigurationError/portOutOfRange(_:)`` for a port outside 0…65535 (nothing is bound),
-    ///   the bind error (e.g. the port is in use), or `S3Error` when called after ``stop()``.
+    ///   ``FakeS3ConfigurationError/unusableTLS(reason:)`` for a certificate or key that cannot be used, the bind
+    ///   error (e.g. the port is in use), or `S3Error` when called after ``stop()``.
     public func start() async throws {
         if running.withLock({ $0.stopped || $0.channel != nil }) {
             throw S3Error(status: 500, code: "InvalidState", message: "The server was already started or stopped.")
@@ -50,6 +52,7 @@ public final class FakeS3Server: Sendable {
         guard (0...65535).contains(core.configuration.port) else {
             throw FakeS3ConfigurationError.portOutOfRange(core.configuration.port)
         }
+        let tls = try core.configuration.tls.map(Self.makeTLSContext)
         let core = self.core
         let running = self.running
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -63,6 +66,7 @@ public final class FakeS3Server: Sendable {
                 channel.closeFuture.whenComplete { _ in _ = running.withLock { $0.connections.removeValue(forKey: id) }
                 }
                 return channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withPipeliningAssistance: true, withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(S3ChannelHandler(core: core))
@@ -79,10 +83,38 @@ public final class FakeS3Server: Sendable {
     /// The bound port (valid after ``start()``).
     public var port: Int { running.withLock { $0.port } }
 
-    /// `http://<host>:<port>` (valid after ``start()``).
-    public var endpoint: URL {
-        let host = core.configuration.host.contains(":") ? "[\(core.configuration.host)]" : core.configuration.host
-        return URL(string: "http://\(host):\(port)")!
+    /// `http://<host>:<port>`, `https://…` with ``FakeS3Configuration/tls`` (valid after ``start()``).
+    public var endpoint: URL { endpoint(host: core.configuration.host) }
+
+    /// The endpoint under another name of this machine, e.g. `localhost`, whose subdomains (`photos.localhost`)
+    /// address buckets virtual-hosted style (valid after ``start()``).
+    /// - Parameter host: A host name or address that reaches the bound address.
+    public func endpoint(host: String) -> URL {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return URL(string: "\(core.configuration.tls == nil ? "http" : "https")://\(name):\(port)")!
+    }
+
+    /// The TLS context of the configured certificate and key, checked before anything is bound.
+    private static func makeTLSContext(_ tls: FakeS3TLS) throws -> NIOSSLContext {
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(tls.certificateChainPath)
+            guard !chain.isEmpty else {
+                throw FakeS3ConfigurationError.unusableTLS(reason: "\(tls.certificateChainPath) holds no certificate")
+            }
+            let key = try NIOSSLPrivateKey(file: tls.privateKeyPath, format: .pem)
+            var configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            configuration.applicationProtocols = ["http/1.1"]  // the pipeline speaks HTTP/1.1 only
+            // A closing connection waits this long for the client's close_notify (NIOSSL's default is 5 s, which
+            // an idle pooled client connection never sends): ``stop()`` would wait that long.
+            configuration.shutdownTimeout = .milliseconds(100)
+            return try NIOSSLContext(configuration: configuration)
+        } catch let error as FakeS3ConfigurationError {
+            throw error
+        } catch {
+            throw FakeS3ConfigurationError.unusableTLS(
+                reason: "\(tls.certificateChainPath), \(tls.privateKeyPath): \(error)")
+        }
     }
 
     /// Stops listening and closes every open connection (in-flight responses are cut off; unfinished
@@ -95,9 +127,16 @@ public final class FakeS3Server: Sendable {
             return result
         }
         if let listener { try? await listener.close() }
-        for connection in connections { try? await connection.close() }
+        await Self.close(connections)
         // Connections accepted while the listener was closing.
-        for connection in running.withLock({ Array($0.connections.values) }) { try? await connection.close() }
+        await Self.close(running.withLock { Array($0.connections.values) })
+    }
+
+    /// Closes the connections at once (a TLS connection's close waits a moment for the client's close_notify).
+    private static func close(_ connections: [any Channel]) async {
+        await withTaskGroup(of: Void.self) { group in
+            for connection in connections { group.addTask { try? await connection.close() } }
+        }
     }
 
     // MARK: Direct access

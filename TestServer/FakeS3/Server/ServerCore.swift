@@ -11,6 +11,8 @@ final class ServerCore: Sendable {
     let faults = FaultInjector()
     let log = RequestLog()
     let publicBuckets: LockedBox<Set<String>>
+    /// The host suffixes of virtual-hosted requests, the bound host among them (read once, used on every request).
+    let virtualHostSuffixes: [String]
 
     init(configuration: FakeS3Configuration) throws(S3Error) {
         self.configuration = configuration
@@ -19,6 +21,7 @@ final class ServerCore: Sendable {
         service = S3Service(
             store: store, region: configuration.region, comparesBareIfMatch: configuration.comparesBareIfMatch)
         publicBuckets = LockedBox(configuration.publicBuckets)
+        virtualHostSuffixes = configuration.effectiveVirtualHostSuffixes
     }
 
     /// Whether requests must be signed at all (a server configured without credentials accepts everything).
