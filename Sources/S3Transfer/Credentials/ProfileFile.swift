@@ -51,9 +51,10 @@ package enum ProfileFile {
         var sections: [Section] = []
         var seen: Set<String> = []
         var lastKey: String?
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character: lines end at it, at "\n" and at a lone "\r", as Python's universal newlines.
+        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
+        for (index, line) in lines.enumerated() {
             let number = index + 1
-            let line = rawLine.last == "\r" ? rawLine.dropLast() : rawLine
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty {
                 lastKey = nil
