@@ -1,6 +1,7 @@
 public import CoreMetrics
 public import Foundation
 import Images
+import S3Transfer
 public import Logging
 
 /// Where the library's S3 credentials come from.
@@ -86,6 +87,8 @@ extension AssetLibrary {
         public var credentials = Credentials.default
         /// The environment the credential chain reads instead of the process's (tests); nil: the process's.
         var credentialEnvironment: [String: String]? = nil
+        /// When temporary credentials are refreshed (tests); nil: the defaults of ``CredentialRefreshState/Timing``.
+        var credentialTiming: CredentialRefreshState.Timing? = nil
         /// Where originals, thumbnails and metadata sidecars live in the bucket. Default `originals/`,
         /// `thumbnails/…jpg`, `metadata/…json`.
         public var layout = BucketLayout()

@@ -94,19 +94,22 @@ extension AssetLibrary.Configuration {
             }
             return (AWSCredentials(accessKeyID: key, secretAccessKey: secret, sessionToken: env["AWS_SESSION_TOKEN"]), nil)
         case .default:
-            return (nil, CredentialCache(context: credentialContext(profile: nil)))
+            return (nil, credentialCache(profile: nil))
         case .profile(let name):
             guard !name.isEmpty else {
                 throw AssetLibraryError.invalidConfiguration(reason: "the credentials' profile name is empty")
             }
-            return (nil, CredentialCache(context: credentialContext(profile: name)))
+            return (nil, credentialCache(profile: name))
         }
     }
 
-    /// What the chain reads: the environment (``credentialEnvironment`` in tests), the profile, the region.
-    private func credentialContext(profile: String?) -> CredentialContext {
-        CredentialContext(
+    /// The standard chain over the environment (``credentialEnvironment`` in tests), for the profile and region.
+    private func credentialCache(profile: String?) -> CredentialCache {
+        let context = CredentialContext(
             environment: credentialEnvironment ?? ProcessInfo.processInfo.environment,
             settings: CredentialSettings(profile: profile, region: region))
+        return CredentialCache(
+            provider: CredentialChain.standard(for: context), context: context,
+            timing: credentialTiming ?? CredentialRefreshState.Timing())
     }
 }
