@@ -13,7 +13,9 @@ package import Foundation
 /// - a refresh that fails while the credentials are still valid keeps them: requests use them, and the next
 ///   attempt waits a while (a quarter of the time left, between ``Timing/minimumRetryDelay`` and
 ///   ``Timing/retryDelay``); once they have expired, requests fail with ``CredentialError/expired(provider:cause:)``
-///   until a refresh succeeds. The first resolution failing is retried after ``Timing/minimumRetryDelay``.
+///   until a refresh succeeds. The first resolution failing is retried after ``Timing/minimumRetryDelay``;
+/// - a request that waited for a refresh takes what it brought without waiting again, unless those expired
+///   already (the request was not scheduled for longer than their lifetime): then it refreshes again.
 ///
 /// Long-term credentials (no expiry) are never refreshed.
 package struct CredentialRefreshState: Sendable {
@@ -85,7 +87,10 @@ package struct CredentialRefreshState: Sendable {
         if now < refreshAt { return .use(current.credentials) }
         // A refresh never starts while backing off, so `backingOff` implies no refresh is under way.
         if afterWaiting || backingOff {
-            return now < expiration ? .use(current.credentials) : .fail(expired(current))
+            if now < expiration { return .use(current.credentials) }
+            // Expired although the last refresh succeeded: this request ran too late to use them (a starved
+            // machine); it refreshes again below rather than fail.
+            if backingOff || lastFailure != nil { return .fail(expired(current)) }
         }
         if now < mandatoryAt {
             if isRefreshing { return .use(current.credentials) }

@@ -187,14 +187,12 @@ struct CredentialEndpointTests {
         defer { close(silent) }
         var settings = CredentialSettings()
         settings.metadataTimeout = 0.3
-        let started = Date()
         let silentError = await credentialError {
             _ = try await sandbox.resolve(
                 sandbox.context(
                     ["AWS_EC2_METADATA_DISABLED": "false", "AWS_EC2_METADATA_SERVICE_ENDPOINT": "http://127.0.0.1:\(port)"],
                     settings: settings))
         }
-        #expect(Date().timeIntervalSince(started) < 5)
         guard case .notFound(_, let tried) = silentError else {
             Issue.record("expected notFound, got \(String(describing: silentError))")
             return

@@ -91,6 +91,15 @@ struct CredentialRefreshStateTests {
         #expect(key(state.next(now: t0 + 1e9)) == "use A")
     }
 
+    @Test func aWaiterScheduledTooLateForItsFreshCredentialsRefreshesAgain() {
+        var state = CredentialRefreshState()
+        #expect(key(state.next(now: t0)) == "refresh and wait")
+        state.refreshSucceeded(issued("A", lifetime: 3, from: t0), now: t0)
+        #expect(key(state.next(now: t0 + 4, afterWaiting: true)) == "refresh and wait")
+        state.refreshFailed(.notFound(profile: "p", tried: []), now: t0 + 4)
+        #expect(key(state.next(now: t0 + 4, afterWaiting: true)).hasPrefix("fail The credentials from test expired"))
+    }
+
     @Test func aWaiterNeverWaitsTwiceForCredentialsStillValid() {
         var state = CredentialRefreshState()
         _ = state.next(now: t0)
