@@ -89,6 +89,8 @@ extension AssetLibrary {
         var credentialEnvironment: [String: String]? = nil
         /// When temporary credentials are refreshed (tests); nil: the defaults of ``CredentialRefreshState/Timing``.
         var credentialTiming: CredentialRefreshState.Timing? = nil
+        /// The clock credentials' expiry is read on (tests); nil: the real one.
+        var credentialClock: (@Sendable () -> Date)? = nil
         /// Where originals, thumbnails and metadata sidecars live in the bucket. Default `originals/`,
         /// `thumbnails/…jpg`, `metadata/…json`.
         public var layout = BucketLayout()

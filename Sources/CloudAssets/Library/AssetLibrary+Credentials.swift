@@ -103,11 +103,12 @@ extension AssetLibrary.Configuration {
         }
     }
 
-    /// The standard chain over the environment (``credentialEnvironment`` in tests), for the profile and region.
+    /// The standard chain over the environment (``credentialEnvironment``, ``credentialTiming`` and
+    /// ``credentialClock`` in tests), for the profile and region.
     private func credentialCache(profile: String?) -> CredentialCache {
         let context = CredentialContext(
             environment: credentialEnvironment ?? ProcessInfo.processInfo.environment,
-            settings: CredentialSettings(profile: profile, region: region))
+            settings: CredentialSettings(profile: profile, region: region), now: credentialClock ?? { Date() })
         return CredentialCache(
             provider: CredentialChain.standard(for: context), context: context,
             timing: credentialTiming ?? CredentialRefreshState.Timing())

@@ -55,8 +55,8 @@ struct RequestAuthenticator: Sendable {
         return .anonymous
     }
 
-    private func lookup(_ accessKeyID: String, _ request: S3Request, now: Date) throws(S3Error) -> AWSCredentials {
-        if credentials[accessKeyID] == nil, let issued = try temporary.lookup(accessKeyID, now: now) {
+    private func lookup(_ accessKeyID: String, _ request: S3Request) throws(S3Error) -> AWSCredentials {
+        if credentials[accessKeyID] == nil, let issued = try temporary.lookup(accessKeyID) {
             try TemporaryCredentials.checkToken(issued, request)
             return issued
         }
@@ -110,7 +110,7 @@ struct RequestAuthenticator: Sendable {
                     "The authorization header is malformed; it must be AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…."
             )
         }
-        let creds = try lookup(auth.accessKeyID, request, now: now)
+        let creds = try lookup(auth.accessKeyID, request)
         let amzDate: String
         let date: Date
         if let value = request.header("x-amz-date") {
@@ -183,7 +183,7 @@ struct RequestAuthenticator: Sendable {
                 status: 400, code: "AuthorizationQueryParametersError",
                 message: "X-Amz-Expires must be a number of seconds between 1 and 604800 (seven days).")
         }
-        let creds = try lookup(auth.accessKeyID, request, now: now)
+        let creds = try lookup(auth.accessKeyID, request)
         try checkScope(auth, amzDate: amzDate, code: "AuthorizationQueryParametersError")
         if now.timeIntervalSince(date) > TimeInterval(expires) {
             throw S3Error(
