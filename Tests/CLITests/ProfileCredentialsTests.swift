@@ -24,7 +24,8 @@ struct ProfileCredentialsTests {
                 try await fixture.run("sync", environment: ["AWS_PROFILE": "photos"], removingEnvironment: Self.noKeys))
             expectSuccess(
                 try await fixture.run(
-                    "sync", globals: fixture.globalArguments + ["--profile", "photos"], removingEnvironment: Self.noKeys))
+                    "sync", globals: fixture.globalArguments + ["--profile", "photos"], removingEnvironment: Self.noKeys
+                ))
             // --profile wins over keys in the environment, as with the aws CLI.
             expectSuccess(
                 try await fixture.run(

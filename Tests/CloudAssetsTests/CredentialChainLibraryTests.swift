@@ -171,7 +171,8 @@ struct CredentialChainLibraryTests {
                 #expect(error.description.contains(named), "\(named) missing from: \(error.description)")
             }
             #expect(harness.log.isEmpty, "no request went out unsigned")
-            let resolved = try #require(await #expect(throws: CloudAssetsError.self) { try await library.resolveCredentials() })
+            let resolved = try #require(
+                await #expect(throws: CloudAssetsError.self) { try await library.resolveCredentials() })
             #expect(resolved.code == .missingCredentials)
 
             // A profile that does not exist, and an empty one, are errors too.
@@ -183,7 +184,8 @@ struct CredentialChainLibraryTests {
             #expect(notFound.code == .missingCredentials && notFound.description.contains("\"nobody\""))
             var empty = missing
             empty.credentials = .profile("")
-            let invalid = try #require(await #expect(throws: CloudAssetsError.self) { try await AssetLibrary(configuration: empty) })
+            let invalid = try #require(
+                await #expect(throws: CloudAssetsError.self) { try await AssetLibrary(configuration: empty) })
             #expect(invalid.code == .invalidConfiguration)
         }
     }
@@ -191,7 +193,8 @@ struct CredentialChainLibraryTests {
     @Test func anSTSRefusalIsAccessDeniedInOneLine() async throws {
         try await withHarness { harness in
             let sts = try ScriptedHTTPServer { _ in
-                let xml = "<ErrorResponse><Error><Code>AccessDenied</Code><Message>not trusted</Message></Error></ErrorResponse>"
+                let xml =
+                    "<ErrorResponse><Error><Code>AccessDenied</Code><Message>not trusted</Message></Error></ErrorResponse>"
                 return ScriptedHTTPServer.Response(status: 403, body: Data(xml.utf8))
             }
             defer { sts.stop() }
@@ -206,9 +209,12 @@ struct CredentialChainLibraryTests {
             configuration.credentialEnvironment = Self.environment(
                 home: harness.folder, ["AWS_ENDPOINT_URL_STS": sts.endpoint.absoluteString])
             let library = try await harness.open(configuration)
-            let error = try #require(await #expect(throws: CloudAssetsError.self) { try await library.resolveCredentials() })
+            let error = try #require(
+                await #expect(throws: CloudAssetsError.self) { try await library.resolveCredentials() })
             #expect(error.code == .accessDenied)
-            #expect(error.description == "STS AssumeRole refused to issue credentials (HTTP 403 AccessDenied): not trusted.")
+            #expect(
+                error.description == "STS AssumeRole refused to issue credentials (HTTP 403 AccessDenied): not trusted."
+            )
         }
     }
 

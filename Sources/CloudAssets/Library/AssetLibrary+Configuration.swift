@@ -1,8 +1,8 @@
 public import CoreMetrics
 public import Foundation
 import Images
-import S3Transfer
 public import Logging
+import S3Transfer
 
 /// Where the library's S3 credentials come from.
 public enum Credentials: Sendable, Hashable {

@@ -92,7 +92,9 @@ extension AssetLibrary.Configuration {
             else {
                 throw AssetLibraryError.missingCredentials
             }
-            return (AWSCredentials(accessKeyID: key, secretAccessKey: secret, sessionToken: env["AWS_SESSION_TOKEN"]), nil)
+            return (
+                AWSCredentials(accessKeyID: key, secretAccessKey: secret, sessionToken: env["AWS_SESSION_TOKEN"]), nil
+            )
         case .default:
             return (nil, credentialCache(profile: nil))
         case .profile(let name):

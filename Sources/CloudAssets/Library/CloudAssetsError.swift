@@ -290,7 +290,8 @@ extension CloudAssetsError {
         case .cancelled: self.init(.cancelled, text, underlying: error)
         case .requestTimeTooSkewed: self.init(.clockSkewed, text, underlying: error)
         case .credentials(let cause):
-            let code: Code = cause.isDenied ? .accessDenied : cause.isUnreachable ? .endpointUnreachable : .missingCredentials
+            let code: Code =
+                cause.isDenied ? .accessDenied : cause.isUnreachable ? .endpointUnreachable : .missingCredentials
             self.init(code, text, underlying: error)
         case .service(let code, _, let status, _):
             if code == "AuthorizationHeaderMalformed" || code == "IllegalLocationConstraintException" {

@@ -51,11 +51,13 @@ package struct AssumeRoleCredentialProvider: CredentialProvider {
         var duration: Int?
         if let text = values["duration_seconds"] {
             guard let seconds = Int(text), seconds > 0 else {
-                throw .invalidProfile(profile: profile, reason: "duration_seconds \"\(text)\" is not a number of seconds")
+                throw .invalidProfile(
+                    profile: profile, reason: "duration_seconds \"\(text)\" is not a number of seconds")
             }
             duration = seconds
         }
-        let source = try await sourceCredentials(profile, values: values, profiles: profiles, context: context, visited: visited)
+        let source = try await sourceCredentials(
+            profile, values: values, profiles: profiles, context: context, visited: visited)
         let sts = STSClient(context: context, region: context.region(profile: values), provider: "STS AssumeRole")
         let issued = try await sts.assumeRole(
             roleARN: role, sessionName: STSClient.sessionName(values["role_session_name"], now: context.now()),
@@ -99,7 +101,8 @@ package struct AssumeRoleCredentialProvider: CredentialProvider {
             if visited.contains(source), source != profile || !hasKeys {
                 throw .invalidProfile(
                     profile: profile,
-                    reason: "its source_profile \(source) leads back to itself (" + (visited + [source]).joined(separator: " → ") + ")")
+                    reason: "its source_profile \(source) leads back to itself ("
+                        + (visited + [source]).joined(separator: " → ") + ")")
             }
             if !hasKeys, Self.assumesRole(sourceValues) {
                 return try await assume(source, profiles: profiles, context: context, visited: visited + [source])
@@ -169,7 +172,8 @@ package struct WebIdentityCredentialProvider: CredentialProvider {
         return ProvidedCredentials(
             credentials: issued.credentials,
             origin: CredentialOrigin(
-                provider: name, profile: environment && context.variable("AWS_WEB_IDENTITY_TOKEN_FILE") != nil ? nil : profile,
+                provider: name,
+                profile: environment && context.variable("AWS_WEB_IDENTITY_TOKEN_FILE") != nil ? nil : profile,
                 expiration: issued.expiration, detail: role),
             refresher: self)
     }

@@ -110,7 +110,8 @@ package struct ContainerCredentialProvider: CredentialProvider {
         }
         guard head.status == 200 else {
             let (code, message) = Self.errorFields(body)
-            throw .service(provider: provider, code: code ?? "HTTP\(head.status)", message: message, status: head.status)
+            throw .service(
+                provider: provider, code: code ?? "HTTP\(head.status)", message: message, status: head.status)
         }
         switch CredentialJSON.parse(body, tokenKey: "Token", requiresExpiration: true) {
         case .success(let fields): return fields

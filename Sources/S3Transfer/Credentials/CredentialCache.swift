@@ -64,7 +64,8 @@ package final class CredentialCache: Sendable {
         var afterWaiting = false
         while true {
             let now = context.now()
-            let (decision, refresh) = shared.withLock { shared -> (CredentialRefreshState.Decision, Task<Void, Never>?) in
+            let (decision, refresh) = shared.withLock {
+                shared -> (CredentialRefreshState.Decision, Task<Void, Never>?) in
                 let decision = shared.machine.next(now: now, afterWaiting: afterWaiting)
                 switch decision {
                 case .useAndRefresh, .refreshAndWait: startRefresh(&shared)

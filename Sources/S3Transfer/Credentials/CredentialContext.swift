@@ -76,7 +76,8 @@ package final class CredentialContext: Sendable {
             profile = explicit
             isProfileExplicit = true
         } else {
-            profile = [environment["AWS_DEFAULT_PROFILE"], environment["AWS_PROFILE"]]
+            profile =
+                [environment["AWS_DEFAULT_PROFILE"], environment["AWS_PROFILE"]]
                 .compactMap { $0 }.first { !$0.isEmpty } ?? "default"
             isProfileExplicit = false
         }

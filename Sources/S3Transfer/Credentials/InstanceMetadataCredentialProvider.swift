@@ -31,9 +31,13 @@ package struct InstanceMetadataCredentialProvider: CredentialProvider {
                 HTTPRequest(method: method, url: base + path, headers: headers), timeout: timeout)
         }
         var tokenHeader: [(name: String, value: String)] = []
-        guard let (tokenHead, tokenBody) = await send("PUT", "/latest/api/token", [
-            ("x-aws-ec2-metadata-token-ttl-seconds", "21600")
-        ]) else { return nil }
+        guard
+            let (tokenHead, tokenBody) = await send(
+                "PUT", "/latest/api/token",
+                [
+                    ("x-aws-ec2-metadata-token-ttl-seconds", "21600")
+                ])
+        else { return nil }
         switch tokenHead.status {
         case 200:
             let token = String(decoding: tokenBody, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -84,7 +88,8 @@ package struct InstanceMetadataCredentialProvider: CredentialProvider {
         guard let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(),
             scheme == "http" || scheme == "https", url.host != nil
         else {
-            throw .forbiddenEndpoint(provider: provider, endpoint: endpoint, reason: "it is not an http(s) URL with a host")
+            throw .forbiddenEndpoint(
+                provider: provider, endpoint: endpoint, reason: "it is not an http(s) URL with a host")
         }
         return endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
     }

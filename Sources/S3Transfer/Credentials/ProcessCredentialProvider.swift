@@ -44,7 +44,8 @@ package struct ProcessCredentialProvider: CredentialProvider {
             throw .processFailed(command: shown, reason: "it cannot be started (\(String(cString: strerror(code))))")
         case .failure(.timedOut):
             throw .processFailed(
-                command: shown, reason: "it did not finish within \(String(format: "%g", settings.processTimeout)) s and was killed")
+                command: shown,
+                reason: "it did not finish within \(String(format: "%g", settings.processTimeout)) s and was killed")
         case .failure(.outputTooLarge):
             throw .processFailed(
                 command: shown, reason: "it printed more than \(settings.processOutputLimit) bytes and was killed")

@@ -18,7 +18,9 @@ final class TemporaryCredentials: Sendable {
     var isUsed: Bool { entries.withLock { !$0.isEmpty } }
 
     func add(_ credentials: AWSCredentials, until expiration: Date, clock: @escaping @Sendable () -> Date) {
-        entries.withLock { $0[credentials.accessKeyID] = Entry(credentials: credentials, expiration: expiration, clock: clock) }
+        entries.withLock {
+            $0[credentials.accessKeyID] = Entry(credentials: credentials, expiration: expiration, clock: clock)
+        }
     }
 
     /// The key pair of `accessKeyID`, nil when it is not a temporary one.
@@ -39,7 +41,8 @@ final class TemporaryCredentials: Sendable {
         guard let token = credentials.sessionToken else { return }
         let sent = request.header("x-amz-security-token") ?? request.queryValue("X-Amz-Security-Token")
         guard sent == token else {
-            throw S3Error(status: 403, code: "InvalidToken", message: "The provided token is malformed or otherwise invalid.")
+            throw S3Error(
+                status: 403, code: "InvalidToken", message: "The provided token is malformed or otherwise invalid.")
         }
     }
 }

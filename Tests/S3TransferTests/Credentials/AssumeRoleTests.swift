@@ -47,8 +47,10 @@ struct AssumeRoleTests {
         defer { sts.stop() }
         let sandbox = try CredentialSandbox()
         defer { sandbox.remove() }
-        try sandbox.writeCredentials("[base]\naws_access_key_id = SOURCEKEY\naws_secret_access_key = s\naws_session_token = st\n")
-        try sandbox.writeConfig("""
+        try sandbox.writeCredentials(
+            "[base]\naws_access_key_id = SOURCEKEY\naws_secret_access_key = s\naws_session_token = st\n")
+        try sandbox.writeConfig(
+            """
             [profile photos]
             role_arn = \(role)
             source_profile = base
@@ -59,18 +61,23 @@ struct AssumeRoleTests {
             """)
         let found = try await sandbox.resolve(
             sandbox.context(["AWS_ENDPOINT_URL_STS": sts.endpoint.absoluteString], profile: "photos"))
-        #expect(found?.credentials == AWSCredentials(
-            accessKeyID: "ASIAROLE", secretAccessKey: "secret-ASIAROLE", sessionToken: "token-ASIAROLE"))
-        #expect(found?.origin == CredentialOrigin(
-            provider: "assume-role", profile: "photos", expiration: expiration, detail: role))
+        #expect(
+            found?.credentials
+                == AWSCredentials(
+                    accessKeyID: "ASIAROLE", secretAccessKey: "secret-ASIAROLE", sessionToken: "token-ASIAROLE"))
+        #expect(
+            found?.origin
+                == CredentialOrigin(
+                    provider: "assume-role", profile: "photos", expiration: expiration, detail: role))
         let request = try #require(sts.requests.first)
         #expect(sts.requests.count == 1)
         #expect(request.method == "POST" && request.path == "/")
         #expect(request.headers["content-type"] == "application/x-www-form-urlencoded; charset=utf-8")
-        #expect(FakeSTS.parameters(request) == [
-            "Action": "AssumeRole", "Version": "2011-06-15", "RoleArn": role, "RoleSessionName": "nightly-sync",
-            "ExternalId": "ext-42", "DurationSeconds": "900",
-        ])
+        #expect(
+            FakeSTS.parameters(request) == [
+                "Action": "AssumeRole", "Version": "2011-06-15", "RoleArn": role, "RoleSessionName": "nightly-sync",
+                "ExternalId": "ext-42", "DurationSeconds": "900",
+            ])
         let authorization = try #require(request.headers["authorization"].flatMap(SigV4Authorization.init(header:)))
         #expect(authorization.accessKeyID == "SOURCEKEY")
         #expect(authorization.service == "sts" && authorization.region == "eu-west-1")
@@ -90,7 +97,8 @@ struct AssumeRoleTests {
         defer { sts.stop() }
         let sandbox = try CredentialSandbox()
         defer { sandbox.remove() }
-        try sandbox.writeConfig("""
+        try sandbox.writeConfig(
+            """
             [profile base]
             aws_access_key_id = BASEKEY
             aws_secret_access_key = b
@@ -121,11 +129,19 @@ struct AssumeRoleTests {
     @Test(arguments: [
         ("[profile a]\nrole_arn = R\n", "a", "role_arn needs a source_profile or a credential_source"),
         ("[profile a]\nrole_arn = R\nsource_profile = nobody\n", "a", "its source_profile nobody does not exist"),
-        ("[profile a]\nrole_arn = R\nsource_profile = b\n[profile b]\nrole_arn = R\nsource_profile = a\n", "a",
-            "its source_profile a leads back to itself (a → b → a)"),
-        ("[profile a]\nrole_arn = R\nsource_profile = b\n[profile b]\nregion = x\n", "a", "its source_profile b has no credentials"),
+        (
+            "[profile a]\nrole_arn = R\nsource_profile = b\n[profile b]\nrole_arn = R\nsource_profile = a\n", "a",
+            "its source_profile a leads back to itself (a → b → a)"
+        ),
+        (
+            "[profile a]\nrole_arn = R\nsource_profile = b\n[profile b]\nregion = x\n", "a",
+            "its source_profile b has no credentials"
+        ),
         ("[profile a]\nrole_arn = R\ncredential_source = Ec2\n", "a", "credential_source Ec2 is not Environment"),
-        ("[profile a]\nrole_arn = R\nsource_profile = a\ncredential_source = Environment\n", "a", "both source_profile and credential_source"),
+        (
+            "[profile a]\nrole_arn = R\nsource_profile = a\ncredential_source = Environment\n", "a",
+            "both source_profile and credential_source"
+        ),
         ("[profile a]\nrole_arn = R\nmfa_serial = arn:mfa\nsource_profile = a\n", "a", "mfa_serial needs a code"),
         ("[profile a]\nrole_arn = R\nduration_seconds = hour\nsource_profile = a\n", "a", "duration_seconds \"hour\""),
     ])
@@ -135,7 +151,8 @@ struct AssumeRoleTests {
         try sandbox.writeConfig(config)
         // Nothing listens there: any STS request would fail otherwise.
         let error = await credentialError {
-            _ = try await sandbox.resolve(sandbox.context(["AWS_ENDPOINT_URL_STS": "http://127.0.0.1:1"], profile: profile))
+            _ = try await sandbox.resolve(
+                sandbox.context(["AWS_ENDPOINT_URL_STS": "http://127.0.0.1:1"], profile: profile))
         }
         guard case .invalidProfile(let named, let why) = error else {
             Issue.record("expected invalidProfile, got \(String(describing: error))")
@@ -148,24 +165,34 @@ struct AssumeRoleTests {
     @Test func anSTSRefusalIsATypedDeniedErrorAndGarbageIsMalformed() async throws {
         let sandbox = try CredentialSandbox()
         defer { sandbox.remove() }
-        try sandbox.writeConfig("[profile a]\nrole_arn = \(role)\nsource_profile = b\n[profile b]\naws_access_key_id = K\naws_secret_access_key = s\n")
+        try sandbox.writeConfig(
+            "[profile a]\nrole_arn = \(role)\nsource_profile = b\n[profile b]\naws_access_key_id = K\naws_secret_access_key = s\n"
+        )
         let refusing = try ScriptedHTTPServer { _ in
-            FakeSTS.error(status: 403, code: "AccessDenied", message: "User K is not authorized to perform: sts:AssumeRole")
+            FakeSTS.error(
+                status: 403, code: "AccessDenied", message: "User K is not authorized to perform: sts:AssumeRole")
         }
         defer { refusing.stop() }
         let denied = await credentialError {
-            _ = try await sandbox.resolve(sandbox.context(["AWS_ENDPOINT_URL_STS": refusing.endpoint.absoluteString], profile: "a"))
+            _ = try await sandbox.resolve(
+                sandbox.context(["AWS_ENDPOINT_URL_STS": refusing.endpoint.absoluteString], profile: "a"))
         }
-        #expect(denied == .service(
-            provider: "STS AssumeRole", code: "AccessDenied", message: "User K is not authorized to perform: sts:AssumeRole",
-            status: 403))
+        #expect(
+            denied
+                == .service(
+                    provider: "STS AssumeRole", code: "AccessDenied",
+                    message: "User K is not authorized to perform: sts:AssumeRole",
+                    status: 403))
         #expect(denied?.isDenied == true)
         #expect(denied?.description.contains("\n") == false)
 
-        let garbage = try ScriptedHTTPServer { _ in ScriptedHTTPServer.Response(status: 200, body: Data("<html>hi".utf8)) }
+        let garbage = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.Response(status: 200, body: Data("<html>hi".utf8))
+        }
         defer { garbage.stop() }
         let malformed = await credentialError {
-            _ = try await sandbox.resolve(sandbox.context(["AWS_ENDPOINT_URL_STS": garbage.endpoint.absoluteString], profile: "a"))
+            _ = try await sandbox.resolve(
+                sandbox.context(["AWS_ENDPOINT_URL_STS": garbage.endpoint.absoluteString], profile: "a"))
         }
         #expect(malformed == .malformedResponse(provider: "STS AssumeRole", reason: "the answer is not XML"))
 
@@ -194,21 +221,25 @@ struct AssumeRoleTests {
         #expect(found?.origin.provider == "assume-role-with-web-identity" && found?.expiration == expiration)
         let request = try #require(sts.requests.first)
         #expect(request.headers["authorization"] == nil, "AssumeRoleWithWebIdentity is not signed")
-        #expect(FakeSTS.parameters(request) == [
-            "Action": "AssumeRoleWithWebIdentity", "Version": "2011-06-15", "RoleArn": role,
-            "RoleSessionName": "pod-7", "WebIdentityToken": "eyJhbGciOi.token.sig",
-        ])
+        #expect(
+            FakeSTS.parameters(request) == [
+                "Action": "AssumeRoleWithWebIdentity", "Version": "2011-06-15", "RoleArn": role,
+                "RoleSessionName": "pod-7", "WebIdentityToken": "eyJhbGciOi.token.sig",
+            ])
 
         // The same from the profile's keys; a token file without a role is an error.
         try sandbox.writeConfig("[default]\nweb_identity_token_file = \(tokenFile.path)\nrole_arn = \(role)\n")
-        let fromProfile = try await sandbox.resolve(sandbox.context(["AWS_ENDPOINT_URL_STS": sts.endpoint.absoluteString]))
+        let fromProfile = try await sandbox.resolve(
+            sandbox.context(["AWS_ENDPOINT_URL_STS": sts.endpoint.absoluteString]))
         #expect(fromProfile?.credentials.accessKeyID == "ASIAWEB")
         let noRole = await credentialError {
-            _ = try await sandbox.resolve(sandbox.context(["AWS_WEB_IDENTITY_TOKEN_FILE": tokenFile.path, "AWS_CONFIG_FILE": "/nonexistent"]))
+            _ = try await sandbox.resolve(
+                sandbox.context(["AWS_WEB_IDENTITY_TOKEN_FILE": tokenFile.path, "AWS_CONFIG_FILE": "/nonexistent"]))
         }
         #expect(noRole == .incomplete(source: "the web identity configuration", missing: "AWS_ROLE_ARN (or role_arn)"))
         let noToken = await credentialError {
-            _ = try await sandbox.resolve(sandbox.context(["AWS_WEB_IDENTITY_TOKEN_FILE": "/nonexistent/token", "AWS_ROLE_ARN": role]))
+            _ = try await sandbox.resolve(
+                sandbox.context(["AWS_WEB_IDENTITY_TOKEN_FILE": "/nonexistent/token", "AWS_ROLE_ARN": role]))
         }
         guard case .unreadableFile(let path, _) = noToken else {
             Issue.record("expected unreadableFile, got \(String(describing: noToken))")
@@ -227,7 +258,8 @@ struct AssumeRoleTests {
         try sandbox.writeConfig("[profile photos]\nrole_arn = \(role)\nsource_profile = base\nduration_seconds = 900\n")
         let before = Date()
         let assumed = try #require(
-            try await sandbox.resolve(sandbox.context(["AWS_ENDPOINT_URL_STS": moto.endpoint.absoluteString], profile: "photos")))
+            try await sandbox.resolve(
+                sandbox.context(["AWS_ENDPOINT_URL_STS": moto.endpoint.absoluteString], profile: "photos")))
         #expect(assumed.origin.provider == "assume-role")
         #expect(!assumed.credentials.accessKeyID.isEmpty && assumed.credentials.accessKeyID != "AKIDBASE")
         #expect(assumed.credentials.sessionToken?.isEmpty == false)
@@ -250,7 +282,11 @@ struct AssumeRoleTests {
 /// A counter shared by a server's handler threads.
 final class LockedCounter: Sendable {
     private let value = LockedBox(0)
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        value.withLock {
+            $0 += 1; return $0
+        }
+    }
     var count: Int { value.withLock { $0 } }
 }
 

@@ -15,7 +15,8 @@ struct CredentialChainTests {
                 "AWS_ACCESS_KEY_ID": "ENVKEY", "AWS_SECRET_ACCESS_KEY": "env", "AWS_SESSION_TOKEN": "tok",
                 "AWS_CREDENTIAL_EXPIRATION": "2030-01-02T03:04:05Z",
             ]))
-        #expect(found?.credentials == AWSCredentials(accessKeyID: "ENVKEY", secretAccessKey: "env", sessionToken: "tok"))
+        #expect(
+            found?.credentials == AWSCredentials(accessKeyID: "ENVKEY", secretAccessKey: "env", sessionToken: "tok"))
         #expect(found?.origin.provider == "env")
         #expect(found?.expiration == CredentialDate.parse("2030-01-02T03:04:05Z"))
     }
@@ -35,8 +36,10 @@ struct CredentialChainTests {
             "[default]\naws_access_key_id = AKID\naws_secret_access_key = s3cret\naws_session_token = t\n")
         let found = try await sandbox.resolve(sandbox.context())
         #expect(found?.credentials == AWSCredentials(accessKeyID: "AKID", secretAccessKey: "s3cret", sessionToken: "t"))
-        #expect(found?.origin == CredentialOrigin(
-            provider: "shared-credentials-file", profile: "default", detail: sandbox.credentialsFile.path))
+        #expect(
+            found?.origin
+                == CredentialOrigin(
+                    provider: "shared-credentials-file", profile: "default", detail: sandbox.credentialsFile.path))
         #expect(found?.expiration == nil)
     }
 
@@ -55,7 +58,8 @@ struct CredentialChainTests {
         try sandbox.writeCredentials(
             "[default]\naws_access_key_id = D\naws_secret_access_key = d\n"
                 + "[photos]\naws_access_key_id = CREDKEY\naws_secret_access_key = k\n")
-        #expect(try await sandbox.resolve(sandbox.context(["AWS_PROFILE": "photos"]))?.credentials.accessKeyID == "CREDKEY")
+        #expect(
+            try await sandbox.resolve(sandbox.context(["AWS_PROFILE": "photos"]))?.credentials.accessKeyID == "CREDKEY")
         // AWS_DEFAULT_PROFILE is read first, as botocore reads it.
         let both = sandbox.context(["AWS_PROFILE": "photos", "AWS_DEFAULT_PROFILE": "default"])
         #expect(try await sandbox.resolve(both)?.credentials.accessKeyID == "D")
@@ -72,7 +76,8 @@ struct CredentialChainTests {
             "AWS_SHARED_CREDENTIALS_FILE": credentials.path, "AWS_CONFIG_FILE": config.path, "AWS_PROFILE": "p",
         ])
         #expect(try await sandbox.resolve(context)?.credentials.accessKeyID == "ELSEWHERE")
-        let q = sandbox.context(["AWS_SHARED_CREDENTIALS_FILE": credentials.path, "AWS_CONFIG_FILE": config.path], profile: "q")
+        let q = sandbox.context(
+            ["AWS_SHARED_CREDENTIALS_FILE": credentials.path, "AWS_CONFIG_FILE": config.path], profile: "q")
         #expect(try await sandbox.resolve(q)?.credentials.accessKeyID == "CONF")
     }
 
@@ -81,7 +86,9 @@ struct CredentialChainTests {
         defer { sandbox.remove() }
         try sandbox.writeCredentials("[photos]\naws_access_key_id = PROFILEKEY\naws_secret_access_key = p\n")
         let variables = ["AWS_ACCESS_KEY_ID": "ENVKEY", "AWS_SECRET_ACCESS_KEY": "e"]
-        #expect(try await sandbox.resolve(sandbox.context(variables, profile: "photos"))?.credentials.accessKeyID == "PROFILEKEY")
+        #expect(
+            try await sandbox.resolve(sandbox.context(variables, profile: "photos"))?.credentials.accessKeyID
+                == "PROFILEKEY")
         // AWS_PROFILE is not explicit: the environment's keys still come first (botocore's order).
         var withVariable = variables
         withVariable["AWS_PROFILE"] = "photos"
@@ -92,7 +99,9 @@ struct CredentialChainTests {
         let sandbox = try CredentialSandbox()
         defer { sandbox.remove() }
         let error = await credentialError { _ = try await sandbox.resolve(sandbox.context(["AWS_PROFILE": "photos"])) }
-        #expect(error == .profileNotFound(profile: "photos", files: [sandbox.credentialsFile.path, sandbox.configFile.path]))
+        #expect(
+            error
+                == .profileNotFound(profile: "photos", files: [sandbox.credentialsFile.path, sandbox.configFile.path]))
         #expect(error?.description.contains("AWS_PROFILE") == true)
     }
 
@@ -103,7 +112,8 @@ struct CredentialChainTests {
         let error = await credentialError { _ = try await sandbox.resolve(sandbox.context()) }
         #expect(error == .malformedFile(path: sandbox.credentialsFile.path, line: 2, reason: "expected key = value"))
         // Credentials in the environment are found before the files are read (as botocore does).
-        let found = try await sandbox.resolve(sandbox.context(["AWS_ACCESS_KEY_ID": "K", "AWS_SECRET_ACCESS_KEY": "S"]))
+        let found = try await sandbox.resolve(
+            sandbox.context(["AWS_ACCESS_KEY_ID": "K", "AWS_SECRET_ACCESS_KEY": "S"]))
         #expect(found?.credentials.accessKeyID == "K")
     }
 
@@ -112,7 +122,10 @@ struct CredentialChainTests {
         defer { sandbox.remove() }
         try sandbox.writeCredentials("[default]\naws_access_key_id = AKID\n")
         let error = await credentialError { _ = try await sandbox.resolve(sandbox.context()) }
-        #expect(error == .incomplete(source: "profile default of \(sandbox.credentialsFile.path)", missing: "aws_secret_access_key"))
+        #expect(
+            error
+                == .incomplete(
+                    source: "profile default of \(sandbox.credentialsFile.path)", missing: "aws_secret_access_key"))
     }
 
     @Test func nothingFoundIsOneLineNamingEverythingTried() async throws {

@@ -30,8 +30,10 @@ struct CredentialEndpointTests {
                 "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE": tokenFile.path,
                 "AWS_CONTAINER_AUTHORIZATION_TOKEN": "Bearer ignored-when-a-file-is-named",
             ]))
-        #expect(found?.credentials == AWSCredentials(
-            accessKeyID: "ASIACONTAINER", secretAccessKey: "secret", sessionToken: "token"))
+        #expect(
+            found?.credentials
+                == AWSCredentials(
+                    accessKeyID: "ASIACONTAINER", secretAccessKey: "secret", sessionToken: "token"))
         #expect(found?.origin.provider == "container-role" && found?.expiration == expiration)
         let request = try #require(server.requests.first)
         #expect(request.method == "GET" && request.path == "/v1/credentials?id=1")
@@ -51,7 +53,10 @@ struct CredentialEndpointTests {
         settings.containerRelativeBase = server.endpoint.absoluteString  // 169.254.170.2 in a container
         let found = try await sandbox.resolve(
             sandbox.context(
-                ["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/abc", "AWS_CONTAINER_AUTHORIZATION_TOKEN": "tok"],
+                [
+                    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/abc",
+                    "AWS_CONTAINER_AUTHORIZATION_TOKEN": "tok",
+                ],
                 settings: settings))
         #expect(found?.credentials.accessKeyID == "ASIARELATIVE")
     }
@@ -70,9 +75,10 @@ struct CredentialEndpointTests {
             return
         }
         #expect(provider == "container credentials" && endpoint == uri)
-        for allowed in ["https://creds.example.com/x", "http://127.0.0.2:9/x", "http://[::1]:9/x", "http://localhost:9/x",
-            "http://169.254.170.23/x"]
-        {
+        for allowed in [
+            "https://creds.example.com/x", "http://127.0.0.2:9/x", "http://[::1]:9/x", "http://localhost:9/x",
+            "http://169.254.170.23/x",
+        ] {
             #expect(throws: Never.self) { try ContainerCredentialProvider.checkAllowed(allowed) }
         }
     }
@@ -90,7 +96,9 @@ struct CredentialEndpointTests {
         var settings = CredentialSettings()
         settings.containerRetryDelay = 0.01
         let variables = ["AWS_CONTAINER_CREDENTIALS_FULL_URI": server.endpoint.absoluteString + "/c"]
-        #expect(try await sandbox.resolve(sandbox.context(variables, settings: settings))?.credentials.accessKeyID == "ASIASECOND")
+        #expect(
+            try await sandbox.resolve(sandbox.context(variables, settings: settings))?.credentials.accessKeyID
+                == "ASIASECOND")
         #expect(calls.count == 2)
 
         let refusing = try ScriptedHTTPServer { _ in
@@ -99,16 +107,20 @@ struct CredentialEndpointTests {
         defer { refusing.stop() }
         let denied = await credentialError {
             _ = try await sandbox.resolve(
-                sandbox.context(["AWS_CONTAINER_CREDENTIALS_FULL_URI": refusing.endpoint.absoluteString], settings: settings))
+                sandbox.context(
+                    ["AWS_CONTAINER_CREDENTIALS_FULL_URI": refusing.endpoint.absoluteString], settings: settings))
         }
-        #expect(denied == .service(provider: "container credentials", code: "AccessDenied", message: "no role", status: 403))
+        #expect(
+            denied == .service(provider: "container credentials", code: "AccessDenied", message: "no role", status: 403)
+        )
         #expect(refusing.requests.count == 3, "botocore's three attempts")
 
         let garbage = try ScriptedHTTPServer { _ in ScriptedHTTPServer.Response(status: 200, body: Data("{}".utf8)) }
         defer { garbage.stop() }
         let malformed = await credentialError {
             _ = try await sandbox.resolve(
-                sandbox.context(["AWS_CONTAINER_CREDENTIALS_FULL_URI": garbage.endpoint.absoluteString], settings: settings))
+                sandbox.context(
+                    ["AWS_CONTAINER_CREDENTIALS_FULL_URI": garbage.endpoint.absoluteString], settings: settings))
         }
         #expect(malformed == .malformedResponse(provider: "container credentials", reason: "AccessKeyId is missing"))
     }
@@ -134,14 +146,17 @@ struct CredentialEndpointTests {
         defer { sandbox.remove() }
         let found = try await sandbox.resolve(
             sandbox.context([
-                "AWS_EC2_METADATA_DISABLED": "false", "AWS_EC2_METADATA_SERVICE_ENDPOINT": server.endpoint.absoluteString,
+                "AWS_EC2_METADATA_DISABLED": "false",
+                "AWS_EC2_METADATA_SERVICE_ENDPOINT": server.endpoint.absoluteString,
             ]))
         #expect(found?.credentials.accessKeyID == "ASIAIMDS")
-        #expect(found?.origin == CredentialOrigin(provider: "iam-role", expiration: expiration, detail: "role photos-role"))
-        #expect(server.requests.map { "\($0.method) \($0.path)" } == [
-            "PUT /latest/api/token", "GET /latest/meta-data/iam/security-credentials/",
-            "GET /latest/meta-data/iam/security-credentials/photos-role",
-        ])
+        #expect(
+            found?.origin == CredentialOrigin(provider: "iam-role", expiration: expiration, detail: "role photos-role"))
+        #expect(
+            server.requests.map { "\($0.method) \($0.path)" } == [
+                "PUT /latest/api/token", "GET /latest/meta-data/iam/security-credentials/",
+                "GET /latest/meta-data/iam/security-credentials/photos-role",
+            ])
     }
 
     @Test func instanceMetadataFallsBackToV1OnlyWhenTheTokenIsRefusedAndAllowed() async throws {
@@ -156,11 +171,14 @@ struct CredentialEndpointTests {
         defer { server.stop() }
         let sandbox = try CredentialSandbox()
         defer { sandbox.remove() }
-        let variables = ["AWS_EC2_METADATA_DISABLED": "false", "AWS_EC2_METADATA_SERVICE_ENDPOINT": server.endpoint.absoluteString]
+        let variables = [
+            "AWS_EC2_METADATA_DISABLED": "false", "AWS_EC2_METADATA_SERVICE_ENDPOINT": server.endpoint.absoluteString,
+        ]
         #expect(try await sandbox.resolve(sandbox.context(variables))?.credentials.accessKeyID == "ASIAV1")
         #expect(server.requests.allSatisfy { $0.headers["x-aws-ec2-metadata-token"] == nil })
         let v2Only = await credentialError {
-            _ = try await sandbox.resolve(sandbox.context(variables.merging(["AWS_EC2_METADATA_V1_DISABLED": "true"]) { $1 }))
+            _ = try await sandbox.resolve(
+                sandbox.context(variables.merging(["AWS_EC2_METADATA_V1_DISABLED": "true"]) { $1 }))
         }
         guard case .notFound = v2Only else {
             Issue.record("expected notFound, got \(String(describing: v2Only))")
@@ -176,7 +194,8 @@ struct CredentialEndpointTests {
         let off = await credentialError {
             _ = try await sandbox.resolve(
                 sandbox.context([
-                    "AWS_EC2_METADATA_DISABLED": "TRUE", "AWS_EC2_METADATA_SERVICE_ENDPOINT": server.endpoint.absoluteString,
+                    "AWS_EC2_METADATA_DISABLED": "TRUE",
+                    "AWS_EC2_METADATA_SERVICE_ENDPOINT": server.endpoint.absoluteString,
                 ]))
         }
         #expect(off?.description.contains("instance metadata (off: AWS_EC2_METADATA_DISABLED)") == true)
@@ -190,7 +209,10 @@ struct CredentialEndpointTests {
         let silentError = await credentialError {
             _ = try await sandbox.resolve(
                 sandbox.context(
-                    ["AWS_EC2_METADATA_DISABLED": "false", "AWS_EC2_METADATA_SERVICE_ENDPOINT": "http://127.0.0.1:\(port)"],
+                    [
+                        "AWS_EC2_METADATA_DISABLED": "false",
+                        "AWS_EC2_METADATA_SERVICE_ENDPOINT": "http://127.0.0.1:\(port)",
+                    ],
                     settings: settings))
         }
         guard case .notFound(_, let tried) = silentError else {
@@ -208,7 +230,8 @@ struct CredentialEndpointTests {
                 return ScriptedHTTPServer.Response(status: 200, body: Data("r".utf8))
             default:
                 return ScriptedHTTPServer.Response(
-                    status: 200, body: Data(#"{"Code":"AssumeRoleUnauthorizedAccess","Message":"EC2 cannot assume the role"}"#.utf8))
+                    status: 200,
+                    body: Data(#"{"Code":"AssumeRoleUnauthorizedAccess","Message":"EC2 cannot assume the role"}"#.utf8))
             }
         }
         defer { server.stop() }
@@ -217,11 +240,15 @@ struct CredentialEndpointTests {
         let error = await credentialError {
             _ = try await sandbox.resolve(
                 sandbox.context([
-                    "AWS_EC2_METADATA_DISABLED": "false", "AWS_EC2_METADATA_SERVICE_ENDPOINT": server.endpoint.absoluteString,
+                    "AWS_EC2_METADATA_DISABLED": "false",
+                    "AWS_EC2_METADATA_SERVICE_ENDPOINT": server.endpoint.absoluteString,
                 ]))
         }
-        #expect(error == .service(
-            provider: "instance metadata", code: "AssumeRoleUnauthorizedAccess", message: "EC2 cannot assume the role",
-            status: 200))
+        #expect(
+            error
+                == .service(
+                    provider: "instance metadata", code: "AssumeRoleUnauthorizedAccess",
+                    message: "EC2 cannot assume the role",
+                    status: 200))
     }
 }

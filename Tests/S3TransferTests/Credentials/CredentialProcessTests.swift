@@ -24,8 +24,10 @@ struct CredentialProcessTests {
         }
         defer { sandbox.remove() }
         let found = try await sandbox.resolve(sandbox.context(profile: "tool"))
-        #expect(found?.credentials == AWSCredentials(
-            accessKeyID: "two words|single|back slash", secretAccessKey: "secret", sessionToken: "token"))
+        #expect(
+            found?.credentials
+                == AWSCredentials(
+                    accessKeyID: "two words|single|back slash", secretAccessKey: "secret", sessionToken: "token"))
         #expect(found?.expiration == expiration)
         #expect(found?.origin.provider == "custom-process" && found?.origin.profile == "tool")
     }
@@ -64,10 +66,14 @@ struct CredentialProcessTests {
     }
 
     @Test func aFailingCommandReportsItsStatusAndFirstErrorLine() async throws {
-        let sandbox = try sandbox { try $0.script("fail.sh", "echo 'token expired, run login' >&2; echo more >&2; exit 3") }
+        let sandbox = try sandbox {
+            try $0.script("fail.sh", "echo 'token expired, run login' >&2; echo more >&2; exit 3")
+        }
         defer { sandbox.remove() }
         let error = await credentialError { _ = try await sandbox.resolve(sandbox.context(profile: "tool")) }
-        #expect(error?.description.contains("exited with status 3: token expired, run login") == true, "\(String(describing: error))")
+        #expect(
+            error?.description.contains("exited with status 3: token expired, run login") == true,
+            "\(String(describing: error))")
         #expect(error?.description.contains("more") == false)
     }
 
@@ -79,8 +85,11 @@ struct CredentialProcessTests {
         settings.processTimeout = 0.5
         // (Had it run its 30 s, it would have ended without printing credentials: another error.)
         let error = await credentialError { _ = try await sandbox.resolve(sandbox.context(settings: settings)) }
-        #expect(error?.description.contains("did not finish within 0.5 s and was killed") == true, "\(String(describing: error))")
-        let pid = Int32(try String(contentsOf: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
+        #expect(
+            error?.description.contains("did not finish within 0.5 s and was killed") == true,
+            "\(String(describing: error))")
+        let pid = Int32(
+            try String(contentsOf: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
         #expect(kill(pid, 0) != 0, "the process was killed and reaped")
         try? FileManager.default.removeItem(at: pidFile)
     }
@@ -98,7 +107,8 @@ struct CredentialProcessTests {
         let sandbox = try sandbox { _ in "/nonexistent/tool --flag" }
         defer { sandbox.remove() }
         let error = await credentialError { _ = try await sandbox.resolve(sandbox.context(profile: "tool")) }
-        #expect(error?.description.hasPrefix("credential_process /nonexistent/tool failed: it cannot be started") == true,
+        #expect(
+            error?.description.hasPrefix("credential_process /nonexistent/tool failed: it cannot be started") == true,
             "\(String(describing: error))")
     }
 
@@ -110,7 +120,10 @@ struct CredentialProcessTests {
     }
 
     @Test func theCommandGetsTheChainsEnvironment() async throws {
-        let sandbox = try sandbox { try $0.script("env.sh", "printf '{\"Version\":1,\"AccessKeyId\":\"%s\",\"SecretAccessKey\":\"s\"}' \"$TOOL_ACCOUNT\"") }
+        let sandbox = try sandbox {
+            try $0.script(
+                "env.sh", "printf '{\"Version\":1,\"AccessKeyId\":\"%s\",\"SecretAccessKey\":\"s\"}' \"$TOOL_ACCOUNT\"")
+        }
         defer { sandbox.remove() }
         let found = try await sandbox.resolve(sandbox.context(["TOOL_ACCOUNT": "acct-7"], profile: "tool"))
         #expect(found?.credentials.accessKeyID == "acct-7")

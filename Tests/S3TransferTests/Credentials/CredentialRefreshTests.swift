@@ -67,7 +67,8 @@ struct CredentialRefreshStateTests {
         #expect(key(state.next(now: t0 + 3560)) == "use A")
         #expect(key(state.next(now: t0 + 3600)) == "refresh and wait", "expired: every request waits for a refresh")
         state.refreshFailed(outage, now: t0 + 3600.5)
-        #expect(key(state.next(now: t0 + 3600.5, afterWaiting: true)).hasPrefix("fail The credentials from test expired"))
+        #expect(
+            key(state.next(now: t0 + 3600.5, afterWaiting: true)).hasPrefix("fail The credentials from test expired"))
         #expect(key(state.next(now: t0 + 3601)).hasPrefix("fail The credentials from test expired"))
         state.refreshSucceeded(issued("B", lifetime: 3600, from: t0 + 3610), now: t0 + 3610)
         #expect(key(state.next(now: t0 + 3611)) == "use B")

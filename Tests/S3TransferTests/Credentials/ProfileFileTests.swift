@@ -6,7 +6,8 @@ import Testing
 @Suite("Credentials: the shared files' INI dialect")
 struct ProfileFileTests {
     @Test func readsSectionsKeysCommentsContinuationsAsBotocoreDoes() throws {
-        let text = "\u{FEFF}# a comment\r\n[default]\r\naws_access_key_id = AKID \r\n; another\nAWS_Secret_Access_Key:sec#ret\n"
+        let text =
+            "\u{FEFF}# a comment\r\n[default]\r\naws_access_key_id = AKID \r\n; another\nAWS_Secret_Access_Key:sec#ret\n"
             + "\n[profile photos]\nregion=eu-west-1\ns3 =\n  addressing_style = path\n  max_concurrent_requests = 4\n"
         let sections = try ProfileFile.parse(Data(text.utf8), path: "/x")
         #expect(sections.map(\.name) == ["default", "profile photos"])
@@ -46,7 +47,9 @@ struct ProfileFileTests {
     @Test func profilesAreBracketedNamesInTheCredentialsFileAndProfileSectionsInTheConfigFile() throws {
         let credentials = try ProfileFile.parse(Data("[photos]\na = 1\n[profile odd]\nb = 2\n".utf8), path: "c")
         let config = try ProfileFile.parse(
-            Data("[default]\nregion = r0\n[profile photos]\na = config\nregion = r1\n[photos2]\nx = 1\n[sso-session s]\n".utf8),
+            Data(
+                "[default]\nregion = r0\n[profile photos]\na = config\nregion = r1\n[photos2]\nx = 1\n[sso-session s]\n"
+                    .utf8),
             path: "f")
         let profiles = SharedProfiles(
             credentialsPath: "c", configPath: "f", credentialsSections: credentials, configSections: config)
