@@ -34,6 +34,21 @@ struct ProfileCredentialsTests {
         }
     }
 
+    @Test func doctorSaysWhichProviderAndProfileAnsweredWithoutTheSecret() async throws {
+        try await withFixture(assets: 1) { fixture in
+            try Self.writeCredentials(
+                "[photos]\naws_access_key_id = \(CLIFixture.accessKey)\naws_secret_access_key = \(CLIFixture.secretKey)\n",
+                in: fixture)
+            let result = try await fixture.run(
+                "doctor", environment: ["AWS_PROFILE": "photos"], removingEnvironment: Self.noKeys)
+            #expect(result.status == 0, "\(result)")
+            let line = result.stdout.split(separator: "\n").first.map(String.init) ?? ""
+            #expect(line.hasPrefix("ok   credentials: AWS credential chain: shared-credentials-file (profile photos, "))
+            #expect(line.contains("/.aws/credentials): key "), "\(line)")
+            #expect(!result.stdout.contains(CLIFixture.secretKey))
+        }
+    }
+
     @Test func aMissingProfileOrMalformedFileIsOneLineWithExitThree() async throws {
         try await withFixture(assets: 1) { fixture in
             let missing = try await fixture.run(
