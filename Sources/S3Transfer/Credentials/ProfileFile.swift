@@ -152,9 +152,4 @@ package struct SharedProfiles: Sendable {
         for (key, value) in credentials?[profile] ?? [:] { values[key] = value }
         return values
     }
-
-    /// The files that exist, for messages.
-    var existingFiles: [String] {
-        (credentials == nil ? [] : [credentialsPath]) + (config == nil ? [] : [configPath])
-    }
 }
