@@ -4,7 +4,8 @@ import Foundation
 /// provider that is configured but fails stops the chain with its error, as botocore's `CredentialResolver` does;
 /// when none is configured the error lists what each looked at.
 ///
-/// ``standard(for:)`` is botocore's default chain. A value type; thread-safe.
+/// ``standard(for:)`` is botocore's default chain. A value type; thread-safe. Offline, the providers that need the
+/// network fail within their timeouts (instance metadata, last, then answers nil: "nothing found").
 package struct CredentialChain: CredentialProvider {
     /// The providers, in the order they are tried.
     package var providers: [any CredentialProvider]

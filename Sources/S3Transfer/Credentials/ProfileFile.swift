@@ -99,7 +99,7 @@ package enum ProfileFile {
 /// The profiles of the two shared files as botocore sees them: in the credentials file every `[x]` is the
 /// profile `x`; in the config file `[profile x]` is the profile `x` and `[default]` the profile `default` (other
 /// sections, such as `[sso-session …]` or `[services …]`, are not profiles). A profile in both files has the
-/// config file's keys with the credentials file's over them.
+/// config file's keys with the credentials file's over them. A value; thread-safe.
 package struct SharedProfiles: Sendable {
     /// The credentials file's path (absent or not).
     package var credentialsPath: String
