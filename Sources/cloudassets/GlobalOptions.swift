@@ -24,6 +24,14 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "A JSON config file (default $HOME/.config/cloudassets/config.json).")
     var config: String?
 
+    @Option(
+        name: .long,
+        help: """
+            The AWS profile (of ~/.aws/credentials and ~/.aws/config) to take the credentials from: its keys, role, \
+            web identity or credential_process; the environment's keys are then not used. Env: AWS_PROFILE.
+            """)
+    var profile: String?
+
     // Not `--network`: `get --network` is the per-request flag, and one command cannot have both names.
     @Option(
         name: .customLong("network-policy"),
@@ -199,6 +207,10 @@ struct GlobalOptions: ParsableArguments {
         let sessionToken = env["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 } ?? file.sessionToken
         let credentials: Credentials
         switch (accessKeyID, secret) {
+        case _ where profile != nil:
+            // Like the aws CLI's --profile: the profile wins over keys in the environment or the config file.
+            guard let profile, !profile.isEmpty else { throw CLIError("--profile is empty") }
+            credentials = .profile(profile)
         case (let key?, let secret?):
             credentials = .static(accessKeyID: key, secretAccessKey: secret, sessionToken: sessionToken)
         case (_?, nil) where endpointURL != nil:
@@ -210,7 +222,9 @@ struct GlobalOptions: ParsableArguments {
                 "incomplete credentials: a secret but no access key id; set AWS_ACCESS_KEY_ID "
                     + "(or accessKeyID in the config file)", status: .credentials)
         default:
-            credentials = .environment  // nothing set: the library reports the missing credentials if it needs them
+            // No keys here: the AWS credential chain (AWS_PROFILE, ~/.aws, roles, containers, instance metadata),
+            // resolved by the first request that needs it.
+            credentials = .default
         }
         let policyText =
             try Self.pick(

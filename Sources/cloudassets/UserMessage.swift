@@ -23,8 +23,8 @@ enum UserMessage {
     static func describe(_ error: CloudAssetsError) -> String {
         switch error.code {
         case .missingCredentials:
-            "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
-                + "(or accessKeyID and secretAccessKey in the config file)"
+            "\(error.description) (cloudassets also takes accessKeyID and secretAccessKey in its config file, and "
+                + "--profile)"
         case .libraryBusy:
             "the library \(error.path ?? "") is busy: another cloudassets process has it open (a watch?); "
                 + "try again later"

@@ -82,6 +82,7 @@ struct ClosedLibraryTests {
             ("unpin(_:)", { try library.unpin(assets) }),
             ("evict(_:)", { try library.evict([local]) }),
             ("cacheUsage()", { _ = try library.cacheUsage() }),
+            ("resolveCredentials()", { _ = try await library.resolveCredentials() }),
             ("assetCounts()", { _ = try library.assetCounts() }),
             ("makeThumbnail(for:isNetworkAccessAllowed:)", { _ = try await library.makeThumbnail(for: remote) }),
             ("data(for:options:)", { _ = try await library.data(for: remote, options: network) }),

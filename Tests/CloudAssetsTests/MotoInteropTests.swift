@@ -64,47 +64,6 @@ import Testing
     }
 }
 
-/// `moto_server` on a free port, stopped with the test.
-final class MotoServer: @unchecked Sendable {
-    let process = Process()
-    let port: Int
-    var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
-
-    init() throws {
-        guard let free = LoopbackSocket.freePort() else { throw MotoError("no free port between 21000 and 29000") }
-        port = free
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-    }
-
-    /// Polls until the server answers (moto takes a few seconds to import), for at most 60 s.
-    func waitUntilReady() throws {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            guard process.isRunning else { throw MotoError("moto_server exited with \(process.terminationStatus)") }
-            if LoopbackSocket.canConnect(port: port) { return }
-            usleep(100_000)  // polling a real condition (the listener), bounded by the deadline
-        }
-        throw MotoError("moto_server did not start listening within 60 s")
-    }
-
-    func stop() {
-        if process.isRunning {
-            // SIGKILL: a child started from a dispatch thread can inherit a signal mask that blocks SIGTERM.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
-}
-
-struct MotoError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
 func runPython(_ script: String, arguments: [String]) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

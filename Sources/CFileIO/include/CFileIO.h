@@ -56,4 +56,8 @@ int cfileio_create_direct(const char *path, int mode, int *direct);
 /// Turns `O_DIRECT` off on `fd` (later writes go through the page cache). Returns 0, or -1 with errno set.
 int cfileio_end_direct(int fd);
 
+/// A pipe whose two descriptors are closed on `exec` (`pipe2(O_CLOEXEC)`: no child started meanwhile by another
+/// thread inherits them). Returns 0, or -1 with errno set.
+int cfileio_pipe_cloexec(int fds[2]);
+
 #endif

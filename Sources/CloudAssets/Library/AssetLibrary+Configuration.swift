@@ -2,10 +2,32 @@ public import CoreMetrics
 public import Foundation
 import Images
 public import Logging
+import S3Transfer
 
 /// Where the library's S3 credentials come from.
 public enum Credentials: Sendable, Hashable {
-    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and optionally `AWS_SESSION_TOKEN`, read when the library opens.
+    /// The AWS credential chain, as the aws CLI and boto3 follow it (botocore's order): the environment
+    /// (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`); the profile named by `AWS_PROFILE`
+    /// (else `default`) in `~/.aws/credentials` and `~/.aws/config` (`AWS_SHARED_CREDENTIALS_FILE`,
+    /// `AWS_CONFIG_FILE`) — its keys, a role to assume (`role_arn` with `source_profile` or `credential_source`),
+    /// a web identity token or a `credential_process`; `AWS_WEB_IDENTITY_TOKEN_FILE` with `AWS_ROLE_ARN`; container
+    /// credentials (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` / `_FULL_URI`); EC2 instance metadata (IMDSv2; off
+    /// with `AWS_EC2_METADATA_DISABLED=true`).
+    ///
+    /// Resolved on the first request that needs them, not when the library opens (a library that stays offline
+    /// never looks). Temporary credentials are refreshed ahead of their expiry, once for every request in flight;
+    /// a refresh that fails while they are still valid keeps them. When nothing is found, or a configured source
+    /// fails (a malformed file, a `credential_process` that fails, an STS error), requests fail with
+    /// ``CloudAssetsError/Code/missingCredentials`` (``CloudAssetsError/Code/accessDenied`` when STS refuses the
+    /// role) and a one-line message naming what was tried. ``AssetLibrary/credentialSource`` tells which source
+    /// answered.
+    case `default`
+    /// The chain of ``default`` for this profile of the shared files. As with the aws CLI's `--profile`, the
+    /// environment's keys (`AWS_ACCESS_KEY_ID`, `AWS_WEB_IDENTITY_TOKEN_FILE`) are not used; a profile in neither
+    /// file is an error.
+    case profile(String)
+    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and optionally `AWS_SESSION_TOKEN`, read when the library opens
+    /// (which fails with ``CloudAssetsError/Code/missingCredentials`` when they are not set). Never refreshed.
     case environment
     /// Fixed keys.
     case `static`(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil)
@@ -64,9 +86,15 @@ extension AssetLibrary {
         /// ``AssetLibrary/AddressingStyle/automatic``: virtual-hosted (`https://bucket.s3.region.amazonaws.com/key`)
         /// for AWS endpoints when the bucket name allows it, path-style (`https://endpoint/bucket/key`) otherwise.
         public var addressingStyle = AssetLibrary.AddressingStyle.automatic
-        /// Where the access key comes from. Default ``Credentials/environment`` (`AWS_ACCESS_KEY_ID`,
-        /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`).
-        public var credentials = Credentials.environment
+        /// Where the access key comes from. Default ``Credentials/default``: the AWS credential chain (the
+        /// environment, `AWS_PROFILE` in `~/.aws`, roles, web identity, container, instance metadata).
+        public var credentials = Credentials.default
+        /// The environment the credential chain reads instead of the process's (tests); nil: the process's.
+        var credentialEnvironment: [String: String]? = nil
+        /// When temporary credentials are refreshed (tests); nil: the defaults of ``CredentialRefreshState/Timing``.
+        var credentialTiming: CredentialRefreshState.Timing? = nil
+        /// The clock credentials' expiry is read on (tests); nil: the real one.
+        var credentialClock: (@Sendable () -> Date)? = nil
         /// Where originals, thumbnails and metadata sidecars live in the bucket. Default `originals/`,
         /// `thumbnails/…jpg`, `metadata/…json`.
         public var layout = BucketLayout()

@@ -76,12 +76,16 @@ public struct CloudAssetsError: Error, Sendable, CustomStringConvertible {
         public static let endpointUnreachable = Code("endpointUnreachable")
         /// The endpoint's TLS certificate was not trusted (see ``AssetLibrary/Configuration/caBundlePath``).
         public static let tlsNotTrusted = Code("tlsNotTrusted")
-        /// No credentials were configured, or the environment lacks `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`.
+        /// No usable credentials: nothing along the credential chain (``Credentials/default``), the environment
+        /// lacks `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY` (``Credentials/environment``), or the source configured
+        /// failed (a malformed `~/.aws` file, a `credential_process` that fails, credentials that expired and could
+        /// not be refreshed). The message names what was tried or what failed.
         public static let missingCredentials = Code("missingCredentials")
         /// The configuration cannot work (an empty bucket name, an empty access key or secret, an endpoint that is
         /// not an `http` or `https` URL with a host): thrown by `init`, before any request. Never transient.
         public static let invalidConfiguration = Code("invalidConfiguration")
-        /// The service rejected the credentials (unknown access key, wrong secret) or denied access.
+        /// The service rejected the credentials (unknown access key, wrong secret) or denied access, or STS
+        /// refused to issue the role's credentials.
         public static let accessDenied = Code("accessDenied")
         /// The bucket does not exist.
         public static let noSuchBucket = Code("noSuchBucket")
@@ -285,6 +289,10 @@ extension CloudAssetsError {
         case .invalidRange: self.init(.invalidRange, text, underlying: error)
         case .cancelled: self.init(.cancelled, text, underlying: error)
         case .requestTimeTooSkewed: self.init(.clockSkewed, text, underlying: error)
+        case .credentials(let cause):
+            let code: Code =
+                cause.isDenied ? .accessDenied : cause.isUnreachable ? .endpointUnreachable : .missingCredentials
+            self.init(code, text, underlying: error)
         case .service(let code, _, let status, _):
             if code == "AuthorizationHeaderMalformed" || code == "IllegalLocationConstraintException" {
                 self.init(.wrongRegion, text, underlying: error)

@@ -44,24 +44,10 @@ final class LibraryContext: Sendable {
     {
         guard let endpoint = configuration.endpoint else { return nil }
         try Self.validate(configuration, endpoint: endpoint)
-        let credentials: AWSCredentials?
-        switch configuration.credentials {
-        case .anonymous:
-            credentials = nil
-        case .static(let key, let secret, let token):
-            credentials = AWSCredentials(accessKeyID: key, secretAccessKey: secret, sessionToken: token)
-        case .environment:
-            let env = ProcessInfo.processInfo.environment
-            guard let key = env["AWS_ACCESS_KEY_ID"], let secret = env["AWS_SECRET_ACCESS_KEY"], !key.isEmpty,
-                !secret.isEmpty
-            else {
-                throw AssetLibraryError.missingCredentials
-            }
-            credentials = AWSCredentials(
-                accessKeyID: key, secretAccessKey: secret, sessionToken: env["AWS_SESSION_TOKEN"])
-        }
+        let signing = try configuration.signingCredentials()
         var clientConfiguration = S3ClientConfiguration(endpoint: endpoint, region: configuration.region)
-        clientConfiguration.credentials = credentials
+        clientConfiguration.credentials = signing.credentials
+        clientConfiguration.credentialCache = signing.cache
         clientConfiguration.observer = observer
         clientConfiguration.caBundlePath = configuration.caBundlePath
         clientConfiguration.verifyTLS = configuration.verifyTLS

@@ -1,3 +1,4 @@
+import AWSSigV4
 import AssetStore
 import Foundation
 import S3Transfer
@@ -8,7 +9,7 @@ extension SyncEngine {
     /// clock against this computer's.
     func checkConnection() async -> ConnectionReport {
         typealias Check = ConnectionReport.Check
-        var checks: [Check] = [Check(aspect: .credentials, summary: credentialsSummary(), problem: nil)]
+        var checks: [Check] = [await credentialsCheck()]
         guard let endpoint = configuration.endpoint, let remote else {
             checks.append(
                 Check(
@@ -56,9 +57,27 @@ extension SyncEngine {
         return ConnectionReport(checks: checks)
     }
 
-    /// Where the credentials come from, never the secret.
+    /// Where the credentials come from, never the secret. The AWS credential chain is resolved now: the line says
+    /// which provider answered (profile, expiry), or is the one-line error naming what was tried.
+    private func credentialsCheck() async -> ConnectionReport.Check {
+        guard let cache = remote?.client.configuration.credentialCache else {
+            return ConnectionReport.Check(aspect: .credentials, summary: credentialsSummary(), problem: nil)
+        }
+        do {
+            let origin = try await cache.resolve()
+            let key = cache.cachedCredentials.map { ": key " + Self.shortened($0.accessKeyID) } ?? ""
+            return ConnectionReport.Check(
+                aspect: .credentials, summary: "AWS credential chain: \(origin)\(key)", problem: nil)
+        } catch {
+            let problem = CloudAssetsError(S3Error.credentials(error))
+            return ConnectionReport.Check(aspect: .credentials, summary: problem.description, problem: problem)
+        }
+    }
+
+    /// Where fixed credentials come from, never the secret.
     private func credentialsSummary() -> String {
         switch configuration.credentials {
+        case .default, .profile: return "the AWS credential chain (no endpoint: not resolved)"
         case .anonymous: return "anonymous: requests are not signed"
         case .static(let key, _, let token):
             return "given in the configuration: key \(Self.shortened(key))"

@@ -1,3 +1,4 @@
+import AWSSigV4
 import Essentials
 package import Foundation
 
@@ -31,14 +32,15 @@ extension S3Client {
         case .keyAbsent:
             headers.append(("if-none-match", "*"))
             let (head, _) = try await send {
-                makeRequest(method: "PUT", bucket: bucket, key: key, headers: headers, body: body)
+                makeRequest(method: "PUT", bucket: bucket, key: key, headers: headers, body: body, credentials: $0)
             }
             return S3ETag.unquoted(head["etag"] ?? "")
         case .etagMatches(let etag):
             let base = headers
-            let head = try await sendIfMatch(bucket: bucket, key: key, etag: etag) { ifMatch in
+            let head = try await sendIfMatch(bucket: bucket, key: key, etag: etag) { ifMatch, credentials in
                 makeRequest(
-                    method: "PUT", bucket: bucket, key: key, headers: base + [("if-match", ifMatch)], body: body)
+                    method: "PUT", bucket: bucket, key: key, headers: base + [("if-match", ifMatch)], body: body,
+                    credentials: credentials)
             }
             return S3ETag.unquoted(head["etag"] ?? "")
         }
@@ -53,8 +55,9 @@ extension S3Client {
     /// - Throws: ``S3Error/preconditionFailed`` when the key holds another version; ``S3Error/noSuchKey`` when it
     ///   holds nothing (on services that say so); other ``S3Error``s.
     package func deleteObject(bucket: String, key: String, ifMatch etag: String) async throws(S3Error) {
-        _ = try await sendIfMatch(bucket: bucket, key: key, etag: etag) { ifMatch in
-            makeRequest(method: "DELETE", bucket: bucket, key: key, headers: [("if-match", ifMatch)])
+        _ = try await sendIfMatch(bucket: bucket, key: key, etag: etag) { ifMatch, credentials in
+            makeRequest(
+                method: "DELETE", bucket: bucket, key: key, headers: [("if-match", ifMatch)], credentials: credentials)
         }
     }
 
@@ -63,12 +66,13 @@ extension S3Client {
     /// endpoint compares the bare form (Ceph's RADOS Gateway 16 does), which every later request then uses; the
     /// refused request is sent again in that form.
     func sendIfMatch(
-        bucket: String, key: String, etag: String, _ request: (String) -> HTTPRequest
+        bucket: String, key: String, etag: String,
+        _ request: (_ ifMatch: String, _ credentials: AWSCredentials?) -> HTTPRequest
     ) async throws(S3Error) -> HTTPResponseHead {
         let bare = S3ETag.unquoted(etag)
         let form = ifMatchForm.withLock { $0 }
         do {
-            let (head, _) = try await send { request(form.header(bare)) }
+            let (head, _) = try await send { request(form.header(bare), $0) }
             return head
         } catch {
             // Another writer, or an endpoint that compares the bare form: a read tells which.
@@ -76,7 +80,7 @@ extension S3Client {
                 let current = try? await headObject(bucket: bucket, key: key), S3ETag.unquoted(current.etag) == bare
             else { throw error }
         }
-        let (head, _) = try await send { request(IfMatchForm.bare.header(bare)) }
+        let (head, _) = try await send { request(IfMatchForm.bare.header(bare), $0) }
         ifMatchForm.withLock { $0 = .bare }
         return head
     }

@@ -26,7 +26,9 @@ extension S3Client {
         if let continuationToken { query.append(("continuation-token", continuationToken)) }
         if let startAfter { query.append(("start-after", startAfter)) }
         if let maxKeys { query.append(("max-keys", String(maxKeys))) }
-        let (_, body) = try await send { makeRequest(method: "GET", bucket: bucket, key: nil, query: query) }
+        let (_, body) = try await send {
+            makeRequest(method: "GET", bucket: bucket, key: nil, query: query, credentials: $0)
+        }
         return try Self.parseListing(body, bucket: bucket)
     }
 

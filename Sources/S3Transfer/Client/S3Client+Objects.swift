@@ -12,7 +12,9 @@ extension S3Client {
     /// - Returns: The head. A missing key throws ``S3Error/noSuchKey``.
     package func headObject(bucket: String, key: String) async throws(S3Error) -> S3ObjectHead {
         let (head, _) = try await send {
-            makeRequest(method: "HEAD", bucket: bucket, key: key, headers: [("x-amz-checksum-mode", "ENABLED")])
+            makeRequest(
+                method: "HEAD", bucket: bucket, key: key, headers: [("x-amz-checksum-mode", "ENABLED")],
+                credentials: $0)
         }
         return try S3ObjectHead(head: head)
     }
@@ -37,7 +39,9 @@ extension S3Client {
             headers.append(("range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)"))
         }
         if let ifMatch { headers.append(("if-match", S3ETag.quoted(S3ETag.unquoted(ifMatch)))) }
-        let (head, body) = try await send { makeRequest(method: "GET", bucket: bucket, key: key, headers: headers) }
+        let (head, body) = try await send {
+            makeRequest(method: "GET", bucket: bucket, key: key, headers: headers, credentials: $0)
+        }
         let objectHead = try S3ObjectHead(head: head)
         if let length = head["content-length"].flatMap({ Int($0) }), length != body.count {
             throw .transport(curlCode: 18, message: "got \(body.count) of \(length) bytes")
@@ -112,7 +116,7 @@ extension S3Client {
         headers.append(("content-md5", Data(Insecure.MD5.hash(data: body)).base64EncodedString()))
         if let checksum { headers.append(("x-amz-checksum-\(checksum.rawValue)", checksum.checksum(of: body))) }
         let (head, _) = try await send {
-            makeRequest(method: "PUT", bucket: bucket, key: key, headers: headers, body: body)
+            makeRequest(method: "PUT", bucket: bucket, key: key, headers: headers, body: body, credentials: $0)
         }
         return S3ETag.unquoted(head["etag"] ?? "")
     }
@@ -122,6 +126,6 @@ extension S3Client {
     ///   - bucket: The bucket.
     ///   - key: The key.
     package func deleteObject(bucket: String, key: String) async throws(S3Error) {
-        _ = try await send { makeRequest(method: "DELETE", bucket: bucket, key: key) }
+        _ = try await send { makeRequest(method: "DELETE", bucket: bucket, key: key, credentials: $0) }
     }
 }

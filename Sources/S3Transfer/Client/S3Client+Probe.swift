@@ -17,7 +17,9 @@ extension S3Client {
     /// endpoint, the credentials, the bucket and the clock at once. Retries as every request does.
     package func probe(bucket: String, prefix: String) async throws(S3Error) -> Probe {
         let query: [(name: String, value: String)] = [("list-type", "2"), ("prefix", prefix), ("max-keys", "1")]
-        let (head, body) = try await send { makeRequest(method: "GET", bucket: bucket, key: nil, query: query) }
+        let (head, body) = try await send {
+            makeRequest(method: "GET", bucket: bucket, key: nil, query: query, credentials: $0)
+        }
         let page = try Self.parseListing(body, bucket: bucket)
         return Probe(
             keys: page.objects.count, serverDate: head["date"].flatMap(HTTPDate.parse), localDate: localClock())

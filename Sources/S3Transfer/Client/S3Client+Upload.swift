@@ -91,9 +91,10 @@ extension S3Client {
         headers.append(("content-length", String(body.count)))
         if let checksum { headers.append((checksum.headerName, checksum.base64)) }
         if ifNoneMatch { headers.append(("if-none-match", "*")) }
-        let (head, _) = try await send(policy: policy, retryingAlso: Self.isConditionalConflict) {
+        let (head, _) = try await send(policy: policy, retryingAlso: Self.isConditionalConflict) { credentials in
             attempts += 1
-            return makeUploadRequest(method: "PUT", bucket: bucket, key: key, headers: headers, body: body)
+            return makeUploadRequest(
+                method: "PUT", bucket: bucket, key: key, headers: headers, body: body, credentials: credentials)
         }
         return head
     }
@@ -101,17 +102,17 @@ extension S3Client {
     /// A request carrying an upload body, signed over `UNSIGNED-PAYLOAD`.
     private func makeUploadRequest(
         method: String, bucket: String, key: String, query: [(name: String, value: String)] = [],
-        headers: [(name: String, value: String)], body: S3UploadBody
+        headers: [(name: String, value: String)], body: S3UploadBody, credentials: AWSCredentials?
     ) -> HTTPRequest {
         switch body {
         case .data(let data):
             makeRequest(
                 method: method, bucket: bucket, key: key, query: query, headers: headers, body: data,
-                payloadHash: SigV4.unsignedPayload)
+                payloadHash: SigV4.unsignedPayload, credentials: credentials)
         case .file(let file):
             makeRequest(
                 method: method, bucket: bucket, key: key, query: query, headers: headers, bodyFile: file,
-                payloadHash: SigV4.unsignedPayload)
+                payloadHash: SigV4.unsignedPayload, credentials: credentials)
         }
     }
 
@@ -132,7 +133,8 @@ extension S3Client {
         }
         let (_, body) = try await send(policy: policy) {
             makeRequest(
-                method: "POST", bucket: bucket, key: key, query: [("uploads", "")], headers: headers, body: Data())
+                method: "POST", bucket: bucket, key: key, query: [("uploads", "")], headers: headers, body: Data(),
+                credentials: $0)
         }
         let root = try S3XMLParser.parse(body)
         guard root.name == "InitiateMultipartUploadResult" else {
@@ -153,7 +155,8 @@ extension S3Client {
         var headers: [(name: String, value: String)] = [("content-length", String(body.count))]
         if let checksum { headers.append((checksum.headerName, checksum.base64)) }
         let (head, _) = try await send(policy: policy) {
-            makeUploadRequest(method: "PUT", bucket: bucket, key: key, query: query, headers: headers, body: body)
+            makeUploadRequest(
+                method: "PUT", bucket: bucket, key: key, query: query, headers: headers, body: body, credentials: $0)
         }
         guard let etag = head["etag"].map(S3ETag.unquoted), !etag.isEmpty else {
             throw .malformedResponse("UploadPart response without an ETag")
@@ -175,7 +178,7 @@ extension S3Client {
             var query: [(name: String, value: String)] = [("uploadId", uploadId)]
             if marker > 0 { query.append(("part-number-marker", String(marker))) }
             let (_, body) = try await send(policy: policy) {
-                makeRequest(method: "GET", bucket: bucket, key: key, query: query)
+                makeRequest(method: "GET", bucket: bucket, key: key, query: query, credentials: $0)
             }
             let root = try S3XMLParser.parse(body)
             guard root.name == "ListPartsResult" else {
@@ -240,11 +243,11 @@ extension S3Client {
         let (_, body) = try await send(
             policy: policy, retryingAlso: Self.isConditionalConflict,
             failureIn2xx: { _, body in Self.embeddedError(body) }
-        ) {
+        ) { credentials in
             attempts += 1
             return makeRequest(
                 method: "POST", bucket: bucket, key: key, query: [("uploadId", uploadId)], headers: headers,
-                body: payload)
+                body: payload, credentials: credentials)
         }
         let root = try S3XMLParser.parse(body)
         guard root.name == "CompleteMultipartUploadResult" else {
@@ -272,7 +275,8 @@ extension S3Client {
     func abortUpload(bucket: String, key: String, uploadId: String, policy: RetryPolicy) async throws(S3Error) {
         do {
             _ = try await send(policy: policy) {
-                makeRequest(method: "DELETE", bucket: bucket, key: key, query: [("uploadId", uploadId)])
+                makeRequest(
+                    method: "DELETE", bucket: bucket, key: key, query: [("uploadId", uploadId)], credentials: $0)
             }
         } catch {
             if error.serviceCode == "NoSuchUpload" { return }

@@ -1,4 +1,4 @@
-import AWSSigV4
+package import AWSSigV4
 import Essentials
 package import Foundation
 
@@ -63,11 +63,39 @@ package final class S3Client: Sendable {
 
     // MARK: Building requests
 
+    /// The credentials to sign the next attempt with: those of the configuration, or the credential cache's
+    /// (resolved on first use and refreshed ahead of their expiry; the wait is shared with every other request).
+    /// nil signs nothing (anonymous requests).
+    /// - Throws: ``S3Error/credentials(_:)`` when the cache has none to give.
+    package func signingCredentials() async throws(S3Error) -> AWSCredentials? {
+        guard let cache = configuration.credentialCache else { return configuration.credentials }
+        do {
+            return try await cache.current()
+        } catch {
+            throw .credentials(error)
+        }
+    }
+
+    /// What ``signingCredentials()`` gives without waiting: the credentials of the configuration or those the
+    /// cache holds and may use now (`ready(nil)` for anonymous requests), or `mustWait` when the cache has to
+    /// resolve or refresh them first (the synchronous first attempt of a download then leaves it to its task).
+    enum ImmediateCredentials {
+        case ready(AWSCredentials?)
+        case mustWait
+    }
+
+    /// ``signingCredentials()`` if it would not wait (see ``ImmediateCredentials``).
+    func signingCredentialsWithoutWaiting() -> ImmediateCredentials {
+        guard let cache = configuration.credentialCache else { return .ready(configuration.credentials) }
+        return cache.currentWithoutWaiting().map { .ready($0) } ?? .mustWait
+    }
+
     /// Builds and signs one request (with the corrected clock).
+    /// - Parameter credentials: What to sign with (``signingCredentials()``); nil leaves the request unsigned.
     func makeRequest(
         method: String, bucket: String, key: String?, query: [(name: String, value: String)] = [],
         headers: [(name: String, value: String)] = [], body: Data? = nil, bodyFile: HTTPFileBody? = nil,
-        payloadHash: String? = nil, stallTimeout: TimeInterval? = nil
+        payloadHash: String? = nil, stallTimeout: TimeInterval? = nil, credentials: AWSCredentials?
     ) -> HTTPRequest {
         let scheme = endpointScheme
         var host = endpointHost
@@ -84,7 +112,7 @@ package final class S3Client: Sendable {
         var url = "\(scheme)://\(host)\(SigV4.uriEncode(path, encodeSlash: false))"
         if !query.isEmpty { url += "?" + SigV4.canonicalQueryString(query) }
         var allHeaders = headers
-        if let credentials = configuration.credentials {
+        if let credentials {
             let signer = SigV4Signer(credentials: credentials, region: configuration.region)
             let hash = payloadHash ?? (body.map { SigV4.sha256Hex(data: $0) } ?? SigV4.emptyPayloadHash)
             allHeaders += signer.sign(
@@ -122,15 +150,18 @@ package final class S3Client: Sendable {
         return result
     }
 
-    /// Sends one request built by `build` (called again for each attempt, so each is signed afresh) and
-    /// returns a 2xx response; retries per ``S3ClientConfiguration/retryPolicy`` and once more after a
-    /// clock-skew correction.
-    func send(_ build: () -> HTTPRequest) async throws(S3Error) -> (HTTPResponseHead, Data) {
+    /// Sends one request built by `build` (called again for each attempt with the credentials of that attempt, so
+    /// each is signed afresh) and returns a 2xx response; retries per ``S3ClientConfiguration/retryPolicy`` and
+    /// once more after a clock-skew correction.
+    func send(_ build: (_ credentials: AWSCredentials?) -> HTTPRequest) async throws(S3Error)
+        -> (HTTPResponseHead, Data)
+    {
         try await send(policy: configuration.retryPolicy, build)
     }
 
-    /// The one retry loop of every request: sends the request `build` makes (called again for each attempt, so
-    /// each is signed afresh) and returns a 2xx response. A failure is retried when another attempt may cure it
+    /// The one retry loop of every request: sends the request `build` makes (called again for each attempt, with
+    /// the credentials of that attempt from ``signingCredentials()``, so each is signed afresh — with refreshed
+    /// credentials once the old ones near their expiry) and returns a 2xx response. A failure is retried when another attempt may cure it
     /// (``S3Error/isRetryable``, or `retryingAlso` says so), within `policy`'s budget and after its backoff (at
     /// least what a `Retry-After` asks); a clock-skew error is retried once more, re-signed with the corrected
     /// clock. Throws ``S3Error/cancelled`` when the task is cancelled.
@@ -140,17 +171,19 @@ package final class S3Client: Sendable {
     ///     `409 ConditionalRequestConflict`).
     ///   - failureIn2xx: The failure a 2xx response stands for, if any (S3 can answer CompleteMultipartUpload with
     ///     200 and an `<Error>` document); it is handled like an error response.
-    ///   - build: Makes the request of one attempt.
+    ///   - build: Makes the request of one attempt, signed with the credentials given.
+    /// - Throws: ``S3Error/credentials(_:)`` at once (not retried) when there are no credentials to sign with.
     func send(
         policy: RetryPolicy, retryingAlso: (S3Error) -> Bool = { _ in false },
-        failureIn2xx: (HTTPResponseHead, Data) -> S3Error? = { _, _ in nil }, _ build: () -> HTTPRequest
+        failureIn2xx: (HTTPResponseHead, Data) -> S3Error? = { _, _ in nil },
+        _ build: (_ credentials: AWSCredentials?) -> HTTPRequest
     ) async throws(S3Error) -> (HTTPResponseHead, Data) {
         let observer = configuration.observer
         var retries = RetryState(policy: policy, observer: observer)
         while true {
             let failure: S3Error
             var retryAfter: TimeInterval?
-            let request = build()
+            let request = build(try await signingCredentials())
             if observer != nil { retries.request = TransferObserver.name(method: request.method, url: request.url) }
             do {
                 let (head, body) = try await engine.data(for: request)

@@ -15,8 +15,11 @@ package struct S3ClientConfiguration: Sendable, Hashable {
     package var endpoint: URL
     /// The signing region.
     package var region: String
-    /// The credentials; nil sends unsigned (anonymous) requests.
+    /// The credentials; nil sends unsigned (anonymous) requests. Ignored when ``credentialCache`` is set.
     package var credentials: AWSCredentials?
+    /// Where the credentials of each attempt come from when they are resolved (the AWS credential chain) and
+    /// refreshed as they near their expiry; nil: ``credentials``.
+    package var credentialCache: CredentialCache?
     /// Path-style or virtual-hosted bucket addressing.
     package var addressingStyle: S3AddressingStyle
     /// A PEM CA bundle to trust instead of the system's.

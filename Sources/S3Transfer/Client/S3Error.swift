@@ -39,6 +39,9 @@ package indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertibl
     case cancelled
     /// Every attempt failed; `lastError` is the last cause.
     case retriesExhausted(lastError: S3Error, attempts: Int)
+    /// No credentials to sign with: none found along the credential chain, or the source configured failed
+    /// (``CredentialError`` says which and why).
+    case credentials(CredentialError)
     /// A local file could not be created, written, synced, renamed or read. An upload whose file changed while it
     /// was read (another size or modification time than at the start) fails with `errno` `ESTALE` (see
     /// ``isSourceFileChanged``).
@@ -85,6 +88,7 @@ package indirect enum S3Error: Error, Sendable, Hashable, CustomStringConvertibl
             return
                 "The data is in the cloud and network access is not allowed for this request. Allow network access to download or upload it."
         case .cancelled: return "The request was cancelled."
+        case .credentials(let error): return error.description
         case .retriesExhausted(let lastError, let attempts):
             return "Gave up after \(attempts) attempts. Last error: \(lastError.description)"
         case .fileSystem(let path, ESTALE):

@@ -1,3 +1,4 @@
+import AWSSigV4
 import Essentials
 import Foundation
 
@@ -126,9 +127,15 @@ extension DownloadJob {
     func attempt(writer: PartFileWriter, offset: Int64, version: ObjectVersion) async
         -> DownloadAttemptOutcome
     {
+        let credentials: AWSCredentials?
+        do {
+            credentials = try await client.signingCredentials()
+        } catch {
+            return .failed(error, nil)
+        }
         let outcome = await withCheckedContinuation {
             (continuation: CheckedContinuation<DownloadAttemptOutcome, Never>) in
-            let started = startAttempt(writer: writer, offset: offset, version: version) {
+            let started = startAttempt(writer: writer, offset: offset, version: version, credentials: credentials) {
                 continuation.resume(returning: $0)
             }
             if !started { continuation.resume(returning: .failed(.cancelled, nil)) }
@@ -138,10 +145,10 @@ extension DownloadJob {
         return outcome
     }
 
-    /// Signs and starts one GET; false (and nothing started) when the job was cancelled or paused meanwhile.
-    /// `completion` runs on the engine thread; the writer may still have queued work then.
+    /// Signs (with `credentials`) and starts one GET; false (and nothing started) when the job was cancelled or
+    /// paused meanwhile. `completion` runs on the engine thread; the writer may still have queued work then.
     func startAttempt(
-        writer: PartFileWriter, offset: Int64, version: ObjectVersion,
+        writer: PartFileWriter, offset: Int64, version: ObjectVersion, credentials: AWSCredentials?,
         completion: @escaping @Sendable (DownloadAttemptOutcome) -> Void
     ) -> Bool {
         var headers: [(name: String, value: String)] = [("x-amz-checksum-mode", "ENABLED")]
@@ -176,7 +183,7 @@ extension DownloadJob {
         writer.attach(engine, id)
         var request = client.makeRequest(
             method: "GET", bucket: request.bucket, key: request.key, headers: headers,
-            stallTimeout: configuration.stallTimeout)
+            stallTimeout: configuration.stallTimeout, credentials: credentials)
         request.successHeaders = DownloadStreamHandler.headersRead
         return state.withLock { state -> Bool in
             guard !state.cancelled, !state.paused else { return false }

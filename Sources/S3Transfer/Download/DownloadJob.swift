@@ -194,6 +194,10 @@ final class DownloadJob: @unchecked Sendable {
         guard !PartSidecar.lookup(forPart: partPath).present else {
             return startTask(first: nil, holdingSlot: true)
         }
+        // Credentials that must be resolved or refreshed first are awaited on the task path.
+        guard case .ready(let credentials) = client.signingCredentialsWithoutWaiting() else {
+            return startTask(first: nil, holdingSlot: true)
+        }
         if case .failure(let error) = openPart(writer, truncate: true) {
             // From the writer's queue, after this returns: the slot's next grant may run on this thread and
             // fail the same way (a missing folder), which must not nest one grant in another thousands deep.
@@ -203,7 +207,8 @@ final class DownloadJob: @unchecked Sendable {
             }
             return
         }
-        let started = startAttempt(writer: writer, offset: 0, version: ObjectVersion()) { [self] outcome in
+        let started = startAttempt(writer: writer, offset: 0, version: ObjectVersion(), credentials: credentials) {
+            [self] outcome in
             firstAttemptEnded(outcome, writer: writer)
         }
         if !started { startTask(first: (writer, .failed(.cancelled, nil)), holdingSlot: true) }

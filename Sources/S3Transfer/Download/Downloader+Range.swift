@@ -1,3 +1,4 @@
+import AWSSigV4
 import Essentials
 package import Foundation
 
@@ -171,6 +172,12 @@ extension Downloader {
         writer: PartFileWriter, expectation: DownloadStreamHandler.Expectation,
         headers: [(name: String, value: String)], bucket: String, key: String
     ) async -> DownloadAttemptOutcome {
+        let credentials: AWSCredentials?
+        do {
+            credentials = try await client.signingCredentials()
+        } catch {
+            return .failed(error, nil)
+        }
         let engine = client.engine
         let id = engine.makeTransferID()
         let client = self.client
@@ -183,7 +190,7 @@ extension Downloader {
                 engine.start(
                     client.makeRequest(
                         method: "GET", bucket: bucket, key: key, headers: headers,
-                        stallTimeout: configuration.stallTimeout),
+                        stallTimeout: configuration.stallTimeout, credentials: credentials),
                     handler: handler, id: id)
             }
         } onCancel: {

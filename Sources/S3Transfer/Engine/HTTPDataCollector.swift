@@ -13,7 +13,11 @@ final class HTTPDataCollector: HTTPResponseHandler, @unchecked Sendable {
     // Touched only on the engine thread once the transfer has started.
     private var head = HTTPResponseHead(status: 0, headers: [:])
     private var body = Data()
+    /// The most body bytes kept; more aborts the transfer.
+    private let bodyLimit: Int
     var onComplete: (@Sendable (Result<(HTTPResponseHead, Data), HTTPTransportError>) -> Void)?
+
+    init(bodyLimit: Int = .max) { self.bodyLimit = bodyLimit }
 
     func setTransfer(_ id: HTTPTransferID, engine: HTTPEngine) {
         let cancel = state.withLock { state -> Bool in
@@ -44,6 +48,7 @@ final class HTTPDataCollector: HTTPResponseHandler, @unchecked Sendable {
 
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition {
         ThreadRole.httpEngine.assertCurrent()
+        guard bytes.count <= bodyLimit - body.count else { return .abort }
         body.append(bytes.assumingMemoryBound(to: UInt8.self))
         return .consumed
     }

@@ -77,11 +77,15 @@ package final class HTTPEngine: Sendable {
 
     /// Sends a request and collects the whole response body in memory. Meant for small responses
     /// (listings, errors, thumbnails). Cancelling the task cancels the transfer.
-    /// - Parameter request: What to send.
+    /// - Parameters:
+    ///   - request: What to send.
+    ///   - bodyLimit: The most body bytes kept: a longer body aborts the transfer (``HTTPTransportError/aborted``).
     /// - Returns: The response head and body.
     /// - Throws: ``HTTPTransportError`` when no complete response arrived.
-    package func data(for request: HTTPRequest) async throws(HTTPTransportError) -> (HTTPResponseHead, Data) {
-        let collector = HTTPDataCollector()
+    package func data(for request: HTTPRequest, bodyLimit: Int = .max) async throws(HTTPTransportError)
+        -> (HTTPResponseHead, Data)
+    {
+        let collector = HTTPDataCollector(bodyLimit: bodyLimit)
         let result: Result<(HTTPResponseHead, Data), HTTPTransportError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 collector.onComplete = { continuation.resume(returning: $0) }

@@ -29,6 +29,8 @@ struct RequestAuthenticator: Sendable {
     var region: String
     /// Largest accepted difference between the request's time and the server's.
     var maxSkew: TimeInterval = 15 * 60
+    /// Key pairs accepted until they expire (added while the server runs).
+    let temporary = TemporaryCredentials()
 
     init(credentials: [AWSCredentials], region: String) {
         var byKey: [String: AWSCredentials] = [:]
@@ -53,8 +55,12 @@ struct RequestAuthenticator: Sendable {
         return .anonymous
     }
 
-    private func lookup(_ accessKeyID: String) throws(S3Error) -> AWSCredentials {
-        try Self.lookup(accessKeyID, in: credentials)
+    private func lookup(_ accessKeyID: String, _ request: S3Request) throws(S3Error) -> AWSCredentials {
+        if credentials[accessKeyID] == nil, let issued = try temporary.lookup(accessKeyID) {
+            try TemporaryCredentials.checkToken(issued, request)
+            return issued
+        }
+        return try Self.lookup(accessKeyID, in: credentials)
     }
 
     static func lookup(_ accessKeyID: String, in credentials: [String: AWSCredentials]) throws(S3Error)
@@ -104,7 +110,7 @@ struct RequestAuthenticator: Sendable {
                     "The authorization header is malformed; it must be AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…."
             )
         }
-        let creds = try lookup(auth.accessKeyID)
+        let creds = try lookup(auth.accessKeyID, request)
         let amzDate: String
         let date: Date
         if let value = request.header("x-amz-date") {
@@ -177,7 +183,7 @@ struct RequestAuthenticator: Sendable {
                 status: 400, code: "AuthorizationQueryParametersError",
                 message: "X-Amz-Expires must be a number of seconds between 1 and 604800 (seven days).")
         }
-        let creds = try lookup(auth.accessKeyID)
+        let creds = try lookup(auth.accessKeyID, request)
         try checkScope(auth, amzDate: amzDate, code: "AuthorizationQueryParametersError")
         if now.timeIntervalSince(date) > TimeInterval(expires) {
             throw S3Error(

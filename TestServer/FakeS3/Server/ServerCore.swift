@@ -25,7 +25,7 @@ final class ServerCore: Sendable {
     }
 
     /// Whether requests must be signed at all (a server configured without credentials accepts everything).
-    var requiresAuthentication: Bool { !configuration.credentials.isEmpty }
+    var requiresAuthentication: Bool { !configuration.credentials.isEmpty || authenticator.temporary.isUsed }
 
     func isPublic(_ bucket: String) -> Bool { publicBuckets.withLock { $0.contains(bucket) } }
 

@@ -25,12 +25,14 @@ struct CLIFixture: Sendable {
     let folder: URL
     var store: URL { folder.appendingPathComponent("library", isDirectory: true) }
 
-    /// The environment every run gets: credentials, a private HOME (so no user config file is read), PATH, and
-    /// a full listing on every sync (these tests write the bucket as other tools do, behind the journal's back).
+    /// The environment every run gets: credentials, a private HOME (so no user config file is read), PATH, a
+    /// full listing on every sync (these tests write the bucket as other tools do, behind the journal's back), and
+    /// no instance metadata (the credential chain must not look for 169.254.169.254 from a test).
     var environment: [String: String] {
         [
             "AWS_ACCESS_KEY_ID": Self.accessKey, "AWS_SECRET_ACCESS_KEY": Self.secretKey,
             "HOME": folder.path, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "CLOUDASSETS_FULL_SYNC_INTERVAL": "0",
+            "AWS_EC2_METADATA_DISABLED": "true",
         ]
     }
 
