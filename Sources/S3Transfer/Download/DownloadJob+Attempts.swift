@@ -135,8 +135,14 @@ extension DownloadJob {
         }
         let outcome = await withCheckedContinuation {
             (continuation: CheckedContinuation<DownloadAttemptOutcome, Never>) in
-            let started = startAttempt(writer: writer, offset: offset, version: version, credentials: credentials) {
-                continuation.resume(returning: $0)
+            let started = startAttempt(
+                writer: writer, offset: offset, version: version, credentials: credentials
+            ) { [self] outcome in
+                // On the engine thread, which has just read the hasher (a batched MD5): the job's lock, taken
+                // again below once resumed, orders that before the job's own use of the hasher — for any
+                // checker, not only through the continuation.
+                state.withLock { $0.currentTransfer = nil }
+                continuation.resume(returning: outcome)
             }
             if !started { continuation.resume(returning: .failed(.cancelled, nil)) }
         }
