@@ -182,7 +182,7 @@ struct GlobalOptions: ParsableArguments {
             throw CLIError("no library folder: pass --store DIR (or set CLOUDASSETS_STORE)")
         }
         let storePath = Self.expandingTilde(storeText, environment: env)
-        let endpointText = try Self.pick(
+        let givenEndpoint = try Self.pick(
             flag: ("--endpoint", endpoint), env: Self.endpointVariable(env), file: ("endpoint", file.endpoint))
         let bucketName = try Self.pick(
             flag: ("--bucket", bucket), env: ("CLOUDASSETS_BUCKET", env["CLOUDASSETS_BUCKET"]),
@@ -190,12 +190,13 @@ struct GlobalOptions: ParsableArguments {
         let regionName = try Self.pick(
             flag: ("--region", region), env: ("AWS_REGION", env["AWS_REGION"]), file: ("region", file.region))
         if requireRemote {
-            guard endpointText != nil else {
-                throw CLIError("no endpoint: pass --endpoint URL (or set AWS_ENDPOINT_URL)")
-            }
             guard bucketName != nil else { throw CLIError("no bucket: pass --bucket NAME (or set CLOUDASSETS_BUCKET)") }
         }
         var endpointURL: URL?
+        // No endpoint given: AWS's regional endpoint, as the aws CLI does (only where a command needs the bucket).
+        let endpointText =
+            givenEndpoint
+            ?? (requireRemote ? Self.awsEndpoint(region: regionName ?? env["AWS_DEFAULT_REGION"] ?? "us-east-1") : nil)
         if let endpointText {
             guard let url = URL(string: endpointText), url.scheme == "http" || url.scheme == "https", url.host != nil
             else { throw CLIError("endpoint \(endpointText) is not an http(s) URL") }
@@ -270,6 +271,11 @@ struct GlobalOptions: ParsableArguments {
 
     /// Opens the library, creating its folder. A `--store` that names a file, or sits below one, is a usage
     /// error in one line.
+    /// AWS's S3 endpoint for a region (`s3.<region>.amazonaws.com`; `.amazonaws.com.cn` in the China regions).
+    static func awsEndpoint(region: String) -> String {
+        "https://s3.\(region).amazonaws.com" + (region.hasPrefix("cn-") ? ".cn" : "")
+    }
+
     /// - Parameters:
     ///   - requireRemote: Whether an endpoint and a bucket must be configured.
     ///   - runsDownloads: Whether the library may start background downloads (pinned originals): only commands
