@@ -31,7 +31,8 @@ enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .locked(let path): "The library at \(path) is busy: another library is repairing it after a crash; try again."
+        case .locked(let path):
+            "The library at \(path) is busy: another library is repairing it after a crash; try again."
         case .closed: "The library was closed."
         case .cannotImport(let path, let reason): "Cannot import \(path): \(reason)."
         case .cannotEdit(let id, let reason): "Cannot edit asset \(id): \(reason)."
