@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `make docs`: the DocC site of the CloudAssets product, as static files in .build/docs (open
-# .build/docs/documentation/cloudassets/index.html through any static web server; the site's root is
-# /documentation/cloudassets). Fails on any DocC warning — a broken symbol link, a bad directive, a tutorial step
-# whose file is missing — and on any public symbol without a summary, then prints the coverage table.
+# `make docs`: the DocC site of the CloudAssets product, as static files in .build/docs, to be served at the root
+# of any static web server (`python3 -m http.server -d .build/docs 8000`, then open
+# http://127.0.0.1:8000/documentation/cloudassets, or /tutorials/cloudassets for the tutorial). Fails on any DocC
+# warning — a broken symbol link, a bad directive, a tutorial step whose file is missing — and on any public symbol
+# without a summary, then prints the coverage.
 set -euo pipefail
 SWIFT=${SWIFT:-swift}
 OUT=.build/docs
@@ -38,4 +39,4 @@ if missing:
     print("docs: without a summary:\n  " + "\n  ".join(missing))
     sys.exit(1)
 EOF
-echo "docs: the site is in $OUT (documentation/cloudassets/index.html; tutorials/cloudassets)"
+echo "docs: the site is in $OUT; serve it (python3 -m http.server -d $OUT 8000) and open /documentation/cloudassets"
