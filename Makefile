@@ -4,7 +4,7 @@ SWIFT ?= swift
 RELEASE_BIN = .build/release
 
 .PHONY: all deps deps-python deps-bench build test rgw-test tsan demo gallery bench bench-gallery bench-scale bench-details soak lint format \
-	server clean
+	server docs clean
 
 all: build
 
@@ -91,6 +91,11 @@ soak: deps-python
 	$(SWIFT) build --build-tests
 	CLOUDASSETS_SOAK=full $(SWIFT) test --skip-build --filter FaultSoakTests
 	CLOUDASSETS_SOAK=full $(SWIFT) test --skip-build --filter ReliabilityTests --skip FaultSoakTests
+
+# The DocC site of the CloudAssets product (articles, the tutorial, every public symbol) as static files in
+# .build/docs; fails on any DocC warning or undocumented public symbol and prints the documentation coverage.
+docs: deps
+	SWIFT=$(SWIFT) scripts/docs.sh
 
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources TestServer Tests Benchmarks

@@ -29,6 +29,8 @@ let package = Package(
         // Libraries log and count; the app chooses where it goes (a no-op unless it bootstraps a backend).
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        // `make docs`: the `generate-documentation` command (a plugin only; no target depends on it).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // C shims: typed wrappers around libcurl's variadic API, zlib's crc32, Linux file calls Glibc's Swift

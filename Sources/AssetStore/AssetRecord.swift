@@ -3,9 +3,13 @@ package import Foundation
 
 /// The kind of media an asset holds.
 public enum MediaType: Int, Sendable, Hashable, Codable, CaseIterable {
+    /// Neither an image, a video nor audio, or not known.
     case unknown = 0
+    /// A photo or other still image.
     case image = 1
+    /// A video.
     case video = 2
+    /// A sound recording.
     case audio = 3
 }
 
@@ -44,6 +48,7 @@ public struct AssetLocation: Sendable, Hashable, Codable {
     /// Metres above sea level, when known.
     public var altitude: Double?
 
+    /// A location at these coordinates (degrees) and, when known, altitude (metres).
     public init(latitude: Double, longitude: Double, altitude: Double? = nil) {
         self.latitude = latitude
         self.longitude = longitude

@@ -26,7 +26,7 @@ enum UserMessage {
             "\(error.description) (cloudassets also takes accessKeyID and secretAccessKey in its config file, and "
                 + "--profile)"
         case .libraryBusy:
-            "the library \(error.path ?? "") is busy: another cloudassets process has it open (a watch?); "
+            "the library \(error.path ?? "") is busy: another process is repairing it after a crash; "
                 + "try again later"
         case .endpointUnreachable: "\(error.description) (check --endpoint)"
         case .noSuchBucket: "no such bucket; check --bucket and --endpoint"

@@ -13,6 +13,7 @@ public struct AdjustmentData: Sendable, Hashable {
     /// The largest `data` the library stores and shares (it travels in the bucket's journal).
     public static let maximumSize = 64 << 10
 
+    /// Adjustment data in the format `formatIdentifier`, version `formatVersion`.
     public init(formatIdentifier: String, formatVersion: String, data: Data) {
         self.formatIdentifier = formatIdentifier
         self.formatVersion = formatVersion
@@ -43,6 +44,8 @@ public struct ContentEditingInputRequestOptions: Sendable {
     /// The longer side of ``ContentEditingInput/displaySizeImage``, in pixels. Default 1024.
     public var displaySize: Int
 
+    /// Options with the defaults: no adjustment data handled (the editor gets the current version), network
+    /// allowed, a 1024-pixel display image.
     public init(
         canHandleAdjustmentData: @escaping @Sendable (AdjustmentData) -> Bool = { _ in false },
         isNetworkAccessAllowed: Bool = true, displaySize: Int = 1024

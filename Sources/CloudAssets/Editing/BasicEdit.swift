@@ -87,6 +87,8 @@ public struct BasicEdit: Sendable, Hashable {
         }
     }
 
+    /// Two edits are equal when every setting is.
     public static func == (a: BasicEdit, b: BasicEdit) -> Bool { a.adjustments == b.adjustments }
+    /// Hashes every setting.
     public func hash(into hasher: inout Hasher) { hasher.combine(adjustments) }
 }

@@ -13,6 +13,7 @@ public enum AssetAvailability: Int, Sendable, Hashable, CaseIterable, Comparable
     /// The whole original is local and verified.
     case full = 3
 
+    /// Orders availabilities by how much is local: `cloudOnly` < `thumbnail` < `partial` < `full`.
     public static func < (lhs: AssetAvailability, rhs: AssetAvailability) -> Bool { lhs.rawValue < rhs.rawValue }
 
     init(_ stored: StoredAvailability) { self = AssetAvailability(rawValue: stored.rawValue)! }
@@ -47,8 +48,15 @@ public struct Asset: Sendable, Hashable, Identifiable {
     public let size: Int64
     /// ETag of the original as the bucket last reported it.
     public let etag: String
+    /// When the photo or video was taken: the original's `x-amz-meta-creation-date`, else its EXIF capture date
+    /// (read from the image's first bytes at sync, or from an imported file), else the object's Last-Modified
+    /// (or an imported file's date).
     public let creationDate: Date
+    /// When the asset's content last changed: the object's Last-Modified as last listed, the time of an import, or
+    /// the time of its latest content edit or revert.
     public let modificationDate: Date
+    /// Image, video, audio or unknown: the original's `x-amz-meta-media-type`, else guessed from its key's
+    /// extension (imports: from the file's signature and name).
     public let mediaType: MediaType
     /// The width the asset is drawn at, in pixels (PhotoKit's `pixelWidth`): that of the version it shows. With
     /// an edit (``hasAdjustments``), the edit's rendered version's width, as the edit recorded it; otherwise the
@@ -68,7 +76,10 @@ public struct Asset: Sendable, Hashable, Identifiable {
     public let storedPixelHeight: Int
     /// EXIF orientation, 1…8.
     public let orientation: Int
+    /// Whether the user marked the asset a favourite (shared with every library on the bucket).
     public let isFavorite: Bool
+    /// Whether the asset is hidden: left out of fetches unless ``FetchOptions/includeHiddenAssets`` is set
+    /// (shared with every library on the bucket).
     public let isHidden: Bool
     /// How much of the version the asset shows is local: its original's, or, with ``hasAdjustments``, the edited
     /// version's — `full` only when the rendered version is on disk, else `thumbnail` or `cloudOnly` (a rendered
@@ -90,6 +101,9 @@ public struct Asset: Sendable, Hashable, Identifiable {
     public let hasThumbnail: Bool
     /// `true` when the original is pinned (never evicted).
     public let isPinned: Bool
+    /// When this library's download of the original last completed; `nil` if it never did. With
+    /// ``AssetLibrary/Configuration/cacheSizeLimit``, originals are evicted least recently used first, by this date
+    /// and the reads this process made since.
     public let lastAccessDate: Date?
     /// A title the user gave the asset (shared with every library on the bucket).
     public let title: String?
@@ -204,6 +218,8 @@ public struct Asset: Sendable, Hashable, Identifiable {
         return Asset(record, revealsLocation: false)
     }
 
+    /// Hashes what identifies this value of the asset: its identifier, ETag, modification date, availability,
+    /// upload state and edit revision (consistent with `==`, which compares every property).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(id)
         hasher.combine(etag)

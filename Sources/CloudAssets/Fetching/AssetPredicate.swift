@@ -16,7 +16,10 @@ public indirect enum AssetPredicate: Sendable, Hashable {
     case modificationDate(Range<Date>)
     /// Assets whose availability is one of these.
     case availability(Set<AssetAvailability>)
+    /// Favourites (`true`) or the other assets (`false`).
     case isFavorite(Bool)
+    /// Hidden assets (`true`) or the other assets (`false`). Hidden assets are only fetched with
+    /// ``FetchOptions/includeHiddenAssets``.
     case isHidden(Bool)
     /// Assets in the trash (`true`) or not. Trashed assets are only fetched with
     /// ``FetchOptions/includeTrashedAssets``.
@@ -32,12 +35,13 @@ public indirect enum AssetPredicate: Sendable, Hashable {
     case and([AssetPredicate])
     /// At least one of these holds (`or([])` matches nothing).
     case or([AssetPredicate])
+    /// The assets the predicate does not match.
     case not(AssetPredicate)
 
     /// Assets of this media type.
     public static func mediaType(_ type: MediaType) -> AssetPredicate { .mediaTypes([type]) }
 
-    /// Evaluates the predicate on one asset: the store's in-memory test of ``storePredicate`` on the asset's fields,
+    /// Evaluates the predicate on one asset: the store's in-memory test of the predicate on the asset's fields,
     /// the very definition its SQL is written beside, so it answers as a fetch does.
     public func matches(_ asset: Asset) -> Bool {
         storePredicate.matches(TestedFields(asset), key: asset.key)

@@ -5,9 +5,13 @@ import AssetStore
 public struct AssetSortDescriptor: Sendable, Hashable {
     /// A property assets can be sorted by.
     public enum Key: Sendable, Hashable, CaseIterable {
-        case creationDate, modificationDate
+        /// ``Asset/creationDate``: when the photo or video was taken.
+        case creationDate
+        /// ``Asset/modificationDate``: when the content last changed.
+        case modificationDate
         /// The bucket key, compared byte-wise (UTF-8), case-sensitive.
         case key
+        /// ``Asset/size``: the original's size in bytes.
         case size
         /// The original's pixel count, ``Asset/storedPixelWidth`` × ``Asset/storedPixelHeight`` (the catalog's
         /// indexed column). Orientation does not change it, so it is ``Asset/pixelWidth`` × ``Asset/pixelHeight``
@@ -18,21 +22,30 @@ public struct AssetSortDescriptor: Sendable, Hashable {
         case uploadState
     }
 
+    /// The property compared.
     public var key: Key
+    /// `true` for smallest (earliest) first, `false` for largest (latest) first.
     public var ascending: Bool
 
+    /// Sorts by `key`, ascending unless `ascending` is `false`.
     public init(_ key: Key, ascending: Bool = true) {
         self.key = key
         self.ascending = ascending
     }
 
+    /// Sorts by creation date, ascending unless `ascending` is `false`.
     public static func creationDate(ascending: Bool = true) -> Self { .init(.creationDate, ascending: ascending) }
+    /// Sorts by modification date, ascending unless `ascending` is `false`.
     public static func modificationDate(ascending: Bool = true) -> Self {
         .init(.modificationDate, ascending: ascending)
     }
+    /// Sorts by bucket key, ascending unless `ascending` is `false`.
     public static func key(ascending: Bool = true) -> Self { .init(.key, ascending: ascending) }
+    /// Sorts by size, ascending unless `ascending` is `false`.
     public static func size(ascending: Bool = true) -> Self { .init(.size, ascending: ascending) }
+    /// Sorts by pixel count, ascending unless `ascending` is `false`.
     public static func pixelCount(ascending: Bool = true) -> Self { .init(.pixelCount, ascending: ascending) }
+    /// Sorts by upload state, ascending unless `ascending` is `false`.
     public static func uploadState(ascending: Bool = true) -> Self { .init(.uploadState, ascending: ascending) }
 
     var storeSort: StoreSort {

@@ -14,6 +14,8 @@ public struct FetchOptions: Sendable, Hashable {
     /// Recently Deleted album is not part of a library's fetches).
     public var includeTrashedAssets: Bool
 
+    /// Options that fetch the assets matching `predicate` in the order of `sortDescriptors`, at most `limit` of
+    /// them, leaving out hidden and trashed assets unless asked to include them.
     public init(
         predicate: AssetPredicate = .all, sortBy sortDescriptors: [AssetSortDescriptor] = [], limit: Int? = nil,
         includeHiddenAssets: Bool = false, includeTrashedAssets: Bool = false

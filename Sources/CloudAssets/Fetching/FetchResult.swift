@@ -7,7 +7,7 @@ public import Foundation
 /// *Membership and order* are a snapshot taken when the fetch ran (or, for
 /// ``FetchResultChangeDetails/fetchResultAfterChanges``, derived from the previous snapshot and one change): they
 /// never change afterwards. Only identifiers (and sort keys) are held in memory; the ``Asset`` values are read
-/// lazily from the library in pages of ``pageSize`` and cached, so they reflect the library when the page was first
+/// lazily from the library in pages of 256 and cached, so they reflect the library when the page was first
 /// read (like PhotoKit, which returns current objects). An asset deleted before its page was read is returned as a
 /// placeholder with an empty `key`. A fetch result is safe to use from any thread.
 public final class FetchResult: Sendable, RandomAccessCollection {
@@ -58,8 +58,11 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     /// The local identifiers, in order (O(n) unless the result holds them in one stretch).
     package var identifiers: ContiguousArray<Int64> { sorted.ids }
 
+    /// The first position: 0.
     public var startIndex: Int { 0 }
+    /// One past the last position: ``count``.
     public var endIndex: Int { sorted.count }
+    /// How many assets the result holds (no database access).
     public var count: Int { sorted.count }
 
     /// The asset at `index` (0 ≤ index < count).
@@ -75,7 +78,9 @@ public final class FetchResult: Sendable, RandomAccessCollection {
         return loaded[offset]
     }
 
+    /// The first asset, or `nil` when the result is empty (PhotoKit's `firstObject`).
     public var firstObject: Asset? { isEmpty ? nil : self[0] }
+    /// The last asset, or `nil` when the result is empty (PhotoKit's `lastObject`).
     public var lastObject: Asset? { isEmpty ? nil : self[count - 1] }
 
     /// `true` when the asset with this identifier is in the result.
@@ -123,5 +128,6 @@ public final class FetchResult: Sendable, RandomAccessCollection {
 }
 
 extension FetchResult: CustomStringConvertible {
+    /// `FetchResult(N assets)`.
     public var description: String { "FetchResult(\(count) assets)" }
 }

@@ -55,6 +55,8 @@ public struct BucketLayout: Sendable, Hashable {
     /// `edits/<path>/` for `originals/<path>` (see the README's bucket layout).
     public var editsPrefix: String
 
+    /// A layout with these prefixes; the defaults are `originals/`, `thumbnails/` with `.jpg`, `metadata/`,
+    /// `journal/`, `checkpoints/` and `edits/`.
     public init(
         originalsPrefix: String = "originals/", thumbnailsPrefix: String = "thumbnails/",
         thumbnailSuffix: String = ".jpg", metadataPrefix: String = "metadata/", journalPrefix: String = "journal/",
@@ -179,8 +181,7 @@ extension AssetLibrary {
         /// How long journal entries stay in the bucket once a checkpoint covers them: the library that writes a
         /// checkpoint then deletes the entries (and the checkpoints before it) older than this. A library that has
         /// not synced for longer finds its history gone and lists the whole bucket instead
-        /// (``SyncSummary/historyExpired``). Default 7 days; never less than
-        /// ``AssetLibrary/minimumJournalRetention`` (1 day), whatever is set.
+        /// (``SyncSummary/historyExpired``). Default 7 days; never less than 1 day, whatever is set.
         public var journalRetention: TimeInterval = 7 * 24 * 3600
         /// Whether the app may see where photos were taken. `.denied` (the default) keeps it private:
         /// ``Asset/location`` is `nil`, and data and image requests deliver the original's bytes with its GPS tags
@@ -271,7 +272,6 @@ public struct UploadSettings: Sendable, Hashable {
 }
 
 extension AssetLibrary {
-    /// Where catalog sync reads asset metadata from.
     /// Whether an app may see where photos were taken (see ``Configuration/locationAccess``).
     public enum LocationAccess: Sendable, Hashable {
         /// Locations and GPS tags are handed out.
@@ -280,6 +280,7 @@ extension AssetLibrary {
         case denied
     }
 
+    /// Where a sync reads the metadata of objects it finds in a listing (see ``Configuration/metadataSource``).
     public enum MetadataSource: Sendable, Hashable {
         /// A HEAD request per new or changed object, reading `x-amz-meta-*`.
         case headObject

@@ -8,7 +8,7 @@ extension AssetLibrary {
     /// Local first: an imported asset is in the catalog at once, `full` (its original is local) and
     /// ``UploadState/pendingUpload``; the library uploads it in the background when the network policy allows
     /// (``uploads``). Edits go to the bucket in the background too, and every library on the bucket merges them
-    /// with the rule ``SharedMetadata`` states (the last change of each property wins). Works offline.
+    /// property by property: the last change of each property wins, whichever library made it. Works offline.
     ///
     /// Imported files are read (hashed and copied) before the transaction, off the caller's thread; if anything
     /// fails — an unreadable file, an asset that no longer exists — nothing is committed, no file is left behind

@@ -1,6 +1,8 @@
 /// Errors of the library itself, reported as ``CloudAssetsError`` (``CloudAssetsError/init(_:)-library``).
 enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Another `AssetLibrary` (in this or another process) has the folder open.
+    /// Another library (in this or another process) kept the folder to itself — it was repairing it after a crash —
+    /// for longer than an open waits (``LibraryLock/repairWait``). Several libraries may have a folder open at
+    /// once: an open alone never causes this.
     case locked(path: String)
     /// The library was closed.
     case closed
@@ -29,7 +31,8 @@ enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .locked(let path): "The library at \(path) is already open elsewhere; close it first."
+        case .locked(let path):
+            "The library at \(path) is busy: another library is repairing it after a crash; try again."
         case .closed: "The library was closed."
         case .cannotImport(let path, let reason): "Cannot import \(path): \(reason)."
         case .cannotEdit(let id, let reason): "Cannot edit asset \(id): \(reason)."

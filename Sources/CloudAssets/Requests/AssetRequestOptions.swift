@@ -38,7 +38,7 @@ public struct AssetRequestProgress: Sendable, Hashable {
 public struct AssetRequestOptions: Sendable {
     /// Whether the original may be downloaded when it is not local. `false` (the default) makes a request for a
     /// cloud-only original answer at once, without data, with ``AssetRequestInfo/isInCloud`` set. The
-    /// library-wide ``AssetLibrary/NetworkPolicy`` applies on top.
+    /// library-wide ``NetworkPolicy`` applies on top.
     public var isNetworkAccessAllowed = false
     /// How many answers, and which. Defaults to ``AssetDeliveryMode/opportunistic``.
     public var deliveryMode: AssetDeliveryMode = .opportunistic
@@ -46,8 +46,8 @@ public struct AssetRequestOptions: Sendable {
     public var version: AssetVersion = .current
     /// Called while the original downloads: `(fraction 0…1, error, stop, progress)`. Set `stop` to `true` to
     /// cancel the request (it then ends with ``AssetRequestInfo/isCancelled``). Called serially, in order, on
-    /// the library's progress queue, at most every ``AssetLibrary/Configuration/progressInterval``
-    /// milliseconds; the last call before a successful result reports 1.0.
+    /// the library's progress queue, at most every ``AssetLibrary/Configuration/progressInterval`` seconds; the
+    /// last call before a successful result reports 1.0.
     public var progressHandler: AssetProgressHandler?
     /// The queue result handlers are called on; `nil` uses the library's serial delivery queue.
     public var resultQueue: DispatchQueue?

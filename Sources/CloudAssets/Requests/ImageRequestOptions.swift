@@ -71,7 +71,8 @@ public struct AssetImage: Sendable, Hashable {
     /// `height * bytesPerRow` bytes.
     public let pixels: [UInt8]
 
-    /// - Parameters: the pixel buffer's layout and bytes (`pixels.count >= height * bytesPerRow`).
+    /// An image of these pixels: 8-bit RGBA rows of `bytesPerRow` bytes, from the top
+    /// (`pixels.count >= height * bytesPerRow`).
     public init(width: Int, height: Int, bytesPerRow: Int, pixels: [UInt8]) {
         self.width = width
         self.height = height

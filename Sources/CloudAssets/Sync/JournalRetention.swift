@@ -8,11 +8,11 @@ import S3Transfer
 /// position is below the horizon cannot trust the journal to hold everything it has not read: it lists the whole
 /// bucket instead (``SyncSummary/historyExpired``).
 ///
-/// Nothing younger than ``AssetLibrary/minimumJournalRetention`` is ever pruned, so a library that synced within
+/// Nothing younger than ``SyncEngine/minimumJournalRetention`` is ever pruned, so a library that synced within
 /// that time reads the journal without asking for the horizon: an idle sync stays one request.
 extension SyncEngine {
-    /// The least retention, whatever ``Configuration/journalRetention`` says: 1 day.
-    public static let minimumJournalRetention: TimeInterval = 24 * 3600
+    /// The least retention, whatever ``AssetLibrary/Configuration/journalRetention`` says: 1 day.
+    static let minimumJournalRetention: TimeInterval = 24 * 3600
 
     /// The horizon object's bytes: `{"format":1,"time":<milliseconds>}`.
     struct JournalHorizon: Codable {

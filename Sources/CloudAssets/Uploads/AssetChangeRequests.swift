@@ -118,6 +118,7 @@ public struct AssetCreationOptions: Sendable, Hashable {
     /// date (UTC), made unique with part of the content hash when the name is taken.
     public var bucketPath: String?
 
+    /// Options with the defaults: copy the file, its own creation date, the dated path.
     public init(movesFile: Bool = false, creationDate: Date? = nil, bucketPath: String? = nil) {
         self.movesFile = movesFile
         self.creationDate = creationDate

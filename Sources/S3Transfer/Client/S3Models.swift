@@ -55,8 +55,8 @@ package struct ListObjectsPage: Sendable, Hashable {
     }
 }
 
-/// A full-object checksum algorithm S3 can store with an object (`x-amz-checksum-<name>`).
-/// A checksum S3 computes and checks on upload (`x-amz-checksum-*`) and returns on download.
+/// A full-object checksum algorithm S3 computes and checks on upload, stores with the object and returns on download
+/// (`x-amz-checksum-<name>`).
 public enum S3ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable {
     /// CRC-32 (zlib's polynomial).
     case crc32
