@@ -15,6 +15,16 @@ struct CloudAssetsCommand: AsyncParsableCommand {
             Image.self, Thumbnail.self, Serve.self, Status.self, Doctor.self, ExitCodes.self,
         ])
 
+    // Not `CommandConfiguration(version:)`: that would add a second `--version` to every subcommand's help, and
+    // `get --version original` is `get`'s own option.
+    @Flag(help: "Print the package version (\(PackageVersion.current)) and exit.") var version = false
+
+    /// `cloudassets --version` prints the version; `cloudassets` alone prints the help.
+    func run() throws {
+        guard version else { throw CleanExit.helpRequest(self) }
+        print(PackageVersion.current)
+    }
+
     /// Parses and runs the command, ending with a status of ``ExitStatus``: help exits 0; a command line that does
     /// not parse or validate (an unknown flag or subcommand, a missing argument or value, a bad value) exits
     /// ``ExitStatus/usage`` (2) with one `error:` line, not ArgumentParser's own 64 (EX_USAGE); an error a command
