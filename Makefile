@@ -4,7 +4,7 @@ SWIFT ?= swift
 RELEASE_BIN = .build/release
 
 .PHONY: all deps deps-python deps-bench build test rgw-test tsan demo gallery bench bench-gallery bench-scale bench-details soak lint format \
-	server clean
+	server clean bench-chart
 
 all: build
 
@@ -81,6 +81,12 @@ bench-scale: deps-bench
 bench-details:
 	$(SWIFT) build -c release --product ca-bench
 	CA_BENCH_ONLY=scale $(RELEASE_BIN)/ca-bench
+
+# docs/benchmarks.svg: each row's ratio against its reference, drawn from a saved `make bench` output
+# (`make bench | tee FILE`, then BENCH_OUTPUT=FILE) or, by default, from the current table in docs/benchmarks.md.
+BENCH_OUTPUT ?= docs/benchmarks.md
+bench-chart:
+	python3 scripts/bench-chart.py $(BENCH_OUTPUT) -o docs/benchmarks.svg
 
 # The reliability suites in full: fault soak, crash suite (kill -9), hostile input. `make test` runs them short.
 # The fault soak runs alone first: its resident-memory check means nothing while other suites share the process.
