@@ -4,7 +4,7 @@ SWIFT ?= swift
 RELEASE_BIN = .build/release
 
 .PHONY: all deps deps-python deps-bench build test rgw-test tsan demo gallery bench bench-gallery bench-scale bench-details soak lint format \
-	server clean bench-chart
+	server clean bench-chart lint-commits hooks
 
 all: build
 
@@ -95,8 +95,19 @@ soak: deps-python
 	CLOUDASSETS_SOAK=full $(SWIFT) test --skip-build --filter FaultSoakTests
 	CLOUDASSETS_SOAK=full $(SWIFT) test --skip-build --filter ReliabilityTests --skip FaultSoakTests
 
-lint:
+lint: lint-commits
 	$(SWIFT) format lint --strict --recursive Package.swift Sources TestServer Tests Benchmarks
+
+# Commit subjects of at most 72 characters, for every commit after the base the script names (older history is
+# left as it is). `make hooks` also checks each new commit as it is written.
+lint-commits:
+	@python3 scripts/check-commit-subjects.py
+
+# Installs a commit-msg hook that refuses a subject over 72 characters (the check `make lint` runs on history).
+hooks:
+	@hooks="$$(git rev-parse --git-path hooks)" && mkdir -p "$$hooks" && \
+		printf '#!/bin/sh\nexec python3 "$$(git rev-parse --show-toplevel)/scripts/check-commit-subjects.py" --msg "$$1"\n' \
+		> "$$hooks/commit-msg" && chmod +x "$$hooks/commit-msg" && echo "installed $$hooks/commit-msg"
 
 format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources TestServer Tests Benchmarks
