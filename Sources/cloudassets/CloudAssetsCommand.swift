@@ -8,22 +8,13 @@ struct CloudAssetsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cloudassets",
         abstract: "Work with a photo library whose originals live in an S3 bucket.",
+        discussion: "'cloudassets --version' prints the package version.",
         subcommands: [
             Demo.self, Sync.self, List.self, Get.self, Add.self, Remove.self, Restore.self, EmptyTrash.self,
             Favorite.self, Unfavorite.self, Hide.self, Unhide.self, ContentEdit.self, Revert.self, Pin.self, Unpin.self,
             Evict.self, Watch.self,
             Image.self, Thumbnail.self, Serve.self, Status.self, Doctor.self, ExitCodes.self,
         ])
-
-    // Not `CommandConfiguration(version:)`: that would add a second `--version` to every subcommand's help, and
-    // `get --version original` is `get`'s own option.
-    @Flag(help: "Print the package version (\(PackageVersion.current)) and exit.") var version = false
-
-    /// `cloudassets --version` prints the version; `cloudassets` alone prints the help.
-    func run() throws {
-        guard version else { throw CleanExit.helpRequest(self) }
-        print(PackageVersion.current)
-    }
 
     /// Parses and runs the command, ending with a status of ``ExitStatus``: help exits 0; a command line that does
     /// not parse or validate (an unknown flag or subcommand, a missing argument or value, a bad value) exits
@@ -34,6 +25,13 @@ struct CloudAssetsCommand: AsyncParsableCommand {
     }
 
     static func main(arguments: [String]) async {
+        // `--version` alone prints the package version. Not an ArgumentParser flag: a root flag is also taken after
+        // a subcommand, where `get --version original` is `get`'s own option, and `CommandConfiguration(version:)`
+        // would list a second `--version` in every subcommand's help.
+        if arguments == ["--version"] {
+            print(PackageVersion.current)
+            Foundation.exit(0)
+        }
         await runReportingOneLine(
             arguments: arguments,
             usageLine: { message in
