@@ -153,6 +153,16 @@ struct DocumentationTests {
                 String($0.prefix { !$0.isWhitespace })
             })
 
+        // The flags, as the commands' help names them.
+        let helpFlags = Set(try await Self.help(of: "sync").flags + Self.help(of: "get").flags)
+        let tableFlags = MarkdownText.tableRows(section).flatMap { row in
+            MarkdownText.codeSpans(row.count > 1 ? row[1] : "").flatMap { span in
+                span.split(separator: " ").filter { $0.hasPrefix("--") }.map(String.init)
+            }
+        }
+        #expect(tableFlags.count >= 10, "\(tableFlags)")
+        for flag in tableFlags { #expect(helpFlags.contains(flag), "`\(flag)` is a flag of the tool") }
+
         // The config file keys, as the tool names them when it refuses an unknown one.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cloudassets-doc-keys-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -185,6 +195,27 @@ struct DocumentationTests {
             #expect(
                 spans.contains(variable) || configurationText.contains("`\(variable)`"),
                 "docs/configuration.md names the environment variable `\(variable)`")
+        }
+    }
+
+    @Test func everyMakeTargetTheDocumentationNamesExists() throws {
+        let makefile = try Repository.text("Makefile")
+        let targets = Set(
+            makefile.split(separator: "\n").compactMap { line -> String? in
+                guard let colon = line.firstIndex(of: ":"), !line.hasPrefix("\t"), !line.hasPrefix("#") else {
+                    return nil
+                }
+                let name = line[..<colon]
+                return name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) ? String(name) : nil
+            })
+        let absent: Set = ["install"]  // docs/cli.md: "There is no `make install`"
+        let documents = ["README.md"] + Repository.files(under: "docs", suffix: ".md")
+        for document in documents {
+            for span in MarkdownText.codeSpans(try Repository.text(document)) where span.hasPrefix("make ") {
+                let words = span.split(separator: " ").dropFirst().filter { !$0.contains("=") && !$0.hasPrefix("|") }
+                guard let target = words.first, !absent.contains(String(target)) else { continue }
+                #expect(targets.contains(String(target)), "\(document) names `\(span)`: no such Makefile target")
+            }
         }
     }
 
