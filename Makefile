@@ -4,7 +4,7 @@ SWIFT ?= swift
 RELEASE_BIN = .build/release
 
 .PHONY: all deps deps-python deps-bench build test rgw-test tsan demo gallery bench bench-gallery bench-scale bench-details soak lint format \
-	server docs clean
+	server docs clean bench-chart lint-commits hooks
 
 all: build
 
@@ -85,6 +85,12 @@ bench-details:
 	$(SWIFT) build -c release --product ca-bench
 	CA_BENCH_ONLY=scale $(RELEASE_BIN)/ca-bench
 
+# docs/benchmarks.svg: each row's ratio against its reference, drawn from a saved `make bench` output
+# (`make bench | tee FILE`, then BENCH_OUTPUT=FILE) or, by default, from the current table in docs/benchmarks.md.
+BENCH_OUTPUT ?= docs/benchmarks.md
+bench-chart:
+	python3 scripts/bench-chart.py $(BENCH_OUTPUT) -o docs/benchmarks.svg
+
 # The reliability suites in full: fault soak, crash suite (kill -9), hostile input. `make test` runs them short.
 # The fault soak runs alone first: its resident-memory check means nothing while other suites share the process.
 soak: deps-python
@@ -97,8 +103,19 @@ soak: deps-python
 docs: deps
 	SWIFT=$(SWIFT) scripts/docs.sh
 
-lint:
+lint: lint-commits
 	$(SWIFT) format lint --strict --recursive Package.swift Sources TestServer Tests Benchmarks
+
+# Commit subjects of at most 72 characters, for every commit after the base the script names (older history is
+# left as it is). `make hooks` also checks each new commit as it is written.
+lint-commits:
+	@python3 scripts/check-commit-subjects.py
+
+# Installs a commit-msg hook that refuses a subject over 72 characters (the check `make lint` runs on history).
+hooks:
+	@hooks="$$(git rev-parse --git-path hooks)" && mkdir -p "$$hooks" && \
+		printf '#!/bin/sh\nexec python3 "$$(git rev-parse --show-toplevel)/scripts/check-commit-subjects.py" --msg "$$1"\n' \
+		> "$$hooks/commit-msg" && chmod +x "$$hooks/commit-msg" && echo "installed $$hooks/commit-msg"
 
 format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources TestServer Tests Benchmarks

@@ -81,7 +81,7 @@ func runImportBenchmarks() async throws -> [BenchRow] {
 /// `rclone copy --transfers 16` of the same objects from the same server into a fresh folder. Alternating three
 /// times, each round into a new library (synced before the timing) and a new folder: nothing is deleted before
 /// the timings, as deleting thousands of files makes this VM's ext4 create the next ones up to ten times slower
-/// (see the README). Each keeps its best.
+/// (see docs/benchmarks.md). Each keeps its best.
 private func measureLibraryDownloads(
     server: ChildServer, bucket: String, scratch: URL, rclone: [String: String], environment: [String: String]
 ) throws -> BenchRow {

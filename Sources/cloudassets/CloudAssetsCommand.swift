@@ -8,6 +8,7 @@ struct CloudAssetsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cloudassets",
         abstract: "Work with a photo library whose originals live in an S3 bucket.",
+        discussion: "'cloudassets --version' prints the package version.",
         subcommands: [
             Demo.self, Sync.self, List.self, Get.self, Add.self, Remove.self, Restore.self, EmptyTrash.self,
             Favorite.self, Unfavorite.self, Hide.self, Unhide.self, ContentEdit.self, Revert.self, Pin.self, Unpin.self,
@@ -24,6 +25,13 @@ struct CloudAssetsCommand: AsyncParsableCommand {
     }
 
     static func main(arguments: [String]) async {
+        // `--version` alone prints the package version. Not an ArgumentParser flag: a root flag is also taken after
+        // a subcommand, where `get --version original` is `get`'s own option, and `CommandConfiguration(version:)`
+        // would list a second `--version` in every subcommand's help.
+        if arguments == ["--version"] {
+            print(PackageVersion.current)
+            Foundation.exit(0)
+        }
         await runReportingOneLine(
             arguments: arguments,
             usageLine: { message in

@@ -3,8 +3,8 @@ import CloudAssets
 import Foundation
 import Gallery
 
-/// Every exit status of `cloudassets`, with its one-line meaning: the single table the code, the README
-/// (`README.md`, section "Exit codes", whose table is ``markdownTable`` verbatim and checked by a test) and the
+/// Every exit status of `cloudassets`, with its one-line meaning: the single table the code, the documentation
+/// (`docs/cli.md`, section "Exit codes", whose table is ``markdownTable`` verbatim and checked by a test) and the
 /// tests share. ``of(_:)`` is the one place that maps an error to its status; a new error case is one line there.
 enum ExitStatus: Int32, CaseIterable, Sendable {
     case ok = 0
@@ -57,7 +57,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         }
     }
 
-    /// The table as it appears in the README: a Markdown table, one row per status, in numeric order.
+    /// The table as it appears in docs/cli.md: a Markdown table, one row per status, in numeric order.
     static var markdownTable: String {
         (["| code | meaning |", "|------|---------|"] + allCases.map { "| \($0.rawValue) | \($0.meaning) |" })
             .joined(separator: "\n")

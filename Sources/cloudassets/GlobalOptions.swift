@@ -97,7 +97,7 @@ struct GlobalOptions: ParsableArguments {
         var caBundle: String?
         var verifyTLS: String?
 
-        /// The keys a config file may hold, in the README's order.
+        /// The keys a config file may hold, in docs/configuration.md's order.
         static let knownKeys = [
             "store", "endpoint", "bucket", "region", "accessKeyID", "secretAccessKey", "sessionToken", "network",
             "fullSyncInterval", "stripLocation", "addressingStyle", "caBundle", "verifyTLS",

@@ -8,6 +8,7 @@ struct FakeS3Command: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fake-s3",
         abstract: "An S3-compatible server for tests and demos.",
+        version: PackageVersion.current,
         subcommands: [ServeCommand.self, SeedCommand.self])
 
     /// Parses and runs; a command line that does not parse or validate exits 2 with one `error:` line on

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// A command line that does not parse or validate, in any subcommand, exits 2 (`usage` in the README's table of
+/// A command line that does not parse or validate, in any subcommand, exits 2 (`usage` in docs/cli.md's table of
 /// exit codes, not ArgumentParser's own 64) with one `error:` line that names the help to read; help exits 0.
 /// Each kind is run against the built `cloudassets`: an unknown flag, an unknown subcommand, a missing argument
 /// or value, a bad value.

@@ -3,20 +3,20 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Every exit status of the README's table, each produced end to end by the built `cloudassets` (3, 4, 5, 6
+/// Every exit status of the table in docs/cli.md, each produced end to end by the built `cloudassets` (3, 4, 5, 6
 /// and 130 are proved in ErrorReportingTests and InterruptResumeTests).
 @Suite("cloudassets exit statuses")
 struct ExitStatusTests {
-    static let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("README.md")
+    static let cliDocument = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs/cli.md")
 
-    @Test func readmeExitCodeTableIsTheTableTheToolPrints() async throws {
+    @Test func documentedExitCodeTableIsTheTableTheToolPrints() async throws {
         try await withFixture(assets: 0) { fixture in
             let printed = try await fixture.run("exit-codes", globals: [])
             expectSuccess(printed)
-            let readme = try String(contentsOf: Self.readme, encoding: .utf8)
-            let section = try #require(readme.range(of: "## Exit codes"), "the README has an Exit codes section")
-            let table = readme[section.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
+            let document = try String(contentsOf: Self.cliDocument, encoding: .utf8)
+            let section = try #require(document.range(of: "## Exit codes"), "docs/cli.md has an Exit codes section")
+            let table = document[section.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
                 .drop { !$0.hasPrefix("|") }.prefix { $0.hasPrefix("|") }.joined(separator: "\n")
             #expect(table == printed.stdout.trimmingCharacters(in: .newlines))
             for code in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 130] {

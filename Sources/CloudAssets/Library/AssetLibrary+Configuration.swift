@@ -47,12 +47,12 @@ public struct BucketLayout: Sendable, Hashable {
     /// keywords, trash).
     public var metadataPrefix: String
     /// Prefix of the journal: the immutable entries in which libraries record what they changed in the bucket,
-    /// read by incremental syncs (see the README's bucket layout).
+    /// read by incremental syncs (see docs/bucket-layout.md).
     public var journalPrefix: String
     /// Prefix of the checkpoints: snapshots of the catalog a new library bootstraps from.
     public var checkpointPrefix: String
     /// Prefix of content edits: each revision's rendered version, thumbnail and manifest, under
-    /// `edits/<path>/` for `originals/<path>` (see the README's bucket layout).
+    /// `edits/<path>/` for `originals/<path>` (see docs/bucket-layout.md).
     public var editsPrefix: String
 
     /// A layout with these prefixes; the defaults are `originals/`, `thumbnails/` with `.jpg`, `metadata/`,
@@ -193,7 +193,7 @@ extension AssetLibrary {
         /// everything. Never a secret, a signed URL or file bytes; keys and local identifiers go in its metadata.
         public var logger = Logger(label: "cloudassets", factory: { _ in SwiftLogNoOpLogHandler() })
         /// Where the library's counters and timers go (syncs and their duration, uploads, downloads and their bytes,
-        /// bucket input refused: see the README's *Logging and metrics*). Default nil: the process's
+        /// bucket input refused: see docs/configuration.md, *Logging and metrics*). Default nil: the process's
         /// `MetricsSystem.factory` — a no-op unless the app bootstraps a backend.
         public var metricsFactory: (any MetricsFactory)?
         /// A configuration for the library folder at `storeURL`, every other setting at its default (no endpoint:

@@ -12,7 +12,7 @@ extension AssetLibrary {
     /// objects.
     ///
     /// **Incremental** (``SyncMode/incremental``): lists the journal entries other libraries wrote since this
-    /// library's position and applies them (see the README's bucket layout): k changes cost about k small GETs
+    /// library's position and applies them (see docs/bucket-layout.md): k changes cost about k small GETs
     /// and k/1000 listings, no HEAD; a bucket nobody changed costs one listing request. Objects written by other
     /// tools (aws CLI, rclone) are not in the journal: only a full sync finds them.
     ///

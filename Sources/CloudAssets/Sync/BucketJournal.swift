@@ -18,7 +18,7 @@ import Foundation
 ///
 /// Keys sort in time order, so a reader lists after the last time it applied (less a look-back window, for
 /// entries that arrive late). `metadata` carries the `x-amz-meta-*` fields of the original
-/// (README, bucket layout). Applying an entry twice has the effect of applying it once.
+/// (docs/bucket-layout.md). Applying an entry twice has the effect of applying it once.
 struct JournalEntry: Codable, Sendable {
     var format = 1
     var device: String

@@ -52,7 +52,7 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     public internal(set) var journalObjectsPruned = 0
     /// Objects the sync could not take in (their HEAD was refused for that object alone), with the reason. They
     /// are left out of the catalog (an asset already there keeps its earlier state) and tried again next sync.
-    /// Also what the sync refused to trust (see the README, "What a library trusts in the bucket"): a journal
+    /// Also what the sync refused to trust (see docs/bucket-layout.md, "What a library trusts in the bucket"): a journal
     /// entry, one change of an entry, a checkpoint or one of its lines that breaks a rule — keyed by the object
     /// read (the entry, the manifest, the part), with a one-line reason. Nothing skipped is ever acted on.
     public internal(set) var skipped: [SkippedObject] = []
