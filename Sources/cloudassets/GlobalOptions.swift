@@ -189,6 +189,8 @@ struct GlobalOptions: ParsableArguments {
             file: ("bucket", file.bucket))
         let regionName = try Self.pick(
             flag: ("--region", region), env: ("AWS_REGION", env["AWS_REGION"]), file: ("region", file.region))
+        // The region requests are signed for, and whose AWS endpoint is the default: as the aws CLI reads it.
+        let signingRegion = regionName ?? env["AWS_DEFAULT_REGION"].flatMap { $0.isEmpty ? nil : $0 } ?? "us-east-1"
         if requireRemote {
             guard bucketName != nil else { throw CLIError("no bucket: pass --bucket NAME (or set CLOUDASSETS_BUCKET)") }
         }
@@ -196,7 +198,7 @@ struct GlobalOptions: ParsableArguments {
         // No endpoint given: AWS's regional endpoint, as the aws CLI does (only where a command needs the bucket).
         let endpointText =
             givenEndpoint
-            ?? (requireRemote ? Self.awsEndpoint(region: regionName ?? env["AWS_DEFAULT_REGION"] ?? "us-east-1") : nil)
+            ?? (requireRemote ? Self.awsEndpoint(region: signingRegion) : nil)
         if let endpointText {
             guard let url = URL(string: endpointText), url.scheme == "http" || url.scheme == "https", url.host != nil
             else { throw CLIError("endpoint \(endpointText) is not an http(s) URL") }
@@ -241,7 +243,7 @@ struct GlobalOptions: ParsableArguments {
         var configuration = AssetLibrary.Configuration(storeURL: URL(fileURLWithPath: storePath, isDirectory: true))
         configuration.endpoint = endpointURL
         configuration.bucket = bucketName ?? ""
-        configuration.region = regionName ?? "us-east-1"
+        configuration.region = signingRegion
         configuration.credentials = credentials
         configuration.networkPolicy = policy
         if let interval = try Self.pick(
