@@ -82,7 +82,13 @@ import Testing
     }
 
     @Test func anUploadsBodyIsLetGoBeforeTheEndIsReported() async throws {
-        let server = try ScriptedHTTPServer { _ in .init(status: 200) }
+        // The server answers only once `start` has returned: until then the caller's argument still holds the body,
+        // so an end reported before that (a fast transfer on a busy machine) would not show the engine's release.
+        let startReturned = DispatchSemaphore(value: 0)
+        let server = try ScriptedHTTPServer { _ in
+            startReturned.wait()
+            return .init(status: 200)
+        }
         defer { server.stop() }
         /// Records, when the end is reported, whether the body's bytes were freed already.
         final class EndProbe: HTTPResponseHandler, @unchecked Sendable {
@@ -115,6 +121,7 @@ import Testing
             _ = engine.start(
                 HTTPRequest(method: "PUT", url: "\(server.endpoint)/p", body: body),
                 handler: EndProbe(freed: freed, done: done))
+            startReturned.signal()
         }
         #expect(freedAtEnd)
         #expect(server.requests.first?.body.count == 1 << 20)
