@@ -4,7 +4,7 @@ SWIFT ?= swift
 RELEASE_BIN = .build/release
 
 .PHONY: all deps deps-python deps-bench build test rgw-test tsan demo gallery bench bench-gallery bench-scale bench-details soak lint format \
-	server docs clean bench-chart lint-commits hooks
+	server docs clean bench-chart lint-commits hooks fuzz
 
 all: build
 
@@ -90,6 +90,12 @@ bench-details:
 BENCH_OUTPUT ?= docs/benchmarks.md
 bench-chart:
 	python3 scripts/bench-chart.py $(BENCH_OUTPUT) -o docs/benchmarks.svg
+
+# Coverage-guided fuzzing of every parser (docs/fuzzing.md): libFuzzer + AddressSanitizer, FUZZ_SECONDS per target
+# (default 180), FUZZ_JOBS at a time (default 2), FUZZ_TARGETS to choose; updates Fuzz/corpus, Fuzz/regressions and
+# Fuzz/ledger.tsv. `make test` replays the committed inputs without a fuzzing engine.
+fuzz: deps
+	SWIFT=$(SWIFT) scripts/fuzz.sh
 
 # The reliability suites in full: fault soak, crash suite (kill -9), hostile input. `make test` runs them short.
 # The fault soak runs alone first: its resident-memory check means nothing while other suites share the process.

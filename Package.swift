@@ -145,6 +145,16 @@ let package = Package(
             path: "Benchmarks/ca-bench",
             swiftSettings: strict),
 
+        // Fuzzing (docs/fuzzing.md): each parser's harness, with the properties every input must keep; `make fuzz`
+        // runs them under libFuzzer (ca-fuzz built with CA_LIBFUZZER), `make test` replays their committed inputs.
+        .target(
+            name: "FuzzTargets",
+            dependencies: ["S3Transfer", "Essentials"],
+            path: "Fuzz/Targets", swiftSettings: strict),
+        .executableTarget(
+            name: "ca-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/ca-fuzz", swiftSettings: strict),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzTargets"]),
+
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(
             name: "ImagesTests",

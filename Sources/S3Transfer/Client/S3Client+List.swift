@@ -1,6 +1,6 @@
 import AWSSigV4
 import Essentials
-import Foundation
+package import Foundation
 
 extension S3Client {
     /// Lists one page of a bucket (ListObjectsV2).
@@ -64,7 +64,7 @@ extension S3Client {
     }
 
     /// Parses a ListBucketResult document strictly.
-    static func parseListing(_ body: Data, bucket: String? = nil) throws(S3Error) -> ListObjectsPage {
+    package static func parseListing(_ body: Data, bucket: String? = nil) throws(S3Error) -> ListObjectsPage {
         let root = try S3XMLParser.parse(body)
         guard root.name == "ListBucketResult" else {
             throw .malformedResponse("expected <ListBucketResult>, got <\(root.name)>")

@@ -1,5 +1,5 @@
 import AWSSigV4
-import Foundation
+package import Foundation
 
 /// A checksum sent with (or received for) an upload: the algorithm and its base64 value as S3 writes it.
 struct S3ChecksumValue: Sendable, Hashable {
@@ -263,7 +263,7 @@ extension S3Client {
     /// The error of a 200 response whose document is an `<Error>` (S3 sends one when CompleteMultipartUpload fails
     /// after the status went out): a failure of the service, so it counts as a 5xx and is retried; nil for any
     /// other body.
-    static func embeddedError(_ body: Data) -> S3Error? {
+    package static func embeddedError(_ body: Data) -> S3Error? {
         guard let root = try? S3XMLParser.parse(body), root.name == "Error" else { return nil }
         let code = root.child("Code")?.text ?? "InternalError"
         return .service(

@@ -1,18 +1,18 @@
-import Foundation
+package import Foundation
 
 /// A parsed XML element: name (prefix stripped), child elements and its own character data.
-struct S3XMLElement: Sendable, Equatable {
-    var name: String
-    var children: [S3XMLElement] = []
-    var text: String = ""
+package struct S3XMLElement: Sendable, Equatable {
+    package var name: String
+    package var children: [S3XMLElement] = []
+    package var text: String = ""
 
     /// The first child with this name.
-    func child(_ name: String) -> S3XMLElement? { children.first { $0.name == name } }
+    package func child(_ name: String) -> S3XMLElement? { children.first { $0.name == name } }
     /// Every child with this name, in document order.
-    func children(_ name: String) -> [S3XMLElement] { children.filter { $0.name == name } }
+    package func children(_ name: String) -> [S3XMLElement] { children.filter { $0.name == name } }
 
     /// The text of a child that must be present.
-    func requiredText(_ name: String) throws(S3Error) -> String {
+    package func requiredText(_ name: String) throws(S3Error) -> String {
         guard let element = child(name) else {
             throw .malformedResponse("<\(self.name)> lacks the required <\(name)> element")
         }
@@ -23,8 +23,8 @@ struct S3XMLElement: Sendable, Equatable {
 /// A strict, small XML parser for S3 responses: the whole document must be well-formed (one root element,
 /// every element closed, names matching, entities known). Anything else, including a document cut off at
 /// any byte, is an error; a partial tree is never returned.
-enum S3XMLParser {
-    static func parse(_ data: Data) throws(S3Error) -> S3XMLElement {
+package enum S3XMLParser {
+    package static func parse(_ data: Data) throws(S3Error) -> S3XMLElement {
         var parser = Parser(bytes: [UInt8](data))
         return try parser.document()
     }

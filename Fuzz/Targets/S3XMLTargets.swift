@@ -1,0 +1,51 @@
+import Foundation
+import S3Transfer
+
+extension FuzzCatalog {
+    /// Every response body the client reads as XML: the parser must return a whole tree or a typed error, and the
+    /// listing reader must keep its promises about what it returns.
+    static let s3XML = FuzzTarget(
+        name: "s3-xml",
+        summary: "S3XMLParser and the listing / error readers on any body; a listing's fields within its document",
+        maxLength: 16_384,
+        seeds: {
+            [
+                """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>photos</Name>\
+                <Prefix>originals/</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys>\
+                <IsTruncated>true</IsTruncated><NextContinuationToken>abc</NextContinuationToken>\
+                <Contents><Key>originals/a&amp;b.jpg</Key><LastModified>2009-10-12T17:50:30.000Z</LastModified>\
+                <ETag>&quot;fba9dede5f27731c9771645a39863328&quot;</ETag><Size>434234</Size></Contents>\
+                </ListBucketResult>
+                """,
+                """
+                <ListBucketResult><EncodingType>url</EncodingType><IsTruncated>false</IsTruncated>\
+                <Contents><Key>a%2Bb+c</Key><LastModified>2009-10-12T17:50:30Z</LastModified><ETag>x</ETag>\
+                <Size>0</Size></Contents><CommonPrefixes><Prefix>p%2F</Prefix></CommonPrefixes></ListBucketResult>
+                """,
+                """
+                <?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>The resource \
+                you requested does not exist</Message><RequestId>4442587FB7D0A2F9</RequestId></Error>
+                """,
+                "<a><!-- c --><b>&#x41;&#66;&lt;&gt;</b><![CDATA[x<y]]></a>",
+            ].map { Array($0.utf8) }
+        },
+        check: { bytes throws(FuzzFailure) in
+            let body = Data(bytes)
+            if let root = try? S3XMLParser.parse(body) {
+                try expect(!root.name.isEmpty, "a parsed root element has no name")
+                try expect(textBytes(root) <= bytes.count, "the tree holds more text than the document")
+            }
+            if let page = try? S3Client.parseListing(body) {
+                try expect(page.objects.allSatisfy { !$0.key.isEmpty && $0.size >= 0 }, "empty key or negative size")
+                try expect(!page.isTruncated || page.nextContinuationToken != nil, "truncated page without a token")
+            }
+            _ = S3Client.embeddedError(body)
+        })
+
+    /// The bytes of every name and text in the tree (entities decode to no more bytes than they take).
+    private static func textBytes(_ element: S3XMLElement) -> Int {
+        element.children.reduce(element.name.utf8.count + element.text.utf8.count) { $0 + textBytes($1) }
+    }
+}
