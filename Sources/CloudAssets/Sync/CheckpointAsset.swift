@@ -175,7 +175,11 @@ package struct CheckpointAsset: Sendable {
                     continue
                 }
                 guard byte >= 0x30 && byte <= 0x39 else { return nil }
-                value = value * 10 + Int64(byte - 0x30)
+                // Nineteen digits may spell more than Int64 holds: not a number.
+                let (times, overflowed) = value.multipliedReportingOverflow(by: 10)
+                let (sum, carried) = times.addingReportingOverflow(Int64(byte - 0x30))
+                guard !overflowed, !carried else { return nil }
+                value = sum
             }
             return negative ? -value : value
         }
