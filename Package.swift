@@ -149,7 +149,7 @@ let package = Package(
         // runs them under libFuzzer (ca-fuzz built with CA_LIBFUZZER), `make test` replays their committed inputs.
         .target(
             name: "FuzzTargets",
-            dependencies: ["S3Transfer", "CloudAssets", "AssetStore", "Essentials"],
+            dependencies: ["S3Transfer", "CloudAssets", "AssetStore", "Essentials", "Images", "FakeS3", "AWSSigV4"],
             path: "Fuzz/Targets", swiftSettings: strict),
         .executableTarget(
             name: "ca-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/ca-fuzz", swiftSettings: strict),

@@ -4,12 +4,14 @@ package enum FuzzCatalog {
     package static let all: [FuzzTarget] = [
         httpDate,
         s3XML,
+        listingRoundTrip,
         journalEntry,
         checkpointPart,
         checkpointManifest,
         sidecar,
         editManifest,
         credentials,
+        adjustmentData,
     ]
 
     package static func target(named name: String) -> FuzzTarget? { all.first { $0.name == name } }
