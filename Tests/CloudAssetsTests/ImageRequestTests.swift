@@ -120,7 +120,40 @@ struct ImageRequestTests {
             let requests = harness.log.filter { $0.key == "originals/trip/rotated.jpg" }
             #expect(requests.map(\.method) == ["HEAD", "GET"])
             #expect(requests.last?.rangeHeader == "bytes=0-\(min(jpeg.count, 65536) - 1)")
+            // A sync told not to fetch thumbnails makes none, not even from the bytes in hand.
             #expect(asset.availability == .cloudOnly)
+        }
+    }
+
+    @Test("a small image read whole by the header read gets its thumbnail from those bytes, no second request")
+    func smallImageThumbnailFromHeaderRead() async throws {
+        try await withHarness { harness in
+            let small = try QuadrantJPEG.make(width: 400, height: 300, orientation: 6)
+            let large = try QuadrantJPEG.make(width: 1600, height: 1200, orientation: 1, noise: true)
+            try #require(small.count <= 65536 && large.count > 65536)
+            try Self.putForeign(harness, "small.jpg", small)
+            try Self.putForeign(harness, "large.jpg", large)
+            let library = try await harness.open()
+            harness.server.requestLog.clear()
+            let summary = try await library.sync()
+            #expect(summary.thumbnailsFromImageHeaders == 1)
+            let asset = try library.asset(path: "small.jpg")
+            #expect(asset.availability == .thumbnail)
+            #expect(harness.log.filter { $0.key == "originals/small.jpg" }.map(\.method) == ["HEAD", "GET"])
+            // The large one without an EXIF thumbnail gets none from its head.
+            #expect(try library.asset(path: "large.jpg").availability == .cloudOnly)
+            var options = ImageRequestOptions()
+            options.deliveryMode = .fastFormat
+            let thumbnail = try await withCheckedThrowingContinuation {
+                (done: CheckedContinuation<AssetImage, any Error>) in
+                library.requestImage(for: asset, targetSize: CGSize(width: 512, height: 512), options: options) {
+                    image, _ in
+                    if let image { done.resume(returning: image) } else { done.resume(throwing: CancellationError()) }
+                }
+            }
+            // Upright (orientation 6 applied): 300 × 400 turned to landscape-as-drawn.
+            #expect(QuadrantJPEG.isUpright(thumbnail))
+            #expect(harness.log.filter { $0.key == "originals/small.jpg" }.count == 2)
         }
     }
 

@@ -50,18 +50,26 @@ extension OriginalsCache {
         return .downscaledOriginal
     }
 
-    /// Makes thumbnails from embedded EXIF thumbnails (by key) a sync read with the images' headers, and records
-    /// them in one transaction; an asset that changed or went meanwhile, or already has a thumbnail, is skipped
-    /// (its file removed under the write lock). A thumbnail that does not decode is skipped. Returns how many
-    /// were recorded.
-    func storeEmbeddedThumbnails(_ thumbnails: [String: [UInt8]]) throws -> Int {
+    /// Makes thumbnails from what a sync read with the images' headers (by key: an embedded EXIF thumbnail, or a
+    /// small image's whole file), and records them in one transaction; an asset that changed or went meanwhile,
+    /// or already has a thumbnail, is skipped (its file removed under the write lock). Bytes that do not decode
+    /// are skipped. Returns how many were recorded.
+    func storeEmbeddedThumbnails(_ thumbnails: [String: ImageHeaderRead.ThumbnailBytes]) throws -> Int {
         let request = configuration.thumbnailRequest
         var written: [(id: Int64, etag: String, size: Int64)] = []
-        for (key, jpeg) in thumbnails {
+        for (key, source) in thumbnails {
             guard let record = try store.record(key: key), let id = record.id, !record.thumbnailPresent,
-                record.thumbnailKey == nil,
-                let encoded = try? EmbeddedThumbnail.jpeg(jpeg, orientation: record.orientation, request: request)
+                record.thumbnailKey == nil
             else { continue }
+            let encoded: [UInt8]?
+            switch source {
+            case .embedded(let jpeg):
+                encoded = try? EmbeddedThumbnail.jpeg(jpeg, orientation: record.orientation, request: request)
+            case .wholeImage(let file):
+                encoded = try? ImageEncoder.jpeg(
+                    ImageDecoder.decode(data: file, request: request).image, quality: EmbeddedThumbnail.quality)
+            }
+            guard let encoded else { continue }
             try files.writeThumbnail(Data(encoded), id: id)
             written.append((id, record.etag, Int64(encoded.count)))
         }

@@ -26,8 +26,9 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     public internal(set) var resumed = false
     /// Thumbnails fetched after listing.
     public internal(set) var thumbnailsFetched = 0
-    /// Thumbnails made from the EXIF thumbnail embedded in images another tool uploaded, from the bytes their
-    /// header read fetched (no request of their own).
+    /// Thumbnails made, for images another tool uploaded, from the bytes their header read fetched (no request of
+    /// their own): the EXIF thumbnail embedded in the image, or a small image's whole file (one the header read
+    /// took all of, ``AssetLibrary/Configuration/imageHeaderBytes`` or less).
     public internal(set) var thumbnailsFromImageHeaders = 0
     /// Metadata sidecars read and merged (those whose ETag changed since the last merge).
     public internal(set) var sidecarsRead = 0
@@ -251,7 +252,7 @@ struct CatalogSync {
             }
         }
         var skipped: [String: S3Error] = [:]
-        var embedded: [String: [UInt8]] = [:]
+        var embedded: [String: ImageHeaderRead.ThumbnailBytes] = [:]
         let heads = try await headAll(needHead, summary: &summary, skipped: &skipped, embedded: &embedded)
         for (key, error) in skipped {
             summary.skipped.append(SyncSummary.SkippedObject(key: key, reason: error.description))
@@ -293,7 +294,7 @@ struct CatalogSync {
     /// vanished object (404) is skipped: the next listing will no longer show it.
     private func headAll(
         _ objects: [S3ObjectSummary], summary: inout SyncSummary, skipped: inout [String: S3Error],
-        embedded: inout [String: [UInt8]]
+        embedded: inout [String: ImageHeaderRead.ThumbnailBytes]
     ) async throws -> [String: (head: S3ObjectHead, image: ImageMetadata?)] {
         guard sync.configuration.metadataSource == AssetLibrary.MetadataSource.headObject, !objects.isEmpty else {
             return [:]
@@ -337,10 +338,10 @@ struct CatalogSync {
                     result[key] = (head, found?.metadata)
                     // Kept for the thumbnail the sync makes once the asset exists, within a memory budget.
                     if makesThumbnails, thumbnailBytes < Self.embeddedThumbnailBudget,
-                        let jpeg = found?.embeddedThumbnail
+                        let source = found?.thumbnailSource
                     {
-                        embedded[key] = jpeg
-                        thumbnailBytes += jpeg.count
+                        embedded[key] = source
+                        thumbnailBytes += source.count
                     }
                 case .gone: break
                 case .failed(let error): skipped[key] = error

@@ -18,11 +18,34 @@ enum ImageHeaderRead {
     }
 
     /// What a header read found: the image's metadata, its embedded EXIF thumbnail when it has one and the bytes
-    /// read hold all of it, and how many bytes were read.
+    /// read hold all of it, the whole file when the read took all of it (a small image), and how many bytes were
+    /// read.
     struct Found: Sendable {
         var metadata: ImageMetadata
         var embeddedThumbnail: [UInt8]?
+        var wholeFile: [UInt8]?
         var bytesRead: Int
+
+        /// What a thumbnail can be made from without another request: the embedded thumbnail (a few KiB to
+        /// decode), else the whole small image; nil when the bytes read hold neither.
+        var thumbnailSource: ThumbnailBytes? {
+            if let embeddedThumbnail { return .embedded(embeddedThumbnail) }
+            return wholeFile.map { .wholeImage($0) }
+        }
+    }
+
+    /// Bytes a thumbnail is made from.
+    enum ThumbnailBytes: Sendable {
+        /// An EXIF thumbnail: a bare JPEG, oriented as its original.
+        case embedded([UInt8])
+        /// A whole image file (its own EXIF orientation applies).
+        case wholeImage([UInt8])
+
+        var count: Int {
+            switch self {
+            case .embedded(let bytes), .wholeImage(let bytes): bytes.count
+            }
+        }
     }
 
     /// Reads an image's first `firstBytes` (and once more, up to ``byteLimit``, when its headers run past them),
@@ -57,6 +80,8 @@ enum ImageHeaderRead {
             try await readOn(to: range.upperBound)
         }
         let thumbnail = image.embeddedThumbnail.flatMap { $0.upperBound <= bytes.count ? Array(bytes[$0]) : nil }
-        return Found(metadata: image, embeddedThumbnail: thumbnail, bytesRead: bytes.count)
+        return Found(
+            metadata: image, embeddedThumbnail: thumbnail, wholeFile: Int64(bytes.count) == size ? bytes : nil,
+            bytesRead: bytes.count)
     }
 }
