@@ -149,7 +149,11 @@ let package = Package(
         // runs them under libFuzzer (ca-fuzz built with CA_LIBFUZZER), `make test` replays their committed inputs.
         .target(
             name: "FuzzTargets",
-            dependencies: ["S3Transfer", "Essentials"],
+            dependencies: [
+                "S3Transfer", "Essentials", "FakeS3", "Gallery", "AWSSigV4",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             path: "Fuzz/Targets", swiftSettings: strict),
         .executableTarget(
             name: "ca-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/ca-fuzz", swiftSettings: strict),

@@ -4,6 +4,11 @@ package enum FuzzCatalog {
     package static let all: [FuzzTarget] = [
         httpDate,
         s3XML,
+        serverRequest,
+        awsChunked,
+        serverXML,
+        byteRange,
+        galleryRouter,
     ]
 
     package static func target(named name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -11,7 +11,7 @@ import NIOHTTP1
 /// broadcast); an `/api/events` request it hands to ``GalleryLiveFeed``. It has no thread or queue of its own:
 /// ``respond(to:)`` runs in the task ``GalleryChannelHandler`` starts for each request (Swift concurrency's global
 /// pool, off the connection's event loop), several at once, and its state is immutable or behind a lock.
-final class GalleryRouter: Sendable {
+package final class GalleryRouter: Sendable {
     let library: AssetLibrary
     let token: String
     let boundHost: String
@@ -52,7 +52,10 @@ final class GalleryRouter: Sendable {
 
     /// Whether the `Host` header names this server: localhost, a loopback literal or the bound host, with or
     /// without a port. Anything else (a DNS-rebound name, no header) is refused.
-    func hostAllowed(_ headers: HTTPHeaders) -> Bool {
+    func hostAllowed(_ headers: HTTPHeaders) -> Bool { Self.hostAllowed(headers, boundHost: boundHost) }
+
+    /// ``hostAllowed(_:)`` for a server bound to `boundHost` (lower-cased).
+    package static func hostAllowed(_ headers: HTTPHeaders, boundHost: String) -> Bool {
         let values = headers[canonicalForm: "host"]
         guard values.count == 1 else { return false }
         var host = values[0].lowercased()
@@ -71,7 +74,7 @@ final class GalleryRouter: Sendable {
     }
 
     /// Compares in time independent of where the strings differ.
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    package static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8)
         let y = Array(b.utf8)
         guard x.count == y.count else { return false }
@@ -82,7 +85,7 @@ final class GalleryRouter: Sendable {
 
     /// The request's path, percent-decoded, and its query parameters; `nil` for a target that is not a plain
     /// absolute path (absolute URLs, `..` or `.` segments in any encoding, empty segments, backslashes, NUL).
-    static func parseTarget(_ uri: String) -> (path: String, query: [String: String])? {
+    package static func parseTarget(_ uri: String) -> (path: String, query: [String: String])? {
         let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let rawPath = String(parts[0])
         guard rawPath.hasPrefix("/"), let path = rawPath.removingPercentEncoding else { return nil }
@@ -225,7 +228,7 @@ final class GalleryRouter: Sendable {
     }
 
     /// What a `Range` header asks of a file.
-    enum RangeRequest: Equatable {
+    package enum RangeRequest: Equatable {
         /// The whole file: no header, another unit, several ranges, or a header that does not parse (all of which
         /// a server may ignore).
         case whole
@@ -237,7 +240,7 @@ final class GalleryRouter: Sendable {
 
     /// The bytes a `Range` header asks of a file of `size` bytes (RFC 9110, one range: `bytes=a-b`, `bytes=a-`,
     /// `bytes=-n`).
-    static func byteRange(_ header: String?, size: Int64) -> RangeRequest {
+    package static func byteRange(_ header: String?, size: Int64) -> RangeRequest {
         guard let header, header.lowercased().hasPrefix("bytes=") else { return .whole }
         let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .whole }

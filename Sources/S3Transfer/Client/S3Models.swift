@@ -214,11 +214,11 @@ package enum S3ETag {
 }
 
 /// A parsed `Content-Range: bytes a-b/total` header.
-struct ContentRange: Equatable {
-    var range: Range<Int64>
-    var total: Int64?
+package struct ContentRange: Equatable {
+    package var range: Range<Int64>
+    package var total: Int64?
 
-    init?(header: String) {
+    package init?(header: String) {
         let trimmed = ASCII.trimmingSpaces(header)
         guard trimmed.hasPrefix("bytes ") else { return nil }
         let spec = trimmed.dropFirst(6)

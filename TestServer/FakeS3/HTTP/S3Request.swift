@@ -4,32 +4,32 @@ import NIOHTTP1
 
 /// An HTTP request interpreted as S3 sees it: addressing resolved (path-style or virtual-hosted),
 /// path and query decoded.
-struct S3Request {
-    var method: String
-    var head: HTTPRequestHead
+package struct S3Request {
+    package var method: String
+    package var head: HTTPRequestHead
     /// The decoded request path (what the signature's canonical URI encodes).
-    var path: String
+    package var path: String
     /// The path as sent, still percent-encoded.
-    var rawPath: String
+    package var rawPath: String
     /// Whether the bucket came from the `Host` header (virtual-hosted style).
-    var isVirtualHosted = false
+    package var isVirtualHosted = false
     /// The raw query string (without `?`).
-    var rawQuery: String
+    package var rawQuery: String
     /// Decoded query items in the order sent.
-    var query: [(name: String, value: String)]
-    var bucket: String?
-    var key: String?
-    var headers: HTTPHeaders { head.headers }
+    package var query: [(name: String, value: String)]
+    package var bucket: String?
+    package var key: String?
+    package var headers: HTTPHeaders { head.headers }
 
-    func queryValue(_ name: String) -> String? { query.first { $0.name == name }?.value }
-    func hasQuery(_ name: String) -> Bool { query.contains { $0.name == name } }
-    func header(_ name: String) -> String? { head.headers.first(name: name) }
+    package func queryValue(_ name: String) -> String? { query.first { $0.name == name }?.value }
+    package func hasQuery(_ name: String) -> Bool { query.contains { $0.name == name } }
+    package func header(_ name: String) -> String? { head.headers.first(name: name) }
 
     /// Parses the request line and `Host`.
     /// - Parameter virtualHostSuffixes: Host suffixes (lower-cased, most specific first) that carry the bucket name
     ///   in front of them.
     /// - Throws: `InvalidURI` for a malformed escape; `InvalidArgument` / `KeyTooLongError` for a bad key.
-    init(head: HTTPRequestHead, virtualHostSuffixes: [String]) throws(S3Error) {
+    package init(head: HTTPRequestHead, virtualHostSuffixes: [String]) throws(S3Error) {
         self.head = head
         method = head.method.rawValue
         let uri = head.uri
@@ -86,7 +86,7 @@ struct S3Request {
     }
 
     /// Percent-decodes; malformed escapes are `InvalidURI`, invalid UTF-8 is `InvalidArgument`.
-    static func decode(_ text: Substring) throws(S3Error) -> String {
+    package static func decode(_ text: Substring) throws(S3Error) -> String {
         guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
         var out = [UInt8]()
         out.reserveCapacity(text.utf8.count)

@@ -1,16 +1,16 @@
 /// A minimal XML reader for the small documents clients send (DeleteObjects, CompleteMultipartUpload,
 /// CreateBucketConfiguration): elements, text and the predefined and numeric entities. Anything
 /// else malformed throws `MalformedXML`.
-struct XMLElement {
-    var name: String
-    var children: [XMLElement] = []
-    var text = ""
+package struct XMLElement {
+    package var name: String
+    package var children: [XMLElement] = []
+    package var text = ""
 
-    func child(_ name: String) -> XMLElement? { children.first { $0.name == name } }
-    func all(_ name: String) -> [XMLElement] { children.filter { $0.name == name } }
+    package func child(_ name: String) -> XMLElement? { children.first { $0.name == name } }
+    package func all(_ name: String) -> [XMLElement] { children.filter { $0.name == name } }
 
     /// Parses a document and returns its root element.
-    static func parse(_ bytes: [UInt8]) throws(S3Error) -> XMLElement {
+    package static func parse(_ bytes: [UInt8]) throws(S3Error) -> XMLElement {
         var parser = Parser(bytes: bytes)
         return try parser.document()
     }

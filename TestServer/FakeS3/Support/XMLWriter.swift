@@ -1,26 +1,28 @@
 /// Builds the small XML documents S3 responds with. Escapes text exactly once.
-struct XMLWriter {
-    static let namespace = "http://s3.amazonaws.com/doc/2006-03-01/"
-    private(set) var document = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+package struct XMLWriter {
+    package static let namespace = "http://s3.amazonaws.com/doc/2006-03-01/"
+    package private(set) var document = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 
-    mutating func open(_ name: String, namespace: Bool = true) {
+    package init() {}
+
+    package mutating func open(_ name: String, namespace: Bool = true) {
         document += namespace ? "<\(name) xmlns=\"\(Self.namespace)\">" : "<\(name)>"
     }
 
-    mutating func close(_ name: String) { document += "</\(name)>" }
+    package mutating func close(_ name: String) { document += "</\(name)>" }
 
-    mutating func element(_ name: String, _ text: String) {
+    package mutating func element(_ name: String, _ text: String) {
         document += "<\(name)>\(Self.escape(text))</\(name)>"
     }
 
-    mutating func text(_ text: String) { document += Self.escape(text) }
+    package mutating func text(_ text: String) { document += Self.escape(text) }
 
     mutating func element(_ name: String, _ value: Int) { element(name, String(value)) }
     mutating func element(_ name: String, _ value: Int64) { element(name, String(value)) }
     mutating func element(_ name: String, _ value: Bool) { element(name, value ? "true" : "false") }
 
     /// Escapes markup characters and, as S3 does, control characters as numeric references.
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         // Most keys, ETags and dates need nothing: they are returned as they are, without a copy.
         let plain = text.utf8.allSatisfy { byte in
             byte >= 0x20 && byte != 0x7F && byte != UInt8(ascii: "&") && byte != UInt8(ascii: "<")
