@@ -1,5 +1,6 @@
 import Essentials
 import Foundation
+import NIOHTTP1
 import Testing
 
 @testable import FakeS3
@@ -54,6 +55,19 @@ struct ParsingTests {
         #expect(ByteRangeRequest(header: "bytes=10-")?.resolve(size: 10) == .unsatisfiable)
         #expect(ByteRangeRequest(header: "bytes=0-1,3-4") == nil)
         #expect(ByteRangeRequest(header: "bytes=-") == nil)
+    }
+
+    /// `%CC%81` after a `/` decodes to a combining mark that makes one Character with the slash: the bucket still
+    /// ends at the slash byte, and the key keeps its first letter (Fuzz/regressions/server-request).
+    @Test(arguments: ["/photos/%CC%81x", "/photos/%CC%81x?%CC%81a=%CC%81"])
+    func aKeyStartingWithACombiningMarkStaysTheKeys(uri: String) throws {
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: ["Host": "127.0.0.1:9000"])
+        let request = try S3Request(head: head, virtualHostSuffixes: ["localhost"])
+        #expect(request.bucket == "photos")
+        #expect(request.key.map { Array($0.utf8) } == Array("\u{301}x".utf8))
+        if uri.contains("?") {
+            #expect(request.query.map { Array($0.name.utf8) } == [Array("\u{301}a".utf8)])
+        }
     }
 
     @Test func crc64NVMEMatchesTheReferenceCheckValue() {
