@@ -85,27 +85,39 @@ package final class GalleryRouter: Sendable {
 
     /// The request's path, percent-decoded, and its query parameters; `nil` for a target that is not a plain
     /// absolute path (absolute URLs, `..` or `.` segments in any encoding, empty segments, backslashes, NUL).
+    ///
+    /// Checked as UTF-8 bytes, never as Characters: a combining mark after a `/` (`%CC%81`) makes one Character
+    /// of the two, which a search for `/` does not find, and a `..` segment would hide behind it.
     package static func parseTarget(_ uri: String) -> (path: String, query: [String: String])? {
-        let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let rawPath = String(parts[0])
-        guard rawPath.hasPrefix("/"), let path = rawPath.removingPercentEncoding else { return nil }
-        guard !path.contains("\\"), !path.contains("\0") else { return nil }
-        if path != "/" {
-            let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-            guard segments.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else { return nil }
+        let bytes = uri.utf8
+        let question = bytes.firstIndex(of: UInt8(ascii: "?"))
+        let rawPath = String(Substring(bytes[..<(question ?? bytes.endIndex)]))
+        guard rawPath.utf8.first == UInt8(ascii: "/"), let path = rawPath.removingPercentEncoding else { return nil }
+        let decoded = Array(path.utf8)
+        guard !decoded.contains(UInt8(ascii: "\\")), !decoded.contains(0) else { return nil }
+        if decoded != [UInt8(ascii: "/")] {
+            let segments = decoded.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            guard segments.allSatisfy({ !$0.isEmpty && !$0.elementsEqual([0x2E]) && !$0.elementsEqual([0x2E, 0x2E]) })
+            else { return nil }
         }
         var query: [String: String] = [:]
-        if parts.count == 2 {
-            for pair in parts[1].split(separator: "&") {
-                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let name = String(kv[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
-                let value =
-                    kv.count == 2
-                    ? (String(kv[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
+        if let question {
+            func decode(_ text: Substring.UTF8View) -> String {
+                String(Substring(text)).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
+            for pair in bytes[bytes.index(after: question)...].split(separator: UInt8(ascii: "&")) {
+                let kv = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+                let name = decode(kv[0])
+                let value = kv.count == 2 ? decode(kv[1]) : ""
                 if query[name] == nil { query[name] = value }
             }
         }
         return (path, query)
+    }
+
+    /// The segments of a path `parseTarget(_:)` accepted, split at `/` bytes.
+    static func segments(of path: String) -> [String] {
+        path.utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) }
     }
 
     // MARK: Routing
@@ -148,7 +160,7 @@ package final class GalleryRouter: Sendable {
     private func route(method: HTTPMethod, path: String, query: [String: String], body: Data, range: String?)
         async throws -> GalleryResponse
     {
-        let segments = path.split(separator: "/").map(String.init)
+        let segments = Self.segments(of: path)
         switch (method, segments.first) {
         case (.GET, _):
             if let file = files[path] { return .full(status: .ok, contentType: file.contentType, body: file.body) }

@@ -1,0 +1,20 @@
+import Gallery
+import Testing
+
+/// The router's request checks on their own (the fuzz target gallery-router runs them on any input).
+@Suite("Gallery router checks")
+struct GalleryRouterTests {
+    /// `%CC%81` after a `/` decodes to a combining mark that makes one Character with the slash: a Character search
+    /// for `/` missed it, and `..` passed as part of a longer "segment" (Fuzz/regressions/gallery-router).
+    @Test(arguments: ["/a/../%CC%81b", "/%CC%81/..", "/a/%2E%2E/%CC%81", "/a/./%CC%81x", "/a//%CC%81"])
+    func aDotSegmentBeforeACombiningMarkIsRefused(target: String) {
+        #expect(GalleryRouter.parseTarget(target) == nil)
+    }
+
+    @Test func aSegmentStartingWithACombiningMarkIsKeptWhole() throws {
+        let parsed = try #require(GalleryRouter.parseTarget("/api/thumbnails/%CC%81x?%CC%81=%CC%81&token=t"))
+        #expect(Array(parsed.path.utf8) == Array("/api/thumbnails/\u{301}x".utf8))
+        #expect(parsed.query["token"] == "t")
+        #expect(parsed.query["\u{301}"] == "\u{301}")
+    }
+}
