@@ -50,27 +50,33 @@ package final class GalleryRouter: Sendable {
 
     // MARK: Checks
 
-    /// Whether the `Host` header names this server: localhost, a loopback literal or the bound host, with or
-    /// without a port. Anything else (a DNS-rebound name, no header) is refused.
+    /// Whether the `Host` header names this server: localhost, a loopback literal or the bound host (an IPv6
+    /// literal in brackets), with or without a port of ASCII digits, in one header. Anything else (a DNS-rebound
+    /// name, no header, two) is refused.
     func hostAllowed(_ headers: HTTPHeaders) -> Bool { Self.hostAllowed(headers, boundHost: boundHost) }
 
-    /// ``hostAllowed(_:)`` for a server bound to `boundHost` (lower-cased).
+    /// ``hostAllowed(_:)`` for a server bound to `boundHost`. Read as bytes: `NAME` or `[NAME]`, then nothing or
+    /// `:` and digits (a plain name ends at its first colon, so an unbracketed IPv6 literal names nothing).
     package static func hostAllowed(_ headers: HTTPHeaders, boundHost: String) -> Bool {
         let values = headers[canonicalForm: "host"]
         guard values.count == 1 else { return false }
-        var host = values[0].lowercased()
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
-            let rest = host[host.index(after: close)...]
-            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else {
-                return false
-            }
-            host = String(host[host.index(after: host.startIndex)..<close])
-        } else if let colon = host.lastIndex(of: ":") {
-            guard host[host.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
-            host = String(host[..<colon])
+        let host = Array(values[0].lowercased().utf8)
+        let name: ArraySlice<UInt8>
+        let port: ArraySlice<UInt8>
+        if host.first == UInt8(ascii: "[") {
+            guard let close = host.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            name = host[1..<close]
+            port = host[(close + 1)...]
+        } else if let colon = host.firstIndex(of: UInt8(ascii: ":")) {
+            name = host[..<colon]
+            port = host[colon...]
+        } else {
+            name = host[...]
+            port = []
         }
-        return ["localhost", "127.0.0.1", "::1", boundHost].contains(host)
+        let digits = port.dropFirst().allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        guard port.isEmpty || (port.first == UInt8(ascii: ":") && digits) else { return false }
+        return ["localhost", "127.0.0.1", "::1", boundHost.lowercased()].contains { name.elementsEqual($0.utf8) }
     }
 
     /// Compares in time independent of where the strings differ.

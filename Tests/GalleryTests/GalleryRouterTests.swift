@@ -1,4 +1,5 @@
 import Gallery
+import NIOHTTP1
 import Testing
 
 /// The router's request checks on their own (the fuzz target gallery-router runs them on any input).
@@ -16,5 +17,16 @@ struct GalleryRouterTests {
         #expect(Array(parsed.path.utf8) == Array("/api/thumbnails/\u{301}x".utf8))
         #expect(parsed.query["token"] == "t")
         #expect(parsed.query["\u{301}"] == "\u{301}")
+    }
+
+    /// A port is ASCII digits (`\.isNumber` took `٣` and `½`), and a plain name ends at its first colon: an
+    /// unbracketed IPv6 literal (`::1:80`) names nothing (Fuzz/regressions/gallery-router).
+    @Test(arguments: [
+        ("localhost:8080", true), ("[::1]:1", true), ("LOCALHOST", true), ("127.0.0.1:", true), ("[127.0.0.1]", true),
+        ("localhost:\u{663}", false), ("localhost:\u{BD}", false), ("::1:80", false), ("::1", false),
+        ("localhost:80:80", false), ("[::1]x", false), ("localhost.evil", false), ("localhost, evil", false),
+    ])
+    func hostRule(host: String, allowed: Bool) {
+        #expect(GalleryRouter.hostAllowed(HTTPHeaders([("Host", host)]), boundHost: "127.0.0.1") == allowed)
     }
 }
