@@ -27,6 +27,21 @@ import Testing
         #expect(S3ETag.unquoted("") == "")
     }
 
+    /// A last byte of 2⁶³−1 trapped on `last + 1` (a server's answer could crash the client), and signs passed as
+    /// digits (Fuzz/regressions/byte-range).
+    @Test func contentRangeIsDigitsWithinInt64() {
+        let read = ContentRange(header: "bytes 0-9/100")
+        #expect(read?.range == 0..<10 && read?.total == 100)
+        #expect(ContentRange(header: "bytes 5-9/*")?.total == nil)
+        #expect(ContentRange(header: "bytes 0-9223372036854775806/9223372036854775807")?.range.upperBound == .max)
+        for header in [
+            "bytes 0-9223372036854775807/*", "bytes 0-9223372036854775807/9223372036854775807", "bytes +0-9/10",
+            "bytes 0-+9/10", "bytes 0-9/+10", "bytes */100", "bytes 9-0/10", "bytes 0-9/9",
+        ] {
+            #expect(ContentRange(header: header) == nil, "\(header)")
+        }
+    }
+
     @Test func retryAfterIsReadAsSecondsOrAnHTTPDate() {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         func head(_ value: String?) -> HTTPResponseHead {
