@@ -34,6 +34,20 @@ struct ParsingTests {
         #expect(throws: S3Error.self) { try XMLElement.parse(Array(xml.utf8)) }
     }
 
+    /// Each level of nesting was a call on the stack: a body of 10,000 `<a>`s (30 KB; a DeleteObjects body may
+    /// hold 2 MiB) overflowed it and killed the server (Fuzz/regressions/server-xml).
+    @Test func xmlReaderRefusesNestingPastItsBound() throws {
+        let deep = String(repeating: "<a>", count: 200_000)
+        #expect(throws: S3Error.self) { try XMLElement.parse(Array(deep.utf8)) }
+        let limit = XMLElement.maxDepth
+        let deepest = String(repeating: "<a>", count: limit) + "x" + String(repeating: "</a>", count: limit)
+        var element = try XMLElement.parse(Array(deepest.utf8))
+        for _ in 1..<limit { element = try #require(element.children.first) }
+        #expect(element.text == "x")
+        let over = "<a>" + deepest + "</a>"
+        #expect(throws: S3Error.self) { try XMLElement.parse(Array(over.utf8)) }
+    }
+
     @Test(arguments: [
         "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
     ])

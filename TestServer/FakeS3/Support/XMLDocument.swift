@@ -1,6 +1,6 @@
 /// A minimal XML reader for the small documents clients send (DeleteObjects, CompleteMultipartUpload,
 /// CreateBucketConfiguration): elements, text and the predefined and numeric entities. Anything
-/// else malformed throws `MalformedXML`.
+/// else malformed throws `MalformedXML`, and so do elements nested more than ``maxDepth`` deep.
 package struct XMLElement {
     package var name: String
     package var children: [XMLElement] = []
@@ -8,6 +8,10 @@ package struct XMLElement {
 
     package func child(_ name: String) -> XMLElement? { children.first { $0.name == name } }
     package func all(_ name: String) -> [XMLElement] { children.filter { $0.name == name } }
+
+    /// The deepest nesting read (S3's request documents have three levels). Each level is a call of the reader
+    /// on the stack: without a bound, a 2 MiB body of `<a>`s would overflow an event loop thread's stack.
+    package static let maxDepth = 32
 
     /// Parses a document and returns its root element.
     package static func parse(_ bytes: [UInt8]) throws(S3Error) -> XMLElement {
@@ -24,7 +28,7 @@ package struct XMLElement {
         mutating func document() throws(S3Error) -> XMLElement {
             skipMisc()
             guard peek("<") else { throw .malformedXML }
-            let root = try element()
+            let root = try element(depth: 1)
             skipMisc()
             guard i == bytes.count else { throw .malformedXML }
             return root
@@ -68,7 +72,8 @@ package struct XMLElement {
             return s
         }
 
-        private mutating func element() throws(S3Error) -> XMLElement {
+        private mutating func element(depth: Int) throws(S3Error) -> XMLElement {
+            guard depth <= XMLElement.maxDepth else { throw .malformedXML }
             i += 1  // "<"
             var el = XMLElement(name: try name())
             // Attributes (namespaces) are skipped.
@@ -120,7 +125,7 @@ package struct XMLElement {
                     guard i < bytes.count else { throw .malformedXML }
                     i += 3
                 } else if bytes[i] == UInt8(ascii: "<") {
-                    el.children.append(try element())
+                    el.children.append(try element(depth: depth + 1))
                 } else if bytes[i] == UInt8(ascii: "&") {
                     text += try entity()
                 } else {
