@@ -150,7 +150,7 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "S3Transfer", "Essentials", "FakeS3", "Gallery", "AWSSigV4",
+                "S3Transfer", "CloudAssets", "AssetStore", "Essentials", "FakeS3", "Gallery", "AWSSigV4",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

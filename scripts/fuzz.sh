@@ -35,12 +35,12 @@ run_one() {
     local dict=()
     [ -f "Fuzz/dict/$t.dict" ] && dict=("-dict=Fuzz/dict/$t.dict")
     local common=(-max_len="$maxlen" -malloc_limit_mb="$malloc" -rss_limit_mb=2048 -timeout=10 "${dict[@]}")
-    /usr/bin/time -f '%U %S' -o "$work/$t.cpu" env CA_FUZZ_TARGET="$t" ASAN_OPTIONS=detect_leaks=0 "$bin" \
+    /usr/bin/time -f '%U %S' -o "$work/$t.cpu" env CA_FUZZ_TARGET="$t" ASAN_OPTIONS=detect_leaks=0 SWIFT_BACKTRACE=enable=no "$bin" \
         -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$work/artifacts/$t/" "${common[@]}" \
         "$work/new/$t" "Fuzz/corpus/$t" "$work/seeds/$t" >"$work/$t.log" 2>&1
     status=$?
     # The committed corpus becomes the smallest set of its inputs and this run's that covers the same features.
-    if CA_FUZZ_TARGET="$t" ASAN_OPTIONS=detect_leaks=0 "$bin" -merge=1 "${common[@]}" "$work/min/$t" \
+    if CA_FUZZ_TARGET="$t" ASAN_OPTIONS=detect_leaks=0 SWIFT_BACKTRACE=enable=no "$bin" -merge=1 "${common[@]}" "$work/min/$t" \
         "Fuzz/corpus/$t" "$work/new/$t" "$work/seeds/$t" >"$work/$t.merge.log" 2>&1; then
         rm -rf "Fuzz/corpus/$t" && mv "$work/min/$t" "Fuzz/corpus/$t"
     fi
@@ -49,13 +49,13 @@ run_one() {
         mkdir -p "Fuzz/regressions/$t"
         cp "$artifact" "Fuzz/regressions/$t/"
     done
-    cpu=$(awk '{ print $1 + $2 }' "$work/$t.cpu" 2>/dev/null || echo 0)
-    execs=$(awk -F': *' '/^stat::number_of_executed_units/ { print $2 }' "$work/$t.log" | tail -n 1)
-    rate=$(awk -F': *' '/^stat::average_exec_per_sec/ { print $2 }' "$work/$t.log" | tail -n 1)
+    cpu=$(tail -n 1 "$work/$t.cpu" 2>/dev/null | awk '{ print $1 + $2 }')
+    execs=$(awk '/^stat::number_of_executed_units/ { print $NF }' "$work/$t.log" | tail -n 1)
+    rate=$(awk '/^stat::average_exec_per_sec/ { print $NF }' "$work/$t.log" | tail -n 1)
     edges=$(grep -o 'cov: [0-9]*' "$work/$t.log" | tail -n 1 | cut -d' ' -f2)
     size=$(find "Fuzz/corpus/$t" -type f | wc -l)
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%F)" "$commit" "$t" "${execs:-0}" "${rate:-0}" \
-        "$cpu" "${edges:-0}" "$size" "$status" >"$work/$t.stats"
+        "${cpu:-0}" "${edges:-0}" "$size" "$status" >"$work/$t.stats"
 }
 
 for t in $targets; do

@@ -4,6 +4,12 @@ package enum FuzzCatalog {
     package static let all: [FuzzTarget] = [
         httpDate,
         s3XML,
+        journalEntry,
+        checkpointPart,
+        checkpointManifest,
+        sidecar,
+        editManifest,
+        credentials,
         serverRequest,
         awsChunked,
         serverXML,

@@ -29,19 +29,48 @@ extension FuzzCatalog {
                 you requested does not exist</Message><RequestId>4442587FB7D0A2F9</RequestId></Error>
                 """,
                 "<a><!-- c --><b>&#x41;&#66;&lt;&gt;</b><![CDATA[x<y]]></a>",
+                """
+                <ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>7</NextPartNumberMarker>\
+                <ChecksumAlgorithm>CRC32C</ChecksumAlgorithm><Part><PartNumber>6</PartNumber><Size>5242880</Size>\
+                <ETag>"e"</ETag><ChecksumCRC32C>AAAAAA==</ChecksumCRC32C></Part></ListPartsResult>
+                """,
+                "<InitiateMultipartUploadResult><UploadId>VXBsb2Fk</UploadId></InitiateMultipartUploadResult>",
+                """
+                <CompleteMultipartUploadResult><ETag>"3858f62230ac3c915f300c664312c11f-9"</ETag>\
+                <ChecksumCRC32C>sOO8/Q==-9</ChecksumCRC32C></CompleteMultipartUploadResult>
+                """,
+                """
+                <AssumeRoleResponse><AssumeRoleResult><Credentials><AccessKeyId>ASIA</AccessKeyId>\
+                <SecretAccessKey>s</SecretAccessKey><SessionToken>t</SessionToken>\
+                <Expiration>2026-05-01T12:00:00Z</Expiration></Credentials></AssumeRoleResult></AssumeRoleResponse>
+                """,
             ].map { Array($0.utf8) }
         },
         check: { bytes throws(FuzzFailure) in
             let body = Data(bytes)
             if let root = try? S3XMLParser.parse(body) {
                 try expect(!root.name.isEmpty, "a parsed root element has no name")
-                try expect(textBytes(root) <= bytes.count, "the tree holds more text than the document")
+                // Entities decode to fewer bytes than they take; an ill-formed UTF-8 byte becomes U+FFFD (three).
+                try expect(textBytes(root) <= 3 * bytes.count, "the tree holds more text than the document allows")
             }
             if let page = try? S3Client.parseListing(body) {
                 try expect(page.objects.allSatisfy { !$0.key.isEmpty && $0.size >= 0 }, "empty key or negative size")
                 try expect(!page.isTruncated || page.nextContinuationToken != nil, "truncated page without a token")
             }
             _ = S3Client.embeddedError(body)
+            if let id = try? S3Client.parseUploadID(body) { try expect(!id.isEmpty, "an empty upload id") }
+            if let page = try? S3Client.parsePartsPage(body, checksum: .crc32c, marker: 5) {
+                try expect(page.nextMarker.map { $0 > 5 } ?? true, "a truncated parts page that does not advance")
+            }
+            _ = try? S3Client.parseCompletion(body)
+            for status in [200, 403] {
+                if let issued = try? STSClient.issued(body, status: status, result: "AssumeRoleResult", provider: "f") {
+                    try expect(status == 200, "credentials issued by an answer of status \(status)")
+                    try expect(
+                        !issued.credentials.accessKeyID.isEmpty && !issued.credentials.secretAccessKey.isEmpty,
+                        "credentials issued without a key or a secret")
+                }
+            }
         })
 
     /// The bytes of every name and text in the tree (entities decode to no more bytes than they take).

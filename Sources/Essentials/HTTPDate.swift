@@ -87,7 +87,7 @@ package enum HTTPDate {
             time = clock(tokens[4])
         case 4 where tokens[3] == "GMT":  // RFC 850
             let parts = tokens[1].split(separator: "-").map(String.init)
-            guard parts.count == 3, let yy = Int(parts[2]) else { return nil }
+            guard parts.count == 3, parts[2].utf8.count == 2, let yy = Int(parts[2]), yy >= 0 else { return nil }
             (day, month, year) = (Int(parts[0]), months.firstIndex(of: parts[1]), yy < 70 ? 2000 + yy : 1900 + yy)
             time = clock(tokens[2])
         case 5:  // asctime
@@ -96,7 +96,10 @@ package enum HTTPDate {
         default:
             return nil
         }
-        guard let day, let month, let year, let time, (1...31).contains(day) else { return nil }
+        // A year of four digits at most: the forms hold no other, and a longer one would overflow `tm`'s field.
+        guard let day, let month, let year, let time, (1...31).contains(day), (1...9999).contains(year) else {
+            return nil
+        }
         var value = tm()
         value.tm_year = Int32(year - 1900)
         value.tm_mon = Int32(month)
@@ -124,8 +127,12 @@ package enum HTTPDate {
         else { return nil }
         var fraction = 0.0
         if b.count > 20 {
-            guard b[19] == 0x2E, b.count > 21, let f = digits(b, 20..<(b.count - 1)) else { return nil }
-            fraction = Double(f) / pow(10, Double(b.count - 21))
+            // Any number of fraction digits; the first nine (nanoseconds) count, so the value cannot overflow.
+            let end = b.count - 1
+            guard b[19] == 0x2E, b.count > 21, b[20..<end].allSatisfy({ $0 >= 48 && $0 <= 57 }),
+                let f = digits(b, 20..<min(end, 29))
+            else { return nil }
+            fraction = Double(f) / pow(10, Double(min(end, 29) - 20))
         } else if b[19] != 0x5A {
             return nil
         }
@@ -142,12 +149,15 @@ package enum HTTPDate {
         return make(year: y, month: mo, day: d, hour: h, minute: mi, second: s, fraction: 0)
     }
 
-    /// The decimal number the ASCII digits `bytes[range]` spell; nil when one is not a digit.
+    /// The decimal number the ASCII digits `bytes[range]` spell; nil when one is not a digit or the number does not
+    /// fit an `Int`.
     private static func digits(_ bytes: [UInt8], _ range: Range<Int>) -> Int? {
         var value = 0
         for i in range {
             guard bytes[i] >= 48, bytes[i] <= 57 else { return nil }
-            value = value * 10 + Int(bytes[i] - 48)
+            let (times, overflowed) = value.multipliedReportingOverflow(by: 10)
+            guard !overflowed else { return nil }
+            value = times + Int(bytes[i] - 48)
         }
         return value
     }
@@ -155,7 +165,9 @@ package enum HTTPDate {
     private static func make(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, fraction: Double)
         -> Date?
     {
-        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        guard (1...9999).contains(year), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
+            second < 61
+        else { return nil }
         var t = tm()
         t.tm_year = Int32(year - 1900)
         t.tm_mon = Int32(month - 1)

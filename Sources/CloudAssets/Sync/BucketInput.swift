@@ -1,5 +1,5 @@
-import AssetStore
-import Foundation
+package import AssetStore
+package import Foundation
 
 /// Everything read from the bucket, validated into typed, bounded values before any sync code sees it.
 ///
@@ -18,55 +18,55 @@ import Foundation
 ///
 /// What fails a rule is a ``Rejection``: the caller skips it and reports it (``SyncSummary/skipped``); it never
 /// deletes anything, never stops other input from applying, and never crashes.
-enum BucketInput {
+package enum BucketInput {
     /// The longest key S3 accepts, in bytes of UTF-8.
-    static let maxKeyBytes = 1024
+    package static let maxKeyBytes = 1024
     /// The largest object S3 stores: 5 TiB.
-    static let maxObjectSize: Int64 = 5 << 40
+    package static let maxObjectSize: Int64 = 5 << 40
     /// The largest journal entry read (a library writes at most 500 changes, well under 1 MiB). Larger objects
     /// under the journal prefix are skipped by their listed size, and never read beyond this.
-    static let maxJournalEntryBytes = 16 << 20
+    package static let maxJournalEntryBytes = 16 << 20
     /// The most changes one journal entry may carry.
-    static let maxJournalChanges = 10_000
+    package static let maxJournalChanges = 10_000
     /// The largest checkpoint manifest read.
-    static let maxCheckpointManifestBytes = 4 << 20
+    package static let maxCheckpointManifestBytes = 4 << 20
     /// The most parts a checkpoint manifest may name.
-    static let maxCheckpointParts = 10_000
+    package static let maxCheckpointParts = 10_000
     /// The most assets one checkpoint part may hold (a library writes ``AssetLibrary/checkpointPartAssets``).
-    static let maxCheckpointPartAssets = 100_000
+    package static let maxCheckpointPartAssets = 100_000
     /// The largest checkpoint part, compressed or not.
-    static let maxCheckpointPartBytes = 64 << 20
+    package static let maxCheckpointPartBytes = 64 << 20
     /// The largest sidecar or edit manifest read.
-    static let maxDocumentBytes = 1 << 20
+    package static let maxDocumentBytes = 1 << 20
     /// The largest thumbnail read (of an original or of an edit).
-    static let maxThumbnailBytes = 32 << 20
+    package static let maxThumbnailBytes = 32 << 20
     /// Longest texts: an ETag, a content type, a device, a title, a keyword.
-    static let maxETagBytes = 256
-    static let maxContentTypeBytes = 256
-    static let maxDeviceBytes = 128
-    static let maxTitleBytes = 4096
-    static let maxKeywordBytes = 256
-    static let maxKeywords = 1000
+    package static let maxETagBytes = 256
+    package static let maxContentTypeBytes = 256
+    package static let maxDeviceBytes = 128
+    package static let maxTitleBytes = 4096
+    package static let maxKeywordBytes = 256
+    package static let maxKeywords = 1000
     /// The most `x-amz-meta-*` fields a `put` change may carry, and the bytes of all of them (S3 keeps 2 KB).
-    static let maxMetadataFields = 64
-    static let maxMetadataBytes = 8192
+    package static let maxMetadataFields = 64
+    package static let maxMetadataBytes = 8192
     /// How far past the service's clock a stamp may lie before it is clamped: stamps are made with each device's
     /// own clock, and a change of a device whose clock runs ahead by less than this keeps its stamp (so a change
     /// made after seeing it still stamps later, and wins).
-    static let maxStampLead: TimeInterval = 3600
+    package static let maxStampLead: TimeInterval = 3600
     /// The largest pixel side an asset or a rendering may claim.
-    static let maxPixelSide = 1 << 20
+    package static let maxPixelSide = 1 << 20
 
     /// Why a piece of input was refused: one line, for ``SyncSummary/SkippedObject/reason``.
-    struct Rejection: Error, Sendable, Equatable {
-        let reason: String
-        init(_ reason: String) { self.reason = reason }
+    package struct Rejection: Error, Sendable, Equatable {
+        package let reason: String
+        package init(_ reason: String) { self.reason = reason }
     }
 
     // MARK: Keys and plain values
 
     /// Why `key` is not an original's key in `layout`; nil when it is one.
-    static func originalKeyProblem(_ key: String, layout: BucketLayout) -> String? {
+    package static func originalKeyProblem(_ key: String, layout: BucketLayout) -> String? {
         if let problem = keyProblem(key) { return problem }
         let bytes = key.utf8
         let originals = layout.originalsPrefix.utf8
@@ -85,7 +85,7 @@ enum BucketInput {
 
     /// Why `key` cannot name an object the library acts on; nil when it can. One pass over its bytes, no
     /// allocation (a checkpoint restore checks a million keys).
-    static func keyProblem(_ key: String) -> String? {
+    package static func keyProblem(_ key: String) -> String? {
         var count = 0
         var segmentLength = 0
         var onlyDots = true
@@ -109,28 +109,30 @@ enum BucketInput {
         return nil
     }
 
-    static func sizeProblem(_ size: Int64, of what: String) -> String? {
+    package static func sizeProblem(_ size: Int64, of what: String) -> String? {
         (0...maxObjectSize).contains(size) ? nil : "\(what) size \(size) is out of range"
     }
 
-    static func textProblem(_ text: String?, _ what: String, max: Int, empty: Bool = true) -> String? {
+    package static func textProblem(_ text: String?, _ what: String, max: Int, empty: Bool = true) -> String? {
         guard let text else { return nil }
         if !empty && text.isEmpty { return "empty \(what)" }
         return text.utf8.count <= max ? nil : "\(what) of \(text.utf8.count) bytes (at most \(max))"
     }
 
     /// A key shortened for a message.
-    static func quoted(_ key: String) -> String {
+    package static func quoted(_ key: String) -> String {
         let shown = key.utf8.count > 120 ? String(key.prefix(100)) + "…" : key
         return "\"" + shown.map { ($0.asciiValue ?? 0x20) < 0x20 ? "?" : String($0) }.joined() + "\""
     }
 
-    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+    package static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
 
     // MARK: Journal entries
 
     /// One change of a journal entry, validated.
-    enum Change: Sendable {
+    package enum Change: Sendable {
         /// An original was written.
         case put(
             key: String, size: Int64, etag: String, contentType: String?, metadata: [String: String],
@@ -142,7 +144,7 @@ enum BucketInput {
         /// An edit revision (its keys in the asset's own edits folder).
         case edit(EditManifest)
 
-        var key: String {
+        package var key: String {
             switch self {
             case .put(let key, _, _, _, _, _), .delete(let key, _), .metadata(let key, _, _): key
             case .edit(let manifest): manifest.original
@@ -151,9 +153,9 @@ enum BucketInput {
     }
 
     /// A journal entry read from the bucket: its valid changes, in order, and why each other one was refused.
-    struct Entry: Sendable {
-        var changes: [Change]
-        var rejected: [Rejection]
+    package struct Entry: Sendable {
+        package var changes: [Change]
+        package var rejected: [Rejection]
     }
 
     /// Reads a journal entry's bytes.
@@ -162,7 +164,7 @@ enum BucketInput {
     ///   - learnedAt: This library's clock: the date a trash learned here is given.
     /// - Returns: The entry, or a rejection when the bytes are not an entry at all (too large, not JSON, another
     ///   format, too many changes).
-    static func journalEntry(_ data: Data, layout: BucketLayout, now: Date, learnedAt: Date) -> Result<
+    package static func journalEntry(_ data: Data, layout: BucketLayout, now: Date, learnedAt: Date) -> Result<
         Entry, Rejection
     > {
         guard data.count <= maxJournalEntryBytes else {
@@ -194,20 +196,22 @@ enum BucketInput {
     /// A journal entry whose changes decode one by one: a change that is not one (an unknown operation, a field of
     /// the wrong type) is refused alone, and its siblings still apply.
     private struct LenientEntry: Decodable {
-        var format: Int
-        var device: String
-        var changes: [LenientChange]
+        package var format: Int
+        package var device: String
+        package var changes: [LenientChange]
     }
 
     private struct LenientChange: Decodable {
-        var change: JournalChange?
-        init(from decoder: any Decoder) throws { change = try? JournalChange(from: decoder) }
+        package var change: JournalChange?
+        package init(from decoder: any Decoder) throws { change = try? JournalChange(from: decoder) }
     }
 
     /// Validates one change of a journal entry.
-    static func journalChange(_ change: JournalChange, layout: BucketLayout, now: Date, learnedAt: Date) -> Result<
-        Change, Rejection
-    > {
+    package static func journalChange(_ change: JournalChange, layout: BucketLayout, now: Date, learnedAt: Date)
+        -> Result<
+            Change, Rejection
+        >
+    {
         if let problem = originalKeyProblem(change.key, layout: layout) { return .failure(Rejection(problem)) }
         switch change.op {
         case .put:
@@ -257,7 +261,7 @@ enum BucketInput {
         }
     }
 
-    static func metadataProblem(_ metadata: [String: String]) -> String? {
+    package static func metadataProblem(_ metadata: [String: String]) -> String? {
         guard metadata.count <= maxMetadataFields else { return "\(metadata.count) metadata fields" }
         let bytes = metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         return bytes <= maxMetadataBytes ? nil : "metadata of \(bytes) bytes (at most \(maxMetadataBytes))"
@@ -266,7 +270,7 @@ enum BucketInput {
     // MARK: Sidecars
 
     /// Reads a sidecar's bytes (from its object) for the original `originalKey`.
-    static func sidecar(_ data: Data, originalKey: String, now: Date, learnedAt: Date) -> Result<
+    package static func sidecar(_ data: Data, originalKey: String, now: Date, learnedAt: Date) -> Result<
         SharedMetadata, Rejection
     > {
         guard data.count <= maxDocumentBytes else { return .failure(Rejection("sidecar of \(data.count) bytes")) }
@@ -277,7 +281,9 @@ enum BucketInput {
     /// A sidecar's state, validated: it names `originalKey`, its texts and lists are bounded, its stamps are no
     /// later than `now` plus ``maxStampLead``, and a trash it holds is dated `learnedAt` (the retention counts from
     /// there).
-    static func sharedMetadata(_ sidecar: SharedMetadata.Sidecar, originalKey: String, now: Date, learnedAt: Date)
+    package static func sharedMetadata(
+        _ sidecar: SharedMetadata.Sidecar, originalKey: String, now: Date, learnedAt: Date
+    )
         -> Result<SharedMetadata, Rejection>
     {
         guard sidecar.original == originalKey else {
@@ -311,7 +317,7 @@ enum BucketInput {
     // MARK: Edit manifests
 
     /// Reads an edit manifest's bytes (from its object); `expectedOriginal` is the original its key names.
-    static func editManifest(_ data: Data, expectedOriginal: String, layout: BucketLayout) -> Result<
+    package static func editManifest(_ data: Data, expectedOriginal: String, layout: BucketLayout) -> Result<
         EditManifest, Rejection
     > {
         guard data.count <= maxDocumentBytes else {
@@ -326,7 +332,8 @@ enum BucketInput {
 
     /// An edit manifest, validated: a well-formed revision of an original's key, its rendered file and thumbnail
     /// in that original's own edits folder (`edits/<path>/<name>`, no deeper), sizes and dimensions in range.
-    static func editManifest(_ manifest: EditManifest, layout: BucketLayout) -> Result<EditManifest, Rejection> {
+    package static func editManifest(_ manifest: EditManifest, layout: BucketLayout) -> Result<EditManifest, Rejection>
+    {
         if let problem = originalKeyProblem(manifest.original, layout: layout) { return .failure(Rejection(problem)) }
         guard manifest.format == 1, EditRevisionID.isValid(manifest.revision) else {
             return .failure(Rejection("edit revision \(quoted(manifest.revision)) is not well formed"))
@@ -376,7 +383,7 @@ enum BucketInput {
 
     /// Reads the horizon's bytes (`{"format":1,"time":<ms>}`): its time, clamped to the service's clock; 0 (no
     /// horizon) for bytes that are not one.
-    static func horizon(_ data: Data, now: Date) -> Int64 {
+    package static func horizon(_ data: Data, now: Date) -> Int64 {
         guard data.count <= maxDocumentBytes,
             let horizon = try? JSONDecoder().decode(SyncEngine.JournalHorizon.self, from: data),
             horizon.format == 1, horizon.time > 0
@@ -388,7 +395,9 @@ enum BucketInput {
 
     /// Reads a checkpoint manifest's bytes, found in the slot folder `slot` (`checkpoints/<time>/`).
     /// - Parameter now: The service's clock: a position or a listing time later than it is clamped to it.
-    static func checkpointManifest(_ data: Data, slot: String, now: Date) -> Result<CheckpointManifest, Rejection> {
+    package static func checkpointManifest(_ data: Data, slot: String, now: Date) -> Result<
+        CheckpointManifest, Rejection
+    > {
         guard data.count <= maxCheckpointManifestBytes else {
             return .failure(Rejection("checkpoint manifest of \(data.count) bytes"))
         }
@@ -425,9 +434,11 @@ enum BucketInput {
     /// Validates one asset of a checkpoint: its key is an original's, its sizes are in range, its thumbnail key
     /// is the layout's for it (else dropped), its sidecar names it and is bounded (stamps clamped, a trash dated
     /// `learnedAt`).
-    static func checkpointAsset(_ asset: CheckpointAsset, layout: BucketLayout, now: Date, learnedAt: Date) -> Result<
-        AssetRecord, Rejection
-    > {
+    package static func checkpointAsset(_ asset: CheckpointAsset, layout: BucketLayout, now: Date, learnedAt: Date)
+        -> Result<
+            AssetRecord, Rejection
+        >
+    {
         if let problem = originalKeyProblem(asset.key, layout: layout) ?? sizeProblem(asset.size, of: "object")
             ?? textProblem(asset.etag, "ETag", max: maxETagBytes, empty: false)
             ?? textProblem(asset.contentType, "content type", max: maxContentTypeBytes)

@@ -1,6 +1,6 @@
 import AssetStore
 import Essentials
-import Foundation
+package import Foundation
 
 /// The bucket journal's format: what a library writes under ``BucketLayout/journalPrefix`` after it changed the
 /// bucket, so that other libraries can follow with a listing of the entries they have not seen and a GET of each,
@@ -19,22 +19,28 @@ import Foundation
 /// Keys sort in time order, so a reader lists after the last time it applied (less a look-back window, for
 /// entries that arrive late). `metadata` carries the `x-amz-meta-*` fields of the original
 /// (docs/bucket-layout.md). Applying an entry twice has the effect of applying it once.
-struct JournalEntry: Codable, Sendable {
-    var format = 1
-    var device: String
-    var changes: [JournalChange]
+package struct JournalEntry: Codable, Sendable {
+    package var format = 1
+    package var device: String
+    package var changes: [JournalChange]
 }
 
 /// A thumbnail object an upload wrote beside its original.
-struct ThumbnailObject: Sendable, Hashable {
-    var key: String
-    var size: Int64
-    var etag: String
+package struct ThumbnailObject: Sendable, Hashable {
+    package var key: String
+    package var size: Int64
+    package var etag: String
+
+    package init(key: String, size: Int64, etag: String) {
+        self.key = key
+        self.size = size
+        self.etag = etag
+    }
 }
 
 /// One change in a journal entry.
-struct JournalChange: Codable, Sendable {
-    enum Operation: String, Codable, Sendable {
+package struct JournalChange: Codable, Sendable {
+    package enum Operation: String, Codable, Sendable {
         /// An original was written (created or replaced).
         case put
         /// An original was deleted.
@@ -45,23 +51,23 @@ struct JournalChange: Codable, Sendable {
         case edit
     }
 
-    var op: Operation
+    package var op: Operation
     /// The original's key.
-    var key: String
-    var size: Int64?
-    var etag: String?
-    var contentType: String?
+    package var key: String
+    package var size: Int64?
+    package var etag: String?
+    package var contentType: String?
     /// The original's `x-amz-meta-*` fields (names without the prefix).
-    var metadata: [String: String]?
-    var sidecarETag: String?
-    var sidecar: SharedMetadata.Sidecar?
-    var edit: EditManifest?
+    package var metadata: [String: String]?
+    package var sidecarETag: String?
+    package var sidecar: SharedMetadata.Sidecar?
+    package var edit: EditManifest?
     /// A `put`'s thumbnail object (the layout's `thumbnails/<path>.jpg`), when the writer uploaded one with it.
-    var thumbnailKey: String?
-    var thumbnailSize: Int64?
-    var thumbnailETag: String?
+    package var thumbnailKey: String?
+    package var thumbnailSize: Int64?
+    package var thumbnailETag: String?
 
-    static func put(
+    package static func put(
         key: String, size: Int64, etag: String, contentType: String?, metadata: [String: String],
         thumbnail: ThumbnailObject? = nil
     ) -> JournalChange {
@@ -70,20 +76,22 @@ struct JournalChange: Codable, Sendable {
             thumbnailKey: thumbnail?.key, thumbnailSize: thumbnail?.size, thumbnailETag: thumbnail?.etag)
     }
 
-    static func delete(key: String, etag: String) -> JournalChange { JournalChange(op: .delete, key: key, etag: etag) }
+    package static func delete(key: String, etag: String) -> JournalChange {
+        JournalChange(op: .delete, key: key, etag: etag)
+    }
 
-    static func metadata(key: String, sidecar: SharedMetadata.Sidecar, sidecarETag: String) -> JournalChange {
+    package static func metadata(key: String, sidecar: SharedMetadata.Sidecar, sidecarETag: String) -> JournalChange {
         JournalChange(op: .metadata, key: key, sidecarETag: sidecarETag, sidecar: sidecar)
     }
 
-    static func edit(key: String, manifest: EditManifest) -> JournalChange {
+    package static func edit(key: String, manifest: EditManifest) -> JournalChange {
         JournalChange(op: .edit, key: key, edit: manifest)
     }
 
     /// The change as the outbox keeps it: JSON with its keys sorted. A `put` or a `delete` (one per asset an
     /// import uploads or a trash empties) is written by hand: the generic encoder took ~3 % of an import's CPU.
     /// The changes that carry a nested document (a sidecar, an edit manifest) use it.
-    var encoded: String {
+    package var encoded: String {
         guard sidecar == nil, sidecarETag == nil, edit == nil else {
             return String(decoding: (try? Self.encoder.encode(self)) ?? Data(), as: UTF8.self)
         }
@@ -105,7 +113,7 @@ struct JournalChange: Codable, Sendable {
         return "{" + fields.joined(separator: ",") + "}"
     }
 
-    static let encoder: JSONEncoder = {
+    package static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
@@ -114,18 +122,18 @@ struct JournalChange: Codable, Sendable {
 
 extension JournalEntry {
     /// The entry's JSON, keys sorted as the generic encoder sorts them, each change as ``JournalChange/encoded``.
-    var encoded: Data { Self.encoded(device: device, changes: changes.map(\.encoded), format: format) }
+    package var encoded: Data { Self.encoded(device: device, changes: changes.map(\.encoded), format: format) }
 
     /// An entry's JSON from its changes already encoded (``JournalChange/encoded``, as the outbox keeps them): a
     /// flush of 500 changes neither decodes nor encodes them again.
-    static func encoded(device: String, changes: [String], format: Int = 1) -> Data {
+    package static func encoded(device: String, changes: [String], format: Int = 1) -> Data {
         Data(
             ("{\"changes\":[" + changes.joined(separator: ",") + "],\"device\":" + JSONText.quoted(device)
                 + ",\"format\":\(format)}").utf8)
     }
 
     /// An entry read from the bucket; nil when it is not one this version understands.
-    static func decode(_ data: Data) -> JournalEntry? {
+    package static func decode(_ data: Data) -> JournalEntry? {
         guard let entry = try? JSONDecoder().decode(JournalEntry.self, from: data), entry.format == 1 else {
             return nil
         }
@@ -134,16 +142,16 @@ extension JournalEntry {
 }
 
 /// Journal keys: `<prefix><13-digit milliseconds>-<device>-<sequence>.json`.
-enum JournalKey {
-    static func make(prefix: String, time: Int64, device: String, sequence: Int64) -> String {
+package enum JournalKey {
+    package static func make(prefix: String, time: Int64, device: String, sequence: Int64) -> String {
         prefix + padded(time) + "-" + device + "-" + String(sequence) + ".json"
     }
 
     /// The key every entry written at `time` or later sorts after (a listing's `StartAfter`).
-    static func start(prefix: String, time: Int64) -> String { prefix + padded(max(0, time)) }
+    package static func start(prefix: String, time: Int64) -> String { prefix + padded(max(0, time)) }
 
     /// The time an entry's key says it was written at; nil for a key that is not an entry's.
-    static func time(of key: String, prefix: String) -> Int64? {
+    package static func time(of key: String, prefix: String) -> Int64? {
         guard key.hasPrefix(prefix) else { return nil }
         let digits = key.utf8.dropFirst(prefix.utf8.count).prefix(13)
         guard digits.count == 13, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }

@@ -1,6 +1,6 @@
-import AssetStore
+package import AssetStore
 import Essentials
-import Foundation
+package import Foundation
 
 /// One asset of a checkpoint: the bucket's state of its original and its shared properties.
 ///
@@ -12,29 +12,29 @@ import Foundation
 /// the last two existed) are read with neither. Text fields escape `\`, tab and newline
 /// as `\\`, `\t`, `\n`; an empty text field is absent. (Lines, not JSON objects: a million of them parse in
 /// about a second where a JSON decoder takes ten.)
-struct CheckpointAsset: Sendable {
-    var key: String
-    var size: Int64
-    var etag: String
+package struct CheckpointAsset: Sendable {
+    package var key: String
+    package var size: Int64
+    package var etag: String
     /// Milliseconds; nil when no listing showed the object yet.
-    var lastModified: Int64?
-    var contentType: String?
-    var created: Int64
-    var modified: Int64
-    var mediaType: String?
-    var width: Int
-    var height: Int
-    var orientation: Int
-    var thumbnailKey: String?
-    var thumbnailSize: Int64?
-    var thumbnailETag: String?
-    var sha256: String?
-    var sidecarETag: String?
-    var sidecar: SharedMetadata.Sidecar?
-    var location: AssetLocation?
-    var imageMetadataPending = false
+    package var lastModified: Int64?
+    package var contentType: String?
+    package var created: Int64
+    package var modified: Int64
+    package var mediaType: String?
+    package var width: Int
+    package var height: Int
+    package var orientation: Int
+    package var thumbnailKey: String?
+    package var thumbnailSize: Int64?
+    package var thumbnailETag: String?
+    package var sha256: String?
+    package var sidecarETag: String?
+    package var sidecar: SharedMetadata.Sidecar?
+    package var location: AssetLocation?
+    package var imageMetadataPending = false
 
-    init(_ record: AssetRecord) {
+    package init(_ record: AssetRecord) {
         key = record.key
         size = record.size
         etag = record.etag
@@ -60,7 +60,7 @@ struct CheckpointAsset: Sendable {
     }
 
     /// The asset's line, without its newline.
-    var line: Data {
+    package var line: Data {
         var out = Data()
         out.reserveCapacity(160)
         func text(_ value: String?) {
@@ -119,13 +119,13 @@ struct CheckpointAsset: Sendable {
     }
 
     /// Parses a line; nil when it is not one.
-    init?(line: Data.SubSequence) {
+    package init?(line: Data.SubSequence) {
         guard let parsed = line.withUnsafeBytes({ CheckpointAsset(line: $0) }) else { return nil }
         self = parsed
     }
 
     /// Parses a line held in raw bytes (the restore's path: no `Data` slice per line or per field).
-    init?(line: UnsafeRawBufferPointer) {
+    package init?(line: UnsafeRawBufferPointer) {
         // Field boundaries as offsets, on the stack: at most 19 fields (17 in the first format).
         var starts = InlineArray<20, Int>(repeating: 0)
         var ends = InlineArray<20, Int>(repeating: 0)
@@ -175,7 +175,11 @@ struct CheckpointAsset: Sendable {
                     continue
                 }
                 guard byte >= 0x30 && byte <= 0x39 else { return nil }
-                value = value * 10 + Int64(byte - 0x30)
+                // Nineteen digits may spell more than Int64 holds: not a number.
+                let (times, overflowed) = value.multipliedReportingOverflow(by: 10)
+                let (sum, carried) = times.addingReportingOverflow(Int64(byte - 0x30))
+                guard !overflowed, !carried else { return nil }
+                value = sum
             }
             return negative ? -value : value
         }
@@ -211,7 +215,7 @@ struct CheckpointAsset: Sendable {
     }
 
     /// The catalog row for this asset (cloud only).
-    var record: AssetRecord {
+    package var record: AssetRecord {
         let date = { (ms: Int64) in Date(timeIntervalSince1970: Double(ms) / 1000) }
         var record = AssetRecord(
             key: key, size: size, etag: etag, lastModified: lastModified.map(date) ?? AssetRecord.notListedYet,

@@ -11,33 +11,41 @@ import Foundation
 /// A slot is a multiple of ``AssetLibrary/Configuration/checkpointInterval``: the first library to write a slot's
 /// manifest wins it (the others delete the parts they wrote). The manifest names the journal position the
 /// snapshot reflects (`time`, the writer's cursor), when the writer last listed the whole bucket, and the parts.
-struct CheckpointManifest: Codable, Sendable {
-    var format = 1
-    var device: String
+package struct CheckpointManifest: Codable, Sendable {
+    package var format = 1
+    package var device: String
     /// The journal position (milliseconds, the service's clock) the snapshot reflects.
-    var time: Int64
+    package var time: Int64
     /// When the writer last completed a full listing (milliseconds since 1970).
-    var lastFullSync: Int64
-    var assets: Int
-    var parts: [Part]
+    package var lastFullSync: Int64
+    package var assets: Int
+    package var parts: [Part]
 
-    struct Part: Codable, Sendable {
-        var key: String
-        var assets: Int
+    package struct Part: Codable, Sendable {
+        package var key: String
+        package var assets: Int
         /// Uncompressed bytes (the room to inflate into).
-        var bytes: Int
+        package var bytes: Int
+
+        package init(key: String, assets: Int, bytes: Int) {
+            self.key = key
+            self.assets = assets
+            self.bytes = bytes
+        }
     }
 }
 
 /// Checkpoint keys.
-enum CheckpointKey {
-    static func slotFolder(prefix: String, slot: Int64) -> String { JournalKey.start(prefix: prefix, time: slot) + "/" }
+package enum CheckpointKey {
+    package static func slotFolder(prefix: String, slot: Int64) -> String {
+        JournalKey.start(prefix: prefix, time: slot) + "/"
+    }
 
-    static func manifest(prefix: String, slot: Int64) -> String {
+    package static func manifest(prefix: String, slot: Int64) -> String {
         slotFolder(prefix: prefix, slot: slot) + "manifest.json"
     }
 
-    static func part(prefix: String, slot: Int64, device: String, index: Int) -> String {
+    package static func part(prefix: String, slot: Int64, device: String, index: Int) -> String {
         let number = String(index)
         return slotFolder(prefix: prefix, slot: slot) + device + "/part-"
             + String(repeating: "0", count: max(0, 5 - number.count)) + number + ".z"

@@ -211,35 +211,14 @@ extension SyncEngine {
                     guard let lines = Zlib.uncompress(compressed, size: part.bytes) else {
                         throw corrupt("is not a zlib stream of \(part.bytes) bytes")
                     }
-                    // Never allocated from the claimed count alone: it is capped, and so is this.
-                    var records: [AssetRecord] = []
-                    records.reserveCapacity(min(part.assets, SyncEngine.checkpointPartAssets))
-                    var skipped: [SyncSummary.SkippedObject] = []
-                    let parsed = lines.withUnsafeBytes { buffer -> Int? in
-                        // Lines found in the raw bytes, each parsed where it lies.
-                        var start = 0
-                        var count = 0
-                        for index in 0...buffer.count where index == buffer.count || buffer[index] == 0x0A {
-                            defer { start = index + 1 }
-                            guard index > start else { continue }
-                            let line = UnsafeRawBufferPointer(rebasing: buffer[start..<index])
-                            guard let asset = CheckpointAsset(line: line) else { return nil }
-                            count += 1
-                            switch BucketInput.checkpointAsset(asset, layout: layout, now: now, learnedAt: learnedAt) {
-                            case .success(let record): records.append(record)
-                            case .failure(let rejection):
-                                skipped.append(
-                                    SyncSummary.SkippedObject(
-                                        key: part.key, reason: "line \(count): \(rejection.reason)"))
-                            }
-                        }
-                        return count
+                    guard
+                        let read = CheckpointPartReader.read(
+                            lines, part: part, layout: layout, now: now, learnedAt: learnedAt)
+                    else { throw corrupt("holds a line that is not an asset") }
+                    guard read.lines == part.assets else {
+                        throw corrupt("holds \(read.lines) lines where its manifest says \(part.assets)")
                     }
-                    guard let parsed else { throw corrupt("holds a line that is not an asset") }
-                    guard parsed == part.assets else {
-                        throw corrupt("holds \(parsed) lines where its manifest says \(part.assets)")
-                    }
-                    return (records, skipped)
+                    return (read.records, read.skipped)
                 }
                 return true
             }

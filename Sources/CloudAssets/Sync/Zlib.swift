@@ -1,9 +1,9 @@
 import CZlib
-import Foundation
+package import Foundation
 
 /// zlib streams (compress2 / uncompress2).
-enum Zlib {
-    static func compress(_ data: Data) -> Data {
+package enum Zlib {
+    package static func compress(_ data: Data) -> Data {
         var out = Data(count: czlib_compress_bound(data.count))
         var length = out.count
         let rc = out.withUnsafeMutableBytes { output in
@@ -17,7 +17,7 @@ enum Zlib {
     }
 
     /// Inflates a whole stream of `size` bytes; nil when it is not one.
-    static func uncompress(_ data: Data, size: Int) -> Data? {
+    package static func uncompress(_ data: Data, size: Int) -> Data? {
         guard size >= 0, size < 1 << 31 else { return nil }
         var out = Data(count: size)
         var length = size

@@ -1,5 +1,5 @@
-import AssetStore
-import Foundation
+package import AssetStore
+package import Foundation
 
 /// The properties every library on a bucket shares for an asset — favourite, hidden, title, keywords, trash — with
 /// the merge rule that makes them converge.
@@ -11,40 +11,40 @@ import Foundation
 /// devices set the same property, the later change wins on both. A device stamps a change later than any stamp it
 /// has seen on that property, so a change made after seeing another's always supersedes it. Merging is
 /// commutative, associative and idempotent: libraries that have seen the same changes, in any order, agree.
-struct SharedMetadata: Sendable, Hashable {
-    var isFavorite = false
-    var isHidden = false
-    var title: String?
-    var keywords: [String] = []
-    var trashedDate: Date?
+package struct SharedMetadata: Sendable, Hashable {
+    package var isFavorite = false
+    package var isHidden = false
+    package var title: String?
+    package var keywords: [String] = []
+    package var trashedDate: Date?
     /// The stamp of each property's last change; a property never set has none (older than any stamp).
-    var stamps: [Property: Stamp] = [:]
+    package var stamps: [Property: Stamp] = [:]
 
     /// A property the libraries share.
-    enum Property: String, Sendable, Hashable, CaseIterable, Codable {
+    package enum Property: String, Sendable, Hashable, CaseIterable, Codable {
         case favorite, hidden, title, keywords, trashed
     }
 
     /// When and where a property was last set: ordered by time, then device.
-    struct Stamp: Sendable, Hashable, Comparable, Codable {
+    package struct Stamp: Sendable, Hashable, Comparable, Codable {
         /// Milliseconds since 1970.
-        var time: Int64
+        package var time: Int64
         /// The device (library) that set it.
-        var device: String
+        package var device: String
 
-        static func < (a: Stamp, b: Stamp) -> Bool {
+        package static func < (a: Stamp, b: Stamp) -> Bool {
             a.time != b.time ? a.time < b.time : a.device.utf8.lexicographicallyPrecedes(b.device.utf8)
         }
     }
 
     /// Two states are equal when a sidecar would carry the same: the trash date is compared as present or not
     /// (each library dates a trash by when it learned of it; the stamp is what the libraries share).
-    static func == (a: SharedMetadata, b: SharedMetadata) -> Bool {
+    package static func == (a: SharedMetadata, b: SharedMetadata) -> Bool {
         a.isFavorite == b.isFavorite && a.isHidden == b.isHidden && a.title == b.title && a.keywords == b.keywords
             && (a.trashedDate == nil) == (b.trashedDate == nil) && a.stamps == b.stamps
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(isFavorite)
         hasher.combine(isHidden)
         hasher.combine(title)
@@ -54,7 +54,7 @@ struct SharedMetadata: Sendable, Hashable {
     }
 
     /// The state as a catalog row holds it.
-    init(record: AssetRecord) {
+    package init(record: AssetRecord) {
         isFavorite = record.isFavorite
         isHidden = record.isHidden
         title = record.title
@@ -63,10 +63,10 @@ struct SharedMetadata: Sendable, Hashable {
         stamps = record.metadataStamps.flatMap(Self.decodeStamps) ?? [:]
     }
 
-    init() {}
+    package init() {}
 
     /// Writes the state into a catalog row (the row's other fields are left alone).
-    func apply(to record: inout AssetRecord) {
+    package func apply(to record: inout AssetRecord) {
         record.isFavorite = isFavorite
         record.isHidden = isHidden
         record.title = title
@@ -76,7 +76,7 @@ struct SharedMetadata: Sendable, Hashable {
     }
 
     /// The merge of two states (see the type's rule).
-    func merged(with other: SharedMetadata) -> SharedMetadata {
+    package func merged(with other: SharedMetadata) -> SharedMetadata {
         var result = self
         for property in Property.allCases {
             guard let theirs = other.stamps[property] else { continue }
@@ -99,7 +99,9 @@ struct SharedMetadata: Sendable, Hashable {
     }
 
     /// Records a local change of `property` made by `body`, stamped later than now and than any stamp seen on it.
-    mutating func change(_ property: Property, device: String, now: Date, _ body: (inout SharedMetadata) -> Void) {
+    package mutating func change(
+        _ property: Property, device: String, now: Date, _ body: (inout SharedMetadata) -> Void
+    ) {
         body(&self)
         let millis = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         stamps[property] = Stamp(time: max(millis, (stamps[property]?.time ?? Int64.min) + 1), device: device)
@@ -107,13 +109,13 @@ struct SharedMetadata: Sendable, Hashable {
 
     // MARK: Stamps in the catalog
 
-    static func encodeStamps(_ stamps: [Property: Stamp]) -> String {
+    package static func encodeStamps(_ stamps: [Property: Stamp]) -> String {
         let ordered = stamps.sorted { $0.key.rawValue < $1.key.rawValue }
         let fields = ordered.map { "\"\($0.key.rawValue)\":[\($0.value.time),\(jsonString($0.value.device))]" }
         return "{" + fields.joined(separator: ",") + "}"
     }
 
-    static func decodeStamps(_ text: String) -> [Property: Stamp]? {
+    package static func decodeStamps(_ text: String) -> [Property: Stamp]? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             return nil
         }
@@ -127,7 +129,7 @@ struct SharedMetadata: Sendable, Hashable {
         return result
     }
 
-    static func jsonString(_ text: String) -> String {
+    package static func jsonString(_ text: String) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])) ?? Data()
         let array = String(decoding: data, as: UTF8.self)
         return String(array.dropFirst().dropLast())
@@ -152,26 +154,39 @@ extension SharedMetadata {
     /// Only properties that were ever set appear. It is written with a conditional PUT (`If-Match` its ETag, or
     /// `If-None-Match: *` when there is none) after merging what the bucket holds, so no library overwrites a change
     /// it has not seen.
-    struct Sidecar: Codable {
-        var format = 1
-        var original: String
-        var sha256: String?
-        var properties: [String: Entry]
+    package struct Sidecar: Codable {
+        package var format = 1
+        package var original: String
+        package var sha256: String?
+        package var properties: [String: Entry]
 
-        struct Entry: Codable {
-            var value: Value
-            var time: Int64
-            var device: String
+        package init(format: Int = 1, original: String, sha256: String?, properties: [String: Entry]) {
+            self.format = format
+            self.original = original
+            self.sha256 = sha256
+            self.properties = properties
+        }
+
+        package struct Entry: Codable {
+            package var value: Value
+            package var time: Int64
+            package var device: String
+
+            package init(value: Value, time: Int64, device: String) {
+                self.value = value
+                self.time = time
+                self.device = device
+            }
         }
 
         /// A property's value: a flag, a text, a list of texts, or null.
-        enum Value: Codable, Hashable {
+        package enum Value: Codable, Hashable {
             case flag(Bool)
             case text(String)
             case list([String])
             case none
 
-            init(from decoder: any Decoder) throws {
+            package init(from decoder: any Decoder) throws {
                 let container = try decoder.singleValueContainer()
                 if container.decodeNil() {
                     self = .none
@@ -184,7 +199,7 @@ extension SharedMetadata {
                 }
             }
 
-            func encode(to encoder: any Encoder) throws {
+            package func encode(to encoder: any Encoder) throws {
                 var container = encoder.singleValueContainer()
                 switch self {
                 case .flag(let flag): try container.encode(flag)
@@ -197,7 +212,7 @@ extension SharedMetadata {
     }
 
     /// The sidecar for this state.
-    func sidecar(originalKey: String, sha256: String?) -> Sidecar {
+    package func sidecar(originalKey: String, sha256: String?) -> Sidecar {
         var properties: [String: Sidecar.Entry] = [:]
         for (property, stamp) in stamps {
             let value: Sidecar.Value
@@ -218,7 +233,7 @@ extension SharedMetadata {
     /// this library learned of it) unless its stamp is later: the trash retention counts from when this library
     /// knew, never from a stamp another writer chose. Sidecars read from the bucket come through
     /// ``BucketInput/sharedMetadata(_:originalKey:now:learnedAt:)``, which validates them first.
-    init(sidecar: Sidecar, learnedAt: Date) {
+    package init(sidecar: Sidecar, learnedAt: Date) {
         self.init()
         for (name, entry) in sidecar.properties {
             guard let property = Property(rawValue: name) else { continue }
@@ -237,7 +252,7 @@ extension SharedMetadata {
     }
 
     /// The sidecar's bytes (keys sorted, so equal states give equal bytes).
-    static func encode(_ sidecar: Sidecar) -> Data {
+    package static func encode(_ sidecar: Sidecar) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(sidecar)) ?? Data()
@@ -245,15 +260,15 @@ extension SharedMetadata {
 
     /// A sidecar read from the bucket; `nil` when it is not one (it is then treated as absent and overwritten
     /// only by a conditional write against its ETag).
-    static func decode(_ data: Data) -> Sidecar? {
+    package static func decode(_ data: Data) -> Sidecar? {
         guard let sidecar = try? JSONDecoder().decode(Sidecar.self, from: data), sidecar.format == 1 else {
             return nil
         }
         return sidecar
     }
 
-    static let isoStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    package static let isoStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     /// The date a stamp's time stands for.
-    static func date(ofStamp millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
+    package static func date(ofStamp millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
 }

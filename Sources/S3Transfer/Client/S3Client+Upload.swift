@@ -41,12 +41,12 @@ enum S3UploadBody: Sendable {
 }
 
 /// One part as ListParts reports it.
-struct S3ListedPart: Sendable, Hashable {
-    var number: Int
-    var etag: String
-    var size: Int64
+package struct S3ListedPart: Sendable, Hashable {
+    package var number: Int
+    package var etag: String
+    package var size: Int64
     /// The part's checksum of the upload's algorithm, base64, when the service reports it.
-    var checksum: String?
+    package var checksum: String?
 }
 
 /// The parts of a multipart upload (every page of ListParts) and the checksum algorithm it was created with.
@@ -147,6 +147,11 @@ extension S3Client {
                 method: "POST", bucket: bucket, key: key, query: [("uploads", "")], headers: headers, body: Data(),
                 credentials: $0)
         }
+        return try Self.parseUploadID(body)
+    }
+
+    /// The upload id of a CreateMultipartUpload answer.
+    package static func parseUploadID(_ body: Data) throws(S3Error) -> String {
         let root = try S3XMLParser.parse(body)
         guard root.name == "InitiateMultipartUploadResult" else {
             throw .malformedResponse("expected <InitiateMultipartUploadResult>, got <\(root.name)>")
@@ -191,35 +196,47 @@ extension S3Client {
             let (_, body) = try await send(policy: policy) {
                 makeRequest(method: "GET", bucket: bucket, key: key, query: query, credentials: $0)
             }
-            let root = try S3XMLParser.parse(body)
-            guard root.name == "ListPartsResult" else {
-                throw .malformedResponse("expected <ListPartsResult>, got <\(root.name)>")
-            }
-            if let algorithm = root.child("ChecksumAlgorithm")?.text, !algorithm.isEmpty {
-                result.checksumAlgorithm = algorithm
-            }
-            var last = marker
-            for element in root.children("Part") {
-                guard let number = Int(try element.requiredText("PartNumber")),
-                    let size = Int64(try element.requiredText("Size"))
-                else { throw .malformedResponse("a ListParts part without a number or a size") }
-                let etag = S3ETag.unquoted(try element.requiredText("ETag"))
-                let value = checksum.flatMap { element.child($0.xmlElement)?.text }
-                result.parts.append(S3ListedPart(number: number, etag: etag, size: size, checksum: value))
-                last = max(last, number)
-            }
-            guard root.child("IsTruncated")?.text == "true" else { return result }
-            let next = root.child("NextPartNumberMarker").flatMap { Int($0.text) } ?? last
-            guard next > marker else { throw .malformedResponse("ListParts is truncated but does not advance") }
+            let page = try Self.parsePartsPage(body, checksum: checksum, marker: marker)
+            if let algorithm = page.checksumAlgorithm { result.checksumAlgorithm = algorithm }
+            result.parts += page.parts
+            guard let next = page.nextMarker else { return result }
             marker = next
         }
     }
 
+    /// One page of a ListParts answer read after `marker`: its parts, its checksum algorithm, and the marker of the
+    /// next page (nil on the last); a truncated page that does not advance past `marker` is an error.
+    package static func parsePartsPage(_ body: Data, checksum: S3ChecksumAlgorithm?, marker: Int) throws(S3Error)
+        -> (parts: [S3ListedPart], checksumAlgorithm: String?, nextMarker: Int?)
+    {
+        let root = try S3XMLParser.parse(body)
+        guard root.name == "ListPartsResult" else {
+            throw .malformedResponse("expected <ListPartsResult>, got <\(root.name)>")
+        }
+        var algorithm: String?
+        if let text = root.child("ChecksumAlgorithm")?.text, !text.isEmpty { algorithm = text }
+        var parts: [S3ListedPart] = []
+        var last = marker
+        for element in root.children("Part") {
+            guard let number = Int(try element.requiredText("PartNumber")),
+                let size = Int64(try element.requiredText("Size"))
+            else { throw .malformedResponse("a ListParts part without a number or a size") }
+            let etag = S3ETag.unquoted(try element.requiredText("ETag"))
+            let value = checksum.flatMap { element.child($0.xmlElement)?.text }
+            parts.append(S3ListedPart(number: number, etag: etag, size: size, checksum: value))
+            last = max(last, number)
+        }
+        guard root.child("IsTruncated")?.text == "true" else { return (parts, algorithm, nil) }
+        let next = root.child("NextPartNumberMarker").flatMap { Int($0.text) } ?? last
+        guard next > marker else { throw .malformedResponse("ListParts is truncated but does not advance") }
+        return (parts, algorithm, next)
+    }
+
     /// What CompleteMultipartUpload answered.
-    struct CompletedUpload: Sendable, Hashable {
-        var etag: String
+    package struct CompletedUpload: Sendable, Hashable {
+        package var etag: String
         /// The object's checksums from the result document (a composite one ends in `-N`).
-        var checksums: [S3ChecksumAlgorithm: String]
+        package var checksums: [S3ChecksumAlgorithm: String]
     }
 
     /// The body of CompleteMultipartUpload: each part's number, quoted ETag and checksum, in the order given.
@@ -264,6 +281,11 @@ extension S3Client {
                 method: "POST", bucket: bucket, key: key, query: [("uploadId", uploadId)], headers: headers,
                 body: payload, credentials: credentials)
         }
+        return try Self.parseCompletion(body)
+    }
+
+    /// What a CompleteMultipartUpload answer says: the object's ETag and checksums.
+    package static func parseCompletion(_ body: Data) throws(S3Error) -> CompletedUpload {
         let root = try S3XMLParser.parse(body)
         guard root.name == "CompleteMultipartUploadResult" else {
             throw .malformedResponse("expected <CompleteMultipartUploadResult>, got <\(root.name)>")

@@ -1,4 +1,4 @@
-import AWSSigV4
+package import AWSSigV4
 import Essentials
 package import Foundation
 
@@ -26,13 +26,13 @@ package enum CredentialDate {
 /// The JSON document that `credential_process`, container endpoints and instance metadata answer with:
 /// `AccessKeyId`, `SecretAccessKey`, the token (`SessionToken` for a process, `Token` for the endpoints) and
 /// `Expiration`. Pure functions; thread-safe.
-enum CredentialJSON {
+package enum CredentialJSON {
     /// The fields read.
-    struct Fields: Sendable {
-        var credentials: AWSCredentials
-        var expiration: Date?
+    package struct Fields: Sendable {
+        package var credentials: AWSCredentials
+        package var expiration: Date?
         /// The document's `Version`: nil when it has none, -1 when it is not an integer.
-        var version: Int?
+        package var version: Int?
     }
 
     /// Reads the document.
@@ -41,7 +41,7 @@ enum CredentialJSON {
     ///   - tokenKey: `SessionToken` or `Token`.
     ///   - requiresExpiration: Whether `Expiration` must be there (the endpoints always send it).
     /// - Returns: The fields, or a reason (never quoting the document, which may hold a secret).
-    static func parse(_ data: Data, tokenKey: String, requiresExpiration: Bool) -> Result<Fields, Failure> {
+    package static func parse(_ data: Data, tokenKey: String, requiresExpiration: Bool) -> Result<Fields, Failure> {
         let document: Document
         do {
             document = try JSONDecoder().decode(Document.self, from: data)
@@ -106,8 +106,8 @@ enum CredentialJSON {
     }
 
     /// Why a document was refused.
-    struct Failure: Error, Sendable {
-        var reason: String
+    package struct Failure: Error, Sendable {
+        package var reason: String
         init(_ reason: String) { self.reason = reason }
     }
 }

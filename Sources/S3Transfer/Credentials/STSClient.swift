@@ -1,5 +1,5 @@
-import AWSSigV4
-import Foundation
+package import AWSSigV4
+package import Foundation
 
 /// The two STS calls the chain makes, in STS's Query API (a form-encoded `POST /` answered with XML, version
 /// `2011-06-15`): `AssumeRole`, signed with SigV4 for the service `sts` by the source credentials, and
@@ -8,7 +8,7 @@ import Foundation
 /// The endpoint is `AWS_ENDPOINT_URL_STS`, else `AWS_ENDPOINT_URL` (as botocore reads them), else
 /// `https://sts.<region>.amazonaws.com`. A value type; thread-safe. Offline, a call fails with
 /// ``CredentialError/unreachable(provider:endpoint:reason:)`` within ``CredentialSettings/stsTimeout``.
-struct STSClient: Sendable {
+package struct STSClient: Sendable {
     let context: CredentialContext
     /// The region of the endpoint and of the signature.
     let region: String
@@ -23,9 +23,9 @@ struct STSClient: Sendable {
     }
 
     /// A role's temporary credentials.
-    struct Issued: Sendable {
-        var credentials: AWSCredentials
-        var expiration: Date
+    package struct Issued: Sendable {
+        package var credentials: AWSCredentials
+        package var expiration: Date
     }
 
     /// `AssumeRole`.
@@ -97,17 +97,24 @@ struct STSClient: Sendable {
         } catch {
             throw .unreachable(provider: provider, endpoint: endpoint, reason: error.reason)
         }
+        return try Self.issued(answer, status: head.status, result: result, provider: provider)
+    }
+
+    /// The credentials an STS answer (`<RESULT><Credentials>…`) issues, or the error it reports.
+    package static func issued(_ answer: Data, status: Int, result: String, provider: String) throws(CredentialError)
+        -> Issued
+    {
         guard let root = try? S3XMLParser.parse(answer) else {
-            if (200..<300).contains(head.status) {
+            if (200..<300).contains(status) {
                 throw .malformedResponse(provider: provider, reason: "the answer is not XML")
             }
-            throw .service(provider: provider, code: "HTTP\(head.status)", message: "", status: head.status)
+            throw .service(provider: provider, code: "HTTP\(status)", message: "", status: status)
         }
-        guard (200..<300).contains(head.status) else {
+        guard (200..<300).contains(status) else {
             let error = root.child("Error") ?? root
             throw .service(
-                provider: provider, code: error.child("Code")?.text ?? "HTTP\(head.status)",
-                message: error.child("Message")?.text ?? "", status: head.status)
+                provider: provider, code: error.child("Code")?.text ?? "HTTP\(status)",
+                message: error.child("Message")?.text ?? "", status: status)
         }
         guard let issued = root.child(result)?.child("Credentials"),
             let key = issued.child("AccessKeyId")?.text, !key.isEmpty,
