@@ -5,7 +5,8 @@ import NIOHTTP1
 /// against an independent encoder).
 enum ServerFuzzing {
     /// The bytes as an HTTP/1.1 request head: a request line `METHOD TARGET VERSION`, then `Name: value` lines
-    /// up to an empty line (lines end in LF or CRLF; a line without a colon is dropped, as no parser hands it on).
+    /// up to an empty line (lines end in LF or CRLF; a line without a colon or with a name that is not ASCII is
+    /// dropped, as no parser hands it on).
     /// Ill-formed UTF-8 becomes U+FFFD, as NIO's `String(decoding:)` of a header makes it.
     static func head<C: Collection<UInt8>>(_ bytes: C) -> HTTPRequestHead {
         var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
@@ -17,7 +18,10 @@ enum ServerFuzzing {
         var headers = HTTPHeaders()
         for line in lines {
             if line.isEmpty { break }
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            // NIO's parser refuses a line without a colon, and a name that is not ASCII.
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), line[..<colon].allSatisfy({ $0 < 0x80 }) else {
+                continue
+            }
             let name = text(line[..<colon])
             let value = line[line.index(after: colon)...].drop { $0 == 0x20 || $0 == 0x09 }
             let trimmed = value.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
