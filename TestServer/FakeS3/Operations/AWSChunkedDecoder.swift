@@ -100,7 +100,8 @@ package struct AWSChunkedDecoder {
 
     private mutating func startChunk(_ text: String) throws(S3Error) {
         if text.isEmpty { return }  // tolerate a stray blank line between chunks
-        let parts = text.split(separator: ";", maxSplits: 1)
+        // Empty pieces kept: ";b" has no size (it is not a chunk of 0xb bytes).
+        let parts = text.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
         guard let sizeText = parts.first, let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16),
             size >= 0
         else { throw Self.malformed }
