@@ -92,13 +92,14 @@ package final class GalleryRouter: Sendable {
     /// The request's path, percent-decoded, and its query parameters; `nil` for a target that is not a plain
     /// absolute path (absolute URLs, `..` or `.` segments in any encoding, empty segments, backslashes, NUL).
     ///
-    /// Checked as UTF-8 bytes, never as Characters: a combining mark after a `/` (`%CC%81`) makes one Character
-    /// of the two, which a search for `/` does not find, and a `..` segment would hide behind it.
+    /// An escape of bytes that are not UTF-8 makes the path nil (a name or value of the query empty), on every
+    /// platform. Checked as UTF-8 bytes, never as Characters: a combining mark after a `/` (`%CC%81`) makes one
+    /// Character of the two, which a search for `/` does not find, and a `..` segment would hide behind it.
     package static func parseTarget(_ uri: String) -> (path: String, query: [String: String])? {
         let bytes = uri.utf8
         let question = bytes.firstIndex(of: UInt8(ascii: "?"))
         let rawPath = String(Substring(bytes[..<(question ?? bytes.endIndex)]))
-        guard rawPath.utf8.first == UInt8(ascii: "/"), let path = rawPath.removingPercentEncoding else { return nil }
+        guard rawPath.utf8.first == UInt8(ascii: "/"), let path = ASCII.percentDecoded(rawPath) else { return nil }
         let decoded = Array(path.utf8)
         guard !decoded.contains(UInt8(ascii: "\\")), !decoded.contains(0) else { return nil }
         if decoded != [UInt8(ascii: "/")] {
@@ -109,7 +110,7 @@ package final class GalleryRouter: Sendable {
         var query: [String: String] = [:]
         if let question {
             func decode(_ text: Substring.UTF8View) -> String {
-                String(Substring(text)).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+                ASCII.percentDecoded(Substring(text), plusAsSpace: true) ?? ""
             }
             for pair in bytes[bytes.index(after: question)...].split(separator: UInt8(ascii: "&")) {
                 let kv = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)

@@ -12,6 +12,16 @@ struct GalleryRouterTests {
         #expect(GalleryRouter.parseTarget(target) == nil)
     }
 
+    /// Foundation's `removingPercentEncoding` puts U+FFFD for escaped bytes that are not UTF-8 on Linux (and
+    /// returns nil on macOS): such a path is refused on both (Fuzz/regressions/gallery-router).
+    @Test func anEscapeOfBytesThatAreNotUTF8IsRefused() throws {
+        #expect(GalleryRouter.parseTarget("/'C3%A9") == nil)
+        #expect(GalleryRouter.parseTarget("/api/%FF%FE") == nil)
+        let parsed = try #require(GalleryRouter.parseTarget("/api/info?%FF=1&token=%C3%A9"))
+        #expect(parsed.query[""] == "1")
+        #expect(parsed.query["token"] == "é")
+    }
+
     @Test func aSegmentStartingWithACombiningMarkIsKeptWhole() throws {
         let parsed = try #require(GalleryRouter.parseTarget("/api/thumbnails/%CC%81x?%CC%81=%CC%81&token=t"))
         #expect(Array(parsed.path.utf8) == Array("/api/thumbnails/\u{301}x".utf8))
