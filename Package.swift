@@ -158,7 +158,7 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "S3Transfer", "CloudAssets", "AssetStore", "Essentials", "FakeS3", "Gallery", "AWSSigV4",
+                "S3Transfer", "CloudAssets", "AssetStore", "Essentials", "Images", "FakeS3", "Gallery", "AWSSigV4",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

@@ -1,3 +1,6 @@
+import AWSSigV4
+import Essentials
+import FakeS3
 import Foundation
 import S3Transfer
 
@@ -77,4 +80,68 @@ extension FuzzCatalog {
     private static func textBytes(_ element: S3XMLElement) -> Int {
         element.children.reduce(element.name.utf8.count + element.text.utf8.count) { $0 + textBytes($1) }
     }
+}
+
+extension FuzzCatalog {
+    /// The fake server's XML writer against the client's parser: a listing of any keys (any Unicode: markup,
+    /// quotes, control characters, ill-formed UTF-8 turned into U+FFFD), written as the server writes one, plain
+    /// or url-encoded, parses back to exactly those keys, sizes, ETags and dates.
+    static let listingRoundTrip = FuzzTarget(
+        name: "listing-roundtrip",
+        summary: "FakeS3's XMLWriter → S3Client.parseListing; keys, sizes, ETags, dates and prefixes come back",
+        maxLength: 2048,
+        seeds: { [Array("\u{0}\u{3}a&b<c>\"d'\u{1F}\u{7F}é/f g+h%".utf8), Array(repeating: 0x41, count: 64)] },
+        check: { bytes throws(FuzzFailure) in
+            var reader = FuzzReader(bytes)
+            let urlEncoded = reader.byte() & 1 == 1
+            var objects: [S3ObjectSummary] = []
+            for _ in 0..<Int(reader.byte() % 8) {
+                var key = reader.string(upTo: 48)
+                if key.isEmpty { key = "k" }
+                let size = Int64(reader.uint32())
+                let millis = Int64(reader.uint64() % 253_402_300_799_000)
+                let date = Date(timeIntervalSince1970: TimeInterval(millis) / 1000)
+                objects.append(
+                    S3ObjectSummary(key: key, size: size, etag: reader.string(upTo: 34), lastModified: date))
+            }
+            let prefixes = (0..<Int(reader.byte() % 3)).map { _ in reader.string(upTo: 16) }
+            let encode: (String) -> String = { urlEncoded ? SigV4.uriEncode($0, encodeSlash: false) : $0 }
+            var x = XMLWriter()
+            x.open("ListBucketResult")
+            x.element("Name", "photos")
+            x.element("KeyCount", objects.count + prefixes.count)
+            if urlEncoded { x.element("EncodingType", "url") }
+            x.element("IsTruncated", false)
+            for object in objects {
+                x.open("Contents", namespace: false)
+                x.element("Key", encode(object.key))
+                x.element("LastModified", HTTPDate.iso8601(object.lastModified))
+                x.element("ETag", S3ETag.quoted(object.etag))
+                x.element("Size", object.size)
+                x.close("Contents")
+            }
+            for prefix in prefixes {
+                x.open("CommonPrefixes", namespace: false)
+                x.element("Prefix", encode(prefix))
+                x.close("CommonPrefixes")
+            }
+            x.close("ListBucketResult")
+            let page: ListObjectsPage
+            do {
+                page = try S3Client.parseListing(Data(x.document.utf8), bucket: "photos")
+            } catch {
+                throw FuzzFailure("the server's listing does not parse: \(error)\n\(x.document)")
+            }
+            try expect(page.commonPrefixes == prefixes, "prefixes \(prefixes) came back as \(page.commonPrefixes)")
+            try expect(
+                page.objects.count == objects.count, "\(objects.count) objects came back as \(page.objects.count)")
+            for (sent, got) in zip(objects, page.objects) {
+                try expect(
+                    got.key == sent.key && got.size == sent.size
+                        && got.etag == S3ETag.unquoted(S3ETag.quoted(sent.etag))
+                        && abs(got.lastModified.timeIntervalSince(sent.lastModified)) < 0.001,
+                    "\(sent) (\(sent.lastModified.timeIntervalSince1970)) came back as \(got) (\(got.lastModified.timeIntervalSince1970))"
+                )
+            }
+        })
 }

@@ -50,10 +50,13 @@ package enum HTTPDate {
         return text
     }
 
-    /// `2024-05-01T12:00:00.000Z`.
+    /// `2024-05-01T12:00:00.000Z`: the date's nearest millisecond (a date made of whole milliseconds, as stores
+    /// keep them, comes back as those; subtracting whole seconds in binary floating point dropped one at times).
     package static func iso8601(_ date: Date) -> String {
-        let t = components(date)
-        let millis = Int((date.timeIntervalSince1970 - date.timeIntervalSince1970.rounded(.down)) * 1000)
+        let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var (seconds, millis) = (total / 1000, Int(total % 1000))
+        if millis < 0 { (seconds, millis) = (seconds - 1, millis + 1000) }
+        let t = components(Date(timeIntervalSince1970: TimeInterval(seconds)))
         var out = [UInt8]()
         out.reserveCapacity(24)
         ASCII.appendDecimal(Int(t.tm_year) + 1900, digits: 4, to: &out)

@@ -287,7 +287,7 @@ struct DocumentationTests {
                 of: NSRegularExpression.escapedPattern(for: path) + "(?![A-Za-z0-9_-])", options: .regularExpression)
                 != nil
         }
-        for top in ["Sources", "Tests", "TestServer", "Benchmarks"] {
+        for top in ["Sources", "Tests", "TestServer", "Benchmarks", "Fuzz"] {
             for folder in try Repository.folders(in: top) {
                 #expect(names("\(top)/\(folder)"), "docs/layout.md's block names \(top)/\(folder)")
             }
@@ -296,7 +296,7 @@ struct DocumentationTests {
             #expect(names("\(folder)/"), "docs/layout.md's block names Sources/CloudAssets/\(folder)/")
         }
         // And names no folder that is gone.
-        let pattern = try NSRegularExpression(pattern: #"\b(Sources|Tests|TestServer|Benchmarks)/([A-Za-z0-9_.-]+)"#)
+        let pattern = try NSRegularExpression(pattern: #"\b(Sources|Tests|TestServer|Benchmarks|Fuzz)/([A-Za-z0-9_.-]+)"#)
         for match in pattern.matches(in: block, range: NSRange(block.startIndex..., in: block)) {
             let path = (block as NSString).substring(with: match.range)
             var isFolder: ObjCBool = false

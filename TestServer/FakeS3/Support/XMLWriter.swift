@@ -1,9 +1,9 @@
 /// Builds the small XML documents S3 responds with. Escapes text exactly once.
 package struct XMLWriter {
+    package init() {}
+
     package static let namespace = "http://s3.amazonaws.com/doc/2006-03-01/"
     package private(set) var document = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-
-    package init() {}
 
     package mutating func open(_ name: String, namespace: Bool = true) {
         document += namespace ? "<\(name) xmlns=\"\(Self.namespace)\">" : "<\(name)>"
@@ -17,9 +17,9 @@ package struct XMLWriter {
 
     package mutating func text(_ text: String) { document += Self.escape(text) }
 
-    mutating func element(_ name: String, _ value: Int) { element(name, String(value)) }
-    mutating func element(_ name: String, _ value: Int64) { element(name, String(value)) }
-    mutating func element(_ name: String, _ value: Bool) { element(name, value ? "true" : "false") }
+    package mutating func element(_ name: String, _ value: Int) { element(name, String(value)) }
+    package mutating func element(_ name: String, _ value: Int64) { element(name, String(value)) }
+    package mutating func element(_ name: String, _ value: Bool) { element(name, value ? "true" : "false") }
 
     /// Escapes markup characters and, as S3 does, control characters as numeric references.
     package static func escape(_ text: String) -> String {
