@@ -27,12 +27,17 @@ struct GarbageRequestTests {
     /// How far the child's peak resident set (VmHWM) may rise over its peak before the storm: the garbage is a few
     /// MiB at a time; anything held per connection, or a request read whole, shows far above it.
     static let peakGrowthLimitKB = 64 << 10
+    /// A storm takes about 2.5 s on two idle cores; run beside the rest of `make test` it has taken 26 s. Past this
+    /// it is a hang, whatever the load.
+    static let stormCeiling = 60.0
 
     /// What a storm saw.
     struct Report: CustomStringConvertible {
         var connections = 0
         var wellFormed = 0
         var seconds = 0.0
+        /// When the last garbage connection had sent its bytes (the verdicts came after).
+        var sendingSeconds = 0.0
         var peakBeforeKB = 0
         var peakAfterKB = 0
         var failures: [String] = []
@@ -40,7 +45,7 @@ struct GarbageRequestTests {
 
         var description: String {
             "\(connections) garbage connections, \(wellFormed) well-formed requests, "
-                + "\(String(format: "%.1f", seconds)) s, peak RSS \(peakBeforeKB) → \(peakAfterKB) kB; "
+                + "\(String(format: "%.1f", seconds)) s (sending \(String(format: "%.1f", sendingSeconds)) s), peak RSS \(peakBeforeKB) → \(peakAfterKB) kB; "
                 + "verdicts \(verdicts.sorted { $0.key < $1.key })"
         }
     }
@@ -113,6 +118,8 @@ struct GarbageRequestTests {
                 }
                 pending.append((connection, Date(), plan.status, "connection \(index): \(plan.kind)"))
             }
+            let sent = Date().timeIntervalSince(started)
+            report.withLock { $0.sendingSeconds = max($0.sendingSeconds, sent) }
             // Every verdict by its own deadline: the waits overlap, so this takes at most one bound.
             for (connection, sent, status, kind) in pending {
                 let verdict = connection.verdict(within: max(0, verdictBound - Date().timeIntervalSince(sent)))
@@ -167,7 +174,7 @@ struct GarbageRequestTests {
         #expect(
             report.peakAfterKB - report.peakBeforeKB < peakGrowthLimitKB,
             "\(server): peak RSS grew from \(report.peakBeforeKB) to \(report.peakAfterKB) kB")
-        #expect(report.seconds < 20, "\(server): the storm took \(report.seconds) s")
+        #expect(report.seconds < stormCeiling, "\(server): the storm took \(report.seconds) s")
         print("\(server): \(report)")
     }
 

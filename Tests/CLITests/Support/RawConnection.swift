@@ -83,15 +83,13 @@ final class RawConnection {
     }
 
     /// Reads until the server closes, or has sent a whole response head (status line to the empty line), or
-    /// `seconds` pass.
+    /// `seconds` pass. What arrived before it was asked is read even when `seconds` is 0.
     func verdict(within seconds: Double) -> Verdict {
         let deadline = Date() + seconds
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 << 10)
         while true {
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { return .hung }
-            setTimeouts(max(0.01, left))
+            setTimeouts(max(0.01, deadline.timeIntervalSinceNow))
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .hung }
