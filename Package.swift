@@ -96,11 +96,19 @@ let package = Package(
             dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
 
+        // What the two HTTP servers on SwiftNIO (the gallery, the fake S3 server) share: closing idle connections.
+        .target(
+            name: "HTTPServerSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: boundary),
+
         // The web gallery and picker (`cloudassets serve`): an HTTP server on SwiftNIO and the page's files.
         .target(
             name: "Gallery",
             dependencies: [
-                "CloudAssets", "Essentials",
+                "CloudAssets", "Essentials", "HTTPServerSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -121,7 +129,7 @@ let package = Package(
         .target(
             name: "FakeS3",
             dependencies: [
-                "AWSSigV4", "CZlib", "Essentials", "Images",
+                "AWSSigV4", "CZlib", "Essentials", "Images", "HTTPServerSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -149,7 +157,11 @@ let package = Package(
         // runs them under libFuzzer (ca-fuzz built with CA_LIBFUZZER), `make test` replays their committed inputs.
         .target(
             name: "FuzzTargets",
-            dependencies: ["S3Transfer", "CloudAssets", "AssetStore", "Essentials", "Images", "FakeS3", "AWSSigV4"],
+            dependencies: [
+                "S3Transfer", "CloudAssets", "AssetStore", "Essentials", "Images", "FakeS3", "Gallery", "AWSSigV4",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             path: "Fuzz/Targets", swiftSettings: strict),
         .executableTarget(
             name: "ca-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/ca-fuzz", swiftSettings: strict),
@@ -186,7 +198,7 @@ let package = Package(
                 "Gallery", "CloudAssets", "FakeS3", "Essentials", "TestSupport",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
-        .testTarget(name: "CLITests", dependencies: ["FakeS3", "Images", "TestSupport", "Essentials"]),
+        .testTarget(name: "CLITests", dependencies: ["FakeS3", "Images", "TestSupport", "Essentials", "AWSSigV4"]),
         // The child processes the crash tests start and kill (`kill -9` mid-download, mid-upload).
         .executableTarget(
             name: "ca-test-child", dependencies: ["CloudAssets"], path: "Tests/TestChild", swiftSettings: strict),

@@ -12,6 +12,11 @@ package enum FuzzCatalog {
         editManifest,
         credentials,
         adjustmentData,
+        serverRequest,
+        awsChunked,
+        serverXML,
+        byteRange,
+        galleryRouter,
     ]
 
     package static func target(named name: String) -> FuzzTarget? { all.first { $0.name == name } }

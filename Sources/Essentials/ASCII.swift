@@ -11,6 +11,25 @@ package enum ASCII {
         }
     }
 
+    /// `text` with its `%XX` escapes decoded (`+` as a space when `plusAsSpace`), or nil for a truncated or non-hex
+    /// escape or bytes that are not well-formed UTF-8 — never a U+FFFD put in their place (Foundation's
+    /// `removingPercentEncoding` does that on Linux, and returns nil on macOS).
+    package static func percentDecoded<S: StringProtocol>(_ text: S, plusAsSpace: Bool = false) -> String? {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        var bytes = text.utf8.makeIterator()
+        while let byte = bytes.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = bytes.next().flatMap(hexDigitValue), let low = bytes.next().flatMap(hexDigitValue)
+                else { return nil }
+                out.append(high << 4 | low)
+            } else {
+                out.append(plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+            }
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
     /// `text` without leading and trailing spaces and tabs (the optional whitespace around HTTP field values),
     /// working on UTF-8 bytes (no Foundation bridging: this runs for every header of every request).
     package static func trimmingSpaces<S: StringProtocol>(_ text: S) -> Substring {

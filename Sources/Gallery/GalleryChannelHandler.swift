@@ -54,13 +54,24 @@ final class OpenFile: Sendable {
 /// A file answer: `range` of `file` (200 for the whole, 206 for a part), or 416 when the `Range` asked for lies
 /// outside it (then `file` is nil and `range` empty). The body is read and sent in pieces, each sent before the
 /// next is read, so memory stays bounded whatever the file's size.
-struct FileAnswer: Sendable {
+package struct FileAnswer: Sendable {
     var status: HTTPResponseStatus
     var contentType: String
     var file: OpenFile?
     var range: Range<Int64>
     /// The whole file's size (for `Content-Range`).
     var totalSize: Int64
+
+    /// The `Content-Range` of a 206 (`bytes FIRST-LAST/SIZE`) or a 416 (`bytes */SIZE`); nil for a 200.
+    package static func contentRange(status: HTTPResponseStatus, range: Range<Int64>, totalSize: Int64) -> String? {
+        switch status {
+        case .partialContent: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(totalSize)"
+        case .rangeNotSatisfiable: "bytes */\(totalSize)"
+        default: nil
+        }
+    }
+
+    var contentRange: String? { Self.contentRange(status: status, range: range, totalSize: totalSize) }
 }
 
 /// Reads each request on one connection, hands it to the router and writes the answer. Requests on a connection
@@ -177,13 +188,7 @@ final class GalleryChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         headers.add(name: "Content-Type", value: answer.contentType)
         headers.add(name: "Content-Length", value: String(answer.range.count))
         headers.add(name: "Accept-Ranges", value: "bytes")
-        if answer.status == .partialContent {
-            headers.add(
-                name: "Content-Range",
-                value: "bytes \(answer.range.lowerBound)-\(answer.range.upperBound - 1)/\(answer.totalSize)")
-        } else if answer.status == .rangeNotSatisfiable {
-            headers.add(name: "Content-Range", value: "bytes */\(answer.totalSize)")
-        }
+        if let contentRange = answer.contentRange { headers.add(name: "Content-Range", value: contentRange) }
         headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
         securityHeaders(&headers)
         do {

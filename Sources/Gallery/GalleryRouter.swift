@@ -11,7 +11,7 @@ import NIOHTTP1
 /// broadcast); an `/api/events` request it hands to ``GalleryLiveFeed``. It has no thread or queue of its own:
 /// ``respond(to:)`` runs in the task ``GalleryChannelHandler`` starts for each request (Swift concurrency's global
 /// pool, off the connection's event loop), several at once, and its state is immutable or behind a lock.
-final class GalleryRouter: Sendable {
+package final class GalleryRouter: Sendable {
     let library: AssetLibrary
     let token: String
     let boundHost: String
@@ -50,28 +50,37 @@ final class GalleryRouter: Sendable {
 
     // MARK: Checks
 
-    /// Whether the `Host` header names this server: localhost, a loopback literal or the bound host, with or
-    /// without a port. Anything else (a DNS-rebound name, no header) is refused.
-    func hostAllowed(_ headers: HTTPHeaders) -> Bool {
+    /// Whether the `Host` header names this server: localhost, a loopback literal or the bound host (an IPv6
+    /// literal in brackets), with or without a port of ASCII digits, in one header. Anything else (a DNS-rebound
+    /// name, no header, two) is refused.
+    func hostAllowed(_ headers: HTTPHeaders) -> Bool { Self.hostAllowed(headers, boundHost: boundHost) }
+
+    /// ``hostAllowed(_:)`` for a server bound to `boundHost`. Read as bytes: `NAME` or `[NAME]`, then nothing or
+    /// `:` and digits (a plain name ends at its first colon, so an unbracketed IPv6 literal names nothing).
+    package static func hostAllowed(_ headers: HTTPHeaders, boundHost: String) -> Bool {
         let values = headers[canonicalForm: "host"]
         guard values.count == 1 else { return false }
-        var host = values[0].lowercased()
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
-            let rest = host[host.index(after: close)...]
-            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else {
-                return false
-            }
-            host = String(host[host.index(after: host.startIndex)..<close])
-        } else if let colon = host.lastIndex(of: ":") {
-            guard host[host.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
-            host = String(host[..<colon])
+        let host = Array(values[0].lowercased().utf8)
+        let name: ArraySlice<UInt8>
+        let port: ArraySlice<UInt8>
+        if host.first == UInt8(ascii: "[") {
+            guard let close = host.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            name = host[1..<close]
+            port = host[(close + 1)...]
+        } else if let colon = host.firstIndex(of: UInt8(ascii: ":")) {
+            name = host[..<colon]
+            port = host[colon...]
+        } else {
+            name = host[...]
+            port = []
         }
-        return ["localhost", "127.0.0.1", "::1", boundHost].contains(host)
+        let digits = port.dropFirst().allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        guard port.isEmpty || (port.first == UInt8(ascii: ":") && digits) else { return false }
+        return ["localhost", "127.0.0.1", "::1", boundHost.lowercased()].contains { name.elementsEqual($0.utf8) }
     }
 
     /// Compares in time independent of where the strings differ.
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    package static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8)
         let y = Array(b.utf8)
         guard x.count == y.count else { return false }
@@ -82,27 +91,40 @@ final class GalleryRouter: Sendable {
 
     /// The request's path, percent-decoded, and its query parameters; `nil` for a target that is not a plain
     /// absolute path (absolute URLs, `..` or `.` segments in any encoding, empty segments, backslashes, NUL).
-    static func parseTarget(_ uri: String) -> (path: String, query: [String: String])? {
-        let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let rawPath = String(parts[0])
-        guard rawPath.hasPrefix("/"), let path = rawPath.removingPercentEncoding else { return nil }
-        guard !path.contains("\\"), !path.contains("\0") else { return nil }
-        if path != "/" {
-            let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-            guard segments.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else { return nil }
+    ///
+    /// An escape of bytes that are not UTF-8 makes the path nil (a name or value of the query empty), on every
+    /// platform. Checked as UTF-8 bytes, never as Characters: a combining mark after a `/` (`%CC%81`) makes one
+    /// Character of the two, which a search for `/` does not find, and a `..` segment would hide behind it.
+    package static func parseTarget(_ uri: String) -> (path: String, query: [String: String])? {
+        let bytes = uri.utf8
+        let question = bytes.firstIndex(of: UInt8(ascii: "?"))
+        let rawPath = String(Substring(bytes[..<(question ?? bytes.endIndex)]))
+        guard rawPath.utf8.first == UInt8(ascii: "/"), let path = ASCII.percentDecoded(rawPath) else { return nil }
+        let decoded = Array(path.utf8)
+        guard !decoded.contains(UInt8(ascii: "\\")), !decoded.contains(0) else { return nil }
+        if decoded != [UInt8(ascii: "/")] {
+            let segments = decoded.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            guard segments.allSatisfy({ !$0.isEmpty && !$0.elementsEqual([0x2E]) && !$0.elementsEqual([0x2E, 0x2E]) })
+            else { return nil }
         }
         var query: [String: String] = [:]
-        if parts.count == 2 {
-            for pair in parts[1].split(separator: "&") {
-                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let name = String(kv[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
-                let value =
-                    kv.count == 2
-                    ? (String(kv[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
+        if let question {
+            func decode(_ text: Substring.UTF8View) -> String {
+                ASCII.percentDecoded(Substring(text), plusAsSpace: true) ?? ""
+            }
+            for pair in bytes[bytes.index(after: question)...].split(separator: UInt8(ascii: "&")) {
+                let kv = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+                let name = decode(kv[0])
+                let value = kv.count == 2 ? decode(kv[1]) : ""
                 if query[name] == nil { query[name] = value }
             }
         }
         return (path, query)
+    }
+
+    /// The segments of a path `parseTarget(_:)` accepted, split at `/` bytes.
+    static func segments(of path: String) -> [String] {
+        path.utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) }
     }
 
     // MARK: Routing
@@ -145,7 +167,7 @@ final class GalleryRouter: Sendable {
     private func route(method: HTTPMethod, path: String, query: [String: String], body: Data, range: String?)
         async throws -> GalleryResponse
     {
-        let segments = path.split(separator: "/").map(String.init)
+        let segments = Self.segments(of: path)
         switch (method, segments.first) {
         case (.GET, _):
             if let file = files[path] { return .full(status: .ok, contentType: file.contentType, body: file.body) }
@@ -225,7 +247,7 @@ final class GalleryRouter: Sendable {
     }
 
     /// What a `Range` header asks of a file.
-    enum RangeRequest: Equatable {
+    package enum RangeRequest: Equatable {
         /// The whole file: no header, another unit, several ranges, or a header that does not parse (all of which
         /// a server may ignore).
         case whole
@@ -237,7 +259,7 @@ final class GalleryRouter: Sendable {
 
     /// The bytes a `Range` header asks of a file of `size` bytes (RFC 9110, one range: `bytes=a-b`, `bytes=a-`,
     /// `bytes=-n`).
-    static func byteRange(_ header: String?, size: Int64) -> RangeRequest {
+    package static func byteRange(_ header: String?, size: Int64) -> RangeRequest {
         guard let header, header.lowercased().hasPrefix("bytes=") else { return .whole }
         let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .whole }

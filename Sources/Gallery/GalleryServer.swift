@@ -1,6 +1,7 @@
 public import CloudAssets
 import Essentials
 public import Foundation
+import HTTPServerSupport
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -25,6 +26,7 @@ public final class GalleryServer: Sendable {
     public let host: String
     let router: GalleryRouter
     private let requestedPort: Int
+    private let idleTimeout: Duration?
     private let state = LockedBox<(channel: (any Channel)?, port: Int, connections: [ObjectIdentifier: any Channel])>(
         (nil, 0, [:]))
 
@@ -34,13 +36,17 @@ public final class GalleryServer: Sendable {
     ///   - port: The port (0: one the system picks).
     ///   - token: The token (default: 32 random bytes in hex).
     ///   - onPick: Called once per Done or Cancel of the picker (`nil`: the picker's calls answer 404).
+    ///   - idleTimeout: How long a connection may send nothing when it is the browser's turn (before or within a
+    ///     request, or between requests) before it is closed; nil never closes one. An answer in progress (an
+    ///     original streaming, an event stream) never counts as idle.
     public init(
         library: AssetLibrary, host: String = "127.0.0.1", port: Int = 0, token: String? = nil,
-        onPick: (@Sendable (PickOutcome) -> Void)? = nil
+        onPick: (@Sendable (PickOutcome) -> Void)? = nil, idleTimeout: Duration? = .seconds(60)
     ) throws {
         self.token = token ?? Self.randomToken()
         self.host = host
         self.requestedPort = port
+        self.idleTimeout = idleTimeout
         self.router = try GalleryRouter(library: library, token: self.token, boundHost: host, onPick: onPick)
     }
 
@@ -55,6 +61,10 @@ public final class GalleryServer: Sendable {
     public func start() async throws {
         let router = self.router
         let state = self.state
+        let idleTimeout = self.idleTimeout.map { duration in
+            let (seconds, attoseconds) = duration.components
+            return TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        }
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 128)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -64,8 +74,11 @@ public final class GalleryServer: Sendable {
                 state.withLock { $0.connections[id] = channel }
                 channel.closeFuture.whenComplete { _ in _ = state.withLock { $0.connections.removeValue(forKey: id) } }
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(GalleryChannelHandler(router: router))
+                    let pipeline = channel.pipeline.syncOperations
+                    if let idleTimeout { try pipeline.addHandler(IdleConnectionCloser.clock(timeout: idleTimeout)) }
+                    try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
+                    if idleTimeout != nil { try pipeline.addHandler(IdleConnectionCloser()) }
+                    try pipeline.addHandler(GalleryChannelHandler(router: router))
                 }
             }
         let channel: any Channel

@@ -26,9 +26,16 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .customLong("pick-callback"), help: "Also POST the picker's answer (JSON) to this URL (implies --pick).")
     var pickCallback: String?
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: "Close a connection that sends nothing for this many seconds when it is its turn (0: never).")
+    var idleTimeout: Double = 60
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+        guard idleTimeout >= 0, idleTimeout.isFinite else {
+            throw ValidationError("--idle-timeout must be a number of seconds ≥ 0 (0: never)")
+        }
         if let pickCallback {
             guard let url = URL(string: pickCallback), ["http", "https"].contains(url.scheme ?? ""), url.host != nil
             else { throw ValidationError("--pick-callback must be an http or https URL") }
@@ -42,7 +49,9 @@ struct Serve: AsyncParsableCommand {
             let picking = pick || pickCallback != nil
             let (outcomes, continuation) = AsyncStream.makeStream(of: PickOutcome.self)
             let onPick: @Sendable (PickOutcome) -> Void = { outcome in continuation.yield(outcome) }
-            let server = try GalleryServer(library: library, host: host, port: port, onPick: picking ? onPick : nil)
+            let server = try GalleryServer(
+                library: library, host: host, port: port, onPick: picking ? onPick : nil,
+                idleTimeout: idleTimeout > 0 ? .milliseconds(Int64(idleTimeout * 1000)) : nil)
             try await server.start()
             let address = server.url.absoluteString + (picking ? "&pick=multiple" : "")
             if picking {

@@ -45,6 +45,11 @@ struct ServeCommand: AsyncParsableCommand {
     var tlsKey: String?
 
     @Option(
+        name: .customLong("idle-timeout"),
+        help: "Close a connection that sends nothing for this many seconds when it is its turn (0: never).")
+    var idleTimeout: Double = 60
+
+    @Option(
         name: .customLong("virtual-host"),
         help: """
             A host name whose subdomains name buckets (repeatable; default localhost, and --host is always one): \
@@ -55,6 +60,9 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port \(port) is outside 0…65535 (0 picks any free port)")
+        }
+        guard idleTimeout >= 0, idleTimeout.isFinite else {
+            throw ValidationError("--idle-timeout \(idleTimeout) must be a number of seconds ≥ 0 (0: never)")
         }
         guard (tlsCert == nil) == (tlsKey == nil) else {
             throw ValidationError("--tls-cert and --tls-key go together: give both, or neither for plain HTTP")
@@ -73,6 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.region = region
         configuration.faultsEnabled = faults
         configuration.publicBuckets = Set(publicBuckets)
+        configuration.idleTimeout = idleTimeout > 0 ? idleTimeout : nil
         if !virtualHosts.isEmpty { configuration.virtualHostSuffixes = virtualHosts }
         if let tlsCert, let tlsKey {
             configuration.tls = FakeS3TLS(certificateChainPath: tlsCert, privateKeyPath: tlsKey)

@@ -296,7 +296,8 @@ struct DocumentationTests {
             #expect(names("\(folder)/"), "docs/layout.md's block names Sources/CloudAssets/\(folder)/")
         }
         // And names no folder that is gone.
-        let pattern = try NSRegularExpression(pattern: #"\b(Sources|Tests|TestServer|Benchmarks|Fuzz)/([A-Za-z0-9_.-]+)"#)
+        let pattern = try NSRegularExpression(
+            pattern: #"\b(Sources|Tests|TestServer|Benchmarks|Fuzz)/([A-Za-z0-9_.-]+)"#)
         for match in pattern.matches(in: block, range: NSRange(block.startIndex..., in: block)) {
             let path = (block as NSString).substring(with: match.range)
             var isFolder: ObjCBool = false

@@ -163,6 +163,19 @@ struct ObjectWriteTests {
         }
     }
 
+    /// A chunk-size line must start with its size: ";b" read as a chunk of 0xb bytes (the empty piece before the
+    /// `;` was dropped).
+    @Test func aChunkSizeLineWithoutASizeIsRefused() async throws {
+        try await withServer { server, client in
+            let headers = [("Content-Encoding", "aws-chunked"), ("x-amz-decoded-content-length", "11")]
+            let answer = try await client.send(
+                "PUT", "/photos/c", headers: headers, body: Data(";b\r\nhello world\r\n0\r\n\r\n".utf8),
+                payloadHash: "UNSIGNED-PAYLOAD")
+            #expect(answer.errorCode == "IncompleteBody")
+            #expect(try server.objectData(bucket: "photos", key: "c") == nil)
+        }
+    }
+
     @Test func ifNoneMatchStarRefusesToOverwrite() async throws {
         try await withServer { server, client in
             try server.putObject(bucket: "photos", key: "k", data: Data("old".utf8))

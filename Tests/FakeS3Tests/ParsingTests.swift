@@ -1,5 +1,6 @@
 import Essentials
 import Foundation
+import NIOHTTP1
 import Testing
 
 @testable import FakeS3
@@ -33,6 +34,20 @@ struct ParsingTests {
         #expect(throws: S3Error.self) { try XMLElement.parse(Array(xml.utf8)) }
     }
 
+    /// Each level of nesting was a call on the stack: a body of 10,000 `<a>`s (30 KB; a DeleteObjects body may
+    /// hold 2 MiB) overflowed it and killed the server (Fuzz/regressions/server-xml).
+    @Test func xmlReaderRefusesNestingPastItsBound() throws {
+        let deep = String(repeating: "<a>", count: 200_000)
+        #expect(throws: S3Error.self) { try XMLElement.parse(Array(deep.utf8)) }
+        let limit = XMLElement.maxDepth
+        let deepest = String(repeating: "<a>", count: limit) + "x" + String(repeating: "</a>", count: limit)
+        var element = try XMLElement.parse(Array(deepest.utf8))
+        for _ in 1..<limit { element = try #require(element.children.first) }
+        #expect(element.text == "x")
+        let over = "<a>" + deepest + "</a>"
+        #expect(throws: S3Error.self) { try XMLElement.parse(Array(over.utf8)) }
+    }
+
     @Test(arguments: [
         "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
     ])
@@ -54,6 +69,19 @@ struct ParsingTests {
         #expect(ByteRangeRequest(header: "bytes=10-")?.resolve(size: 10) == .unsatisfiable)
         #expect(ByteRangeRequest(header: "bytes=0-1,3-4") == nil)
         #expect(ByteRangeRequest(header: "bytes=-") == nil)
+    }
+
+    /// `%CC%81` after a `/` decodes to a combining mark that makes one Character with the slash: the bucket still
+    /// ends at the slash byte, and the key keeps its first letter (Fuzz/regressions/server-request).
+    @Test(arguments: ["/photos/%CC%81x", "/photos/%CC%81x?%CC%81a=%CC%81"])
+    func aKeyStartingWithACombiningMarkStaysTheKeys(uri: String) throws {
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: ["Host": "127.0.0.1:9000"])
+        let request = try S3Request(head: head, virtualHostSuffixes: ["localhost"])
+        #expect(request.bucket == "photos")
+        #expect(request.key.map { Array($0.utf8) } == Array("\u{301}x".utf8))
+        if uri.contains("?") {
+            #expect(request.query.map { Array($0.name.utf8) } == [Array("\u{301}a".utf8)])
+        }
     }
 
     @Test func crc64NVMEMatchesTheReferenceCheckValue() {

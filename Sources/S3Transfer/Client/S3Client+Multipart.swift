@@ -79,8 +79,22 @@ extension S3Client {
         try await abortUpload(bucket: bucket, key: key, uploadId: uploadId, policy: configuration.retryPolicy)
     }
 
+    /// `&`, `<`, `>` and `"` as entities, found as bytes: Foundation's `replacingOccurrences` compares Characters,
+    /// and a `&` that a combining mark follows is another Character, which it left as it was (the document then
+    /// did not parse).
     static func xmlEscape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        guard s.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 }) else { return s }
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count + 16)
+        for byte in s.utf8 {
+            switch byte {
+            case 0x26: out += "&amp;".utf8
+            case 0x3C: out += "&lt;".utf8
+            case 0x3E: out += "&gt;".utf8
+            case 0x22: out += "&quot;".utf8
+            default: out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }

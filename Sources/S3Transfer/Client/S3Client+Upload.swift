@@ -2,9 +2,14 @@ import AWSSigV4
 package import Foundation
 
 /// A checksum sent with (or received for) an upload: the algorithm and its base64 value as S3 writes it.
-struct S3ChecksumValue: Sendable, Hashable {
-    var algorithm: S3ChecksumAlgorithm
-    var base64: String
+package struct S3ChecksumValue: Sendable, Hashable {
+    package var algorithm: S3ChecksumAlgorithm
+    package var base64: String
+
+    package init(algorithm: S3ChecksumAlgorithm, base64: String) {
+        self.algorithm = algorithm
+        self.base64 = base64
+    }
 
     /// The `x-amz-checksum-<name>` header.
     var headerName: String { "x-amz-checksum-\(algorithm.rawValue)" }
@@ -15,7 +20,7 @@ extension S3ChecksumAlgorithm {
     var headerValue: String { rawValue.uppercased() }
 
     /// The element of a part or an object in S3's XML (`ChecksumCRC32C`).
-    var xmlElement: String { "Checksum" + rawValue.uppercased() }
+    package var xmlElement: String { "Checksum" + rawValue.uppercased() }
 
     /// Whether S3 can keep a checksum of this algorithm over a whole multipart object (`FULL_OBJECT`): the CRCs
     /// can, SHA-256 only per part (`COMPOSITE`).
@@ -52,10 +57,16 @@ struct S3ListedParts: Sendable, Hashable {
 }
 
 /// One part for CompleteMultipartUpload, with its checksum.
-struct S3PartToComplete: Sendable, Hashable {
-    var number: Int
-    var etag: String
-    var checksum: S3ChecksumValue?
+package struct S3PartToComplete: Sendable, Hashable {
+    package var number: Int
+    package var etag: String
+    package var checksum: S3ChecksumValue?
+
+    package init(number: Int, etag: String, checksum: S3ChecksumValue?) {
+        self.number = number
+        self.etag = etag
+        self.checksum = checksum
+    }
 }
 
 // The requests of the uploader: signed over `UNSIGNED-PAYLOAD` (no SHA-256 pass over the bytes: an
@@ -228,6 +239,21 @@ extension S3Client {
         package var checksums: [S3ChecksumAlgorithm: String]
     }
 
+    /// The body of CompleteMultipartUpload: each part's number, quoted ETag and checksum, in the order given.
+    package static func completionDocument(_ parts: [S3PartToComplete]) -> String {
+        var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+        for part in parts {
+            xml += "<Part><PartNumber>\(part.number)</PartNumber>"
+            xml += "<ETag>\(Self.xmlEscape(S3ETag.quoted(part.etag)))</ETag>"
+            if let checksum = part.checksum {
+                let element = checksum.algorithm.xmlElement
+                xml += "<\(element)>\(Self.xmlEscape(checksum.base64))</\(element)>"
+            }
+            xml += "</Part>"
+        }
+        return xml + "</CompleteMultipartUpload>"
+    }
+
     /// CompleteMultipartUpload with the parts' checksums, a full-object checksum and `If-None-Match: *`.
     ///
     /// A `200` whose document is an `<Error>` counts as a failure of the service (retried); a
@@ -239,18 +265,7 @@ extension S3Client {
         bucket: String, key: String, uploadId: String, parts: [S3PartToComplete], fullObject: S3ChecksumValue?,
         ifNoneMatch: Bool, policy: RetryPolicy, attempts: inout Int
     ) async throws(S3Error) -> CompletedUpload {
-        var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-        for part in parts {
-            xml += "<Part><PartNumber>\(part.number)</PartNumber>"
-            xml += "<ETag>\(Self.xmlEscape(S3ETag.quoted(part.etag)))</ETag>"
-            if let checksum = part.checksum {
-                let element = checksum.algorithm.xmlElement
-                xml += "<\(element)>\(Self.xmlEscape(checksum.base64))</\(element)>"
-            }
-            xml += "</Part>"
-        }
-        xml += "</CompleteMultipartUpload>"
-        let payload = Data(xml.utf8)
+        let payload = Data(Self.completionDocument(parts).utf8)
         var headers: [(name: String, value: String)] = [("content-type", "application/xml")]
         if let fullObject {
             headers.append((fullObject.headerName, fullObject.base64))

@@ -214,26 +214,33 @@ package enum S3ETag {
 }
 
 /// A parsed `Content-Range: bytes a-b/total` header.
-struct ContentRange: Equatable {
-    var range: Range<Int64>
-    var total: Int64?
+package struct ContentRange: Equatable {
+    package var range: Range<Int64>
+    package var total: Int64?
 
-    init?(header: String) {
+    package init?(header: String) {
         let trimmed = ASCII.trimmingSpaces(header)
         guard trimmed.hasPrefix("bytes ") else { return nil }
         let spec = trimmed.dropFirst(6)
         let parts = spec.split(separator: "/", maxSplits: 1)
         guard parts.count == 2 else { return nil }
         let bounds = parts[0].split(separator: "-", maxSplits: 1)
-        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first <= last else {
-            return nil
-        }
+        // `last + 1` must be an Int64 too: a last byte of 2⁶³−1 has no range here.
+        guard bounds.count == 2, let first = Self.number(bounds[0]), let last = Self.number(bounds[1]), first <= last,
+            last < Int64.max
+        else { return nil }
         range = first..<(last + 1)
         if parts[1] == "*" {
             total = nil
         } else {
-            guard let t = Int64(parts[1]), t >= last + 1 else { return nil }
+            guard let t = Self.number(parts[1]), t >= last + 1 else { return nil }
             total = t
         }
+    }
+
+    /// Decimal digits only (no sign, as RFC 9110 writes them), as an Int64.
+    private static func number(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int64(text)
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 import NIOHTTP1
 
 /// Who sent a request, as established by its signature.
-enum Authentication {
+package enum Authentication {
     /// No signature at all.
     case anonymous
     /// A valid SigV4 signature (header or presigned URL).
@@ -12,27 +12,27 @@ enum Authentication {
 }
 
 /// What a verified signature tells the rest of the request's handling.
-struct SignedRequest {
-    var credentials: AWSCredentials
+package struct SignedRequest {
+    package var credentials: AWSCredentials
     /// The `x-amz-content-sha256` value: a hex digest to verify, `UNSIGNED-PAYLOAD` or a `STREAMING-…` mode.
-    var payloadHash: String
-    var amzDate: String
-    var region: String
-    var service: String
+    package var payloadHash: String
+    package var amzDate: String
+    package var region: String
+    package var service: String
     /// The request's signature, the seed of an aws-chunked signature chain.
-    var signature: String
+    package var signature: String
 }
 
 /// Verifies AWS Signature Version 4 on incoming requests, in both the header and the presigned-URL form.
-struct RequestAuthenticator: Sendable {
+package struct RequestAuthenticator: Sendable {
     var credentials: [String: AWSCredentials]
     var region: String
     /// Largest accepted difference between the request's time and the server's.
-    var maxSkew: TimeInterval = 15 * 60
+    package var maxSkew: TimeInterval = 15 * 60
     /// Key pairs accepted until they expire (added while the server runs).
     let temporary = TemporaryCredentials()
 
-    init(credentials: [AWSCredentials], region: String) {
+    package init(credentials: [AWSCredentials], region: String) {
         var byKey: [String: AWSCredentials] = [:]
         for c in credentials { byKey[c.accessKeyID] = c }
         self.credentials = byKey
@@ -42,7 +42,7 @@ struct RequestAuthenticator: Sendable {
     /// Checks the request's signature (not yet its payload hash, which needs the body).
     /// - Throws: `InvalidAccessKeyId`, `SignatureDoesNotMatch`, `RequestTimeTooSkewed`, `AccessDenied`
     ///   (expired presigned URL), `AuthorizationHeaderMalformed`, `AuthorizationQueryParametersError`.
-    func authenticate(_ request: S3Request, now: Date = Date()) throws(S3Error) -> Authentication {
+    package func authenticate(_ request: S3Request, now: Date = Date()) throws(S3Error) -> Authentication {
         if let header = request.header("authorization") {
             return .signed(try verifyHeader(header, request, now: now))
         }

@@ -1,12 +1,12 @@
 /// A `Range: bytes=…` header, interpreted the way S3 does.
-enum ByteRangeRequest: Equatable {
+package enum ByteRangeRequest: Equatable {
     /// `bytes=a-b` or `bytes=a-` (`last` nil).
     case from(first: Int64, last: Int64?)
     /// `bytes=-n`: the last n bytes.
     case suffix(length: Int64)
 
     /// The outcome of applying a range to an object of a given size.
-    enum Resolution: Equatable {
+    package enum Resolution: Equatable {
         /// Serve the whole object with 200 (no range, or one S3 ignores).
         case full
         /// Serve these bytes with 206.
@@ -17,7 +17,7 @@ enum ByteRangeRequest: Equatable {
 
     /// Parses a single `bytes=` range. Returns nil for a header S3 ignores (malformed, another unit,
     /// several ranges), which means the whole object is served with 200.
-    init?(header: String) {
+    package init?(header: String) {
         let value = header.trimmingCharacters(in: .whitespaces)
         guard value.lowercased().hasPrefix("bytes=") else { return nil }
         let spec = value.dropFirst(6).trimmingCharacters(in: .whitespaces)
@@ -42,9 +42,14 @@ enum ByteRangeRequest: Equatable {
         }
     }
 
+    /// The `Content-Range` value of a 206 answer: `bytes FIRST-LAST/SIZE` (`range` non-empty, within `size`).
+    package static func contentRange(_ range: Range<Int64>, size: Int64) -> String {
+        "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)"
+    }
+
     /// Applies the range to an object of `size` bytes: the end is clamped to the object; a start at
     /// or past the end, an empty suffix, or any range on an empty object is unsatisfiable.
-    func resolve(size: Int64) -> Resolution {
+    package func resolve(size: Int64) -> Resolution {
         if size == 0 { return .unsatisfiable }
         switch self {
         case .from(let first, let last):

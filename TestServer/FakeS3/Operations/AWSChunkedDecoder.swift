@@ -7,7 +7,7 @@ import NIOCore
 /// collecting trailing headers (`x-amz-checksum-*`).
 ///
 /// Fed incrementally; holds at most one chunk-header line, never a chunk's data.
-struct AWSChunkedDecoder {
+package struct AWSChunkedDecoder {
     private enum State {
         case header
         case data(remaining: Int)
@@ -29,7 +29,7 @@ struct AWSChunkedDecoder {
     private let decodedLength: Int64?
     private var trailers: [String: String] = [:]
 
-    init(request: S3Request, signed: SignedRequest?) throws(S3Error) {
+    package init(request: S3Request, signed: SignedRequest?) throws(S3Error) {
         let mode = signed?.payloadHash ?? ""
         self.signed = mode.hasPrefix("STREAMING-AWS4-HMAC-SHA256-PAYLOAD")
         if let raw = request.header("x-amz-decoded-content-length") {
@@ -59,7 +59,7 @@ struct AWSChunkedDecoder {
         status: 400, code: "IncompleteBody", message: "The aws-chunked body is malformed or incomplete.")
 
     /// Consumes encoded bytes, handing decoded data to `emit` in order.
-    mutating func feed(_ buffer: ByteBuffer, emit: (ByteBuffer) -> Void) throws(S3Error) {
+    package mutating func feed(_ buffer: ByteBuffer, emit: (ByteBuffer) -> Void) throws(S3Error) {
         var buffer = buffer
         while buffer.readableBytes > 0 {
             switch state {
@@ -100,7 +100,8 @@ struct AWSChunkedDecoder {
 
     private mutating func startChunk(_ text: String) throws(S3Error) {
         if text.isEmpty { return }  // tolerate a stray blank line between chunks
-        let parts = text.split(separator: ";", maxSplits: 1)
+        // Empty pieces kept: ";b" has no size (it is not a chunk of 0xb bytes).
+        let parts = text.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
         guard let sizeText = parts.first, let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16),
             size >= 0
         else { throw Self.malformed }
@@ -146,7 +147,7 @@ struct AWSChunkedDecoder {
 
     /// Checks the body ended properly and had the announced decoded length.
     /// - Returns: The trailing headers (lower-cased names).
-    mutating func finish() throws(S3Error) -> [String: String] {
+    package mutating func finish() throws(S3Error) -> [String: String] {
         switch state {
         case .done: break
         case .trailers where line.isEmpty: break  // trailer section ended with the stream

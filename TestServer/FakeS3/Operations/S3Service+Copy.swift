@@ -168,15 +168,11 @@ extension S3Service {
     func deleteObjects(_ bucket: String, body: ByteBuffer?) throws(S3Error) -> S3Response {
         guard store.bucketExists(bucket) else { throw .noSuchBucket(bucket) }
         guard let body else { throw .malformedXML }
-        let root = try XMLElement.parse(Array(body.readableBytesView))
-        guard root.name == "Delete" else { throw .malformedXML }
-        let quiet = root.child("Quiet")?.text.lowercased() == "true"
-        let objects = root.all("Object")
-        guard !objects.isEmpty, objects.count <= 1000 else { throw .malformedXML }
+        // Every key is read before any is deleted: a malformed document deletes nothing.
+        let (quiet, keys) = try RequestDocuments.deleteRequest(Array(body.readableBytesView))
         var x = XMLWriter()
         x.open("DeleteResult")
-        for object in objects {
-            guard let key = object.child("Key")?.text else { throw .malformedXML }
+        for key in keys {
             do {
                 try NameValidation.validateKey(key)
                 try store.deleteObject(bucket: bucket, key: key)

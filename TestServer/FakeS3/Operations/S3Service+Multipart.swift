@@ -132,21 +132,9 @@ extension S3Service {
         let id = request.queryValue("uploadId") ?? ""
         let upload = try multipart.upload(id, bucket: bucket, key: key)
         guard let body else { throw .malformedXML }
-        let root = try XMLElement.parse(Array(body.readableBytesView))
-        guard root.name == "CompleteMultipartUpload" else { throw .malformedXML }
         let checksumElement = upload.checksumAlgorithm.map { "Checksum" + $0.rawValue.uppercased() }
-        let requested = try root.all("Part").map {
-            (p: XMLElement) throws(S3Error) -> (number: Int, etag: String, checksum: String?) in
-            guard let n = p.child("PartNumber").flatMap({ Int($0.text) }), let etag = p.child("ETag")?.text else {
-                throw S3Error.malformedXML
-            }
-            return (n, etag, checksumElement.flatMap { p.child($0)?.text })
-        }
-        guard !requested.isEmpty else {
-            throw S3Error(
-                status: 400, code: "MalformedXML",
-                message: "The XML you provided was not well-formed or did not validate against our published schema.")
-        }
+        let requested = try RequestDocuments.completionParts(
+            Array(body.readableBytesView), checksumElement: checksumElement)
         var parts: [MultipartUploads.Part] = []
         for (index, item) in requested.enumerated() {
             if index > 0 && item.number <= requested[index - 1].number {

@@ -61,7 +61,7 @@ extension S3Service {
         headers.add(name: "Content-Type", value: request.queryValue("response-content-type") ?? info.contentType)
         headers.add(name: "Content-Length", value: String(range.count))
         if partial {
-            headers.add(name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(info.size)")
+            headers.add(name: "Content-Range", value: ByteRangeRequest.contentRange(range, size: info.size))
         }
         for name in ObjectInfo.storedHeaderNames {
             if let override = request.queryValue("response-\(name)") {

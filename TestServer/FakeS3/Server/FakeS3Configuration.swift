@@ -36,6 +36,10 @@ public struct FakeS3Configuration: Sendable {
     /// Gateway 16 compares it (a quoted ETag, as RFC 9110 writes it, never matches there): for testing clients
     /// against that gateway's behaviour. Reads are unaffected.
     public var comparesBareIfMatch = false
+    /// How long, in seconds, a connection may send nothing when it is the client's turn (before or within a
+    /// request, or between requests) before the server closes it; nil never closes one. While the server is
+    /// answering, the connection is never idle. S3 closes such connections after about 20 s.
+    public var idleTimeout: TimeInterval? = 60
 
     /// - Parameters:
     ///   - host: The address to bind.

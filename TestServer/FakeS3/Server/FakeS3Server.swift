@@ -1,5 +1,6 @@
 import Essentials
 import Foundation
+import HTTPServerSupport
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -53,6 +54,7 @@ public final class FakeS3Server: Sendable {
             throw FakeS3ConfigurationError.portOutOfRange(core.configuration.port)
         }
         let tls = try core.configuration.tls.map(Self.makeTLSContext)
+        let idleTimeout = core.configuration.idleTimeout.map { TimeAmount.nanoseconds(Int64($0 * 1e9)) }
         let core = self.core
         let running = self.running
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -66,10 +68,12 @@ public final class FakeS3Server: Sendable {
                 channel.closeFuture.whenComplete { _ in _ = running.withLock { $0.connections.removeValue(forKey: id) }
                 }
                 return channel.eventLoop.makeCompletedFuture {
-                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(S3ChannelHandler(core: core))
+                    let pipeline = channel.pipeline.syncOperations
+                    if let idleTimeout { try pipeline.addHandler(IdleConnectionCloser.clock(timeout: idleTimeout)) }
+                    if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
+                    try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+                    if idleTimeout != nil { try pipeline.addHandler(IdleConnectionCloser()) }
+                    try pipeline.addHandler(S3ChannelHandler(core: core))
                 }
             }
         let channel = try await bootstrap.bind(host: core.configuration.host, port: core.configuration.port).get()

@@ -1,16 +1,20 @@
 /// A minimal XML reader for the small documents clients send (DeleteObjects, CompleteMultipartUpload,
 /// CreateBucketConfiguration): elements, text and the predefined and numeric entities. Anything
-/// else malformed throws `MalformedXML`.
-struct XMLElement {
-    var name: String
-    var children: [XMLElement] = []
-    var text = ""
+/// else malformed throws `MalformedXML`, and so do elements nested more than ``maxDepth`` deep.
+package struct XMLElement {
+    package var name: String
+    package var children: [XMLElement] = []
+    package var text = ""
 
-    func child(_ name: String) -> XMLElement? { children.first { $0.name == name } }
-    func all(_ name: String) -> [XMLElement] { children.filter { $0.name == name } }
+    package func child(_ name: String) -> XMLElement? { children.first { $0.name == name } }
+    package func all(_ name: String) -> [XMLElement] { children.filter { $0.name == name } }
+
+    /// The deepest nesting read (S3's request documents have three levels). Each level is a call of the reader
+    /// on the stack: without a bound, a 2 MiB body of `<a>`s would overflow an event loop thread's stack.
+    package static let maxDepth = 32
 
     /// Parses a document and returns its root element.
-    static func parse(_ bytes: [UInt8]) throws(S3Error) -> XMLElement {
+    package static func parse(_ bytes: [UInt8]) throws(S3Error) -> XMLElement {
         var parser = Parser(bytes: bytes)
         return try parser.document()
     }
@@ -24,7 +28,7 @@ struct XMLElement {
         mutating func document() throws(S3Error) -> XMLElement {
             skipMisc()
             guard peek("<") else { throw .malformedXML }
-            let root = try element()
+            let root = try element(depth: 1)
             skipMisc()
             guard i == bytes.count else { throw .malformedXML }
             return root
@@ -68,7 +72,8 @@ struct XMLElement {
             return s
         }
 
-        private mutating func element() throws(S3Error) -> XMLElement {
+        private mutating func element(depth: Int) throws(S3Error) -> XMLElement {
+            guard depth <= XMLElement.maxDepth else { throw .malformedXML }
             i += 1  // "<"
             var el = XMLElement(name: try name())
             // Attributes (namespaces) are skipped.
@@ -120,7 +125,7 @@ struct XMLElement {
                     guard i < bytes.count else { throw .malformedXML }
                     i += 3
                 } else if bytes[i] == UInt8(ascii: "<") {
-                    el.children.append(try element())
+                    el.children.append(try element(depth: depth + 1))
                 } else if bytes[i] == UInt8(ascii: "&") {
                     text += try entity()
                 } else {
