@@ -18,7 +18,8 @@ extension FuzzCatalog {
             let text = String(decoding: bytes, as: UTF8.self)
             if let date = HTTPDate.parse(text), formattable(date) {
                 let again = HTTPDate.parse(HTTPDate.rfc1123(date))
-                try expect(again == date, "\(text.debugDescription) → \(date) → \(HTTPDate.rfc1123(date)) → \(again as Any)")
+                try expect(
+                    again == date, "\(text.debugDescription) → \(date) → \(HTTPDate.rfc1123(date)) → \(again as Any)")
             }
             if let date = HTTPDate.parseISO8601(text), formattable(date) {
                 let formatted = HTTPDate.iso8601(date)

@@ -29,7 +29,10 @@ func printError(_ line: String) {
     }()
 
     @_cdecl("LLVMFuzzerInitialize")
-    public func fuzzInitialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
+    public func fuzzInitialize(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
+    ) -> CInt {
         printError("ca-fuzz: target \(selectedTarget.name): \(selectedTarget.summary)")
         return 0
     }
@@ -55,8 +58,9 @@ func printError(_ line: String) {
             switch arguments.first {
             case "list":
                 for target in FuzzCatalog.all {
-                    print([target.name, String(target.maxLength), String(target.mallocLimitMB), target.summary]
-                        .joined(separator: "\t"))
+                    print(
+                        [target.name, String(target.maxLength), String(target.mallocLimitMB), target.summary]
+                            .joined(separator: "\t"))
                 }
             case "seed" where arguments.count == 2:
                 seed(into: URL(fileURLWithPath: arguments[1]))

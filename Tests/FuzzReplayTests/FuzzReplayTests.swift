@@ -8,7 +8,8 @@ import Testing
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test("every seed, corpus and regression input keeps the target's properties", arguments: FuzzCatalog.all.map(\.name))
+    @Test(
+        "every seed, corpus and regression input keeps the target's properties", arguments: FuzzCatalog.all.map(\.name))
     func replay(_ name: String) throws {
         let target = try #require(FuzzCatalog.target(named: name))
         var inputs = target.seeds().enumerated().map { ("seed \($0.offset)", $0.element) }
