@@ -149,11 +149,11 @@ let package = Package(
         // runs them under libFuzzer (ca-fuzz built with CA_LIBFUZZER), `make test` replays their committed inputs.
         .target(
             name: "FuzzTargets",
-            dependencies: ["S3Transfer", "Essentials"],
+            dependencies: ["S3Transfer", "Essentials", "Images", "CTurboJPEG"],
             path: "Fuzz/Targets", swiftSettings: strict),
         .executableTarget(
             name: "ca-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/ca-fuzz", swiftSettings: strict),
-        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzTargets"]),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzTargets", "Images"]),
 
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(

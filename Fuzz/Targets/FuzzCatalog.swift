@@ -4,6 +4,10 @@ package enum FuzzCatalog {
     package static let all: [FuzzTarget] = [
         httpDate,
         s3XML,
+        imageMetadata,
+        locationStrip,
+        heifILOC,
+        imageDecode,
     ]
 
     package static func target(named name: String) -> FuzzTarget? { all.first { $0.name == name } }
