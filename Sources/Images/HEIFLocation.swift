@@ -51,6 +51,7 @@ package enum HEIFLocation {
         kind: ItemKind, range: Range<Int>
     )] {
         // `meta` is a full box: version and flags before its children.
+        guard meta.payload.count >= 4 else { throw .corrupt("HEIF: meta box without its version and flags") }
         var reader = BoxReader(bytes: bytes, range: (meta.payload.lowerBound + 4)..<meta.payload.upperBound)
         var kinds: [UInt32: ItemKind] = [:]
         var locations: [UInt32: (method: Int, extents: [Range<Int>])] = [:]
@@ -132,7 +133,7 @@ package enum HEIFLocation {
                 let offset = try cursor.sized(offsetSize)
                 let length = try cursor.sized(lengthSize)
                 let (start, overflow) = base.addingReportingOverflow(offset)
-                guard !overflow, length > 0, start <= UInt64(Int.max) - length else {
+                guard !overflow, length > 0, length <= UInt64(Int.max), start <= UInt64(Int.max) - length else {
                     throw .corrupt("HEIF: item extent out of range")
                 }
                 extents.append(Int(start)..<Int(start + length))
