@@ -25,6 +25,8 @@ void cheif_close(cheif_file *file);
 
 /* The primary image's size as displayed (libheif applies irot/imir/clap). */
 void cheif_primary_size(const cheif_file *file, int *width, int *height);
+/* The primary image's size as its ispe property declares it, before the transforms (0 x 0 without one). */
+void cheif_primary_stored_size(const cheif_file *file, int *width, int *height);
 /* The first Exif metadata block of the primary image, raw: a 4-byte big-endian offset to the TIFF header, then
    the data. cheif_exif_size is 0 when there is none. */
 size_t cheif_exif_size(const cheif_file *file);
@@ -32,7 +34,8 @@ int cheif_exif_copy(const cheif_file *file, uint8_t *buffer, size_t capacity);
 
 
 /* Decodes the primary image to interleaved RGBA8 (transforms applied). The pixels belong to the returned
-   image object: read them with cheif_image_pixels and free with cheif_image_free. */
+   image object: read them with cheif_image_pixels and free with cheif_image_free. A grid or overlay canvas may
+   be no larger on either side than the primary image's declared sizes (else an error, before it is allocated). */
 typedef struct cheif_image cheif_image;
 cheif_image *cheif_decode_primary(cheif_file *file, char *message, size_t message_capacity);
 const uint8_t *cheif_image_pixels(const cheif_image *image, int *width, int *height, int *stride);
