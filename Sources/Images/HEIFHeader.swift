@@ -37,8 +37,10 @@ enum HEIFHeader {
             position += size
         }
         // libheif checks item extents against the file's length, not the head's; the head must stay alive
-        // while libheif reads it, so everything happens inside the closure.
-        let fileSize = fileLength ?? Int(Int32.max)
+        // while libheif reads it, so everything happens inside the closure. libheif allocates each metadata
+        // item's declared length before reading it (past the head, as zeros): of a file of unknown length, no
+        // more than the most that could be asked for is offered (an item beyond makes the open fail).
+        let fileSize = fileLength ?? max(head.count, ImageMetadata.maxHeadBytes)
         return try head.withUnsafeBufferPointer { (bytes) throws(ImageError) -> Result in
             var message = [CChar](repeating: 0, count: 256)
             guard let file = cheif_open_prefix(bytes.baseAddress, bytes.count, fileSize, &message, message.count)
