@@ -80,6 +80,15 @@ import Testing
         }
     }
 
+    @Test("a second, short IHDR at the end of a PNG head is corrupt, not read past the bytes")
+    func secondShortIHDR() throws {
+        let file = try ImageEncoder.png(Fixtures.photo(width: 6, height: 4))
+        // Signature and IHDR, then an empty IHDR chunk (length 0, type, CRC) and nothing after it.
+        let head = Array(file[0..<33]) + PNGHeader.chunk(type: "IHDR", data: [])
+        expectCorrupt(head)
+        #expect(throws: ImageError.self) { _ = try LocationStripper.locationPatches(head: head) }
+    }
+
     @Test func exifOffsetsBeyondTheData() throws {
         // IFD0 pointer far outside.
         var payload = Self.tiff(entries: [])
