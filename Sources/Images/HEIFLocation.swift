@@ -169,7 +169,8 @@ package enum HEIFLocation {
         /// The next box, or nil at the end. A box's payload is clamped to the bytes at hand only for the top
         /// level's last box (the caller checks `range` against what it needs).
         mutating func next() throws(ImageError) -> Box? {
-            guard position + 8 <= range.upperBound else { return nil }
+            // The previous box may have ended anywhere up to Int.max: subtract, never add to, its end.
+            guard range.upperBound - position >= 8 else { return nil }
             visited += 1
             guard visited <= 10_000 else { throw .corrupt("HEIF: too many boxes") }
             var cursor = Cursor(bytes: bytes, range: position..<range.upperBound)

@@ -74,6 +74,16 @@ struct HEIFLocationTests {
         }
     }
 
+    @Test("a 64-bit box size that ends the box at Int.max ends the walk, without an overflow")
+    func boxEndingAtIntMax() {
+        for largeSize in [UInt64(Int.max), UInt64(Int.max) - 7, UInt64(Int.max) - 100] {
+            let box =
+                [0, 0, 0, 1] + Array("free".utf8)
+                + (0..<8).map { UInt8(truncatingIfNeeded: largeSize >> (56 - 8 * $0)) }
+            #expect(throws: ImageError.self) { try HEIFLocation.items(head: box + [UInt8](repeating: 0, count: 16)) }
+        }
+    }
+
     @Test("a meta box that lies about its sizes or item locations is a typed error, never a crash")
     func hostileHEIF() throws {
         guard ImageEncoder.canEncodeHEIF else { return }
