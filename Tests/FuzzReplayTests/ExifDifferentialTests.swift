@@ -7,9 +7,11 @@ import Testing
 /// `ImageMetadata.parse`: where exiftool reads an EXIF orientation, capture date or GPS position, ours is the same.
 ///
 /// Intentional differences, each checked below where it applies:
-/// - A file whose headers or EXIF do not read (an IFD or value outside the data, an IFD loop, a tag of an
-///   unexpected type, a truncated header) is refused whole: `parse` throws and the library keeps no metadata
-///   rather than a part of it. exiftool reports what it could read. Such files are not compared.
+/// - EXIF that does not read (an IFD or value outside the data, an IFD loop, a tag of an unexpected type) is
+///   refused whole rather than read in part: a JPEG or PNG throws, a HEIF keeps its size but no EXIF field.
+///   exiftool reports what it could read (with warnings). Such files, and those whose headers do not read, are
+///   not compared: whether our reader refuses the EXIF is decided by reading the TIFF block exiftool extracts
+///   (`-b -EXIF`) on its own, in a minimal JPEG.
 /// - Only the EXIF before the image data is read: a JPEG's first APP1 "Exif" segment before the frame header
 ///   (SOF), a PNG's first eXIf chunk before IDAT. exiftool also reads EXIF after them.
 /// - Only IFD0's Orientation, the Exif IFD's DateTimeOriginal/OffsetTimeOriginal/OffsetTime, IFD0's DateTime
@@ -47,8 +49,11 @@ import Testing
         return inputs
     }
 
-    /// exiftool's answers (`-j -n -a -G1`: numbers unconverted, every group's copy, named by group) by index.
-    static func runExiftool(_ executable: String, on inputs: [[UInt8]]) throws -> [Int: [String: Any]] {
+    /// exiftool's answers (`-j -n -a -G1`: numbers unconverted, every group's copy, named by group) and the
+    /// EXIF (TIFF) block it finds, by index.
+    static func runExiftool(_ executable: String, on inputs: [[UInt8]]) throws -> (
+        records: [Int: [String: Any]], blocks: [Int: [UInt8]]
+    ) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("exif-diff-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -58,16 +63,20 @@ import Testing
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             paths.append(path)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-j", "-n", "-a", "-G1", "-q", "-q"] + tags + paths
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let records = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] ?? []
+        func run(_ arguments: [String]) throws -> Data {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
+        }
+        let json = try run(["-j", "-n", "-a", "-G1", "-q", "-q"] + tags + paths)
+        let records = (try? JSONSerialization.jsonObject(with: json)) as? [[String: Any]] ?? []
         var byIndex: [Int: [String: Any]] = [:]
         for record in records {
             guard let source = record["SourceFile"] as? String,
@@ -75,7 +84,26 @@ import Testing
             else { continue }
             byIndex[index] = record
         }
-        return byIndex
+        // Each file's EXIF block, written next to it as N.exif.
+        _ = try run(["-q", "-q", "-b", "-EXIF", "-w", "%d%f.exif"] + paths)
+        var blocks: [Int: [UInt8]] = [:]
+        for index in inputs.indices {
+            if let block = FileManager.default.contents(atPath: folder.appendingPathComponent("\(index).exif").path) {
+                blocks[index] = [UInt8](block)
+            }
+        }
+        return (byIndex, blocks)
+    }
+
+    /// Whether `ImageMetadata` reads a TIFF block, put in a minimal JPEG (APP1 "Exif", then a 1x1 frame header).
+    static func readsEXIF(_ tiff: [UInt8]) -> Bool {
+        let payload = Array("Exif".utf8) + [0, 0] + tiff
+        guard payload.count + 2 <= 0xFFFF else { return false }
+        let jpeg: [UInt8] =
+            [0xFF, 0xD8, 0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+            + [0xFF, 0xC0, 0, 11, 8, 0, 1, 0, 1, 1, 1, 0x11, 0]
+        guard case .parsed? = try? ImageMetadata.parse(head: jpeg, fileLength: jpeg.count) else { return false }
+        return true
     }
 
     @Test(
@@ -86,12 +114,13 @@ import Testing
         let answers = try Self.runExiftool(Self.exiftool!, on: inputs.map(\.bytes))
         var compared = 0
         for (index, input) in inputs.enumerated() {
-            guard let record = answers[index] else { continue }
+            guard let record = answers.records[index] else { continue }
             let exif = ExiftoolFields(record)
             guard exif.hasAny else { continue }
             guard
                 case .parsed(let metadata) = try? ImageMetadata.parse(head: input.bytes, fileLength: input.bytes.count)
             else { continue }  // refused whole
+            guard let block = answers.blocks[index], Self.readsEXIF(block) else { continue }  // EXIF refused
             guard EXIFPlacement.readable(input.bytes, format: metadata.format) else { continue }
             compared += 1
             for problem in exif.disagreements(with: metadata) {
