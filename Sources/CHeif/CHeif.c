@@ -206,8 +206,9 @@ cheif_file *cheif_open_path(const char *path, char *message, size_t capacity) {
     return cheif_finish_open(context, err, message, capacity);
 }
 
-cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, char *message,
-                              size_t capacity) {
+cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, size_t *needed,
+                              char *message, size_t capacity) {
+    *needed = 0;
     struct heif_context *context = cheif_new_context(message, capacity);
     if (!context) return NULL;
     cheif_prefix *prefix = calloc(1, sizeof(cheif_prefix));
@@ -221,6 +222,7 @@ cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file
     prefix->file_length = file_length;
     struct heif_error err = heif_context_read_from_reader(context, &cheif_prefix_reader, prefix, NULL);
     cheif_file *file = cheif_finish_open(context, err, message, capacity);
+    *needed = prefix->needed;
     if (!file) {
         free(prefix);
         return NULL;

@@ -14,9 +14,10 @@ typedef struct cheif_file cheif_file;
 cheif_file *cheif_open_memory(const uint8_t *data, size_t length, char *message, size_t message_capacity);
 cheif_file *cheif_open_path(const char *path, char *message, size_t message_capacity);
 /* Opens from the first `available` bytes of a file of `file_length` bytes (its boxes must lie in them; reads
-   past them fail). The bytes must outlive the object. */
-cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, char *message,
-                              size_t message_capacity);
+   past them give zeros). The bytes must outlive the object. When it fails, *needed is as cheif_prefix_needed
+   would have said: libheif may have failed on the zeros. */
+cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, size_t *needed,
+                              char *message, size_t message_capacity);
 /* For a file opened with cheif_open_prefix: 0 when every read so far (libheif reads metadata items while
    opening) lay inside the prefix; otherwise how many leading bytes of the file those reads need (the bytes past
    the prefix were read as zeros). */
