@@ -14,8 +14,10 @@ work=.build-fuzz/work
 bin=.build-fuzz/release/ca-fuzz
 
 "$SWIFT" build --product ca-fuzz || exit 1
-"$SWIFT" build -c release --product ca-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -DCA_LIBFUZZER \
-    --scratch-path .build-fuzz || exit 1
+# SwiftPM passes its sanitizers to swiftc as separate -sanitize= flags in no fixed order, and swiftc keeps only the
+# last: Swift code got coverage or AddressSanitizer, by chance, never both. The combined flag, given last, is both.
+"$SWIFT" build -c release --product ca-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
+    -Xswiftc -DCA_LIBFUZZER --scratch-path .build-fuzz || exit 1
 
 list=$(.build/debug/ca-fuzz list) || exit 1
 targets=${FUZZ_TARGETS:-$(cut -f1 <<<"$list")}
