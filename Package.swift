@@ -158,14 +158,15 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "S3Transfer", "CloudAssets", "AssetStore", "Essentials", "Images", "FakeS3", "Gallery", "AWSSigV4",
+                "S3Transfer", "CloudAssets", "AssetStore", "Essentials", "Images", "CTurboJPEG", "FakeS3", "Gallery",
+                "AWSSigV4",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Fuzz/Targets", swiftSettings: strict),
         .executableTarget(
             name: "ca-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/ca-fuzz", swiftSettings: strict),
-        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzTargets"]),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzTargets", "Images"]),
 
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(

@@ -17,6 +17,10 @@ package enum FuzzCatalog {
         serverXML,
         byteRange,
         galleryRouter,
+        imageMetadata,
+        locationStrip,
+        heifILOC,
+        imageDecode,
     ]
 
     package static func target(named name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -23,6 +23,7 @@
     X(heif_context_read_from_file) \
     X(heif_context_read_from_memory_without_copy) \
     X(heif_context_read_from_reader) \
+    X(heif_context_set_maximum_image_size_limit) \
     X(heif_context_write) \
     X(heif_decode_image) \
     X(heif_encoder_release) \
@@ -34,6 +35,8 @@
     X(heif_image_get_plane_readonly) \
     X(heif_image_get_width) \
     X(heif_image_handle_get_height) \
+    X(heif_image_handle_get_ispe_height) \
+    X(heif_image_handle_get_ispe_width) \
     X(heif_image_handle_get_list_of_metadata_block_IDs) \
     X(heif_image_handle_get_metadata) \
     X(heif_image_handle_get_metadata_size) \
@@ -73,6 +76,7 @@ static int cheif_load(void) {
 #define heif_context_read_from_file cheif_heif_context_read_from_file
 #define heif_context_read_from_memory_without_copy cheif_heif_context_read_from_memory_without_copy
 #define heif_context_read_from_reader cheif_heif_context_read_from_reader
+#define heif_context_set_maximum_image_size_limit cheif_heif_context_set_maximum_image_size_limit
 #define heif_context_write cheif_heif_context_write
 #define heif_decode_image cheif_heif_decode_image
 #define heif_encoder_release cheif_heif_encoder_release
@@ -84,6 +88,8 @@ static int cheif_load(void) {
 #define heif_image_get_plane_readonly cheif_heif_image_get_plane_readonly
 #define heif_image_get_width cheif_heif_image_get_width
 #define heif_image_handle_get_height cheif_heif_image_handle_get_height
+#define heif_image_handle_get_ispe_height cheif_heif_image_handle_get_ispe_height
+#define heif_image_handle_get_ispe_width cheif_heif_image_handle_get_ispe_width
 #define heif_image_handle_get_list_of_metadata_block_IDs cheif_heif_image_handle_get_list_of_metadata_block_IDs
 #define heif_image_handle_get_metadata cheif_heif_image_handle_get_metadata
 #define heif_image_handle_get_metadata_size cheif_heif_image_handle_get_metadata_size
@@ -200,8 +206,9 @@ cheif_file *cheif_open_path(const char *path, char *message, size_t capacity) {
     return cheif_finish_open(context, err, message, capacity);
 }
 
-cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, char *message,
-                              size_t capacity) {
+cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, size_t *needed,
+                              char *message, size_t capacity) {
+    *needed = 0;
     struct heif_context *context = cheif_new_context(message, capacity);
     if (!context) return NULL;
     cheif_prefix *prefix = calloc(1, sizeof(cheif_prefix));
@@ -215,6 +222,7 @@ cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file
     prefix->file_length = file_length;
     struct heif_error err = heif_context_read_from_reader(context, &cheif_prefix_reader, prefix, NULL);
     cheif_file *file = cheif_finish_open(context, err, message, capacity);
+    *needed = prefix->needed;
     if (!file) {
         free(prefix);
         return NULL;
@@ -236,6 +244,11 @@ void cheif_close(cheif_file *file) {
 void cheif_primary_size(const cheif_file *file, int *width, int *height) {
     *width = heif_image_handle_get_width(file->primary);
     *height = heif_image_handle_get_height(file->primary);
+}
+
+void cheif_primary_stored_size(const cheif_file *file, int *width, int *height) {
+    *width = heif_image_handle_get_ispe_width(file->primary);
+    *height = heif_image_handle_get_ispe_height(file->primary);
 }
 
 static heif_item_id cheif_exif_id(const cheif_file *file, int *found) {
@@ -260,6 +273,14 @@ int cheif_exif_copy(const cheif_file *file, uint8_t *buffer, size_t capacity) {
 }
 
 cheif_image *cheif_decode_primary(cheif_file *file, char *message, size_t capacity) {
+    /* A grid or overlay image is composed on a canvas of the size its own descriptor gives, which libheif does
+       not check against the item's ispe: the canvas may be no larger than the declared sizes on either side. */
+    int side = heif_image_handle_get_width(file->primary);
+    int sizes[3] = {heif_image_handle_get_height(file->primary), heif_image_handle_get_ispe_width(file->primary),
+                    heif_image_handle_get_ispe_height(file->primary)};
+    for (int i = 0; i < 3; i++)
+        if (sizes[i] > side) side = sizes[i];
+    if (side > 0 && side < 32767) heif_context_set_maximum_image_size_limit(file->context, side + 1);
     struct heif_image *image = NULL;
     struct heif_error err =
         heif_decode_image(file->primary, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, NULL);

@@ -69,6 +69,12 @@ static cpng_decoder *cpng_decoder_new(void) {
     /* Decoded-size limits are the caller's (checked before any pixel allocation); chunk memory stays bounded. */
     png_set_user_limits(d->png, 0x7fffffff, 0x7fffffff);
     png_set_chunk_malloc_max(d->png, 8u << 20);
+    /* The ancillary chunks the pixels do not need are skipped unread: libpng's own handler for eXIf allocates the
+       length a chunk declares (256 MiB from a file of a few hundred bytes) without the limit above. Metadata is
+       read by ImageMetadata; tRNS stays (transparency). */
+    static const png_byte skipped[] = "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0"
+                                      "sPLT\0sRGB\0tEXt\0tIME\0zTXt";
+    png_set_keep_unknown_chunks(d->png, PNG_HANDLE_CHUNK_NEVER, skipped, (int)(sizeof skipped / 5));
     return d;
 }
 

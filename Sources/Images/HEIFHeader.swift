@@ -37,12 +37,23 @@ enum HEIFHeader {
             position += size
         }
         // libheif checks item extents against the file's length, not the head's; the head must stay alive
-        // while libheif reads it, so everything happens inside the closure.
-        let fileSize = fileLength ?? Int(Int32.max)
+        // while libheif reads it, so everything happens inside the closure. libheif allocates each metadata
+        // item's declared length before reading it (past the head, as zeros): of a file of unknown length, no
+        // more than the most that could be asked for is offered (an item beyond makes the open fail).
+        let fileSize = fileLength ?? max(head.count, ImageMetadata.maxHeadBytes)
         return try head.withUnsafeBufferPointer { (bytes) throws(ImageError) -> Result in
             var message = [CChar](repeating: 0, count: 256)
-            guard let file = cheif_open_prefix(bytes.baseAddress, bytes.count, fileSize, &message, message.count)
-            else { throw .corrupt("HEIF: \(cText(message))") }
+            var needed = 0
+            guard
+                let file = cheif_open_prefix(
+                    bytes.baseAddress, bytes.count, fileSize, &needed, &message, message.count)
+            else {
+                // libheif read past the head (zeros) before it failed: it may not fail on the bytes themselves.
+                if needed > head.count, needed <= ImageMetadata.maxHeadBytes, needed <= fileSize {
+                    return .needMore(byteCount: needed)
+                }
+                throw .corrupt("HEIF: \(cText(message))")
+            }
             defer { cheif_close(file) }
             return try metadata(file, headCount: head.count, fileLength: fileLength)
         }

@@ -51,6 +51,7 @@ package enum HEIFLocation {
         kind: ItemKind, range: Range<Int>
     )] {
         // `meta` is a full box: version and flags before its children.
+        guard meta.payload.count >= 4 else { throw .corrupt("HEIF: meta box without its version and flags") }
         var reader = BoxReader(bytes: bytes, range: (meta.payload.lowerBound + 4)..<meta.payload.upperBound)
         var kinds: [UInt32: ItemKind] = [:]
         var locations: [UInt32: (method: Int, extents: [Range<Int>])] = [:]
@@ -132,7 +133,7 @@ package enum HEIFLocation {
                 let offset = try cursor.sized(offsetSize)
                 let length = try cursor.sized(lengthSize)
                 let (start, overflow) = base.addingReportingOverflow(offset)
-                guard !overflow, length > 0, start <= UInt64(Int.max) - length else {
+                guard !overflow, length > 0, length <= UInt64(Int.max), start <= UInt64(Int.max) - length else {
                     throw .corrupt("HEIF: item extent out of range")
                 }
                 extents.append(Int(start)..<Int(start + length))
@@ -168,7 +169,8 @@ package enum HEIFLocation {
         /// The next box, or nil at the end. A box's payload is clamped to the bytes at hand only for the top
         /// level's last box (the caller checks `range` against what it needs).
         mutating func next() throws(ImageError) -> Box? {
-            guard position + 8 <= range.upperBound else { return nil }
+            // The previous box may have ended anywhere up to Int.max: subtract, never add to, its end.
+            guard range.upperBound - position >= 8 else { return nil }
             visited += 1
             guard visited <= 10_000 else { throw .corrupt("HEIF: too many boxes") }
             var cursor = Cursor(bytes: bytes, range: position..<range.upperBound)

@@ -242,6 +242,11 @@ package enum ImageDecoder {
         let (w, h) = (Int(width), Int(height))
         guard w > 0, h > 0 else { throw .corrupt("HEIF: primary image of \(w)x\(h)") }
         try DecodePlan.checkPixels(width: w, height: h, limit: request.maxPixels)
+        // The size before the transforms (a clean aperture may crop a large image to a small one).
+        var storedWidth: Int32 = 0
+        var storedHeight: Int32 = 0
+        cheif_primary_stored_size(file, &storedWidth, &storedHeight)
+        try DecodePlan.checkPixels(width: Int(storedWidth), height: Int(storedHeight), limit: request.maxPixels)
         if isCancelled() { throw .cancelled }
         var message = [CChar](repeating: 0, count: 256)
         guard let decoded = cheif_decode_primary(file, &message, message.count) else {
@@ -255,6 +260,9 @@ package enum ImageDecoder {
             throw .corrupt("HEIF: no decoded pixels")
         }
         let (sw, sh, rowBytes) = (Int(dw), Int(dh), Int(stride))
+        // The coded size (a grid's descriptor, an HEVC stream's parameters) must be the declared one, which the
+        // pixel limit was checked against.
+        guard sw == w, sh == h else { throw .corrupt("HEIF: decoded \(sw)x\(sh), declared \(w)x\(h)") }
         let size = outputSize(width: sw, height: sh, orientation: 1, request: request)
         var pipeline = RowPipeline(sourceWidth: sw, sourceHeight: sh, width: size.width, height: size.height)
         pipeline.allocate(rowBytes * sh)

@@ -73,7 +73,7 @@ package enum ImageEncoder {
     }
 
     /// An 8-bit RGBA PNG, Adam7-interlaced when asked, with an eXIf chunk after IHDR when `exif` is given.
-    static func png(_ image: RGBAImage, exif: [UInt8]?, interlaced: Bool) throws(ImageError) -> [UInt8] {
+    package static func png(_ image: RGBAImage, exif: [UInt8]?, interlaced: Bool) throws(ImageError) -> [UInt8] {
         try image.validate()
         var bytes: UnsafeMutablePointer<UInt8>?
         var length = 0

@@ -67,7 +67,10 @@ package struct ImageMetadata: Sendable, Hashable {
             return .needMore(byteCount: count)
         }
         guard let format = ImageFormat.sniff(head) else {
-            if head.count < 16, fileLength.map({ $0 > head.count }) ?? true { return try more(16) }
+            // A HEIF brand may be among an ftyp box's compatible brands: a head shorter than what `sniff` looks
+            // at, of a longer file, is not yet known not to be an image.
+            let window = min(ImageFormat.sniffLength, fileLength ?? ImageFormat.sniffLength)
+            if head.count < window { return try more(window) }
             throw .unsupportedFormat
         }
         switch format {

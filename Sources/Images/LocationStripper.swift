@@ -93,7 +93,14 @@ package enum LocationStripper {
     /// `.truncated`.
     private static func heifPatches(_ head: [UInt8]) throws(ImageError) -> [(offset: Int, bytes: [UInt8])] {
         var patches: [(offset: Int, bytes: [UInt8])] = []
-        for item in try HEIFLocation.items(head: head) {
+        let items = try HEIFLocation.items(head: head)
+        // Each item's patch is computed from the file's bytes: a later patch over an earlier one's bytes would
+        // put back what that one removed.
+        let ranges = items.map(\.range).sorted { $0.lowerBound < $1.lowerBound }
+        for (a, b) in zip(ranges, ranges.dropFirst()) where a.overlaps(b) {
+            throw .corrupt("HEIF: metadata items at \(a) and \(b) overlap")
+        }
+        for item in items {
             guard item.range.upperBound <= head.count else { throw .truncated }
             patches += try HEIFLocation.patches(
                 item: Array(head[item.range]), kind: item.kind, at: item.range.lowerBound)
@@ -170,9 +177,21 @@ package enum LocationStripper {
     }
 
     /// Blanks every exif:GPS* attribute (name through closing quote) and element (start tag through end tag)
-    /// with spaces, from `start` to `end` (the end of `bytes` when nil); true when one was found.
+    /// with spaces, from `start` to `end` (the end of `bytes` when nil); true when one was found. Blanking can
+    /// join what was around a field into a new one (a name, spaces, then an `=` that followed the field's closing
+    /// quote): passes repeat until one finds nothing, and a packet that still has some after a few is refused.
     static func blankXMP(_ bytes: inout [UInt8], from start: Int, end: Int? = nil) throws(ImageError) -> Bool {
-        let end = end ?? bytes.count
+        var changed = false
+        for pass in 0...8 {
+            guard try blankXMPPass(&bytes, from: start, end: end ?? bytes.count) else { return changed }
+            guard pass < 8 else { break }
+            changed = true
+        }
+        throw .corrupt("XMP: GPS fields still found after 8 passes")
+    }
+
+    /// One pass of `blankXMP`.
+    private static func blankXMPPass(_ bytes: inout [UInt8], from start: Int, end: Int) throws(ImageError) -> Bool {
         let needle = Array("exif:GPS".utf8)
         var changed = false
         var i = start

@@ -40,6 +40,8 @@ struct PNGHeader {
                 end: position + 12 + length)
             if header.chunks.isEmpty {
                 guard type == "IHDR", length == 13 else { throw .corrupt("PNG: IHDR is not the first chunk") }
+            } else if type == "IHDR" {
+                throw .corrupt("PNG: a second IHDR")
             }
             if type == "IDAT" || type == "IEND" {
                 guard !header.chunks.isEmpty else { throw .corrupt("PNG: no IHDR") }

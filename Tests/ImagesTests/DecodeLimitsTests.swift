@@ -77,6 +77,29 @@ import Testing
         #expect(Fixtures.meanAbsoluteError(image, Fixtures.quadrants(width: 64, height: 48)) < 8)
     }
 
+    @Test("a HEIF whose later boxes libheif reads past the head (as zeros) is read head by head to its metadata")
+    func heifBoxesPastTheHead() throws {
+        guard ImageEncoder.canEncodeHEIF else { return }
+        let one = try ImageEncoder.heif(Fixtures.photo(width: 16, height: 8), quality: 50)
+        // Two files one after the other: libheif reads every top-level box, so a head that ends inside the second
+        // ftyp shows it a brandless one (found by the image-metadata fuzz target).
+        let file = one + one
+        guard case .parsed(let whole) = try ImageMetadata.parse(head: file, fileLength: file.count) else {
+            throw ImageError.corrupt("needMore")
+        }
+        for start in [16, one.count + 8] {
+            var head = Array(file.prefix(start))
+            var parse = try ImageMetadata.parse(head: head, fileLength: file.count)
+            while case .needMore(let count) = parse {
+                #expect(count > head.count && count <= file.count)
+                head = Array(file.prefix(count))
+                parse = try ImageMetadata.parse(head: head, fileLength: file.count)
+            }
+            guard case .parsed(let metadata) = parse else { return }
+            #expect(metadata == whole)
+        }
+    }
+
     @Test func heifMetadataFromItsExifItemAndAShortHead() throws {
         guard ImageEncoder.canEncodeHEIF else { return }
         var exif = ExifBuilder()

@@ -52,6 +52,38 @@ struct HEIFLocationTests {
         #expect(again.isEmpty)
     }
 
+    @Test("a meta box too short for a full box's version and flags is corrupt, not a crash")
+    func metaWithoutVersion() {
+        for size in [0, 8, 9, 11] {
+            // Size 0: the box runs to the end of the bytes (here one byte of payload).
+            let meta: [UInt8] = [0, 0, 0, UInt8(size)] + Array("meta".utf8) + [4, 0, 0].prefix(max(1, size - 8))
+            #expect(throws: ImageError.self) { try HEIFLocation.items(head: meta) }
+        }
+    }
+
+    @Test("an iloc extent longer than any file (a 64-bit length of 2^63 or more) is corrupt, not an overflow")
+    func hugeExtentLength() {
+        for length: UInt64 in [1 << 63, .max, UInt64(Int.max)] {
+            // iloc version 0: offset and length 8 bytes, no base offset; one item with one extent at offset 16.
+            var iloc: [UInt8] = [0, 0, 0, 0, 0x88, 0x00, 0, 1, 0, 1, 0, 0, 0, 1]
+            iloc += (0..<8).map { UInt8(truncatingIfNeeded: UInt64(16) >> (56 - 8 * $0)) }
+            iloc += (0..<8).map { UInt8(truncatingIfNeeded: length >> (56 - 8 * $0)) }
+            let ilocBox = [0, 0, 0, UInt8(8 + iloc.count)] + Array("iloc".utf8) + iloc
+            let meta = [0, 0, 0, UInt8(12 + ilocBox.count)] + Array("meta".utf8) + [0, 0, 0, 0] + ilocBox
+            #expect(throws: ImageError.self) { try HEIFLocation.items(head: meta) }
+        }
+    }
+
+    @Test("a 64-bit box size that ends the box at Int.max ends the walk, without an overflow")
+    func boxEndingAtIntMax() {
+        for largeSize in [UInt64(Int.max), UInt64(Int.max) - 7, UInt64(Int.max) - 100] {
+            let box =
+                [0, 0, 0, 1] + Array("free".utf8)
+                + (0..<8).map { UInt8(truncatingIfNeeded: largeSize >> (56 - 8 * $0)) }
+            #expect(throws: ImageError.self) { try HEIFLocation.items(head: box + [UInt8](repeating: 0, count: 16)) }
+        }
+    }
+
     @Test("a meta box that lies about its sizes or item locations is a typed error, never a crash")
     func hostileHEIF() throws {
         guard ImageEncoder.canEncodeHEIF else { return }

@@ -64,6 +64,31 @@ import Testing
         #expect(ContinuousClock.now - start < .seconds(1))
     }
 
+    @Test("an ancillary PNG chunk declaring 256 MiB in a small file is skipped by the decoder, not allocated")
+    func hugeAncillaryPNGChunk() throws {
+        let file = try ImageEncoder.png(Fixtures.photo(width: 6, height: 4))
+        // After IHDR (33 bytes): chunks whose declared lengths run far past the file's end. libpng's own eXIf
+        // handler allocated the declared length (found by the image-decode fuzz target under a 64 MiB limit).
+        for type in ["eXIf", "iTXt", "zTXt", "iCCP", "sPLT"] {
+            var bytes = Array(file[0..<33])
+            bytes += PNGHeader.bigEndian32(0x1000_010A) + Array(type.utf8) + Array(file[33...])
+            let start = ContinuousClock.now
+            #expect(throws: ImageError.self) {
+                _ = try ImageDecoder.decode(data: bytes, request: DecodeRequest(targetWidth: 8, targetHeight: 8))
+            }
+            #expect(ContinuousClock.now - start < .seconds(1))
+        }
+    }
+
+    @Test("a second, short IHDR at the end of a PNG head is corrupt, not read past the bytes")
+    func secondShortIHDR() throws {
+        let file = try ImageEncoder.png(Fixtures.photo(width: 6, height: 4))
+        // Signature and IHDR, then an empty IHDR chunk (length 0, type, CRC) and nothing after it.
+        let head = Array(file[0..<33]) + PNGHeader.chunk(type: "IHDR", data: [])
+        expectCorrupt(head)
+        #expect(throws: ImageError.self) { _ = try LocationStripper.locationPatches(head: head) }
+    }
+
     @Test func exifOffsetsBeyondTheData() throws {
         // IFD0 pointer far outside.
         var payload = Self.tiff(entries: [])

@@ -71,6 +71,20 @@ import Testing
         #expect(try Self.fullDecode(stripped).pixels == Self.fullDecode(file).pixels)
     }
 
+    @Test("blanking a GPS attribute that joins a name before it to an = after it: a second pass finds nothing")
+    func xmpBlankingIsIdempotent() throws {
+        // Not well-formed XML: after `exif:GPSLatitude="1"` is blanked, `exif:GPSAltitude   ="2"` reads as an
+        // attribute (found by the heif-iloc fuzz target).
+        var packet = Array(#"<r exif:GPSAltitude exif:GPSLatitude="1"="2" x="3"/>"#.utf8)
+        #expect(try LocationStripper.blankXMP(&packet, from: 0))
+        #expect(!String(decoding: packet, as: UTF8.self).contains("exif:GPS"))
+        #expect(try LocationStripper.blankXMP(&packet, from: 0) == false)
+        // A chain longer than the passes allow is refused, not handed out half blanked.
+        var chain = Array(("<r " + (0..<12).map { "exif:GPS\($0) " }.joined() + "exif:GPSX=\"0\"").utf8)
+        chain += Array((1...12).map { "=\"\($0)\"" }.joined().utf8) + Array("/>".utf8)
+        #expect(throws: ImageError.self) { try LocationStripper.blankXMP(&chain, from: 0) }
+    }
+
     @Test func nilWhenThereIsNoLocation() throws {
         var exif = ExifBuilder()
         exif.orientation = 3

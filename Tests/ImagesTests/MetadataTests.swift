@@ -97,6 +97,28 @@ import Testing
         }
     }
 
+    @Test("a HEIF brand among the compatible brands: a 16-byte head asks for the rest of the ftyp box")
+    func compatibleBrandPastAShortHead() throws {
+        // ftyp: major brand "isom", minor version 0, compatible brands "isom", "mif1" (bytes 20..<24).
+        let ftyp: [UInt8] = [0, 0, 0, 24] + Array("ftypisom".utf8) + [0, 0, 0, 0] + Array("isommif1".utf8)
+        let file = ftyp + [UInt8](repeating: 0, count: 100)
+        #expect(ImageFormat.sniff(file.prefix(16)) == nil && ImageFormat.sniff(file) == .heif)
+        guard case .needMore(let count) = try ImageMetadata.parse(head: Array(file.prefix(16)), fileLength: file.count)
+        else {
+            Issue.record("a 16-byte head of a HEIF file is not asked to grow")
+            return
+        }
+        #expect(count == ImageFormat.sniffLength)
+        // Not an image at all: refused once the bytes sniff looks at are there (or the file ends first).
+        let text = Array("not an image, only some text".utf8) + [UInt8](repeating: 0x20, count: 40)
+        #expect(throws: ImageError.unsupportedFormat) {
+            try ImageMetadata.parse(head: Array(text.prefix(32)), fileLength: text.count)
+        }
+        #expect(throws: ImageError.unsupportedFormat) {
+            try ImageMetadata.parse(head: Array(text.prefix(20)), fileLength: 20)
+        }
+    }
+
     @Test func sniffFormats() throws {
         #expect(ImageFormat.sniff(try ImageEncoder.jpeg(Fixtures.photo(width: 8, height: 8))) == .jpeg)
         #expect(ImageFormat.sniff(try ImageEncoder.png(Fixtures.photo(width: 8, height: 8))) == .png)

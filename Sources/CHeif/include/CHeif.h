@@ -14,9 +14,10 @@ typedef struct cheif_file cheif_file;
 cheif_file *cheif_open_memory(const uint8_t *data, size_t length, char *message, size_t message_capacity);
 cheif_file *cheif_open_path(const char *path, char *message, size_t message_capacity);
 /* Opens from the first `available` bytes of a file of `file_length` bytes (its boxes must lie in them; reads
-   past them fail). The bytes must outlive the object. */
-cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, char *message,
-                              size_t message_capacity);
+   past them give zeros). The bytes must outlive the object. When it fails, *needed is as cheif_prefix_needed
+   would have said: libheif may have failed on the zeros. */
+cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, size_t *needed,
+                              char *message, size_t message_capacity);
 /* For a file opened with cheif_open_prefix: 0 when every read so far (libheif reads metadata items while
    opening) lay inside the prefix; otherwise how many leading bytes of the file those reads need (the bytes past
    the prefix were read as zeros). */
@@ -25,6 +26,8 @@ void cheif_close(cheif_file *file);
 
 /* The primary image's size as displayed (libheif applies irot/imir/clap). */
 void cheif_primary_size(const cheif_file *file, int *width, int *height);
+/* The primary image's size as its ispe property declares it, before the transforms (0 x 0 without one). */
+void cheif_primary_stored_size(const cheif_file *file, int *width, int *height);
 /* The first Exif metadata block of the primary image, raw: a 4-byte big-endian offset to the TIFF header, then
    the data. cheif_exif_size is 0 when there is none. */
 size_t cheif_exif_size(const cheif_file *file);
@@ -32,7 +35,8 @@ int cheif_exif_copy(const cheif_file *file, uint8_t *buffer, size_t capacity);
 
 
 /* Decodes the primary image to interleaved RGBA8 (transforms applied). The pixels belong to the returned
-   image object: read them with cheif_image_pixels and free with cheif_image_free. */
+   image object: read them with cheif_image_pixels and free with cheif_image_free. A grid or overlay canvas may
+   be no larger on either side than the primary image's declared sizes (else an error, before it is allocated). */
 typedef struct cheif_image cheif_image;
 cheif_image *cheif_decode_primary(cheif_file *file, char *message, size_t message_capacity);
 const uint8_t *cheif_image_pixels(const cheif_image *image, int *width, int *height, int *stride);
