@@ -11,6 +11,8 @@ struct ExifFields {
     var ifd0: TIFFReader.IFD
     var gpsPointer: TIFFReader.Entry?
     var gpsIFD: TIFFReader.IFD?
+    /// The IFDs read other than IFD0 and the GPS IFD (the Exif IFD, the chain after IFD0).
+    var otherIFDs: [TIFFReader.IFD] = []
 
     enum Tag {
         static let make: UInt16 = 0x010F
@@ -45,6 +47,7 @@ struct ExifFields {
         if let entry = ifd0.entry(Tag.dateTime) { dateTime = try reader.ascii(entry) }
         if let entry = ifd0.entry(Tag.exifIFD) {
             let exif = try visit(try reader.integer(entry))
+            otherIFDs.append(exif)
             if let entry = exif.entry(Tag.dateTimeOriginal) { dateTimeOriginal = try reader.ascii(entry) }
             if let entry = exif.entry(Tag.offsetTimeOriginal) { offsetTimeOriginal = try reader.ascii(entry) }
             if let entry = exif.entry(Tag.offsetTime) { offsetTime = try reader.ascii(entry) }
@@ -59,6 +62,7 @@ struct ExifFields {
         var isFirst = true
         while next != 0 {
             let ifd = try visit(next)
+            otherIFDs.append(ifd)
             if isFirst, let offsetEntry = ifd.entry(Tag.thumbnailOffset),
                 let lengthEntry = ifd.entry(Tag.thumbnailLength)
             {

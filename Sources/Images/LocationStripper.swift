@@ -144,12 +144,26 @@ package enum LocationStripper {
             guard let pointer = fields.gpsPointer else { return changed }
             let base = payload.lowerBound
             if let gps = fields.gpsIFD {
-                for entry in gps.entries {
-                    if let value = entry.value, value.lowerBound != entry.entryOffset + 8 {
-                        zero(&bytes, (base + value.lowerBound)..<(base + value.upperBound))
-                    }
+                // Offsets may make the GPS IFD or its values share bytes with the other structures (IFD0's
+                // orientation, a date, the thumbnail): those bytes are theirs and stay. Once the pointer is gone
+                // nothing reads them as GPS data.
+                var kept = [Bool](repeating: false, count: payload.count)
+                func keep(_ range: Range<Int>) {
+                    for i in range.clamped(to: 0..<payload.count) { kept[i] = true }
                 }
-                zero(&bytes, (base + gps.byteRange.lowerBound)..<(base + gps.byteRange.upperBound))
+                keep(0..<8)
+                for ifd in [fields.ifd0] + fields.otherIFDs {
+                    keep(ifd.byteRange)
+                    for entry in ifd.entries { if let value = entry.value { keep(value) } }
+                }
+                if let thumbnail = fields.thumbnail { keep(thumbnail) }
+                func zeroGPS(_ range: Range<Int>) {
+                    for i in range where !kept[i] { bytes[base + i] = 0 }
+                }
+                for entry in gps.entries {
+                    if let value = entry.value, value.lowerBound != entry.entryOffset + 8 { zeroGPS(value) }
+                }
+                zeroGPS(gps.byteRange)
             }
             // Shift the entries after the pointer and the next-IFD pointer up one slot; zero the freed 12 bytes.
             let ifd0 = fields.ifd0

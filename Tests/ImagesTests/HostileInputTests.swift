@@ -89,6 +89,29 @@ import Testing
         #expect(throws: ImageError.self) { _ = try LocationStripper.locationPatches(head: head) }
     }
 
+    @Test("GPS values that share bytes with IFD0 are not zeroed with it: the orientation survives the strip")
+    func gpsValueOverlappingIFD0() throws {
+        // IFD0 at 8 (orientation 3, GPS pointer), 30 bytes; the GPS IFD at 38 holds a latitude whose 8 bytes lie
+        // at offset 6, over IFD0's entry count and orientation entry (found by the location-strip fuzz target).
+        let gps = [1, 0] + Self.entry(tag: 2, type: 5, count: 1, value: 6) + Self.le32(0)
+        let file = try Self.jpeg(
+            exif: Self.tiff(
+                entries: [
+                    Self.entry(tag: 0x0112, type: 3, count: 1, value: 3),
+                    Self.entry(tag: 0x8825, type: 4, count: 1, value: 38),
+                ], tail: gps))
+        let stripped = try #require(try LocationStripper.strippingLocation(from: file))
+        guard case .parsed(let metadata) = try ImageMetadata.parse(head: stripped, fileLength: stripped.count) else {
+            throw ImageError.corrupt("needMore")
+        }
+        #expect(metadata.orientation == 3 && metadata.location == nil)
+        #expect(try LocationStripper.strippingLocation(from: stripped) == nil)
+        let request = DecodeRequest(targetWidth: 16, targetHeight: 16)
+        #expect(
+            try ImageDecoder.decode(data: stripped, request: request).image.pixels
+                == ImageDecoder.decode(data: file, request: request).image.pixels)
+    }
+
     @Test func exifOffsetsBeyondTheData() throws {
         // IFD0 pointer far outside.
         var payload = Self.tiff(entries: [])
