@@ -60,6 +60,15 @@ enum HEIFHeader {
     }
 
     private static func metadata(_ file: OpaquePointer, headCount: Int, fileLength: Int?) throws(ImageError) -> Result {
+        // libheif read past the head (as zeros: a later box, the Exif item): what it answered may not be the
+        // file's. Ask for the bytes it read, within the cap.
+        func readPastHead() -> Int? {
+            let needed = cheif_prefix_needed(file)
+            guard needed > headCount, needed <= ImageMetadata.maxHeadBytes, fileLength.map({ needed <= $0 }) ?? true
+            else { return nil }
+            return needed
+        }
+        if let needed = readPastHead() { return .needMore(byteCount: needed) }
         var width: Int32 = 0
         var height: Int32 = 0
         cheif_primary_size(file, &width, &height)
@@ -78,16 +87,10 @@ enum HEIFHeader {
                     fields = try? ExifFields(TIFFReader(bytes: block, range: payload))
                 }
             }
-            let needed = cheif_prefix_needed(file)
-            if let fields {
-                metadata.apply(fields, payloadStart: payload)
-            } else if needed > headCount, needed <= ImageMetadata.maxHeadBytes, fileLength.map({ needed <= $0 }) ?? true
-            {
-                // libheif read the Exif item past the head (as zeros): ask for the bytes it read. Beyond the cap,
-                // the metadata goes without it.
-                return .needMore(byteCount: needed)
-            }
+            // Read past the head beyond the cap, the EXIF may be part zeros: the metadata goes without it.
+            if let fields, cheif_prefix_needed(file) <= headCount { metadata.apply(fields, payloadStart: payload) }
         }
+        if let needed = readPastHead() { return .needMore(byteCount: needed) }
         metadata.orientation = 1
         metadata.embeddedThumbnail = nil
         return .parsed(metadata)
