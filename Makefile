@@ -111,7 +111,7 @@ docs: deps
 	SWIFT=$(SWIFT) scripts/docs.sh
 
 lint: lint-commits
-	$(SWIFT) format lint --strict --recursive Package.swift Sources TestServer Tests Benchmarks
+	$(SWIFT) format lint --strict --recursive Package.swift Sources TestServer Tests Benchmarks Fuzz
 
 # Commit subjects of at most 72 characters, for every commit after the base the script names (older history is
 # left as it is). `make hooks` also checks each new commit as it is written.
@@ -125,7 +125,7 @@ hooks:
 		> "$$hooks/commit-msg" && chmod +x "$$hooks/commit-msg" && echo "installed $$hooks/commit-msg"
 
 format:
-	$(SWIFT) format format --in-place --recursive Package.swift Sources TestServer Tests Benchmarks
+	$(SWIFT) format format --in-place --recursive Package.swift Sources TestServer Tests Benchmarks Fuzz
 
 clean:
 	rm -rf .build
