@@ -17,6 +17,10 @@ package struct FuzzTarget: Sendable {
     /// The largest single allocation an input may cause, in MiB (libFuzzer's `-malloc_limit_mb`): inputs of a few
     /// KiB must not make the parser allocate more.
     package let mallocLimitMB: Int
+    /// The CPU time, in minutes, this target is to be fuzzed for across the work (Fuzz/ledger.tsv sums what it
+    /// had): 20 for a parser, more for those with the most room to go wrong (images, XML).
+    /// `make fuzz FUZZ_CPU_GOAL=1` runs each target for what it still lacks.
+    package let cpuMinutesGoal: Int
     /// Inputs the corpus starts from, made by the code that writes these formats (the fake server's XML writer,
     /// the journal encoder, the sample library's JPEGs…), so a seed is always a valid input of today's format.
     package let seeds: @Sendable () -> [[UInt8]]
@@ -24,13 +28,14 @@ package struct FuzzTarget: Sendable {
     package let check: @Sendable ([UInt8]) throws(FuzzFailure) -> Void
 
     package init(
-        name: String, summary: String, maxLength: Int = 4096, mallocLimitMB: Int = 64,
+        name: String, summary: String, maxLength: Int = 4096, cpuMinutesGoal: Int = 20, mallocLimitMB: Int = 64,
         seeds: @escaping @Sendable () -> [[UInt8]], check: @escaping @Sendable ([UInt8]) throws(FuzzFailure) -> Void
     ) {
         self.name = name
         self.summary = summary
         self.maxLength = maxLength
         self.mallocLimitMB = mallocLimitMB
+        self.cpuMinutesGoal = cpuMinutesGoal
         self.seeds = seeds
         self.check = check
     }

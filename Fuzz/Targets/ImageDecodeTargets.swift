@@ -13,6 +13,7 @@ extension FuzzCatalog {
         name: "image-decode",
         summary: "ImageDecoder.decode at a bounded size: no allocation over the limit, the size the request promises",
         maxLength: 4096,
+        cpuMinutesGoal: 30,
         mallocLimitMB: 64,
         seeds: { ImageSeeds.jpegs + ImageSeeds.pngs + ImageSeeds.heics },
         check: { bytes throws(FuzzFailure) in

@@ -11,6 +11,7 @@ extension FuzzCatalog {
         name: "image-metadata",
         summary: "ImageMetadata.parse: fields in range, growing heads agree with the whole file, JPEG size = libjpeg's",
         maxLength: 4096,
+        cpuMinutesGoal: 30,
         seeds: { ImageSeeds.jpegs + ImageSeeds.pngs + ImageSeeds.heics + ImageSeeds.heifContainers },
         check: { bytes throws(FuzzFailure) in
             let whole = MetadataOutcome(bytes, fileLength: bytes.count)

@@ -8,6 +8,7 @@ extension FuzzCatalog {
         name: "location-strip",
         summary: "LocationStripper: same length, no GPS after, idempotent, same pixels; patches inside the head",
         maxLength: 4096,
+        cpuMinutesGoal: 30,
         seeds: { ImageSeeds.jpegs + ImageSeeds.pngs + ImageSeeds.heics + ImageSeeds.heifContainers },
         check: { bytes throws(FuzzFailure) in
             // The patches of a head: the whole input, and its first half (a head that may end early).
@@ -59,6 +60,7 @@ extension FuzzCatalog {
         name: "heif-iloc",
         summary: "HEIFLocation.items / patches: item ranges well-formed, patches inside their item, idempotent",
         maxLength: 2048,
+        cpuMinutesGoal: 30,
         seeds: { ImageSeeds.heifContainers + ImageSeeds.heics.filter { $0.count <= 2048 } },
         check: { bytes throws(FuzzFailure) in
             if let items = try? HEIFLocation.items(head: bytes) {

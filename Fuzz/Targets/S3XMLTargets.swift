@@ -11,6 +11,7 @@ extension FuzzCatalog {
         name: "s3-xml",
         summary: "S3XMLParser and the listing / error readers on any body; a listing's fields within its document",
         maxLength: 16_384,
+        cpuMinutesGoal: 30,
         seeds: {
             [
                 """
@@ -90,6 +91,7 @@ extension FuzzCatalog {
         name: "listing-roundtrip",
         summary: "FakeS3's XMLWriter → S3Client.parseListing; keys, sizes, ETags, dates and prefixes come back",
         maxLength: 2048,
+        cpuMinutesGoal: 30,
         seeds: { [Array("\u{0}\u{3}a&b<c>\"d'\u{1F}\u{7F}é/f g+h%".utf8), Array(repeating: 0x41, count: 64)] },
         check: { bytes throws(FuzzFailure) in
             var reader = FuzzReader(bytes)

@@ -17,6 +17,7 @@ extension FuzzCatalog {
         name: "server-xml",
         summary: "fake S3 XMLElement + CompleteMultipartUpload/Delete bodies; written trees and documents read back",
         maxLength: 16_384,
+        cpuMinutesGoal: 30,
         seeds: { ServerXMLFuzz.seeds() },
         check: { bytes throws(FuzzFailure) in
             guard let first = bytes.first else { return }

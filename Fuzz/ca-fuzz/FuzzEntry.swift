@@ -59,7 +59,10 @@ func printError(_ line: String) {
             case "list":
                 for target in FuzzCatalog.all {
                     print(
-                        [target.name, String(target.maxLength), String(target.mallocLimitMB), target.summary]
+                        [
+                            target.name, String(target.maxLength), String(target.mallocLimitMB),
+                            String(target.cpuMinutesGoal), target.summary,
+                        ]
                             .joined(separator: "\t"))
                 }
             case "seed" where arguments.count == 2:
