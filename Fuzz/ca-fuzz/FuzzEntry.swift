@@ -63,7 +63,7 @@ func printError(_ line: String) {
                             target.name, String(target.maxLength), String(target.mallocLimitMB),
                             String(target.cpuMinutesGoal), target.summary,
                         ]
-                            .joined(separator: "\t"))
+                        .joined(separator: "\t"))
                 }
             case "seed" where arguments.count == 2:
                 seed(into: URL(fileURLWithPath: arguments[1]))

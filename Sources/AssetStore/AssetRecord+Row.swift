@@ -53,7 +53,7 @@ extension AssetRecord {
         metadataStamps = row[33]
         metadataDirty = row[34]
         location = Self.location(latitude: row[35], longitude: row[36], altitude: row[37])
-        imageMetadataPending = row[38]
+        metadataFill = MetadataFill(rawValue: row[38]) ?? .complete
         editRevision = row[39]
         editAvailability = StoredAvailability(rawValue: row[40]) ?? .cloudOnly
     }

@@ -138,9 +138,9 @@ package struct AssetRecord: Sendable, Hashable, Codable {
     package var metadataDirty = false
     /// Where the photo was taken (GPS from the file or `x-amz-meta-location`), or `nil`.
     package var location: AssetLocation?
-    /// `true` while the object's own headers (EXIF: capture date, pixel size, orientation, GPS) have not been read:
-    /// an object another tool wrote, listed without `x-amz-meta-*`. A sync reads them with a ranged GET.
-    package var imageMetadataPending = false
+    /// What of the object's metadata a sync has still to read (``MetadataFill``): the listing's facts are in the
+    /// row from the start; the object's head and an image's own headers follow.
+    package var metadataFill = MetadataFill.complete
     /// The revision of the asset's current content edit (rendered version plus adjustment data), or `nil` when the
     /// asset shows its original. Opaque to the store (the library's revision identifier).
     package var editRevision: String?
@@ -233,4 +233,20 @@ package struct AssetRecord: Sendable, Hashable, Codable {
     package func contentDiffers(from other: AssetRecord) -> Bool {
         etag != other.etag || size != other.size || editRevision != other.editRevision
     }
+}
+
+/// What of an object's metadata the catalog has still to read from the bucket (the `imageMetadataPending` column).
+///
+/// A first sync of objects other tools wrote commits each listing page at once — key, size, ETag and the
+/// listing's date, enough to fetch, sort and count every asset — and reads the rest afterwards, object by object
+/// (``objectHead``); what it read replaces the provisional fields as an ordinary change.
+package enum MetadataFill: Int, Sendable, Hashable, Codable {
+    /// Everything the bucket says of the object is in the row.
+    case complete = 0
+    /// The object's head was read and carries no `x-amz-meta-*` fields of ours; the image's own headers (EXIF:
+    /// capture date, pixel size, orientation, GPS) have not been read.
+    case imageHeaders = 1
+    /// Only the listing is in the row: the creation date is the listing's date, the pixel size 0, the media type
+    /// guessed from the key. The object's head (and, for another tool's image, its headers) is still to read.
+    case objectHead = 2
 }

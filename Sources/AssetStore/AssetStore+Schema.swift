@@ -5,7 +5,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 9
+    package static let schemaVersion = 10
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -162,6 +162,16 @@ extension AssetStore {
                         PRIMARY KEY (assetID, revision));
                     CREATE INDEX edit_revision_unshared ON edit_revision(assetID) WHERE shared = 0;
                     PRAGMA user_version = 9;
+                    """)
+        }
+        // v10: the column also marks rows a first sync took from the listing alone (value 2, `MetadataFill`), read
+        // afterwards in key order: the index covers every row with something left to read, by key.
+        migrator.registerMigration("v10") { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX asset_imageMetadataPending;
+                    CREATE INDEX asset_metadataFill ON asset(key) WHERE imageMetadataPending <> 0;
+                    PRAGMA user_version = 10;
                     """)
         }
         return migrator

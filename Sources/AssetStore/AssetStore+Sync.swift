@@ -62,6 +62,43 @@ extension AssetStore {
         }
     }
 
+    /// Up to `limit` records of assets in the bucket whose metadata is still to read (``MetadataFill``), with keys
+    /// after `key` (all when nil), in key order — those with only their listing, and, when `imageHeaders`, those
+    /// whose image headers are left. Reads the partial index `asset_metadataFill`: O(rows returned).
+    package func recordsNeedingMetadata(after key: String?, limit: Int, imageHeaders: Bool) throws -> [AssetRecord] {
+        try read { db in
+            let sql =
+                "SELECT \(AssetRecord.selectColumns) FROM asset INDEXED BY asset_metadataFill"
+                + " WHERE imageMetadataPending <> 0 AND imageMetadataPending >= ? AND uploadState = 0"
+                + (key == nil ? "" : " AND key > ?") + " ORDER BY key LIMIT ?"
+            let least = imageHeaders ? MetadataFill.imageHeaders.rawValue : MetadataFill.objectHead.rawValue
+            let arguments: StatementArguments = key.map { [least, $0, limit] } ?? [least, limit]
+            var result: [AssetRecord] = []
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while let row = try rows.next() { result.append(try AssetRecord(row: row)) }
+            return result
+        }
+    }
+
+    /// How many assets still have metadata to read: only their listing (`objectHead`), and only their image
+    /// headers (`imageHeaders`).
+    package func metadataFillCounts() throws -> (objectHead: Int, imageHeaders: Int) {
+        try read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT imageMetadataPending, count(*) FROM asset INDEXED BY asset_metadataFill"
+                    + " WHERE imageMetadataPending <> 0 GROUP BY imageMetadataPending")
+            var counts = (objectHead: 0, imageHeaders: 0)
+            for row in rows {
+                let fill: Int = row[0]
+                let count: Int = row[1]
+                if fill == MetadataFill.objectHead.rawValue { counts.objectHead = count }
+                if fill == MetadataFill.imageHeaders.rawValue { counts.imageHeaders = count }
+            }
+            return counts
+        }
+    }
+
     /// Identifiers of assets that have a thumbnail in the bucket but not on disk.
     package func identifiersNeedingThumbnail() throws -> [Int64] {
         try read { db in

@@ -131,7 +131,7 @@ extension AssetRecord {
         metadataDirty = row.bool(34)
         location = Self.location(
             latitude: row.optionalDouble(35), longitude: row.optionalDouble(36), altitude: row.optionalDouble(37))
-        imageMetadataPending = row.bool(38)
+        metadataFill = MetadataFill(rawValue: row.int(38)) ?? .complete
         editRevision = row.optionalText(39)
         editAvailability = StoredAvailability(rawValue: row.int(40)) ?? .cloudOnly
     }
@@ -175,7 +175,7 @@ extension AssetRecord {
         statement.bind(35, location?.latitude)
         statement.bind(36, location?.longitude)
         statement.bind(37, location?.altitude)
-        statement.bind(38, imageMetadataPending)
+        statement.bind(38, metadataFill.rawValue)
         statement.bind(39, editRevision)
         statement.bind(40, editAvailability.rawValue)
     }

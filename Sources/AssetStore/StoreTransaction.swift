@@ -170,7 +170,7 @@ package final class StoreTransaction {
     /// Inserts a listing row, or updates the row with the same key when its remote fields differ.
     ///
     /// Remote fields (taken from `listing`): size, etag, lastModified, contentType, creationDate,
-    /// modificationDate, mediaType, pixelWidth, pixelHeight, orientation, location, imageMetadataPending,
+    /// modificationDate, mediaType, pixelWidth, pixelHeight, orientation, location, metadataFill,
     /// thumbnailKey/Size/ETag, and the content
     /// hash when the listing knows it. Local state (the shared properties and their merge state, thumbnail
     /// presence, availability and its data, upload state, pin, last access) is kept — except that a
@@ -206,7 +206,7 @@ package final class StoreTransaction {
         merged.pixelHeight = listing.pixelHeight
         merged.orientation = listing.orientation
         merged.location = listing.location
-        merged.imageMetadataPending = listing.imageMetadataPending
+        merged.metadataFill = listing.metadataFill
         merged.thumbnailKey = listing.thumbnailKey
         merged.thumbnailSize = listing.thumbnailSize
         merged.thumbnailETag = listing.thumbnailETag

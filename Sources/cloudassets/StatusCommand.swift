@@ -31,6 +31,7 @@ struct Status: AsyncParsableCommand {
                     var lastSync: String?
                     var trash: Int
                     var uploads: [String: Int]
+                    var metadataPending: Int
                 }
                 let out = Out(
                     assets: assetCounts.total, states: counts, pinned: pinned, cacheBytes: usage.bytes,
@@ -39,7 +40,7 @@ struct Status: AsyncParsableCommand {
                     uploads: [
                         "pending": uploads.pending, "uploading": uploads.uploading, "failed": uploads.failed,
                         "unsharedEdits": uploads.unsharedEdits,
-                    ])
+                    ], metadataPending: assetCounts.metadataPending)
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 Terminal.shared.out(String(decoding: try encoder.encode(out), as: UTF8.self))
@@ -56,6 +57,11 @@ struct Status: AsyncParsableCommand {
                     "uploads:    \(uploads.pending) pending, \(uploads.uploading) uploading, \(uploads.failed) failed, "
                         + "\(uploads.unsharedEdits) edit(s) to send")
                 Terminal.shared.out("trash:      \(trash)")
+                if assetCounts.metadataPending > 0 {
+                    // A first sync cut short: the assets are there, their dates and sizes are the listing's.
+                    Terminal.shared.out(
+                        "metadata:   \(assetCounts.metadataPending) asset(s) still to read (the next sync reads them)")
+                }
                 Terminal.shared.out(
                     "last sync:  \(lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? "never")")
             }

@@ -35,8 +35,23 @@ struct Sync: AsyncParsableCommand {
                 ])
             }
             let mode: SyncMode = full ? .full : incremental ? .incremental : .automatic
+            let started = Date()
+            let quiet = global.quiet
             let summary = try await withInterrupt {
-                try await library.sync(mode: mode, fetchThumbnails: !noThumbnails)
+                try await library.sync(mode: mode, fetchThumbnails: !noThumbnails) { progress in
+                    guard !quiet else { return }
+                    switch progress {
+                    case .catalogReady(let assets, let pending) where pending > 0:
+                        // The first phase is over: every asset can be browsed while the rest is read.
+                        let seconds = Date().timeIntervalSince(started)
+                        Terminal.shared.out(
+                            "catalog ready: \(assets) assets (\(String(format: "%.1f", seconds)) s); reading the "
+                                + "metadata of \(pending) (dates, sizes, places)…")
+                    case .fillingMetadata(let filled, let total) where filled < total:
+                        Terminal.shared.live(["metadata: \(filled) of \(total) read"])
+                    default: break
+                    }
+                }
             }
             Terminal.shared.endLive()
             for skipped in summary.skipped {
@@ -54,8 +69,13 @@ struct Sync: AsyncParsableCommand {
                 Terminal.shared.out(
                     "synced (\(kind)): \(how), \(summary.inserted) new, \(summary.contentChanged) changed, "
                         + "\(summary.metadataChanged) metadata, \(summary.removed) removed, "
-                        + "\(summary.thumbnailsFetched) thumbnails, \(summary.sidecarsRead) shared edits merged, "
+                        + (summary.metadataFilled > 0 ? "\(summary.metadataFilled) read after the listing, " : "")
+                        + "\(summary.thumbnailsFetched + summary.thumbnailsFromImageHeaders) thumbnails, \(summary.sidecarsRead) shared edits merged, "
                         + "\(summary.purged) purged from the trash")
+                if summary.metadataPending > 0 {
+                    Terminal.shared.out(
+                        "metadata of \(summary.metadataPending) asset(s) still to read (the next sync reads them)")
+                }
                 if summary.mode != .full {
                     // What an incremental sync cannot see: objects other tools wrote since the last full listing.
                     let when = summary.lastFullListing.map { Self.age(since: $0) + " ago" } ?? "never"

@@ -74,6 +74,10 @@ struct ClosedLibraryTests {
                 }
             ),
             ("sync(mode:fetchThumbnails:)", { _ = try await library.sync() }),
+            (
+                "sync(mode:fetchThumbnails:progress:)",
+                { _ = try await library.sync(mode: .automatic, fetchThumbnails: false) { _ in } }
+            ),
             ("performChanges(_:)", { _ = try await library.performChanges { $0.createAsset(fromFileAt: source) } }),
             ("emptyTrash()", { _ = try await library.emptyTrash() }),
             ("retryFailedUploads()", { try library.retryFailedUploads() }),

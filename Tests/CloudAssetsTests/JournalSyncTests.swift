@@ -403,7 +403,7 @@ struct JournalSyncTests {
             thumbnail: .init(key: "thumbnails/a.heic.jpg", size: 9, etag: "t", lastModified: Date()))
         #expect(record.location == AssetLocation(latitude: -33.8568, longitude: 151.2153, altitude: 12.5))
         record.sidecarETag = "s"
-        record.imageMetadataPending = true
+        record.metadataFill = .imageHeaders
         var shared = SharedMetadata()
         shared.isFavorite = true
         shared.title = "Sea"
@@ -424,7 +424,7 @@ struct JournalSyncTests {
         var old = CheckpointAsset(record).line
         for _ in 0..<2 { old = old[..<old.lastIndex(of: 0x09)!] }
         let oldRecord = try #require(CheckpointAsset(line: old[...])?.record)
-        #expect(oldRecord.location == nil && !oldRecord.imageMetadataPending && oldRecord.key == record.key)
+        #expect(oldRecord.location == nil && oldRecord.metadataFill == .complete && oldRecord.key == record.key)
     }
 
     @Test("a location is read from x-amz-meta-location only when it is a place on Earth")

@@ -24,6 +24,9 @@ struct LibraryLockTests {
             let change = try await reader.next()
             #expect(change.insertedIdentifiers.count == 1)
             #expect(change.details(for: all)?.fetchResultAfterChanges.count == 2)
+            // Then its second commit: the new object's metadata, read after the listing.
+            let filled = try await reader.next()
+            #expect(filled.updatedIdentifiers.count == 1 && filled.insertedIdentifiers.isEmpty)
             #expect(second.currentChangeToken == first.currentChangeToken)
 
             // And the second's own commits still come in order after it.

@@ -17,19 +17,27 @@ struct LibrarySyncCorrectnessTests {
             harness.server.faults.add(.internalError, keyPattern: "originals/refused.png", method: "HEAD")
             let library = try await harness.open()
             let summary = try await library.sync()
-            #expect(summary.inserted == 3)
+            // Every listed object is in the catalog; the one whose HEAD is refused keeps its listing's facts only.
+            #expect(summary.inserted == 4 && summary.metadataFilled == 3 && summary.metadataPending == 1)
             #expect(summary.skipped.map(\.key) == ["originals/refused.png"])
             #expect(summary.skipped.first?.reason.contains("500") == true)
             let keys = Set(try library.fetchAssets().map(\.key))
-            #expect(keys == ["originals/hostile/./dot/./x.png", "originals/hostile/../up.png", "originals/plain.png"])
+            #expect(
+                keys == [
+                    "originals/hostile/./dot/./x.png", "originals/hostile/../up.png", "originals/plain.png",
+                    "originals/refused.png",
+                ])
+            #expect(try library.asset(path: "refused.png").provisionalFields.contains(.creationDate))
+            #expect(try library.asset(path: "plain.png").provisionalFields.isEmpty)
             let asset = try library.asset(path: "hostile/./dot/./x.png")
             #expect(try await library.data(for: asset, options: AssetLibrary.networkOptions()) == dotted)
             #expect(harness.log.contains { $0.method == "HEAD" && $0.key == "originals/hostile/./dot/./x.png" })
 
-            // The refused object is tried again, and taken in once the service answers.
+            // The refused object is tried again, and its metadata read once the service answers.
             harness.server.faults.removeAll()
             let again = try await library.sync()
-            #expect(again.inserted == 1 && again.skipped.isEmpty)
+            #expect(again.metadataFilled == 1 && again.metadataPending == 0 && again.skipped.isEmpty)
+            #expect(try library.asset(path: "refused.png").provisionalFields.isEmpty)
         }
     }
 

@@ -141,7 +141,10 @@ extension OriginalsCache {
         let counts = try store.assetCounts()
         var byAvailability: [AssetAvailability: Int] = [:]
         for state in AssetAvailability.allCases { byAvailability[state] = counts.byAvailability[state.stored] ?? 0 }
-        return AssetCounts(byAvailability: byAvailability, pinned: counts.pinned, trashed: counts.trashed)
+        let fill = try store.metadataFillCounts()
+        return AssetCounts(
+            byAvailability: byAvailability, pinned: counts.pinned, trashed: counts.trashed,
+            metadataPending: fill.objectHead + (configuration.imageHeaderBytes > 0 ? fill.imageHeaders : 0))
     }
 
     /// Restarts the downloads of pinned assets whose original is not local yet — interrupted by a crash, a
@@ -168,6 +171,9 @@ public struct AssetCounts: Sendable, Hashable {
     public let pinned: Int
     /// Assets in the trash.
     public let trashed: Int
+    /// Assets whose metadata a sync has still to read (``Asset/provisionalFields``): a first sync cut short, or
+    /// objects whose HEAD was refused. The next sync reads them.
+    public let metadataPending: Int
     /// Assets not in the trash.
     public var total: Int { byAvailability.values.reduce(0, +) }
 }

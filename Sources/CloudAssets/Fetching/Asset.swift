@@ -122,6 +122,28 @@ public struct Asset: Sendable, Hashable, Identifiable {
     /// library opened with ``AssetLibrary/Configuration/locationAccess`` `.denied` (the default), like PhotoKit's
     /// `location` for an app that may not see it.
     public let location: AssetLocation?
+    /// The fields that are the listing's guesses until a sync reads the object's metadata (empty when every field
+    /// is what the bucket and the file say). A first sync commits objects other tools wrote from their listing
+    /// alone, so the library is usable at once, and reads the rest right after
+    /// (``AssetLibrary/sync(mode:fetchThumbnails:progress:)``); until then ``creationDate`` is the object's
+    /// Last-Modified, the pixel size 0, the media type the key's extension's. Reading them is an ordinary change.
+    public let provisionalFields: ProvisionalFields
+
+    /// Fields of an ``Asset`` that a sync has not read yet (``Asset/provisionalFields``).
+    public struct ProvisionalFields: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// ``Asset/creationDate`` is the object's Last-Modified (the capture date is not read yet).
+        public static let creationDate = ProvisionalFields(rawValue: 1 << 0)
+        /// ``Asset/pixelWidth``, ``Asset/pixelHeight`` and ``Asset/orientation`` are not known yet (0, 0, 1).
+        public static let pixelSize = ProvisionalFields(rawValue: 1 << 1)
+        /// ``Asset/location`` is not read yet (`nil`).
+        public static let location = ProvisionalFields(rawValue: 1 << 2)
+        /// ``Asset/mediaType`` is guessed from the key (the object's `x-amz-meta-media-type` is not read yet).
+        public static let mediaType = ProvisionalFields(rawValue: 1 << 3)
+        /// ``Asset/contentSHA256`` may yet come from the object's metadata.
+        public static let contentSHA256 = ProvisionalFields(rawValue: 1 << 4)
+    }
 
     /// `true` when the asset is in the trash.
     public var isTrashed: Bool { trashedDate != nil }
@@ -197,6 +219,11 @@ public struct Asset: Sendable, Hashable, Identifiable {
         uploadState = UploadState(record.uploadState)
         uploadError = record.uploadError
         contentSHA256 = record.contentSHA256
+        switch record.metadataFill {
+        case .complete: provisionalFields = []
+        case .imageHeaders: provisionalFields = [.creationDate, .pixelSize, .location]
+        case .objectHead: provisionalFields = [.creationDate, .pixelSize, .location, .mediaType, .contentSHA256]
+        }
     }
 
     /// The pixel size of the rendered version of the record's current edit, as the edit's manifest in the catalog

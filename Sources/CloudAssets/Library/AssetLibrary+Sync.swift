@@ -26,6 +26,15 @@ extension AssetLibrary {
     /// at a time; the metadata sidecars whose ETag changed are read and merged. An unchanged bucket makes no
     /// writes and no notifications. An interrupted full sync resumes where it stopped.
     ///
+    /// **Usable after the listing.** New objects are committed from the listing alone — key, size, ETag, the
+    /// listing's date as creation date — so every asset can be fetched, sorted and counted as soon as its page is
+    /// listed (``SyncProgress/catalogReady(assets:metadataPending:)``); ``Asset/provisionalFields`` names what is a
+    /// guess until then. Their heads (and an image's own headers, EXIF, for objects other tools wrote) are read
+    /// afterwards, before the sync returns: one request per object (an image's ranged GET carries its head),
+    /// committed in batches that are ordinary changes (a capture date that re-sorts an asset is a move). A sync
+    /// cut short (cancelled, killed, offline) keeps what it committed; the next sync reads the rest
+    /// (``SyncSummary/metadataPending``).
+    ///
     /// ``SyncMode/automatic`` (the default) is full on a library's first sync and when the last full listing is
     /// older than 100 times what it took (at least a minute, at most ``Configuration/fullSyncInterval``, which
     /// applies alone until this library has timed a listing of its own), incremental otherwise: a bucket that lists
@@ -45,7 +54,22 @@ extension AssetLibrary {
     ///   truncated listing is an error, never a short catalog).
     @discardableResult
     public func sync(mode: SyncMode = .automatic, fetchThumbnails: Bool = true) async throws -> SyncSummary {
-        try await entry { try await syncEngine.sync(mode: mode, fetchThumbnails: fetchThumbnails) }
+        try await entry { try await syncEngine.sync(mode: mode, fetchThumbnails: fetchThumbnails, progress: nil) }
+    }
+
+    /// ``sync(mode:fetchThumbnails:)``, reporting where it is: when the catalog reflects the listing (or the
+    /// journal) and every asset can be fetched, then the metadata read after it.
+    /// - Parameters:
+    ///   - mode: Full listing, journal only, or the library's choice.
+    ///   - fetchThumbnails: Whether to fetch missing thumbnails after listing.
+    ///   - progress: Called from the sync's task, in order, never after this method returns; keep it short.
+    /// - Returns: What the sync did.
+    /// - Throws: As ``sync(mode:fetchThumbnails:)``.
+    @discardableResult
+    public func sync(
+        mode: SyncMode, fetchThumbnails: Bool, progress: @escaping @Sendable (SyncProgress) -> Void
+    ) async throws -> SyncSummary {
+        try await entry { try await syncEngine.sync(mode: mode, fetchThumbnails: fetchThumbnails, progress: progress) }
     }
 
     /// The last sync of this library that completed, in any process that shares its folder (kept in
@@ -70,4 +94,14 @@ extension AssetLibrary {
         }
         return await syncEngine.checkConnection()
     }
+}
+
+/// Where a running sync is (``AssetLibrary/sync(mode:fetchThumbnails:progress:)``).
+public enum SyncProgress: Sendable, Hashable {
+    /// The catalog reflects the listing or the journal: every asset in the bucket can be fetched, sorted and
+    /// counted. `metadataPending` of them have fields still to read (``Asset/provisionalFields``); the sync reads
+    /// them next.
+    case catalogReady(assets: Int, metadataPending: Int)
+    /// Metadata read so far (`filled`) of the assets that waited for it when the reading began (`of`).
+    case fillingMetadata(filled: Int, of: Int)
 }

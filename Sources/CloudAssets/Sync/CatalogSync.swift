@@ -16,8 +16,19 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     public internal(set) var metadataChanged = 0
     /// Assets removed because their object is gone.
     public internal(set) var removed = 0
-    /// HEAD requests made for metadata (new or changed objects only).
+    /// Objects whose head (`x-amz-meta-*`) was read (new or changed objects only): by a HEAD, or with an image's
+    /// first bytes (``imageHeaderReads``).
     public internal(set) var headRequests = 0
+    /// Ranged GETs of an image's first bytes made for its own headers (EXIF). In the fill after a first listing
+    /// the response also carries the object's head: one request for such an object.
+    public internal(set) var imageHeaderReads = 0
+    /// Assets whose metadata this sync read after committing them from their listing alone (the second phase of
+    /// a first sync of objects other tools wrote, or what an interrupted sync left).
+    public internal(set) var metadataFilled = 0
+    /// Assets whose metadata is still to read when the sync ended (0 unless it was cut short, an object was
+    /// skipped, or ``AssetLibrary/Configuration/imageHeaderBytes`` is 0): ``Asset/provisionalFields`` says which
+    /// of their fields are the listing's guesses. The next sync goes on with them.
+    public internal(set) var metadataPending = 0
     /// Listing pages read (originals and thumbnails).
     public internal(set) var pages = 0
     /// Store transactions committed (an unchanged bucket commits none).
@@ -51,8 +62,9 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     public internal(set) var editsRead = 0
     /// Journal entries (and old checkpoints' objects) this sync deleted from the bucket after writing a checkpoint.
     public internal(set) var journalObjectsPruned = 0
-    /// Objects the sync could not take in (their HEAD was refused for that object alone), with the reason. They
-    /// are left out of the catalog (an asset already there keeps its earlier state) and tried again next sync.
+    /// Objects whose metadata the sync could not read (their HEAD was refused for that object alone), with the
+    /// reason. A new one is in the catalog with its listing's facts (``Asset/provisionalFields``), an asset
+    /// already there keeps its earlier state; the next sync tries again.
     /// Also what the sync refused to trust (see docs/bucket-layout.md, "What a library trusts in the bucket"): a journal
     /// entry, one change of an entry, a checkpoint or one of its lines that breaks a rule — keyed by the object
     /// read (the entry, the manifest, the part), with a one-line reason. Nothing skipped is ever acted on.
@@ -79,6 +91,8 @@ public struct SyncSummary: Sendable, Hashable, Codable {
         metadataChanged += other.metadataChanged
         removed += other.removed
         headRequests += other.headRequests
+        imageHeaderReads += other.imageHeaderReads
+        metadataFilled += other.metadataFilled
         pages += other.pages
         transactions += other.transactions
         thumbnailsFetched += other.thumbnailsFetched
@@ -206,6 +220,7 @@ struct CatalogSync {
         _ interval: ListedInterval, thumbnails: [String: S3ObjectSummary], summary: inout SyncSummary
     ) async throws -> Bool {
         let objects = interval.objects
+        let defersMetadata = sync.configuration.metadataSource == .headObject
         // The catalog's side of the interval: which objects are new or changed (only those need a HEAD for
         // metadata), and which assets the bucket no longer has.
         let byKey = try sync.store.records(
@@ -246,6 +261,12 @@ struct CatalogSync {
                 row.thumbnailKey = thumb?.key
                 row.thumbnailSize = thumb?.size
                 row.thumbnailETag = thumb?.etag
+                rows.append(row)
+            } else if byKey[object.key] == nil, defersMetadata {
+                // New: committed from the listing now (fetchable, sorted, counted); its head is read afterwards
+                // (`MetadataFill`), so the library is usable after the listing.
+                var row = RemoteMetadata.record(for: object, metadata: [:], contentType: nil, thumbnail: thumb)
+                row.metadataFill = .objectHead
                 rows.append(row)
             } else {
                 needHead.append(object)

@@ -32,7 +32,7 @@ package struct CheckpointAsset: Sendable {
     package var sidecarETag: String?
     package var sidecar: SharedMetadata.Sidecar?
     package var location: AssetLocation?
-    package var imageMetadataPending = false
+    package var metadataFill = MetadataFill.complete
 
     package init(_ record: AssetRecord) {
         key = record.key
@@ -54,7 +54,7 @@ package struct CheckpointAsset: Sendable {
         sha256 = record.contentSHA256
         sidecarETag = record.sidecarETag
         location = record.location
-        imageMetadataPending = record.imageMetadataPending
+        metadataFill = record.metadataFill
         let shared = SharedMetadata(record: record)
         sidecar = shared.stamps.isEmpty ? nil : shared.sidecar(originalKey: record.key, sha256: record.contentSHA256)
     }
@@ -114,7 +114,7 @@ package struct CheckpointAsset: Sendable {
         out.append(0x09)
         text(location?.serialized)
         out.append(0x09)
-        text(imageMetadataPending ? "1" : nil)
+        text(metadataFill == .complete ? nil : String(metadataFill.rawValue))
         return out
     }
 
@@ -210,7 +210,7 @@ package struct CheckpointAsset: Sendable {
         }
         if count == 19 {
             location = text(17).flatMap(AssetLocation.init(serialized:))
-            imageMetadataPending = text(18) == "1"
+            metadataFill = text(18).flatMap { Int($0) }.flatMap(MetadataFill.init(rawValue:)) ?? .complete
         }
     }
 
@@ -227,7 +227,7 @@ package struct CheckpointAsset: Sendable {
         record.contentSHA256 = sha256
         record.sidecarETag = sidecarETag
         record.location = location
-        record.imageMetadataPending = imageMetadataPending
+        record.metadataFill = metadataFill
         if let sidecar { SharedMetadata(sidecar: sidecar, learnedAt: Date()).apply(to: &record) }
         return record
     }

@@ -57,10 +57,27 @@ enum ImageHeaderRead {
         key: String, size: Int64, etag: String, client: S3Client, bucket: String, firstBytes: Int,
         thumbnailSlack: Int = 0
     ) async throws(S3Error) -> Found? {
+        guard size > 0 else { return nil }
+        return try await readWithHead(
+            key: key, size: size, etag: etag, client: client, bucket: bucket, firstBytes: firstBytes,
+            thumbnailSlack: thumbnailSlack, unlessOurs: false
+        ).found
+    }
+
+    /// ``read(key:size:etag:client:bucket:firstBytes:thumbnailSlack:)`` that also returns the object's head, as
+    /// the first ranged GET's response carries it (size, ETag, `x-amz-meta-*`): one request instead of a HEAD and a
+    /// GET. With `unlessOurs`, an object whose head carries our fields (`creation-date`) is not parsed (`found` is
+    /// nil). `size` must be above 0.
+    /// - Throws: The ranged GETs' `S3Error` (``S3Error/preconditionFailed`` when the object is no longer `etag`).
+    static func readWithHead(
+        key: String, size: Int64, etag: String, client: S3Client, bucket: String, firstBytes: Int,
+        thumbnailSlack: Int = 0, unlessOurs: Bool
+    ) async throws(S3Error) -> (head: S3ObjectHead, found: Found?) {
         let first = min(size, Int64(max(1, firstBytes)))
-        guard first > 0 else { return nil }
         let fileLength = Int(clamping: size)
-        var bytes = [UInt8](try await client.getObject(bucket: bucket, key: key, range: 0..<first, ifMatch: etag).0)
+        let (data, head) = try await client.getObject(bucket: bucket, key: key, range: 0..<first, ifMatch: etag)
+        if unlessOurs, head.metadata["creation-date"] != nil { return (head, nil) }
+        var bytes = [UInt8](data)
         func readOn(to end: Int) async throws(S3Error) {
             bytes += try await client.getObject(
                 bucket: bucket, key: key, range: Int64(bytes.count)..<Int64(end), ifMatch: etag
@@ -72,7 +89,7 @@ enum ImageHeaderRead {
             try await readOn(to: count)
             parsed = try? ImageMetadata.parse(head: bytes, fileLength: fileLength)
         }
-        guard case .parsed(let image)? = parsed else { return nil }
+        guard case .parsed(let image)? = parsed else { return (head, nil) }
         if let range = image.embeddedThumbnail, range.upperBound > bytes.count,
             range.upperBound <= bytes.count + thumbnailSlack, Int64(range.upperBound) <= size
         {
@@ -80,8 +97,11 @@ enum ImageHeaderRead {
             try await readOn(to: range.upperBound)
         }
         let thumbnail = image.embeddedThumbnail.flatMap { $0.upperBound <= bytes.count ? Array(bytes[$0]) : nil }
-        return Found(
-            metadata: image, embeddedThumbnail: thumbnail, wholeFile: Int64(bytes.count) == size ? bytes : nil,
-            bytesRead: bytes.count)
+        return (
+            head,
+            Found(
+                metadata: image, embeddedThumbnail: thumbnail, wholeFile: Int64(bytes.count) == size ? bytes : nil,
+                bytesRead: bytes.count)
+        )
     }
 }

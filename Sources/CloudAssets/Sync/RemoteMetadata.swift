@@ -18,7 +18,7 @@ enum RemoteMetadata {
             if let image {
                 apply(image, to: &record)
             } else {
-                record.imageMetadataPending = true
+                record.metadataFill = .imageHeaders
             }
         }
         return record
@@ -32,7 +32,7 @@ enum RemoteMetadata {
         record.orientation = image.orientation
         if let date = image.captureDate { record.creationDate = date }
         if let location = image.location.flatMap(AssetLocation.init(gps:)) { record.location = location }
-        record.imageMetadataPending = false
+        record.metadataFill = .complete
     }
 
     /// The row for an object of known `x-amz-meta-*` fields (from a HEAD, or a journal entry).

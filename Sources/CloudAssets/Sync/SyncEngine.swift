@@ -32,7 +32,9 @@ final class SyncEngine: LibraryEngine {
 
 extension SyncEngine {
     /// ``AssetLibrary/sync(mode:fetchThumbnails:)``.
-    func sync(mode: SyncMode, fetchThumbnails: Bool) async throws -> SyncSummary {
+    func sync(mode: SyncMode, fetchThumbnails: Bool, progress: (@Sendable (SyncProgress) -> Void)?) async throws
+        -> SyncSummary
+    {
         let remote = try requireRemote()
         guard networkPolicy != .offline else { throw AssetLibraryError.offline }
         let commits = LockedBox(0)
@@ -40,7 +42,7 @@ extension SyncEngine {
         var summary: SyncSummary
         do {
             summary = try await Catalog.$commitCounter.withValue(commits) {
-                try await synced(mode: mode, fetchThumbnails: fetchThumbnails, remote: remote)
+                try await synced(mode: mode, fetchThumbnails: fetchThumbnails, remote: remote, progress: progress)
             }
         } catch {
             telemetry.syncFailed(error, duration: ContinuousClock.now - started)
@@ -54,7 +56,9 @@ extension SyncEngine {
     }
 
     /// The sync itself, one at a time (``sync(mode:fetchThumbnails:)`` counts what it commits).
-    private func synced(mode: SyncMode, fetchThumbnails: Bool, remote: LibraryRemote) async throws -> SyncSummary {
+    private func synced(
+        mode: SyncMode, fetchThumbnails: Bool, remote: LibraryRemote, progress: (@Sendable (SyncProgress) -> Void)?
+    ) async throws -> SyncSummary {
         return try await gate.run {
             // One sync at a time over every library on this folder, in any process.
             try await lock.lock(byte: LibraryLock.syncByte)
@@ -99,6 +103,14 @@ extension SyncEngine {
                 if try store.setting(LibraryBinding.settingName) == nil { try remote.recordBinding() }
             }
             summary.lastFullListing = try lastFullListing()
+            // Every asset is in the catalog; what the listing could not say is read now (and what an interrupted
+            // sync left), committed batch by batch.
+            progress?(.catalogReady(assets: try store.count, metadataPending: try metadataPending()))
+            var fill = MetadataBackfill(sync: self, remote: remote)
+            fill.makesThumbnails = fetchThumbnails
+            if let progress { fill.progress = { progress(.fillingMetadata(filled: $0, of: $1)) } }
+            summary.absorb(try await fill.run())
+            summary.metadataPending = try metadataPending()
             summary.purged = try await uploads.purgeExpiredTrash()
             // A checkpoint is an optimisation for other libraries: failing to write one fails nothing. The
             // library that writes it prunes the journal behind it.
@@ -153,6 +165,12 @@ extension SyncEngine {
         }
         if bulk { try store.restoreSuspendedIndexes() }
         return value
+    }
+
+    /// Assets whose metadata a sync has still to read (an image's own headers only when the library reads them).
+    func metadataPending() throws -> Int {
+        let counts = try store.metadataFillCounts()
+        return counts.objectHead + (configuration.imageHeaderBytes > 0 ? counts.imageHeaders : 0)
     }
 
     /// Whether an automatic sync lists the whole bucket: never done here, or longer ago than

@@ -1,0 +1,208 @@
+import AssetStore
+import Essentials
+import Foundation
+import Images
+import S3Transfer
+
+/// The second phase of a sync: reads what the listing did not say of the assets a first listing took in from
+/// their listing alone (`MetadataFill.objectHead`) — their `x-amz-meta-*` fields, and for another tool's image
+/// its own headers (EXIF) — and commits it in batches that are ordinary changes (a capture date that re-sorts an
+/// asset is a move).
+///
+/// One request per object where it can. An object with fields of ours needs only its HEAD; another tool's image
+/// needs its first ``AssetLibrary/Configuration/imageHeaderBytes`` too, and one ranged GET gives both (its response
+/// carries the head). Which kind the bucket holds is learnt as the reads come back: images are HEADed first (a
+/// HEAD then a GET for another tool's), and ranged GETs go first from when other tools' images outnumber ours —
+/// after the first one, on a bucket another tool wrote. Other objects get a HEAD. Up to
+/// `maxConnections` requests are in flight; the pending rows are read from the catalog in key order, a page at a
+/// time (bounded memory at any bucket size). Every request names the listed version (`If-Match`): an object
+/// replaced since is left to the next listing. What is committed stays committed: a sync cut short (Ctrl-C,
+/// `kill -9`, the network) leaves the rest pending, and the next sync goes on from there.
+struct MetadataBackfill {
+    let sync: SyncEngine
+    let remote: LibraryRemote
+    /// Whether images whose headers are read get a thumbnail from the bytes in hand (embedded EXIF thumbnail, or a
+    /// small image's whole file) when the bucket has no thumbnail object for them.
+    var makesThumbnails = true
+    /// Results committed together (one transaction, one change).
+    var batchSize = 256
+    /// Pending rows read from the catalog at a time.
+    var pageSize = 1024
+    /// Called after each committed batch with (assets filled so far, assets pending when the fill began).
+    var progress: (@Sendable (Int, Int) -> Void)?
+
+    /// Fills every pending asset. Returns what it did (``SyncSummary/metadataFilled``, requests, skipped objects).
+    func run() async throws -> SyncSummary {
+        var summary = SyncSummary()
+        let headerBytes = sync.configuration.imageHeaderBytes
+        guard sync.configuration.metadataSource == .headObject else { return summary }
+        let readsImageHeaders = headerBytes > 0
+        let counts = try sync.store.metadataFillCounts()
+        let total = counts.objectHead + (readsImageHeaders ? counts.imageHeaders : 0)
+        guard total > 0 else { return summary }
+        progress?(0, total)
+
+        let client = remote.client
+        let bucket = sync.configuration.bucket
+        let store = sync.store
+        let pageSize = self.pageSize
+        var cursor: String?
+        var page: [AssetRecord] = []
+        var pageIndex = 0
+        var exhausted = false
+        /// The next pending row, reading the catalog a page at a time.
+        func nextRecord() throws -> AssetRecord? {
+            if pageIndex == page.count {
+                guard !exhausted else { return nil }
+                page = try store.recordsNeedingMetadata(
+                    after: cursor, limit: pageSize, imageHeaders: readsImageHeaders)
+                pageIndex = 0
+                exhausted = page.count < pageSize
+                cursor = page.last?.key
+                if page.isEmpty { return nil }
+            }
+            defer { pageIndex += 1 }
+            return page[pageIndex]
+        }
+
+        var done: [FillResult] = []
+        var filled = 0
+        // Images read so far: with fields of ours (a HEAD was enough), and other tools' (their headers were read).
+        var ours = 0
+        var others = 0
+        try await withThrowingTaskGroup(of: FillResult.self) { group in
+            func addNext() throws -> Bool {
+                guard let record = try nextRecord() else { return false }
+                let rangedFirst = others > ours
+                group.addTask {
+                    await Self.read(
+                        record, client: client, bucket: bucket, headerBytes: headerBytes, rangedFirst: rangedFirst)
+                }
+                return true
+            }
+            for _ in 0..<max(1, sync.configuration.maxConnections) where try !addNext() { break }
+            while let result = try await group.next() {
+                if case .failed(let error) = result.outcome, !CatalogSync.isFailureOfThisObject(error) {
+                    // The connection, the credentials, the bucket: the sync fails; what is committed stays.
+                    throw error
+                }
+                if case .read(let head, _, _) = result.outcome, ImageHeaderRead.mayHaveHeaders(key: result.record.key) {
+                    if head.metadata["creation-date"] != nil { ours += 1 } else { others += 1 }
+                }
+                done.append(result)
+                if done.count >= batchSize {
+                    filled += try commit(done, summary: &summary)
+                    done.removeAll(keepingCapacity: true)
+                    progress?(filled, total)
+                }
+                _ = try addNext()
+            }
+        }
+        filled += try commit(done, summary: &summary)
+        progress?(filled, total)
+        summary.metadataFilled = filled
+        return summary
+    }
+
+    /// What one object's read found.
+    struct FillResult: Sendable {
+        /// The row as it was when the read started (the version the read asked for).
+        var record: AssetRecord
+        var outcome: Outcome
+
+        enum Outcome: Sendable {
+            /// The object's head, the image's headers when they were read and parsed, and whether they were read.
+            case read(S3ObjectHead, ImageHeaderRead.Found?, headersRead: Bool)
+            /// Deleted or replaced since the listing: the next listing says what it is now.
+            case gone
+            case failed(S3Error)
+        }
+    }
+
+    /// Reads one object's head, and an image's own headers when it has no fields of ours: with `rangedFirst`, one
+    /// ranged GET (the head comes with it); else a HEAD, then the ranged GET if the head is not ours.
+    private static func read(
+        _ record: AssetRecord, client: S3Client, bucket: String, headerBytes: Int, rangedFirst: Bool
+    ) async -> FillResult {
+        do {
+            let readsHeaders = headerBytes > 0 && record.size > 0 && ImageHeaderRead.mayHaveHeaders(key: record.key)
+            if readsHeaders, rangedFirst {
+                let (head, found) = try await ImageHeaderRead.readWithHead(
+                    key: record.key, size: record.size, etag: record.etag, client: client, bucket: bucket,
+                    firstBytes: headerBytes, unlessOurs: true)
+                return FillResult(record: record, outcome: .read(head, found, headersRead: true))
+            }
+            let head = try await client.headObject(bucket: bucket, key: record.key)
+            if readsHeaders, head.metadata["creation-date"] == nil {
+                let found = try await ImageHeaderRead.read(
+                    key: record.key, size: head.size, etag: head.etag, client: client, bucket: bucket,
+                    firstBytes: headerBytes)
+                return FillResult(record: record, outcome: .read(head, found, headersRead: true))
+            }
+            return FillResult(record: record, outcome: .read(head, nil, headersRead: false))
+        } catch .noSuchKey, .preconditionFailed {
+            return FillResult(record: record, outcome: .gone)
+        } catch {
+            return FillResult(record: record, outcome: .failed(error))
+        }
+    }
+
+    /// Commits one batch in one transaction. A row that changed since its read started (another version
+    /// listed, filled by a concurrent sync of this library, removed) keeps what it has. Returns how many rows it
+    /// filled.
+    private func commit(_ results: [FillResult], summary: inout SyncSummary) throws -> Int {
+        guard !results.isEmpty else { return 0 }
+        var rows: [(id: Int64, row: AssetRecord)] = []
+        var embedded: [String: ImageHeaderRead.ThumbnailBytes] = [:]
+        var embeddedBytes = 0
+        for result in results {
+            let record = result.record
+            switch result.outcome {
+            case .gone: continue
+            case .failed(let error):
+                summary.skipped.append(SyncSummary.SkippedObject(key: record.key, reason: error.description))
+                continue
+            case .read(let head, let found, let headersRead):
+                summary.headRequests += 1
+                if headersRead { summary.imageHeaderReads += 1 }
+                guard let id = record.id, S3ETag.same(head.etag, record.etag), head.size == record.size else {
+                    continue
+                }
+                let listed = S3ObjectSummary(
+                    key: record.key, size: record.size, etag: record.etag, lastModified: record.lastModified)
+                var row = RemoteMetadata.record(
+                    for: listed, head: head, image: found?.metadata, thumbnail: nil,
+                    source: sync.configuration.metadataSource)
+                // The thumbnail object is the listing's business, not the head's.
+                row.thumbnailKey = record.thumbnailKey
+                row.thumbnailSize = record.thumbnailSize
+                row.thumbnailETag = record.thumbnailETag
+                // Headers read and not an image we can parse: nothing more to learn from them.
+                if headersRead, row.metadataFill == .imageHeaders { row.metadataFill = .complete }
+                rows.append((id, row))
+                if makesThumbnails, record.thumbnailKey == nil, let source = found?.thumbnailSource,
+                    embeddedBytes < CatalogSync.embeddedThumbnailBudget
+                {
+                    embedded[record.key] = source
+                    embeddedBytes += source.count
+                }
+            }
+        }
+        let filled = try sync.performWrite { tx -> Int in
+            var filled = 0
+            for (id, row) in rows {
+                // Only the version read, and only while it still waits for this.
+                guard let current = try tx.record(id), current.key == row.key, current.etag == row.etag,
+                    current.size == row.size, current.metadataFill != .complete, current.uploadState == .uploaded
+                else { continue }
+                _ = try tx.upsert(row)
+                filled += 1
+            }
+            return filled
+        }
+        if !embedded.isEmpty {
+            summary.thumbnailsFromImageHeaders += try sync.cache.storeEmbeddedThumbnails(embedded)
+        }
+        return filled
+    }
+}

@@ -1,0 +1,114 @@
+import CloudAssets
+import Essentials
+import FakeS3
+import Foundation
+import Testing
+
+/// The first sync of a bucket other tools wrote: usable after the listing, metadata read after it (issue 41).
+@Suite("Library: a first sync is usable after the listing", .timeLimit(.minutes(1)))
+struct FirstSyncFillTests {
+    /// What a sync reported, in order, with what the catalog held when it said it was ready.
+    final class ProgressLog: Sendable {
+        let events = LockedBox<[SyncProgress]>([])
+        let atReady = LockedBox<(result: FetchResult, assets: [Asset])?>(nil)
+    }
+
+    @Test("every object is fetchable after the listing; the capture dates read after it are changes with moves")
+    func usableAfterListingThenFilled() async throws {
+        try await withHarness { harness in
+            // Listed (key order) oldest first by Last-Modified; taken in the opposite order.
+            let count = 12
+            let base = Date(timeIntervalSince1970: 1_500_000_000)
+            var taken: [String: Date] = [:]
+            for i in 0..<count {
+                let key = String(format: "camera/IMG_%04d.jpg", i)
+                let date = base.addingTimeInterval(Double(count - i) * 86_400)
+                taken["originals/" + key] = date
+                let jpeg = try QuadrantJPEG.make(width: 64, height: 48, date: date)
+                try harness.server.putObject(bucket: LibraryHarness.bucket, key: "originals/" + key, data: jpeg)
+            }
+            let library = try await harness.open()
+            var reader = ChangeReader(observing: library)
+            let log = ProgressLog()
+            let byDate = FetchOptions(sortBy: [.creationDate()])
+            harness.server.requestLog.clear()
+            let summary = try await library.sync(mode: .automatic, fetchThumbnails: false) { progress in
+                log.events.withLock { $0.append(progress) }
+                if case .catalogReady = progress, let all = try? library.fetchAssets(byDate) {
+                    // Read now: a fetch result's assets are read from the catalog as they are accessed.
+                    let assets = (0..<all.count).map { all[$0] }
+                    log.atReady.withLock { $0 = (all, assets) }
+                }
+            }
+            // When the sync said the catalog was ready, every object was there — all provisional, in listing order.
+            let (ready, readyAssets) = try #require(log.atReady.withLock { $0 })
+            #expect(
+                readyAssets.count == count && readyAssets.allSatisfy { $0.provisionalFields.contains(.creationDate) })
+            #expect(readyAssets.map(\.key) == readyAssets.map(\.key).sorted())
+            let events = log.events.withLock { $0 }
+            #expect(events.first == .catalogReady(assets: count, metadataPending: count))
+            #expect(events.last == .fillingMetadata(filled: count, of: count))
+            #expect(summary.inserted == count && summary.metadataFilled == count && summary.metadataPending == 0)
+
+            // Afterwards: capture dates from EXIF, nothing provisional, sorted newest key first.
+            let after = try library.fetchAssets(byDate)
+            let assets = (0..<after.count).map { after[$0] }
+            #expect(assets.allSatisfy { $0.provisionalFields.isEmpty && $0.creationDate == taken[$0.key] })
+            #expect(assets.map(\.key) == assets.map(\.key).sorted().reversed())
+
+            // The fill reached observers as a change of its own: the provisional result becomes the final one,
+            // with moves.
+            _ = try await reader.next()  // the listing's insertion
+            let filled = try await reader.next()
+            let details = try #require(filled.details(for: ready))
+            #expect(details.hasMoves && details.changedIndexes?.count == count)
+            let final = details.fetchResultAfterChanges
+            #expect((0..<final.count).map { final[$0].key } == assets.map(\.key))
+
+            // One request per object once the bucket is known to be another tool's (the first reads HEAD first).
+            let requests = harness.log.filter { $0.key?.hasPrefix("originals/") == true }
+            let maxConnections = library.configuration.maxConnections
+            #expect(requests.count <= count + maxConnections)
+            #expect(Set(requests.compactMap(\.key)).count == count)
+        }
+    }
+
+    @Test("a fill cut short keeps what it committed, and the next sync reads only the rest")
+    func interruptedFillResumes() async throws {
+        try await withHarness { harness in
+            let count = 700
+            for i in 0..<count {
+                try harness.server.putObject(
+                    bucket: LibraryHarness.bucket, key: String(format: "originals/f/%04d.dat", i),
+                    data: Data("object \(i)".utf8))
+            }
+            let library = try await harness.open()
+            let (cut, cutter) = AsyncStream<Void>.makeStream()
+            let sync = Task {
+                try await library.sync(mode: .automatic, fetchThumbnails: false) { progress in
+                    // Cut once a batch is committed and more are to come.
+                    if case .fillingMetadata(let filled, let total) = progress, filled > 0, filled < total {
+                        cutter.yield()
+                    }
+                }
+            }
+            var cuts = cut.makeAsyncIterator()
+            _ = await cuts.next()
+            sync.cancel()
+            await #expect(throws: (any Error).self) { try await sync.value }
+
+            let provisional = try library.fetchAssets().filter { !$0.provisionalFields.isEmpty }
+            #expect(!provisional.isEmpty && provisional.count < count)
+            let filledKeys = Set(try library.fetchAssets().filter { $0.provisionalFields.isEmpty }.map(\.key))
+            #expect(try library.fetchAssets().count == count)
+
+            harness.server.requestLog.clear()
+            let again = try await library.sync(fetchThumbnails: false)
+            #expect(again.metadataFilled == provisional.count && again.metadataPending == 0)
+            let heads = harness.log.filter { $0.method == "HEAD" }.compactMap(\.key)
+            #expect(heads.count == provisional.count)
+            #expect(filledKeys.isDisjoint(with: heads))
+            #expect(try library.fetchAssets().allSatisfy { $0.provisionalFields.isEmpty })
+        }
+    }
+}
