@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 import Foundation
 import Images
 import S3Transfer
@@ -60,6 +61,8 @@ enum RemoteMetadata {
 
     /// Accepts `2024-05-01T12:00:00Z`, with fractional seconds, or with a numeric offset.
     static func parseISO8601(_ text: String) -> Date? {
+        // UTC, as libraries write it: parsed by hand (Foundation's formatters cost more than the HEAD's parsing).
+        if let date = HTTPDate.parseISO8601(text) { return date }
         let plain = ISO8601DateFormatter()
         if let d = plain.date(from: text) { return d }
         let fractional = ISO8601DateFormatter()
