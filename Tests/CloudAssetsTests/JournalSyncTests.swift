@@ -420,6 +420,11 @@ struct JournalSyncTests {
         record.title = "tab\there"
         #expect(CheckpointAsset(line: CheckpointAsset(record).line[...])?.record == record)
         #expect(CheckpointAsset(line: Data("originals/x\t1".utf8)[...]) == nil)
+        // A field ending inside an escape (a lone trailing backslash) is refused, not read as an empty key
+        // (found by `make fuzz`: Fuzz/regressions/checkpoint-part/lone-backslash-field).
+        let dangling = CheckpointAsset(record).line.split(separator: 0x09, omittingEmptySubsequences: false)
+        let refused = ([Data("originals/a.jpg\\".utf8)] + dangling.dropFirst()).joined(separator: [0x09])
+        #expect(CheckpointAsset(line: Data(refused)[...]) == nil)
         // A line written before location and pending headers existed (17 fields) is still read, with neither.
         var old = CheckpointAsset(record).line
         for _ in 0..<2 { old = old[..<old.lastIndex(of: 0x09)!] }

@@ -146,6 +146,9 @@ package struct CheckpointAsset: Sendable {
         func field(_ i: Int) -> UnsafeRawBufferPointer {
             UnsafeRawBufferPointer(rebasing: line[starts[i]..<ends[i]])
         }
+        // A field that ends inside an escape (a lone trailing backslash) was not written by a library: the line is
+        // refused (read as an empty field, it would not survive being written again).
+        var danglingEscape = false
         func text(_ i: Int) -> String? {
             let field = field(i)
             guard !field.isEmpty else { return nil }
@@ -162,6 +165,7 @@ package struct CheckpointAsset: Sendable {
                     bytes.append(byte)
                 }
             }
+            if escaped { danglingEscape = true }
             return String(decoding: bytes, as: UTF8.self)
         }
         func number(_ i: Int) -> Int64? {
@@ -212,6 +216,7 @@ package struct CheckpointAsset: Sendable {
             location = text(17).flatMap(AssetLocation.init(serialized:))
             metadataFill = text(18).flatMap { Int($0) }.flatMap(MetadataFill.init(rawValue:)) ?? .complete
         }
+        if danglingEscape { return nil }
     }
 
     /// The catalog row for this asset (cloud only).
