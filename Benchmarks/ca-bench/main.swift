@@ -44,6 +44,7 @@ rows += await section("import") { try await runImportBenchmarks() }
 // Only with CA_BENCH_ONLY=scale (`make bench-details`): the journal's change-details rows, without the bucket.
 rows += await section("details at scale") { try runDetailsScaleBenchmarks() }
 rows += await section("journal") { try await runJournalBenchmarks() }
+rows += await section("first hour") { try await runFirstHourBenchmarks() }
 rows += await section("images") { try await runImageBenchmarks() }
 rows += await section("edits") { try runEditBenchmarks() }
 // Against Ceph's RADOS Gateway (scripts/ceph-rgw.sh): no rows when the cluster cannot start.

@@ -5,8 +5,12 @@ import Foundation
 #endif
 
 /// Runs `body`, cancelling it on Ctrl-C (SIGINT) or SIGTERM: downloads stop, their `.part` files stay for
-/// resume, and the command exits with status 130.
-func withInterrupt<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+/// resume, and the command exits with status 130 after printing `error: interrupted: ` and `kept` (what the
+/// command keeps for next time).
+func withInterrupt<T: Sendable>(
+    kept: String = "partial downloads are kept and resume on the next get",
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
     signal(SIGINT, SIG_IGN)
     signal(SIGTERM, SIG_IGN)
     let task = Task { try await body() }
@@ -26,7 +30,7 @@ func withInterrupt<T: Sendable>(_ body: @escaping @Sendable () async throws -> T
     } catch {
         if task.isCancelled {
             Terminal.shared.endLive()
-            Terminal.shared.err("error: interrupted: partial downloads are kept and resume on the next get")
+            Terminal.shared.err("error: interrupted: " + kept)
             throw ExitStatus.interrupted.exitCode
         }
         throw error

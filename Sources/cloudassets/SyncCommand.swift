@@ -37,7 +37,7 @@ struct Sync: AsyncParsableCommand {
             let mode: SyncMode = full ? .full : incremental ? .incremental : .automatic
             let started = Date()
             let quiet = global.quiet
-            let summary = try await withInterrupt {
+            let summary = try await withInterrupt(kept: "what was committed stays; the next sync goes on from there") {
                 try await library.sync(mode: mode, fetchThumbnails: !noThumbnails) { progress in
                     guard !quiet else { return }
                     switch progress {

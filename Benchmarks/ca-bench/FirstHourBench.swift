@@ -1,0 +1,154 @@
+import Essentials
+import FakeS3
+import Foundation
+
+// Issue 41, the first hour with a big existing bucket: `CA_BENCH_FIRST_HOUR_OBJECTS` objects (default 200,000)
+// that another tool wrote with their `x-amz-meta-*` fields (creation date, pixel size, media type), stored by the
+// bundled server *on disk* as a user runs it (`fake-s3 serve --root`, a child process). Each figure beside its
+// reference, in this run, process start to exit:
+// - `fake-s3 serve` starting on that root until it accepts a connection, against our first sync's whole time;
+// - `cloudassets sync` until it prints "catalog ready" (every asset fetchable), against `rclone lsf -R`;
+// - `cloudassets sync` to the end (every asset's metadata read), against `rclone lsf -R` (target <= 3x) and beside
+//   `rclone lsf -R --format tpsm` (rclone's HEAD-per-object pass: modification time and MIME type).
+
+func runFirstHourBenchmarks() async throws -> [BenchRow] {
+    let count = ProcessInfo.processInfo.environment["CA_BENCH_FIRST_HOUR_OBJECTS"].flatMap { Int($0) } ?? 200_000
+    let label = count >= 1_000_000 ? "\(count / 1_000_000)M" : "\(count / 1000)k"
+    let scratch = try makeScratch("first-hour")
+    defer { removeScratch(scratch) }
+    // `CA_BENCH_FIRST_HOUR_ROOT=DIR` keeps the server's folder for the next run (writing it takes minutes).
+    let kept = ProcessInfo.processInfo.environment["CA_BENCH_FIRST_HOUR_ROOT"].map { URL(fileURLWithPath: $0) }
+    let root = kept ?? scratch.appendingPathComponent("server")
+    let bucket = "photos"
+    let marker = root.appendingPathComponent("ca-bench-objects")
+    if (try? String(contentsOf: marker, encoding: .utf8)) != String(count) {
+        try writeFirstHourBucket(root: root, bucket: bucket, count: count)
+        try String(count).write(to: marker, atomically: true, encoding: .utf8)
+    }
+    // The server as a user starts it on that folder: until it accepts a connection.
+    let loadStarted = Date()
+    let server = try ChildServer(root: root, publicBucket: nil)
+    defer { server.stop() }
+    let loadSeconds = Date().timeIntervalSince(loadStarted)
+    let serverRSS = server.peakRSS
+
+    let rclone = rcloneEnvironment(endpoint: server.endpoint, accessKey: server.accessKey, secretKey: server.secretKey)
+    // A kept folder holds what the last run's library wrote (its checkpoint, its journal): only the originals stay.
+    _ = try run("/usr/bin/rclone", ["delete", "fake:\(bucket)", "--exclude", "originals/**"], environment: rclone)
+    var started = Date()
+    let listed = try run(
+        "/usr/bin/rclone", ["lsf", "-R", "--files-only", "fake:\(bucket)/originals"], environment: rclone)
+    let rcloneSeconds = Date().timeIntervalSince(started)
+    guard listed.status == 0 else { throw BenchError("rclone lsf exited \(listed.status)") }
+    let rcloneCount = listed.output.split(separator: "\n").count
+    started = Date()
+    let detailed = try run(
+        "/usr/bin/rclone", ["lsf", "-R", "--files-only", "--format", "tpsm", "fake:\(bucket)/originals"],
+        environment: rclone)
+    let detailedSeconds = Date().timeIntervalSince(started)
+    guard detailed.status == 0 else { throw BenchError("rclone lsf --format tpsm exited \(detailed.status)") }
+
+    // Our first sync, as a user runs it: the CLI, process start to exit.
+    var environment = ProcessInfo.processInfo.environment
+    environment["AWS_ACCESS_KEY_ID"] = server.accessKey
+    environment["AWS_SECRET_ACCESS_KEY"] = server.secretKey
+    let cli = productsDirectory.appendingPathComponent("cloudassets").path
+    let sync = try runTimingLines(
+        cli,
+        [
+            "sync", "--store", scratch.appendingPathComponent("library").path, "--endpoint", server.endpoint,
+            "--bucket", bucket, "--no-thumbnails",
+        ], environment: environment)
+    guard sync.status == 0 else { throw BenchError("cloudassets sync exited \(sync.status)") }
+    guard let ready = sync.lines.first(where: { $0.line.hasPrefix("catalog ready: \(count) assets") })?.seconds
+    else { throw BenchError("cloudassets sync printed no \"catalog ready\" line") }
+    let synced = sync.lines.contains { $0.line.contains("\(count) new") && $0.line.contains("\(count) read after") }
+    let status = try run(cli, ["status", "--json", "--store", scratch.appendingPathComponent("library").path])
+    let complete = synced && status.output.contains("\"metadataPending\":0")
+
+    return [
+        BenchRow(
+            name: "first hour: cloudassets sync of \(label) objects on disk, until catalog ready",
+            value: ready, unit: "s", reference: "rclone lsf -R", referenceValue: rcloneSeconds,
+            ratio: rcloneSeconds / ready, target: "<= 1.5x rclone",
+            met: rcloneCount == count && ready <= 1.5 * rcloneSeconds),
+        BenchRow(
+            name: "first hour: cloudassets sync of \(label) objects on disk, metadata complete",
+            value: sync.seconds, unit: "s", reference: "rclone lsf -R", referenceValue: rcloneSeconds,
+            ratio: rcloneSeconds / sync.seconds, target: "<= 3x rclone",
+            met: complete && sync.seconds <= 3 * rcloneSeconds),
+        BenchRow(
+            name: "first hour: the same sync beside rclone lsf -R --format tpsm (HEAD per object)",
+            value: sync.seconds, unit: "s", reference: "rclone lsf tpsm", referenceValue: detailedSeconds,
+            ratio: detailedSeconds / sync.seconds, target: "report", met: complete),
+        BenchRow(
+            name: "first hour: fake-s3 serve of \(label) objects on disk, until it accepts",
+            value: loadSeconds, unit: "s", reference: "our first sync", referenceValue: sync.seconds,
+            ratio: sync.seconds / loadSeconds, target: "<= the sync (\(serverRSS >> 20) MiB)",
+            met: loadSeconds <= sync.seconds),
+    ]
+}
+
+/// Runs a command to completion, noting when each line of its standard output arrived (seconds from the start).
+func runTimingLines(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (
+    status: Int32, seconds: Double, lines: [(seconds: Double, line: String)]
+) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.environment = environment
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    let started = Date()
+    try process.run()
+    var lines: [(seconds: Double, line: String)] = []
+    var pending = Data()
+    while true {
+        let chunk = pipe.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        let now = Date().timeIntervalSince(started)
+        pending.append(chunk)
+        while let newline = pending.firstIndex(of: 0x0A) {
+            lines.append((now, String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)))
+            pending.removeSubrange(pending.startIndex...newline)
+        }
+    }
+    process.waitUntilExit()
+    return (process.terminationStatus, Date().timeIntervalSince(started), lines)
+}
+
+/// Writes `count` objects with their `x-amz-meta-*` fields into a new bucket under `root`, through the server's
+/// own storage (as any client's PUTs would leave it).
+private func writeFirstHourBucket(root: URL, bucket: String, count: Int) throws {
+    try? FileManager.default.removeItem(at: root)
+    let writer = try FakeS3Server(
+        configuration: FakeS3Configuration(
+            accessKeyID: "bench", secretAccessKey: "bench-secret", storage: .disk(root: root)))
+    try writer.createBucket(bucket)
+    let base = Date(timeIntervalSince1970: 1_500_000_000)
+    let payload = Data([0xFF])
+    let setupStarted = Date()
+    // In parallel: the storage's time goes to the file system, whose calls overlap.
+    let failures = LockedBox(0)
+    DispatchQueue.concurrentPerform(iterations: 16) { worker in
+        let formatter = ISO8601DateFormatter()
+        for i in stride(from: worker, to: count, by: 16) {
+            let taken = base.addingTimeInterval(Double((i * 7919) % count) * 60)
+            do {
+                try writer.putObject(
+                    bucket: bucket, key: String(format: "originals/%04d/IMG_%07d.jpg", i / 1000, i), data: payload,
+                    metadata: [
+                        "creation-date": formatter.string(from: taken), "pixel-width": "4032",
+                        "pixel-height": "3024", "media-type": "image",
+                    ])
+            } catch {
+                failures.withLock { $0 += 1 }
+            }
+        }
+    }
+    guard failures.withLock({ $0 }) == 0 else { throw BenchError("could not write the bucket") }
+    FileHandle.standardError.write(
+        Data("ca-bench: \(count) objects written in \(Int(Date().timeIntervalSince(setupStarted))) s\n".utf8))
+
+}
