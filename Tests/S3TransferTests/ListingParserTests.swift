@@ -108,6 +108,10 @@ import Testing
         #expect(throws: S3Error.self) { try S3XMLParser.parse(Data("<a>x</ab>".utf8)) }
         #expect(throws: S3Error.self) { try S3XMLParser.parse(Data("<a>x</>".utf8)) }
         #expect(throws: S3Error.self) { try S3XMLParser.parse(Data("<p:a>x</a>".utf8)) }
+        // A name with an empty prefix or local part, or two colons (`make fuzz`: Fuzz/regressions/s3-xml).
+        for malformed in ["<:/>", "<a:/>", "<:a/>", "<p:q:a/>", "<a><:b/></a>"] {
+            #expect(throws: S3Error.self, "\(malformed)") { try S3XMLParser.parse(Data(malformed.utf8)) }
+        }
     }
 
     @Test func listingOfAnotherBucketIsAnError() {

@@ -102,11 +102,19 @@ package enum S3XMLParser {
             return start..<i
         }
 
-        /// The name without its namespace prefix.
-        func localName(_ qualified: Range<Int>) -> String {
-            var start = qualified.lowerBound
-            for k in qualified where bytes[k] == UInt8(ascii: ":") { start = k + 1 }
-            return String(decoding: bytes[start..<qualified.upperBound], as: UTF8.self)
+        /// The name without its namespace prefix. A name is a local part, or a prefix, a colon and a local part
+        /// (Namespaces in XML): an empty part or a second colon is malformed (found by `make fuzz`: `<:/>` was a
+        /// root element without a name).
+        func localName(_ qualified: Range<Int>) throws(S3Error) -> String {
+            let colons = qualified.filter { bytes[$0] == UInt8(ascii: ":") }
+            guard colons.count <= 1 else { throw fail("a name with more than one colon") }
+            guard let colon = colons.first else {
+                return String(decoding: bytes[qualified], as: UTF8.self)
+            }
+            guard colon > qualified.lowerBound, colon + 1 < qualified.upperBound else {
+                throw fail("a name with an empty prefix or local part")
+            }
+            return String(decoding: bytes[(colon + 1)..<qualified.upperBound], as: UTF8.self)
         }
 
         func qualifiedName(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
@@ -114,7 +122,7 @@ package enum S3XMLParser {
         mutating func element() throws(S3Error) -> S3XMLElement {
             i += 1  // '<'
             let qualified = try nameRange()
-            var result = S3XMLElement(name: localName(qualified))
+            var result = S3XMLElement(name: try localName(qualified))
             // Attributes (values checked, then ignored: S3 only puts xmlns here).
             while true {
                 let hadSpace =
