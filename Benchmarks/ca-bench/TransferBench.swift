@@ -142,7 +142,66 @@ private func largeObjectBenchmarks(server: ChildServer, client: S3Client, bucket
             target: "≥ 0.8× MD5 alone",
             met: md5Result?.verification.isSuperset(of: [.md5, .crc32c]) == true && md5Download / md5Rate >= 0.8))
     try? FileManager.default.removeItem(at: destination)
+    rows.append(try await copyOutBenchmark(server: server, client: client, size: size, work: work))
     return rows
+}
+
+/// Issue 41: what a user runs to copy an original out, `cloudassets get --network -o FILE ID` (process start to
+/// exit: opening the library, the request, the file under its name), beside `curl -o` of the same 1 GiB object,
+/// alternating three times each after one unmeasured run of each, medians. The library keeps no copy (the default
+/// with -o), so every run downloads.
+private func copyOutBenchmark(server: ChildServer, client: S3Client, size: Int, work: URL) async throws -> BenchRow {
+    let bucket = "cli"
+    try await client.createBucket(bucket)
+    do {
+        let data = pseudoRandomData(size, seed: 41)
+        try await client.putObject(bucket: bucket, key: "originals/big.bin", body: data, checksum: .crc32c)
+    }
+    var environment = ProcessInfo.processInfo.environment
+    environment["AWS_ACCESS_KEY_ID"] = server.accessKey
+    environment["AWS_SECRET_ACCESS_KEY"] = server.secretKey
+    let cli = productsDirectory.appendingPathComponent("cloudassets").path
+    let store = work.appendingPathComponent("cli-library").path
+    let common = ["--store", store, "--endpoint", server.endpoint, "--bucket", bucket]
+    guard try run(cli, ["sync", "--no-thumbnails", "-q"] + common, environment: environment).status == 0 else {
+        throw BenchError("cloudassets sync failed")
+    }
+    let output = work.appendingPathComponent("copy.bin")
+    let curlFile = work.appendingPathComponent("curl.bin")
+    let url = client.presignedURL(bucket: bucket, key: "originals/big.bin")!
+    func ours() throws -> Double {
+        defer { try? FileManager.default.removeItem(at: output) }
+        settleFileSystem()
+        let started = Date()
+        let result = try run(
+            cli, ["get", "--network", "-q", "-o", output.path, "originals/big.bin"] + common, environment: environment)
+        guard result.status == 0 else { throw BenchError("cloudassets get -o exited \(result.status)") }
+        let seconds = Date().timeIntervalSince(started)
+        let attributes = try FileManager.default.attributesOfItem(atPath: output.path)
+        guard (attributes[.size] as? NSNumber)?.intValue == size else { throw BenchError("get -o wrote a short file") }
+        return seconds
+    }
+    func theirs() throws -> Double {
+        defer { try? FileManager.default.removeItem(at: curlFile) }
+        settleFileSystem()
+        let started = Date()
+        _ = try curl(["-sf", "-o", curlFile.path, url.absoluteString])
+        return Date().timeIntervalSince(started)
+    }
+    _ = try theirs()
+    _ = try ours()
+    var ourTimes: [Double] = []
+    var curlTimes: [Double] = []
+    for _ in 0..<3 {
+        curlTimes.append(try theirs())
+        ourTimes.append(try ours())
+    }
+    let ourRate = Double(size) / ourTimes.sorted()[1] / 1_048_576
+    let curlRate = Double(size) / curlTimes.sorted()[1] / 1_048_576
+    return BenchRow(
+        name: "cloudassets get --network -o FILE, 1 GiB (MiB/s, process start to exit, median of 3)",
+        value: ourRate, unit: "MiB/s", reference: "curl -o, median of 3", referenceValue: curlRate,
+        ratio: ourRate / curlRate, target: "≥ 0.9× curl", met: ourRate / curlRate >= 0.9)
 }
 
 /// MiB/s of MD5 over 256 MiB of incompressible bytes in 1 MiB updates (the downloader's chunk size).

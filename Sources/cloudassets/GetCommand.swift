@@ -6,7 +6,7 @@ import Foundation
 struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Fetch assets (as they show, or --version original; a byte range of the original) into the library, and optionally copy them out.",
+            "Fetch assets (as they show, or --version original; a byte range of the original) into the library, or copy one out (-o).",
         discussion: outputPathHelp)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: AssetArguments
@@ -20,6 +20,12 @@ struct Get: AsyncParsableCommand {
     var stripLocation = false
     @Option(help: "Which version: current (with edits, the default) or original.") var version: VersionArgument =
         .current
+    @Flag(
+        name: .long,
+        help:
+            "With -o FILE: also keep the original in the library (by default a copy not local yet is written straight from the bucket and the library keeps none)."
+    )
+    var keep = false
 
     func run() async throws {
         keepFreedMemoryForReuse()
@@ -28,6 +34,7 @@ struct Get: AsyncParsableCommand {
                 throw CLIError("-o takes exactly one asset")
             }
             if let output, output != "-" { _ = try validateOutputPath(output) }
+            if keep && (output == nil || output == "-") { throw CLIError("--keep goes with -o FILE") }
             // Small originals are bound by round trips, not bandwidth: many of them come faster over 16
             // connections (rclone's common `--transfers 16`; 32 measured no faster, with twice the window below).
             let library = try await global.openLibrary(
@@ -76,6 +83,12 @@ struct Get: AsyncParsableCommand {
                                 // Streamed as the bytes arrive.
                                 try await library.streamData(for: asset, options: options) { try sink.write($0) }
                                 bars.finish(name: asset.key)
+                            } else if let sink, !keep, let staging = sink.stagingURL() {
+                                // Written once, straight from the bucket when the original is not local; the
+                                // library keeps no copy (`--keep` for one).
+                                try await library.writeData(for: asset, toFile: staging, options: options)
+                                bars.finish(name: asset.key)
+                                try sink.adopt(staging)
                             } else {
                                 let url = try await library.requestFile(for: asset, options: options)
                                 bars.finish(name: asset.key)

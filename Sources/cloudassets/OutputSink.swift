@@ -24,6 +24,8 @@ final class OutputSink: @unchecked Sendable {
     /// Whether an in-place file was truncated yet (at the first byte written).
     private var truncated = false
     private var committed = false
+    /// Whether the temporary file is one handed over whole (``adopt(_:)``), not the one `fd` writes.
+    private var adopted = false
 
     /// Standard output (`-`), or the path checked and opened (a temporary file created beside it).
     /// - Parameters:
@@ -139,8 +141,43 @@ final class OutputSink: @unchecked Sendable {
         }
     }
 
-    /// Ends the output: a replaced file appears under its name (flushed to the disk first); an in-place file is
-    /// truncated if nothing was written, and flushed; a device or FIFO has nothing more to do.
+    /// A path beside the output where a whole file may be written and then handed over (``adopt(_:)``): nothing
+    /// is there; nil for standard output, a device or a FIFO.
+    func stagingURL() -> URL? {
+        switch target {
+        case nil, .direct?: return nil
+        case .replace(let path, _)?, .inPlace(let path)?:
+            let url = URL(fileURLWithPath: path)
+            return url.deletingLastPathComponent().appendingPathComponent(
+                ".\(url.lastPathComponent).cloudassets-\(getpid())-\(UUID().uuidString.prefix(8)).download")
+        }
+    }
+
+    /// Takes the complete file at `staging` (a ``stagingURL()``) as the output: renamed into place of the
+    /// temporary file (a replaced file's permission bits applied), or copied into an in-place file and removed.
+    func adopt(_ staging: URL) throws {
+        switch target {
+        case nil, .direct?:
+            try copy(from: staging)
+            unlink(staging.path)
+        case .inPlace?:
+            try copy(from: staging)
+            unlink(staging.path)
+        case .replace(let path, let mode)?:
+            guard let tempPath, rename(staging.path, tempPath) == 0 else {
+                let code = errno
+                unlink(staging.path)
+                throw outputError(path, code)
+            }
+            adopted = true
+            if let mode, chmod(tempPath, mode) != 0 { throw outputError(path, errno) }
+        }
+    }
+
+    /// Ends the output: a replaced file appears under its name — flushed to the disk first when it replaces an
+    /// existing file (a crash then leaves the old file or the new one, never an empty one; a new file is as
+    /// durable as any program's); an in-place file is truncated if nothing was written, and flushed; a device or
+    /// FIFO has nothing more to do.
     func commit() throws {
         switch target {
         case nil, .direct?:
@@ -148,10 +185,14 @@ final class OutputSink: @unchecked Sendable {
         case .inPlace?:
             try prepare()
             guard fsync(fd) == 0 else { throw outputError(shownName, errno) }
-        case .replace(let path, _)?:
-            guard let tempPath, fsync(fd) == 0, rename(tempPath, path) == 0 else {
-                throw outputError(path, errno)
+        case .replace(let path, let mode)?:
+            guard let tempPath else { throw outputError(path, EINVAL) }
+            if mode != nil {
+                let synced = adopted ? open(tempPath, O_RDONLY | O_CLOEXEC) : fd
+                defer { if adopted && synced >= 0 { close(synced) } }
+                guard synced >= 0, fsync(synced) == 0 else { throw outputError(path, errno) }
             }
+            guard rename(tempPath, path) == 0 else { throw outputError(path, errno) }
         }
         committed = true
     }

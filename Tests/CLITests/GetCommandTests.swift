@@ -51,6 +51,11 @@ struct GetCommandTests {
             let output = fixture.folder.appendingPathComponent("by-key.bin")
             expectSuccess(try await fixture.run("get", [target.key, "--network", "-o", output.path]))
             expectSameBytes(try Data(contentsOf: output), try fixture.objectData(target.key), "the -o file")
+            // The copy came straight from the bucket: the library keeps none unless asked (--keep).
+            #expect(try await fixture.rowsByID()[target.id]?.state != "full")
+            let kept = fixture.folder.appendingPathComponent("kept.bin")
+            expectSuccess(try await fixture.run("get", [target.key, "--network", "--keep", "-o", kept.path]))
+            expectSameBytes(try Data(contentsOf: kept), try fixture.objectData(target.key), "the --keep file")
             #expect(try await fixture.rowsByID()[target.id]?.state == "full")
         }
     }
@@ -68,7 +73,7 @@ struct GetCommandTests {
             expectSameBytes(copied, try fixture.objectData(target.key), "the -o file")
 
             // `-o -` writes the same bytes to standard output, and nothing else.
-            let piped = try await fixture.run("get", [target.id, "-o", "-"])
+            let piped = try await fixture.run("get", [target.id, "--network", "-o", "-"])
             expectSuccess(piped)
             expectSameBytes(piped.stdoutData, copied, "standard output")
         }

@@ -33,7 +33,7 @@ struct InterruptResumeTests {
             fixture.server.faults.remove(slow)
             fixture.server.requestLog.clear()
             let output = fixture.folder.appendingPathComponent("large.out")
-            let second = try await fixture.run("get", [large.id, "--network", "-o", output.path])
+            let second = try await fixture.run("get", [large.id, "--network", "--keep", "-o", output.path])
             expectSuccess(second)
             let gets = fixture.server.requestLog.entries().filter { $0.method == "GET" && $0.key == Self.largeKey }
 

@@ -92,6 +92,13 @@ struct ClosedLibraryTests {
             ("data(for:options:)", { _ = try await library.data(for: remote, options: network) }),
             ("requestFile(for:options:)", { _ = try await library.requestFile(for: remote, options: network) }),
             (
+                "writeData(for:toFile:options:)",
+                {
+                    try await library.writeData(
+                        for: remote, toFile: URL(fileURLWithPath: "/tmp/never-\(UUID().uuidString)"), options: network)
+                }
+            ),
+            (
                 "streamData(for:options:chunkSize:dataReceivedHandler:)",
                 {
                     try await library.streamData(for: remote, options: network) { _ in }

@@ -77,29 +77,7 @@ extension OriginalsCache {
             }
         } catch let error as S3Error {
             discardLeftoverPart(assetID: assetID, destination: destination)
-            if error != .cancelled {
-                telemetry.downloadEnded(
-                    localIdentifier: assetID, key: record.key, bytesTransferred: 0, attempts: 0,
-                    failure: error.description)
-            }
-            switch error {
-            case .noSuchKey:
-                // Deleted remotely while we fetched it: the asset goes, as a sync would remove it.
-                try? removeAssets([assetID])
-                throw AssetRequestError.assetDeleted(localIdentifier: assetID)
-            case .preconditionFailed, .objectChanged:
-                throw AssetRequestError.objectChanged(key: record.key)
-            case .cancelled:
-                // Not cancelled by the caller: a sync removed the asset (its object is gone) and stopped the download.
-                if !Task.isCancelled, (try? store.record(id: assetID)) == nil {
-                    throw AssetRequestError.assetDeleted(localIdentifier: assetID)
-                }
-                throw AssetRequestError.cancelled
-            case .networkAccessNotAllowed:
-                throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
-            default:
-                throw error
-            }
+            throw downloadFailure(error, of: record)
         }
         try await commitDownloaded(assetID: assetID, result: result)
         telemetry.downloadEnded(
@@ -115,6 +93,72 @@ extension OriginalsCache {
         committed.partialRanges = ByteRangeSet()
         committed.partialETag = nil
         return .original(result.url, committed)
+    }
+
+    /// What a failed download of `record`'s original means to the caller (reported to telemetry): a vanished
+    /// object removes the asset, as a sync would; a changed one, a cancellation, the network policy have their own
+    /// errors.
+    func downloadFailure(_ error: S3Error, of record: AssetRecord) -> any Error {
+        let assetID = record.id ?? 0
+        if error != .cancelled {
+            telemetry.downloadEnded(
+                localIdentifier: assetID, key: record.key, bytesTransferred: 0, attempts: 0,
+                failure: error.description)
+        }
+        switch error {
+        case .noSuchKey:
+            // Deleted remotely while we fetched it: the asset goes, as a sync would remove it.
+            try? removeAssets([assetID])
+            return AssetRequestError.assetDeleted(localIdentifier: assetID)
+        case .preconditionFailed, .objectChanged:
+            return AssetRequestError.objectChanged(key: record.key)
+        case .cancelled:
+            // Not cancelled by the caller: a sync removed the asset (its object is gone) and stopped the download.
+            if !Task.isCancelled, (try? store.record(id: assetID)) == nil {
+                return AssetRequestError.assetDeleted(localIdentifier: assetID)
+            }
+            return AssetRequestError.cancelled
+        case .networkAccessNotAllowed:
+            return AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
+        default:
+            return error
+        }
+    }
+
+    /// Downloads `record`'s original straight to `destination` (a path that does not exist), verified like any
+    /// download, without keeping it in the library and without syncing it to the disk before it is named
+    /// (``DownloadRequest/durable``): a copy for a caller, written once. Nothing of a failed copy stays (its
+    /// `.part` and sidecar are removed). Does not take the asset's download lock: a download into the library
+    /// may run beside it.
+    func downloadCopy(
+        of record: AssetRecord, to destination: URL, options: AssetRequestOptions, requestID: AssetRequestID
+    ) async throws {
+        guard let assetID = record.id else { throw AssetRequestError.assetDeleted(localIdentifier: 0) }
+        guard options.isNetworkAccessAllowed, isNetworkAllowed(userRequest: true) else {
+            throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
+        }
+        let remote = try requireRemote()
+        var request = DownloadRequest(
+            bucket: configuration.bucket, key: record.key, destination: destination, expectedETag: record.etag,
+            expectedSize: record.size, priority: .userInitiated, isUserRequest: true, networkAccessAllowed: true,
+            progressQueue: downloads.progressQueue, progress: options.downloadProgress(requestID: requestID))
+        request.durable = false
+        let handle = remote.downloader.download(request)
+        downloads.track(handle, asset: assetID, request: requestID)
+        defer { downloads.untrack(handle, asset: assetID, request: requestID) }
+        do {
+            let result = try await withTaskCancellationHandler {
+                try await handle.result()
+            } onCancel: {
+                handle.cancel()
+            }
+            telemetry.downloadEnded(
+                localIdentifier: assetID, key: record.key, bytesTransferred: result.bytesTransferred,
+                attempts: result.attempts, failure: nil)
+        } catch let error as S3Error {
+            for path in [destination.path + ".part", destination.path + ".part.json"] { Self.removeIfPresent(path) }
+            throw downloadFailure(error, of: record)
+        }
     }
 
     /// Records a verified download as `full`; refuses (and deletes the file) when the asset changed or vanished

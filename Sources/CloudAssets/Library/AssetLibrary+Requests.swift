@@ -104,6 +104,32 @@ extension AssetLibrary {
         try await entry { try await requests.requestFile(for: asset, options: options) }
     }
 
+    /// Writes the asset's data — its original, or with ``AssetRequestOptions/version`` `.current` an edited asset's
+    /// rendered version — to a new file at `fileURL` (PhotoKit's
+    /// `PHAssetResourceManager.writeData(for:toFile:options:completionHandler:)`).
+    ///
+    /// An original that is not local is downloaded straight to the file, verified like any download (size, ETag,
+    /// checksums), and **not kept in the library**: the asset's availability does not change. It is written once
+    /// and named as soon as it is verified, without a sync to the disk first (as `curl -o` writes), so a copy out
+    /// costs what a download costs. A local original (or rendered version) is copied from the library. With
+    /// ``Configuration/locationAccess`` `.denied`, an image's GPS tags are removed from the file before it gets
+    /// its name. The file is written under a temporary name beside `fileURL` and named only when complete,
+    /// without replacing anything: a failed, cancelled or interrupted request leaves no file at `fileURL` and
+    /// removes its temporary files (a process killed meanwhile can leave one, named `.<name>.cloudassets-….tmp`).
+    /// Memory stays bounded whatever the original's size. Safe from any task; cancellation stops the download.
+    /// - Parameters:
+    ///   - asset: The asset.
+    ///   - fileURL: Where to write: nothing may be there yet, and it may not lie in the library's folder.
+    ///   - options: Network access, progress and the version, as for ``requestFile(for:options:)``.
+    /// - Throws: ``CloudAssetsError/Code/localFileFailed`` when something is at `fileURL`, it is inside the
+    ///   library's folder or cannot be written; ``CloudAssetsError/Code/networkNotAllowed`` when the original is
+    ///   in the cloud and the network may not be used; the download's errors.
+    public func writeData(
+        for asset: Asset, toFile fileURL: URL, options: AssetRequestOptions = AssetRequestOptions()
+    ) async throws {
+        try await entry { try await requests.writeData(for: asset, toFile: fileURL, options: options) }
+    }
+
     /// Hands the asset's original to `dataReceivedHandler` in order, in pieces of at most `chunkSize` bytes, as
     /// its bytes arrive — PhotoKit's `PHAssetResourceManager.requestData(for:options:dataReceivedHandler:)`, named
     /// apart from ``requestData(for:options:resultHandler:)`` (whole data, in a callback).

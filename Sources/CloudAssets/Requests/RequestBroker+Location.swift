@@ -36,6 +36,17 @@ enum LocationFilter {
         }
     }
 
+    /// Writes `patches` over the file at `url` (same length), and syncs it when asked.
+    static func apply(_ patches: [(offset: Int, bytes: [UInt8])], toFileAt url: URL, synchronize: Bool) throws {
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        for patch in patches {
+            try handle.seek(toOffset: UInt64(patch.offset))
+            try handle.write(contentsOf: patch.bytes)
+        }
+        if synchronize { try handle.synchronize() }
+    }
+
     /// The file ranges (HEIF EXIF and XMP items) past `head` that ``patches(head:read:)`` will ask for.
     static func rangesPastHead(_ head: [UInt8]) throws -> [Range<Int>] {
         guard ImageFormat.sniff(head) == .heif else { return [] }
@@ -121,13 +132,7 @@ extension RequestBroker {
         unlink(part.path)
         try FileManager.default.copyItem(at: url, to: part)
         do {
-            let handle = try FileHandle(forWritingTo: part)
-            defer { try? handle.close() }
-            for patch in patches {
-                try handle.seek(toOffset: UInt64(patch.offset))
-                try handle.write(contentsOf: patch.bytes)
-            }
-            try handle.synchronize()
+            try LocationFilter.apply(patches, toFileAt: part, synchronize: true)
         } catch {
             unlink(part.path)
             throw error

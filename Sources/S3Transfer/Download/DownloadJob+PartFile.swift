@@ -14,7 +14,8 @@ extension DownloadJob {
             request.expectedETag.map({ S3ETag.unquoted($0) == sidecar.etag }) ?? true ? sidecar : nil
         }
         if found.present && usable == nil { PartSidecar.remove(forPart: partPath) }
-        let writer = PartFileWriter(path: partPath, allowsFileSystemSync: configuration.syncsFileSystemForGroups)
+        let writer = PartFileWriter(
+            path: partPath, allowsFileSystemSync: configuration.syncsFileSystemForGroups, durable: request.durable)
         state.withLock { $0.writer = writer }
         if let sidecar = usable {
             let onDisk = try await openPartOnQueue(writer, truncate: false).get()

@@ -179,7 +179,8 @@ final class DownloadJob: @unchecked Sendable {
     /// (the caller's thread may belong to the caller's pool, and creating a file may wait for the disk), else
     /// on the thread that gave the slot back (a writer's queue, or a task of the downloader's).
     func startFirstAttempt(onCallerThread: Bool) {
-        let writer = PartFileWriter(path: partPath, allowsFileSystemSync: configuration.syncsFileSystemForGroups)
+        let writer = PartFileWriter(
+            path: partPath, allowsFileSystemSync: configuration.syncsFileSystemForGroups, durable: request.durable)
         state.withLock { $0.writer = writer }
         if onCallerThread {
             writer.perform { [self] in openAndStart(writer) }

@@ -122,6 +122,11 @@ package struct DownloadRequest: Sendable {
     /// Called with progress at most every ``DownloaderConfiguration/progressInterval`` ms, in order; set
     /// the flag to true to cancel this request.
     package var progress: (@Sendable (DownloadProgress, inout Bool) -> Void)?
+    /// Whether the file is on the disk before it gets its name (writeback started as it is written, `fdatasync`
+    /// before the rename): what a library's cached original needs, since its commit says "full" for good. A copy
+    /// handed out to a caller (an export) is renamed as soon as it is verified, as durable as a file `curl -o`
+    /// writes: the page cache writes it back.
+    package var durable = true
 
     /// - Parameters:
     ///   - bucket: The bucket.

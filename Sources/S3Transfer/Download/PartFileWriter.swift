@@ -64,9 +64,16 @@ final class PartFileWriter: @unchecked Sendable {
     /// Whether the file's sync may be a `syncfs` shared with other files (``FileSyncGroup``).
     let allowsFileSystemSync: Bool
 
+    /// Whether the file is synced before its rename (``DownloadRequest/durable``).
+    let durable: Bool
+
     /// A writer for `path`; nothing touches the file system until ``open(truncate:)``.
-    init(path: String, chunkSize: Int = 1 << 20, maxInFlight: Int = 4, allowsFileSystemSync: Bool = false) {
+    init(
+        path: String, chunkSize: Int = 1 << 20, maxInFlight: Int = 4, allowsFileSystemSync: Bool = false,
+        durable: Bool = true
+    ) {
         self.path = path
+        self.durable = durable
         self.allowsFileSystemSync = allowsFileSystemSync
         self.chunkSize = chunkSize
         self.maxInFlight = maxInFlight
@@ -220,6 +227,15 @@ final class PartFileWriter: @unchecked Sendable {
     func commitNow(
         renamingTo destination: String?, completion: @escaping @Sendable (Result<Void, S3Error>) -> Void
     ) {
+        guard durable else {
+            // Verified: named at once, written back by the page cache like any program's file.
+            if let destination, Glibc.rename(path, destination) != 0 {
+                completion(.failure(.fileSystem(path: destination, errno: errno)))
+            } else {
+                completion(.success(()))
+            }
+            return
+        }
         // The item keeps the writer, and so its descriptor, alive until the file is synced.
         FileSyncGroup.shared.commit(
             FileSyncGroup.Item(
@@ -319,6 +335,7 @@ final class PartFileWriter: @unchecked Sendable {
     /// Every ``writebackBatch`` bytes of contiguous writes, asks the kernel (from the worker queue) to start
     /// writing them to the disk — an optimisation only: the final sync remains the guarantee, so errors are ignored.
     private func startWritebackIfDue(wroteAt offset: Int64, count: Int64) {
+        guard durable else { return }
         if unflushed.count == 0 || unflushed.start + unflushed.count != offset { unflushed = (offset, 0) }
         unflushed.count += count
         guard unflushed.count >= Self.writebackBatch else { return }
