@@ -164,6 +164,9 @@ final class OutputSink: @unchecked Sendable {
             try copy(from: staging)
             unlink(staging.path)
         case .replace(let path, let mode)?:
+            // The empty temporary file goes first: a rename over an existing file makes ext4 write the renamed
+            // file's data back at once (`auto_da_alloc`), half a second for 1 GiB.
+            if let tempPath { unlink(tempPath) }
             guard let tempPath, rename(staging.path, tempPath) == 0 else {
                 let code = errno
                 unlink(staging.path)
