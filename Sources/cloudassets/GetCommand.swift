@@ -26,6 +26,18 @@ struct Get: AsyncParsableCommand {
             "With -o FILE: also keep the original in the library (by default a copy not local yet is written straight from the bucket and the library keeps none)."
     )
     var keep = false
+    @Option(
+        name: .customLong("output-folder"),
+        help:
+            "Write each asset to a file in this existing folder, named by its key below originals/ (subfolders made as needed); never replaces a file, the library keeps no copy of what it downloads."
+    )
+    var outputFolder: String?
+
+    func validate() throws {
+        if outputFolder != nil && (output != nil || range != nil || keep) {
+            throw ValidationError("--output-folder goes without -o, --range and --keep")
+        }
+    }
 
     func run() async throws {
         keepFreedMemoryForReuse()
@@ -44,6 +56,11 @@ struct Get: AsyncParsableCommand {
             let byteRange = try range.map(ByteRangeArgument.parse)
             // The output is checked (and its temporary file created) before anything is downloaded.
             let sink = try output.map { try OutputSink(output: $0, libraryFolder: library.configuration.storeURL) }
+            let folder = try outputFolder.map {
+                try OutputFolder(
+                    path: $0, libraryFolder: library.configuration.storeURL,
+                    originalsPrefix: library.configuration.layout.originalsPrefix)
+            }
             let bars = ProgressBoard(quiet: global.quiet)
             try await withInterrupt {
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -83,6 +100,11 @@ struct Get: AsyncParsableCommand {
                                 // Streamed as the bytes arrive.
                                 try await library.streamData(for: asset, options: options) { try sink.write($0) }
                                 bars.finish(name: asset.key)
+                            } else if let folder {
+                                let target = try folder.file(for: asset.key)
+                                try await library.writeData(for: asset, toFile: target, options: options)
+                                bars.finish(name: asset.key)
+                                if !global.quiet { Terminal.shared.out("\(asset.localIdentifier)\t\(target.path)") }
                             } else if let sink, !keep, let staging = sink.stagingURL() {
                                 // Written once, straight from the bucket when the original is not local; the
                                 // library keeps no copy (`--keep` for one).

@@ -162,3 +162,47 @@ struct StalledGetTests {
         }
     }
 }
+
+@Suite("cloudassets get --output-folder")
+struct GetOutputFolderTests {
+    @Test func everyAssetIsWrittenBelowTheFolderByItsKeyAndNothingIsReplaced() async throws {
+        try await withFixture(assets: 6) { fixture in
+            try await fixture.sync(["--no-thumbnails"])
+            let rows = try await fixture.list()
+            let folder = fixture.folder.appendingPathComponent("export")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let got = try await fixture.run("get", ["--network", "--prefix", "", "--output-folder", folder.path])
+            expectSuccess(got)
+            for row in rows {
+                let file = folder.appendingPathComponent(String(row.key.dropFirst("originals/".count)))
+                expectSameBytes(try Data(contentsOf: file), try fixture.objectData(row.key), row.key)
+            }
+            // The copies came straight from the bucket: the library keeps none.
+            #expect(try await fixture.rowsByID().values.allSatisfy { $0.state != "full" })
+
+            // Again: every file is there already, so nothing is replaced and the command fails saying so.
+            let first = try #require(rows.first)
+            let kept = folder.appendingPathComponent(String(first.key.dropFirst("originals/".count)))
+            try Data("mine".utf8).write(to: kept)
+            let again = try await fixture.run("get", ["--network", first.id, "--output-folder", folder.path])
+            #expect(again.status != 0 && again.stderr.contains("already there"), "\(again)")
+            #expect(try String(contentsOf: kept, encoding: .utf8) == "mine")
+        }
+    }
+
+    @Test func aKeyThatWouldLeaveTheFolderIsRefused() async throws {
+        try await withFixture(assets: 1) { fixture in
+            try fixture.server.putObject(
+                bucket: CLIFixture.bucket, key: "originals/a/../../escape.jpg", data: Data("x".utf8))
+            try await fixture.sync(["--no-thumbnails"])
+            let hostile = try #require(try await fixture.list().first { $0.key.contains("..") })
+            let folder = fixture.folder.appendingPathComponent("export")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let refused = try await fixture.run("get", ["--network", hostile.id, "--output-folder", folder.path])
+            #expect(refused.status != 0 && refused.stderr.contains("no path below the output folder"), "\(refused)")
+            #expect(!FileManager.default.fileExists(atPath: fixture.folder.appendingPathComponent("escape.jpg").path))
+            let wrong = try await fixture.run("get", [hostile.id, "--output-folder", folder.path, "-o", "x"])
+            #expect(wrong.status != 0 && wrong.stderr.contains("--output-folder goes without -o"), "\(wrong)")
+        }
+    }
+}
