@@ -30,6 +30,35 @@ struct DiskStorageTests {
         }
     }
 
+    @Test func aRestartKeepsObjectsWithTheirDataAndDropsWhatHalfAWriteLeft() async throws {
+        let root = temporaryRoot()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await withServer(configure: { $0.storage = .disk(root: root) }) { server, _ in
+            for i in 0..<40 { try server.putObject(bucket: "photos", key: "k\(i)", data: Data("object \(i)".utf8)) }
+        }
+        // A crash between the steps of a write: a data file without its sidecar, a sidecar without its data.
+        let objects = root.appendingPathComponent("buckets/photos/objects")
+        let stray = objects.appendingPathComponent("stray.data")
+        try Data("stray".utf8).write(to: stray)
+        let names = try FileManager.default.contentsOfDirectory(atPath: objects.path)
+        let lost = try #require(names.first { $0.hasSuffix(".data") && $0 != "stray.data" })
+        try FileManager.default.removeItem(at: objects.appendingPathComponent(lost))
+        try await withServer(configure: { $0.storage = .disk(root: root) }, bucket: nil) { _, client in
+            var served = 0
+            for i in 0..<40 {
+                let r = try await client.send("GET", "/photos/k\(i)")
+                if r.status == 200 {
+                    #expect(r.body == Data("object \(i)".utf8))
+                    served += 1
+                } else {
+                    #expect(r.status == 404)
+                }
+            }
+            #expect(served == 39, "every object whose data is there, and only those")
+            #expect(!FileManager.default.fileExists(atPath: stray.path), "a data file no sidecar names is removed")
+        }
+    }
+
     @Test func rangedReadsAndOverwritesWorkOnDisk() async throws {
         let root = temporaryRoot()
         defer { try? FileManager.default.removeItem(at: root) }
