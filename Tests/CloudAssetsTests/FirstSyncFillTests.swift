@@ -73,6 +73,33 @@ struct FirstSyncFillTests {
         }
     }
 
+    @Test(
+        "an object another tool replaces between the listing and its read keeps the listing's facts, not the new head")
+    func replacedBeforeItsReadIsLeftToTheNextListing() async throws {
+        try await withHarness { harness in
+            let old = Data("the listed bytes".utf8)
+            let etag = try harness.server.putObject(bucket: LibraryHarness.bucket, key: "originals/a.dat", data: old)
+            try harness.server.putObject(bucket: LibraryHarness.bucket, key: "originals/b.dat", data: Data("b".utf8))
+            // Another tool writes a.dat again just as the library asks for its head.
+            let replacement = Data("another tool's new version".utf8)
+            harness.server.faults.add(
+                .replaceObject(with: replacement), keyPattern: "originals/a.dat", method: "HEAD", times: 1)
+            let library = try await harness.open()
+            let first = try await library.sync(fetchThumbnails: false)
+            #expect(first.inserted == 2 && first.metadataFilled == 1 && first.metadataPending == 1)
+            let listed = try library.asset(path: "a.dat")
+            #expect(listed.etag == etag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
+            #expect(listed.size == Int64(old.count) && !listed.provisionalFields.isEmpty)
+            #expect(try library.asset(path: "b.dat").provisionalFields.isEmpty)
+
+            // The next listing sees the new version: a content change, read at once.
+            let second = try await library.sync(mode: .full, fetchThumbnails: false)
+            #expect(second.contentChanged == 1 && second.metadataPending == 0)
+            let now = try library.asset(path: "a.dat")
+            #expect(now.size == Int64(replacement.count) && now.provisionalFields.isEmpty)
+        }
+    }
+
     @Test("a fill cut short keeps what it committed, and the next sync reads only the rest")
     func interruptedFillResumes() async throws {
         try await withHarness { harness in
