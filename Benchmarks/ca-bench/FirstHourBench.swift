@@ -152,3 +152,98 @@ private func writeFirstHourBucket(root: URL, bucket: String, count: Int) throws 
         Data("ca-bench: \(count) objects written in \(Int(Date().timeIntervalSince(setupStarted))) s\n".utf8))
 
 }
+
+// Issue 41, thumbnails for a whole bucket: `CA_BENCH_FIRST_HOUR_PHOTOS` (default 200) 12 MP camera JPEGs another
+// tool uploaded (no `x-amz-meta-*`; 25 distinct images, an EXIF thumbnail in each, as cameras write them), on the
+// bundled server on disk. `cloudassets sync` on a new library (every asset's thumbnail made from the one ranged
+// read of its head: the embedded thumbnail) beside what a user would otherwise run: `rclone copy --transfers 16`
+// of the originals, then `vipsthumbnail -s 256` over them in two processes. Thumbnails per second, and bytes
+// fetched per thumbnail (ours from the server's request log).
+func runFirstHourThumbnailBenchmarks() async throws -> [BenchRow] {
+    let count = ProcessInfo.processInfo.environment["CA_BENCH_FIRST_HOUR_PHOTOS"].flatMap { Int($0) } ?? 200
+    let scratch = try makeScratch("first-hour-photos")
+    defer { removeScratch(scratch) }
+    let root = scratch.appendingPathComponent("server")
+    let bucket = "photos"
+    do {
+        let writer = try FakeS3Server(
+            configuration: FakeS3Configuration(
+                accessKeyID: "bench", secretAccessKey: "bench-secret", storage: .disk(root: root)))
+        try writer.createBucket(bucket)
+        let samples = scratch.appendingPathComponent("samples")
+        try FileManager.default.createDirectory(at: samples, withIntermediateDirectories: true)
+        let shapes = [(4000, 3000), (3000, 4000), (4032, 3024)]
+        var distinct: [Data] = []
+        for i in 0..<25 {
+            let url = samples.appendingPathComponent("s\(i).jpg")
+            let (w, h) = shapes[i % shapes.count]
+            try writeSampleJPEG(
+                url, width: w, height: h, orientation: 1, seed: UInt64(400 + i), embeddedThumbnail: true)
+            distinct.append(try Data(contentsOf: url))
+        }
+        for i in 0..<count {
+            try writer.putObject(
+                bucket: bucket, key: String(format: "originals/DCIM/IMG_%04d.jpg", i), data: distinct[i % 25])
+        }
+    }
+    let server = try ChildServer(root: root, publicBucket: nil, faults: true)
+    defer { server.stop() }
+    let rclone = rcloneEnvironment(endpoint: server.endpoint, accessKey: server.accessKey, secretKey: server.secretKey)
+    let copied = scratch.appendingPathComponent("copied")
+    settleFileSystem()
+    var started = Date()
+    let copy = try run(
+        "/usr/bin/rclone", ["copy", "fake:\(bucket)/originals", copied.path, "--transfers", "16"], environment: rclone)
+    guard copy.status == 0 else { throw BenchError("rclone copy exited \(copy.status)") }
+    let files =
+        (FileManager.default.enumerator(atPath: copied.path)?.compactMap { $0 as? String } ?? [])
+        .filter { $0.hasSuffix(".jpg") }.map { copied.appendingPathComponent($0).path }
+    guard files.count == count else { throw BenchError("rclone copied \(files.count) of \(count)") }
+    let thumbnails = scratch.appendingPathComponent("vips")
+    try FileManager.default.createDirectory(at: thumbnails, withIntermediateDirectories: true)
+    let half = files.count / 2
+    _ = try spawnTogether([
+        ("/usr/bin/vipsthumbnail", Array(files[..<half]) + ["-s", "256", "-o", thumbnails.path + "/%s.jpg"]),
+        ("/usr/bin/vipsthumbnail", Array(files[half...]) + ["-s", "256", "-o", thumbnails.path + "/%s.jpg"]),
+    ])
+    let theirSeconds = Date().timeIntervalSince(started)
+    let theirBytes = files.reduce(0) { sum, path in
+        sum + (((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0)
+    }
+
+    var environment = ProcessInfo.processInfo.environment
+    environment["AWS_ACCESS_KEY_ID"] = server.accessKey
+    environment["AWS_SECRET_ACCESS_KEY"] = server.secretKey
+    let cli = productsDirectory.appendingPathComponent("cloudassets").path
+    let store = scratch.appendingPathComponent("library").path
+    try server.admin("DELETE", "log")
+    settleFileSystem()
+    started = Date()
+    let sync = try run(
+        cli, ["sync", "-q", "--store", store, "--endpoint", server.endpoint, "--bucket", bucket],
+        environment: environment)
+    let ourSeconds = Date().timeIntervalSince(started)
+    guard sync.status == 0 else { throw BenchError("cloudassets sync exited \(sync.status)") }
+    let status = try run(cli, ["status", "--json", "--store", store], environment: environment)
+    let made = status.output.contains("\"thumbnail\":\(count)")
+    let log = try curl(["-sf", "\(server.endpoint)/_fake-s3/log"])
+    struct Entry: Decodable {
+        var key: String?
+        var bytesSent: Int
+    }
+    let entries = try JSONDecoder().decode([Entry].self, from: Data(log.utf8))
+    let ourBytes = entries.filter { $0.key?.hasPrefix("originals/") == true }.reduce(0) { $0 + $1.bytesSent }
+    let ourRate = Double(count) / ourSeconds
+    let theirRate = Double(count) / theirSeconds
+    return [
+        BenchRow(
+            name: "first hour: thumbnails of \(count) camera photos (12 MP), cloudassets sync", value: ourRate,
+            unit: "thumb/s", reference: "rclone copy + vipsthumbnail", referenceValue: theirRate,
+            ratio: ourRate / theirRate, target: ">= 1x", met: made && ourRate >= theirRate),
+        BenchRow(
+            name: "first hour: bytes fetched per thumbnail (\(count) camera photos)",
+            value: Double(ourBytes) / Double(count) / 1024, unit: "KiB", reference: "rclone copy (whole files)",
+            referenceValue: Double(theirBytes) / Double(count) / 1024,
+            ratio: Double(theirBytes) / Double(max(1, ourBytes)), target: "report", met: made),
+    ]
+}

@@ -35,10 +35,23 @@ private func writeThumbnail(_ input: String, size: Int, to folder: URL) throws {
     try Data(jpeg).write(to: folder.appendingPathComponent(name))
 }
 
-/// A photo-like JPEG: smooth gradients plus seeded noise (so it does not compress like flat colour).
-func writeSampleJPEG(_ url: URL, width: Int, height: Int, orientation: Int, seed: UInt64) throws {
+/// A photo-like JPEG: smooth gradients plus seeded noise (so it does not compress like flat colour); with
+/// `embeddedThumbnail`, its EXIF carries a 160 × 120 JPEG thumbnail, as a camera's does.
+func writeSampleJPEG(
+    _ url: URL, width: Int, height: Int, orientation: Int, seed: UInt64, embeddedThumbnail: Bool = false
+) throws {
     var exif = ExifBuilder()
     exif.orientation = orientation
+    if embeddedThumbnail {
+        exif.thumbnailJPEG = try ImageEncoder.jpeg(width: 160, height: 120, quality: 80, exif: nil) { y, row in
+            for x in 0..<160 {
+                row[x * 4] = UInt8(truncatingIfNeeded: x + Int(seed))
+                row[x * 4 + 1] = UInt8(truncatingIfNeeded: y * 2)
+                row[x * 4 + 2] = UInt8(truncatingIfNeeded: x + y)
+                row[x * 4 + 3] = 255
+            }
+        }
+    }
     exif.captureDate = Date(timeIntervalSince1970: 1_700_000_000 + Double(seed) * 3600)
     var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
     let phase = Int(seed % 97)
@@ -61,7 +74,7 @@ func writeSampleJPEG(_ url: URL, width: Int, height: Int, orientation: Int, seed
 }
 
 /// Runs several programs at once; the wall time until the last one ends.
-private func spawnTogether(_ commands: [(String, [String])]) throws -> Double {
+func spawnTogether(_ commands: [(String, [String])]) throws -> Double {
     let start = now()
     var pids: [pid_t] = []
     var argvs: [[UnsafeMutablePointer<CChar>?]] = []

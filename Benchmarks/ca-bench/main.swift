@@ -45,6 +45,7 @@ rows += await section("import") { try await runImportBenchmarks() }
 rows += await section("details at scale") { try runDetailsScaleBenchmarks() }
 rows += await section("journal") { try await runJournalBenchmarks() }
 rows += await section("first hour") { try await runFirstHourBenchmarks() }
+rows += await section("first-hour thumbnails") { try await runFirstHourThumbnailBenchmarks() }
 rows += await section("images") { try await runImageBenchmarks() }
 rows += await section("edits") { try runEditBenchmarks() }
 // Against Ceph's RADOS Gateway (scripts/ceph-rgw.sh): no rows when the cluster cannot start.
