@@ -50,6 +50,20 @@ import Testing
         #expect(try library.asset(withLocalIdentifier: "nonsense") == nil)
     }
 
+    @Test("positions by identifier agree whether found by a scan (the first lookups) or by the index (later)")
+    func indexOfIdentifierScansThenIndexes() async throws {
+        let folder = LibraryFolder()
+        defer { folder.cleanup() }
+        let (library, ids) = try await makeLibrary(folder, count: 700)
+        let result = try library.fetchAssets(FetchOptions(sortBy: [.creationDate()]))
+        let order = Array(result.identifiers)
+        // More lookups than are answered by scanning, absent identifiers among them.
+        let asked = Array(ids.shuffled().prefix(FetchResult.scansBeforeIndex * 3)) + [-1, Int64.max]
+        for id in asked {
+            #expect(result.index(ofIdentifier: id) == order.firstIndex(of: id), "\(id)")
+        }
+    }
+
     @Test func limitAndSortTieBreakAreStable() async throws {
         let folder = LibraryFolder()
         defer { folder.cleanup() }

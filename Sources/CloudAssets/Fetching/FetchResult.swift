@@ -26,6 +26,8 @@ public final class FetchResult: Sendable, RandomAccessCollection {
 
     private struct Cache {
         var indexByID: [Int64: Int]?
+        /// Lookups answered by a scan so far (see ``index(ofIdentifier:)``).
+        var scans = 0
         var pages: [Int: [Asset]] = [:]
         var pageOrder: [Int] = []
     }
@@ -89,10 +91,24 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     /// The position of `asset` (matched by identifier), or `nil`.
     public func index(of asset: Asset) -> Int? { index(ofIdentifier: asset.rowID) }
 
-    /// The position of the asset with this identifier, or `nil`. The first call builds an index (O(n)); later
-    /// calls are O(1).
+    /// Lookups a result answers by scanning its identifiers before it builds an index of them: a change read from
+    /// the history (another process's) locates its few assets in a million-asset result in ~1 ms each this way,
+    /// where the index costs ~100 ms, and each change makes a new result.
+    static let scansBeforeIndex = 16
+
+    /// The position of the asset with this identifier, or `nil`. The first ``scansBeforeIndex`` calls scan the
+    /// identifiers (O(n), no allocation); the next builds an index (O(n)), and later calls are O(1).
     package func index(ofIdentifier id: Int64) -> Int? {
         cache.withLock { cache in
+            if cache.indexByID == nil, cache.scans < Self.scansBeforeIndex {
+                cache.scans += 1
+                var found: Int?
+                sorted.forEachRun(in: 0..<sorted.count) { chunk, positions, start in
+                    guard found == nil, let at = chunk.ids[positions].firstIndex(of: id) else { return }
+                    found = start + (at - positions.lowerBound)
+                }
+                return found
+            }
             if cache.indexByID == nil {
                 var map = [Int64: Int](minimumCapacity: sorted.count)
                 sorted.forEachRun(in: 0..<sorted.count) { chunk, positions, start in
