@@ -13,11 +13,13 @@ struct InterruptResumeTests {
             let object = try fixture.objectData(Self.largeKey)
             let partFile = fixture.store.appendingPathComponent("originals/\(large.id).mov.part")
 
-            // Slow enough that the download is surely still running when interrupted.
+            // Slow enough (32 s) that the download is surely still running when interrupted, even when this task
+            // waits seconds for a thread on a loaded machine.
             let slow = fixture.server.faults.add(
-                FaultRule(keyPattern: Self.largeKey, method: "GET", fault: .bandwidthLimit(bytesPerSecond: 4 << 20)))
+                FaultRule(keyPattern: Self.largeKey, method: "GET", fault: .bandwidthLimit(bytesPerSecond: 1 << 20)))
             let first = try fixture.start("get", [large.id, "--network"])
-            let arrived = await poll { Self.size(of: partFile) >= 1 << 20 }
+            // Generous: on a loaded machine the process may take long to start; the poll ends as soon as it holds.
+            let arrived = await poll(deadline: .seconds(60)) { Self.size(of: partFile) >= 1 << 20 }
             #expect(arrived, "the .part file never grew; stderr: \(first.stderr.text)")
             first.interrupt()
             let interrupted = await first.finish()
