@@ -25,7 +25,9 @@ struct Sync: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try await global.openLibrary(runsDownloads: false, rebind: rebind)
+            // A first sync's metadata reads are small requests bound by round trips, as `get`'s small downloads
+            // are: 16 connections (measured on 20,000 objects: 8 → 2.4–2.6 s, 16 → 2.2–2.4 s, 32 no faster).
+            let library = try await global.openLibrary(runsDownloads: false, rebind: rebind, minimumConnections: 16)
             defer { library.close() }
             if !global.quiet {
                 // On a terminal, a line that says what the command is waiting for (replaced by the summary).
