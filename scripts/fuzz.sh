@@ -9,7 +9,8 @@
 # scripts/fuzz-ledger.py).
 #
 # FUZZ_CPU_GOAL=1 runs each target for the CPU time it still lacks to reach its goal (`ca-fuzz list`, fourth
-# column), at most FUZZ_SECONDS (default 1200 in this mode) per run, and skips targets that have reached it.
+# column), at most FUZZ_SECONDS (default 1200 in this mode) per run, furthest from its goal first, and skips
+# targets that have reached it.
 # Ctrl-C (or SIGTERM to this script) stops every fuzzer at once; what they found is merged and their CPU time
 # recorded, and no further target starts.
 set -uo pipefail
@@ -36,12 +37,11 @@ mkdir -p "$work"
 printf '%s\n' "$list" >"$work/list.tsv"
 if [ -n "$goal_mode" ]; then
     python3 scripts/fuzz-ledger.py --list "$work/list.tsv" --remaining Fuzz/ledger.tsv >"$work/remaining.tsv" || exit 1
-    pending=""
-    for t in $targets; do
+    # The targets furthest from their goal first, so that a run stopped early went where it was needed most.
+    targets=$(for t in $targets; do
         left=$(awk -F'\t' -v t="$t" '$1 == t { print $2 }' "$work/remaining.tsv")
-        if [ "${left:-0}" -gt 0 ]; then pending="$pending $t"; fi
-    done
-    targets=$pending
+        if [ "${left:-0}" -gt 0 ]; then printf '%s %s\n' "$left" "$t"; fi
+    done | sort -rn | cut -d' ' -f2 | xargs)
     [ -n "$targets" ] || { echo "fuzz: every target has reached its CPU goal"; python3 scripts/fuzz-ledger.py --list "$work/list.tsv"; exit 0; }
 fi
 .build/debug/ca-fuzz seed "$work/seeds" || exit 1
