@@ -131,7 +131,9 @@ public struct Asset: Sendable, Hashable, Identifiable {
 
     /// Fields of an ``Asset`` that a sync has not read yet (``Asset/provisionalFields``).
     public struct ProvisionalFields: OptionSet, Sendable, Hashable {
+        /// The set's bits, one per field (the static members).
         public let rawValue: Int
+        /// The set with these bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
         /// ``Asset/creationDate`` is the object's Last-Modified (the capture date is not read yet).
         public static let creationDate = ProvisionalFields(rawValue: 1 << 0)
