@@ -35,6 +35,48 @@ func runFirstHourBenchmarks() async throws -> [BenchRow] {
     let rclone = rcloneEnvironment(endpoint: server.endpoint, accessKey: server.accessKey, secretKey: server.secretKey)
     // A kept folder holds what the last run's library wrote (its checkpoint, its journal): only the originals stay.
     _ = try run("/usr/bin/rclone", ["delete", "fake:\(bucket)", "--exclude", "originals/**"], environment: rclone)
+    let (rows, syncSeconds) = try measureFirstSync(
+        endpoint: server.endpoint, accessKey: server.accessKey, secretKey: server.secretKey, bucket: bucket,
+        count: count, place: "\(label) objects on disk", library: scratch.appendingPathComponent("library"))
+    return rows + [
+        BenchRow(
+            name: "first hour: fake-s3 serve of \(label) objects on disk, until it accepts",
+            value: loadSeconds, unit: "s", reference: "our first sync", referenceValue: syncSeconds,
+            ratio: syncSeconds / loadSeconds, target: "<= the sync (\(serverRSS >> 20) MiB)",
+            met: loadSeconds <= syncSeconds)
+    ]
+}
+
+/// The same rows on an in-process fake server holding the objects in memory (`CA_BENCH_ONLY="first hour"` runs
+/// both; the server shares this process, the CLI and rclone are processes of their own).
+func runFirstHourMemoryBenchmarks() async throws -> [BenchRow] {
+    let count = ProcessInfo.processInfo.environment["CA_BENCH_FIRST_HOUR_OBJECTS"].flatMap { Int($0) } ?? 200_000
+    let label = count >= 1_000_000 ? "\(count / 1_000_000)M" : "\(count / 1000)k"
+    let scratch = try makeScratch("first-hour-memory")
+    defer { removeScratch(scratch) }
+    let server = try FakeS3Server(
+        configuration: FakeS3Configuration(accessKeyID: "bench", secretAccessKey: "bench-secret"))
+    try await server.start()
+    do {
+        try fillFirstHourBucket(server, bucket: "photos", count: count)
+        let (rows, _) = try measureFirstSync(
+            endpoint: server.endpoint.absoluteString, accessKey: "bench", secretKey: "bench-secret", bucket: "photos",
+            count: count, place: "\(label) objects in memory", library: scratch.appendingPathComponent("library"))
+        try await server.stop()
+        return rows
+    } catch {
+        try? await server.stop()
+        throw error
+    }
+}
+
+/// `rclone lsf -R`, `rclone lsf -R --format tpsm`, then `cloudassets sync` on a new library at `library`, each a
+/// process of its own: the rows "until catalog ready", "metadata complete" and "beside tpsm", and our sync's time.
+private func measureFirstSync(
+    endpoint: String, accessKey: String, secretKey: String, bucket: String, count: Int, place: String,
+    library: URL
+) throws -> (rows: [BenchRow], syncSeconds: Double) {
+    let rclone = rcloneEnvironment(endpoint: endpoint, accessKey: accessKey, secretKey: secretKey)
     var started = Date()
     let listed = try run(
         "/usr/bin/rclone", ["lsf", "-R", "--files-only", "fake:\(bucket)/originals"], environment: rclone)
@@ -50,43 +92,35 @@ func runFirstHourBenchmarks() async throws -> [BenchRow] {
 
     // Our first sync, as a user runs it: the CLI, process start to exit.
     var environment = ProcessInfo.processInfo.environment
-    environment["AWS_ACCESS_KEY_ID"] = server.accessKey
-    environment["AWS_SECRET_ACCESS_KEY"] = server.secretKey
+    environment["AWS_ACCESS_KEY_ID"] = accessKey
+    environment["AWS_SECRET_ACCESS_KEY"] = secretKey
     let cli = productsDirectory.appendingPathComponent("cloudassets").path
     let sync = try runTimingLines(
-        cli,
-        [
-            "sync", "--store", scratch.appendingPathComponent("library").path, "--endpoint", server.endpoint,
-            "--bucket", bucket, "--no-thumbnails",
-        ], environment: environment)
+        cli, ["sync", "--store", library.path, "--endpoint", endpoint, "--bucket", bucket, "--no-thumbnails"],
+        environment: environment)
     guard sync.status == 0 else { throw BenchError("cloudassets sync exited \(sync.status)") }
     guard let ready = sync.lines.first(where: { $0.line.hasPrefix("catalog ready: \(count) assets") })?.seconds
     else { throw BenchError("cloudassets sync printed no \"catalog ready\" line") }
     let synced = sync.lines.contains { $0.line.contains("\(count) new") && $0.line.contains("\(count) read after") }
-    let status = try run(cli, ["status", "--json", "--store", scratch.appendingPathComponent("library").path])
+    let status = try run(cli, ["status", "--json", "--store", library.path])
     let complete = synced && status.output.contains("\"metadataPending\":0")
-
-    return [
+    let rows = [
         BenchRow(
-            name: "first hour: cloudassets sync of \(label) objects on disk, until catalog ready",
+            name: "first hour: cloudassets sync of \(place), until catalog ready",
             value: ready, unit: "s", reference: "rclone lsf -R", referenceValue: rcloneSeconds,
             ratio: rcloneSeconds / ready, target: "<= 1.5x rclone",
             met: rcloneCount == count && ready <= 1.5 * rcloneSeconds),
         BenchRow(
-            name: "first hour: cloudassets sync of \(label) objects on disk, metadata complete",
+            name: "first hour: cloudassets sync of \(place), metadata complete",
             value: sync.seconds, unit: "s", reference: "rclone lsf -R", referenceValue: rcloneSeconds,
             ratio: rcloneSeconds / sync.seconds, target: "<= 3x rclone",
             met: complete && sync.seconds <= 3 * rcloneSeconds),
         BenchRow(
-            name: "first hour: the same sync beside rclone lsf -R --format tpsm (HEAD per object)",
+            name: "first hour: the same sync (\(place)) beside rclone lsf -R --format tpsm (HEAD per object)",
             value: sync.seconds, unit: "s", reference: "rclone lsf tpsm", referenceValue: detailedSeconds,
             ratio: detailedSeconds / sync.seconds, target: "report", met: complete),
-        BenchRow(
-            name: "first hour: fake-s3 serve of \(label) objects on disk, until it accepts",
-            value: loadSeconds, unit: "s", reference: "our first sync", referenceValue: sync.seconds,
-            ratio: sync.seconds / loadSeconds, target: "<= the sync (\(serverRSS >> 20) MiB)",
-            met: loadSeconds <= sync.seconds),
     ]
+    return (rows, sync.seconds)
 }
 
 /// Runs a command to completion, noting when each line of its standard output arrived (seconds from the start).
@@ -125,11 +159,18 @@ private func writeFirstHourBucket(root: URL, bucket: String, count: Int) throws 
     let writer = try FakeS3Server(
         configuration: FakeS3Configuration(
             accessKeyID: "bench", secretAccessKey: "bench-secret", storage: .disk(root: root)))
+    let setupStarted = Date()
+    try fillFirstHourBucket(writer, bucket: bucket, count: count)
+    FileHandle.standardError.write(
+        Data("ca-bench: \(count) objects written in \(Int(Date().timeIntervalSince(setupStarted))) s\n".utf8))
+}
+
+/// Creates `bucket` in `server` and puts `count` objects with their `x-amz-meta-*` fields into it, straight into
+/// its storage (as any client's PUTs would leave it), in parallel (on disk the time goes to the file system).
+private func fillFirstHourBucket(_ writer: FakeS3Server, bucket: String, count: Int) throws {
     try writer.createBucket(bucket)
     let base = Date(timeIntervalSince1970: 1_500_000_000)
     let payload = Data([0xFF])
-    let setupStarted = Date()
-    // In parallel: the storage's time goes to the file system, whose calls overlap.
     let failures = LockedBox(0)
     DispatchQueue.concurrentPerform(iterations: 16) { worker in
         let formatter = ISO8601DateFormatter()
@@ -148,9 +189,6 @@ private func writeFirstHourBucket(root: URL, bucket: String, count: Int) throws 
         }
     }
     guard failures.withLock({ $0 }) == 0 else { throw BenchError("could not write the bucket") }
-    FileHandle.standardError.write(
-        Data("ca-bench: \(count) objects written in \(Int(Date().timeIntervalSince(setupStarted))) s\n".utf8))
-
 }
 
 // Issue 41, thumbnails for a whole bucket: `CA_BENCH_FIRST_HOUR_PHOTOS` (default 200) 12 MP camera JPEGs another
