@@ -48,6 +48,8 @@ fi
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 run_one() {
+    # Only the main shell handles a stop (below): this subshell finishes the target's merge and its ledger line.
+    trap '' INT TERM
     local t=$1 maxlen malloc status cpu execs rate edges size budget=$seconds left
     if [ -n "$goal_mode" ]; then
         left=$(awk -F'\t' -v t="$t" '$1 == t { print $2 }' "$work/remaining.tsv")
