@@ -78,6 +78,26 @@ struct WriteDataTests {
         }
     }
 
+    @Test("a cancelled copy leaves no file at the path and nothing beside it")
+    func cancelledCopyLeavesNothing() async throws {
+        try await withHarness { harness in
+            let (library, asset) = try await harness.openSynced(
+                with: "slow.png", data: testBytes(count: 4_000_000, seed: 414))
+            harness.server.faults.add(
+                .bandwidthLimit(bytesPerSecond: 256 << 10), keyPattern: "originals/slow.png", method: "GET")
+            let folder = try Self.outputs(harness)
+            let target = folder.appendingPathComponent("slow.png")
+            let copy = Task {
+                try await library.writeData(for: asset, toFile: target, options: AssetLibrary.networkOptions())
+            }
+            // Cancelled once bytes are on their way into the folder.
+            while !Self.contents(folder).contains(where: { $0.hasSuffix(".part") }) { await Task.yield() }
+            copy.cancel()
+            await #expect(throws: (any Error).self) { try await copy.value }
+            #expect(Self.contents(folder).isEmpty, "\(Self.contents(folder))")
+        }
+    }
+
     @Test("with location access denied, the written image carries no GPS")
     func locationIsRemoved() async throws {
         try await withHarness { harness in
