@@ -32,7 +32,9 @@ struct TIFFReader {
         /// The count, the entries and the next-IFD pointer (when present).
         var byteRange: Range<Int>
 
-        func entry(_ tag: UInt16) -> Entry? { entries.first { $0.tag == tag } }
+        /// The entry with this tag; of a tag written twice (malformed), the last, as exiftool reads it (found by
+        /// `make fuzz` with `ExifDifferentialTests`: a GPS IFD with two longitude references).
+        func entry(_ tag: UInt16) -> Entry? { entries.last { $0.tag == tag } }
     }
 
     init(bytes: [UInt8], range: Range<Int>) throws(ImageError) {
