@@ -66,7 +66,10 @@ struct RowPipeline {
     private(set) var liveBytes = 0
     private(set) var peakBytes = 0
 
-    init(sourceWidth: Int, sourceHeight: Int, width: Int, height: Int) {
+    /// Throws `.tooLarge` before allocating when the output is over `maxPixels`: a source under the limit can
+    /// still ask for a huge output (an aspect-fill of a very thin image, a large upscale).
+    init(sourceWidth: Int, sourceHeight: Int, width: Int, height: Int, maxPixels: Int) throws(ImageError) {
+        try DecodePlan.checkPixels(width: width, height: height, limit: maxPixels)
         self.sourceWidth = sourceWidth
         self.sourceHeight = sourceHeight
         self.width = width

@@ -19,7 +19,8 @@ package enum ImageDecoder {
     /// decoded whole; HEIF: libheif decode of the primary image (libheif applies its transforms), then
     /// downscale). EXIF orientation 1-8 applied (JPEG and PNG eXIf; broken EXIF decodes as orientation 1).
     /// `isCancelled` is polled between scanlines/rows -> throws .cancelled. A declared size above
-    /// `request.maxPixels` throws `.tooLarge` before any pixel is allocated; data ending early throws
+    /// `request.maxPixels` throws `.tooLarge` before any pixel is allocated, and so does an output size above it
+    /// (an aspect-fill of a very thin image, a large upscale); data ending early throws
     /// `.truncated`.
     package static func decode(
         fileAt path: String, request: DecodeRequest, isCancelled: @Sendable () -> Bool = { false }
@@ -154,7 +155,9 @@ package enum ImageDecoder {
             case .exact: exact
             case .fast: DecodePlan.fastSize(cheap: (ow, oh), exact: exact)
             }
-        var pipeline = RowPipeline(sourceWidth: ow, sourceHeight: oh, width: size.width, height: size.height)
+        var pipeline = try RowPipeline(
+            sourceWidth: ow, sourceHeight: oh, width: size.width, height: size.height,
+            maxPixels: request.maxPixels)
         let batch = 4
         let stride = ow * 4
         var rows = [UInt8](repeating: 0, count: stride * batch)
@@ -199,7 +202,9 @@ package enum ImageDecoder {
         let (w, h) = (Int(width), Int(height))
         try DecodePlan.checkPixels(width: w, height: h, limit: request.maxPixels)
         let size = outputSize(width: w, height: h, orientation: orientation, request: request)
-        var pipeline = RowPipeline(sourceWidth: w, sourceHeight: h, width: size.width, height: size.height)
+        var pipeline = try RowPipeline(
+            sourceWidth: w, sourceHeight: h, width: size.width, height: size.height,
+            maxPixels: request.maxPixels)
         let stride = w * 4
         if passes > 1 {
             // Interlaced: every pass touches every row, so the whole image is decoded first.
@@ -264,7 +269,9 @@ package enum ImageDecoder {
         // pixel limit was checked against.
         guard sw == w, sh == h else { throw .corrupt("HEIF: decoded \(sw)x\(sh), declared \(w)x\(h)") }
         let size = outputSize(width: sw, height: sh, orientation: 1, request: request)
-        var pipeline = RowPipeline(sourceWidth: sw, sourceHeight: sh, width: size.width, height: size.height)
+        var pipeline = try RowPipeline(
+            sourceWidth: sw, sourceHeight: sh, width: size.width, height: size.height,
+            maxPixels: request.maxPixels)
         pipeline.allocate(rowBytes * sh)
         for y in 0..<sh {
             if isCancelled() { throw .cancelled }

@@ -68,7 +68,8 @@ package struct DecodeRequest: Sendable {
     package var targetHeight: Int
     package var contentMode: ContentMode = .aspectFit
     package var resizeMode: ResizeMode = .exact
-    /// A declared `width * height` above this throws `.tooLarge` before any pixel is allocated.
+    /// A declared `width * height` above this throws `.tooLarge` before any pixel is allocated, and so does an
+    /// output `width * height` above it (the bound holds for every buffer the decode sizes from the request).
     package var maxPixels: Int = 100_000_000
     /// `false`: the output is never larger than the display size (a larger target gives the display size).
     package var allowsUpscaling = true

@@ -64,6 +64,22 @@ import Testing
         #expect(ContinuousClock.now - start < .seconds(1))
     }
 
+    @Test("an aspect-fill of a very thin image whose output would be over the pixel limit is refused, not allocated")
+    func thinImageAspectFillOverTheLimit() throws {
+        // 2 x 4096 is 8,192 source pixels; covering 64 x 64 asks for 64 x 131,072 = 8.4 Mpx (found by the
+        // image-decode fuzz target: a JPEG frame of 4 x 65,000 under a 1 Mpx limit allocated 104 MB of output).
+        let file = try ImageEncoder.png(Fixtures.photo(width: 2, height: 4096))
+        var request = DecodeRequest(targetWidth: 64, targetHeight: 64, contentMode: .aspectFill)
+        request.maxPixels = 1 << 20
+        #expect(throws: ImageError.tooLarge(width: 64, height: 131_072, limit: 1 << 20)) {
+            _ = try ImageDecoder.decode(data: file, request: request)
+        }
+        // The same output under a limit that allows it decodes at the promised size.
+        request.maxPixels = 10_000_000
+        let (image, _) = try ImageDecoder.decode(data: file, request: request)
+        #expect(image.width == 64 && image.height == 131_072)
+    }
+
     @Test("an ancillary PNG chunk declaring 256 MiB in a small file is skipped by the decoder, not allocated")
     func hugeAncillaryPNGChunk() throws {
         let file = try ImageEncoder.png(Fixtures.photo(width: 6, height: 4))
