@@ -245,6 +245,6 @@ struct HostileWriterPropertyTests {
 }
 
 /// Lower-case hex MD5 (a single-part object's ETag).
-private func md5Hex(_ data: Data) -> String {
+func md5Hex(_ data: Data) -> String {
     Insecure.MD5.hash(data: data).map { String(format: "%02x", $0) }.joined()
 }

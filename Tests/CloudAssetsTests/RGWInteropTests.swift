@@ -68,6 +68,85 @@ import Testing
         }
     }
 
+    @Test("first sync: an object boto3 replaces between the listing and its head read keeps the listing's facts")
+    func firstSyncObjectReplacedBeforeItsRead() async throws {
+        let rgw = try await RGWFixture.gateway()
+        try await RGWBucket.with(rgw) { bucket in
+            let listed = testBytes(count: 40_000, seed: 11)
+            let replacement = testBytes(count: 50_000, seed: 12)
+            try bucket.fill(
+                """
+                put("originals/a.dat", "listed", {"creation-date": "2024-01-01T00:00:00Z"})
+                put("originals/b.dat", b"b" * 3000, {"creation-date": "2024-02-01T00:00:00Z"})
+                """, files: ["listed": listed])
+            let library = try await bucket.open()
+            let replaced = Shared(false)
+            // Another tool writes a.dat again once the catalog holds the listing, before the heads are read.
+            let first = try await library.sync(mode: .full, fetchThumbnails: false) { progress in
+                guard case .catalogReady = progress, !replaced.withLock({ $0 }) else { return }
+                replaced.withLock { $0 = true }
+                try? bucket.fill(
+                    """
+                    put("originals/a.dat", "replacement", {"creation-date": "2025-03-01T00:00:00Z"})
+                    """, files: ["replacement": replacement])
+            }
+            #expect(replaced.withLock { $0 })
+            #expect(first.inserted == 2 && first.metadataFilled == 1 && first.metadataPending == 1)
+            let a = try library.asset(path: "a.dat")
+            #expect(a.etag == md5Hex(listed))
+            #expect(a.size == Int64(listed.count) && !a.provisionalFields.isEmpty)
+            let b = try library.asset(path: "b.dat")
+            #expect(b.provisionalFields.isEmpty)
+            #expect(b.creationDate == ISO8601DateFormatter().date(from: "2024-02-01T00:00:00Z"))
+
+            // The next listing sees the new version: a content change, its head read at once.
+            let second = try await library.sync(mode: .full, fetchThumbnails: false)
+            #expect(second.contentChanged == 1 && second.metadataPending == 0)
+            let now = try library.asset(path: "a.dat")
+            #expect(now.size == Int64(replacement.count) && now.provisionalFields.isEmpty)
+            #expect(now.creationDate == ISO8601DateFormatter().date(from: "2025-03-01T00:00:00Z"))
+        }
+    }
+
+    @Test("writeData copies an original out without keeping it, never over a file, never a version it did not list")
+    func writeDataAgainstTheGateway() async throws {
+        let rgw = try await RGWFixture.gateway()
+        try await RGWBucket.with(rgw) { bucket in
+            let clip = testBytes(count: 12 << 20, seed: 13)
+            try bucket.fill(
+                """
+                multipart("originals/clip.mov", "clip", {"creation-date": "2024-06-02T08:30:00Z",
+                    "media-type": "video"})
+                put("originals/b.dat", b"b" * 3000, {"creation-date": "2024-02-01T00:00:00Z"})
+                """, files: ["clip": clip])
+            let library = try await bucket.open()
+            try await library.sync(mode: .full, fetchThumbnails: false)
+            let out = bucket.folder.appendingPathComponent("out")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+
+            let movie = try library.asset(path: "clip.mov")
+            let target = out.appendingPathComponent("clip.mov")
+            try await library.writeData(for: movie, toFile: target, options: AssetLibrary.networkOptions())
+            #expect(try Data(contentsOf: target) == clip)
+            #expect(try library.current(movie).availability == .cloudOnly)
+            #expect(try library.cacheUsage().bytes == 0)
+            // Something at the path is never replaced.
+            let other = try library.asset(path: "b.dat")
+            await #expect(throws: CloudAssetsError.self) {
+                try await library.writeData(for: other, toFile: target, options: AssetLibrary.networkOptions())
+            }
+            #expect(try Data(contentsOf: target) == clip)
+
+            // boto3 replaces b.dat after the listing: the copy is refused and leaves nothing behind.
+            try bucket.fill(#"put("originals/b.dat", b"c" * 4000)"#)
+            let stale = out.appendingPathComponent("b.dat")
+            await #expect(throws: CloudAssetsError.self) {
+                try await library.writeData(for: other, toFile: stale, options: AssetLibrary.networkOptions())
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["clip.mov"])
+        }
+    }
+
     @Test("ranged reads across part boundaries, offline refusal, eviction and a second download")
     func rangedReadsOfflineAndEviction() async throws {
         let rgw = try await RGWFixture.gateway()
