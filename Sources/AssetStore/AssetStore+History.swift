@@ -7,12 +7,13 @@ extension AssetStore {
     func appendHistory(_ changes: StoreChangeSet, in db: Database) throws {
         try db.execute(
             sql: """
-                INSERT INTO change_history (token, inserted, updated, contentChanged, deleted)
-                VALUES (?, ?, ?, ?, ?)
+                INSERT INTO change_history (token, inserted, updated, contentChanged, deleted, collections)
+                VALUES (?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 changes.token.rawValue, Self.encode(changes.inserted), Self.encode(changes.updated),
                 Self.encode(changes.contentChanged), Self.encode(changes.deleted),
+                changes.collections.isEmpty ? nil : changes.collections.sorted().joined(separator: "\n"),
             ])
         try db.execute(
             sql: "DELETE FROM change_history WHERE token <= ?",
@@ -38,7 +39,8 @@ extension AssetStore {
                 StoreHistoryEntry(
                     token: ChangeToken(rawValue: row["token"]), inserted: Self.decode(row["inserted"]),
                     updated: Self.decode(row["updated"]), contentChanged: Self.decode(row["contentChanged"]),
-                    deleted: Self.decode(row["deleted"]))
+                    deleted: Self.decode(row["deleted"]),
+                    collections: Set(((row["collections"] as String?) ?? "").split(separator: "\n").map(String.init)))
             }
         }
     }

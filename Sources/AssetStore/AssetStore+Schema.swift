@@ -5,7 +5,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 10
+    package static let schemaVersion = 11
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -172,6 +172,34 @@ extension AssetStore {
                     DROP INDEX asset_imageMetadataPending;
                     CREATE INDEX asset_metadataFill ON asset(key) WHERE imageMetadataPending <> 0;
                     PRAGMA user_version = 10;
+                    """)
+        }
+        // v11: albums and folders (`collection`), an album's assets in its own order (`collection_member`: a
+        // position per asset, gaps between them so that an insertion rarely renumbers), and the collections each
+        // change touched in the history.
+        migrator.registerMigration("v11") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE collection (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        uuid TEXT NOT NULL UNIQUE,
+                        kind INTEGER NOT NULL,
+                        title TEXT NOT NULL,
+                        parentID INTEGER,
+                        creationDate REAL NOT NULL,
+                        modificationDate REAL NOT NULL
+                    );
+                    CREATE INDEX collection_parent ON collection(parentID);
+                    CREATE TABLE collection_member (
+                        collectionID INTEGER NOT NULL,
+                        assetID INTEGER NOT NULL,
+                        position INTEGER NOT NULL,
+                        PRIMARY KEY (collectionID, assetID)
+                    ) WITHOUT ROWID;
+                    CREATE UNIQUE INDEX collection_member_order ON collection_member(collectionID, position);
+                    CREATE INDEX collection_member_asset ON collection_member(assetID);
+                    ALTER TABLE change_history ADD COLUMN collections TEXT;
+                    PRAGMA user_version = 11;
                     """)
         }
         return migrator

@@ -13,6 +13,9 @@ package struct StoreChangeSet: Sendable {
     package var contentChanged: Set<Int64>
     /// Identifiers of rows the transaction deleted.
     package var deleted: Set<Int64>
+    /// Collections (albums, folders) the transaction created, renamed, moved or deleted, or whose assets it
+    /// added, removed or reordered — an asset deleted from the library leaves every album it was in — by UUID.
+    package var collections: Set<String> = []
     /// Rows as they were before the transaction, for every updated or deleted id.
     package var before: [Int64: AssetRecord]
     /// Rows as the transaction left them, for every inserted or updated id.
@@ -32,7 +35,7 @@ package struct StoreChangeSet: Sendable {
     }
 
     /// `true` when the transaction changed nothing (no token was used, no history written).
-    package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && collections.isEmpty }
 
     /// The number of rows touched.
     package var count: Int { inserted.count + updated.count + deleted.count }
@@ -45,4 +48,5 @@ package struct StoreHistoryEntry: Sendable, Hashable {
     package var updated: Set<Int64>
     package var contentChanged: Set<Int64>
     package var deleted: Set<Int64>
+    package var collections: Set<String> = []
 }

@@ -33,6 +33,8 @@ package final class StoreTransaction {
     private var latest: [Int64: AssetRecord] = [:]
     /// Touched rows deleted since.
     private var deletedHere = Set<Int64>()
+    /// Collections created, changed or deleted, or whose members changed (``StoreChangeSet/collections``).
+    var collectionsTouched = Set<String>()
 
     /// The statements of the per-row paths, looked up once per transaction: GRDB's statement cache hashes the
     /// SQL text on every lookup, which shows in a 100,000-row upsert.
@@ -264,6 +266,7 @@ package final class StoreTransaction {
         if before.editRevision != nil {
             try db.execute(sql: "DELETE FROM edit_revision WHERE assetID = ?", arguments: [id])
         }
+        try removeFromEveryCollection(id)
         touch(id, before: before, after: nil)
         return true
     }
@@ -303,6 +306,7 @@ package final class StoreTransaction {
     /// Collapses the touched rows into a change set (token filled in by the store).
     func changeSet(token: ChangeToken) -> StoreChangeSet {
         var set = StoreChangeSet(token: token)
+        set.collections = collectionsTouched
         if originals.isEmpty && deletedHere.isEmpty {
             // Only insertions (a first sync): the latest states are exactly the after-records.
             set.inserted = insertedHere

@@ -30,9 +30,11 @@ public struct LibraryChange: Sendable {
     init(history entry: StoreHistoryEntry, store: AssetStore, maxIncrementalChangeCount: Int, revealsLocation: Bool) {
         self.token = entry.token
         self.revealsLocation = revealsLocation
-        self.changes = StoreChangeSet(
+        var changes = StoreChangeSet(
             token: entry.token, inserted: entry.inserted, updated: entry.updated, contentChanged: entry.contentChanged,
             deleted: entry.deleted)
+        changes.collections = entry.collections
+        self.changes = changes
         self.store = store
         self.maxIncrementalChangeCount = maxIncrementalChangeCount
         self.isHistorical = true
@@ -64,6 +66,7 @@ public struct LibraryChange: Sendable {
     }
 
     func computeDetails(for fetchResult: FetchResult) throws -> FetchResultChangeDetails? {
+        if let scope = fetchResult.scope { return try scopedDetails(for: fetchResult, scope: scope) }
         var afterRecords = changes.after
         if isHistorical {
             for record in try store.records(ids: changes.inserted.union(changes.updated)) {
@@ -96,6 +99,46 @@ public struct LibraryChange: Sendable {
                 ? computed.moves.map { .init(fromIndex: $0.from, toIndex: $0.to, beforeIndex: $0.beforeIndex) } : [],
             beforeRecords: changes.before, afterRecords: afterRecords)
     }
+
+    /// Details for a result drawn from an album (or the edited assets): its members and order after the change are
+    /// read from the catalog, then compared with the result's. Only a change that touched the album (or, for the
+    /// edited assets, any asset) reads anything.
+    private func scopedDetails(for fetchResult: FetchResult, scope: FetchScope) throws -> FetchResultChangeDetails? {
+        switch scope {
+        case .album(let id, let uuid):
+            guard try changes.collections.contains(uuid) || store.hasMembers(id, among: changes.updated) else {
+                return nil
+            }
+        case .edited:
+            guard !changes.updated.isEmpty || !changes.deleted.isEmpty else { return nil }
+        }
+        let collections = CollectionCatalog(store: store, revealsLocation: fetchResult.revealsLocation)
+        let sorted = try collections.sorted(scope, options: fetchResult.options)
+        let diff = IdentifierListDiff(before: fetchResult.sorted.ids, after: sorted.ids, changed: changes.updated)
+        guard !diff.isEmpty else { return nil }
+        var afterRecords = changes.after
+        if isHistorical {
+            for record in try store.records(ids: changes.inserted.union(changes.updated)) {
+                afterRecords[record.id!] = record
+            }
+        }
+        let after = FetchResult(
+            store: store, options: fetchResult.options, sorted: sorted, revealsLocation: fetchResult.revealsLocation,
+            scope: scope)
+        let incremental = diff.size <= maxIncrementalChangeCount
+        return FetchResultChangeDetails(
+            fetchResultBeforeChanges: fetchResult.showing(changes.before), fetchResultAfterChanges: after,
+            hasIncrementalChanges: incremental,
+            removedIndexes: incremental ? diff.removed : nil, insertedIndexes: incremental ? diff.inserted : nil,
+            changedIndexes: incremental ? diff.changed : nil,
+            moves: incremental
+                ? diff.moves.map { .init(fromIndex: $0.from, toIndex: $0.to, beforeIndex: $0.beforeIndex) } : [],
+            beforeRecords: changes.before, afterRecords: afterRecords)
+    }
+
+    /// Local identifiers of the albums and folders this change created, changed (renamed, moved, assets added,
+    /// removed or reordered, an asset of theirs deleted) or deleted.
+    public var changedCollectionIdentifiers: Set<String> { changes.collections }
 
     /// How this change affected `asset`, or `nil` when it did not update or delete it.
     public func details(for asset: Asset) -> ObjectChangeDetails? {

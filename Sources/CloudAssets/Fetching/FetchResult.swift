@@ -22,6 +22,8 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     let store: AssetStore
     /// Whether its assets carry their location (the library's ``AssetLibrary/Configuration/locationAccess``).
     let revealsLocation: Bool
+    /// Where its members come from when not from the options alone (an album's assets).
+    let scope: FetchScope?
     private let cache = LockedBox(Cache())
 
     private struct Cache {
@@ -37,8 +39,9 @@ public final class FetchResult: Sendable, RandomAccessCollection {
 
     package init(
         store: AssetStore, options: FetchOptions, sorted: SortedIdentifiers, snapshot: [Int64: AssetRecord] = [:],
-        revealsLocation: Bool = false
+        revealsLocation: Bool = false, scope: FetchScope? = nil
     ) {
+        self.scope = scope
         self.store = store
         self.revealsLocation = revealsLocation
         self.options = options
@@ -54,7 +57,8 @@ public final class FetchResult: Sendable, RandomAccessCollection {
         // Shares the change's dictionary (no copy) unless this result already shows some records.
         let merged = snapshot.isEmpty ? records : snapshot.merging(records) { _, new in new }
         return FetchResult(
-            store: store, options: options, sorted: sorted, snapshot: merged, revealsLocation: revealsLocation)
+            store: store, options: options, sorted: sorted, snapshot: merged, revealsLocation: revealsLocation,
+            scope: scope)
     }
 
     /// The local identifiers, in order (O(n) unless the result holds them in one stretch).

@@ -28,6 +28,11 @@ enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
     case cannotEdit(localIdentifier: String, reason: String)
     /// A change request named an asset this library does not have (deleted meanwhile, or another library's).
     case noSuchAsset(localIdentifier: String)
+    /// A fetch or change request named an album or folder this library does not have.
+    case noSuchCollection(localIdentifier: String)
+    /// A collection change request cannot be applied (a smart album, an empty title, a folder into itself, an
+    /// index out of range); nothing of the change was committed.
+    case cannotChangeCollection(localIdentifier: String, reason: String)
 
     var description: String {
         switch self {
@@ -37,6 +42,8 @@ enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cannotImport(let path, let reason): "Cannot import \(path): \(reason)."
         case .cannotEdit(let id, let reason): "Cannot edit asset \(id): \(reason)."
         case .noSuchAsset(let id): "The library has no asset \(id) (it may have been deleted)."
+        case .noSuchCollection(let id): "The library has no album or folder \(id) (it may have been deleted)."
+        case .cannotChangeCollection(let id, let reason): "Cannot change collection \(id): \(reason)."
         case .offline: "The library is offline (network policy .offline): it cannot sync or download."
         case .missingCredentials:
             "No credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or pass them in the configuration."

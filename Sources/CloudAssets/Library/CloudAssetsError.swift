@@ -46,6 +46,11 @@ public struct CloudAssetsError: Error, Sendable, CustomStringConvertible {
         /// The library has no asset with this identifier (it may have been deleted, or belongs to another
         /// library).
         public static let noSuchAsset = Code("noSuchAsset")
+        /// The library has no album or folder with this identifier (it may have been deleted).
+        public static let noSuchCollection = Code("noSuchCollection")
+        /// A collection change was refused (a smart album, an empty title, a folder moved into itself, an index
+        /// out of range); nothing of the change was committed.
+        public static let cannotChangeCollection = Code("cannotChangeCollection")
         /// The asset was deleted (locally or in the bucket) while it was being read.
         public static let assetDeleted = Code("assetDeleted")
         /// The object changed or disappeared in the bucket during the operation; sync and try again.
@@ -207,6 +212,8 @@ extension CloudAssetsError {
         case .cannotImport(let path, _): self.init(.cannotImport, text, path: path)
         case .cannotEdit(let id, _): self.init(.cannotEdit, text, localIdentifier: id)
         case .noSuchAsset(let id): self.init(.noSuchAsset, text, localIdentifier: id)
+        case .noSuchCollection(let id): self.init(.noSuchCollection, text, localIdentifier: id)
+        case .cannotChangeCollection(let id, _): self.init(.cannotChangeCollection, text, localIdentifier: id)
         }
     }
 

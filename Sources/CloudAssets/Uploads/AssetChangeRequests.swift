@@ -30,6 +30,9 @@ public final class AssetChangeRequests {
     private(set) var creations: [Creation] = []
     private(set) var edits: [(id: Int64, edit: Edit)] = []
     private(set) var contentChanges: [(id: Int64, change: ContentChange)] = []
+    private(set) var collectionChanges: [CollectionChange] = []
+
+    func recordCollectionChange(_ change: CollectionChange) { collectionChanges.append(change) }
 
     init() {}
 

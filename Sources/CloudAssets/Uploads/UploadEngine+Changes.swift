@@ -55,6 +55,7 @@ extension UploadEngine {
         let device = try deviceIdentifier()
         let now = Date()
         let metadataEdits = requests.edits
+        let collectionChanges = requests.collectionChanges
         var staleEditFiles: [String] = []
         let layout = configuration.layout
         var superseded: [ImportedFile] = []
@@ -84,6 +85,7 @@ extension UploadEngine {
                 }
                 staleEditFiles = try self.edits.applyContentChanges(
                     contentChanges, staged: stagedEdits, device: device, now: now, in: tx)
+                for change in collectionChanges { try change.apply(created: ids, now: now, in: tx) }
                 return ids
             }
         } catch {

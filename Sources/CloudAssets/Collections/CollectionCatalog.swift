@@ -1,0 +1,190 @@
+import AssetStore
+import Foundation
+
+/// What an album-scoped fetch result draws its members from (``FetchResult``'s scope): an album's members, or the
+/// edited assets. Other fetch results, smart albums defined by a predicate included, have none.
+package enum FetchScope: Sendable, Hashable {
+    case album(id: Int64, uuid: String)
+    case edited
+}
+
+/// Albums, folders and smart albums read from the catalog, and the assets in each. Reads only; safe from any
+/// thread (each call reads the last committed state).
+struct CollectionCatalog: Sendable {
+    let store: AssetStore
+    let revealsLocation: Bool
+
+    // MARK: Smart albums
+
+    static let smartPrefix = "smart:"
+
+    /// `smart:favorites`, `smart:recentlydeleted`, …
+    static func smartIdentifier(_ subtype: AssetCollection.Subtype) -> String {
+        smartPrefix + subtype.rawValue.dropFirst("smartAlbum".count).lowercased()
+    }
+
+    static let smartSubtypes: [AssetCollection.Subtype] = [
+        .smartAlbumFavorites, .smartAlbumVideos, .smartAlbumEdited, .smartAlbumHidden, .smartAlbumRecentlyDeleted,
+    ]
+
+    static func smartTitle(_ subtype: AssetCollection.Subtype) -> String {
+        switch subtype {
+        case .smartAlbumFavorites: "Favorites"
+        case .smartAlbumVideos: "Videos"
+        case .smartAlbumHidden: "Hidden"
+        case .smartAlbumRecentlyDeleted: "Recently Deleted"
+        case .smartAlbumEdited: "Edited"
+        case .albumRegular: "Album"
+        }
+    }
+
+    /// The fetch a smart album is, its default order newest first (the edited one is a scope, not a predicate).
+    static func smartOptions(_ subtype: AssetCollection.Subtype) -> FetchOptions {
+        let newest: [AssetSortDescriptor] = [.creationDate(ascending: false)]
+        return switch subtype {
+        case .smartAlbumFavorites: FetchOptions(predicate: .isFavorite(true), sortBy: newest)
+        case .smartAlbumVideos: FetchOptions(predicate: .mediaType(.video), sortBy: newest)
+        case .smartAlbumHidden: FetchOptions(predicate: .isHidden(true), sortBy: newest, includeHiddenAssets: true)
+        case .smartAlbumRecentlyDeleted:
+            FetchOptions(
+                predicate: .isTrashed(true), sortBy: newest, includeHiddenAssets: true, includeTrashedAssets: true)
+        case .smartAlbumEdited, .albumRegular: FetchOptions(sortBy: newest)
+        }
+    }
+
+    func smartAlbum(_ subtype: AssetCollection.Subtype) throws -> AssetCollection {
+        let count =
+            subtype == .smartAlbumEdited
+            ? try sorted(.edited, options: Self.smartOptions(subtype)).count
+            : try store.count(Self.smartOptions(subtype).storeQuery)
+        return AssetCollection(
+            localIdentifier: Self.smartIdentifier(subtype), title: Self.smartTitle(subtype), kind: .smartAlbum,
+            subtype: subtype, estimatedAssetCount: count, folderIdentifier: nil, creationDate: nil)
+    }
+
+    // MARK: Albums and folders
+
+    func album(_ record: CollectionRecord, folders: [Int64: String]) -> AssetCollection {
+        AssetCollection(
+            localIdentifier: record.uuid, title: record.title, kind: .album, subtype: .albumRegular,
+            estimatedAssetCount: record.count, folderIdentifier: record.parentID.flatMap { folders[$0] },
+            creationDate: record.creationDate)
+    }
+
+    func folder(_ record: CollectionRecord, folders: [Int64: String]) -> CollectionList {
+        CollectionList(
+            localIdentifier: record.uuid, title: record.title,
+            folderIdentifier: record.parentID.flatMap { folders[$0] }, count: record.count)
+    }
+
+    /// Every folder's UUID by its row identifier.
+    func folderUUIDs() throws -> [Int64: String] {
+        Dictionary(uniqueKeysWithValues: try store.collections(kind: .folder).map { ($0.id, $0.uuid) })
+    }
+
+    /// The row of the folder or album `identifier` names, or `nil`.
+    func record(_ identifier: String) throws -> CollectionRecord? {
+        identifier.hasPrefix(Self.smartPrefix) ? nil : try store.collection(uuid: identifier)
+    }
+
+    /// The parent argument of a store read: `nil` for "any folder", `.some(nil)` for the top level.
+    func parentID(_ folder: (any CollectionIdentifying)?, anywhere: Bool) throws -> Int64?? {
+        if anywhere { return .none }
+        guard let folder else { return .some(nil) }
+        guard let record = try record(folder.localIdentifier), record.kind == .folder else {
+            throw AssetLibraryError.noSuchCollection(localIdentifier: folder.localIdentifier)
+        }
+        return .some(record.id)
+    }
+
+    /// The albums in `folder` (`nil`: the top level), or every album when `anywhere`, by title.
+    func albums(in folder: (any CollectionIdentifying)?, anywhere: Bool) throws -> [AssetCollection] {
+        let folders = try folderUUIDs()
+        return try store.collections(kind: .album, parentID: try parentID(folder, anywhere: anywhere))
+            .map { album($0, folders: folders) }
+    }
+
+    /// The folders in `folder` (`nil`: the top level), or every folder when `anywhere`, by title.
+    func folders(in folder: (any CollectionIdentifying)?, anywhere: Bool) throws -> [CollectionList] {
+        let folders = try folderUUIDs()
+        return try store.collections(kind: .folder, parentID: try parentID(folder, anywhere: anywhere))
+            .map { self.folder($0, folders: folders) }
+    }
+
+    /// The album or smart album with this identifier, or `nil`.
+    func collection(_ identifier: String) throws -> AssetCollection? {
+        if identifier.hasPrefix(Self.smartPrefix) {
+            guard let subtype = Self.smartSubtypes.first(where: { Self.smartIdentifier($0) == identifier }) else {
+                return nil
+            }
+            return try smartAlbum(subtype)
+        }
+        guard let record = try store.collection(uuid: identifier), record.kind == .album else { return nil }
+        return album(record, folders: try folderUUIDs())
+    }
+
+    /// The albums holding `assetID`, by title.
+    func albums(containing assetID: Int64) throws -> [AssetCollection] {
+        let folders = try folderUUIDs()
+        return try store.collections(containing: assetID).map { album($0, folders: folders) }
+    }
+
+    // MARK: Assets in a collection
+
+    /// The scope and options of a fetch of `collection`'s assets: a smart album is its own options (the
+    /// caller's sort and limit over its predicate), an album its members.
+    func query(
+        _ collection: AssetCollection, options: FetchOptions?
+    ) throws -> (scope: FetchScope?, options: FetchOptions) {
+        switch collection.subtype {
+        case .albumRegular:
+            guard let record = try store.collection(uuid: collection.localIdentifier), record.kind == .album else {
+                throw AssetLibraryError.noSuchCollection(localIdentifier: collection.localIdentifier)
+            }
+            return (.album(id: record.id, uuid: record.uuid), options ?? FetchOptions())
+        case .smartAlbumEdited:
+            return (.edited, options ?? Self.smartOptions(.smartAlbumEdited))
+        default:
+            var smart = Self.smartOptions(collection.subtype)
+            if let options {
+                smart.predicate =
+                    options.predicate == .all ? smart.predicate : .and([smart.predicate, options.predicate])
+                if !options.sortDescriptors.isEmpty { smart.sortDescriptors = options.sortDescriptors }
+                smart.fetchLimit = options.fetchLimit
+            }
+            return (nil, smart)
+        }
+    }
+
+    /// The members of a scope that `options` selects: an album in its own order unless `options` sorts, the
+    /// edited assets in the options' order; then the limit.
+    func sorted(_ scope: FetchScope, options: FetchOptions) throws -> SortedIdentifiers {
+        let members: [Int64]
+        switch scope {
+        case .album(let id, _): members = try store.memberIDs(ofCollection: id)
+        case .edited: members = Array(try store.editedAssetIDs())
+        }
+        var query = options.storeQuery
+        query.predicate = .and([query.predicate, .ids(Set(members))])
+        if case .album = scope, options.sortDescriptors.isEmpty {
+            query.sort = []
+            query.limit = nil
+            let selected = Set(try store.fetchIDs(query))
+            var ordered = members.filter(selected.contains)
+            if let limit = options.fetchLimit { ordered = Array(ordered.prefix(max(0, limit))) }
+            return SortedIdentifiers(ids: ContiguousArray(ordered))
+        }
+        return try store.fetchSorted(query)
+    }
+
+    func fetchResult(_ scope: FetchScope?, options: FetchOptions) throws -> FetchResult {
+        guard let scope else {
+            return FetchResult(
+                store: store, options: options, sorted: try store.fetchSorted(options.storeQuery),
+                revealsLocation: revealsLocation)
+        }
+        return FetchResult(
+            store: store, options: options, sorted: try sorted(scope, options: options),
+            revealsLocation: revealsLocation, scope: scope)
+    }
+}
