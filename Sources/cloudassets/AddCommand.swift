@@ -19,6 +19,8 @@ struct Add: AsyncParsableCommand {
     @Argument(help: "Files to import, or folders (every file in them, recursively).") var files: [String]
     @Flag(name: .long, help: "Take the files instead of copying them (removed once imported).") var move = false
     @Flag(name: .long, help: "Import only; do not wait for the uploads.") var noWait = false
+    @Option(help: "Also add the files to this album (id, title or folder path), in the order given.")
+    var album: String?
 
     /// The files named, with each folder replaced by the regular files under it (recursively, in name order;
     /// names starting with a dot and symbolic links are skipped). A name that does not exist is kept, so the import
@@ -78,10 +80,12 @@ struct Add: AsyncParsableCommand {
             let urls = try Self.expand(files)
             let library = try await global.openLibrary(runsDownloads: !noWait)
             defer { library.close() }
+            let target = try album.map { try AlbumNames.album($0, in: library) }
             let ids = try await library.performChanges { changes in
-                for url in urls {
+                let created = urls.map { url in
                     changes.createAsset(fromFileAt: url, options: AssetCreationOptions(movesFile: move))
                 }
+                if let target { changes.addAssets(created, to: target) }
             }
             // The results (`-q` keeps them): "<id>\t<key>" with the key the catalog holds when they are printed.
             let printResults = {

@@ -12,7 +12,7 @@ struct CloudAssetsCommand: AsyncParsableCommand {
         subcommands: [
             Demo.self, Sync.self, List.self, Get.self, Add.self, Remove.self, Restore.self, EmptyTrash.self,
             Favorite.self, Unfavorite.self, Hide.self, Unhide.self, ContentEdit.self, Revert.self, Pin.self, Unpin.self,
-            Evict.self, Watch.self,
+            Evict.self, Watch.self, Album.self,
             Image.self, Thumbnail.self, Serve.self, Status.self, Doctor.self, ExitCodes.self,
         ])
 

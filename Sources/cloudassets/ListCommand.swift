@@ -26,8 +26,13 @@ struct List: AsyncParsableCommand {
     @Flag(help: "Only hidden assets (left out otherwise).") var hidden = false
     @Flag(help: "Hidden assets too (left out otherwise).") var includeHidden = false
     // Unconditional: `--sort -date` takes `-date` as the value instead of reading it as a flag.
-    @Option(parsing: .unconditional, help: "Sort by: date, key, size (prefix with - for descending).")
-    var sort = "key"
+    @Option(
+        parsing: .unconditional,
+        help: "Sort by: date, key, size (prefix with - for descending); default key, an album's own order with --album."
+    )
+    var sort: String?
+    @Option(help: "Only the assets of this album or smart album (id, title or folder path), in its order.")
+    var album: String?
     // Unconditional: `--limit -1` is read as a value (and refused by validate), not as a flag.
     @Option(parsing: .unconditional, help: "At most this many assets.") var limit: Int?
     @Flag(help: "Print one JSON array (one asset object per line).") var json = false
@@ -60,6 +65,7 @@ struct List: AsyncParsableCommand {
             if notUploaded { predicates.append(.uploadStates([.pendingUpload, .uploading, .uploadFailed])) }
             if trashed { predicates.append(.isTrashed(true)) }
             if hidden { predicates.append(.isHidden(true)) }
+            let sort = self.sort ?? "key"
             let descending = sort.hasPrefix("-")
             let sortKey: AssetSortDescriptor
             switch descending ? String(sort.dropFirst()) : sort {
@@ -70,12 +76,14 @@ struct List: AsyncParsableCommand {
             }
             var options = FetchOptions()
             options.predicate = predicates.isEmpty ? .all : .and(predicates)
-            options.sortDescriptors = [sortKey]
+            options.sortDescriptors = album != nil && self.sort == nil ? [] : [sortKey]
             options.fetchLimit = limit
             // As PhotoKit's default fetches: hidden assets only when asked for (`hide` says so too).
             options.includeHiddenAssets = hidden || includeHidden
             options.includeTrashedAssets = trashed
-            let assets = try library.fetchAssets(options)
+            let assets =
+                try album.map { try library.fetchAssets(in: AlbumNames.album($0, in: library), options: options) }
+                ?? library.fetchAssets(options)
             let output = BufferedOutput()
             if json {
                 output.write("[")

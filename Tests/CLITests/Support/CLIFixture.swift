@@ -41,7 +41,8 @@ struct CLIFixture: Sendable {
         ["--store", store.path, "--endpoint", server.endpoint.absoluteString, "--bucket", Self.bucket]
     }
 
-    /// Starts `cloudassets <command> <global options> <arguments>` and returns at once.
+    /// Starts `cloudassets <command> <global options> <arguments>` and returns at once. A command of several words
+    /// (`album create`) is a subcommand path: the global options follow its last word.
     func start(
         _ command: String, _ arguments: [String] = [], globals: [String]? = nil,
         environment extra: [String: String] = [:],
@@ -50,7 +51,8 @@ struct CLIFixture: Sendable {
         var env = environment.merging(extra) { _, new in new }
         for name in removed { env[name] = nil }
         return try ChildProcess(
-            executable: executable, arguments: [command] + (globals ?? globalArguments) + arguments,
+            executable: executable,
+            arguments: command.split(separator: " ").map(String.init) + (globals ?? globalArguments) + arguments,
             environment: env, timeout: timeout)
     }
 

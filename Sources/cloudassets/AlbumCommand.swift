@@ -1,0 +1,276 @@
+import ArgumentParser
+import CloudAssets
+import Foundation
+
+/// `cloudassets album`: albums and folders — list, create, rename, delete, add, remove and reorder assets.
+struct Album: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List and change albums and folders.",
+        discussion: """
+            An album is named by its id, its title (when no other album has it), or its path of folders \
+            ("Trips/Italy/Rome"); smart albums (Favorites, Videos, Edited, Hidden, Recently Deleted) by title or \
+            id. Albums are this library's own: other libraries on the bucket do not see them yet.
+            """,
+        subcommands: [
+            AlbumList.self, AlbumCreate.self, AlbumRename.self, AlbumRemove.self, AlbumAdd.self, AlbumTakeOut.self,
+            AlbumMove.self,
+        ])
+}
+
+/// Finds albums and folders by what a user types.
+enum AlbumNames {
+    /// Every album and folder with its path ("Trips/Italy/Rome").
+    static func paths(in library: AssetLibrary) throws -> (
+        albums: [(String, AssetCollection)], folders: [(String, CollectionList)]
+    ) {
+        var albums: [(String, AssetCollection)] = []
+        var folders: [(String, CollectionList)] = []
+        func visit(_ folder: CollectionList?, prefix: String) throws {
+            for album in try library.fetchAlbums(in: folder) { albums.append((prefix + album.title, album)) }
+            for child in try library.fetchFolders(in: folder) {
+                folders.append((prefix + child.title, child))
+                try visit(child, prefix: prefix + child.title + "/")
+            }
+        }
+        try visit(nil, prefix: "")
+        return (albums, folders)
+    }
+
+    /// The album (or smart album) `name` names.
+    static func album(_ name: String, in library: AssetLibrary) throws -> AssetCollection {
+        if let collection = try library.collection(withLocalIdentifier: name) { return collection }
+        if let smart = try library.fetchSmartAlbums().first(where: { $0.title == name }) { return smart }
+        let all = try paths(in: library).albums
+        let matches = all.filter { $0.0 == name }.map(\.1)
+        let byTitle = matches.isEmpty ? all.filter { $0.1.title == name }.map(\.1) : matches
+        guard byTitle.count <= 1 else {
+            throw CLIError("\(byTitle.count) albums are named \(name): name one by its id (see 'cloudassets album ls')")
+        }
+        guard let album = byTitle.first else { throw CLIError("no album \(name) (see 'cloudassets album ls')") }
+        return album
+    }
+
+    /// The folder `name` names (id, path or unique title).
+    static func folder(_ name: String, in library: AssetLibrary) throws -> CollectionList {
+        let all = try paths(in: library).folders
+        let matches = all.filter { $0.1.localIdentifier == name || $0.0 == name }.map(\.1)
+        let byTitle = matches.isEmpty ? all.filter { $0.1.title == name }.map(\.1) : matches
+        guard byTitle.count <= 1 else {
+            throw CLIError(
+                "\(byTitle.count) folders are named \(name): name one by its id (see 'cloudassets album ls')")
+        }
+        guard let folder = byTitle.first else { throw CLIError("no folder \(name) (see 'cloudassets album ls')") }
+        return folder
+    }
+
+    /// An album or a folder.
+    static func collection(_ name: String, in library: AssetLibrary) throws -> any CollectionIdentifying {
+        if let album = try? album(name, in: library) { return album }
+        if let folder = try? folder(name, in: library) { return folder }
+        throw CLIError("no album or folder is named \(name) alone (see 'cloudassets album ls')")
+    }
+}
+
+/// Opens the library (no network needed), applies `body` in one change, and prints `done` unless quiet.
+func runAlbumChange(
+    _ global: GlobalOptions, _ body: (AssetLibrary) throws -> (AssetChangeRequests) -> Void, done: String
+) async throws {
+    try await runReportingErrors {
+        let library = try await global.openLibrary(requireRemote: false, runsDownloads: false)
+        defer { library.close() }
+        let record = try body(library)
+        try await library.performChanges { record($0) }
+        if !global.quiet { Terminal.shared.out(done) }
+    }
+}
+
+struct AlbumList: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ls", abstract: "List folders, albums and smart albums.",
+        discussion: """
+            Text: one line per folder, album and smart album: KIND ID COUNT PATH, tab-separated (a folder's count \
+            is what is directly in it). JSON (--json): one array of objects with id, kind (folder, album, \
+            smartAlbum), title, path, count.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Print one JSON array.") var json = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try await global.openLibrary(requireRemote: false, runsDownloads: false)
+            defer { library.close() }
+            let (albums, folders) = try AlbumNames.paths(in: library)
+            var rows: [(kind: String, id: String, count: Int, path: String, title: String)] = []
+            rows += folders.map { ("folder", $0.1.localIdentifier, $0.1.count, $0.0, $0.1.title) }
+            rows += albums.map { ("album", $0.1.localIdentifier, $0.1.estimatedAssetCount, $0.0, $0.1.title) }
+            rows.sort { $0.path < $1.path }
+            rows += try library.fetchSmartAlbums().map {
+                ("smartAlbum", $0.localIdentifier, $0.estimatedAssetCount, $0.title, $0.title)
+            }
+            let output = BufferedOutput()
+            if json {
+                output.write("[")
+                for (index, row) in rows.enumerated() {
+                    let fields: [String: Any] = [
+                        "id": row.id, "kind": row.kind, "title": row.title, "path": row.path, "count": row.count,
+                    ]
+                    let data = try JSONSerialization.data(
+                        withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])
+                    output.write((index == 0 ? "\n" : ",\n") + String(decoding: data, as: UTF8.self))
+                }
+                output.write(rows.isEmpty ? "]\n" : "\n]\n")
+            } else {
+                for row in rows {
+                    output.write("\(row.kind)\t\(row.id)\t\(row.count)\t\(TextEscape.cStyle(row.path))\n")
+                }
+            }
+            output.flush()
+        }
+    }
+}
+
+struct AlbumCreate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "create", abstract: "Create an album (or, with --folder, a folder); prints its id.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The title.") var title: String
+    @Option(name: .customLong("in"), help: "The folder to create it in (id, path or title).") var parent: String?
+    @Flag(help: "Create a folder instead of an album.") var folder = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try await global.openLibrary(requireRemote: false, runsDownloads: false)
+            defer { library.close() }
+            let parentFolder = try parent.map { try AlbumNames.folder($0, in: library) }
+            var created: CollectionPlaceholder?
+            try await library.performChanges { requests in
+                created =
+                    folder
+                    ? requests.createFolder(title: title, in: parentFolder)
+                    : requests.createAlbum(title: title, in: parentFolder)
+            }
+            print(created?.localIdentifier ?? "")
+        }
+    }
+}
+
+struct AlbumRename: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rename", abstract: "Rename an album or folder.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The album or folder.") var name: String
+    @Argument(help: "The new title.") var title: String
+
+    func run() async throws {
+        try await runAlbumChange(
+            global,
+            { library in
+                let collection = try AlbumNames.collection(name, in: library)
+                return { $0.renameCollection(collection, to: title) }
+            }, done: "renamed 1 collection")
+    }
+}
+
+struct AlbumRemove: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rm", abstract: "Delete albums or folders (a folder with what is in it); assets stay.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Albums or folders.") var names: [String]
+
+    func validate() throws { if names.isEmpty { throw ValidationError("name the albums or folders to delete") } }
+
+    func run() async throws {
+        try await runAlbumChange(
+            global,
+            { library in
+                let collections = try names.map { try AlbumNames.collection($0, in: library) }
+                return { $0.deleteCollections(collections) }
+            }, done: "deleted \(names.count) collection(s)")
+    }
+}
+
+struct AlbumAdd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Add assets to an album (at the end, or at --at).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The album.") var album: String
+    @OptionGroup var selection: AssetArguments
+    @Option(help: "Insert at this position (0 is the first).") var at: Int?
+
+    func validate() throws { if let at, at < 0 { throw ValidationError("--at must be 0 or more, not \(at)") } }
+
+    func run() async throws {
+        try await runAlbumChange(
+            global,
+            { library in
+                let collection = try AlbumNames.album(album, in: library)
+                let assets = try selection.resolve(in: library)
+                if let at { return { $0.insertAssets(assets, into: collection, at: at) } }
+                return { $0.addAssets(assets, to: collection) }
+            }, done: "added to \(album)")
+    }
+}
+
+struct AlbumTakeOut: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove", abstract: "Take assets out of an album (they stay in the library).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The album.") var album: String
+    @OptionGroup var selection: AssetArguments
+
+    func run() async throws {
+        try await runAlbumChange(
+            global,
+            { library in
+                let collection = try AlbumNames.album(album, in: library)
+                let assets = try selection.resolve(in: library, includingTrash: true)
+                return { $0.removeAssets(assets, from: collection) }
+            }, done: "removed from \(album)")
+    }
+}
+
+struct AlbumMove: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "move",
+        abstract: "Reorder an album: move assets to a position, or the album or folder into a folder.",
+        discussion: """
+            'album move ALBUM ASSETS… --to N' puts the assets at position N (0 is the first) of the order that \
+            remains without them, in the album's order. 'album move NAME --into FOLDER' (or --top) moves an album \
+            or folder.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The album (or, with --into/--top, album or folder).") var name: String
+    @Argument(help: "Asset ids or keys to move within the album.") var assets: [String] = []
+    @Option(help: "The position to move the assets to.") var to: Int?
+    @Option(help: "The folder to move the album or folder into.") var into: String?
+    @Flag(help: "Move the album or folder to the top level.") var top = false
+
+    func validate() throws {
+        let modes = [to != nil, into != nil, top].filter { $0 }.count
+        if modes != 1 { throw ValidationError("give exactly one of --to, --into or --top") }
+        if to != nil && assets.isEmpty { throw ValidationError("name the assets to move with --to") }
+        if let to, to < 0 { throw ValidationError("--to must be 0 or more, not \(to)") }
+    }
+
+    func run() async throws {
+        try await runAlbumChange(
+            global,
+            { library in
+                if let to {
+                    let album = try AlbumNames.album(name, in: library)
+                    let members = try library.fetchAssets(
+                        in: album, options: FetchOptions(includeHiddenAssets: true, includeTrashedAssets: true))
+                    let wanted = Set(
+                        try resolveAssets(assets, in: library, includingTrash: true).map(\.localIdentifier))
+                    let indexes = IndexSet(members.indices.filter { wanted.contains(members[$0].localIdentifier) })
+                    guard indexes.count == wanted.count else { throw CLIError("not every asset named is in \(name)") }
+                    guard to <= members.count - indexes.count else {
+                        throw CLIError("--to \(to) is past the end (\(members.count - indexes.count))")
+                    }
+                    return { $0.moveAssets(in: album, at: indexes, to: to) }
+                }
+                let collection = try AlbumNames.collection(name, in: library)
+                let folder = try into.map { try AlbumNames.folder($0, in: library) }
+                return { $0.moveCollection(collection, to: folder) }
+            }, done: "moved")
+    }
+}
