@@ -37,6 +37,10 @@ extension FuzzCatalog {
             let data = Data(bytes)
             if case .success(let entry) = BucketInput.journalEntry(data, layout: layout, now: now, learnedAt: now) {
                 for change in entry.changes {
+                    if case .collection(let id, let key) = change {
+                        try expect(key == layout.collectionKey(id), "accepted a collection change of key \(key)")
+                        continue
+                    }
                     try expect(
                         BucketInput.originalKeyProblem(change.key, layout: layout) == nil,
                         "accepted a change of key \(change.key.debugDescription)")
@@ -52,7 +56,7 @@ extension FuzzCatalog {
                         try stampsClamped(state)
                     case .edit(let manifest):
                         try editKeysInFolder(manifest)
-                    case .delete: break
+                    case .delete, .collection: break
                     }
                 }
                 // The outbox's hand-written encoding of the accepted puts and deletes reads back the same.
@@ -74,7 +78,7 @@ extension FuzzCatalog {
         case .put(let key, let size, let etag, let contentType, let metadata, let thumbnail):
             .put(key: key, size: size, etag: etag, contentType: contentType, metadata: metadata, thumbnail: thumbnail)
         case .delete(let key, let etag): .delete(key: key, etag: etag)
-        case .metadata, .edit: nil
+        case .metadata, .edit, .collection: nil
         }
     }
 

@@ -12,77 +12,88 @@ package enum StoredCollectionKind: Int, Sendable, Hashable {
 /// One album or folder as the catalog keeps it.
 package struct CollectionRecord: Sendable, Hashable {
     package var id: Int64
-    /// The identity every library on the bucket will share (a lower-case UUID).
+    /// The identity every library on the bucket shares (a lower-case UUID).
     package var uuid: String
     package var kind: StoredCollectionKind
     package var title: String
-    /// The folder it is in; `nil` at the top level.
-    package var parentID: Int64?
+    /// The folder it is in (its UUID); `nil` at the top level.
+    package var parentUUID: String?
     package var creationDate: Date
     package var modificationDate: Date
     /// An album's assets, or a folder's albums and folders.
     package var count: Int
+    /// A tombstone: deleted here or by another library (kept so that the deletion reaches the bucket).
+    package var isDeleted: Bool
+    /// The shared state last merged here (``CollectionDocument``'s text), its bucket copy's ETag, and whether
+    /// this library holds changes the bucket does not have yet.
+    package var document: String?
+    package var documentETag: String?
+    package var isDirty: Bool
+    /// The keys the document names that had no asset here when it was last merged (not shown in the album).
+    package var unresolvedKeys: Set<String>
 }
 
 /// The collections: albums (ordered lists of assets) and folders. An album's order is a position per member,
 /// spaced ``memberPositionStep`` apart so that an insertion between two members takes a free position; when
-/// there is none the album is renumbered (O(members), rare).
+/// there is none the album is renumbered (O(members), rare). Reads leave deleted collections out.
 extension AssetStore {
     /// The gap between consecutive members' positions after a renumbering or an append.
     package static let memberPositionStep: Int64 = 1 << 20
 
     static let collectionColumns = """
-        c.id, c.uuid, c.kind, c.title, c.parentID, c.creationDate, c.modificationDate,
+        c.id, c.uuid, c.kind, c.title, c.parentUUID, c.creationDate, c.modificationDate,
         CASE c.kind WHEN 1 THEN (SELECT count(*) FROM collection_member m WHERE m.collectionID = c.id)
-        ELSE (SELECT count(*) FROM collection k WHERE k.parentID = c.id) END
+        ELSE (SELECT count(*) FROM collection k WHERE k.parentUUID = c.uuid AND k.deleted = 0) END,
+        c.deleted, c.document, c.documentETag, c.dirty, c.unresolvedKeys
         """
 
     static func collection(_ row: Row) -> CollectionRecord? {
         guard let kind = StoredCollectionKind(rawValue: row[2]) else { return nil }
         return CollectionRecord(
-            id: row[0], uuid: row[1], kind: kind, title: row[3], parentID: row[4],
+            id: row[0], uuid: row[1], kind: kind, title: row[3], parentUUID: row[4],
             creationDate: Date(timeIntervalSince1970: row[5]), modificationDate: Date(timeIntervalSince1970: row[6]),
-            count: row[7])
+            count: row[7], isDeleted: row[8], document: row[9], documentETag: row[10], isDirty: row[11],
+            unresolvedKeys: Set(((row[12] as String?) ?? "").split(separator: "\n").map(String.init)))
     }
 
     static func collections(_ db: Database, where condition: String, _ arguments: StatementArguments) throws
         -> [CollectionRecord]
     {
         try Row.fetchAll(
-            db, sql: "SELECT \(collectionColumns) FROM collection c WHERE \(condition) ORDER BY c.title, c.id",
+            db, sql: "SELECT \(collectionColumns) FROM collection c WHERE \(condition) ORDER BY c.title, c.uuid",
             arguments: arguments
         ).compactMap(collection)
     }
 
-    /// Every collection, or those of one kind, or those directly in one folder (`parentID`; `.some(nil)`: the
+    /// Every collection, or those of one kind, or those directly in one folder (`parentUUID`; `.some(nil)`: the
     /// top level), ordered by title.
-    package func collections(kind: StoredCollectionKind? = nil, parentID: Int64?? = nil) throws -> [CollectionRecord] {
-        var terms = ["1"]
+    package func collections(kind: StoredCollectionKind? = nil, parentUUID: String?? = nil) throws
+        -> [CollectionRecord]
+    {
+        var terms = ["c.deleted = 0"]
         var arguments = StatementArguments()
         if let kind {
             terms.append("c.kind = ?")
             arguments += [kind.rawValue]
         }
-        if let parentID {
-            if let parentID {
-                terms.append("c.parentID = ?")
-                arguments += [parentID]
+        if let parentUUID {
+            if let parentUUID {
+                terms.append("c.parentUUID = ?")
+                arguments += [parentUUID]
             } else {
-                terms.append("c.parentID IS NULL")
+                terms.append("c.parentUUID IS NULL")
             }
         }
         let condition = terms.joined(separator: " AND ")
         return try read { db in try Self.collections(db, where: condition, arguments) }
     }
 
-    /// The collection with this UUID, or `nil`.
-    package func collection(uuid: String) throws -> CollectionRecord? {
-        try read { db in try Self.collections(db, where: "c.uuid = ?", [uuid]).first }
-    }
-
-    /// The collection with this identifier, or `nil`.
-    package func collection(id: Int64) throws -> CollectionRecord? {
-        try read { db in try Self.collections(db, where: "c.id = ?", [id]).first }
+    /// The collection with this UUID, or `nil` (a deleted one too when `includingDeleted`).
+    package func collection(uuid: String, includingDeleted: Bool = false) throws -> CollectionRecord? {
+        try read { db in
+            try Self.collections(db, where: includingDeleted ? "c.uuid = ?" : "c.uuid = ? AND c.deleted = 0", [uuid])
+                .first
+        }
     }
 
     /// An album's assets in its order.
@@ -94,69 +105,110 @@ extension AssetStore {
     package func collections(containing assetID: Int64) throws -> [CollectionRecord] {
         try read { db in
             try Self.collections(
-                db, where: "c.id IN (SELECT collectionID FROM collection_member WHERE assetID = ?)", [assetID])
+                db, where: "c.deleted = 0 AND c.id IN (SELECT collectionID FROM collection_member WHERE assetID = ?)",
+                [assetID])
+        }
+    }
+
+    /// The collections holding changes the bucket does not have yet, and those naming assets not in the catalog.
+    package func collectionsToShare() throws -> (dirty: [String], unresolved: [String]) {
+        try read { db in
+            (
+                try String.fetchAll(db, sql: "SELECT uuid FROM collection WHERE dirty = 1"),
+                try String.fetchAll(db, sql: "SELECT uuid FROM collection WHERE unresolvedKeys IS NOT NULL")
+            )
+        }
+    }
+
+    /// Every collection's document ETag (tombstones included), by UUID.
+    package func collectionDocumentETags() throws -> [String: String?] {
+        try read { db in
+            Dictionary(
+                uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT uuid, documentETag FROM collection").map {
+                    ($0[0] as String, $0[1] as String?)
+                })
         }
     }
 }
 
 extension StoreTransaction {
-    /// The collection with this UUID, or `nil`.
-    package func collection(uuid: String) throws -> CollectionRecord? {
-        try AssetStore.collections(db, where: "c.uuid = ?", [uuid]).first
+    /// The collection with this UUID (not deleted), or `nil`.
+    package func collection(uuid: String, includingDeleted: Bool = false) throws -> CollectionRecord? {
+        try AssetStore.collections(
+            db, where: includingDeleted ? "c.uuid = ?" : "c.uuid = ? AND c.deleted = 0", [uuid]
+        ).first
     }
 
     static func memberIDs(_ db: Database, _ collectionID: Int64) throws -> [Int64] {
         try Int64.fetchAll(
-            db, sql: "SELECT assetID FROM collection_member WHERE collectionID = ? ORDER BY position",
+            db, sql: "SELECT assetID FROM collection_member WHERE collectionID = ? ORDER BY position, assetID",
             arguments: [collectionID])
     }
 
     /// An album's assets in its order.
     package func memberIDs(ofCollection id: Int64) throws -> [Int64] { try Self.memberIDs(db, id) }
 
-    /// Creates an album or folder. `parentID` must name a folder.
+    /// An album's assets in its order with their keys, positions and whether their originals are in the bucket.
+    package func members(ofCollection id: Int64) throws -> [(key: String, position: Int64, isUploaded: Bool)] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT a.key, m.position, a.uploadState FROM collection_member m JOIN asset a ON a.id = m.assetID
+                WHERE m.collectionID = ? ORDER BY m.position, m.assetID
+                """, arguments: [id]
+        ).map { (key: $0[0], position: $0[1], isUploaded: ($0[2] as Int) == StoredUploadState.uploaded.rawValue) }
+    }
+
+    /// Creates an album or folder. `parentUUID` must name a folder.
     /// - Throws: ``AssetStoreError/invariantViolation(_:)`` for a parent that is not a folder or a UUID in use.
     package func createCollection(
-        uuid: String, kind: StoredCollectionKind, title: String, parentID: Int64?, now: Date
+        uuid: String, kind: StoredCollectionKind, title: String, parentUUID: String?, now: Date, dirty: Bool = true
     ) throws -> Int64 {
-        try checkParent(parentID, of: nil)
-        guard try collection(uuid: uuid) == nil else {
+        try checkParent(parentUUID, of: uuid)
+        guard try collection(uuid: uuid, includingDeleted: true) == nil else {
             throw AssetStoreError.invariantViolation("collection \(uuid) exists already")
         }
         try db.execute(
             sql: """
-                INSERT INTO collection (uuid, kind, title, parentID, creationDate, modificationDate)
-                VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO collection (uuid, kind, title, parentUUID, creationDate, modificationDate, dirty)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [uuid, kind.rawValue, title, parentID, now.timeIntervalSince1970, now.timeIntervalSince1970])
+            arguments: [
+                uuid, kind.rawValue, title, parentUUID, now.timeIntervalSince1970, now.timeIntervalSince1970, dirty,
+            ])
         collectionsTouched.insert(uuid)
         return db.lastInsertedRowID
     }
 
-    /// Renames a collection and/or moves it to another folder (`parentID`: `.some(nil)` for the top level).
+    /// Renames a collection and/or moves it to another folder (`parentUUID`: `.some(nil)` for the top level).
     /// - Throws: ``AssetStoreError/invariantViolation(_:)`` for a parent that is not a folder, or that is the
     ///   folder itself or inside it.
-    package func updateCollection(_ id: Int64, title: String? = nil, parentID: Int64?? = nil, now: Date) throws {
-        if let parentID { try checkParent(parentID, of: id) }
+    package func updateCollection(
+        _ id: Int64, title: String? = nil, parentUUID: String?? = nil, now: Date, dirty: Bool = true
+    ) throws {
+        guard let uuid = try String.fetchOne(db, sql: "SELECT uuid FROM collection WHERE id = ?", arguments: [id])
+        else { throw AssetStoreError.invariantViolation("no collection \(id)") }
+        if let parentUUID { try checkParent(parentUUID, of: uuid) }
         var sets: [String] = []
         var arguments = StatementArguments()
         if let title {
             sets.append("title = ?")
             arguments += [title]
         }
-        if let parentID {
-            sets.append("parentID = ?")
-            arguments += [parentID]
+        if let parentUUID {
+            sets.append("parentUUID = ?")
+            arguments += [parentUUID]
         }
         guard !sets.isEmpty else { return }
-        try touchCollection(id, now: now, sets: sets, arguments)
+        try touchCollection(id, now: now, dirty: dirty, sets: sets, arguments)
     }
 
     private func touchCollection(
-        _ id: Int64, now: Date, sets: [String] = [], _ arguments: StatementArguments = []
+        _ id: Int64, now: Date, dirty: Bool = true, sets: [String] = [], _ arguments: StatementArguments = []
     ) throws {
+        let all = sets + ["modificationDate = ?"] + (dirty ? ["dirty = 1"] : [])
         try db.execute(
-            sql: "UPDATE collection SET \((sets + ["modificationDate = ?"]).joined(separator: ", ")) WHERE id = ?",
+            sql: "UPDATE collection SET \(all.joined(separator: ", ")) WHERE id = ?",
             arguments: arguments + [now.timeIntervalSince1970, id])
         guard db.changesCount > 0,
             let uuid = try String.fetchOne(db, sql: "SELECT uuid FROM collection WHERE id = ?", arguments: [id])
@@ -164,33 +216,42 @@ extension StoreTransaction {
         collectionsTouched.insert(uuid)
     }
 
-    private func checkParent(_ parentID: Int64?, of id: Int64?) throws {
-        guard var folder = parentID else { return }
+    private func checkParent(_ parentUUID: String?, of uuid: String) throws {
+        guard var folder = parentUUID else { return }
         // Walks up from the new parent: a cycle (the collection itself above it) or a non-folder is refused.
         var steps = 0
         while true {
+            if folder == uuid { throw AssetStoreError.invariantViolation("a folder cannot go inside itself") }
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT kind, parentID FROM collection WHERE id = ?", arguments: [folder]),
+                    db, sql: "SELECT kind, parentUUID FROM collection WHERE uuid = ? AND deleted = 0",
+                    arguments: [folder]),
                 row[0] as Int == StoredCollectionKind.folder.rawValue
             else { throw AssetStoreError.invariantViolation("collection \(folder) is not a folder") }
-            if folder == id { throw AssetStoreError.invariantViolation("a folder cannot go inside itself") }
-            guard let up: Int64 = row[1] else { return }
+            guard let up: String = row[1] else { return }
             folder = up
             steps += 1
             if steps > 10_000 { throw AssetStoreError.invariantViolation("folders nested in a loop") }
         }
     }
 
-    /// Deletes a collection; a folder's albums and folders go with it. The assets stay in the library.
-    package func deleteCollection(_ id: Int64) throws {
+    /// Deletes a collection; a folder's albums and folders go with it. The assets stay in the library. Each stays
+    /// as a tombstone (left out of every read) until its deletion is in the bucket.
+    package func deleteCollection(_ id: Int64, now: Date, dirty: Bool = true) throws {
         var pending = [id]
         while let next = pending.popLast() {
-            pending += try Int64.fetchAll(db, sql: "SELECT id FROM collection WHERE parentID = ?", arguments: [next])
-            let uuid = try String.fetchOne(db, sql: "SELECT uuid FROM collection WHERE id = ?", arguments: [next])
+            guard
+                let uuid = try String.fetchOne(
+                    db, sql: "SELECT uuid FROM collection WHERE id = ? AND deleted = 0", arguments: [next])
+            else { continue }
+            pending += try Int64.fetchAll(
+                db, sql: "SELECT id FROM collection WHERE parentUUID = ? AND deleted = 0", arguments: [uuid])
             try db.execute(sql: "DELETE FROM collection_member WHERE collectionID = ?", arguments: [next])
-            try db.execute(sql: "DELETE FROM collection WHERE id = ?", arguments: [next])
-            if let uuid { collectionsTouched.insert(uuid) }
+            try db.execute(
+                sql:
+                    "UPDATE collection SET deleted = 1, modificationDate = ?\(dirty ? ", dirty = 1" : "") WHERE id = ?",
+                arguments: [now.timeIntervalSince1970, next])
+            collectionsTouched.insert(uuid)
         }
     }
 
@@ -247,11 +308,12 @@ extension StoreTransaction {
     private func memberPositions(_ collectionID: Int64) throws -> [(id: Int64, position: Int64)] {
         guard
             try Int.fetchOne(
-                db, sql: "SELECT kind FROM collection WHERE id = ?", arguments: [collectionID])
+                db, sql: "SELECT kind FROM collection WHERE id = ? AND deleted = 0", arguments: [collectionID])
                 == StoredCollectionKind.album.rawValue
         else { throw AssetStoreError.invariantViolation("collection \(collectionID) is not an album") }
         return try Row.fetchAll(
-            db, sql: "SELECT assetID, position FROM collection_member WHERE collectionID = ? ORDER BY position",
+            db,
+            sql: "SELECT assetID, position FROM collection_member WHERE collectionID = ? ORDER BY position, assetID",
             arguments: [collectionID]
         ).map { (id: $0[0], position: $0[1]) }
     }
@@ -277,14 +339,38 @@ extension StoreTransaction {
             return
         }
         let order = existing.prefix(index).map(\.id) + ids + existing.dropFirst(index).map(\.id)
-        try db.execute(sql: "DELETE FROM collection_member WHERE collectionID = ?", arguments: [collectionID])
-        for (offset, id) in order.enumerated() { try insertMember(id, step * Int64(offset + 1), collectionID) }
+        try replaceMembers(of: collectionID, with: order.enumerated().map { ($0.element, step * Int64($0.offset + 1)) })
     }
 
     private func insertMember(_ id: Int64, _ position: Int64, _ collectionID: Int64) throws {
         try db.execute(
             sql: "INSERT INTO collection_member (collectionID, assetID, position) VALUES (?, ?, ?)",
             arguments: [collectionID, id, position])
+    }
+
+    /// An album's members with their positions, in its order.
+    package func memberPositions(ofCollection id: Int64) throws -> [(id: Int64, position: Int64)] {
+        try Row.fetchAll(
+            db,
+            sql: "SELECT assetID, position FROM collection_member WHERE collectionID = ? ORDER BY position, assetID",
+            arguments: [id]
+        ).map { (id: $0[0], position: $0[1]) }
+    }
+
+    /// Sets a collection's title and folder as another library's document says (no check of the folder: it may
+    /// not be known here yet). A changed collection of this transaction.
+    package func setCollectionFields(_ id: Int64, title: String, parentUUID: String?) throws {
+        try db.execute(
+            sql: "UPDATE collection SET title = ?, parentUUID = ? WHERE id = ?", arguments: [title, parentUUID, id])
+        if let uuid = try String.fetchOne(db, sql: "SELECT uuid FROM collection WHERE id = ?", arguments: [id]) {
+            collectionsTouched.insert(uuid)
+        }
+    }
+
+    /// Sets an album's members to exactly these, at these positions (ascending).
+    package func replaceMembers(of collectionID: Int64, with members: [(id: Int64, position: Int64)]) throws {
+        try db.execute(sql: "DELETE FROM collection_member WHERE collectionID = ?", arguments: [collectionID])
+        for (id, position) in members { try insertMember(id, position, collectionID) }
     }
 
     /// Takes a deleted asset out of every album it was in (each is a changed collection).
@@ -297,6 +383,31 @@ extension StoreTransaction {
         guard !albums.isEmpty else { return }
         try db.execute(sql: "DELETE FROM collection_member WHERE assetID = ?", arguments: [assetID])
         collectionsTouched.formUnion(albums)
+    }
+
+    /// Records the shared state merged here: the document, its bucket copy's ETag, whether this library holds
+    /// changes the bucket lacks, and whether it names assets the catalog does not have. Not a change by itself.
+    package func setCollectionDocument(
+        _ id: Int64, document: String, etag: String?, dirty: Bool, unresolvedKeys: Set<String>
+    ) throws {
+        let unresolved = unresolvedKeys.isEmpty ? nil : unresolvedKeys.sorted().joined(separator: "\n")
+        try db.execute(
+            sql: "UPDATE collection SET document = ?, documentETag = ?, dirty = ?, unresolvedKeys = ? WHERE id = ?",
+            arguments: [document, etag, dirty, unresolved, id])
+    }
+
+    /// Records that a collection changed (a change delivered to observers) without writing it.
+    package func markCollectionChanged(_ uuid: String) { collectionsTouched.insert(uuid) }
+
+    /// The asset identifiers of these keys (keys with no asset are left out).
+    package func assetIDs(keys: [String]) throws -> [String: Int64] {
+        guard !keys.isEmpty else { return [:] }
+        let list = String(
+            decoding: (try? JSONSerialization.data(withJSONObject: keys)) ?? Data("[]".utf8), as: UTF8.self)
+        return Dictionary(
+            uniqueKeysWithValues: try Row.fetchAll(
+                db, sql: "SELECT key, id FROM asset WHERE key IN (SELECT value FROM json_each(?))", arguments: [list]
+            ).map { ($0[0] as String, $0[1] as Int64) })
     }
 }
 

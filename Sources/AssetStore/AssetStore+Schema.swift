@@ -174,9 +174,11 @@ extension AssetStore {
                     PRAGMA user_version = 10;
                     """)
         }
-        // v11: albums and folders (`collection`), an album's assets in its own order (`collection_member`: a
-        // position per asset, gaps between them so that an insertion rarely renumbers), and the collections each
-        // change touched in the history.
+        // v11: albums and folders (`collection`; a deleted one stays as a tombstone until every library has it),
+        // an album's assets in its own order (`collection_member`: a position per asset, gaps between them so that
+        // an insertion rarely renumbers), the shared state last merged here (`document`, with the ETag of the
+        // bucket's copy and whether this library holds changes the bucket lacks), and the collections each change
+        // touched in the history.
         migrator.registerMigration("v11") { db in
             try db.execute(
                 sql: """
@@ -185,18 +187,25 @@ extension AssetStore {
                         uuid TEXT NOT NULL UNIQUE,
                         kind INTEGER NOT NULL,
                         title TEXT NOT NULL,
-                        parentID INTEGER,
+                        parentUUID TEXT,
                         creationDate REAL NOT NULL,
-                        modificationDate REAL NOT NULL
+                        modificationDate REAL NOT NULL,
+                        deleted INTEGER NOT NULL DEFAULT 0,
+                        document TEXT,
+                        documentETag TEXT,
+                        dirty INTEGER NOT NULL DEFAULT 0,
+                        unresolvedKeys TEXT
                     );
-                    CREATE INDEX collection_parent ON collection(parentID);
+                    CREATE INDEX collection_parent ON collection(parentUUID) WHERE deleted = 0;
+                    CREATE INDEX collection_dirty ON collection(id) WHERE dirty = 1;
+                    CREATE INDEX collection_unresolved ON collection(id) WHERE unresolvedKeys IS NOT NULL;
                     CREATE TABLE collection_member (
                         collectionID INTEGER NOT NULL,
                         assetID INTEGER NOT NULL,
                         position INTEGER NOT NULL,
                         PRIMARY KEY (collectionID, assetID)
                     ) WITHOUT ROWID;
-                    CREATE UNIQUE INDEX collection_member_order ON collection_member(collectionID, position);
+                    CREATE INDEX collection_member_order ON collection_member(collectionID, position, assetID);
                     CREATE INDEX collection_member_asset ON collection_member(assetID);
                     ALTER TABLE change_history ADD COLUMN collections TEXT;
                     PRAGMA user_version = 11;

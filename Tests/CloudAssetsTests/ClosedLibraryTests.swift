@@ -64,6 +64,21 @@ struct ClosedLibraryTests {
                 }
             ),
             ("asset(withLocalIdentifier:)", { _ = try library.asset(withLocalIdentifier: local.localIdentifier) }),
+            ("fetchAlbums(in:)", { _ = try library.fetchAlbums() }),
+            ("fetchAllAlbums()", { _ = try library.fetchAllAlbums() }),
+            ("fetchFolders(in:)", { _ = try library.fetchFolders() }),
+            ("fetchSmartAlbums()", { _ = try library.fetchSmartAlbums() }),
+            ("collection(withLocalIdentifier:)", { _ = try library.collection(withLocalIdentifier: "smart:videos") }),
+            ("fetchCollections(containing:)", { _ = try library.fetchCollections(containing: local) }),
+            (
+                "fetchAssets(in:options:)",
+                {
+                    let videos = AssetCollection(
+                        localIdentifier: "smart:videos", title: "Videos", kind: .smartAlbum,
+                        subtype: .smartAlbumVideos, estimatedAssetCount: 0, folderIdentifier: nil, creationDate: nil)
+                    _ = try library.fetchAssets(in: videos)
+                }
+            ),
             ("asset(forKey:)", { _ = try library.asset(forKey: local.key) }),
             ("changes(since:)", { _ = try library.changes(since: ChangeToken(rawValue: 0)) }),
             ("snapshot(_:)", { _ = try library.snapshot() }),

@@ -28,13 +28,13 @@ struct LibrarySyncFaultTests {
             try Self.putMany(harness, count: 1500)
             let library = try await harness.open(Self.listingOnly(harness))
             // Listings are bucket requests (empty key): the thumbnails listing, then originals pages 1 and 2 (too few
-            // to list key ranges at once), then the metadata sidecars, then the edit revisions.
+            // to list key ranges at once), then the metadata sidecars, the edit revisions, the albums and folders.
             harness.server.faults.add(.internalError, keyPattern: "", method: "GET", afterRequests: 2, times: 1)
             let summary = try await library.sync()
             #expect(summary.inserted == 1500)
             #expect(summary.listed == 1500)
             #expect(try library.fetchAssets().count == 1500)
-            #expect(harness.listings.map(\.status) == [200, 200, 500, 200, 200, 200])
+            #expect(harness.listings.map(\.status) == [200, 200, 500, 200, 200, 200, 200])
         }
     }
 

@@ -119,29 +119,29 @@ extension AssetChangeRequests.CollectionChange {
             }
             return record
         }
-        func folder(_ identifier: String?, for subject: String) throws -> Int64? {
+        func folder(_ identifier: String?, for subject: String) throws -> String? {
             guard let identifier else { return nil }
             let record = try collection(identifier, .folder)
             if record.uuid == subject {
                 throw AssetLibraryError.cannotChangeCollection(
                     localIdentifier: subject, reason: "a folder cannot go inside itself")
             }
-            return record.id
+            return record.uuid
         }
         do {
             switch self {
             case .create(let uuid, let kind, let title, let parent):
                 _ = try tx.createCollection(
                     uuid: uuid, kind: kind, title: try Self.title(title, of: uuid),
-                    parentID: try folder(parent, for: uuid), now: now)
+                    parentUUID: try folder(parent, for: uuid), now: now)
             case .rename(let identifier, let title):
                 try tx.updateCollection(
                     try collection(identifier).id, title: try Self.title(title, of: identifier), now: now)
             case .move(let identifier, let parent):
                 let record = try collection(identifier)
-                try tx.updateCollection(record.id, parentID: .some(try folder(parent, for: identifier)), now: now)
+                try tx.updateCollection(record.id, parentUUID: .some(try folder(parent, for: identifier)), now: now)
             case .delete(let identifier):
-                try tx.deleteCollection(try collection(identifier).id)
+                try tx.deleteCollection(try collection(identifier).id, now: now)
             case .insert(let identifier, let assets, let index):
                 let album = try collection(identifier, .album)
                 let ids = try assets.map { reference -> Int64 in

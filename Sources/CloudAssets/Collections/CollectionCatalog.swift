@@ -64,22 +64,16 @@ struct CollectionCatalog: Sendable {
 
     // MARK: Albums and folders
 
-    func album(_ record: CollectionRecord, folders: [Int64: String]) -> AssetCollection {
+    func album(_ record: CollectionRecord) -> AssetCollection {
         AssetCollection(
             localIdentifier: record.uuid, title: record.title, kind: .album, subtype: .albumRegular,
-            estimatedAssetCount: record.count, folderIdentifier: record.parentID.flatMap { folders[$0] },
-            creationDate: record.creationDate)
+            estimatedAssetCount: record.count, folderIdentifier: record.parentUUID, creationDate: record.creationDate)
     }
 
-    func folder(_ record: CollectionRecord, folders: [Int64: String]) -> CollectionList {
+    func folder(_ record: CollectionRecord) -> CollectionList {
         CollectionList(
-            localIdentifier: record.uuid, title: record.title,
-            folderIdentifier: record.parentID.flatMap { folders[$0] }, count: record.count)
-    }
-
-    /// Every folder's UUID by its row identifier.
-    func folderUUIDs() throws -> [Int64: String] {
-        Dictionary(uniqueKeysWithValues: try store.collections(kind: .folder).map { ($0.id, $0.uuid) })
+            localIdentifier: record.uuid, title: record.title, folderIdentifier: record.parentUUID,
+            count: record.count)
     }
 
     /// The row of the folder or album `identifier` names, or `nil`.
@@ -88,27 +82,23 @@ struct CollectionCatalog: Sendable {
     }
 
     /// The parent argument of a store read: `nil` for "any folder", `.some(nil)` for the top level.
-    func parentID(_ folder: (any CollectionIdentifying)?, anywhere: Bool) throws -> Int64?? {
+    func parentUUID(_ folder: (any CollectionIdentifying)?, anywhere: Bool) throws -> String?? {
         if anywhere { return .none }
         guard let folder else { return .some(nil) }
         guard let record = try record(folder.localIdentifier), record.kind == .folder else {
             throw AssetLibraryError.noSuchCollection(localIdentifier: folder.localIdentifier)
         }
-        return .some(record.id)
+        return .some(record.uuid)
     }
 
     /// The albums in `folder` (`nil`: the top level), or every album when `anywhere`, by title.
     func albums(in folder: (any CollectionIdentifying)?, anywhere: Bool) throws -> [AssetCollection] {
-        let folders = try folderUUIDs()
-        return try store.collections(kind: .album, parentID: try parentID(folder, anywhere: anywhere))
-            .map { album($0, folders: folders) }
+        try store.collections(kind: .album, parentUUID: try parentUUID(folder, anywhere: anywhere)).map(album)
     }
 
     /// The folders in `folder` (`nil`: the top level), or every folder when `anywhere`, by title.
     func folders(in folder: (any CollectionIdentifying)?, anywhere: Bool) throws -> [CollectionList] {
-        let folders = try folderUUIDs()
-        return try store.collections(kind: .folder, parentID: try parentID(folder, anywhere: anywhere))
-            .map { self.folder($0, folders: folders) }
+        try store.collections(kind: .folder, parentUUID: try parentUUID(folder, anywhere: anywhere)).map(self.folder)
     }
 
     /// The album or smart album with this identifier, or `nil`.
@@ -120,13 +110,12 @@ struct CollectionCatalog: Sendable {
             return try smartAlbum(subtype)
         }
         guard let record = try store.collection(uuid: identifier), record.kind == .album else { return nil }
-        return album(record, folders: try folderUUIDs())
+        return album(record)
     }
 
     /// The albums holding `assetID`, by title.
     func albums(containing assetID: Int64) throws -> [AssetCollection] {
-        let folders = try folderUUIDs()
-        return try store.collections(containing: assetID).map { album($0, folders: folders) }
+        try store.collections(containing: assetID).map(album)
     }
 
     // MARK: Assets in a collection

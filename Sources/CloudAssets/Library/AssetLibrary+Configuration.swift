@@ -54,14 +54,18 @@ public struct BucketLayout: Sendable, Hashable {
     /// Prefix of content edits: each revision's rendered version, thumbnail and manifest, under
     /// `edits/<path>/` for `originals/<path>` (see docs/bucket-layout.md).
     public var editsPrefix: String
+    /// Prefix of albums and folders: `collections/<id>.json`, each one's shared state (docs/bucket-layout.md).
+    public var collectionsPrefix: String
 
     /// A layout with these prefixes; the defaults are `originals/`, `thumbnails/` with `.jpg`, `metadata/`,
-    /// `journal/`, `checkpoints/` and `edits/`.
+    /// `journal/`, `checkpoints/`, `edits/` and `collections/`.
     public init(
         originalsPrefix: String = "originals/", thumbnailsPrefix: String = "thumbnails/",
         thumbnailSuffix: String = ".jpg", metadataPrefix: String = "metadata/", journalPrefix: String = "journal/",
-        checkpointPrefix: String = "checkpoints/", editsPrefix: String = "edits/"
+        checkpointPrefix: String = "checkpoints/", editsPrefix: String = "edits/",
+        collectionsPrefix: String = "collections/"
     ) {
+        self.collectionsPrefix = collectionsPrefix
         self.originalsPrefix = originalsPrefix
         self.thumbnailsPrefix = thumbnailsPrefix
         self.thumbnailSuffix = thumbnailSuffix

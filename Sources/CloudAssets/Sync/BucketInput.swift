@@ -76,7 +76,7 @@ package enum BucketInput {
         // With an empty (or short) originals prefix, the layout's other folders still are not originals.
         for prefix in [
             layout.thumbnailsPrefix, layout.metadataPrefix, layout.journalPrefix, layout.checkpointPrefix,
-            layout.editsPrefix,
+            layout.editsPrefix, layout.collectionsPrefix,
         ] where prefix.utf8.count > originals.count && bytes.starts(with: prefix.utf8) {
             return "key \(quoted(key)) lies under \(quoted(prefix)), not among the originals"
         }
@@ -143,11 +143,14 @@ package enum BucketInput {
         case metadata(key: String, state: SharedMetadata, sidecarETag: String?)
         /// An edit revision (its keys in the asset's own edits folder).
         case edit(EditManifest)
+        /// An album's or folder's shared state was written (what it holds is read from the bucket).
+        case collection(id: String, key: String)
 
         package var key: String {
             switch self {
             case .put(let key, _, _, _, _, _), .delete(let key, _), .metadata(let key, _, _): key
             case .edit(let manifest): manifest.original
+            case .collection(_, let key): key
             }
         }
     }
@@ -212,8 +215,15 @@ package enum BucketInput {
             Change, Rejection
         >
     {
-        if let problem = originalKeyProblem(change.key, layout: layout) { return .failure(Rejection(problem)) }
+        if change.op != .collection, let problem = originalKeyProblem(change.key, layout: layout) {
+            return .failure(Rejection(problem))
+        }
         switch change.op {
+        case .collection:
+            guard let id = layout.collectionID(forKey: change.key), change.key == layout.collectionKey(id) else {
+                return .failure(Rejection("collection change of \(quoted(change.key)), not a collection's key"))
+            }
+            return .success(.collection(id: id, key: change.key))
         case .put:
             guard let size = change.size, let etag = change.etag else {
                 return .failure(Rejection("put without a size or an ETag"))

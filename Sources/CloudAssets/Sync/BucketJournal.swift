@@ -14,7 +14,8 @@ package import Foundation
 ///       "thumbnailKey":"thumbnails/2024/05/a.jpg.jpg","thumbnailSize":5012,"thumbnailETag":"…"},
 ///      {"op":"delete","key":"originals/…","etag":"…"},
 ///      {"op":"metadata","key":"originals/…","sidecarETag":"…","sidecar":{…the sidecar's JSON…}},
-///      {"op":"edit","key":"originals/…","edit":{…the edit revision's manifest (EditManifest)…}}]}
+///      {"op":"edit","key":"originals/…","edit":{…the edit revision's manifest (EditManifest)…}},
+///      {"op":"collection","key":"collections/<id>.json","etag":"…"}]}
 ///
 /// Keys sort in time order, so a reader lists after the last time it applied (less a look-back window, for
 /// entries that arrive late). `metadata` carries the `x-amz-meta-*` fields of the original
@@ -49,6 +50,8 @@ package struct JournalChange: Codable, Sendable {
         case metadata
         /// A revision of an original's content edit (or a revert) was written; ``edit`` is its manifest.
         case edit
+        /// An album's or folder's shared state (`collections/<id>.json`, ``key``) was written, with ``etag``.
+        case collection
     }
 
     package var op: Operation
@@ -86,6 +89,10 @@ package struct JournalChange: Codable, Sendable {
 
     package static func edit(key: String, manifest: EditManifest) -> JournalChange {
         JournalChange(op: .edit, key: key, edit: manifest)
+    }
+
+    package static func collection(key: String, etag: String) -> JournalChange {
+        JournalChange(op: .collection, key: key, etag: etag)
     }
 
     /// The change as the outbox keeps it: JSON with its keys sorted. A `put` or a `delete` (one per asset an

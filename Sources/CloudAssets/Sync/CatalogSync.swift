@@ -43,6 +43,9 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     public internal(set) var thumbnailsFromImageHeaders = 0
     /// Metadata sidecars read and merged (those whose ETag changed since the last merge).
     public internal(set) var sidecarsRead = 0
+    /// Album and folder documents read and merged (announced in the journal, or, on a full sync or a bootstrap,
+    /// those whose ETag changed since the last merge).
+    public internal(set) var collectionsRead = 0
     /// Assets purged from the trash (past the retention).
     public internal(set) var purged = 0
     /// Whether the sync listed the whole bucket (``SyncMode/full``) or read the journal
@@ -98,6 +101,7 @@ public struct SyncSummary: Sendable, Hashable, Codable {
         thumbnailsFetched += other.thumbnailsFetched
         thumbnailsFromImageHeaders += other.thumbnailsFromImageHeaders
         sidecarsRead += other.sidecarsRead
+        collectionsRead += other.collectionsRead
         purged += other.purged
         journalEntriesRead += other.journalEntriesRead
         skipped += other.skipped

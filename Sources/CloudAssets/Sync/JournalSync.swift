@@ -140,6 +140,15 @@ struct JournalSync {
                 try apply(
                     fresh, entries: entries, sidecars: sidecars, contradicted: contradicted,
                     newest: max(newest, pageNewest), summary: &summary)
+                // Albums and folders announced: the documents as the bucket holds them now, merged.
+                var collections: [String] = []
+                for entry in entries.values {
+                    for case .collection(let id, _) in entry.changes where !collections.contains(id) {
+                        collections.append(id)
+                    }
+                }
+                summary.collectionsRead += try await sync.adoptCollections(
+                    collections, remote: remote, skipped: &summary.skipped)
             } else if pageNewest > newest {
                 try store.setSetting(SyncEngine.JournalSetting.cursor, to: String(pageNewest))
             }
@@ -402,6 +411,8 @@ struct JournalSync {
             try counts.remove(id, tx, files: files, removing: &removing)
         case .edit(let manifest):
             if try EditEngine.adopt(manifest, tx, files: files, removing: &removing) { counts.meta += 1 }
+        case .collection:
+            return  // read and merged after the page (JournalSync.run)
         case .metadata(let key, _, _):
             // The sidecar as read now, not as the entry describes it (readSidecars(named:)).
             guard let current, let id = current.id, let read = sidecars[key], let state = read.state else { return }

@@ -68,6 +68,7 @@ extension SyncEngine {
             try uploads.retryFailedUploads()
             await uploads.uploadPendingOriginals(explicitly: true)
             await uploads.shareEditedMetadata()
+            await uploads.shareCollections()
             await edits.shareEditRevisions()
             await uploads.queue.waitUntilIdle()
             await journal.flush()
@@ -86,8 +87,9 @@ extension SyncEngine {
                 try remote.recordBinding()
                 summary.checkpointAssets = bootstrap.restored
                 summary.mode = .incremental
-                // Edits made before the checkpoint are not in the journal's tail.
+                // Edits, albums and folders made before the checkpoint are not in the journal's tail.
                 summary.editsRead = try await edits.pullEdits(remote: remote)
+                summary.collectionsRead = try await pullCollections(remote: remote, skipped: &summary.skipped)
                 let journal = JournalSync(sync: self, remote: remote)
                 try await journal.run(summary: &summary, readAhead: bootstrap.readAhead)
             } else if try mode == .full || (mode == .automatic && needsFullSync()) {
@@ -102,6 +104,7 @@ extension SyncEngine {
                 // A library filled by a bootstrap before bindings were recorded there is bound by its journal.
                 if try store.setting(LibraryBinding.settingName) == nil { try remote.recordBinding() }
             }
+            resolveCollections()
             summary.lastFullListing = try lastFullListing()
             // Every asset is in the catalog; what the listing could not say is read now (and what an interrupted
             // sync left), committed batch by batch.
@@ -135,6 +138,7 @@ extension SyncEngine {
         var summary = try await loadingInBulk { try await catalogSync.run() }
         summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
         summary.editsRead = try await edits.pullEdits(remote: remote)
+        summary.collectionsRead = try await pullCollections(remote: remote, skipped: &summary.skipped)
         // The journal is read from the listing's start on (less the look-back) by the next incremental sync:
         // entries the listing already reflects apply as no-ops.
         let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "") ?? 0

@@ -98,7 +98,7 @@ extension UploadEngine {
         for file in staged {
             if let source = file.sourceToRemove { try? FileManager.default.removeItem(at: source) }
         }
-        if (!staged.isEmpty || !metadataEdits.isEmpty || !contentChanges.isEmpty)
+        if (!staged.isEmpty || !metadataEdits.isEmpty || !contentChanges.isEmpty || !collectionChanges.isEmpty)
             && configuration.startsBackgroundTransfers
         {
             queue.wake(self)

@@ -32,6 +32,7 @@ extension UploadEngine {
     func waitForUploads() async -> UploadStatus {
         await uploadPendingOriginals(explicitly: true)
         await shareEditedMetadata()
+        await shareCollections()
         await edits.shareEditRevisions()
         await queue.waitUntilIdle()
         // The commits above started flushes of their own; this one runs after them and sends what they left.

@@ -53,7 +53,7 @@ extension UploadEngine {
         }
     }
 
-    private static func conditionalPut(
+    static func conditionalPut(
         remote: LibraryRemote, bucket: String, key: String, body: Data, condition: S3WriteCondition
     ) async -> Result<String, S3Error> {
         do {

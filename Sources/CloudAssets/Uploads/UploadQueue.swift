@@ -99,6 +99,7 @@ final class UploadQueue: Sendable {
             if engine.mayUploadInBackground {
                 await engine.uploadPendingOriginals(explicitly: false)
                 await engine.shareEditedMetadata()
+                await engine.shareCollections()
                 await engine.edits.shareEditRevisions()
             }
             let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>]? in

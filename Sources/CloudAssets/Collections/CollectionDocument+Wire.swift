@@ -1,0 +1,169 @@
+import AssetStore
+package import Foundation
+
+/// `collections/<id>.json`:
+///
+///     {"format":1,"id":"<uuid>","kind":"album","title":"Rome","titleStamp":{"time":1763900000000,"device":"…"},
+///      "parent":"<folder uuid>","parentStamp":{…},"deleted":{…},
+///      "members":[{"key":"originals/…","added":{…},"removed":{…},"position":1048576,"placed":{…}}]}
+///
+/// `parent`, `deleted` and `removed` are left out when absent; members are written in key order.
+extension CollectionDocument {
+    struct Wire: Codable {
+        var format: Int
+        var id: String
+        var kind: String
+        var title: String
+        var titleStamp: Stamp
+        var parent: String?
+        var parentStamp: Stamp
+        var deleted: Stamp?
+        var members: [WireMember]?
+    }
+
+    struct WireMember: Codable {
+        var key: String
+        var added: Stamp
+        var removed: Stamp?
+        var position: Int64
+        var placed: Stamp
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// The document's bytes (the same state always gives the same bytes).
+    package var encoded: Data {
+        let wire = Wire(
+            format: 1, id: id, kind: kind == .album ? "album" : "folder", title: title, titleStamp: titleStamp,
+            parent: parent, parentStamp: parentStamp, deleted: deleted,
+            members: members.isEmpty
+                ? nil
+                : members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
+                    WireMember(
+                        key: $0.key, added: $0.value.added, removed: $0.value.removed, position: $0.value.position,
+                        placed: $0.value.placed)
+                })
+        return (try? Self.encoder.encode(wire)) ?? Data()
+    }
+
+    /// The document as the catalog keeps it (the same text as the bucket's).
+    package var text: String { String(decoding: encoded, as: UTF8.self) }
+
+    /// A document the catalog wrote itself (trusted as its own; nil when unreadable).
+    package init?(catalogText text: String) {
+        guard
+            case .success(let document) = BucketInput.collectionDocument(
+                Data(text.utf8), id: nil, layout: BucketLayout(), now: .distantFuture)
+        else { return nil }
+        self = document
+    }
+
+    /// Whether `text` is a collection identifier as libraries make them: a lower-case UUID.
+    package static func isIdentifier(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(index) {
+                if byte != UInt8(ascii: "-") { return false }
+            } else if !((0x30...0x39).contains(byte) || (0x61...0x66).contains(byte)) {
+                return false
+            }
+        }
+        return true
+    }
+}
+
+extension BucketInput {
+    /// The largest collection document read: about 150 bytes an asset, an album of 200,000.
+    package static let maxCollectionDocumentBytes = 32 << 20
+    /// The most assets (present or removed) one collection document may name.
+    package static let maxCollectionMembers = 200_000
+
+    /// Reads a collection document: its identifier is `id` (the object's name) and a UUID, its kind album or
+    /// folder, its title 1 to ``maxTitleBytes`` bytes without control characters, its folder another UUID, every
+    /// member's key an original's, every device bounded; stamps later than `now` plus ``maxStampLead`` are clamped
+    /// to that. A folder's members are dropped.
+    package static func collectionDocument(_ data: Data, id: String?, layout: BucketLayout, now: Date) -> Result<
+        CollectionDocument, Rejection
+    > {
+        guard data.count <= maxCollectionDocumentBytes else {
+            return .failure(
+                Rejection("collection document of \(data.count) bytes (at most \(maxCollectionDocumentBytes))"))
+        }
+        guard let wire = try? JSONDecoder().decode(CollectionDocument.Wire.self, from: data), wire.format == 1
+        else { return .failure(Rejection("not a collection document")) }
+        guard CollectionDocument.isIdentifier(wire.id), id == nil || wire.id == id else {
+            return .failure(Rejection("collection document naming \(quoted(wire.id)) under \(quoted(id ?? ""))"))
+        }
+        let kind: StoredCollectionKind
+        switch wire.kind {
+        case "album": kind = .album
+        case "folder": kind = .folder
+        default: return .failure(Rejection("collection of kind \(quoted(wire.kind))"))
+        }
+        let limit = now == .distantFuture ? Int64.max : milliseconds(now.addingTimeInterval(maxStampLead))
+        func stamp(_ stamp: CollectionDocument.Stamp) -> Result<CollectionDocument.Stamp, Rejection> {
+            if let problem = textProblem(stamp.device, "device", max: maxDeviceBytes) {
+                return .failure(Rejection(problem))
+            }
+            return .success(CollectionDocument.Stamp(time: min(stamp.time, limit), device: stamp.device))
+        }
+        let trimmed = wire.title.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.isEmpty || trimmed != wire.title || wire.title.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+            return .failure(
+                Rejection("collection title \(quoted(wire.title)) is empty, padded or has control characters"))
+        }
+        if let problem = textProblem(wire.title, "title", max: maxTitleBytes) { return .failure(Rejection(problem)) }
+        if let parent = wire.parent, !CollectionDocument.isIdentifier(parent) || parent == wire.id {
+            return .failure(Rejection("collection folder \(quoted(parent)) is not another collection's identifier"))
+        }
+        let members = kind == .album ? (wire.members ?? []) : []
+        guard members.count <= maxCollectionMembers else {
+            return .failure(Rejection("collection of \(members.count) members (at most \(maxCollectionMembers))"))
+        }
+        do {
+            var document = CollectionDocument(
+                id: wire.id, kind: kind, title: wire.title, parent: wire.parent,
+                stamp: try stamp(wire.titleStamp).get())
+            document.parentStamp = try stamp(wire.parentStamp).get()
+            document.deleted = try wire.deleted.map { try stamp($0).get() }
+            for member in members {
+                if let problem = originalKeyProblem(member.key, layout: layout) { return .failure(Rejection(problem)) }
+                let value = CollectionDocument.Member(
+                    added: try stamp(member.added).get(), removed: try member.removed.map { try stamp($0).get() },
+                    position: member.position, placed: try stamp(member.placed).get())
+                // A key written twice (only a stranger does): the merge of both.
+                if let earlier = document.members[member.key] {
+                    var one = document
+                    one.members = [member.key: earlier]
+                    var other = document
+                    other.members = [member.key: value]
+                    document.members[member.key] = one.merged(with: other).members[member.key]
+                } else {
+                    document.members[member.key] = value
+                }
+            }
+            return .success(document)
+        } catch let rejection as Rejection {
+            return .failure(rejection)
+        } catch {
+            return .failure(Rejection("not a collection document"))
+        }
+    }
+}
+
+extension BucketLayout {
+    /// `collections/<id>.json`.
+    package func collectionKey(_ id: String) -> String { collectionsPrefix + id + ".json" }
+
+    /// The collection a key under the prefix names (`<uuid>.json`), or nil.
+    package func collectionID(forKey key: String) -> String? {
+        guard key.hasPrefix(collectionsPrefix), key.hasSuffix(".json") else { return nil }
+        let id = String(key.dropFirst(collectionsPrefix.count).dropLast(5))
+        return CollectionDocument.isIdentifier(id) ? id : nil
+    }
+}

@@ -1,0 +1,187 @@
+import AssetStore
+import Essentials
+import FakeS3
+import Foundation
+import Testing
+
+@testable import CloudAssets
+
+/// Albums and folders through the bucket: one library's albums reach another by the journal (and by a full
+/// sync), the merge rules hold when libraries change one album at once, and a stranger's document is refused.
+@Suite struct SharedAlbumTests {
+    /// Opens library `name` on the harness's bucket, following the journal (no listing after the first sync).
+    static func open(_ harness: LibraryHarness, _ name: String, journal: Bool = true) async throws -> AssetLibrary {
+        var configuration = harness.configuration(storeURL: harness.folder.appendingPathComponent(name))
+        configuration.fullSyncInterval = journal ? 24 * 3600 : 0
+        configuration.startsBackgroundTransfers = false
+        return try await harness.open(configuration)
+    }
+
+    /// Every album as (path, member keys in order), sorted by path: what two libraries must agree on.
+    static func albums(_ library: AssetLibrary) throws -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for album in try library.fetchAllAlbums() {
+            let folder = try album.folderIdentifier.map { id in
+                try library.fetchFolders().first { $0.localIdentifier == id }?.title ?? "?"
+            }
+            let members = try library.fetchAssets(
+                in: album, options: FetchOptions(includeHiddenAssets: true, includeTrashedAssets: true))
+            result[(folder.map { $0 + "/" } ?? "") + album.title] = members.map(\.key)
+        }
+        return result
+    }
+
+    static func seed(_ harness: LibraryHarness, count: Int) throws {
+        for index in 0..<count { try harness.put("a\(index).jpg", data: Data("asset \(index)".utf8)) }
+    }
+
+    static func asset(_ library: AssetLibrary, _ index: Int) throws -> Asset {
+        try library.asset(path: "a\(index).jpg")
+    }
+
+    @Test("an album made on one library reaches another through the journal: created, filled, renamed, deleted")
+    func albumReachesAnotherLibrary() async throws {
+        try await withHarness { harness in
+            try Self.seed(harness, count: 4)
+            let a = try await Self.open(harness, "a")
+            let b = try await Self.open(harness, "b")
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            var rome: CollectionPlaceholder!
+            try await a.performChanges { requests in
+                let trips = requests.createFolder(title: "Trips")
+                rome = requests.createAlbum(title: "Rome", in: trips)
+                requests.addAssets([try! Self.asset(a, 2), try! Self.asset(a, 0), try! Self.asset(a, 1)], to: rome)
+            }
+            let firstRound = try await a.sync(fetchThumbnails: false)
+            #expect(firstRound.mode == .incremental)
+            #expect(
+                try harness.server.objectData(
+                    bucket: LibraryHarness.bucket, key: "collections/\(rome.localIdentifier).json") != nil)
+            let read = try await b.sync(fetchThumbnails: false)
+            #expect(read.mode == .incremental && read.collectionsRead == 2)
+            let expected = ["Trips/Rome": ["originals/a2.jpg", "originals/a0.jpg", "originals/a1.jpg"]]
+            let onB = try Self.albums(b)
+            #expect(onB == expected, "\(onB) \(read.collectionsRead)")
+            #expect(try Self.albums(a) == expected)
+
+            // B reorders and renames; A sees both.
+            let album = try #require(try b.collection(withLocalIdentifier: rome.localIdentifier))
+            try await b.performChanges { requests in
+                requests.moveAssets(in: album, at: IndexSet([2]), to: 0)
+                requests.renameCollection(album, to: "Roma")
+            }
+            try await b.sync(fetchThumbnails: false)
+            try await a.sync(fetchThumbnails: false)
+            let renamed = ["Trips/Roma": ["originals/a1.jpg", "originals/a2.jpg", "originals/a0.jpg"]]
+            #expect(try Self.albums(a) == renamed && Self.albums(b) == renamed)
+
+            // A deletes the folder (with the album); B's assets stay.
+            let folder = try #require(try a.fetchFolders().first)
+            try await a.performChanges { $0.deleteCollections([folder]) }
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            #expect(try b.fetchAllAlbums().isEmpty && b.fetchFolders().isEmpty)
+            #expect(try b.fetchAssets().count == 4)
+
+            // A new library that lists the bucket finds the same (nothing: both deleted).
+            let c = try await Self.open(harness, "c", journal: false)
+            try await c.sync(fetchThumbnails: false)
+            #expect(try c.fetchAllAlbums().isEmpty)
+        }
+    }
+
+    @Test("two libraries adding to one album at once keep both, in the same order everywhere; removals win by time")
+    func concurrentChangesConverge() async throws {
+        try await withHarness { harness in
+            try Self.seed(harness, count: 5)
+            let a = try await Self.open(harness, "a")
+            let b = try await Self.open(harness, "b")
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            var shared: CollectionPlaceholder!
+            try await a.performChanges { requests in
+                shared = requests.createAlbum(title: "Shared")
+                requests.addAssets([try! Self.asset(a, 0)], to: shared)
+            }
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            // Both change it before seeing the other's change.
+            try await a.performChanges { requests in
+                requests.addAssets([try! Self.asset(a, 1), try! Self.asset(a, 2)], to: shared)
+            }
+            try await b.performChanges { requests in
+                requests.insertAssets([try! Self.asset(b, 3)], into: shared, at: 0)
+                requests.removeAssets([try! Self.asset(b, 0)], from: shared)
+            }
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            let onA = try Self.albums(a)
+            #expect(onA == (try Self.albums(b)))
+            #expect(onA["Shared"] == ["originals/a3.jpg", "originals/a1.jpg", "originals/a2.jpg"])
+        }
+    }
+
+    @Test("a stranger's garbage under collections/ is skipped, reported, and changes nothing")
+    func strangersDocumentsAreRefused() async throws {
+        try await withHarness { harness in
+            try Self.seed(harness, count: 1)
+            let id = UUID().uuidString.lowercased()
+            let bucket = LibraryHarness.bucket
+            try harness.server.putObject(bucket: bucket, key: "collections/\(id).json", data: Data("{not json".utf8))
+            let other = UUID().uuidString.lowercased()
+            let escaping = """
+                {"format":1,"id":"\(other)","kind":"album","title":"Evil","titleStamp":{"time":1,"device":"x"},\
+                "parentStamp":{"time":1,"device":"x"},"members":[{"key":"journal/../x","added":{"time":1,"device":"x"},\
+                "position":1,"placed":{"time":1,"device":"x"}}]}
+                """
+            try harness.server.putObject(bucket: bucket, key: "collections/\(other).json", data: Data(escaping.utf8))
+            try harness.server.putObject(bucket: bucket, key: "collections/not-an-id.json", data: Data("{}".utf8))
+            let library = try await Self.open(harness, "a", journal: false)
+            let summary = try await library.sync(fetchThumbnails: false)
+            #expect(try library.fetchAllAlbums().isEmpty)
+            let skipped = Set(summary.skipped.map(\.key))
+            #expect(skipped == ["collections/\(id).json", "collections/\(other).json"])
+        }
+    }
+
+    @Test("three libraries changing albums at random, syncing at random, end with the same albums in the same order")
+    func threeLibrariesConverge() async throws {
+        try await withHarness { harness in
+            try Self.seed(harness, count: 8)
+            var libraries: [AssetLibrary] = []
+            for name in ["a", "b", "c"] {
+                let library = try await Self.open(harness, name)
+                try await library.sync(fetchThumbnails: false)
+                libraries.append(library)
+            }
+            var album: CollectionPlaceholder!
+            try await libraries[0].performChanges { album = $0.createAlbum(title: "Random") }
+            for library in libraries { try await library.sync(fetchThumbnails: false) }
+            var random = SplitMix64(seed: 7)
+            for _ in 0..<40 {
+                let library = libraries[Int(random.next() % 3)]
+                guard let current = try library.collection(withLocalIdentifier: album.localIdentifier) else { continue }
+                let members = try library.fetchAssets(in: current)
+                let pick = try Self.asset(library, Int(random.next() % 8))
+                switch random.next() % 5 {
+                case 0, 1:
+                    let index = Int(random.next() % UInt64(members.count + 1))
+                    try await library.performChanges { $0.insertAssets([pick], into: current, at: index) }
+                case 2: try await library.performChanges { $0.removeAssets([pick], from: current) }
+                case 3 where members.count > 1:
+                    let from = Int(random.next() % UInt64(members.count))
+                    let to = Int(random.next() % UInt64(members.count))
+                    try await library.performChanges { $0.moveAssets(in: current, at: IndexSet([from]), to: to) }
+                default: try await library.sync(fetchThumbnails: false)
+                }
+            }
+            for _ in 0..<2 { for library in libraries { try await library.sync(fetchThumbnails: false) } }
+            let first = try Self.albums(libraries[0])
+            #expect(first.count == 1)
+            for library in libraries.dropFirst() { #expect(try Self.albums(library) == first) }
+        }
+    }
+}
