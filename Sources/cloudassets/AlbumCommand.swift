@@ -25,9 +25,11 @@ enum AlbumNames {
     ) {
         var albums: [(String, AssetCollection)] = []
         var folders: [(String, CollectionList)] = []
+        // Folders other libraries nested in a loop (each in the other) are shown once, on the first path met.
+        var seen = Set<String>()
         func visit(_ folder: CollectionList?, prefix: String) throws {
             for album in try library.fetchAlbums(in: folder) { albums.append((prefix + album.title, album)) }
-            for child in try library.fetchFolders(in: folder) {
+            for child in try library.fetchFolders(in: folder) where seen.insert(child.localIdentifier).inserted {
                 folders.append((prefix + child.title, child))
                 try visit(child, prefix: prefix + child.title + "/")
             }
