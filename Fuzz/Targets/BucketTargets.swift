@@ -195,6 +195,50 @@ extension FuzzCatalog {
             try expect(again == state, "state → sidecar → state changes it")
         })
 
+    /// An album's shared state as another library (or anyone) wrote it.
+    static let collectionDocument = FuzzTarget(
+        name: "collection-document",
+        summary:
+            "BucketInput.collectionDocument; accepted states name originals only, keep their bytes, merge lawfully",
+        maxLength: 4096,
+        seeds: {
+            let id = "0a1b2c3d-0000-4000-8000-000000000001"
+            var document = CollectionDocument(
+                id: id, kind: .album, title: "Rome \"\\ ä", parent: "0a1b2c3d-0000-4000-8000-000000000002",
+                stamp: .init(time: 1_763_900_000_000, device: "dev"))
+            document.members["originals/a.jpg"] = .init(
+                added: .init(time: 1, device: "a"), removed: .init(time: 2, device: "b"), position: 1 << 20,
+                placed: .init(time: 1, device: "a"))
+            document.members["originals/b c.jpg"] = .init(
+                added: .init(time: 3, device: "a"), removed: nil, position: -5,
+                placed: .init(time: 9_999_999_999_999, device: "z"))
+            var folder = CollectionDocument(
+                id: id, kind: .folder, title: "Trips", parent: nil, stamp: .init(time: 5, device: "d"))
+            folder.deleted = .init(time: 6, device: "d")
+            return [Array(document.encoded), Array(folder.encoded)]
+        },
+        check: { bytes throws(FuzzFailure) in
+            let id = "0a1b2c3d-0000-4000-8000-000000000001"
+            guard
+                case .success(let document) = BucketInput.collectionDocument(
+                    Data(bytes), id: id, layout: layout, now: now)
+            else { return }
+            let limit = BucketInput.milliseconds(now.addingTimeInterval(BucketInput.maxStampLead))
+            for (key, member) in document.members {
+                try expect(BucketInput.originalKeyProblem(key, layout: layout) == nil, "accepted member \(key)")
+                try expect(
+                    [member.added, member.placed].allSatisfy { $0.time <= limit }
+                        && (member.removed?.time ?? 0) <= limit, "a member's stamp past the clamp")
+            }
+            try expect(document.kind == .album || document.members.isEmpty, "a folder with members")
+            guard
+                case .success(let again) = BucketInput.collectionDocument(
+                    document.encoded, id: id, layout: layout, now: now)
+            else { throw FuzzFailure("the bytes of an accepted document are refused") }
+            try expect(again == document, "document → bytes → document changes it")
+            try expect(document.merged(with: document) == document, "merging a document with itself changes it")
+        })
+
     static let editManifest = FuzzTarget(
         name: "edit-manifest",
         summary: "BucketInput.editManifest; accepted files lie in the asset's own edits folder; JSON round trip",

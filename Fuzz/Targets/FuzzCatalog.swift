@@ -10,6 +10,7 @@ package enum FuzzCatalog {
         checkpointManifest,
         sidecar,
         editManifest,
+        collectionDocument,
         credentials,
         adjustmentData,
         serverRequest,

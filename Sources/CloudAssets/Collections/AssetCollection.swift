@@ -14,7 +14,7 @@ public protocol CollectionIdentifying: Sendable {
 /// asset can be in any number of albums; deleting an album never deletes its assets.
 public struct AssetCollection: Sendable, Hashable, Identifiable, CollectionIdentifying {
     /// What the collection is.
-    public enum Kind: String, Sendable, Hashable, CaseIterable {
+    public enum Kind: Sendable, Hashable {
         /// An album the user made: its assets in its own order.
         case album
         /// A collection the library derives from its assets.
@@ -22,7 +22,7 @@ public struct AssetCollection: Sendable, Hashable, Identifiable, CollectionIdent
     }
 
     /// Which album or smart album.
-    public enum Subtype: String, Sendable, Hashable, CaseIterable {
+    public enum Subtype: Sendable, Hashable {
         /// A user album.
         case albumRegular
         /// Favourites (not hidden, not in the trash).

@@ -20,7 +20,16 @@ struct CollectionCatalog: Sendable {
 
     /// `smart:favorites`, `smart:recentlydeleted`, …
     static func smartIdentifier(_ subtype: AssetCollection.Subtype) -> String {
-        smartPrefix + subtype.rawValue.dropFirst("smartAlbum".count).lowercased()
+        let name =
+            switch subtype {
+            case .smartAlbumFavorites: "favorites"
+            case .smartAlbumVideos: "videos"
+            case .smartAlbumHidden: "hidden"
+            case .smartAlbumRecentlyDeleted: "recentlydeleted"
+            case .smartAlbumEdited: "edited"
+            case .albumRegular: "album"
+            }
+        return smartPrefix + name
     }
 
     static let smartSubtypes: [AssetCollection.Subtype] = [

@@ -28,6 +28,13 @@ package struct CollectionDocument: Sendable, Hashable {
         package var position: Int64
         package var placed: Stamp
 
+        package init(added: Stamp, removed: Stamp?, position: Int64, placed: Stamp) {
+            self.added = added
+            self.removed = removed
+            self.position = position
+            self.placed = placed
+        }
+
         package var isPresent: Bool { removed.map { $0 < added } ?? true }
     }
 

@@ -32,6 +32,11 @@ package struct SharedMetadata: Sendable, Hashable {
         /// The device (library) that set it.
         package var device: String
 
+        package init(time: Int64, device: String) {
+            self.time = time
+            self.device = device
+        }
+
         package static func < (a: Stamp, b: Stamp) -> Bool {
             a.time != b.time ? a.time < b.time : a.device.utf8.lexicographicallyPrecedes(b.device.utf8)
         }
