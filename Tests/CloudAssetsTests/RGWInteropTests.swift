@@ -147,6 +147,52 @@ import Testing
         }
     }
 
+    @Test("albums through the gateway: one library's album reaches another; concurrent adds converge; garbage is skipped")
+    func albumsThroughTheGateway() async throws {
+        let rgw = try await RGWFixture.gateway()
+        try await RGWBucket.with(rgw) { bucket in
+            try bucket.fill(
+                """
+                for i in range(4):
+                    put("originals/a%d.jpg" % i, b"photo %d" % i, {"creation-date": "2024-01-0%dT00:00:00Z" % (i + 1)})
+                """)
+            let a = try await bucket.open(name: "a", journal: true)
+            let b = try await bucket.open(name: "b", journal: true)
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            var album: CollectionPlaceholder!
+            let onA = try (0..<4).map { try a.asset(path: "a\($0).jpg") }
+            try await a.performChanges { requests in
+                album = requests.createAlbum(title: "Shared")
+                requests.addAssets([onA[2], onA[0]], to: album)
+            }
+            try await a.sync(fetchThumbnails: false)
+            let read = try await b.sync(fetchThumbnails: false)
+            #expect(read.collectionsRead == 1)
+            func keys(_ library: AssetLibrary) throws -> [String] {
+                let collection = try #require(try library.collection(withLocalIdentifier: album.localIdentifier))
+                return try library.fetchAssets(in: collection).map(\.key)
+            }
+            #expect(try keys(b) == ["originals/a2.jpg", "originals/a0.jpg"])
+
+            // Both add at once; a stranger writes garbage beside the album.
+            let onB = try (0..<4).map { try b.asset(path: "a\($0).jpg") }
+            try await a.performChanges { $0.addAssets([onA[1]], to: album) }
+            try await b.performChanges { $0.insertAssets([onB[3]], into: album, at: 0) }
+            let stranger = UUID().uuidString.lowercased()
+            try bucket.fill(#"put("collections/\#(stranger).json", b"{\"format\":1,\"id\":\"x\"}")"#)
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            try await a.sync(fetchThumbnails: false)
+            #expect(try keys(a) == keys(b))
+            #expect(try keys(a) == ["originals/a3.jpg", "originals/a2.jpg", "originals/a0.jpg", "originals/a1.jpg"])
+            let fresh = try await bucket.open(name: "c")
+            let listed = try await fresh.sync(fetchThumbnails: false)
+            #expect(try keys(fresh) == keys(a))
+            #expect(listed.skipped.map(\.key) == ["collections/\(stranger).json"])
+        }
+    }
+
     @Test("ranged reads across part boundaries, offline refusal, eviction and a second download")
     func rangedReadsOfflineAndEviction() async throws {
         let rgw = try await RGWFixture.gateway()
