@@ -423,6 +423,20 @@ extension AssetStore {
         return query.limit.map { min($0, all) } ?? all
     }
 
+    /// An album's assets that match `predicate`, in its order, at most `limit`: one indexed walk of the album's
+    /// members (no list of identifiers bound into the query).
+    package func memberIDs(ofCollection id: Int64, matching predicate: StorePredicate, limit: Int?) throws -> [Int64] {
+        var arguments: StatementArguments = [id]
+        var sql = "SELECT m.assetID FROM collection_member m JOIN asset ON asset.id = m.assetID WHERE m.collectionID = ?"
+        if predicate != .all { sql += " AND (" + predicate.sql(into: &arguments) + ")" }
+        sql += " ORDER BY m.position, m.assetID"
+        if let limit {
+            sql += " LIMIT ?"
+            arguments += [max(0, limit)]
+        }
+        return try read { db in try Int64.fetchAll(db, sql: sql, arguments: arguments) }
+    }
+
     /// The assets with a content edit.
     package func editedAssetIDs() throws -> Set<Int64> {
         try read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM asset WHERE editRevision IS NOT NULL")) }

@@ -157,20 +157,17 @@ struct CollectionCatalog: Sendable {
     /// The members of a scope that `options` selects: an album in its own order unless `options` sorts, the
     /// edited assets in the options' order; then the limit.
     func sorted(_ scope: FetchScope, options: FetchOptions) throws -> SortedIdentifiers {
-        let members: [Int64]
-        switch scope {
-        case .album(let id, _): members = try store.memberIDs(ofCollection: id)
-        case .edited: members = Array(try store.editedAssetIDs())
-        }
         var query = options.storeQuery
-        query.predicate = .and([query.predicate, .ids(Set(members))])
-        if case .album = scope, options.sortDescriptors.isEmpty {
-            query.sort = []
-            query.limit = nil
-            let selected = Set(try store.fetchIDs(query))
-            var ordered = members.filter(selected.contains)
-            if let limit = options.fetchLimit { ordered = Array(ordered.prefix(max(0, limit))) }
-            return SortedIdentifiers(ids: ContiguousArray(ordered))
+        switch scope {
+        case .album(let id, _):
+            if options.sortDescriptors.isEmpty {
+                return SortedIdentifiers(
+                    ids: ContiguousArray(
+                        try store.memberIDs(ofCollection: id, matching: query.predicate, limit: options.fetchLimit)))
+            }
+            query.predicate = .and([query.predicate, .ids(Set(try store.memberIDs(ofCollection: id)))])
+        case .edited:
+            query.predicate = .and([query.predicate, .ids(try store.editedAssetIDs())])
         }
         return try store.fetchSorted(query)
     }
