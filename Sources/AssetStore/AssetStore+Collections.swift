@@ -42,7 +42,7 @@ extension AssetStore {
 
     static let collectionColumns = """
         c.id, c.uuid, c.kind, c.title, c.parentUUID, c.creationDate, c.modificationDate,
-        CASE c.kind WHEN 1 THEN (SELECT count(*) FROM collection_member m WHERE m.collectionID = c.id)
+        CASE c.kind WHEN 1 THEN c.memberCount
         ELSE (SELECT count(*) FROM collection k WHERE k.parentUUID = c.uuid AND k.deleted = 0) END,
         c.deleted, c.document, c.documentETag, c.dirty, c.unresolvedKeys
         """
@@ -435,6 +435,27 @@ extension AssetStore {
             arguments += [max(0, limit)]
         }
         return try read { db in try Int64.fetchAll(db, sql: sql, arguments: arguments) }
+    }
+
+    /// How many assets each smart album shows by default, read through partial indexes (only the rows of each
+    /// set are visited): favourites, videos, edited (each not hidden, not trashed), hidden (not trashed), trashed.
+    package func smartAlbumCounts() throws -> (favorites: Int, videos: Int, edited: Int, hidden: Int, trashed: Int) {
+        try read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT
+                        (SELECT count(*) FROM asset INDEXED BY asset_favorite
+                            WHERE isFavorite = 1 AND isHidden = 0 AND trashedDate IS NULL),
+                        (SELECT count(*) FROM asset INDEXED BY asset_video
+                            WHERE mediaType = 2 AND isHidden = 0 AND trashedDate IS NULL),
+                        (SELECT count(*) FROM asset INDEXED BY asset_edited
+                            WHERE editRevision IS NOT NULL AND isHidden = 0 AND trashedDate IS NULL),
+                        (SELECT count(*) FROM asset INDEXED BY asset_hidden WHERE isHidden = 1 AND trashedDate IS NULL),
+                        (SELECT count(*) FROM asset INDEXED BY asset_trashed WHERE trashedDate IS NOT NULL)
+                    """)
+            return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0, row?[3] ?? 0, row?[4] ?? 0)
+        }
     }
 
     /// The assets with a content edit.

@@ -174,11 +174,13 @@ extension AssetStore {
                     PRAGMA user_version = 10;
                     """)
         }
-        // v11: albums and folders (`collection`; a deleted one stays as a tombstone until every library has it),
+        // v11: albums and folders (`collection`; a deleted one stays as a tombstone until every library has it;
+        // `memberCount` kept by triggers),
         // an album's assets in its own order (`collection_member`: a position per asset, gaps between them so that
         // an insertion rarely renumbers), the shared state last merged here (`document`, with the ETag of the
         // bucket's copy and whether this library holds changes the bucket lacks), and the collections each change
-        // touched in the history.
+        // touched in the history; and the smart albums' sets (favourites, videos, hidden) as partial indexes, so
+        // that counting them reads only their rows.
         migrator.registerMigration("v11") { db in
             try db.execute(
                 sql: """
@@ -194,7 +196,8 @@ extension AssetStore {
                         document TEXT,
                         documentETag TEXT,
                         dirty INTEGER NOT NULL DEFAULT 0,
-                        unresolvedKeys TEXT
+                        unresolvedKeys TEXT,
+                        memberCount INTEGER NOT NULL DEFAULT 0
                     );
                     CREATE INDEX collection_parent ON collection(parentUUID) WHERE deleted = 0;
                     CREATE INDEX collection_dirty ON collection(id) WHERE dirty = 1;
@@ -207,6 +210,15 @@ extension AssetStore {
                     ) WITHOUT ROWID;
                     CREATE INDEX collection_member_order ON collection_member(collectionID, position, assetID);
                     CREATE INDEX collection_member_asset ON collection_member(assetID);
+                    CREATE TRIGGER collection_member_added AFTER INSERT ON collection_member BEGIN
+                        UPDATE collection SET memberCount = memberCount + 1 WHERE id = NEW.collectionID;
+                    END;
+                    CREATE TRIGGER collection_member_removed AFTER DELETE ON collection_member BEGIN
+                        UPDATE collection SET memberCount = memberCount - 1 WHERE id = OLD.collectionID;
+                    END;
+                    CREATE INDEX asset_favorite ON asset(id) WHERE isFavorite = 1;
+                    CREATE INDEX asset_video ON asset(id) WHERE mediaType = 2;
+                    CREATE INDEX asset_hidden ON asset(id) WHERE isHidden = 1;
                     ALTER TABLE change_history ADD COLUMN collections TEXT;
                     PRAGMA user_version = 11;
                     """)

@@ -62,13 +62,25 @@ struct CollectionCatalog: Sendable {
     }
 
     func smartAlbum(_ subtype: AssetCollection.Subtype) throws -> AssetCollection {
-        let count =
-            subtype == .smartAlbumEdited
-            ? try sorted(.edited, options: Self.smartOptions(subtype)).count
-            : try store.count(Self.smartOptions(subtype).storeQuery)
-        return AssetCollection(
-            localIdentifier: Self.smartIdentifier(subtype), title: Self.smartTitle(subtype), kind: .smartAlbum,
-            subtype: subtype, estimatedAssetCount: count, folderIdentifier: nil, creationDate: nil)
+        try smartAlbums().first { $0.subtype == subtype }!
+    }
+
+    /// Every smart album with its count (one query over partial indexes).
+    func smartAlbums() throws -> [AssetCollection] {
+        let counts = try store.smartAlbumCounts()
+        return Self.smartSubtypes.map { subtype in
+            let count =
+                switch subtype {
+                case .smartAlbumFavorites: counts.favorites
+                case .smartAlbumVideos: counts.videos
+                case .smartAlbumEdited: counts.edited
+                case .smartAlbumHidden: counts.hidden
+                case .smartAlbumRecentlyDeleted, .albumRegular: counts.trashed
+                }
+            return AssetCollection(
+                localIdentifier: Self.smartIdentifier(subtype), title: Self.smartTitle(subtype), kind: .smartAlbum,
+                subtype: subtype, estimatedAssetCount: count, folderIdentifier: nil, creationDate: nil)
+        }
     }
 
     // MARK: Albums and folders

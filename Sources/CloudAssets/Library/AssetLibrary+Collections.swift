@@ -25,7 +25,7 @@ extension AssetLibrary {
 
     /// The smart albums, each with its current count: Favorites, Videos, Edited, Hidden, Recently Deleted.
     public func fetchSmartAlbums() throws -> [AssetCollection] {
-        try entry { try CollectionCatalog.smartSubtypes.map { try collections.smartAlbum($0) } }
+        try entry { try collections.smartAlbums() }
     }
 
     /// The folders directly in `folder` (`nil`: the top level), by title.
