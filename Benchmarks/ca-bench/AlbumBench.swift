@@ -86,9 +86,11 @@ func runAlbumBenchmarks() async throws -> [BenchRow] {
     // 2. Change details for one insertion into it (live change, as an observer gets it).
     let before = try library.fetchAssets(in: album)
     let outsider = all[bigSize + smallAlbums * 10 - 1]
-    let token = library.currentChangeToken
+    // The change as an observer receives it (the library's own change stream).
+    let stream = library.changes
     try await library.performChanges { $0.insertAssets([outsider], into: album, at: bigSize / 2) }
-    let change = try library.changes(since: token).first!
+    var iterator = stream.makeAsyncIterator()
+    guard let change = await iterator.next() else { throw CocoaError(.featureUnsupported) }
     var details: FetchResultChangeDetails?
     let detailsTime = median(9) { details = change.details(for: before) }
     let correct = details?.insertedIndexes == IndexSet([bigSize / 2]) && details?.removedIndexes?.isEmpty == true

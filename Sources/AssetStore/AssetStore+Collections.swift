@@ -276,6 +276,7 @@ extension StoreTransaction {
             try db.execute(
                 sql: "DELETE FROM collection_member WHERE collectionID = ? AND assetID = ?",
                 arguments: [collectionID, id])
+            if db.changesCount > 0 { memberDeltas[collectionID, default: MemberDelta()].remove(id) }
             removed += db.changesCount
         }
         if removed > 0 { try touchCollection(collectionID, now: now) }
@@ -300,6 +301,7 @@ extension StoreTransaction {
             try db.execute(
                 sql: "DELETE FROM collection_member WHERE collectionID = ? AND assetID = ?",
                 arguments: [collectionID, id])
+            memberDeltas[collectionID, default: MemberDelta()].remove(id)
         }
         try place(moved, at: destination, among: remaining, in: collectionID)
         try touchCollection(collectionID, now: now)
@@ -346,6 +348,7 @@ extension StoreTransaction {
         try db.execute(
             sql: "INSERT INTO collection_member (collectionID, assetID, position) VALUES (?, ?, ?)",
             arguments: [collectionID, id, position])
+        memberDeltas[collectionID, default: MemberDelta()].place(id, at: position)
     }
 
     /// An album's members with their positions, in its order.
@@ -371,6 +374,7 @@ extension StoreTransaction {
     package func replaceMembers(of collectionID: Int64, with members: [(id: Int64, position: Int64)]) throws {
         try db.execute(sql: "DELETE FROM collection_member WHERE collectionID = ?", arguments: [collectionID])
         for (id, position) in members { try insertMember(id, position, collectionID) }
+        memberDeltas[collectionID, default: MemberDelta()].rebuilt = true
     }
 
     /// Takes a deleted asset out of every album it was in (each is a changed collection).
@@ -425,16 +429,30 @@ extension AssetStore {
 
     /// An album's assets that match `predicate`, in its order, at most `limit`: one indexed walk of the album's
     /// members (no list of identifiers bound into the query).
-    package func memberIDs(ofCollection id: Int64, matching predicate: StorePredicate, limit: Int?) throws -> [Int64] {
+    package func members(ofCollection id: Int64, matching predicate: StorePredicate, limit: Int?) throws
+        -> SortedIdentifiers
+    {
         var arguments: StatementArguments = [id]
-        var sql = "SELECT m.assetID FROM collection_member m JOIN asset ON asset.id = m.assetID WHERE m.collectionID = ?"
+        var sql = """
+            SELECT m.assetID, m.position FROM collection_member m JOIN asset ON asset.id = m.assetID
+            WHERE m.collectionID = ?
+            """
         if predicate != .all { sql += " AND (" + predicate.sql(into: &arguments) + ")" }
         sql += " ORDER BY m.position, m.assetID"
         if let limit {
             sql += " LIMIT ?"
             arguments += [max(0, limit)]
         }
-        return try read { db in try Int64.fetchAll(db, sql: sql, arguments: arguments) }
+        return try read { db in
+            var ids = ContiguousArray<Int64>()
+            var positions = ContiguousArray<Int64>()
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while let row = try rows.next() {
+                ids.append(row[0])
+                positions.append(row[1])
+            }
+            return SortedIdentifiers(ids: ids, keys: [.integer(positions)])
+        }
     }
 
     /// How many assets each smart album shows by default, read through partial indexes (only the rows of each

@@ -16,6 +16,9 @@ package struct StoreChangeSet: Sendable {
     /// Collections (albums, folders) the transaction created, renamed, moved or deleted, or whose assets it
     /// added, removed or reordered — an asset deleted from the library leaves every album it was in — by UUID.
     package var collections: Set<String> = []
+    /// What the transaction did to each album's members (by the album's row identifier), when it can say it
+    /// asset by asset (not kept in the history).
+    package var memberDeltas: [Int64: MemberDelta] = [:]
     /// Rows as they were before the transaction, for every updated or deleted id.
     package var before: [Int64: AssetRecord]
     /// Rows as the transaction left them, for every inserted or updated id.
@@ -49,4 +52,26 @@ package struct StoreHistoryEntry: Sendable, Hashable {
     package var contentChanged: Set<Int64>
     package var deleted: Set<Int64>
     package var collections: Set<String> = []
+}
+
+/// What one transaction did to one album's members.
+package struct MemberDelta: Sendable, Hashable {
+    /// Members taken out (and not put back).
+    package var removed: Set<Int64> = []
+    /// Members put in, or put back at another place, with their positions.
+    package var placed: [Int64: Int64] = [:]
+    /// The whole album was rewritten (renumbered, merged from the bucket, deleted): no delta to apply.
+    package var rebuilt = false
+
+    package init() {}
+
+    mutating func remove(_ id: Int64) {
+        placed.removeValue(forKey: id)
+        removed.insert(id)
+    }
+
+    mutating func place(_ id: Int64, at position: Int64) {
+        removed.remove(id)
+        placed[id] = position
+    }
 }

@@ -35,6 +35,8 @@ package final class StoreTransaction {
     private var deletedHere = Set<Int64>()
     /// Collections created, changed or deleted, or whose members changed (``StoreChangeSet/collections``).
     var collectionsTouched = Set<String>()
+    /// Per album (row identifier), what happened to its members (``StoreChangeSet/memberDeltas``).
+    var memberDeltas: [Int64: MemberDelta] = [:]
 
     /// The statements of the per-row paths, looked up once per transaction: GRDB's statement cache hashes the
     /// SQL text on every lookup, which shows in a 100,000-row upsert.
@@ -307,6 +309,7 @@ package final class StoreTransaction {
     func changeSet(token: ChangeToken) -> StoreChangeSet {
         var set = StoreChangeSet(token: token)
         set.collections = collectionsTouched
+        set.memberDeltas = memberDeltas
         if originals.isEmpty && deletedHere.isEmpty {
             // Only insertions (a first sync): the latest states are exactly the after-records.
             set.inserted = insertedHere

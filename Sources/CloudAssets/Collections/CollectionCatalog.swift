@@ -173,9 +173,7 @@ struct CollectionCatalog: Sendable {
         switch scope {
         case .album(let id, _):
             if options.sortDescriptors.isEmpty {
-                return SortedIdentifiers(
-                    ids: ContiguousArray(
-                        try store.memberIDs(ofCollection: id, matching: query.predicate, limit: options.fetchLimit)))
+                return try store.members(ofCollection: id, matching: query.predicate, limit: options.fetchLimit)
             }
             query.predicate = .and([query.predicate, .ids(Set(try store.memberIDs(ofCollection: id)))])
         case .edited:
