@@ -147,7 +147,7 @@ import Testing
         }
     }
 
-    @Test("albums through the gateway: one library's album reaches another; concurrent adds converge; garbage is skipped")
+    @Test("albums through the gateway: an album reaches another library; concurrent adds converge; garbage skipped")
     func albumsThroughTheGateway() async throws {
         let rgw = try await RGWFixture.gateway()
         try await RGWBucket.with(rgw) { bucket in
