@@ -24,8 +24,8 @@ package struct CollectionRecord: Sendable, Hashable {
     package var count: Int
     /// A tombstone: deleted here or by another library (kept so that the deletion reaches the bucket).
     package var isDeleted: Bool
-    /// The shared state last merged here (``CollectionDocument``'s text), its bucket copy's ETag, and whether
-    /// this library holds changes the bucket does not have yet.
+    /// The shared state last merged here (``CollectionDocument``'s text; read only inside a write transaction),
+    /// its bucket copy's ETag, and whether this library holds changes the bucket does not have yet.
     package var document: String?
     package var documentETag: String?
     package var isDirty: Bool
@@ -44,7 +44,7 @@ extension AssetStore {
         c.id, c.uuid, c.kind, c.title, c.parentUUID, c.creationDate, c.modificationDate,
         CASE c.kind WHEN 1 THEN c.memberCount
         ELSE (SELECT count(*) FROM collection k WHERE k.parentUUID = c.uuid AND k.deleted = 0) END,
-        c.deleted, c.document, c.documentETag, c.dirty, c.unresolvedKeys
+        c.deleted, c.documentETag, c.dirty, c.unresolvedKeys
         """
 
     static func collection(_ row: Row) -> CollectionRecord? {
@@ -52,15 +52,18 @@ extension AssetStore {
         return CollectionRecord(
             id: row[0], uuid: row[1], kind: kind, title: row[3], parentUUID: row[4],
             creationDate: Date(timeIntervalSince1970: row[5]), modificationDate: Date(timeIntervalSince1970: row[6]),
-            count: row[7], isDeleted: row[8], document: row[9], documentETag: row[10], isDirty: row[11],
-            unresolvedKeys: Set(((row[12] as String?) ?? "").split(separator: "\n").map(String.init)))
+            count: row[7], isDeleted: row[8], document: row.count > 12 ? row[12] : nil, documentETag: row[9],
+            isDirty: row[10], unresolvedKeys: Set(((row[11] as String?) ?? "").split(separator: "\n").map(String.init)))
     }
 
-    static func collections(_ db: Database, where condition: String, _ arguments: StatementArguments) throws
-        -> [CollectionRecord]
-    {
-        try Row.fetchAll(
-            db, sql: "SELECT \(collectionColumns) FROM collection c WHERE \(condition) ORDER BY c.title, c.uuid",
+    /// The collections matching `condition`, by title. The shared document (as large as its album) is read only
+    /// `withDocument`.
+    static func collections(
+        _ db: Database, where condition: String, _ arguments: StatementArguments, withDocument: Bool = false
+    ) throws -> [CollectionRecord] {
+        let columns = collectionColumns + (withDocument ? ", c.document" : "")
+        return try Row.fetchAll(
+            db, sql: "SELECT \(columns) FROM collection c WHERE \(condition) ORDER BY c.title, c.uuid",
             arguments: arguments
         ).compactMap(collection)
     }
@@ -132,10 +135,10 @@ extension AssetStore {
 }
 
 extension StoreTransaction {
-    /// The collection with this UUID (not deleted), or `nil`.
+    /// The collection with this UUID (not deleted), or `nil`; with its shared document.
     package func collection(uuid: String, includingDeleted: Bool = false) throws -> CollectionRecord? {
         try AssetStore.collections(
-            db, where: includingDeleted ? "c.uuid = ?" : "c.uuid = ? AND c.deleted = 0", [uuid]
+            db, where: includingDeleted ? "c.uuid = ?" : "c.uuid = ? AND c.deleted = 0", [uuid], withDocument: true
         ).first
     }
 
