@@ -435,6 +435,14 @@ extension AssetStore {
     package func members(ofCollection id: Int64, matching predicate: StorePredicate, limit: Int?) throws
         -> SortedIdentifiers
     {
+        try membersWithToken(ofCollection: id, matching: predicate, limit: limit).sorted
+    }
+
+    /// ``members(ofCollection:matching:limit:)`` with the token of the last commit they reflect, both read in one
+    /// read transaction.
+    package func membersWithToken(ofCollection id: Int64, matching predicate: StorePredicate, limit: Int?) throws
+        -> (sorted: SortedIdentifiers, token: ChangeToken)
+    {
         var arguments: StatementArguments = [id]
         var sql = """
             SELECT m.assetID, m.position FROM collection_member m JOIN asset ON asset.id = m.assetID
@@ -447,6 +455,7 @@ extension AssetStore {
             arguments += [max(0, limit)]
         }
         return try read { db in
+            let token = try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE name = 'lastToken'") ?? 0
             var ids = ContiguousArray<Int64>()
             var positions = ContiguousArray<Int64>()
             let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
@@ -454,7 +463,7 @@ extension AssetStore {
                 ids.append(row[0])
                 positions.append(row[1])
             }
-            return SortedIdentifiers(ids: ids, keys: [.integer(positions)])
+            return (SortedIdentifiers(ids: ids, keys: [.integer(positions)]), ChangeToken(rawValue: token))
         }
     }
 

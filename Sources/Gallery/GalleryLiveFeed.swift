@@ -72,7 +72,19 @@ final class GalleryLiveFeed: LibraryChangeObserver, @unchecked Sendable {
                 hub.close(outbox)
                 library.unregister(feed)
             }
-            guard let snapshot = try? library.snapshot(options) else { return }
+            // `album=ID`: an album's assets in its own order (a smart album's newest first), filtered as asked.
+            let collection = query["album"].flatMap { try? library.collection(withLocalIdentifier: $0) }
+            let snapshot: LibrarySnapshot?
+            if let collection {
+                var albumOptions = options
+                if collection.kind == .album, query["sort"] == nil || query["sort"] == "album" {
+                    albumOptions.sortDescriptors = []
+                }
+                snapshot = try? library.snapshot(in: collection, options: albumOptions)
+            } else {
+                snapshot = try? library.snapshot(options)
+            }
+            guard let snapshot else { return }
             feed.start(snapshot)
             // The feed runs on its own queue (not the tasks' pool, which a busy process may hold up); this task
             // only keeps the connection until the client goes away.

@@ -173,6 +173,7 @@ package final class GalleryRouter: Sendable {
             if let file = files[path] { return .full(status: .ok, contentType: file.contentType, body: file.body) }
             switch segments.count == 2 ? (segments[0], segments[1]) : nil {
             case ("api", "info")?: return info()
+            case ("api", "collections")?: return try collections()
             case ("api", "events")?: return GalleryLiveFeed.eventStream(query: query, library: library, hub: hub)
             case ("api", "assets")?: return try assets(query["ids"] ?? "")
             default: break
@@ -206,6 +207,36 @@ package final class GalleryRouter: Sendable {
         return .json(
             .ok,
             "{\"count\":\(count),\"network\":\"\(library.networkPolicy.galleryName)\",\"picker\":\(onPick != nil)}")
+    }
+
+    /// The sidebar: folders, albums and smart albums with their counts. `{"folders":[{"id","title","folder",
+    /// "count"}],"albums":[{"id","title","folder","count"}],"smart":[{"id","title","count"}]}`, each by title.
+    private func collections() throws -> GalleryResponse {
+        func text(_ value: String?) -> String { value.map { JSONText.quoted($0) } ?? "null" }
+        var folders: [CollectionList] = []
+        var pending: [CollectionList?] = [nil]
+        var seen = Set<String>()
+        while let parent = pending.popLast() {
+            for folder in try library.fetchFolders(in: parent) where seen.insert(folder.localIdentifier).inserted {
+                folders.append(folder)
+                pending.append(folder)
+            }
+        }
+        let folderJSON = folders.map {
+            "{\"id\":\(text($0.localIdentifier)),\"title\":\(text($0.title)),\"folder\":\(text($0.folderIdentifier)),"
+                + "\"count\":\($0.count)}"
+        }
+        let albumJSON = try library.fetchAllAlbums().map {
+            "{\"id\":\(text($0.localIdentifier)),\"title\":\(text($0.title)),\"folder\":\(text($0.folderIdentifier)),"
+                + "\"count\":\($0.estimatedAssetCount)}"
+        }
+        let smartJSON = try library.fetchSmartAlbums().map {
+            "{\"id\":\(text($0.localIdentifier)),\"title\":\(text($0.title)),\"count\":\($0.estimatedAssetCount)}"
+        }
+        return .json(
+            .ok,
+            "{\"folders\":[" + folderJSON.joined(separator: ",") + "],\"albums\":[" + albumJSON.joined(separator: ",")
+                + "],\"smart\":[" + smartJSON.joined(separator: ",") + "]}")
     }
 
     /// Up to 1,000 assets by local identifier (unknown ones are left out).

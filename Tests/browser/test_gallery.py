@@ -320,6 +320,32 @@ class Gallery(unittest.TestCase):
         finally:
             callback.shutdown()
 
+    def test_album_in_its_own_order_updates_live_and_the_sidebar_counts(self):
+        # An album made with the command line (another process): opened by ?album=, in its own order.
+        listed = json.loads(self.cli("ls", "--json", "--sort", "key").stdout)
+        ids = [row["id"] for row in listed]
+        album = self.cli("album", "create", "Browser trip").stdout.strip()
+        self.cli("album", "add", album, ids[5], ids[1], ids[3])
+        self.open_gallery(self.url + f"&album={album}")
+        self.assertEqual(self.ids(), [ids[5], ids[1], ids[3]])
+        self.page.wait_for_selector(f'#sidebar .item.active[data-album="{album}"]', timeout=10_000)
+        self.assertEqual(self.page.inner_text(f'#sidebar [data-album="{album}"] .n'), "3")
+        # Another process inserts at the front: the grid and the sidebar's count follow, live.
+        self.cli("album", "add", album, ids[7], "--at", "0")
+        self.page.wait_for_function(f"() => gallery.ids.length === 4 && gallery.ids[0] === {json.dumps(ids[7])}",
+                                    timeout=15_000)
+        self.page.wait_for_function(
+            f"() => document.querySelector('#sidebar [data-album=\"{album}\"] .n').textContent === '4'",
+            timeout=15_000)
+        self.assertIn("Favorites", self.page.inner_text("#sidebar"))
+        self.page.screenshot(path=os.path.join(SHOTS, "album.png"))
+        # The library again, from the sidebar.
+        self.page.click('#sidebar .item[data-album=""]')
+        self.page.wait_for_selector("body[data-ready=true]", timeout=10_000)
+        self.page.wait_for_function(f"() => gallery.ids.length === {self.info()['count']}", timeout=10_000)
+        self.assertNotIn("album=", self.page.url)
+        self.cli("album", "rm", album)
+
     def test_request_without_token_is_403(self):
         answer = self.page.goto(self.base + "/")
         self.assertEqual(answer.status, 403)

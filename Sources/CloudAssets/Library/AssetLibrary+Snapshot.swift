@@ -35,6 +35,30 @@ extension AssetLibrary {
         }
     }
 
+    /// ``fetchAssets(in:options:)`` with the token of the last change it reflects, both read at once (see
+    /// ``snapshot(_:)``): register an observer first, take the snapshot, then apply only the changes after its
+    /// token. Local only.
+    /// - Throws: ``CloudAssetsError/Code/noSuchCollection`` when the album was deleted.
+    public func snapshot(in collection: AssetCollection, options: FetchOptions? = nil) throws -> LibrarySnapshot {
+        try entry {
+            let (scope, options) = try collections.query(collection, options: options)
+            guard let scope else { return try snapshot(options) }  // a smart album is a fetch
+            guard case .album(let id, _) = scope, options.sortDescriptors.isEmpty else {
+                // The edited assets and a sorted album are read after the token: their change details read the
+                // result again, so a change between the two reads, applied again, changes nothing.
+                let token = try catalog.store.refreshedToken()
+                return LibrarySnapshot(fetchResult: try collections.fetchResult(scope, options: options), token: token)
+            }
+            let (sorted, token) = try catalog.store.membersWithToken(
+                ofCollection: id, matching: options.storeQuery.predicate, limit: options.fetchLimit)
+            return LibrarySnapshot(
+                fetchResult: FetchResult(
+                    store: catalog.store, options: options, sorted: sorted, revealsLocation: catalog.revealsLocation,
+                    scope: scope),
+                token: token)
+        }
+    }
+
     /// The bytes of the asset's local thumbnail, or `nil` when the library has none on disk. Never uses the
     /// network.
     ///

@@ -35,6 +35,8 @@
     token: -1,
     source: null,
     applied: [], // {token, kind, at (Date.now()), count}: for tests and the bench
+    album: params.get("album") || "", // the album (or smart album) shown; "" for the library
+    albums: new Map(), // album id -> {title, kind} from the sidebar's last load
   };
 
   // ---- Requests -------------------------------------------------------------------------------------------
@@ -262,10 +264,12 @@
     render();
     record("reset", data.token, data.count);
     document.body.dataset.ready = "true";
+    refreshSidebar();
   }
 
   /** Applies one change: removals (highest first), insertions (lowest first), moves, then the changed cells. */
   function onChange(event) {
+    refreshSidebar();
     const data = JSON.parse(event.data);
     let ids = state.ids;
     const gone = new Set();
@@ -360,10 +364,105 @@
     if (cell) decorate(cell, data.id);
   }
 
+  // ---- The sidebar: the library, smart albums, folders and albums ---------------------------------------------
+
+  let sidebarTimer = null;
+
+  /** Reloads the sidebar soon (after a change: counts move), at most every 300 ms. */
+  function refreshSidebar() {
+    if (sidebarTimer) return;
+    sidebarTimer = setTimeout(() => {
+      sidebarTimer = null;
+      loadSidebar();
+    }, 300);
+  }
+
+  async function loadSidebar() {
+    let data;
+    try {
+      const response = await fetch(url("/api/collections"));
+      data = await response.json();
+    } catch (e) {
+      return;
+    }
+    const nav = $("sidebar");
+    nav.textContent = "";
+    state.albums.clear();
+    const item = (id, title, count, depth, kind) => {
+      const a = document.createElement("a");
+      a.className = "item" + (kind === "folder" ? " folder" : "") + (kind !== "folder" && id === state.album ? " active" : "");
+      a.style.paddingLeft = `${12 + depth * 12}px`;
+      if (kind !== "folder") {
+        a.dataset.album = id;
+        a.addEventListener("click", () => openAlbum(id));
+        state.albums.set(id, { title, kind });
+      }
+      const name = document.createElement("span");
+      name.textContent = title;
+      a.appendChild(name);
+      if (count !== null) {
+        const n = document.createElement("span");
+        n.className = "n";
+        n.textContent = String(count);
+        a.appendChild(n);
+      }
+      nav.appendChild(a);
+    };
+    const heading = (text) => {
+      const h = document.createElement("h2");
+      h.textContent = text;
+      nav.appendChild(h);
+    };
+    item("", "Library", null, 0, "library");
+    heading("Smart albums");
+    for (const smart of data.smart) item(smart.id, smart.title, smart.count, 0, "smart");
+    if (data.albums.length || data.folders.length) heading("Albums");
+    const visit = (folder, depth, seen) => {
+      for (const f of data.folders.filter((f) => f.folder === folder)) {
+        if (seen.has(f.id)) continue;
+        seen.add(f.id);
+        item(f.id, f.title, null, depth, "folder");
+        visit(f.id, depth + 1, seen);
+      }
+      for (const a of data.albums.filter((a) => a.folder === folder)) item(a.id, a.title, a.count, depth, "album");
+    };
+    visit(null, 0, new Set());
+    // Albums in a folder this page does not know (another library's, not synced yet) at the top level.
+    const known = new Set(data.folders.map((f) => f.id));
+    for (const a of data.albums.filter((a) => a.folder !== null && !known.has(a.folder))) {
+      item(a.id, a.title, a.count, 0, "album");
+    }
+    showSortForAlbum();
+  }
+
+  /** A user album is shown in its own order unless another sort is chosen. */
+  function showSortForAlbum() {
+    const album = state.albums.get(state.album);
+    const own = $("sort").querySelector('option[value="album"]');
+    own.hidden = !(album && album.kind === "album");
+    if (own.hidden && $("sort").value === "album") $("sort").value = "newest";
+  }
+
+  function openAlbum(id) {
+    state.album = id;
+    const album = state.albums.get(id);
+    if (album && album.kind === "album") $("sort").value = "album";
+    showSortForAlbum();
+    const next = new URLSearchParams(location.search);
+    if (id) next.set("album", id);
+    else next.delete("album");
+    history.replaceState(null, "", `${location.pathname}?${next}`);
+    for (const a of $("sidebar").querySelectorAll(".item[data-album]")) {
+      a.classList.toggle("active", a.dataset.album === id);
+    }
+    connect();
+  }
+
   function connect() {
     if (state.source) state.source.close();
     document.body.dataset.ready = "false";
     const query = { sort: $("sort").value };
+    if (state.album) query.album = state.album;
     if ($("state").value) query.state = $("state").value;
     if ($("media").value) query.media = $("media").value;
     const source = new EventSource(url("/api/events", query));
@@ -519,7 +618,12 @@
     render: () => render(),
     cellCount: () => state.cells.size,
     picked: () => state.picked.slice(),
+    get album() {
+      return state.album;
+    },
   };
 
+  if (state.album) $("sort").value = "album";
   connect();
+  loadSidebar();
 })();
