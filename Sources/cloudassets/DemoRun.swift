@@ -49,6 +49,8 @@ struct DemoRun {
             await observer.drain()
             try await showEdits(library, second: second, observer: observer)
             await observer.drain()
+            try await showAlbums(library, second: second, observer: observer)
+            await observer.drain()
             try summarize(library, server: server, observer: observer, started: started)
             library.unregister(observer)
         } catch {
@@ -334,6 +336,42 @@ struct DemoRun {
         say(
             "   reverted: hasAdjustments=\(try library.asset(withLocalIdentifier: photo.localIdentifier)?.hasAdjustments ?? true), "
                 + "current bytes \(reverted == original ? "identical to" : "DIFFERENT from") the original's")
+    }
+
+    /// An album made on this library, filled and reordered; the second library shows it after its sync.
+    private func showAlbums(_ library: AssetLibrary, second: AssetLibrary, observer: DemoObserver) async throws {
+        let photos = try library.fetchAssets(FetchOptions(predicate: .mediaType(.image), sortBy: [.key()], limit: 4))
+        guard photos.count == 4 else { return }
+        var album: CollectionPlaceholder!
+        try await library.performChanges { changes in
+            let trips = changes.createFolder(title: "Trips")
+            album = changes.createAlbum(title: "Rome", in: trips)
+            changes.addAssets(Array(photos.prefix(3)), to: album)
+        }
+        guard let rome = try library.collection(withLocalIdentifier: album.localIdentifier) else { return }
+        let before = try library.fetchAssets(in: rome)
+        let token = library.currentChangeToken
+        try await library.performChanges { changes in
+            changes.moveAssets(in: rome, at: IndexSet([2]), to: 0)
+            changes.insertAssets([photos[3]], into: rome, at: 1)
+        }
+        await library.waitForUploads()
+        await observer.drain()
+        let names = { (result: FetchResult) in result.map { ($0.key as NSString).lastPathComponent } }
+        let details = try library.changes(since: token).first?.details(for: before)
+        say(
+            "== album Trips/Rome made here: \(names(before).joined(separator: ", ")); reordered and one inserted: "
+                + "\(names(try library.fetchAssets(in: rome)).joined(separator: ", ")) (change details: inserted "
+                + "\(Array(details?.insertedIndexes ?? [])), moves \(details?.moves.count ?? 0))")
+        let summary = try await second.sync(fetchThumbnails: false)
+        if let there = try second.collection(withLocalIdentifier: album.localIdentifier),
+            let folder = try second.fetchFolders().first(where: { $0.localIdentifier == there.folderIdentifier })
+        {
+            say(
+                "   a second library after its sync (\(summary.collectionsRead) album documents read): "
+                    + "\(folder.title)/\(there.title): \(names(try second.fetchAssets(in: there)).joined(separator: ", "))"
+            )
+        }
     }
 
     /// The summary: assets, states, cache, notifications, requests and time.
