@@ -19,7 +19,8 @@ import Testing
 ///   tags in other IFDs and XMP are not.
 /// - Of a tag written twice in one IFD, the last is read, as exiftool reads it.
 /// - exiftool drops a value it finds at an offset it calls suspicious (its warning "Suspicious … offset for
-///   TAG"); ours reads any value that lies within the block. Such files are not compared.
+///   TAG"), and stops reading a GPS IFD after too many bad entries ("GPS parsing aborted"); ours reads any value
+///   that lies within the block. Such files (any of their warnings, not only the first) are not compared.
 /// - HEIF: the orientation is 1 (libheif applies the file's irot/imir; the EXIF tag does not apply).
 /// - Orientation: a value outside 1...8 is reported as 1; of several values, the first is read.
 /// - Dates: the first 19 characters must be "YYYY:MM:DD HH:MM:SS" (or with "T") naming a real date and time,
@@ -87,6 +88,16 @@ import Testing
             else { continue }
             byIndex[index] = record
         }
+        // Every warning of each file (the JSON above keeps only the first): as "ExifTool:Warnings".
+        let warnings = try run(["-j", "-a", "-G1:4", "-q", "-q", "-Warning"] + paths)
+        for record in (try? JSONSerialization.jsonObject(with: warnings)) as? [[String: Any]] ?? [] {
+            guard let source = record["SourceFile"] as? String,
+                let index = Int(URL(fileURLWithPath: source).lastPathComponent)
+            else { continue }
+            byIndex[index]?["ExifTool:Warnings"] = record.filter { $0.key.hasSuffix(":Warning") }.compactMap {
+                $0.value as? String
+            }
+        }
         // Each file's EXIF block, written next to it as N.exif.
         _ = try run(["-q", "-q", "-b", "-EXIF", "-w", "%d%f.exif"] + paths)
         var blocks: [Int: [UInt8]] = [:]
@@ -120,8 +131,10 @@ import Testing
             guard let record = answers.records[index] else { continue }
             let exif = ExiftoolFields(record)
             guard exif.hasAny else { continue }
-            // A value exiftool found and dropped as suspicious: no reference to compare with.
-            if (record["ExifTool:Warning"] as? String)?.hasPrefix("Suspicious") == true { continue }
+            // A value exiftool found and dropped as suspicious, or a GPS IFD it gave up on: no reference to compare
+            // with.
+            let warnings = record["ExifTool:Warnings"] as? [String] ?? []
+            if warnings.contains(where: { $0.hasPrefix("Suspicious") || $0.contains("parsing aborted") }) { continue }
             guard
                 case .parsed(let metadata) = try? ImageMetadata.parse(head: input.bytes, fileLength: input.bytes.count)
             else { continue }  // refused whole
