@@ -2,6 +2,7 @@ import AssetStore
 import Essentials
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -182,6 +183,46 @@ import Testing
             let first = try Self.albums(libraries[0])
             #expect(first.count == 1)
             for library in libraries.dropFirst() { #expect(try Self.albums(library) == first) }
+        }
+    }
+
+    @Test("after kill -9 while an album goes up, the reopened library announces it and another library shows it")
+    func killWhileAnAlbumGoesUp() async throws {
+        let executable = try CLIBinary.locate("ca-test-child")
+        try await withHarness { harness in
+            try Self.seed(harness, count: 1)
+            let setup = try await Self.open(harness, "a")
+            try await setup.sync(fetchThumbnails: false)
+            let store = setup.configuration.storeURL
+            setup.close()
+            let other = try await Self.open(harness, "b")
+            try await other.sync(fetchThumbnails: false)
+            // The server stores the document and holds its answer: the child never learns it went up.
+            harness.server.faults.add(
+                .latency(milliseconds: 120_000), keyPattern: "collections/*.json", method: "PUT", times: 1)
+            let child = try ChildProcess(
+                executable: executable,
+                arguments: [
+                    "album-until-killed", store.path, harness.server.endpoint.absoluteString, "originals/a0.jpg",
+                ],
+                environment: LibraryCrashTests.childCredentials)
+            let line = await child.firstLine(containing: "ALBUM-CHILD-COMMITTED")
+            let id = try #require(line?.split(separator: " ").last.map(String.init))
+            let key = "collections/\(id).json"
+            #expect(
+                await waitUntilTrue { (try? harness.server.objectData(bucket: LibraryHarness.bucket, key: key)) != nil }
+            )
+            child.kill()
+            #expect(await child.exitStatus() == SIGKILL)
+
+            let reopened = try await Self.open(harness, "a")
+            let journalBefore = harness.journalKeys.count
+            await reopened.waitForUploads()
+            #expect(harness.journalKeys.count == journalBefore + 1, "the album is announced again")
+            let summary = try await other.sync(fetchThumbnails: false)
+            #expect(summary.mode == .incremental && summary.collectionsRead == 1)
+            let album = try #require(try other.collection(withLocalIdentifier: id))
+            #expect(try other.fetchAssets(in: album).map(\.key) == ["originals/a0.jpg"])
         }
     }
 }

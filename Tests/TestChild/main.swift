@@ -9,6 +9,7 @@ import Synchronization
 //
 //     ca-test-child download-until-killed <store> <endpoint> <key>   marker "CRASH-CHILD-DOWNLOADING <bytes>"
 //     ca-test-child edit-until-killed <store> <endpoint> <key>       marker "EDIT-CHILD-COMMITTED"
+//     ca-test-child album-until-killed <store> <endpoint> <key>      marker "ALBUM-CHILD-COMMITTED <album id>"
 
 let arguments = CommandLine.arguments
 guard arguments.count == 5, let endpoint = URL(string: arguments[3]) else {
@@ -48,6 +49,18 @@ case "edit-until-killed":
     try await library.applyBasicEdit(to: asset) { try $0.setRotation(degrees: 90) }
     announce("EDIT-CHILD-COMMITTED")
     // The server holds the manifest's PUT; the parent kills this process while it waits.
+    await library.waitForUploads()
+case "album-until-killed":
+    configuration.startsBackgroundTransfers = false
+    let library = try await AssetLibrary(configuration: configuration)
+    guard let asset = try library.asset(forKey: key) else { exit(3) }
+    var album: CollectionPlaceholder?
+    try await library.performChanges { changes in
+        album = changes.createAlbum(title: "Made before the crash")
+        changes.addAssets([asset], to: album!)
+    }
+    announce("ALBUM-CHILD-COMMITTED \(album!.localIdentifier)")
+    // The server holds the document's PUT; the parent kills this process while it waits.
     await library.waitForUploads()
 default:
     FileHandle.standardError.write(Data("unknown role \(arguments[1])\n".utf8))

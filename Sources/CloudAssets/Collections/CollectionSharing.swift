@@ -146,16 +146,21 @@ extension UploadEngine {
     private func shareCollection(_ id: String, device: String, remote: LibraryRemote) async throws {
         let key = configuration.layout.collectionKey(id)
         for _ in 0..<8 {
-            let local = try store.write { tx -> CollectionDocument? in
+            let read = try store.write { tx -> (CollectionDocument, String?)? in
                 guard let row = try tx.collection(uuid: id, includingDeleted: true), row.isDirty else { return nil }
-                return try CollectionSharing.localDocument(row, device: device, now: Date(), tx)
+                return (try CollectionSharing.localDocument(row, device: device, now: Date(), tx), row.documentETag)
             }.0
-            guard let local else { return }
+            guard let (local, known) = read else { return }
             let (theirs, theirETag, _) = try await CollectionSharing.read(
                 id, remote: remote, configuration: configuration)
             let merged = theirs.map { local.merged(with: $0) } ?? local
             var etag = theirETag
             var journal: [JournalChange] = []
+            // A version this library never recorded — its own write whose answer it did not get (killed, cut
+            // off), or another's — is announced again: other libraries may not have heard of it.
+            if merged == theirs, let theirETag, theirETag != known {
+                journal.append(.collection(key: key, etag: theirETag))
+            }
             if merged != theirs {
                 switch await Self.conditionalPut(
                     remote: remote, bucket: configuration.bucket, key: key, body: merged.encoded,
