@@ -79,6 +79,15 @@ struct ClosedLibraryTests {
                     _ = try library.fetchAssets(in: videos)
                 }
             ),
+            (
+                "snapshot(in:options:)",
+                {
+                    let videos = AssetCollection(
+                        localIdentifier: "smart:videos", title: "Videos", kind: .smartAlbum,
+                        subtype: .smartAlbumVideos, estimatedAssetCount: 0, folderIdentifier: nil, creationDate: nil)
+                    _ = try library.snapshot(in: videos)
+                }
+            ),
             ("asset(forKey:)", { _ = try library.asset(forKey: local.key) }),
             ("changes(since:)", { _ = try library.changes(since: ChangeToken(rawValue: 0)) }),
             ("snapshot(_:)", { _ = try library.snapshot() }),
