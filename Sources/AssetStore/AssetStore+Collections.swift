@@ -148,9 +148,6 @@ extension StoreTransaction {
             arguments: [collectionID])
     }
 
-    /// An album's assets in its order.
-    package func memberIDs(ofCollection id: Int64) throws -> [Int64] { try Self.memberIDs(db, id) }
-
     /// An album's assets in its order with their keys, positions and whether their originals are in the bucket.
     package func members(ofCollection id: Int64) throws -> [(key: String, position: Int64, isUploaded: Bool)] {
         try Row.fetchAll(
