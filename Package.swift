@@ -48,7 +48,7 @@ let package = Package(
 
         // What every module shares: the one lock box, thread-role checks, HTTP dates and ASCII helpers,
         // byte-range sets and a seeded generator.
-        .target(name: "Essentials", swiftSettings: boundary),
+        .target(name: "Essentials", dependencies: ["CFileIO"], swiftSettings: boundary),
 
         // AWS Signature Version 4, shared by the client (signing) and the fake server (verifying).
         .target(

@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 import GRDB
 
@@ -263,9 +264,7 @@ extension AssetStore {
         }
         if (attributes[.size] as? NSNumber)?.int64Value ?? 0 == 0 { return }  // created but never written
         if !isWritable(path) { throw AssetStoreError.readOnly(path: path) }
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw AssetStoreError.readOnly(path: path) }
-        let header = handle.readData(ofLength: 16)
-        try? handle.close()
+        guard let header = try? LocalFile.read(url, limit: 16) else { throw AssetStoreError.readOnly(path: path) }
         guard header == Data("SQLite format 3\0".utf8) else { throw AssetStoreError.notAnAssetStore(path: path) }
 
         var configuration = Configuration()

@@ -6,6 +6,7 @@
 #include <malloc.h>
 #endif
 #include <fcntl.h>
+#include <spawn.h>
 #include <string.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -150,5 +151,15 @@ int cfileio_pipe_cloexec(int fds[2]) {
     fcntl(fds[0], F_SETFD, FD_CLOEXEC);
     fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     return 0;
+#endif
+}
+
+int cfileio_spawn_close_from(void *actions, int lowest) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, lowest);
+#else
+    (void)actions;
+    (void)lowest;
+    return ENOSYS;
 #endif
 }

@@ -1,8 +1,12 @@
 #include "CHeif.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <libheif/heif.h>
 
@@ -20,7 +24,6 @@
     X(heif_context_get_encoder_descriptors) \
     X(heif_context_get_encoder_for_format) \
     X(heif_context_get_primary_image_handle) \
-    X(heif_context_read_from_file) \
     X(heif_context_read_from_memory_without_copy) \
     X(heif_context_read_from_reader) \
     X(heif_context_set_maximum_image_size_limit) \
@@ -73,7 +76,6 @@ static int cheif_load(void) {
 #define heif_context_get_encoder_descriptors cheif_heif_context_get_encoder_descriptors
 #define heif_context_get_encoder_for_format cheif_heif_context_get_encoder_for_format
 #define heif_context_get_primary_image_handle cheif_heif_context_get_primary_image_handle
-#define heif_context_read_from_file cheif_heif_context_read_from_file
 #define heif_context_read_from_memory_without_copy cheif_heif_context_read_from_memory_without_copy
 #define heif_context_read_from_reader cheif_heif_context_read_from_reader
 #define heif_context_set_maximum_image_size_limit cheif_heif_context_set_maximum_image_size_limit
@@ -106,10 +108,19 @@ typedef struct {
     size_t needed;
 } cheif_prefix;
 
+/* A file read through a descriptor of our own, opened close-on-exec (libheif's own file reader opens it without,
+   and keeps it open while the context lives: a child the app spawns meanwhile would inherit it). */
+typedef struct {
+    int fd;
+    int64_t length;
+    int64_t position;
+} cheif_source;
+
 struct cheif_file {
     struct heif_context *context;
     struct heif_image_handle *primary;
     cheif_prefix *prefix;
+    cheif_source *source;
 };
 
 static int64_t cheif_prefix_position(void *userdata) { return (int64_t)((cheif_prefix *)userdata)->position; }
@@ -145,6 +156,42 @@ static enum heif_reader_grow_status cheif_prefix_wait(int64_t target_size, void 
 
 static const struct heif_reader cheif_prefix_reader = {
     1, cheif_prefix_position, cheif_prefix_read, cheif_prefix_seek, cheif_prefix_wait,
+};
+
+static int64_t cheif_source_position(void *userdata) { return ((cheif_source *)userdata)->position; }
+
+/* A read inside the length the file had when opened; bytes it no longer has (truncated meanwhile) read as zeros,
+   for the reason given at the prefix reader. */
+static int cheif_source_read(void *data, size_t size, void *userdata) {
+    cheif_source *s = userdata;
+    if (s->position < 0 || s->position > s->length || (int64_t)size > s->length - s->position) return 1;
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = pread(s->fd, (uint8_t *)data + done, size - done, (off_t)(s->position + (int64_t)done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += (size_t)n;
+    }
+    if (done < size) memset((uint8_t *)data + done, 0, size - done);
+    s->position += (int64_t)size;
+    return 0;
+}
+
+static int cheif_source_seek(int64_t position, void *userdata) {
+    cheif_source *s = userdata;
+    if (position < 0 || position > s->length) return 1;
+    s->position = position;
+    return 0;
+}
+
+static enum heif_reader_grow_status cheif_source_wait(int64_t target_size, void *userdata) {
+    cheif_source *s = userdata;
+    return target_size >= 0 && target_size <= s->length ? heif_reader_grow_status_size_reached
+                                                         : heif_reader_grow_status_size_beyond_eof;
+}
+
+static const struct heif_reader cheif_source_reader = {
+    1, cheif_source_position, cheif_source_read, cheif_source_seek, cheif_source_wait,
 };
 
 struct cheif_image {
@@ -200,10 +247,34 @@ cheif_file *cheif_open_memory(const uint8_t *data, size_t length, char *message,
 }
 
 cheif_file *cheif_open_path(const char *path, char *message, size_t capacity) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cheif_message(message, capacity, strerror(errno));
+        return NULL;
+    }
+    struct stat info;
+    cheif_source *source = calloc(1, sizeof(cheif_source));
+    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || !source) {
+        cheif_message(message, capacity, source ? "not a regular file" : "out of memory");
+        free(source);
+        close(fd);
+        return NULL;
+    }
+    source->fd = fd;
+    source->length = (int64_t)info.st_size;
     struct heif_context *context = cheif_new_context(message, capacity);
-    if (!context) return NULL;
-    struct heif_error err = heif_context_read_from_file(context, path, NULL);
-    return cheif_finish_open(context, err, message, capacity);
+    cheif_file *file = NULL;
+    if (context) {
+        struct heif_error err = heif_context_read_from_reader(context, &cheif_source_reader, source, NULL);
+        file = cheif_finish_open(context, err, message, capacity);
+    }
+    if (!file) {
+        close(fd);
+        free(source);
+        return NULL;
+    }
+    file->source = source;
+    return file;
 }
 
 cheif_file *cheif_open_prefix(const uint8_t *data, size_t available, size_t file_length, size_t *needed,
@@ -238,6 +309,8 @@ void cheif_close(cheif_file *file) {
     heif_image_handle_release(file->primary);
     heif_context_free(file->context);
     free(file->prefix);
+    if (file->source) close(file->source->fd);
+    free(file->source);
     free(file);
 }
 

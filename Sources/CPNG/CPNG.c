@@ -87,7 +87,7 @@ cpng_decoder *cpng_decoder_create_memory(const uint8_t *data, size_t length) {
 }
 
 cpng_decoder *cpng_decoder_create_file(const char *path) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = fopen(path, "rbe");
     if (!f) return NULL;
     cpng_decoder *d = cpng_decoder_new();
     if (!d) {

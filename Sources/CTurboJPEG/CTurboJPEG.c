@@ -124,7 +124,7 @@ cj_decoder *cj_decoder_create_memory(const uint8_t *data, size_t length) {
 }
 
 cj_decoder *cj_decoder_create_file(const char *path) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = fopen(path, "rbe");
     if (!f) return NULL;
     cj_decoder *d = cj_decoder_new();
     if (!d) {

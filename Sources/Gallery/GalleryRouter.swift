@@ -34,7 +34,7 @@ package final class GalleryRouter: Sendable {
             guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Resources") else {
                 throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Resources/\(name)"])
             }
-            var body = try Data(contentsOf: url)
+            var body = try LocalFile.read(url)
             if name == "index.html" {
                 // The token goes into the page (for its own requests); it is hex, so it needs no escaping.
                 body = Data(String(decoding: body, as: UTF8.self).replacingOccurrences(of: "%TOKEN%", with: token).utf8)

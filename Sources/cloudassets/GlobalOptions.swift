@@ -1,5 +1,6 @@
 import ArgumentParser
 import CloudAssets
+import Essentials
 import Foundation
 import Logging
 
@@ -135,7 +136,7 @@ struct GlobalOptions: ParsableArguments {
         }
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            data = try LocalFile.read(URL(fileURLWithPath: path))
         } catch {
             throw CLIError("config file \(path) cannot be read: \(UserMessage.describe(error))")
         }

@@ -164,10 +164,10 @@ struct DataSafetyCommandTests {
                 environment: ["CLOUDASSETS_REPORT_PEAK_RSS": "1"])
             expectSuccess(ranged)
             #expect(try Data(contentsOf: URL(fileURLWithPath: output.path + ".range")) == expected)
-            for run in [streamed, copied, ranged] {
+            for (name, run) in [("streamed", streamed), ("copied", copied), ("ranged", ranged)] {
                 let line = try #require(run.stderrLines.first { $0.hasPrefix("peak RSS: ") })
                 let kib = Int(line.dropFirst("peak RSS: ".count).split(separator: " ").first ?? "") ?? .max
-                #expect(kib < 64 * 1024, "peak RSS \(kib) KiB for a \(size >> 20) MiB original")
+                #expect(kib < 64 * 1024, "\(name): peak RSS \(kib) KiB for a \(size >> 20) MiB original")
             }
         }
     }

@@ -1,3 +1,4 @@
+import Essentials
 import FakeS3
 import Foundation
 import Testing
@@ -52,5 +53,18 @@ struct ConfigurationErrorTests {
             let closed = await expectError(.libraryClosed) { try await library.sync() }
             #expect(closed?.underlyingError == nil)
         }
+    }
+
+    @Test("a file error says the system's reason and keeps its POSIX code (a full disk is a full disk)")
+    func fileErrorsKeepTheirPOSIXReason() throws {
+        let error = LocalFile.error(ENOSPC, path: "/library/thumbnails/7.jpg.part", writing: true)
+        let mapped = try #require(CloudAssetsError.fileSystemError(error))
+        #expect(mapped.code == .localFileFailed)
+        #expect(
+            mapped.description == "/library/thumbnails/7.jpg.part: \(String(cString: strerror(ENOSPC)))", "\(mapped)")
+        #expect(CloudAssetsError.posixCode(of: error) == ENOSPC)
+        // Foundation's own errors (a POSIX error kept under NSUnderlyingErrorKey) are read the same way.
+        let foundation = CocoaError(.fileWriteUnknown, userInfo: [NSUnderlyingErrorKey: POSIXError(.EROFS)])
+        #expect(CloudAssetsError.posixCode(of: foundation) == EROFS)
     }
 }

@@ -75,8 +75,9 @@ struct HostileStorageTests {
         let catalog = try CatalogSnapshot(library!)
         library!.close()
         library = nil
-        // The database closes when the library is released; only then can the file system be remounted.
-        #expect(await waitUntil { ProcessResources.openFiles(under: store).isEmpty })
+        // The database closes when the library is released; only then can the file system be remounted (no
+        // process may hold a file on it: the library opens every file close-on-exec, so no child holds one).
+        #expect(await waitUntil { disk.holders().isEmpty }, "\(disk.holders())")
         let before = ScratchFolder.snapshot(scratch.url)
         try disk.setReadOnly(true)
         await #expect("opening a library on a read-only file system") {

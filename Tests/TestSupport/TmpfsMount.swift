@@ -28,8 +28,35 @@ public struct TmpfsMount: Sendable {
     public func setReadOnly(_ readOnly: Bool) throws {
         let flags = UInt(MS_REMOUNT) | (readOnly ? UInt(MS_RDONLY) : 0)
         guard mount("tmpfs", folder.path, "tmpfs", flags, nil) == 0 else {
-            throw TmpfsMount.Failure(description: "remount \(folder.path): \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            let holders = holders().joined(separator: "; ")
+            throw TmpfsMount.Failure(description: "remount \(folder.path): \(reason); held by: [\(holders)]")
         }
+    }
+
+    /// Every process's descriptors and mappings of files on this mount (`pid: target`): what keeps a remount
+    /// read-only from succeeding.
+    public func holders() -> [String] {
+        let prefix = folder.resolvingSymlinksInPath().path + "/"
+        let fm = FileManager.default
+        var found: [String] = []
+        for pid in (try? fm.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(pid) != nil {
+            for fd in (try? fm.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [] {
+                if let target = try? fm.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
+                    target.hasPrefix(prefix)
+                {
+                    let flags =
+                        (try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8))?
+                        .split(separator: "\n").first { $0.hasPrefix("flags:") } ?? ""
+                    found.append("\(pid) fd \(fd) \(target) \(flags)")
+                }
+            }
+            let maps = (try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? ""
+            for line in maps.split(separator: "\n") where line.contains(prefix) {
+                found.append("\(pid) map \(line)")
+            }
+        }
+        return found
     }
 
     public func unmount() { umount2(folder.path, Int32(MNT_DETACH)) }

@@ -60,4 +60,8 @@ int cfileio_end_direct(int fd);
 /// thread inherits them). Returns 0, or -1 with errno set.
 int cfileio_pipe_cloexec(int fds[2]);
 
+/// Adds "close every descriptor from `lowest` up" to a `posix_spawn_file_actions_t` (glibc 2.34's
+/// `posix_spawn_file_actions_addclosefrom_np`). Returns 0, or an error number (`ENOSYS` where it does not exist).
+int cfileio_spawn_close_from(void *actions, int lowest);
+
 #endif

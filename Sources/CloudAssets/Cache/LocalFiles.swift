@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 import Foundation
 
 #if canImport(Glibc)
@@ -138,7 +139,7 @@ struct LocalFiles: Sendable {
     func writeThumbnail(_ data: Data, id: Int64) throws {
         let final = thumbnail(id: id)
         let part = URL(fileURLWithPath: final.path + ".part")
-        try data.write(to: part)
+        try LocalFile.write(data, to: part)
         guard rename(part.path, final.path) == 0 else {
             let code = errno
             unlink(part.path)

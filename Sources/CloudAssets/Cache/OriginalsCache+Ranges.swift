@@ -156,10 +156,7 @@ extension OriginalsCache {
 
     static func readBytes(at url: URL, range: Range<Int64>) throws -> Data {
         do {
-            let handle = try FileHandle(forReadingFrom: url)
-            defer { try? handle.close() }
-            try handle.seek(toOffset: UInt64(range.lowerBound))
-            let data = try handle.read(upToCount: Int(range.count)) ?? Data()
+            let data = try LocalFile.read(url, offset: range.lowerBound, count: Int(range.count))
             guard data.count == range.count else {
                 throw AssetRequestError.localFile(path: url.path, reason: "file is shorter than its recorded ranges")
             }

@@ -131,7 +131,7 @@ extension EditEngine {
                 manifest.rendered = EditManifest.Rendered(
                     key: "", size: edit.size, etag: nil, sha256: edit.sha256, pixelWidth: edit.pixelWidth,
                     pixelHeight: edit.pixelHeight)
-                try Data(edit.thumbnail).write(to: files.renderedThumbnail(id: id, revision: revision))
+                try LocalFile.write(edit.thumbnail, to: files.renderedThumbnail(id: id, revision: revision))
                 guard rename(edit.output.path, files.rendered(id: id, revision: revision).path) == 0 else {
                     throw AssetLibraryError.cannotEdit(
                         localIdentifier: String(id),

@@ -72,7 +72,7 @@ extension EditEngine {
             }
             manifest.rendered = rendered
             let thumbnailKey = folder + stored.revision + ".thumb.jpg"
-            if let thumbnail = try? Data(contentsOf: files.renderedThumbnail(id: id, revision: stored.revision)) {
+            if let thumbnail = try? LocalFile.read(files.renderedThumbnail(id: id, revision: stored.revision)) {
                 try await Self.putIfAbsent(
                     remote: remote, bucket: bucket, key: thumbnailKey, body: thumbnail, type: "image/jpeg")
                 manifest.thumbnailKey = thumbnailKey
@@ -173,7 +173,7 @@ extension EditEngine {
                         let (data, _) = try? await remote.client.getObject(
                             bucket: bucket, key: job.key, maxBytes: BucketInput.maxThumbnailBytes) ?? nil
                     else { return }
-                    try? data.write(to: job.file)
+                    try? LocalFile.write(data, to: job.file)
                 }
                 return true
             }

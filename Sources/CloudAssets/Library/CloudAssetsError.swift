@@ -374,7 +374,10 @@ extension CloudAssetsError {
         let ns = error as NSError
         if ns.domain == NSPOSIXErrorDomain { return Int32(ns.code) }
         guard ns.domain == NSCocoaErrorDomain else { return nil }
-        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+        // `as? any Error` first: `as? NSError` does not bridge a Swift error kept in `userInfo` on Linux.
+        if let underlying = (ns.userInfo[NSUnderlyingErrorKey] as? any Error).map({ $0 as NSError }),
+            underlying.domain == NSPOSIXErrorDomain
+        {
             return Int32(underlying.code)
         }
         switch ns.code {

@@ -18,7 +18,7 @@ extension RequestBroker {
     func data(for asset: Asset, options: AssetRequestOptions) async throws -> Data {
         let url = try await requestFile(for: asset, options: options)
         do {
-            return try Data(contentsOf: url, options: .mappedIfSafe)
+            return try LocalFile.readMapped(url)
         } catch {
             throw AssetRequestError.localFile(path: url.path, reason: "\(error)")
         }
@@ -62,17 +62,17 @@ extension RequestBroker {
             return
         }
         // The original is local: one answer.
-        if let url = cache.verifiedOriginal(of: record), let data = try? Data(contentsOf: url, options: .mappedIfSafe) {
+        if let url = cache.verifiedOriginal(of: record), let data = try? LocalFile.readMapped(url) {
             cache.downloads.noteAccess(record.id!)
             deliverFiltered(data, of: record, info, deliver)
             return
         }
         let thumbnail = edits.originalThumbnail(record).flatMap { url in
-            (try? Data(contentsOf: url)).flatMap { try? filteredImageData($0, of: record) }
+            (try? LocalFile.read(url)).flatMap { try? filteredImageData($0, of: record) }
         }
         await serveFromTheBucket(thumbnail: thumbnail, options: options, info: info, deliver: deliver) {
             let url = try await cache.ensureOriginal(assetID: record.id!, options: options, requestID: requestID)
-            deliverFiltered(try Data(contentsOf: url, options: .mappedIfSafe), of: record, info, deliver)
+            deliverFiltered(try LocalFile.readMapped(url), of: record, info, deliver)
         }
     }
 
@@ -82,15 +82,14 @@ extension RequestBroker {
         _ record: AssetRecord, options: AssetRequestOptions, info: AssetRequestInfo,
         deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
     ) async {
-        if let url = edits.localRenderedFile(of: record), let data = try? Data(contentsOf: url, options: .mappedIfSafe)
-        {
+        if let url = edits.localRenderedFile(of: record), let data = try? LocalFile.readMapped(url) {
             deliver(data, info)
             return
         }
-        let thumbnail = edits.currentThumbnailFile(of: record).flatMap { try? Data(contentsOf: $0) }
+        let thumbnail = edits.currentThumbnailFile(of: record).flatMap { try? LocalFile.read($0) }
         await serveFromTheBucket(thumbnail: thumbnail, options: options, info: info, deliver: deliver) {
             let url = try await edits.requestRenderedFile(of: record, options: options)
-            deliver(try Data(contentsOf: url, options: .mappedIfSafe), info)
+            deliver(try LocalFile.readMapped(url), info)
         }
     }
 

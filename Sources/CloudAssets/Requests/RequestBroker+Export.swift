@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 import Foundation
 
 #if canImport(Glibc)
@@ -25,7 +26,7 @@ extension RequestBroker {
             {
                 // The version is (or is kept) in the library: copied from there.
                 let source = try await requestFile(for: asset, options: options)
-                try FileManager.default.copyItem(at: source, to: staging)
+                try LocalFile.copy(source, to: staging)
             } else {
                 let id = cache.downloads.nextRequestID()
                 try await withTaskCancellationHandler {

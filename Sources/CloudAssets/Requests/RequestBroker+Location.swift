@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 import Foundation
 import Images
 
@@ -38,13 +39,7 @@ enum LocationFilter {
 
     /// Writes `patches` over the file at `url` (same length), and syncs it when asked.
     static func apply(_ patches: [(offset: Int, bytes: [UInt8])], toFileAt url: URL, synchronize: Bool) throws {
-        let handle = try FileHandle(forWritingTo: url)
-        defer { try? handle.close() }
-        for patch in patches {
-            try handle.seek(toOffset: UInt64(patch.offset))
-            try handle.write(contentsOf: patch.bytes)
-        }
-        if synchronize { try handle.synchronize() }
+        try LocalFile.patch(url, with: patches, synchronize: synchronize)
     }
 
     /// The file ranges (HEIF EXIF and XMP items) past `head` that ``patches(head:read:)`` will ask for.
@@ -55,12 +50,9 @@ enum LocationFilter {
 
     /// ``patches(head:read:)`` for a file, reading its first ``headLimit`` bytes.
     static func patches(forFileAt url: URL) throws -> [(offset: Int, bytes: [UInt8])] {
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
-        let head = [UInt8](try handle.read(upToCount: headLimit) ?? Data())
+        let head = [UInt8](try LocalFile.read(url, limit: headLimit))
         return try patches(head: head) { range in
-            try handle.seek(toOffset: UInt64(range.lowerBound))
-            let bytes = [UInt8](try handle.read(upToCount: range.count) ?? Data())
+            let bytes = [UInt8](try LocalFile.read(url, offset: Int64(range.lowerBound), count: range.count))
             guard bytes.count == range.count else { throw ImageError.truncated }
             return bytes
         }
@@ -130,7 +122,7 @@ extension RequestBroker {
         guard !patches.isEmpty else { return url }
         let part = URL(fileURLWithPath: copy.path + ".part", isDirectory: false)
         unlink(part.path)
-        try FileManager.default.copyItem(at: url, to: part)
+        try LocalFile.copy(url, to: part)
         do {
             try LocationFilter.apply(patches, toFileAt: part, synchronize: true)
         } catch {

@@ -407,13 +407,13 @@ struct SyncState: Codable {
     var lastReconciledKey: String
 
     static func load(from url: URL) -> SyncState? {
-        guard let data = try? Data(contentsOf: url) else { return nil }
+        guard let data = try? LocalFile.read(url) else { return nil }
         return try? JSONDecoder().decode(SyncState.self, from: data)
     }
 
     func save(to url: URL) {
         guard let data = try? JSONEncoder().encode(self) else { return }
-        try? data.write(to: url, options: .atomic)
+        try? LocalFile.replace(url, with: data)
     }
 
     static func clear(at url: URL) { try? FileManager.default.removeItem(at: url) }

@@ -1,3 +1,4 @@
+import Essentials
 public import Foundation
 
 /// When a sync of a library last completed and what it did (``AssetLibrary/lastSync``).
@@ -13,7 +14,7 @@ extension SyncEngine {
 
     /// ``AssetLibrary/lastSync``.
     var lastSync: LastSync? {
-        guard let data = try? Data(contentsOf: lastSyncURL) else { return nil }
+        guard let data = try? LocalFile.read(lastSyncURL) else { return nil }
         if let last = try? JSONDecoder().decode(LastSync.self, from: data) { return last }
         // Written by an earlier version: the date alone (seconds since 1970).
         guard let seconds = try? JSONDecoder().decode(Double.self, from: data) else { return nil }
@@ -23,6 +24,6 @@ extension SyncEngine {
     /// Records a completed sync for ``lastSync`` (atomically replaced; a failure to write loses only the record).
     func recordSyncCompleted(_ last: LastSync) {
         guard let data = try? JSONEncoder().encode(last) else { return }
-        try? data.write(to: lastSyncURL, options: .atomic)
+        try? LocalFile.replace(lastSyncURL, with: data)
     }
 }

@@ -288,7 +288,7 @@ extension UploadEngine {
         guard record.mediaType == .image, let id = record.id,
             let thumbnailKey = configuration.layout.thumbnailKey(forOriginalKey: key)
         else { return nil }
-        var data = record.thumbnailPresent ? try? Data(contentsOf: files.thumbnail(id: id)) : nil
+        var data = record.thumbnailPresent ? try? LocalFile.read(files.thumbnail(id: id)) : nil
         if data == nil,
             let (image, _) = try? await ImageBridge.decode(.file(original), request: configuration.thumbnailRequest),
             let jpeg = try? ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality)

@@ -1,3 +1,4 @@
+import Essentials
 package import Foundation
 
 /// The INI dialect of `~/.aws/credentials` and `~/.aws/config`, read as botocore reads it (Python's
@@ -24,14 +25,11 @@ package enum ProfileFile {
     /// - Throws: ``CredentialError/unreadableFile(path:reason:)`` when it cannot be read or is too large,
     ///   ``CredentialError/malformedFile(path:line:reason:)`` when it is not valid.
     static func read(_ path: String) throws(CredentialError) -> [Section] {
-        let handle = FileHandle(forReadingAtPath: path)
-        guard let handle else { throw .unreadableFile(path: path, reason: String(cString: strerror(errno))) }
-        defer { try? handle.close() }
         let data: Data
         do {
-            data = try handle.read(upToCount: sizeLimit + 1) ?? Data()
+            data = try LocalFile.read(URL(fileURLWithPath: path), limit: sizeLimit + 1)
         } catch {
-            throw .unreadableFile(path: path, reason: "it is not a readable file")
+            throw .unreadableFile(path: path, reason: LocalFile.reason(error, otherwise: "it is not a readable file"))
         }
         guard data.count <= sizeLimit else { throw .unreadableFile(path: path, reason: "it is larger than 1 MiB") }
         return try parse(data, path: path)

@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 
 /// `AWS_WEB_IDENTITY_TOKEN_FILE`, `AWS_ROLE_ARN` and `AWS_ROLE_SESSION_NAME` (or the profile's
@@ -64,11 +65,13 @@ package struct WebIdentityCredentialProvider: CredentialProvider {
 
     /// The token, without surrounding white space.
     static func readToken(_ path: String) throws(CredentialError) -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .unreadableFile(path: path, reason: String(cString: strerror(errno)))
+        let data: Data
+        do {
+            data = try LocalFile.read(URL(fileURLWithPath: path), limit: tokenLimit + 1)
+        } catch {
+            throw .unreadableFile(path: path, reason: LocalFile.reason(error, otherwise: "it is not a readable file"))
         }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: tokenLimit + 1), data.count <= tokenLimit else {
+        guard data.count <= tokenLimit else {
             throw .unreadableFile(path: path, reason: "it is not a readable file of at most 64 KiB")
         }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

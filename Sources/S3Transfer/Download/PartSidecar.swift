@@ -55,7 +55,7 @@ struct PartSidecar: Codable, Equatable, Sendable {
         let target = Self.path(forPart: part)
         let temp = target + ".tmp"
         do {
-            try JSONEncoder().encode(self).write(to: URL(fileURLWithPath: temp, isDirectory: false))
+            try LocalFile.write(JSONEncoder().encode(self), to: URL(fileURLWithPath: temp, isDirectory: false))
         } catch {
             unlink(temp)  // a full disk may leave a truncated temp file
             throw .fileSystem(path: temp, errno: EIO)
