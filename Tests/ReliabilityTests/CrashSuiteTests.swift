@@ -76,10 +76,12 @@ import Testing
         while (tally.kills.values.reduce(0, +) < wantedKills || tally.kills[.download, default: 0] == 0)
             && iterations < wantedKills * 3 + 6 && Date() < deadline
         {
-            // The short form visits every phase once before drawing at random.
+            // The short form visits every phase once before drawing at random; until a download has been killed
+            // (the run must have one: a download that finished first proves nothing about resuming), downloads.
             let phase =
                 iterations < Phase.allCases.count
-                ? Phase.allCases[iterations] : Phase.allCases.randomElement(using: &rng)!
+                ? Phase.allCases[iterations]
+                : tally.kills[.download, default: 0] == 0 ? .download : Phase.allCases.randomElement(using: &rng)!
             iterations += 1
             let killed: Bool
             switch phase {
