@@ -6,7 +6,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 11
+    package static let schemaVersion = 12
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -222,6 +222,18 @@ extension AssetStore {
                     CREATE INDEX asset_hidden ON asset(id) WHERE isHidden = 1;
                     ALTER TABLE change_history ADD COLUMN collections TEXT;
                     PRAGMA user_version = 11;
+                    """)
+        }
+        // v12: the folders of keys (everything of a key up to its last `/`) with how many assets each holds
+        // directly, kept by every write that inserts, deletes or re-keys assets (`maintainKeyFolders`).
+        migrator.registerMigration("v12") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE key_folder (prefix TEXT PRIMARY KEY, count INTEGER NOT NULL) WITHOUT ROWID;
+                    INSERT INTO key_folder (prefix, count)
+                        SELECT rtrim(key, replace(key, '/', '')) AS folder, count(*) FROM asset
+                        WHERE instr(key, '/') > 0 GROUP BY folder;
+                    PRAGMA user_version = 12;
                     """)
         }
         return migrator

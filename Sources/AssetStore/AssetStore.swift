@@ -109,6 +109,7 @@ package final class AssetStore: Sendable {
                 let current = try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE name = 'lastToken'") ?? 0
                 var changes = transaction.changeSet(token: ChangeToken(rawValue: current))
                 guard !changes.isEmpty else { return (value, changes) }
+                try Self.maintainKeyFolders(&changes, db)
                 let token = current + 1
                 changes.token = ChangeToken(rawValue: token)
                 try appendHistory(changes, in: db)

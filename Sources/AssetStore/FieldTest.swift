@@ -75,7 +75,7 @@ package enum FieldTest: Sendable, Hashable {
     }
 
     /// The tests whose conjunction is `predicate`, or `nil` when it is not such a conjunction (it has a key
-    /// prefix, an `or` or a `not`).
+    /// prefix or folder, an `or` or a `not`).
     package static func conjunction(_ predicate: StorePredicate) -> [FieldTest]? {
         switch predicate {
         case .all: return []
@@ -87,7 +87,7 @@ package enum FieldTest: Sendable, Hashable {
                 tests += inner
             }
             return tests
-        case .keyPrefix, .or, .not: return nil
+        case .keyPrefix, .keyFolder, .or, .not: return nil
         }
     }
 

@@ -13,6 +13,9 @@ package indirect enum StorePredicate: Sendable, Hashable {
     case field(FieldTest)
     /// Records whose key starts with the prefix (byte-wise, case-sensitive).
     case keyPrefix(String)
+    /// Records whose key is directly in this folder of keys: it starts with the folder (which ends with `/`) and
+    /// has no `/` after it.
+    case keyFolder(String)
     /// All sub-predicates hold (`and([])` is `all`).
     case and([StorePredicate])
     /// At least one sub-predicate holds (`or([])` matches nothing).
@@ -52,6 +55,7 @@ package indirect enum StorePredicate: Sendable, Hashable {
         case .all: true
         case .field(let test): test.holds(for: fields)
         case .keyPrefix(let prefix): Self.key(key, hasPrefix: prefix)
+        case .keyFolder(let folder): Self.key(key, isDirectlyIn: folder)
         case .and(let list): list.allSatisfy { $0.matches(fields, key: key) }
         case .or(let list): list.contains { $0.matches(fields, key: key) }
         case .not(let inner): !inner.matches(fields, key: key)
@@ -64,6 +68,7 @@ package indirect enum StorePredicate: Sendable, Hashable {
         case .all: return "1"
         case .field(let test): return test.sql(into: &arguments)
         case .keyPrefix(let prefix): return Self.keyPrefixSQL(prefix, &arguments)
+        case .keyFolder(let folder): return Self.keyFolderSQL(folder, &arguments)
         case .and(let list):
             guard !list.isEmpty else { return "1" }
             return "(" + list.map { $0.sql(into: &arguments) }.joined(separator: " AND ") + ")"
@@ -88,9 +93,32 @@ package indirect enum StorePredicate: Sendable, Hashable {
         return "key GLOB ?"
     }
 
+    // MARK: The key-folder leaf, in both forms
+
+    /// In memory: the key's UTF-8 bytes start with the folder's and hold no `/` after them.
+    private static func key(_ key: String, isDirectlyIn folder: String) -> Bool {
+        let bytes = key.utf8
+        guard bytes.starts(with: folder.utf8) else { return false }
+        return !bytes.dropFirst(folder.utf8.count).contains(UInt8(ascii: "/"))
+    }
+
+    /// In SQL: `GLOB 'folder*'` (the key index narrows it to the folder's range) and not `GLOB 'folder*/*'`.
+    private static func keyFolderSQL(_ folder: String, _ arguments: inout StatementArguments) -> String {
+        let escaped = globEscaped(folder)
+        arguments += [escaped + "*", escaped + "*/*"]
+        return "(key GLOB ? AND NOT key GLOB ?)"
+    }
+
+    /// The folder of keys a key is directly in: everything up to its last `/` (with it); `nil` for a key without
+    /// one. The same as SQL's `rtrim(key, replace(key, '/', ''))`, which the schema's migration uses.
+    package static func keyFolder(of key: String) -> String? {
+        guard let slash = key.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        return String(decoding: key.utf8[...slash], as: UTF8.self)
+    }
+
     /// Escapes GLOB metacharacters so the prefix is matched literally. SQLite reads the pattern by code point, so
     /// it is escaped by Unicode scalar: a `?` followed by a combining mark is one `Character`, but still a wildcard.
-    private static func globEscaped(_ text: String) -> String {
+    static func globEscaped(_ text: String) -> String {
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             switch scalar {

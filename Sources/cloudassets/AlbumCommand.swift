@@ -9,7 +9,9 @@ struct Album: AsyncParsableCommand {
         discussion: """
             An album is named by its id, its title (when no other album has it), or its path of folders \
             ("Trips/Italy/Rome"); smart albums (Favorites, Videos, Edited, Hidden, Recently Deleted) by title or \
-            id. Albums are this library's own: other libraries on the bucket do not see them yet.
+            id. Albums reach the other libraries on the bucket with the next sync. With CLOUDASSETS_KEY_FOLDERS=1 \
+            (config key keyFolders) the bucket's folders of keys are listed too (kinds keyFolder and keyAlbum: \
+            "originals/Trips/Rome/" is the album Trips/Rome); they follow the keys and cannot be changed.
             """,
         subcommands: [
             AlbumList.self, AlbumCreate.self, AlbumRename.self, AlbumRemove.self, AlbumAdd.self, AlbumTakeOut.self,
@@ -92,7 +94,7 @@ struct AlbumList: AsyncParsableCommand {
         discussion: """
             Text: one line per folder, album and smart album: KIND ID COUNT PATH, tab-separated (a folder's count \
             is what is directly in it). JSON (--json): one array of objects with id, kind (folder, album, \
-            smartAlbum), title, path, count.
+            smartAlbum; keyFolder and keyAlbum for folders of keys), title, path, count.
             """)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Print one JSON array.") var json = false
@@ -103,8 +105,15 @@ struct AlbumList: AsyncParsableCommand {
             defer { library.close() }
             let (albums, folders) = try AlbumNames.paths(in: library)
             var rows: [(kind: String, id: String, count: Int, path: String, title: String)] = []
-            rows += folders.map { ("folder", $0.1.localIdentifier, $0.1.count, $0.0, $0.1.title) }
-            rows += albums.map { ("album", $0.1.localIdentifier, $0.1.estimatedAssetCount, $0.0, $0.1.title) }
+            rows += folders.map {
+                ($0.1.isKeyFolder ? "keyFolder" : "folder", $0.1.localIdentifier, $0.1.count, $0.0, $0.1.title)
+            }
+            rows += albums.map {
+                (
+                    $0.1.subtype == .albumKeyFolder ? "keyAlbum" : "album", $0.1.localIdentifier,
+                    $0.1.estimatedAssetCount, $0.0, $0.1.title
+                )
+            }
             rows.sort { $0.path < $1.path }
             rows += try library.fetchSmartAlbums().map {
                 ("smartAlbum", $0.localIdentifier, $0.estimatedAssetCount, $0.title, $0.title)

@@ -97,11 +97,12 @@ struct GlobalOptions: ParsableArguments {
         var addressingStyle: String?
         var caBundle: String?
         var verifyTLS: String?
+        var keyFolders: String?
 
         /// The keys a config file may hold, in docs/configuration.md's order.
         static let knownKeys = [
             "store", "endpoint", "bucket", "region", "accessKeyID", "secretAccessKey", "sessionToken", "network",
-            "fullSyncInterval", "stripLocation", "addressingStyle", "caBundle", "verifyTLS",
+            "fullSyncInterval", "stripLocation", "addressingStyle", "caBundle", "verifyTLS", "keyFolders",
         ]
     }
 
@@ -268,6 +269,15 @@ struct GlobalOptions: ParsableArguments {
         case "true", "1", "yes": configuration.locationAccess = .denied
         case "false", "0", "no": configuration.locationAccess = .granted
         default: throw CLIError("stripLocation must be true or false, not \(strip)")
+        }
+        let keyFolders =
+            try Self.pick(
+                flag: ("--key-folders", nil), env: ("CLOUDASSETS_KEY_FOLDERS", env["CLOUDASSETS_KEY_FOLDERS"]),
+                file: ("keyFolders", file.keyFolders)) ?? "false"
+        switch keyFolders {
+        case "true", "1", "yes": configuration.keyFoldersAsAlbums = true
+        case "false", "0", "no": configuration.keyFoldersAsAlbums = false
+        default: throw CLIError("keyFolders must be true or false, not \(keyFolders)")
         }
         return configuration
     }

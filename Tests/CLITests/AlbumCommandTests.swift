@@ -102,4 +102,41 @@ struct AlbumCommandTests {
             #expect(missing.status != 0 && missing.stderr.contains("no album Nowhere"))
         }
     }
+
+    @Test("CLOUDASSETS_KEY_FOLDERS=1: the bucket's folders of keys are listed and fetched, and cannot be changed")
+    func foldersOfKeysFromTheCommandLine() async throws {
+        try await withFixture(assets: 1) { fixture in
+            for name in ["Rome/r2.jpg", "Rome/r1.jpg", "t0.jpg"] {
+                try fixture.server.putObject(
+                    bucket: CLIFixture.bucket, key: "originals/Trips/" + name, data: Data(name.utf8))
+            }
+            let shown = ["CLOUDASSETS_KEY_FOLDERS": "1"]
+            expectSuccess(try await fixture.run("sync", ["--no-thumbnails"], environment: shown))
+            let listed = try await fixture.run("album ls", ["--json"], environment: shown)
+            expectSuccess(listed)
+            let rows = try JSONDecoder().decode([CollectionRow].self, from: listed.stdoutData)
+                .filter { $0.kind != "smartAlbum" && $0.path.hasPrefix("Trips") }  // the sample's own: 2016/10
+            #expect(
+                rows == [
+                    CollectionRow(
+                        id: "keyfolder:originals/Trips/", kind: "keyFolder", title: "Trips", path: "Trips", count: 2),
+                    CollectionRow(
+                        id: "keys:originals/Trips/Rome/", kind: "keyAlbum", title: "Rome", path: "Trips/Rome", count: 2),
+                    CollectionRow(
+                        id: "keys:originals/Trips/", kind: "keyAlbum", title: "Trips", path: "Trips/Trips", count: 1),
+                ], "\(rows)")
+            let members = try await fixture.run("ls", ["--json", "--album", "Trips/Rome"], environment: shown)
+            expectSuccess(members)
+            #expect(
+                try JSONDecoder().decode([AlbumAssetRow].self, from: members.stdoutData).map(\.key) == [
+                    "originals/Trips/Rome/r1.jpg", "originals/Trips/Rome/r2.jpg",
+                ])
+            let refused = try await fixture.run("album rename", ["Trips/Rome", "Roma"], environment: shown)
+            #expect(refused.status != 0 && refused.stderr.contains("follows the bucket's keys"), "\(refused)")
+            #expect(refused.stderr.split(separator: "\n").count == 1)
+            // Without the setting: none of them.
+            let plain = try await collections(fixture)
+            #expect(plain.allSatisfy { $0.kind == "smartAlbum" }, "\(plain)")
+        }
+    }
 }

@@ -50,6 +50,18 @@ struct PredicateFuzzer {
         (0..<below(4)).map { _ in pick(Self.keyPieces) }.joined() + "#\(index)"
     }
 
+    /// The folder of one of `keys` (through its last `/`), a prefix of one cut just after a `/` that is not its
+    /// last, or a few pieces ending with `/`.
+    mutating func folder(of keys: [String]) -> String {
+        if !keys.isEmpty, below(3) > 0 {
+            let key = pick(keys)
+            let cuts = key.utf8.indices.filter { key.utf8[$0] == UInt8(ascii: "/") }
+            guard let cut = cuts.isEmpty ? nil : pick(cuts) else { return "" }
+            return String(decoding: key.utf8[...cut], as: UTF8.self)
+        }
+        return (0..<below(3)).map { _ in pick(Self.keyPieces) }.joined() + "/"
+    }
+
     /// A prefix of one of `keys` (cut between Unicode scalars, possibly empty or whole), or a few pieces.
     mutating func prefix(of keys: [String]) -> String {
         if !keys.isEmpty, bool() {
@@ -100,7 +112,7 @@ struct PredicateFuzzer {
 
     /// One store leaf of any kind.
     mutating func storeLeaf(ids: [Int64], keys: [String]) -> StorePredicate {
-        switch below(11) {
+        switch below(12) {
         case 0: .mediaType(subset(MediaType.allCases))
         case 1: .creationDate(range())
         case 2: .modificationDate(range())
@@ -111,6 +123,7 @@ struct PredicateFuzzer {
         case 7: .isTrashed(bool())
         case 8: .uploadState(subset(StoredUploadState.allCases))
         case 9: .keyPrefix(prefix(of: keys))
+        case 10: .keyFolder(folder(of: keys))
         default: .ids(idSet(ids))
         }
     }
@@ -137,13 +150,13 @@ struct PredicateFuzzer {
     /// One store leaf other than a key prefix (a field test).
     mutating func fieldLeaf(ids: [Int64], keys: [String]) -> StorePredicate {
         var leaf = storeLeaf(ids: ids, keys: keys)
-        while case .keyPrefix = leaf { leaf = storeLeaf(ids: ids, keys: keys) }
+        while FieldTest.conjunction(leaf) == nil { leaf = storeLeaf(ids: ids, keys: keys) }
         return leaf
     }
 
     /// One library leaf of any kind.
     mutating func assetLeaf(ids: [Int64], keys: [String]) -> AssetPredicate {
-        switch below(10) {
+        switch below(11) {
         case 0: .mediaTypes(subset(MediaType.allCases))
         case 1: .creationDate(range())
         case 2: .modificationDate(range())
@@ -153,6 +166,7 @@ struct PredicateFuzzer {
         case 6: .isTrashed(bool())
         case 7: .uploadStates(subset(UploadState.allCases))
         case 8: .keyPrefix(prefix(of: keys))
+        case 9: .keyFolder(folder(of: keys))
         default: .identifiers(identifiers(ids))
         }
     }

@@ -14,6 +14,9 @@ final class Catalog: Sendable {
     let observers = ObserverRegistry()
     /// Whether assets handed out carry their location (``AssetLibrary/Configuration/locationAccess``).
     let revealsLocation: Bool
+    /// The originals' prefix when folders of keys show as albums (``AssetLibrary/Configuration/keyFoldersAsAlbums``),
+    /// else `nil`.
+    let keyFolderRoot: String?
     private let maxIncrementalChangeCount: Int
     /// Serialises commit + delivery so observers get changes in commit order; holds whether the library is
     /// closed and the last change token delivered (commits of other libraries on this folder included).
@@ -26,6 +29,7 @@ final class Catalog: Sendable {
     init(store: AssetStore, configuration: AssetLibrary.Configuration) {
         self.store = store
         self.revealsLocation = configuration.locationAccess == .granted
+        self.keyFolderRoot = configuration.keyFoldersAsAlbums ? configuration.layout.originalsPrefix : nil
         self.maxIncrementalChangeCount = configuration.maxIncrementalChangeCount
         self.writeOrder = LockedBox((false, store.currentToken.rawValue))
     }
@@ -69,9 +73,10 @@ final class Catalog: Sendable {
                 // Commits of other libraries that came before this one are delivered first, in token order.
                 deliverHistory(after: state.delivered, before: changes.token.rawValue)
                 observers.deliver(
-                    LibraryChange(
-                        changes: changes, store: store, maxIncrementalChangeCount: maxIncrementalChangeCount,
-                        revealsLocation: revealsLocation))
+                    visible(
+                        LibraryChange(
+                            changes: changes, store: store, maxIncrementalChangeCount: maxIncrementalChangeCount,
+                            revealsLocation: revealsLocation)))
                 state.delivered = changes.token.rawValue
             }
             return value
@@ -102,19 +107,28 @@ final class Catalog: Sendable {
         else { return }
         for entry in entries where entry.token.rawValue < before {
             observers.deliver(
-                LibraryChange(
-                    history: entry, store: store, maxIncrementalChangeCount: maxIncrementalChangeCount,
-                    revealsLocation: revealsLocation))
+                visible(
+                    LibraryChange(
+                        history: entry, store: store, maxIncrementalChangeCount: maxIncrementalChangeCount,
+                        revealsLocation: revealsLocation)))
         }
     }
 
     /// Every change after `token`, in commit order, from the persistent history.
     func changes(since token: ChangeToken) throws -> [LibraryChange] {
         try store.changes(since: token).map { entry in
-            LibraryChange(
-                history: entry, store: store, maxIncrementalChangeCount: maxIncrementalChangeCount,
-                revealsLocation: revealsLocation)
+            visible(
+                LibraryChange(
+                    history: entry, store: store, maxIncrementalChangeCount: maxIncrementalChangeCount,
+                    revealsLocation: revealsLocation))
         }
+    }
+
+    /// `change` as this library shows it: with the folders of keys when it shows them as albums.
+    private func visible(_ change: LibraryChange) -> LibraryChange {
+        var change = change
+        change.keyFolderRoot = keyFolderRoot
+        return change
     }
 
     /// The public value of a stored record.

@@ -15,6 +15,8 @@ public struct LibraryChange: Sendable {
     let revealsLocation: Bool
     /// `true` when built from the persistent history (identifiers only; records are read when needed).
     let isHistorical: Bool
+    /// The originals' prefix when folders of keys show as albums, else `nil` (their identifiers are left out).
+    var keyFolderRoot: String? = nil
 
     package init(
         changes: StoreChangeSet, store: AssetStore, maxIncrementalChangeCount: Int, revealsLocation: Bool = false
@@ -203,8 +205,21 @@ public struct LibraryChange: Sendable {
     }
 
     /// Local identifiers of the albums and folders this change created, changed (renamed, moved, assets added,
-    /// removed or reordered, an asset of theirs deleted) or deleted.
-    public var changedCollectionIdentifiers: Set<String> { changes.collections }
+    /// removed or reordered, an asset of theirs deleted) or deleted; with folders of keys shown
+    /// (``AssetLibrary/Configuration/keyFoldersAsAlbums``), those whose originals came or went, and those above a
+    /// folder of keys that appeared or went.
+    public var changedCollectionIdentifiers: Set<String> {
+        changes.collections.filter { identifier in
+            let prefix =
+                identifier.hasPrefix(AssetStore.keyAlbumPrefix)
+                ? AssetStore.keyAlbumPrefix
+                : identifier.hasPrefix(AssetStore.keyListPrefix) ? AssetStore.keyListPrefix : nil
+            guard let prefix else { return true }
+            guard let root = keyFolderRoot else { return false }
+            let folder = identifier.dropFirst(prefix.count)
+            return folder.hasPrefix(root) && folder.utf8.count > root.utf8.count
+        }
+    }
 
     /// How this change affected `asset`, or `nil` when it did not update or delete it.
     public func details(for asset: Asset) -> ObjectChangeDetails? {

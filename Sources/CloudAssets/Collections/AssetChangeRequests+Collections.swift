@@ -20,7 +20,8 @@ extension AssetChangeRequests {
     }
 
     /// Creates a user album (PhotoKit's `creationRequestForAssetCollection(withTitle:)`), at the top level or in
-    /// `folder`. The title is trimmed and may not be empty. Other libraries on the bucket do not see albums yet.
+    /// `folder`. The title is trimmed and may not be empty. The album reaches the other libraries on the bucket with the
+    /// next sync.
     /// - Returns: Its placeholder: its identifier is the album's, and later requests of this call may name it.
     @discardableResult
     public func createAlbum(title: String, in folder: (any CollectionIdentifying)? = nil) -> CollectionPlaceholder {
@@ -108,6 +109,10 @@ extension AssetChangeRequests.CollectionChange {
             if identifier.hasPrefix(CollectionCatalog.smartPrefix) {
                 throw AssetLibraryError.cannotChangeCollection(
                     localIdentifier: identifier, reason: "a smart album follows the library; change its assets instead")
+            }
+            if CollectionCatalog.isDerived(identifier) {
+                throw AssetLibraryError.cannotChangeCollection(
+                    localIdentifier: identifier, reason: "a folder of keys follows the bucket's keys")
             }
             guard let record = try tx.collection(uuid: identifier) else {
                 throw AssetLibraryError.noSuchCollection(localIdentifier: identifier)

@@ -1,3 +1,4 @@
+import AssetStore
 public import Foundation
 
 /// Something a change request can name as a collection: an ``AssetCollection``, a ``CollectionList`` or the
@@ -25,6 +26,9 @@ public struct AssetCollection: Sendable, Hashable, Identifiable, CollectionIdent
     public enum Subtype: Sendable, Hashable {
         /// A user album.
         case albumRegular
+        /// The originals directly in a folder of the bucket's keys (``AssetLibrary/Configuration/keyFoldersAsAlbums``),
+        /// in key order; follows the keys, cannot be changed by requests (PhotoKit's synced-folder album).
+        case albumKeyFolder
         /// Favourites (not hidden, not in the trash).
         case smartAlbumFavorites
         /// Videos (not hidden, not in the trash).
@@ -37,7 +41,8 @@ public struct AssetCollection: Sendable, Hashable, Identifiable, CollectionIdent
         case smartAlbumEdited
     }
 
-    /// Stable: a user album keeps it for its lifetime (a lower-case UUID); a smart album's names its subtype.
+    /// Stable: a user album keeps it for its lifetime (a lower-case UUID); a smart album's names its subtype; a
+    /// folder-of-keys album's is `keys:` and its folder (`keys:originals/Trips/Rome/`).
     public let localIdentifier: String
     /// The title (a smart album's is its English name).
     public let title: String
@@ -51,14 +56,14 @@ public struct AssetCollection: Sendable, Hashable, Identifiable, CollectionIdent
     /// The folder the album is in (``CollectionList/localIdentifier``); `nil` at the top level and for smart
     /// albums.
     public let folderIdentifier: String?
-    /// When the album was created (`nil` for a smart album).
+    /// When the album was created (`nil` for a smart album and a folder-of-keys album).
     public let creationDate: Date?
 
     /// ``localIdentifier``.
     public var id: String { localIdentifier }
 
     /// `true` for a user album (which change requests can modify).
-    public var canContainAssets: Bool { kind == .album }
+    public var canContainAssets: Bool { subtype == .albumRegular }
 
     package init(
         localIdentifier: String, title: String, kind: Kind, subtype: Subtype, estimatedAssetCount: Int,
@@ -76,7 +81,8 @@ public struct AssetCollection: Sendable, Hashable, Identifiable, CollectionIdent
 
 /// A folder of albums and other folders (PhotoKit's `PHCollectionList`).
 public struct CollectionList: Sendable, Hashable, Identifiable, CollectionIdentifying {
-    /// Stable for the folder's lifetime (a lower-case UUID).
+    /// Stable for the folder's lifetime (a lower-case UUID); a folder of keys'
+    /// (``AssetLibrary/Configuration/keyFoldersAsAlbums``) is `keyfolder:` and its folder of keys.
     public let localIdentifier: String
     /// The title.
     public let title: String
@@ -84,6 +90,8 @@ public struct CollectionList: Sendable, Hashable, Identifiable, CollectionIdenti
     public let folderIdentifier: String?
     /// How many albums and folders are directly in it.
     public let count: Int
+    /// `true` for a folder of the bucket's keys, which follows the keys and cannot be changed by requests.
+    public var isKeyFolder: Bool { localIdentifier.hasPrefix(AssetStore.keyListPrefix) }
 
     /// ``localIdentifier``.
     public var id: String { localIdentifier }

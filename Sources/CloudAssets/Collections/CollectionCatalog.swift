@@ -13,6 +13,9 @@ package enum FetchScope: Sendable, Hashable {
 struct CollectionCatalog: Sendable {
     let store: AssetStore
     let revealsLocation: Bool
+    /// The originals' prefix when folders of keys show as albums (``AssetLibrary/Configuration/keyFoldersAsAlbums``);
+    /// `nil` when they do not.
+    var keyFolderRoot: String? = nil
 
     // MARK: Smart albums
 
@@ -27,7 +30,7 @@ struct CollectionCatalog: Sendable {
             case .smartAlbumHidden: "hidden"
             case .smartAlbumRecentlyDeleted: "recentlydeleted"
             case .smartAlbumEdited: "edited"
-            case .albumRegular: "album"
+            case .albumRegular, .albumKeyFolder: "album"
             }
         return smartPrefix + name
     }
@@ -43,7 +46,7 @@ struct CollectionCatalog: Sendable {
         case .smartAlbumHidden: "Hidden"
         case .smartAlbumRecentlyDeleted: "Recently Deleted"
         case .smartAlbumEdited: "Edited"
-        case .albumRegular: "Album"
+        case .albumRegular, .albumKeyFolder: "Album"
         }
     }
 
@@ -57,7 +60,7 @@ struct CollectionCatalog: Sendable {
         case .smartAlbumRecentlyDeleted:
             FetchOptions(
                 predicate: .isTrashed(true), sortBy: newest, includeHiddenAssets: true, includeTrashedAssets: true)
-        case .smartAlbumEdited, .albumRegular: FetchOptions(sortBy: newest)
+        case .smartAlbumEdited, .albumRegular, .albumKeyFolder: FetchOptions(sortBy: newest)
         }
     }
 
@@ -75,7 +78,7 @@ struct CollectionCatalog: Sendable {
                 case .smartAlbumVideos: counts.videos
                 case .smartAlbumEdited: counts.edited
                 case .smartAlbumHidden: counts.hidden
-                case .smartAlbumRecentlyDeleted, .albumRegular: counts.trashed
+                case .smartAlbumRecentlyDeleted, .albumRegular, .albumKeyFolder: counts.trashed
                 }
             return AssetCollection(
                 localIdentifier: Self.smartIdentifier(subtype), title: Self.smartTitle(subtype), kind: .smartAlbum,
@@ -99,7 +102,13 @@ struct CollectionCatalog: Sendable {
 
     /// The row of the folder or album `identifier` names, or `nil`.
     func record(_ identifier: String) throws -> CollectionRecord? {
-        identifier.hasPrefix(Self.smartPrefix) ? nil : try store.collection(uuid: identifier)
+        Self.isDerived(identifier) ? nil : try store.collection(uuid: identifier)
+    }
+
+    /// Whether `identifier` names a collection the library derives (a smart album, a folder of keys or its album).
+    static func isDerived(_ identifier: String) -> Bool {
+        identifier.hasPrefix(smartPrefix) || identifier.hasPrefix(AssetStore.keyAlbumPrefix)
+            || identifier.hasPrefix(AssetStore.keyListPrefix)
     }
 
     /// The parent argument of a store read: `nil` for "any folder", `.some(nil)` for the top level.
@@ -112,18 +121,105 @@ struct CollectionCatalog: Sendable {
         return .some(record.uuid)
     }
 
-    /// The albums in `folder` (`nil`: the top level), or every album when `anywhere`, by title.
+    /// The albums in `folder` (`nil`: the top level), or every album when `anywhere`, by title: the user's and,
+    /// when shown, the folders of keys'.
     func albums(in folder: (any CollectionIdentifying)?, anywhere: Bool) throws -> [AssetCollection] {
-        try store.collections(kind: .album, parentUUID: try parentUUID(folder, anywhere: anywhere)).map(album)
+        if let folder, folder.localIdentifier.hasPrefix(AssetStore.keyListPrefix) {
+            let tree = try keyFolderTree()
+            guard tree.folders.contains(where: { $0.localIdentifier == folder.localIdentifier }) else {
+                throw AssetLibraryError.noSuchCollection(localIdentifier: folder.localIdentifier)
+            }
+            return tree.albums.filter { $0.folderIdentifier == folder.localIdentifier }
+        }
+        let user = try store.collections(kind: .album, parentUUID: try parentUUID(folder, anywhere: anywhere))
+            .map(album)
+        guard keyFolderRoot != nil else { return user }
+        let keyAlbums = try keyFolderTree().albums.filter { anywhere || $0.folderIdentifier == nil }
+        return Self.byTitle(user + keyAlbums)
     }
 
-    /// The folders in `folder` (`nil`: the top level), or every folder when `anywhere`, by title.
+    /// The folders in `folder` (`nil`: the top level), or every folder when `anywhere`, by title: the user's and,
+    /// when shown, the folders of keys.
     func folders(in folder: (any CollectionIdentifying)?, anywhere: Bool) throws -> [CollectionList] {
-        try store.collections(kind: .folder, parentUUID: try parentUUID(folder, anywhere: anywhere)).map(self.folder)
+        if let folder, folder.localIdentifier.hasPrefix(AssetStore.keyListPrefix) {
+            let tree = try keyFolderTree()
+            guard tree.folders.contains(where: { $0.localIdentifier == folder.localIdentifier }) else {
+                throw AssetLibraryError.noSuchCollection(localIdentifier: folder.localIdentifier)
+            }
+            return tree.folders.filter { $0.folderIdentifier == folder.localIdentifier }
+        }
+        let user = try store.collections(kind: .folder, parentUUID: try parentUUID(folder, anywhere: anywhere))
+            .map(self.folder)
+        guard keyFolderRoot != nil else { return user }
+        let keyFolders = try keyFolderTree().folders.filter { anywhere || $0.folderIdentifier == nil }
+        return (user + keyFolders).sorted { ($0.title, $0.localIdentifier) < ($1.title, $1.localIdentifier) }
+    }
+
+    static func byTitle(_ albums: [AssetCollection]) -> [AssetCollection] {
+        albums.sorted { ($0.title, $0.localIdentifier) < ($1.title, $1.localIdentifier) }
+    }
+
+    // MARK: Folders of keys
+
+    /// The albums and folders the folders of keys under ``keyFolderRoot`` make (none when they are not shown).
+    /// A folder of keys holding originals is an album of its last name; one holding other folders is a folder,
+    /// and when it holds originals too its album is inside it. The originals directly under the root make none.
+    func keyFolderTree() throws -> (albums: [AssetCollection], folders: [CollectionList]) {
+        guard let root = keyFolderRoot else { return ([], []) }
+        let rows = try store.keyFolders(under: root).filter { $0.folder.utf8.count > root.utf8.count }
+        func parent(_ folder: String) -> String? {
+            guard let slash = folder.utf8.dropLast().lastIndex(of: UInt8(ascii: "/")) else { return nil }
+            let up = String(decoding: folder.utf8[...slash], as: UTF8.self)
+            return up.utf8.count > root.utf8.count && up.hasPrefix(root) ? up : nil
+        }
+        func title(_ folder: String) -> String {
+            let inside = folder.utf8.dropFirst(root.utf8.count).dropLast()
+            let start = inside.lastIndex(of: UInt8(ascii: "/")).map { inside.index(after: $0) } ?? inside.startIndex
+            return String(decoding: inside[start...], as: UTF8.self)
+        }
+        var folders = Set<String>()
+        for row in rows {
+            var above = parent(row.folder)
+            while let folder = above, folders.insert(folder).inserted { above = parent(folder) }
+        }
+        let albums = rows.map { row in
+            let holder = folders.contains(row.folder) ? row.folder : parent(row.folder)
+            return AssetCollection(
+                localIdentifier: AssetStore.keyFolderAlbumIdentifier(row.folder), title: title(row.folder),
+                kind: .album, subtype: .albumKeyFolder, estimatedAssetCount: row.count,
+                folderIdentifier: holder.map(AssetStore.keyFolderListIdentifier), creationDate: nil)
+        }
+        var children: [String: Int] = [:]
+        for identifier in albums.compactMap(\.folderIdentifier)
+            + folders.compactMap({
+                parent($0).map(AssetStore.keyFolderListIdentifier)
+            })
+        {
+            children[identifier, default: 0] += 1
+        }
+        let lists = folders.map { folder in
+            let identifier = AssetStore.keyFolderListIdentifier(folder)
+            return CollectionList(
+                localIdentifier: identifier, title: title(folder),
+                folderIdentifier: parent(folder).map(AssetStore.keyFolderListIdentifier),
+                count: children[identifier] ?? 0)
+        }
+        return (Self.byTitle(albums), lists.sorted { ($0.title, $0.localIdentifier) < ($1.title, $1.localIdentifier) })
+    }
+
+    /// The folder-of-keys album with this identifier, or `nil` (also when folders of keys are not shown).
+    func keyFolderAlbum(_ identifier: String) throws -> AssetCollection? {
+        guard let root = keyFolderRoot, identifier.hasPrefix(AssetStore.keyAlbumPrefix) else { return nil }
+        let folder = String(identifier.dropFirst(AssetStore.keyAlbumPrefix.count))
+        guard folder.hasPrefix(root), folder.utf8.count > root.utf8.count, try store.keyFolderCount(folder) > 0 else {
+            return nil
+        }
+        return try keyFolderTree().albums.first { $0.localIdentifier == identifier }
     }
 
     /// The album or smart album with this identifier, or `nil`.
     func collection(_ identifier: String) throws -> AssetCollection? {
+        if identifier.hasPrefix(AssetStore.keyAlbumPrefix) { return try keyFolderAlbum(identifier) }
         if identifier.hasPrefix(Self.smartPrefix) {
             guard let subtype = Self.smartSubtypes.first(where: { Self.smartIdentifier($0) == identifier }) else {
                 return nil
@@ -134,9 +230,14 @@ struct CollectionCatalog: Sendable {
         return album(record)
     }
 
-    /// The albums holding `assetID`, by title.
+    /// The albums holding `assetID`, by title (its folder of keys' when shown).
     func albums(containing assetID: Int64) throws -> [AssetCollection] {
-        try store.collections(containing: assetID).map(album)
+        let user = try store.collections(containing: assetID).map(album)
+        guard keyFolderRoot != nil, let key = try store.record(id: assetID)?.key,
+            let folder = StorePredicate.keyFolder(of: key),
+            let keyAlbum = try keyFolderAlbum(AssetStore.keyFolderAlbumIdentifier(folder))
+        else { return user }
+        return Self.byTitle(user + [keyAlbum])
     }
 
     // MARK: Assets in a collection
@@ -154,6 +255,16 @@ struct CollectionCatalog: Sendable {
             return (.album(id: record.id, uuid: record.uuid), options ?? FetchOptions())
         case .smartAlbumEdited:
             return (.edited, options ?? Self.smartOptions(.smartAlbumEdited))
+        case .albumKeyFolder:
+            guard let album = try keyFolderAlbum(collection.localIdentifier) else {
+                throw AssetLibraryError.noSuchCollection(localIdentifier: collection.localIdentifier)
+            }
+            let folder = String(album.localIdentifier.dropFirst(AssetStore.keyAlbumPrefix.count))
+            var keyed = options ?? FetchOptions()
+            keyed.predicate =
+                keyed.predicate == .all ? .keyFolder(folder) : .and([.keyFolder(folder), keyed.predicate])
+            if keyed.sortDescriptors.isEmpty { keyed.sortDescriptors = [.key()] }
+            return (nil, keyed)
         default:
             var smart = Self.smartOptions(collection.subtype)
             if let options {

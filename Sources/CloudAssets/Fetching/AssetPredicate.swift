@@ -28,6 +28,10 @@ public indirect enum AssetPredicate: Sendable, Hashable {
     case uploadStates(Set<UploadState>)
     /// Assets whose bucket key starts with this prefix (case-sensitive).
     case keyPrefix(String)
+    /// Assets whose bucket key is directly in this folder of keys (which ends with `/`): it starts with the
+    /// folder and has no `/` after it — `originals/Trips/Rome/a.jpg` is directly in `originals/Trips/Rome/`, not
+    /// in `originals/Trips/`. What a folder-of-keys album shows (``Configuration/keyFoldersAsAlbums``).
+    case keyFolder(String)
     /// Assets with one of these local identifiers (``Asset/localIdentifier``; one that is malformed or unknown
     /// matches nothing).
     case identifiers(Set<String>)
@@ -62,6 +66,7 @@ public indirect enum AssetPredicate: Sendable, Hashable {
         case .isTrashed(let value): .isTrashed(value)
         case .uploadStates(let set): .uploadState(Set(set.map(\.stored)))
         case .keyPrefix(let prefix): .keyPrefix(prefix)
+        case .keyFolder(let folder): .keyFolder(folder)
         case .identifiers(let ids): .ids(Set(ids.compactMap(Asset.rowID(localIdentifier:))))
         case .and(let list): .and(list.map(\.storePredicate))
         case .or(let list): .or(list.map(\.storePredicate))

@@ -104,6 +104,13 @@ extension AssetLibrary {
         /// Where originals, thumbnails and metadata sidecars live in the bucket. Default `originals/`,
         /// `thumbnails/…jpg`, `metadata/…json`.
         public var layout = BucketLayout()
+        /// Whether the bucket's folders of keys show as albums (for a bucket another tool organised in folders):
+        /// the originals directly in `originals/Trips/Rome/` make the album "Rome" in the folder "Trips"; a
+        /// folder that holds both originals and folders holds an album of its own name for its originals. These
+        /// albums (``AssetCollection/Subtype/albumKeyFolder``) follow the keys as objects come and go, cannot be
+        /// changed by requests, and are derived alike by every library (nothing is written to the bucket). Default
+        /// `false`.
+        public var keyFoldersAsAlbums = false
         /// Cap on the bytes of cached originals, evicted least recently used first (pinned ones never). Default nil:
         /// no cap.
         public var cacheSizeLimit: Int64? = nil
