@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "CloudAssets", targets: ["CloudAssets"]),
         .library(name: "FakeS3", targets: ["FakeS3"]),
+        .library(name: "Gallery", targets: ["Gallery"]),
         .executable(name: "cloudassets", targets: ["cloudassets"]),
         .executable(name: "fake-s3", targets: ["fake-s3"]),
     ],

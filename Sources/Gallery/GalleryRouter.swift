@@ -17,15 +17,22 @@ package final class GalleryRouter: Sendable {
     let boundHost: String
     let boundPort = LockedBox(0)
     let onPick: (@Sendable (PickOutcome) -> Void)?
+    let toolbar: [GalleryToolbarItem]
+    let onToolbarAction: (@Sendable (GalleryToolbarAction) -> Void)?
     let files: [String: (contentType: String, body: Data)]
     /// Open event streams, which also carry the downloads' progress.
     let hub = GalleryEventHub()
 
-    init(library: AssetLibrary, token: String, boundHost: String, onPick: (@Sendable (PickOutcome) -> Void)?) throws {
+    init(
+        library: AssetLibrary, token: String, boundHost: String, onPick: (@Sendable (PickOutcome) -> Void)?,
+        toolbar: [GalleryToolbarItem] = [], onToolbarAction: (@Sendable (GalleryToolbarAction) -> Void)? = nil
+    ) throws {
         self.library = library
         self.token = token
         self.boundHost = boundHost.lowercased()
         self.onPick = onPick
+        self.toolbar = toolbar
+        self.onToolbarAction = onToolbarAction
         var files: [String: (String, Data)] = [:]
         for (name, type) in [
             ("index.html", "text/html; charset=utf-8"), ("gallery.js", "text/javascript; charset=utf-8"),
@@ -174,6 +181,7 @@ package final class GalleryRouter: Sendable {
             switch segments.count == 2 ? (segments[0], segments[1]) : nil {
             case ("api", "info")?: return info()
             case ("api", "collections")?: return try collections()
+            case ("api", "toolbar")?: return toolbarItems()
             case ("api", "events")?: return GalleryLiveFeed.eventStream(query: query, library: library, hub: hub)
             case ("api", "assets")?: return try assets(query["ids"] ?? "")
             default: break
@@ -196,6 +204,7 @@ package final class GalleryRouter: Sendable {
             if segments == ["api", "network"] { return network(body) }
             if segments == ["api", "pick"] { return pick(body) }
             if segments == ["api", "pick", "cancel"] { return cancelPick() }
+            if segments.count == 3, segments[1] == "toolbar" { return try toolbarAction(segments[2], body) }
             return .error(.notFound, "not found")
         default:
             return .error(.notFound, "not found")
@@ -373,6 +382,42 @@ package final class GalleryRouter: Sendable {
         }
         onPick(.picked(ids))
         return .json(.ok, "{\"ok\":true}")
+    }
+
+    /// The app's toolbar: `{"items":[{"id","title","minimumSelection"}]}`, in the app's order.
+    private func toolbarItems() -> GalleryResponse {
+        let items = toolbar.map {
+            "{\"id\":\(JSONText.quoted($0.identifier)),\"title\":\(JSONText.quoted($0.title)),"
+                + "\"minimumSelection\":\($0.minimumSelection)}"
+        }
+        return .json(.ok, "{\"items\":[" + items.joined(separator: ",") + "]}")
+    }
+
+    /// The most identifiers one tap may carry.
+    static let maximumSelection = 10_000
+
+    /// A tap of toolbar item `identifier` with `{"identifiers":[…]}`: the app is called back with the selection's
+    /// assets that exist (in the page's order). An unknown item is 404; a selection that is not a list of at most
+    /// ``maximumSelection`` strings, or smaller than the item's minimum, is 400 and calls nothing.
+    private func toolbarAction(_ identifier: String, _ body: Data) throws -> GalleryResponse {
+        guard let item = toolbar.first(where: { $0.identifier == identifier }), let onToolbarAction else {
+            return .error(.notFound, "no toolbar item \(identifier)")
+        }
+        let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+        guard let ids = object?["identifiers"] as? [String], ids.count <= Self.maximumSelection,
+            ids.allSatisfy({ $0.utf8.count <= 64 })
+        else {
+            return .error(.badRequest, "expected {\"identifiers\": [...]} of at most \(Self.maximumSelection)")
+        }
+        var seen = Set<String>()
+        let unique = ids.filter { seen.insert($0).inserted }
+        let existing = Set(try library.fetchAssets(withLocalIdentifiers: unique).map(\.localIdentifier))
+        let selection = unique.filter(existing.contains)
+        guard selection.count >= item.minimumSelection else {
+            return .error(.badRequest, "\(identifier) needs at least \(item.minimumSelection) selected assets")
+        }
+        onToolbarAction(GalleryToolbarAction(identifier: identifier, selection: selection))
+        return .json(.ok, "{\"ok\":true,\"count\":\(selection.count)}")
     }
 
     private func cancelPick() -> GalleryResponse {

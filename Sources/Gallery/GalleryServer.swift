@@ -12,7 +12,8 @@ public enum PickOutcome: Sendable, Hashable {
     case cancelled
 }
 
-/// The web gallery and picker of one library, served over HTTP on SwiftNIO.
+/// The web gallery and picker of one library, served over HTTP on SwiftNIO: an app embeds it (the `Gallery`
+/// product) to let the user browse and choose assets in a browser, with the app's own toolbar items.
 ///
 /// Security model: it binds 127.0.0.1 unless told otherwise; every request must carry the server's random token
 /// (a `token` query parameter or the `X-CloudAssets-Token` header; POSTs only the header, so a page of another
@@ -39,15 +40,29 @@ public final class GalleryServer: Sendable {
     ///   - idleTimeout: How long a connection may send nothing when it is the browser's turn (before or within a
     ///     request, or between requests) before it is closed; nil never closes one. An answer in progress (an
     ///     original streaming, an event stream) never counts as idle.
+    ///   - toolbar: The app's own toolbar items, shown in this order on every view of the gallery and picker.
+    ///   - onToolbarAction: Called once per tap of an enabled item, with the selection at that moment; on a task
+    ///     of Swift's global pool (several may run at once), never on the caller's thread.
+    /// - Throws: ``GalleryServerError/invalidToolbarItem(_:)`` for an item whose identifier or title cannot be
+    ///   shown, or two items with one identifier.
     public init(
         library: AssetLibrary, host: String = "127.0.0.1", port: Int = 0, token: String? = nil,
-        onPick: (@Sendable (PickOutcome) -> Void)? = nil, idleTimeout: Duration? = .seconds(60)
+        onPick: (@Sendable (PickOutcome) -> Void)? = nil, idleTimeout: Duration? = .seconds(60),
+        toolbar: [GalleryToolbarItem] = [], onToolbarAction: (@Sendable (GalleryToolbarAction) -> Void)? = nil
     ) throws {
+        if let problem = toolbar.lazy.compactMap(\.problem).first {
+            throw GalleryServerError.invalidToolbarItem(problem)
+        }
+        if Set(toolbar.map(\.identifier)).count != toolbar.count {
+            throw GalleryServerError.invalidToolbarItem("two toolbar items have one identifier")
+        }
         self.token = token ?? Self.randomToken()
         self.host = host
         self.requestedPort = port
         self.idleTimeout = idleTimeout
-        self.router = try GalleryRouter(library: library, token: self.token, boundHost: host, onPick: onPick)
+        self.router = try GalleryRouter(
+            library: library, token: self.token, boundHost: host, onPick: onPick, toolbar: toolbar,
+            onToolbarAction: onToolbarAction)
     }
 
     static func randomToken() -> String {
@@ -126,6 +141,8 @@ public enum GalleryServerError: Error, Sendable, Equatable, CustomStringConverti
     case cannotListen(host: String, port: Int, errno: Int32)
     /// The host is neither an address nor a name that resolves.
     case unknownHost(String)
+    /// A toolbar item that cannot be shown (what is wrong with it).
+    case invalidToolbarItem(String)
 
     public var description: String {
         switch self {
@@ -139,6 +156,7 @@ public enum GalleryServerError: Error, Sendable, Equatable, CustomStringConverti
             "cannot listen on \(host):\(port): \(String(cString: strerror(code)))"
         case .unknownHost(let host):
             "\(host) is not an address, nor a name that resolves"
+        case .invalidToolbarItem(let problem): problem
         }
     }
 }

@@ -16,7 +16,9 @@ struct Serve: AsyncParsableCommand {
             Prints the page's address with a random token (http://127.0.0.1:PORT/?token=…); every request must \
             carry it. With --pick the page is a picker: Done prints {"identifiers":[…]} on stdout (and POSTs it \
             to --pick-callback when given) and exits 0; Cancel exits with status 15 (and POSTs \
-            {"cancelled":true}). The address then goes to stderr.
+            {"cancelled":true}). The address then goes to stderr. Each --action NAME adds a button to the page's \
+            toolbar (on every view; enabled when an asset is selected): a tap prints \
+            {"action":NAME,"identifiers":[…]} as one line on stdout (the picker's selection, or the asset in focus).
             """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "The port (0: any free one).") var port: Int = 0
@@ -26,6 +28,10 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .customLong("pick-callback"), help: "Also POST the picker's answer (JSON) to this URL (implies --pick).")
     var pickCallback: String?
+    @Option(
+        name: .customLong("action"),
+        help: "Add a toolbar button NAME (repeatable): a tap prints the action and the selected identifiers.")
+    var actions: [String] = []
     @Option(
         name: .customLong("idle-timeout"),
         help: "Close a connection that sends nothing for this many seconds when it is its turn (0: never).")
@@ -49,9 +55,20 @@ struct Serve: AsyncParsableCommand {
             let picking = pick || pickCallback != nil
             let (outcomes, continuation) = AsyncStream.makeStream(of: PickOutcome.self)
             let onPick: @Sendable (PickOutcome) -> Void = { outcome in continuation.yield(outcome) }
-            let server = try GalleryServer(
-                library: library, host: host, port: port, onPick: picking ? onPick : nil,
-                idleTimeout: idleTimeout > 0 ? .milliseconds(Int64(idleTimeout * 1000)) : nil)
+            let toolbar = actions.map { GalleryToolbarItem(identifier: $0, title: $0) }
+            let server: GalleryServer
+            do {
+                server = try GalleryServer(
+                    library: library, host: host, port: port, onPick: picking ? onPick : nil,
+                    idleTimeout: idleTimeout > 0 ? .milliseconds(Int64(idleTimeout * 1000)) : nil, toolbar: toolbar,
+                    onToolbarAction: { action in
+                        Terminal.shared.out(
+                            "{\"action\":\(JSONText.quoted(action.identifier)),\"identifiers\":"
+                                + JSONText.strings(action.selection) + "}")
+                    })
+            } catch let error as GalleryServerError {
+                throw CLIError("--action: \(error)", status: .usage)
+            }
             try await server.start()
             let address = server.url.absoluteString + (picking ? "&pick=multiple" : "")
             if picking {

@@ -95,4 +95,12 @@ struct ServeCommandTests {
             expectUserError(result, status: 17, mentioning: "in use")
         }
     }
+
+    @Test(arguments: ["", "two words", "a/b"])
+    func anActionNameThatCannotBeShownIsAUsageError(name: String) async throws {
+        try await withFixture(assets: 0) { fixture in
+            let result = try await fixture.run("serve", ["--port", "0", "--action", "Share", "--action", name])
+            expectUserError(result, status: 2, mentioning: "identifier")
+        }
+    }
 }

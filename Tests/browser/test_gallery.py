@@ -11,6 +11,7 @@ Run: python3 -m unittest Tests/browser/test_gallery.py  (or through `swift test 
 
 import datetime
 import http.server
+import select
 import json
 import os
 import shutil
@@ -345,6 +346,54 @@ class Gallery(unittest.TestCase):
         self.page.wait_for_function(f"() => gallery.ids.length === {self.info()['count']}", timeout=10_000)
         self.assertNotIn("album=", self.page.url)
         self.cli("album", "rm", album)
+
+    def test_app_toolbar_stays_on_every_view_and_returns_exactly_the_selection(self):
+        listed = json.loads(self.cli("ls", "--json", "--sort", "key").stdout)
+        ids = [row["id"] for row in listed]
+        album = self.cli("album", "create", "Toolbar trip").stdout.strip()
+        self.cli("album", "add", album, ids[2], ids[4], ids[6])
+        picker = subprocess.Popen([f"{BIN}/cloudassets", "serve", "--port", "0", "--pick", "--action", "Share",
+                                   "--action", "Print"], env=self.env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        try:
+            url = picker.stderr.readline().split("open ", 1)[1].strip()
+            self.open_gallery(url)
+            toolbar = "#app-toolbar button"
+            self.page.wait_for_function("() => document.querySelectorAll('#app-toolbar button').length === 2",
+                                        timeout=10_000)
+            self.assertEqual(self.page.eval_on_selector_all(toolbar, "bs => bs.map(b => b.textContent)"),
+                             ["Share", "Print"])
+            self.assertTrue(self.page.eval_on_selector_all(toolbar, "bs => bs.every(b => b.disabled)"),
+                            "nothing selected: every item is disabled")
+            # Select two in the library, then one in the album: the selection spans views.
+            for identifier in (ids[7], ids[1]):
+                self.page.click(f".cell[data-id='{identifier}']")
+            views = [f'#sidebar [data-album="{album}"]', '#sidebar [data-album="smart:favorites"]',
+                     '#sidebar [data-album="smart:recentlydeleted"]', '#sidebar [data-album=""]',
+                     f'#sidebar [data-album="{album}"]']
+            for view in views:
+                self.page.click(view)
+                self.page.wait_for_selector("body[data-ready=true]", timeout=10_000)
+                self.assertTrue(self.page.is_visible("#app-toolbar"), f"the toolbar on {view}")
+                self.assertEqual(self.page.eval_on_selector_all(toolbar, "bs => bs.map(b => b.textContent)"),
+                                 ["Share", "Print"], f"the items on {view}")
+                self.assertTrue(self.page.eval_on_selector_all(toolbar, "bs => bs.every(b => !b.disabled)"))
+            self.page.wait_for_function(f"() => gallery.ids.length === 3", timeout=10_000)
+            self.page.click(f".cell[data-id='{ids[4]}']")
+            self.page.click("#app-toolbar button[data-action=Share]")
+            ready, _, _ = select.select([picker.stdout], [], [], 15)
+            self.assertTrue(ready, "the action reached the app")
+            self.assertEqual(json.loads(picker.stdout.readline()),
+                             {"action": "Share", "identifiers": [ids[7], ids[1], ids[4]]})
+            self.page.click("#pick-done")
+            out, _ = picker.communicate(timeout=15)
+            self.assertEqual(picker.returncode, 0)
+            self.assertEqual(json.loads(out), {"identifiers": [ids[7], ids[1], ids[4]]})
+        finally:
+            if picker.poll() is None:
+                picker.kill()
+                picker.communicate(timeout=10)
+            self.cli("album", "rm", album)
 
     def test_request_without_token_is_403(self):
         answer = self.page.goto(self.base + "/")

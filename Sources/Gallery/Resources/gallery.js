@@ -488,6 +488,7 @@
     }
     $("actions").hidden = pickMode || !id;
     showActions();
+    enableToolbar();
   }
 
   /** The action bar for the focused asset: only the toggles that apply (pin or unpin, favourite or not). */
@@ -539,6 +540,51 @@
     $("pick-count").textContent = `${state.picked.length} selected`;
     const cell = state.cells.get(id);
     if (cell) decorate(cell, id);
+    enableToolbar();
+  }
+
+  // ---- The app's toolbar: its items stay in the header, whatever view the page shows ----------------------
+
+  /** The selection an app's item acts on: the picker's, in selection order; in the gallery, the asset in focus. */
+  function selection() {
+    if (pickMode) return state.picked.slice();
+    return state.focused ? [state.focused] : [];
+  }
+
+  function enableToolbar() {
+    const count = selection().length;
+    for (const button of $("app-toolbar").querySelectorAll("button")) {
+      button.disabled = count < Number(button.dataset.minimum);
+    }
+  }
+
+  async function loadToolbar() {
+    let items = [];
+    try {
+      const response = await fetch(url("/api/toolbar"));
+      items = (await response.json()).items || [];
+    } catch (e) {
+      return;
+    }
+    const bar = $("app-toolbar");
+    bar.textContent = "";
+    for (const item of items) {
+      const button = document.createElement("button");
+      button.textContent = item.title;
+      button.dataset.action = item.id;
+      button.dataset.minimum = String(item.minimumSelection);
+      button.addEventListener("click", async () => {
+        const chosen = selection();
+        try {
+          const answer = await post(`/api/toolbar/${encodeURIComponent(item.id)}`, { identifiers: chosen });
+          status(`${item.title}: ${answer.count} assets`);
+        } catch (e) {
+          status(`${item.title} failed: ${e.message}`);
+        }
+      });
+      bar.appendChild(button);
+    }
+    enableToolbar();
   }
 
   async function finishPick(done) {
@@ -597,6 +643,7 @@
   for (const id of ["sort", "state", "media"]) $(id).addEventListener("change", connect);
   viewport.addEventListener("scroll", scheduleRender, { passive: true });
   window.addEventListener("resize", scheduleRender);
+  loadToolbar();
   if (pickMode) {
     $("picker").hidden = false;
     $("pick-done").addEventListener("click", () => finishPick(true));
