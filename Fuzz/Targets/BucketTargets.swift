@@ -37,7 +37,7 @@ extension FuzzCatalog {
             let data = Data(bytes)
             if case .success(let entry) = BucketInput.journalEntry(data, layout: layout, now: now, learnedAt: now) {
                 for change in entry.changes {
-                    if case .collection(let id, let key) = change {
+                    if case .collection(let id, let key, _) = change {
                         try expect(key == layout.collectionKey(id), "accepted a collection change of key \(key)")
                         continue
                     }

@@ -123,6 +123,23 @@ extension AssetStore {
         }
     }
 
+    /// The collections whose document is the bucket's as last read (nothing of this library's own still to send),
+    /// with that document and its ETag, by UUID after `uuid`, at most `limit`: what a checkpoint carries.
+    package func sharedCollectionDocuments(after uuid: String?, limit: Int) throws
+        -> [(uuid: String, etag: String, document: String)]
+    {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT uuid, documentETag, document FROM collection
+                    WHERE dirty = 0 AND documentETag IS NOT NULL AND document IS NOT NULL AND uuid > ?
+                    ORDER BY uuid LIMIT ?
+                    """, arguments: [uuid ?? "", limit]
+            ).map { (uuid: $0[0], etag: $0[1], document: $0[2]) }
+        }
+    }
+
     /// Every collection's document ETag (tombstones included), by UUID.
     package func collectionDocumentETags() throws -> [String: String?] {
         try read { db in

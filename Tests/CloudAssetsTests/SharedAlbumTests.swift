@@ -225,4 +225,89 @@ import Testing
             #expect(try other.fetchAssets(in: album).map(\.key) == ["originals/a0.jpg"])
         }
     }
+
+    /// Library "a" with 30 albums of the harness's assets, shared, then the bucket's checkpoint written with them.
+    static func checkpointWithAlbums(_ harness: LibraryHarness) async throws -> [String] {
+        try Self.seed(harness, count: 12)
+        var configuration = harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("a"))
+        configuration.fullSyncInterval = 24 * 3600
+        configuration.checkpointInterval = 0
+        var a: AssetLibrary? = try await harness.open(configuration)
+        try await a!.sync(fetchThumbnails: false)
+        var made: [CollectionPlaceholder] = []
+        let assets = try (0..<12).map { try Self.asset(a!, $0) }
+        try await a!.performChanges { requests in
+            let folder = requests.createFolder(title: "Years")
+            for index in 0..<30 {
+                let album = requests.createAlbum(title: "Album \(index)", in: index % 3 == 0 ? folder : nil)
+                requests.addAssets([assets[index % 12], assets[(index * 5 + 1) % 12]], to: album)
+                made.append(album)
+            }
+        }
+        try await a!.sync(fetchThumbnails: false)
+        a!.close()
+        a = nil
+        configuration.checkpointInterval = 24 * 3600
+        let writer = try await harness.open(configuration)
+        #expect(try await writer.sync(fetchThumbnails: false).wroteCheckpoint)
+        return made.map(\.localIdentifier)
+    }
+
+    @Test("a new library takes the albums from the checkpoint: only a document changed since is read")
+    func albumsComeWithTheCheckpoint() async throws {
+        try await withHarness { harness in
+            let albums = try await Self.checkpointWithAlbums(harness)
+            let writer = try await Self.open(harness, "a")
+            // After the checkpoint: one album changes (the journal announces its new document).
+            let changed = try #require(try writer.collection(withLocalIdentifier: albums[7]))
+            try await writer.performChanges { $0.renameCollection(changed, to: "Renamed") }
+            try await writer.sync(fetchThumbnails: false)
+
+            let before = harness.log.count
+            var configuration = harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("b"))
+            configuration.fullSyncInterval = 24 * 3600
+            configuration.checkpointInterval = 24 * 3600
+            let reader = try await harness.open(configuration)
+            let summary = try await reader.sync(fetchThumbnails: false)
+            #expect(summary.checkpointAssets == 12 && summary.skipped.isEmpty, "\(summary.skipped)")
+            let documentReads = harness.log.dropFirst(before).filter {
+                $0.method == "GET" && $0.key?.hasPrefix("collections/") == true
+            }
+            #expect(Set(documentReads.compactMap(\.key)) == ["collections/\(albums[7]).json"], "\(documentReads)")
+            #expect(try Self.albums(reader) == Self.albums(writer))
+            #expect(try reader.collection(withLocalIdentifier: albums[7])?.title == "Renamed")
+            #expect(try reader.fetchFolders().map(\.title) == ["Years"])
+        }
+    }
+
+    @Test("a checkpoint's collections that cannot be read are reported, and the documents are read instead")
+    func aStrangersCollectionPartIsNotTrusted() async throws {
+        try await withHarness { harness in
+            let albums = try await Self.checkpointWithAlbums(harness)
+            let writer = try await Self.open(harness, "a")
+            let part = try #require(
+                harness.server.keysOrEmpty(prefix: "checkpoints/").first { $0.contains("/collections-") })
+            // Well-formed zlib of the right size, but a line whose document names no valid collection.
+            let manifestKey = try #require(
+                harness.server.keysOrEmpty(prefix: "checkpoints/").first { $0.hasSuffix("manifest.json") })
+            let manifest = try JSONDecoder().decode(
+                CheckpointManifest.self,
+                from: try #require(try harness.server.objectData(bucket: LibraryHarness.bucket, key: manifestKey)))
+            let size = try #require(manifest.collectionParts?.first?.bytes)
+            let original = try #require(try harness.server.objectData(bucket: LibraryHarness.bucket, key: part))
+            let text = String(decoding: try #require(Zlib.uncompress(original, size: size)), as: UTF8.self)
+            let forged = text.replacingOccurrences(of: "\"kind\":\"album\"", with: "\"kind\":\"bomb!\"")
+            try harness.server.putObject(
+                bucket: LibraryHarness.bucket, key: part, data: Zlib.compress(Data(forged.utf8)))
+            var configuration = harness.quietConfiguration(storeURL: harness.folder.appendingPathComponent("b"))
+            configuration.fullSyncInterval = 24 * 3600
+            configuration.checkpointInterval = 24 * 3600
+            let reader = try await harness.open(configuration)
+            let summary = try await reader.sync(fetchThumbnails: false)
+            #expect(summary.checkpointAssets == 12)
+            #expect(summary.skipped.contains { $0.key == part && $0.reason.contains("documents are read instead") })
+            #expect(summary.collectionsRead == albums.count + 1, "every album and the folder, read one by one")
+            #expect(try Self.albums(reader) == Self.albums(writer))
+        }
+    }
 }

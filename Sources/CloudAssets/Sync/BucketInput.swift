@@ -143,14 +143,15 @@ package enum BucketInput {
         case metadata(key: String, state: SharedMetadata, sidecarETag: String?)
         /// An edit revision (its keys in the asset's own edits folder).
         case edit(EditManifest)
-        /// An album's or folder's shared state was written (what it holds is read from the bucket).
-        case collection(id: String, key: String)
+        /// An album's or folder's shared state was written (what it holds is read from the bucket), with the
+        /// ETag the writer got (nil when the entry names none).
+        case collection(id: String, key: String, etag: String?)
 
         package var key: String {
             switch self {
             case .put(let key, _, _, _, _, _), .delete(let key, _), .metadata(let key, _, _): key
             case .edit(let manifest): manifest.original
-            case .collection(_, let key): key
+            case .collection(_, let key, _): key
             }
         }
     }
@@ -223,7 +224,10 @@ package enum BucketInput {
             guard let id = layout.collectionID(forKey: change.key), change.key == layout.collectionKey(id) else {
                 return .failure(Rejection("collection change of \(quoted(change.key)), not a collection's key"))
             }
-            return .success(.collection(id: id, key: change.key))
+            if let problem = textProblem(change.etag, "ETag", max: maxETagBytes, empty: false) {
+                return .failure(Rejection(problem))
+            }
+            return .success(.collection(id: id, key: change.key, etag: change.etag))
         case .put:
             guard let size = change.size, let etag = change.etag else {
                 return .failure(Rejection("put without a size or an ETag"))
@@ -431,6 +435,21 @@ package enum BucketInput {
         }
         guard manifest.assets == total else {
             return .failure(Rejection("checkpoint claims \(manifest.assets) assets, its parts hold \(total)"))
+        }
+        let collectionParts = manifest.collectionParts ?? []
+        guard collectionParts.count <= maxCheckpointParts else {
+            return .failure(Rejection("checkpoint of \(collectionParts.count) collection parts"))
+        }
+        for part in collectionParts {
+            if let problem = keyProblem(part.key) { return .failure(Rejection("checkpoint part: \(problem)")) }
+            guard part.key.hasPrefix(slot) else {
+                return .failure(Rejection("checkpoint part \(quoted(part.key)) lies outside its slot \(quoted(slot))"))
+            }
+            guard (0...maxCheckpointPartAssets).contains(part.assets), (0...maxCheckpointPartBytes).contains(part.bytes)
+            else {
+                return .failure(
+                    Rejection("checkpoint part of \(part.assets) collections in \(part.bytes) bytes is out of range"))
+            }
         }
         let limit = milliseconds(now)
         guard manifest.time >= 0, manifest.lastFullSync >= 0 else {

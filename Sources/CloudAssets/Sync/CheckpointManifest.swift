@@ -7,6 +7,8 @@ import Foundation
 ///
 ///     checkpoints/<slot: 13-digit ms>/manifest.json           written last, with If-None-Match: the commit point
 ///     checkpoints/<slot>/<device>/part-<5 digits>.z           zlib streams of lines, one asset per line
+///     checkpoints/<slot>/<device>/collections-<5 digits>.z    zlib streams of lines, one album or folder per line:
+///                                                            its document's ETag, a tab, the document
 ///
 /// A slot is a multiple of ``AssetLibrary/Configuration/checkpointInterval``: the first library to write a slot's
 /// manifest wins it (the others delete the parts they wrote). The manifest names the journal position the
@@ -20,6 +22,10 @@ package struct CheckpointManifest: Codable, Sendable {
     package var lastFullSync: Int64
     package var assets: Int
     package var parts: [Part]
+    /// The albums' and folders' documents as the writer had merged them from the bucket, with their ETags (absent
+    /// in checkpoints written before albums were: a bootstrap then reads every document). A part's `assets` is
+    /// its number of documents.
+    package var collectionParts: [Part]? = nil
 
     package struct Part: Codable, Sendable {
         package var key: String
@@ -48,6 +54,12 @@ package enum CheckpointKey {
     package static func part(prefix: String, slot: Int64, device: String, index: Int) -> String {
         let number = String(index)
         return slotFolder(prefix: prefix, slot: slot) + device + "/part-"
+            + String(repeating: "0", count: max(0, 5 - number.count)) + number + ".z"
+    }
+
+    package static func collectionPart(prefix: String, slot: Int64, device: String, index: Int) -> String {
+        let number = String(index)
+        return slotFolder(prefix: prefix, slot: slot) + device + "/collections-"
             + String(repeating: "0", count: max(0, 5 - number.count)) + number + ".z"
     }
 }

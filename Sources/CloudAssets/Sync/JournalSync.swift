@@ -140,12 +140,20 @@ struct JournalSync {
                 try apply(
                     fresh, entries: entries, sidecars: sidecars, contradicted: contradicted,
                     newest: max(newest, pageNewest), summary: &summary)
-                // Albums and folders announced: the documents as the bucket holds them now, merged.
-                var collections: [String] = []
-                for entry in entries.values {
-                    for case .collection(let id, _) in entry.changes where !collections.contains(id) {
-                        collections.append(id)
+                // Albums and folders announced: the documents as the bucket holds them now, merged — unless the
+                // page's last announcement of one names the version merged here already (this library's own, one
+                // a checkpoint carried, one read before).
+                var latest: [String: String?] = [:]
+                var order: [String] = []
+                for key in entries.keys.sorted() {
+                    for case .collection(let id, _, let etag) in entries[key]!.changes {
+                        if latest.updateValue(etag, forKey: id) == nil { order.append(id) }
                     }
+                }
+                let known = latest.isEmpty ? [:] : try store.collectionDocumentETags()
+                let collections = order.filter { id in
+                    guard let announced = latest[id] ?? nil, let merged = known[id] ?? nil else { return true }
+                    return !S3ETag.same(announced, merged)
                 }
                 summary.collectionsRead += try await sync.adoptCollections(
                     collections, remote: remote, skipped: &summary.skipped)

@@ -16,6 +16,9 @@ struct CheckpointBootstrap {
 extension SyncEngine {
     /// Assets per checkpoint part: about 6 MB of JSON each, 1–2 MB compressed.
     static let checkpointPartAssets = 25_000
+    /// Uncompressed bytes after which a part of collection documents is closed (a document is at most
+    /// ``BucketInput/maxCollectionDocumentBytes``, so a part stays under ``BucketInput/maxCheckpointPartBytes``).
+    static let checkpointCollectionPartBytes = 16 << 20
 
     /// Writes this slot's checkpoint unless one exists (or this library wrote or saw it already): only a library
     /// that has listed the whole bucket once, after a sync, at most one HEAD per slot when there is nothing to do.
@@ -61,9 +64,37 @@ extension SyncEngine {
                 bucket: bucket, key: key, body: Zlib.compress(lines), contentType: "application/zlib")
             parts.append(CheckpointManifest.Part(key: key, assets: records.count, bytes: lines.count))
         }
+        // The albums and folders as last merged from the bucket (one with changes of this library's still to send
+        // is left out: a bootstrap reads its document, whose ETag it then does not know).
+        var collectionParts: [CheckpointManifest.Part] = []
+        var lines = Data()
+        var count = 0
+        var afterUUID: String?
+        var exhausted = false
+        while !exhausted {
+            let page = try store.sharedCollectionDocuments(after: afterUUID, limit: 500)
+            afterUUID = page.last?.uuid
+            exhausted = page.isEmpty
+            for entry in page where !entry.etag.utf8.contains(where: { $0 == 0x09 || $0 == 0x0A }) {
+                lines.append(contentsOf: entry.etag.utf8)
+                lines.append(0x09)
+                lines.append(contentsOf: entry.document.utf8)
+                lines.append(0x0A)
+                count += 1
+            }
+            if count > 0, exhausted || lines.count >= Self.checkpointCollectionPartBytes {
+                let key = CheckpointKey.collectionPart(
+                    prefix: prefix, slot: slot, device: device, index: collectionParts.count)
+                _ = try await remote.client.putObject(
+                    bucket: bucket, key: key, body: Zlib.compress(lines), contentType: "application/zlib")
+                collectionParts.append(CheckpointManifest.Part(key: key, assets: count, bytes: lines.count))
+                lines = Data()
+                count = 0
+            }
+        }
         let manifest = CheckpointManifest(
             device: device, time: cursor, lastFullSync: lastFull, assets: parts.reduce(0) { $0 + $1.assets },
-            parts: parts)
+            parts: parts, collectionParts: collectionParts)
         var won = true
         let manifestBody = try encoder.encode(manifest)
         do {
@@ -76,7 +107,9 @@ extension SyncEngine {
         }
         if !won {
             // Another library wrote this slot's checkpoint first: its parts are the ones that count.
-            for part in parts { try? await remote.client.deleteObject(bucket: bucket, key: part.key) }
+            for part in parts + collectionParts {
+                try? await remote.client.deleteObject(bucket: bucket, key: part.key)
+            }
         }
         try store.setSetting(JournalSetting.checkpointSlot, to: String(slot))
         return won ? cursor : nil
@@ -131,6 +164,7 @@ extension SyncEngine {
             async let readAhead = JournalSync(sync: self, remote: remote).readAhead(from: manifest.time)
             switch try await restoreOutcome(manifest, remote: remote, summary: &summary) {
             case .success(let restored):
+                await restoreCollections(manifest, remote: remote, summary: &summary)
                 try store.setSetting(JournalSetting.cursor, to: String(manifest.time))
                 try store.setSetting(JournalSetting.lastFullSync, to: String(manifest.lastFullSync))
                 return CheckpointBootstrap(restored: restored, readAhead: try? await readAhead)
@@ -143,6 +177,73 @@ extension SyncEngine {
             }
         }
         return nil
+    }
+
+    /// Merges the albums and folders a checkpoint carries (after its assets, so that albums show them), each
+    /// with the ETag of the bucket's document it is: the full listing of `collections/` that follows reads only
+    /// the documents changed since. Every line is input from a stranger: a part that cannot be read whole (missing,
+    /// too large, not zlib, a line that is not an ETag and a valid document, counts that disagree) is reported
+    /// and nothing of it is used — its documents are then read from `collections/` as without a checkpoint.
+    func restoreCollections(_ manifest: CheckpointManifest, remote: LibraryRemote, summary: inout SyncSummary) async {
+        let layout = configuration.layout
+        for part in manifest.collectionParts ?? [] {
+            do {
+                guard
+                    let (compressed, _) = try await remote.client.getObject(
+                        bucket: configuration.bucket, key: part.key, maxBytes: BucketInput.maxCheckpointPartBytes)
+                else { throw CheckpointCorrupt(reason: "is too large", committed: 0) }
+                guard let lines = Zlib.uncompress(compressed, size: part.bytes) else {
+                    throw CheckpointCorrupt(reason: "is not a zlib stream of \(part.bytes) bytes", committed: 0)
+                }
+                let documents = try Self.collectionLines(
+                    lines, expected: part.assets, layout: layout, now: remote.client.correctedNow)
+                let device = try deviceIdentifier()
+                try performWrite { tx in
+                    for (document, etag) in documents {
+                        try CollectionSharing.adopt(
+                            document.id, incoming: document, etag: etag, device: device, now: Date(), tx)
+                    }
+                }
+            } catch {
+                let reason = (error as? CheckpointCorrupt)?.reason ?? "cannot be read (\(error))"
+                summary.skipped.append(
+                    SyncSummary.SkippedObject(
+                        key: part.key, reason: "checkpoint collections \(reason): the documents are read instead"))
+            }
+        }
+    }
+
+    /// The documents of a checkpoint's collection part: `ETag<tab>document` lines, each document valid
+    /// (``BucketInput/collectionDocument(_:id:layout:now:)``), each collection once, `expected` of them.
+    static func collectionLines(_ lines: Data, expected: Int, layout: BucketLayout, now: Date) throws
+        -> [(CollectionDocument, String)]
+    {
+        var documents: [(CollectionDocument, String)] = []
+        var seen = Set<String>()
+        for line in lines.split(separator: 0x0A, omittingEmptySubsequences: true) {
+            guard let tab = line.firstIndex(of: 0x09) else {
+                throw CheckpointCorrupt(reason: "holds a line without an ETag", committed: 0)
+            }
+            let etag = String(decoding: line[line.startIndex..<tab], as: UTF8.self)
+            if let problem = BucketInput.textProblem(etag, "ETag", max: BucketInput.maxETagBytes, empty: false) {
+                throw CheckpointCorrupt(reason: "holds a line whose \(problem)", committed: 0)
+            }
+            switch BucketInput.collectionDocument(Data(line[(tab + 1)...]), id: nil, layout: layout, now: now) {
+            case .success(let document):
+                guard seen.insert(document.id).inserted else {
+                    throw CheckpointCorrupt(reason: "names collection \(document.id) twice", committed: 0)
+                }
+                documents.append((document, etag))
+            case .failure(let rejection):
+                throw CheckpointCorrupt(
+                    reason: "holds a document that breaks a rule (\(rejection.reason))", committed: 0)
+            }
+        }
+        guard documents.count == expected else {
+            throw CheckpointCorrupt(
+                reason: "holds \(documents.count) documents where its manifest says \(expected)", committed: 0)
+        }
+        return documents
     }
 
     /// A checkpoint that could not be restored whole, and how many assets it had committed by then.
