@@ -310,4 +310,63 @@ import Testing
             #expect(try Self.albums(reader) == Self.albums(writer))
         }
     }
+
+    @Test("three libraries, one of them killed with -9 at random moments, change one album at random and converge")
+    func threeLibrariesConvergeThroughKills() async throws {
+        let executable = try CLIBinary.locate("ca-test-child")
+        try await withHarness { harness in
+            try Self.seed(harness, count: 8)
+            var libraries: [AssetLibrary] = []
+            for name in ["a", "b", "c"] {
+                let library = try await Self.open(harness, name)
+                try await library.sync(fetchThumbnails: false)
+                libraries.append(library)
+            }
+            var album: CollectionPlaceholder!
+            try await libraries[0].performChanges { album = $0.createAlbum(title: "Through kills") }
+            for library in libraries { try await library.sync(fetchThumbnails: false) }
+            let store = libraries[2].configuration.storeURL
+            var random = SplitMix64(seed: 11)
+            var kills = 0
+            for round in 0..<4 {
+                // "c" runs in a child that is killed after a random number of its operations, while "a" and "b"
+                // change the album and sync in this process.
+                libraries[2].close()
+                let child = try ChildProcess(
+                    executable: executable,
+                    arguments: [
+                        "album-ops-until-killed", store.path, harness.server.endpoint.absoluteString,
+                        "\(album.localIdentifier):\(round + 1)",
+                    ],
+                    environment: LibraryCrashTests.childCredentials)
+                for _ in 0..<6 {
+                    let library = libraries[Int(random.next() % 2)]
+                    guard let current = try library.collection(withLocalIdentifier: album.localIdentifier) else {
+                        continue
+                    }
+                    let members = try library.fetchAssets(in: current)
+                    let pick = try Self.asset(library, Int(random.next() % 8))
+                    switch random.next() % 4 {
+                    case 0, 1:
+                        let index = Int(random.next() % UInt64(members.count + 1))
+                        try await library.performChanges { $0.insertAssets([pick], into: current, at: index) }
+                    case 2: try await library.performChanges { $0.removeAssets([pick], from: current) }
+                    default: try await library.sync(fetchThumbnails: false)
+                    }
+                }
+                let operations = 1 + Int(random.next() % 12)
+                let line = await child.firstLine(containing: "ALBUM-OP \(operations) done")
+                #expect(line != nil, "the child ran \(operations) operations before the kill (round \(round))")
+                child.kill()
+                #expect(await child.exitStatus() == SIGKILL)
+                kills += 1
+                libraries[2] = try await Self.open(harness, "c")
+                try await libraries[2].sync(fetchThumbnails: false)
+            }
+            for _ in 0..<2 { for library in libraries { try await library.sync(fetchThumbnails: false) } }
+            let first = try Self.albums(libraries[0])
+            #expect(first.count == 1 && kills == 4)
+            for library in libraries.dropFirst() { #expect(try Self.albums(library) == first) }
+        }
+    }
 }

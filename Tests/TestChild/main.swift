@@ -10,6 +10,8 @@ import Synchronization
 //     ca-test-child download-until-killed <store> <endpoint> <key>   marker "CRASH-CHILD-DOWNLOADING <bytes>"
 //     ca-test-child edit-until-killed <store> <endpoint> <key>       marker "EDIT-CHILD-COMMITTED"
 //     ca-test-child album-until-killed <store> <endpoint> <key>      marker "ALBUM-CHILD-COMMITTED <album id>"
+//     ca-test-child album-ops-until-killed <store> <endpoint> <album id>:<seed>
+//                                                 marker "ALBUM-OP <n> done" after each operation or sync
 
 let arguments = CommandLine.arguments
 guard arguments.count == 5, let endpoint = URL(string: arguments[3]) else {
@@ -62,6 +64,39 @@ case "album-until-killed":
     announce("ALBUM-CHILD-COMMITTED \(album!.localIdentifier)")
     // The server holds the document's PUT; the parent kills this process while it waits.
     await library.waitForUploads()
+case "album-ops-until-killed":
+    // Random insertions, removals, moves and syncs on one album, forever: the parent kills it at some moment.
+    configuration.startsBackgroundTransfers = false
+    configuration.fullSyncInterval = 24 * 3600
+    configuration.checkpointInterval = 0
+    let parts = key.split(separator: ":")
+    guard parts.count == 2, var state = UInt64(parts[1]) else { exit(2) }
+    func next(_ bound: Int) -> Int {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Int((state >> 33) % UInt64(max(1, bound)))
+    }
+    let library = try await AssetLibrary(configuration: configuration)
+    let everything = Array(try library.fetchAssets())
+    var count = 0
+    while true {
+        guard let album = try library.collection(withLocalIdentifier: String(parts[0])), !everything.isEmpty else {
+            exit(4)
+        }
+        let members = try library.fetchAssets(in: album)
+        let pick = everything[next(everything.count)]
+        switch next(5) {
+        case 0, 1:
+            let index = next(members.count + 1)
+            try await library.performChanges { $0.insertAssets([pick], into: album, at: index) }
+        case 2: try await library.performChanges { $0.removeAssets([pick], from: album) }
+        case 3 where members.count > 1:
+            let (from, to) = (next(members.count), next(members.count))
+            try await library.performChanges { $0.moveAssets(in: album, at: IndexSet([from]), to: to) }
+        default: _ = try? await library.sync(fetchThumbnails: false)
+        }
+        count += 1
+        announce("ALBUM-OP \(count) done")
+    }
 default:
     FileHandle.standardError.write(Data("unknown role \(arguments[1])\n".utf8))
     exit(2)
