@@ -17,6 +17,8 @@ final class Catalog: Sendable {
     /// The originals' prefix when folders of keys show as albums (``AssetLibrary/Configuration/keyFoldersAsAlbums``),
     /// else `nil`.
     let keyFolderRoot: String?
+    /// The folders of keys as albums, built once per commit.
+    let keyFolderCache = CollectionCatalog.KeyFolderCache()
     private let maxIncrementalChangeCount: Int
     /// Serialises commit + delivery so observers get changes in commit order; holds whether the library is
     /// closed and the last change token delivered (commits of other libraries on this folder included).

@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 import Foundation
 
 /// What an album-scoped fetch result draws its members from (``FetchResult``'s scope): an album's members, or the
@@ -126,16 +127,16 @@ struct CollectionCatalog: Sendable {
     func albums(in folder: (any CollectionIdentifying)?, anywhere: Bool) throws -> [AssetCollection] {
         if let folder, folder.localIdentifier.hasPrefix(AssetStore.keyListPrefix) {
             let tree = try keyFolderTree()
-            guard tree.folders.contains(where: { $0.localIdentifier == folder.localIdentifier }) else {
+            guard tree.folder[folder.localIdentifier] != nil else {
                 throw AssetLibraryError.noSuchCollection(localIdentifier: folder.localIdentifier)
             }
-            return tree.albums.filter { $0.folderIdentifier == folder.localIdentifier }
+            return tree.albumsIn[folder.localIdentifier] ?? []
         }
         let user = try store.collections(kind: .album, parentUUID: try parentUUID(folder, anywhere: anywhere))
             .map(album)
         guard keyFolderRoot != nil else { return user }
-        let keyAlbums = try keyFolderTree().albums.filter { anywhere || $0.folderIdentifier == nil }
-        return Self.byTitle(user + keyAlbums)
+        let tree = try keyFolderTree()
+        return Self.byTitle(user + (anywhere ? tree.albums : tree.albumsIn[nil] ?? []))
     }
 
     /// The folders in `folder` (`nil`: the top level), or every folder when `anywhere`, by title: the user's and,
@@ -143,29 +144,56 @@ struct CollectionCatalog: Sendable {
     func folders(in folder: (any CollectionIdentifying)?, anywhere: Bool) throws -> [CollectionList] {
         if let folder, folder.localIdentifier.hasPrefix(AssetStore.keyListPrefix) {
             let tree = try keyFolderTree()
-            guard tree.folders.contains(where: { $0.localIdentifier == folder.localIdentifier }) else {
+            guard tree.folder[folder.localIdentifier] != nil else {
                 throw AssetLibraryError.noSuchCollection(localIdentifier: folder.localIdentifier)
             }
-            return tree.folders.filter { $0.folderIdentifier == folder.localIdentifier }
+            return tree.foldersIn[folder.localIdentifier] ?? []
         }
         let user = try store.collections(kind: .folder, parentUUID: try parentUUID(folder, anywhere: anywhere))
             .map(self.folder)
         guard keyFolderRoot != nil else { return user }
-        let keyFolders = try keyFolderTree().folders.filter { anywhere || $0.folderIdentifier == nil }
-        return (user + keyFolders).sorted { ($0.title, $0.localIdentifier) < ($1.title, $1.localIdentifier) }
+        let tree = try keyFolderTree()
+        return Self.byTitle(user + (anywhere ? tree.folders : tree.foldersIn[nil] ?? []))
     }
 
     static func byTitle(_ albums: [AssetCollection]) -> [AssetCollection] {
         albums.sorted { ($0.title, $0.localIdentifier) < ($1.title, $1.localIdentifier) }
     }
 
+    static func byTitle(_ folders: [CollectionList]) -> [CollectionList] {
+        folders.sorted { ($0.title, $0.localIdentifier) < ($1.title, $1.localIdentifier) }
+    }
+
     // MARK: Folders of keys
+
+    /// The albums and folders the folders of keys make, each list by title, with lookups by identifier and by the
+    /// folder they are in (`nil`: the top level).
+    struct KeyFolderTree: Sendable {
+        var albums: [AssetCollection] = []
+        var folders: [CollectionList] = []
+        var album: [String: AssetCollection] = [:]
+        var folder: [String: CollectionList] = [:]
+        var albumsIn: [String?: [AssetCollection]] = [:]
+        var foldersIn: [String?: [CollectionList]] = [:]
+    }
+
+    /// The last tree built, with the catalog's change token it reflects: built again only after a commit (a
+    /// sidebar walks every folder, and each call would otherwise read every folder of keys).
+    final class KeyFolderCache: Sendable {
+        let latest = LockedBox<(token: ChangeToken, tree: KeyFolderTree)?>(nil)
+    }
+
+    /// ``keyFolderTree()``'s cache (none: built on every call).
+    var keyFolderCache: KeyFolderCache? = nil
 
     /// The albums and folders the folders of keys under ``keyFolderRoot`` make (none when they are not shown).
     /// A folder of keys holding originals is an album of its last name; one holding other folders is a folder,
     /// and when it holds originals too its album is inside it. The originals directly under the root make none.
-    func keyFolderTree() throws -> (albums: [AssetCollection], folders: [CollectionList]) {
-        guard let root = keyFolderRoot else { return ([], []) }
+    func keyFolderTree() throws -> KeyFolderTree {
+        guard let root = keyFolderRoot else { return KeyFolderTree() }
+        // The token first: a commit after it makes the next call build again (never a new token on an old tree).
+        let token = try store.refreshedToken()
+        if let cached = keyFolderCache?.latest.withLock({ $0 }), cached.token == token { return cached.tree }
         let rows = try store.keyFolders(under: root).filter { $0.folder.utf8.count > root.utf8.count }
         func parent(_ folder: String) -> String? {
             guard let slash = folder.utf8.dropLast().lastIndex(of: UInt8(ascii: "/")) else { return nil }
@@ -182,39 +210,44 @@ struct CollectionCatalog: Sendable {
             var above = parent(row.folder)
             while let folder = above, folders.insert(folder).inserted { above = parent(folder) }
         }
-        let albums = rows.map { row in
-            let holder = folders.contains(row.folder) ? row.folder : parent(row.folder)
-            return AssetCollection(
-                localIdentifier: AssetStore.keyFolderAlbumIdentifier(row.folder), title: title(row.folder),
-                kind: .album, subtype: .albumKeyFolder, estimatedAssetCount: row.count,
-                folderIdentifier: holder.map(AssetStore.keyFolderListIdentifier), creationDate: nil)
-        }
-        var children: [String: Int] = [:]
-        for identifier in albums.compactMap(\.folderIdentifier)
-            + folders.compactMap({
-                parent($0).map(AssetStore.keyFolderListIdentifier)
+        var tree = KeyFolderTree()
+        tree.albums = Self.byTitle(
+            rows.map { row in
+                let holder = folders.contains(row.folder) ? row.folder : parent(row.folder)
+                return AssetCollection(
+                    localIdentifier: AssetStore.keyFolderAlbumIdentifier(row.folder), title: title(row.folder),
+                    kind: .album, subtype: .albumKeyFolder, estimatedAssetCount: row.count,
+                    folderIdentifier: holder.map(AssetStore.keyFolderListIdentifier), creationDate: nil)
             })
-        {
-            children[identifier, default: 0] += 1
+        var children: [String: Int] = [:]
+        for album in tree.albums { if let holder = album.folderIdentifier { children[holder, default: 0] += 1 } }
+        for folder in folders {
+            if let holder = parent(folder) { children[AssetStore.keyFolderListIdentifier(holder), default: 0] += 1 }
         }
-        let lists = folders.map { folder in
-            let identifier = AssetStore.keyFolderListIdentifier(folder)
-            return CollectionList(
-                localIdentifier: identifier, title: title(folder),
-                folderIdentifier: parent(folder).map(AssetStore.keyFolderListIdentifier),
-                count: children[identifier] ?? 0)
+        tree.folders = Self.byTitle(
+            folders.map { folder in
+                let identifier = AssetStore.keyFolderListIdentifier(folder)
+                return CollectionList(
+                    localIdentifier: identifier, title: title(folder),
+                    folderIdentifier: parent(folder).map(AssetStore.keyFolderListIdentifier),
+                    count: children[identifier] ?? 0)
+            })
+        for album in tree.albums {
+            tree.album[album.localIdentifier] = album
+            tree.albumsIn[album.folderIdentifier, default: []].append(album)
         }
-        return (Self.byTitle(albums), lists.sorted { ($0.title, $0.localIdentifier) < ($1.title, $1.localIdentifier) })
+        for folder in tree.folders {
+            tree.folder[folder.localIdentifier] = folder
+            tree.foldersIn[folder.folderIdentifier, default: []].append(folder)
+        }
+        keyFolderCache?.latest.withLock { $0 = (token, tree) }
+        return tree
     }
 
     /// The folder-of-keys album with this identifier, or `nil` (also when folders of keys are not shown).
     func keyFolderAlbum(_ identifier: String) throws -> AssetCollection? {
-        guard let root = keyFolderRoot, identifier.hasPrefix(AssetStore.keyAlbumPrefix) else { return nil }
-        let folder = String(identifier.dropFirst(AssetStore.keyAlbumPrefix.count))
-        guard folder.hasPrefix(root), folder.utf8.count > root.utf8.count, try store.keyFolderCount(folder) > 0 else {
-            return nil
-        }
-        return try keyFolderTree().albums.first { $0.localIdentifier == identifier }
+        guard keyFolderRoot != nil, identifier.hasPrefix(AssetStore.keyAlbumPrefix) else { return nil }
+        return try keyFolderTree().album[identifier]
     }
 
     /// The album or smart album with this identifier, or `nil`.

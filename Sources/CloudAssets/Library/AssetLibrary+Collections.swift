@@ -10,7 +10,8 @@ import Foundation
 extension AssetLibrary {
     var collections: CollectionCatalog {
         CollectionCatalog(
-            store: catalog.store, revealsLocation: catalog.revealsLocation, keyFolderRoot: catalog.keyFolderRoot)
+            store: catalog.store, revealsLocation: catalog.revealsLocation, keyFolderRoot: catalog.keyFolderRoot,
+            keyFolderCache: catalog.keyFolderCache)
     }
 
     /// The albums directly in `folder` (`nil`: the top level), by title: user albums and, when shown, folders of
