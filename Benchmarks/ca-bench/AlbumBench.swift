@@ -199,28 +199,17 @@ func runAlbumSyncBenchmarks() async throws -> [BenchRow] {
     start = now()
     let boot = try await booting.sync(fetchThumbnails: false)
     let booted = now() - start
-    var agree = true
-    for album in albums {
-        guard let mine = try writer.collection(withLocalIdentifier: album.localIdentifier),
-            let theirs = try reader.collection(withLocalIdentifier: album.localIdentifier)
-        else {
-            agree = false
-            continue
+    /// Whether `other` shows every album as the writer does, with the same assets in the same order.
+    func sameAlbums(_ other: AssetLibrary) throws -> Bool {
+        try albums.allSatisfy { album in
+            guard let mine = try writer.collection(withLocalIdentifier: album.localIdentifier),
+                let theirs = try other.collection(withLocalIdentifier: album.localIdentifier)
+            else { return false }
+            return try writer.fetchAssets(in: mine).map(\.key) == other.fetchAssets(in: theirs).map(\.key)
         }
-        let same = try writer.fetchAssets(in: mine).map(\.key) == reader.fetchAssets(in: theirs).map(\.key)
-        agree = agree && same
     }
-    var bootAgrees = true
-    for album in albums {
-        guard let mine = try writer.collection(withLocalIdentifier: album.localIdentifier),
-            let theirs = try booting.collection(withLocalIdentifier: album.localIdentifier)
-        else {
-            bootAgrees = false
-            continue
-        }
-        bootAgrees =
-            try bootAgrees && writer.fetchAssets(in: mine).map(\.key) == booting.fetchAssets(in: theirs).map(\.key)
-    }
+    let agree = try sameAlbums(reader)
+    let bootAgrees = try sameAlbums(booting)
     return [
         BenchRow(
             name: "albums: 1,000 album operations of another library applied by an incremental sync "

@@ -148,19 +148,27 @@ import Testing
         }
     }
 
+    /// Libraries "a", "b" and "c" on a bucket of 8 assets, synced, with one album "a" made and every library has.
+    static func threeLibraries(_ harness: LibraryHarness, album title: String) async throws
+        -> ([AssetLibrary], CollectionPlaceholder)
+    {
+        try Self.seed(harness, count: 8)
+        var libraries: [AssetLibrary] = []
+        for name in ["a", "b", "c"] {
+            let library = try await Self.open(harness, name)
+            try await library.sync(fetchThumbnails: false)
+            libraries.append(library)
+        }
+        var album: CollectionPlaceholder!
+        try await libraries[0].performChanges { album = $0.createAlbum(title: title) }
+        for library in libraries { try await library.sync(fetchThumbnails: false) }
+        return (libraries, album)
+    }
+
     @Test("three libraries changing albums at random, syncing at random, end with the same albums in the same order")
     func threeLibrariesConverge() async throws {
         try await withHarness { harness in
-            try Self.seed(harness, count: 8)
-            var libraries: [AssetLibrary] = []
-            for name in ["a", "b", "c"] {
-                let library = try await Self.open(harness, name)
-                try await library.sync(fetchThumbnails: false)
-                libraries.append(library)
-            }
-            var album: CollectionPlaceholder!
-            try await libraries[0].performChanges { album = $0.createAlbum(title: "Random") }
-            for library in libraries { try await library.sync(fetchThumbnails: false) }
+            let (libraries, album) = try await Self.threeLibraries(harness, album: "Random")
             var random = SplitMix64(seed: 7)
             for _ in 0..<40 {
                 let library = libraries[Int(random.next() % 3)]
@@ -315,16 +323,8 @@ import Testing
     func threeLibrariesConvergeThroughKills() async throws {
         let executable = try CLIBinary.locate("ca-test-child")
         try await withHarness { harness in
-            try Self.seed(harness, count: 8)
-            var libraries: [AssetLibrary] = []
-            for name in ["a", "b", "c"] {
-                let library = try await Self.open(harness, name)
-                try await library.sync(fetchThumbnails: false)
-                libraries.append(library)
-            }
-            var album: CollectionPlaceholder!
-            try await libraries[0].performChanges { album = $0.createAlbum(title: "Through kills") }
-            for library in libraries { try await library.sync(fetchThumbnails: false) }
+            let (three, album) = try await Self.threeLibraries(harness, album: "Through kills")
+            var libraries = three
             let store = libraries[2].configuration.storeURL
             var random = SplitMix64(seed: 11)
             var kills = 0

@@ -417,39 +417,12 @@ package enum BucketInput {
         }
         guard var manifest = try? JSONDecoder().decode(CheckpointManifest.self, from: data), manifest.format == 1
         else { return .failure(Rejection("not a checkpoint manifest")) }
-        guard manifest.parts.count <= maxCheckpointParts else {
-            return .failure(Rejection("checkpoint of \(manifest.parts.count) parts (at most \(maxCheckpointParts))"))
+        for (parts, what) in [(manifest.parts, "assets"), (manifest.collectionParts ?? [], "collections")] {
+            if let problem = partsProblem(parts, slot: slot, holding: what) { return .failure(Rejection(problem)) }
         }
-        var total = 0
-        for part in manifest.parts {
-            if let problem = keyProblem(part.key) { return .failure(Rejection("checkpoint part: \(problem)")) }
-            guard part.key.hasPrefix(slot) else {
-                return .failure(Rejection("checkpoint part \(quoted(part.key)) lies outside its slot \(quoted(slot))"))
-            }
-            guard (0...maxCheckpointPartAssets).contains(part.assets), (0...maxCheckpointPartBytes).contains(part.bytes)
-            else {
-                return .failure(
-                    Rejection("checkpoint part of \(part.assets) assets in \(part.bytes) bytes is out of range"))
-            }
-            total += part.assets
-        }
+        let total = manifest.parts.reduce(0) { $0 + $1.assets }
         guard manifest.assets == total else {
             return .failure(Rejection("checkpoint claims \(manifest.assets) assets, its parts hold \(total)"))
-        }
-        let collectionParts = manifest.collectionParts ?? []
-        guard collectionParts.count <= maxCheckpointParts else {
-            return .failure(Rejection("checkpoint of \(collectionParts.count) collection parts"))
-        }
-        for part in collectionParts {
-            if let problem = keyProblem(part.key) { return .failure(Rejection("checkpoint part: \(problem)")) }
-            guard part.key.hasPrefix(slot) else {
-                return .failure(Rejection("checkpoint part \(quoted(part.key)) lies outside its slot \(quoted(slot))"))
-            }
-            guard (0...maxCheckpointPartAssets).contains(part.assets), (0...maxCheckpointPartBytes).contains(part.bytes)
-            else {
-                return .failure(
-                    Rejection("checkpoint part of \(part.assets) collections in \(part.bytes) bytes is out of range"))
-            }
         }
         let limit = milliseconds(now)
         guard manifest.time >= 0, manifest.lastFullSync >= 0 else {
@@ -458,6 +431,25 @@ package enum BucketInput {
         manifest.time = min(manifest.time, limit)
         manifest.lastFullSync = min(manifest.lastFullSync, limit)
         return .success(manifest)
+    }
+
+    /// What is wrong with a manifest's list of parts holding `what` (assets, collections), or nil: too many, a key
+    /// that is not one or lies outside the slot, a count or size out of range.
+    private static func partsProblem(_ parts: [CheckpointManifest.Part], slot: String, holding what: String)
+        -> String?
+    {
+        guard parts.count <= maxCheckpointParts else {
+            return "checkpoint of \(parts.count) parts of \(what) (at most \(maxCheckpointParts))"
+        }
+        for part in parts {
+            if let problem = keyProblem(part.key) { return "checkpoint part: \(problem)" }
+            guard part.key.hasPrefix(slot) else {
+                return "checkpoint part \(quoted(part.key)) lies outside its slot \(quoted(slot))"
+            }
+            guard (0...maxCheckpointPartAssets).contains(part.assets), (0...maxCheckpointPartBytes).contains(part.bytes)
+            else { return "checkpoint part of \(part.assets) \(what) in \(part.bytes) bytes is out of range" }
+        }
+        return nil
     }
 
     /// Validates one asset of a checkpoint: its key is an original's, its sizes are in range, its thumbnail key
