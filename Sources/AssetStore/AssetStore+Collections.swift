@@ -444,8 +444,9 @@ extension AssetStore {
         return query.limit.map { min($0, all) } ?? all
     }
 
-    /// An album's assets that match `predicate`, in its order, at most `limit`: one indexed walk of the album's
-    /// members (no list of identifiers bound into the query).
+    /// An album's assets that match `predicate`, in its order, at most `limit`: for the default fetch (hidden and
+    /// trashed assets left out) the album's packed order less its few hidden and trashed members, else one indexed
+    /// walk of the album's members (no list of identifiers bound into the query).
     package func members(ofCollection id: Int64, matching predicate: StorePredicate, limit: Int?) throws
         -> SortedIdentifiers
     {
@@ -470,6 +471,15 @@ extension AssetStore {
         }
         return try read { db in
             let token = try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE name = 'lastToken'") ?? 0
+            // The default fetch (hidden and trashed assets left out, or nothing left out): the packed order.
+            if let packed = try Self.packedMembers(of: id, matching: predicate, db) {
+                var (ids, positions) = packed
+                if let limit, limit < ids.count {
+                    ids = ContiguousArray(ids.prefix(max(0, limit)))
+                    positions = ContiguousArray(positions.prefix(max(0, limit)))
+                }
+                return (SortedIdentifiers(ids: ids, keys: [.integer(positions)]), ChangeToken(rawValue: token))
+            }
             var ids = ContiguousArray<Int64>()
             var positions = ContiguousArray<Int64>()
             let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)

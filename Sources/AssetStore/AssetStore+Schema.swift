@@ -6,7 +6,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 12
+    package static let schemaVersion = 13
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -235,6 +235,15 @@ extension AssetStore {
                         WHERE instr(key, '/') > 0 GROUP BY folder;
                     PRAGMA user_version = 12;
                     """)
+        }
+        // v13: each album's members in its order, packed (`memberOrder`), rewritten by every transaction that
+        // changes them: the first page of a large album reads one value instead of walking its members.
+        migrator.registerMigration("v13") { db in
+            try db.execute(sql: "ALTER TABLE collection ADD COLUMN memberOrder BLOB")
+            for id in try Int64.fetchAll(db, sql: "SELECT id FROM collection WHERE kind = 1 AND deleted = 0") {
+                try AssetStore.writeMemberOrder(of: id, db)
+            }
+            try db.execute(sql: "PRAGMA user_version = 13")
         }
         return migrator
     }

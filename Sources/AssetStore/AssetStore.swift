@@ -110,6 +110,7 @@ package final class AssetStore: Sendable {
                 var changes = transaction.changeSet(token: ChangeToken(rawValue: current))
                 guard !changes.isEmpty else { return (value, changes) }
                 try Self.maintainKeyFolders(&changes, db)
+                try Self.refreshMemberOrders(changes, db)
                 let token = current + 1
                 changes.token = ChangeToken(rawValue: token)
                 try appendHistory(changes, in: db)

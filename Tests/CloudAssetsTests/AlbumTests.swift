@@ -301,4 +301,51 @@ import Testing
             }
         }
     }
+
+    static func positions(_ list: SortedIdentifiers) -> [Int64] {
+        guard case .integer(let values)? = list.keys.first else { return [] }
+        return Array(values)
+    }
+
+    @Test("the packed order of every album agrees with its members through random changes, hidden and trashed alike")
+    func packedOrderAgreesWithTheMembers() async throws {
+        try await Self.library(assets: 12) { library, a in
+            let store = library.catalog.store
+            var albums: [CollectionPlaceholder] = []
+            try await library.performChanges { requests in
+                albums = (0..<3).map { requests.createAlbum(title: "Album \($0)") }
+            }
+            var random = SplitMix64(seed: 23)
+            func pick() -> Asset { a[Int(random.next(below: UInt64(a.count)))] }
+            for round in 0..<80 {
+                let album = albums[Int(random.next(below: 3))]
+                guard let current = try library.collection(withLocalIdentifier: album.localIdentifier) else { continue }
+                let count = try library.fetchAssets(in: current, options: FetchOptions(includeHiddenAssets: true)).count
+                try await library.performChanges { requests in
+                    switch random.next(below: 6) {
+                    case 0, 1: requests.insertAssets([pick(), pick()], into: current, at: Int(random.next(below: 4)))
+                    case 2: requests.removeAssets([pick()], from: current)
+                    case 3 where count > 1:
+                        requests.moveAssets(in: current, at: IndexSet([0]), to: Int(random.next(below: UInt64(count))))
+                    case 4: requests.setHidden(random.next(below: 2) == 0, for: [pick()])
+                    default: requests.deleteAssets([pick()])
+                    }
+                }
+                // Two ways to the same members: the packed order (the default fetch) and a walk of the members
+                // table (a predicate the packed order does not answer, selecting the same assets).
+                for album in albums {
+                    guard let record = try store.collection(uuid: album.localIdentifier) else { continue }
+                    for base in [StorePredicate.all, .isHidden(false), .and([.isHidden(false), .isTrashed(false)])] {
+                        let packed = try store.members(ofCollection: record.id, matching: base, limit: nil)
+                        let walked = try store.members(
+                            ofCollection: record.id, matching: .and([base, .keyPrefix("")]), limit: nil)
+                        #expect(packed.ids == walked.ids, "round \(round), \(base)")
+                        #expect(Self.positions(packed) == Self.positions(walked), "round \(round), positions")
+                        let limited = try store.members(ofCollection: record.id, matching: base, limit: 2)
+                        #expect(Array(limited.ids) == Array(walked.ids.prefix(2)))
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,129 @@
+import Foundation
+import GRDB
+
+/// Each album's members in its order, kept packed in `collection.memberOrder` (the identifiers, then the positions,
+/// each a little-endian 64-bit integer): rewritten in the transaction that changes the members, so that it always
+/// agrees with `collection_member`; read whole to list a large album without walking its members row by row.
+extension AssetStore {
+    /// Rewrites the packed order of every album the change touched (its members, or the album itself).
+    static func refreshMemberOrders(_ changes: StoreChangeSet, _ db: Database) throws {
+        var albums = Set(changes.memberDeltas.keys)
+        let uuids = changes.collections.filter { !$0.hasPrefix(keyAlbumPrefix) && !$0.hasPrefix(keyListPrefix) }
+        if !uuids.isEmpty {
+            let list = String(decoding: try JSONSerialization.data(withJSONObject: Array(uuids)), as: UTF8.self)
+            albums.formUnion(
+                try Int64.fetchAll(
+                    db, sql: "SELECT id FROM collection WHERE uuid IN (SELECT value FROM json_each(?))",
+                    arguments: [list]))
+        }
+        for id in albums { try writeMemberOrder(of: id, db) }
+    }
+
+    /// Packs the album's members (by position, then identifier) into its `memberOrder`; NULL for a folder or a
+    /// deleted album.
+    static func writeMemberOrder(of id: Int64, _ db: Database) throws {
+        let isAlbum =
+            try Bool.fetchOne(
+                db, sql: "SELECT kind = 1 AND deleted = 0 FROM collection WHERE id = ?", arguments: [id]) ?? false
+        guard isAlbum else {
+            try db.execute(sql: "UPDATE collection SET memberOrder = NULL WHERE id = ?", arguments: [id])
+            return
+        }
+        var ids: [Int64] = []
+        var positions: [Int64] = []
+        let rows = try Row.fetchCursor(
+            db,
+            sql: "SELECT assetID, position FROM collection_member WHERE collectionID = ? ORDER BY position, assetID",
+            arguments: [id])
+        while let row = try rows.next() {
+            ids.append((row[0] as Int64).littleEndian)
+            positions.append((row[1] as Int64).littleEndian)
+        }
+        var packed = Data(capacity: (ids.count + positions.count) * 8)
+        ids.withUnsafeBytes { packed.append(contentsOf: $0) }
+        positions.withUnsafeBytes { packed.append(contentsOf: $0) }
+        try db.execute(sql: "UPDATE collection SET memberOrder = ? WHERE id = ?", arguments: [packed, id])
+    }
+
+    /// The album's packed members, or nil when it has none recorded (a folder, a deleted album).
+    static func memberOrder(of id: Int64, _ db: Database) throws -> (
+        ids: ContiguousArray<Int64>, positions: ContiguousArray<Int64>
+    )? {
+        guard
+            let packed = try Data.fetchOne(db, sql: "SELECT memberOrder FROM collection WHERE id = ?", arguments: [id])
+        else { return nil }
+        let count = packed.count / 16
+        var ids = ContiguousArray<Int64>(repeating: 0, count: count)
+        var positions = ContiguousArray<Int64>(repeating: 0, count: count)
+        packed.withUnsafeBytes { raw in
+            ids.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[0..<(count * 8)])) }
+            positions.withUnsafeMutableBytes {
+                $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[(count * 8)..<(count * 16)]))
+            }
+        }
+        #if _endian(big)
+            for index in 0..<count {
+                ids[index] = Int64(littleEndian: ids[index])
+                positions[index] = Int64(littleEndian: positions[index])
+            }
+        #endif
+        return (ids, positions)
+    }
+
+    /// The album's members that `predicate` selects, read from the packed order, when `predicate` only leaves
+    /// out hidden and/or trashed assets (what a fetch does by default): those few are found through the partial
+    /// indexes of hidden and trashed assets. Nil for any other predicate, or an album without a packed order.
+    static func packedMembers(of id: Int64, matching predicate: StorePredicate, _ db: Database) throws
+        -> (ids: ContiguousArray<Int64>, positions: ContiguousArray<Int64>)?
+    {
+        let terms: [StorePredicate] =
+            switch predicate {
+            case .all: []
+            case .and(let list): list
+            default: [predicate]
+            }
+        var dropHidden = false
+        var dropTrashed = false
+        for term in terms {
+            switch term {
+            case .field(.isHidden(false)): dropHidden = true
+            case .field(.isTrashed(false)): dropTrashed = true
+            case .all: continue
+            default: return nil
+            }
+        }
+        guard var (ids, positions) = try memberOrder(of: id, db) else { return nil }
+        var left = Set<Int64>()
+        if dropHidden {
+            left.formUnion(
+                try Int64.fetchAll(
+                    db,
+                    sql: """
+                        SELECT a.id FROM asset a INDEXED BY asset_hidden
+                        JOIN collection_member m ON m.collectionID = ? AND m.assetID = a.id WHERE a.isHidden = 1
+                        """, arguments: [id]))
+        }
+        if dropTrashed {
+            left.formUnion(
+                try Int64.fetchAll(
+                    db,
+                    sql: """
+                        SELECT a.id FROM asset a INDEXED BY asset_trashed
+                        JOIN collection_member m ON m.collectionID = ? AND m.assetID = a.id
+                        WHERE a.trashedDate IS NOT NULL
+                        """, arguments: [id]))
+        }
+        if !left.isEmpty {
+            var keptIDs = ContiguousArray<Int64>()
+            var keptPositions = ContiguousArray<Int64>()
+            keptIDs.reserveCapacity(ids.count - left.count)
+            keptPositions.reserveCapacity(ids.count - left.count)
+            for (index, member) in ids.enumerated() where !left.contains(member) {
+                keptIDs.append(member)
+                keptPositions.append(positions[index])
+            }
+            (ids, positions) = (keptIDs, keptPositions)
+        }
+        return (ids, positions)
+    }
+}
