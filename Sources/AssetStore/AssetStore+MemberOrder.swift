@@ -72,7 +72,8 @@ extension AssetStore {
 
     /// The album's members that `predicate` selects, read from the packed order, when `predicate` only leaves
     /// out hidden and/or trashed assets (what a fetch does by default): those few are found through the partial
-    /// indexes of hidden and trashed assets. Nil for any other predicate, or an album without a packed order.
+    /// indexes of hidden and trashed assets (`CROSS JOIN` keeps them the outer loop: the planner would otherwise
+    /// walk the album's members and probe each). Nil for any other predicate, or an album without a packed order.
     static func packedMembers(of id: Int64, matching predicate: StorePredicate, _ db: Database) throws
         -> (ids: ContiguousArray<Int64>, positions: ContiguousArray<Int64>)?
     {
@@ -100,7 +101,7 @@ extension AssetStore {
                     db,
                     sql: """
                         SELECT a.id FROM asset a INDEXED BY asset_hidden
-                        JOIN collection_member m ON m.collectionID = ? AND m.assetID = a.id WHERE a.isHidden = 1
+                        CROSS JOIN collection_member m ON m.collectionID = ? AND m.assetID = a.id WHERE a.isHidden = 1
                         """, arguments: [id]))
         }
         if dropTrashed {
@@ -109,7 +110,7 @@ extension AssetStore {
                     db,
                     sql: """
                         SELECT a.id FROM asset a INDEXED BY asset_trashed
-                        JOIN collection_member m ON m.collectionID = ? AND m.assetID = a.id
+                        CROSS JOIN collection_member m ON m.collectionID = ? AND m.assetID = a.id
                         WHERE a.trashedDate IS NOT NULL
                         """, arguments: [id]))
         }
