@@ -142,6 +142,48 @@ package enum HTTPDate {
         return make(year: y, month: mo, day: d, hour: h, minute: mi, second: s, fraction: fraction)
     }
 
+    /// An internet date-time (RFC 3339, ISO 8601's profile): `YYYY-MM-DDTHH:MM:SS`, an optional fraction of a
+    /// second (any number of digits; the first nine count), then `Z` or an offset `±HH:MM` (or `±HHMM`); nil for
+    /// anything else. Parsed by hand: Foundation's `ISO8601DateFormatter` hands the text to ICU, which crashed
+    /// the process (SIGFPE) on a fraction of a hundred digits with an offset — text any object's metadata or a
+    /// credential source can carry (Fuzz/regressions/credentials).
+    package static func parseInternetDateTime(_ string: String) -> Date? {
+        let b = Array(string.utf8)
+        guard b.count >= 20, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x54 || b[10] == 0x74, b[13] == 0x3A,
+            b[16] == 0x3A
+        else { return nil }
+        guard let y = digits(b, 0..<4), let mo = digits(b, 5..<7), let d = digits(b, 8..<10),
+            let h = digits(b, 11..<13), let mi = digits(b, 14..<16), let s = digits(b, 17..<19)
+        else { return nil }
+        var index = 19
+        var fraction = 0.0
+        if b[index] == 0x2E {
+            let start = index + 1
+            var end = start
+            while end < b.count, b[end] >= 48, b[end] <= 57 { end += 1 }
+            guard end > start, let f = digits(b, start..<min(end, start + 9)) else { return nil }
+            fraction = Double(f) / pow(10, Double(min(end, start + 9) - start))
+            index = end
+        }
+        guard index < b.count else { return nil }
+        var offset = 0
+        switch b[index] {
+        case 0x5A, 0x7A:
+            guard index == b.count - 1 else { return nil }
+        case 0x2B, 0x2D:
+            let zone = b[(index + 1)...]
+            let colon = zone.count == 5 && zone[zone.startIndex + 2] == 0x3A
+            guard zone.count == 4 || colon, let zh = digits(b, (index + 1)..<(index + 3)),
+                let zm = digits(b, (index + (colon ? 4 : 3))..<b.count), zh < 24, zm < 60
+            else { return nil }
+            offset = (zh * 60 + zm) * 60 * (b[index] == 0x2D ? -1 : 1)
+        default:
+            return nil
+        }
+        return make(year: y, month: mo, day: d, hour: h, minute: mi, second: s, fraction: fraction)
+            .map { $0.addingTimeInterval(TimeInterval(-offset)) }
+    }
+
     /// SigV4's `x-amz-date`: `yyyyMMdd'T'HHmmss'Z'`; nil when malformed.
     package static func parseAmzDate(_ string: String) -> Date? {
         let b = Array(string.utf8)

@@ -76,6 +76,30 @@ struct LibrarySyncCorrectnessTests {
         }
     }
 
+    @Test("a creation date with an offset and a long fraction is read; text that is not a date falls back, no crash")
+    func strangersCreationDatesAreReadByHand() async throws {
+        try await withHarness { harness in
+            // Foundation's ISO8601DateFormatter (ICU) died of SIGFPE on the first (Fuzz/regressions/credentials).
+            let dates = [
+                "long": "2026-05-01T14:00:00." + String(repeating: "2", count: 80) + "+02:00",
+                "offset": "2026-05-01T08:30:00-03:30", "junk": "2026-05-01T12:00:00.+99:99",
+            ]
+            for (name, text) in dates {
+                try harness.server.putObject(
+                    bucket: LibraryHarness.bucket, key: "originals/\(name).png", data: Data(name.utf8),
+                    metadata: ["creation-date": text, "media-type": "image", "pixel-width": "1", "pixel-height": "1"])
+            }
+            let library = try await harness.open()
+            try await library.sync(fetchThumbnails: false)
+            let noon = Date(timeIntervalSince1970: 1_777_636_800)
+            #expect(
+                abs(try library.asset(path: "long.png").creationDate.timeIntervalSince(noon) - 0.222_222_222) < 1e-6)
+            #expect(try library.asset(path: "offset.png").creationDate == noon)
+            let junk = try library.asset(path: "junk.png")
+            #expect(junk.creationDate != noon, "not a date: the object's Last-Modified instead")
+        }
+    }
+
     @Test("an interrupted first sync then a successful one removes objects deleted from the part already done")
     func resumedSyncReconcilesTheWholeBucket() async throws {
         try await withHarness { harness in

@@ -59,16 +59,9 @@ enum RemoteMetadata {
         return record
     }
 
-    /// Accepts `2024-05-01T12:00:00Z`, with fractional seconds, or with a numeric offset.
-    static func parseISO8601(_ text: String) -> Date? {
-        // UTC, as libraries write it: parsed by hand (Foundation's formatters cost more than the HEAD's parsing).
-        if let date = HTTPDate.parseISO8601(text) { return date }
-        let plain = ISO8601DateFormatter()
-        if let d = plain.date(from: text) { return d }
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return fractional.date(from: text)
-    }
+    /// Accepts `2024-05-01T12:00:00Z`, with fractional seconds, or with a numeric offset; parsed by hand
+    /// (``HTTPDate/parseInternetDateTime(_:)``: Foundation's formatter crashed on some texts a stranger can write).
+    static func parseISO8601(_ text: String) -> Date? { HTTPDate.parseInternetDateTime(text) }
 }
 
 extension MediaType {

@@ -5,15 +5,8 @@ package import Foundation
 /// Expiration times as credential sources write them: ISO 8601 with `Z` or an offset, with or without fractions
 /// of a second (`2024-05-01T12:00:00Z`, `2024-05-01T12:00:00.123+02:00`). Pure functions; thread-safe.
 package enum CredentialDate {
-    /// The date, nil when the text is not ISO 8601.
-    package static func parse(_ text: String) -> Date? {
-        if let date = HTTPDate.parseISO8601(text) { return date }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
-    }
+    /// The date, nil when the text is not an internet date-time (``HTTPDate/parseInternetDateTime(_:)``).
+    package static func parse(_ text: String) -> Date? { HTTPDate.parseInternetDateTime(text) }
 
     /// `2024-05-01T12:00:00Z`.
     package static func format(_ date: Date) -> String {
