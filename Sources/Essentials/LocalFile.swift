@@ -47,21 +47,6 @@ package enum LocalFile {
         return data
     }
 
-    /// The whole file mapped into memory (read-only, private): its pages are read as they are touched, so a large
-    /// original costs no copy. The descriptor is closed before this returns.
-    package static func readMapped(_ url: URL) throws -> Data {
-        let fd = try open(url.path, O_RDONLY)
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw error(errno, path: url.path, writing: false) }
-        guard info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else { return try read(url) }
-        let count = Int(info.st_size)
-        guard let base = mmap(nil, count, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
-            return try read(url)
-        }
-        return Data(bytesNoCopy: base, count: count, deallocator: .custom { pointer, size in munmap(pointer, size) })
-    }
-
     /// `count` bytes at `offset`, or fewer when the file ends before them. A read of a MiB or more gets pages of its
     /// own, given back to the system when the data is released (never kept in a thread's heap: a process that reads
     /// a large range piece by piece on many threads holds one piece per piece in flight, not one per thread).

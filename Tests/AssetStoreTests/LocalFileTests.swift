@@ -30,20 +30,19 @@ struct LocalFileTests {
         #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0)
     }
 
-    @Test func readsWholeLimitedRangedAndMapped() throws {
+    @Test func readsWholeLimitedAndRanged() throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let data = bytes((3 << 20) + 17, seed: 5)
         try LocalFile.write(data, to: file("big"))
         #expect(try LocalFile.read(file("big")) == data)
         #expect(try LocalFile.read(file("big"), limit: 1000) == data.prefix(1000))
-        #expect(try LocalFile.readMapped(file("big")) == data)
         #expect(try LocalFile.read(file("big"), offset: 1 << 20, count: 99) == data[(1 << 20)..<((1 << 20) + 99)])
         #expect(try LocalFile.read(file("big"), offset: 5, count: 2 << 20) == data[5..<(5 + (2 << 20))])
         // Past the end: what there is.
         #expect(try LocalFile.read(file("big"), offset: 1 << 20, count: 4 << 20) == data.suffix(from: 1 << 20))
         #expect(try LocalFile.read(file("big"), offset: Int64(data.count - 10), count: 50) == data.suffix(10))
         try LocalFile.write(Data(), to: file("empty"))
-        #expect(try LocalFile.readMapped(file("empty")).isEmpty)
+        #expect(try LocalFile.read(file("empty")).isEmpty)
     }
 
     @Test func errorsAreFoundationsWithThePathAndTheReason() throws {

@@ -18,7 +18,7 @@ extension RequestBroker {
     func data(for asset: Asset, options: AssetRequestOptions) async throws -> Data {
         let url = try await requestFile(for: asset, options: options)
         do {
-            return try LocalFile.readMapped(url)
+            return try LocalFile.read(url)
         } catch {
             throw AssetRequestError.localFile(path: url.path, reason: "\(error)")
         }
@@ -62,7 +62,7 @@ extension RequestBroker {
             return
         }
         // The original is local: one answer.
-        if let url = cache.verifiedOriginal(of: record), let data = try? LocalFile.readMapped(url) {
+        if let url = cache.verifiedOriginal(of: record), let data = try? LocalFile.read(url) {
             cache.downloads.noteAccess(record.id!)
             deliverFiltered(data, of: record, info, deliver)
             return
@@ -72,7 +72,7 @@ extension RequestBroker {
         }
         await serveFromTheBucket(thumbnail: thumbnail, options: options, info: info, deliver: deliver) {
             let url = try await cache.ensureOriginal(assetID: record.id!, options: options, requestID: requestID)
-            deliverFiltered(try LocalFile.readMapped(url), of: record, info, deliver)
+            deliverFiltered(try LocalFile.read(url), of: record, info, deliver)
         }
     }
 
@@ -82,14 +82,14 @@ extension RequestBroker {
         _ record: AssetRecord, options: AssetRequestOptions, info: AssetRequestInfo,
         deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
     ) async {
-        if let url = edits.localRenderedFile(of: record), let data = try? LocalFile.readMapped(url) {
+        if let url = edits.localRenderedFile(of: record), let data = try? LocalFile.read(url) {
             deliver(data, info)
             return
         }
         let thumbnail = edits.currentThumbnailFile(of: record).flatMap { try? LocalFile.read($0) }
         await serveFromTheBucket(thumbnail: thumbnail, options: options, info: info, deliver: deliver) {
             let url = try await edits.requestRenderedFile(of: record, options: options)
-            deliver(try LocalFile.readMapped(url), info)
+            deliver(try LocalFile.read(url), info)
         }
     }
 
