@@ -113,9 +113,15 @@ package enum HTTPDate {
         return Date(timeIntervalSince1970: TimeInterval(timegm(&value)))
     }
 
+    /// `HH:MM:SS`: three fields of one or two ASCII digits each, in range. (Fields that were not numbers were
+    /// dropped and a negative one let through: `8:-4444…:6` trapped converting to `tm` — Fuzz/regressions/http-date.)
     private static func clock(_ text: String) -> (Int, Int, Int)? {
-        let p = text.split(separator: ":").compactMap { Int($0) }
-        guard p.count == 3, p[0] < 24, p[1] < 60, p[2] < 61 else { return nil }
+        let fields = text.utf8.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+        guard fields.count == 3,
+            fields.allSatisfy({ (1...2).contains($0.count) && $0.allSatisfy { $0 >= 48 && $0 <= 57 } })
+        else { return nil }
+        let p = fields.map { $0.reduce(0) { $0 * 10 + Int($1 - 48) } }
+        guard p[0] < 24, p[1] < 60, p[2] < 61 else { return nil }
         return (p[0], p[1], p[2])
     }
 

@@ -55,6 +55,17 @@ struct ParsingTests {
         #expect(HTTPDate.parse(text) == Date(timeIntervalSince1970: 784_111_777))
     }
 
+    /// A clock of exactly three fields of one or two digits: a negative or over-long field, or one that is not a
+    /// number, makes the date malformed (`8:-44…:6` trapped: Fuzz/regressions/http-date).
+    @Test(arguments: [
+        "Sunday, 06-Nov-94 8:-4444444444444444:6 GMT", "Sunday, 06-Nov-94 08:x:49:37 GMT", "Sun Nov  6 08:49 1994",
+        "Sun, 06 Nov 1994 08:49:370 GMT", "Sun, 06 Nov 1994 08::37 GMT", "Sun, 06 Nov 1994 +8:49:37 GMT",
+        "Sun, 06 Nov 1994 24:00:00 GMT",
+    ])
+    func httpDatesWithAMalformedClockAreRefused(text: String) {
+        #expect(HTTPDate.parse(text) == nil)
+    }
+
     @Test func httpDateRoundTripsRFC1123() {
         let date = Date(timeIntervalSince1970: 1_700_000_000)
         #expect(HTTPDate.rfc1123(date) == "Tue, 14 Nov 2023 22:13:20 GMT")
