@@ -30,7 +30,8 @@ public indirect enum AssetPredicate: Sendable, Hashable {
     case keyPrefix(String)
     /// Assets whose bucket key is directly in this folder of keys (which ends with `/`): it starts with the
     /// folder and has no `/` after it — `originals/Trips/Rome/a.jpg` is directly in `originals/Trips/Rome/`, not
-    /// in `originals/Trips/`. What a folder-of-keys album shows (``Configuration/keyFoldersAsAlbums``).
+    /// in `originals/Trips/`. What a folder-of-keys album shows
+    /// (``AssetLibrary/Configuration/keyFoldersAsAlbums``).
     case keyFolder(String)
     /// Assets with one of these local identifiers (``Asset/localIdentifier``; one that is malformed or unknown
     /// matches nothing).
