@@ -67,12 +67,12 @@ extension AssetStore {
             }
             changes.collections.insert(keyFolderAlbumIdentifier(folder))
             guard (before == 0) != (after == 0) else { continue }
-            var above = Substring(folder)
             changes.collections.insert(keyFolderListIdentifier(folder))
-            while let slash = above.dropLast().lastIndex(of: "/") {
-                above = above[...slash]
-                changes.collections.insert(keyFolderAlbumIdentifier(String(above)))
-                changes.collections.insert(keyFolderListIdentifier(String(above)))
+            var above = StorePredicate.keyFolder(of: String(folder.dropLast()))
+            while let parent = above {
+                changes.collections.insert(keyFolderAlbumIdentifier(parent))
+                changes.collections.insert(keyFolderListIdentifier(parent))
+                above = StorePredicate.keyFolder(of: String(parent.dropLast()))
             }
         }
     }

@@ -83,35 +83,25 @@ extension AssetStore {
             case .and(let list): list
             default: [predicate]
             }
-        var dropHidden = false
-        var dropTrashed = false
+        // The partial index that lists each kind of asset left out, and its condition.
+        var dropped: [(index: String, condition: String)] = []
         for term in terms {
             switch term {
-            case .field(.isHidden(false)): dropHidden = true
-            case .field(.isTrashed(false)): dropTrashed = true
+            case .field(.isHidden(false)): dropped.append(("asset_hidden", "a.isHidden = 1"))
+            case .field(.isTrashed(false)): dropped.append(("asset_trashed", "a.trashedDate IS NOT NULL"))
             case .all: continue
             default: return nil
             }
         }
         guard var (ids, positions) = try memberOrder(of: id, db) else { return nil }
         var left = Set<Int64>()
-        if dropHidden {
+        for (index, condition) in dropped {
             left.formUnion(
                 try Int64.fetchAll(
                     db,
                     sql: """
-                        SELECT a.id FROM asset a INDEXED BY asset_hidden
-                        CROSS JOIN collection_member m ON m.collectionID = ? AND m.assetID = a.id WHERE a.isHidden = 1
-                        """, arguments: [id]))
-        }
-        if dropTrashed {
-            left.formUnion(
-                try Int64.fetchAll(
-                    db,
-                    sql: """
-                        SELECT a.id FROM asset a INDEXED BY asset_trashed
-                        CROSS JOIN collection_member m ON m.collectionID = ? AND m.assetID = a.id
-                        WHERE a.trashedDate IS NOT NULL
+                        SELECT a.id FROM asset a INDEXED BY \(index)
+                        CROSS JOIN collection_member m ON m.collectionID = ? AND m.assetID = a.id WHERE \(condition)
                         """, arguments: [id]))
         }
         if !left.isEmpty {

@@ -125,27 +125,9 @@ package enum HTTPDate {
         return (p[0], p[1], p[2])
     }
 
-    /// ISO 8601 as in listings: `2009-10-12T17:50:30.000Z`.
+    /// ISO 8601 in UTC as in listings: `2009-10-12T17:50:30.000Z` (an internet date-time ending in `Z`).
     package static func parseISO8601(_ string: String) -> Date? {
-        let b = Array(string.utf8)
-        guard b.count >= 20, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x54, b[13] == 0x3A, b[16] == 0x3A,
-            b.last == 0x5A
-        else { return nil }
-        guard let y = digits(b, 0..<4), let mo = digits(b, 5..<7), let d = digits(b, 8..<10),
-            let h = digits(b, 11..<13), let mi = digits(b, 14..<16), let s = digits(b, 17..<19)
-        else { return nil }
-        var fraction = 0.0
-        if b.count > 20 {
-            // Any number of fraction digits; the first nine (nanoseconds) count, so the value cannot overflow.
-            let end = b.count - 1
-            guard b[19] == 0x2E, b.count > 21, b[20..<end].allSatisfy({ $0 >= 48 && $0 <= 57 }),
-                let f = digits(b, 20..<min(end, 29))
-            else { return nil }
-            fraction = Double(f) / pow(10, Double(min(end, 29) - 20))
-        } else if b[19] != 0x5A {
-            return nil
-        }
-        return make(year: y, month: mo, day: d, hour: h, minute: mi, second: s, fraction: fraction)
+        string.utf8.last == UInt8(ascii: "Z") ? parseInternetDateTime(string) : nil
     }
 
     /// An internet date-time (RFC 3339, ISO 8601's profile): `YYYY-MM-DDTHH:MM:SS`, an optional fraction of a

@@ -110,32 +110,53 @@ package enum LocalFile {
         var closed = false
         defer { if !closed { close(output) } }
         do {
-            var copied: Int64 = 0
-            inKernel: while true {
-                let n = cfileio_copy_range(input, output, 1 << 30)
-                if n > 0 {
-                    copied += n
-                    continue
+            do {
+                try copyContents(from: input, to: output)
+            } catch {
+                switch error {
+                case .reading(let code): throw Self.error(code, path: source.path, writing: false)
+                case .writing(let code): throw Self.error(code, path: target.path, writing: true)
                 }
-                if n == 0 { break }
-                if errno == EINTR { continue }
-                if copied == 0 && [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(errno) {
-                    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-                    while true {
-                        let n = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
-                        if n < 0 && errno == EINTR { continue }
-                        guard n >= 0 else { throw error(errno, path: source.path, writing: false) }
-                        if n == 0 { break inKernel }
-                        try writeAll(output, buffer[0..<n], path: target.path)
-                    }
-                }
-                throw error(errno, path: target.path, writing: true)
             }
             closed = true
             guard close(output) == 0 else { throw error(errno, path: target.path, writing: true) }
         } catch {
             unlink(target.path)
             throw error
+        }
+    }
+
+    /// Why ``copyContents(from:to:)`` stopped: reading the source or writing the target failed (the `errno`).
+    package enum CopyFailure: Error {
+        case reading(Int32)
+        case writing(Int32)
+    }
+
+    /// Copies everything from `input`'s offset to `output`'s: in the kernel where it can (`copy_file_range`, a
+    /// clone on file systems that have one), else — another file system, a pipe — through a 1 MiB buffer from
+    /// where the kernel stopped.
+    package static func copyContents(from input: Int32, to output: Int32) throws(CopyFailure) {
+        while true {
+            let n = cfileio_copy_range(input, output, 1 << 30)
+            if n > 0 { continue }
+            if n == 0 { return }
+            if errno == EINTR { continue }
+            if [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(errno) { break }  // not in the kernel: by hand
+            throw .writing(errno)
+        }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw .reading(errno) }
+            if n == 0 { return }
+            var done = 0
+            while done < n {
+                let written = buffer.withUnsafeBytes { Glibc.write(output, $0.baseAddress! + done, n - done) }
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else { throw .writing(written < 0 ? errno : EIO) }
+                done += written
+            }
         }
     }
 

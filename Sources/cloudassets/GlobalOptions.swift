@@ -172,6 +172,19 @@ struct GlobalOptions: ParsableArguments {
         return nil
     }
 
+    /// A true/false setting from the environment or the config file (``pick(flag:env:file:)``; `true`, `1`,
+    /// `yes` or `false`, `0`, `no`), `false` when neither gives it.
+    static func pickSwitch(flag: String?, env: (name: String, value: String?), file: (name: String, value: String?))
+        throws -> Bool
+    {
+        let value = try pick(flag: (flag ?? env.name, nil), env: env, file: file) ?? "false"
+        switch value {
+        case "true", "1", "yes": return true
+        case "false", "0", "no": return false
+        default: throw CLIError("\(file.name) must be true or false, not \(value)")
+        }
+    }
+
     /// The library configuration these options describe.
     func libraryConfiguration(requireRemote: Bool = true) throws -> AssetLibrary.Configuration {
         let env = ProcessInfo.processInfo.environment
@@ -260,25 +273,13 @@ struct GlobalOptions: ParsableArguments {
         }
         try applyConnectionSettings(to: &configuration, file: file, environment: env)
         // The command line is the owner's own tool: locations are shown and kept unless asked otherwise.
-        let strip =
-            try Self.pick(
-                flag: ("--strip-location", nil),
-                env: ("CLOUDASSETS_STRIP_LOCATION", env["CLOUDASSETS_STRIP_LOCATION"]),
-                file: ("stripLocation", file.stripLocation)) ?? "false"
-        switch strip {
-        case "true", "1", "yes": configuration.locationAccess = .denied
-        case "false", "0", "no": configuration.locationAccess = .granted
-        default: throw CLIError("stripLocation must be true or false, not \(strip)")
-        }
-        let keyFolders =
-            try Self.pick(
-                flag: ("--key-folders", nil), env: ("CLOUDASSETS_KEY_FOLDERS", env["CLOUDASSETS_KEY_FOLDERS"]),
-                file: ("keyFolders", file.keyFolders)) ?? "false"
-        switch keyFolders {
-        case "true", "1", "yes": configuration.keyFoldersAsAlbums = true
-        case "false", "0", "no": configuration.keyFoldersAsAlbums = false
-        default: throw CLIError("keyFolders must be true or false, not \(keyFolders)")
-        }
+        let strip = try Self.pickSwitch(
+            flag: "--strip-location", env: ("CLOUDASSETS_STRIP_LOCATION", env["CLOUDASSETS_STRIP_LOCATION"]),
+            file: ("stripLocation", file.stripLocation))
+        configuration.locationAccess = strip ? .denied : .granted
+        configuration.keyFoldersAsAlbums = try Self.pickSwitch(
+            flag: nil, env: ("CLOUDASSETS_KEY_FOLDERS", env["CLOUDASSETS_KEY_FOLDERS"]),
+            file: ("keyFolders", file.keyFolders))
         return configuration
     }
 

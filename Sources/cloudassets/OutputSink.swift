@@ -1,4 +1,4 @@
-import CFileIO
+import Essentials
 import Foundation
 
 #if canImport(Glibc)
@@ -123,21 +123,13 @@ final class OutputSink: @unchecked Sendable {
         guard source >= 0 else { throw CLIError("cannot read \(url.path): \(String(cString: strerror(errno)))") }
         defer { close(source) }
         try prepare()
-        while true {
-            let n = cfileio_copy_range(source, fd, 1 << 30)
-            if n > 0 { continue }
-            if n == 0 { return }
-            if errno == EINTR { continue }
-            if [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(errno) { break }  // not in the kernel: by hand
-            throw outputError(shownName, errno)
-        }
-        var buffer = Data(count: 1 << 20)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw CLIError("cannot read \(url.path): \(String(cString: strerror(errno)))") }
-            if n == 0 { return }
-            try write(buffer.prefix(n))
+        do {
+            try LocalFile.copyContents(from: source, to: fd)
+        } catch {
+            switch error {
+            case .reading(let code): throw CLIError("cannot read \(url.path): \(String(cString: strerror(code)))")
+            case .writing(let code): throw outputError(shownName, code)
+            }
         }
     }
 

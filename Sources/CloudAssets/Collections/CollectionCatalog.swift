@@ -196,8 +196,7 @@ struct CollectionCatalog: Sendable {
         if let cached = keyFolderCache?.latest.withLock({ $0 }), cached.token == token { return cached.tree }
         let rows = try store.keyFolders(under: root).filter { $0.folder.utf8.count > root.utf8.count }
         func parent(_ folder: String) -> String? {
-            guard let slash = folder.utf8.dropLast().lastIndex(of: UInt8(ascii: "/")) else { return nil }
-            let up = String(decoding: folder.utf8[...slash], as: UTF8.self)
+            guard let up = StorePredicate.keyFolder(of: String(folder.dropLast())) else { return nil }
             return up.utf8.count > root.utf8.count && up.hasPrefix(root) ? up : nil
         }
         func title(_ folder: String) -> String {

@@ -41,7 +41,7 @@ enum RemoteMetadata {
         for object: S3ObjectSummary, metadata meta: [String: String], contentType: String?,
         thumbnail: S3ObjectSummary?
     ) -> AssetRecord {
-        let creation = meta["creation-date"].flatMap(parseISO8601) ?? object.lastModified
+        let creation = meta["creation-date"].flatMap(HTTPDate.parseInternetDateTime) ?? object.lastModified
         let mediaType =
             meta["media-type"].flatMap(MediaType.init(metadataValue:)) ?? MediaType(guessingFrom: object.key)
         let orientation = meta["orientation"].flatMap { Int($0) }.flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
@@ -58,10 +58,6 @@ enum RemoteMetadata {
         }
         return record
     }
-
-    /// Accepts `2024-05-01T12:00:00Z`, with fractional seconds, or with a numeric offset; parsed by hand
-    /// (``HTTPDate/parseInternetDateTime(_:)``: Foundation's formatter crashed on some texts a stranger can write).
-    static func parseISO8601(_ text: String) -> Date? { HTTPDate.parseInternetDateTime(text) }
 }
 
 extension MediaType {
