@@ -190,6 +190,46 @@ import Testing
             let listed = try await fresh.sync(fetchThumbnails: false)
             #expect(try keys(fresh) == keys(a))
             #expect(listed.skipped.map(\.key) == ["collections/\(stranger).json"])
+            // A library bootstrapping from a's latest checkpoint takes the album from it: no document read.
+            let booted = try await bucket.open(name: "d", journal: true)
+            let boot = try await booted.sync(fetchThumbnails: false)
+            #expect(boot.checkpointAssets == 4 && boot.collectionsRead == 0, "\(boot)")
+            #expect(try keys(booted) == keys(a))
+        }
+    }
+
+    @Test("folders of keys another tool writes and deletes through the gateway show as albums in folders")
+    func keyFoldersThroughTheGateway() async throws {
+        let rgw = try await RGWFixture.gateway()
+        try await RGWBucket.with(rgw) { bucket in
+            try bucket.fill(
+                """
+                for key in ["Trips/Rome/r2.jpg", "Trips/Rome/r1.jpg", "Trips/t0.jpg", "loose.jpg"]:
+                    put("originals/" + key, key.encode(), {"creation-date": "2024-01-01T00:00:00Z"})
+                """)
+            let library = try await bucket.open(keyFolders: true)
+            try await library.sync(fetchThumbnails: false)
+            func tree() throws -> [String] {
+                let trips = try #require(try library.fetchFolders().first { $0.title == "Trips" })
+                return try library.fetchAlbums(in: trips).map { album in
+                    "\(album.title): " + (try library.fetchAssets(in: album).map(\.key)).joined(separator: " ")
+                }
+            }
+            #expect(
+                try tree() == [
+                    "Rome: originals/Trips/Rome/r1.jpg originals/Trips/Rome/r2.jpg", "Trips: originals/Trips/t0.jpg",
+                ])
+            try bucket.fill(
+                """
+                s3.delete_object(Bucket=bucket, Key="originals/Trips/Rome/r1.jpg")
+                put("originals/Trips/Venice/v1.jpg", b"v1", {"creation-date": "2024-01-02T00:00:00Z"})
+                """)
+            try await library.sync(fetchThumbnails: false)
+            #expect(
+                try tree() == [
+                    "Rome: originals/Trips/Rome/r2.jpg", "Trips: originals/Trips/t0.jpg",
+                    "Venice: originals/Trips/Venice/v1.jpg",
+                ])
         }
     }
 
@@ -604,7 +644,7 @@ final class RGWBucket: Sendable {
     /// `overTLS`: through the gateway's HTTPS endpoint, trusting its CA unless `trustsGatewayCA` is false.
     func open(
         credentials: Credentials? = nil, bucket: String? = nil, name: String = "library", journal: Bool = false,
-        overTLS: Bool = false, trustsGatewayCA: Bool = true
+        overTLS: Bool = false, trustsGatewayCA: Bool = true, keyFolders: Bool = false
     ) async throws -> AssetLibrary {
         var configuration = AssetLibrary.Configuration(storeURL: folder.appendingPathComponent(name))
         configuration.endpoint = gateway.endpoint
@@ -620,6 +660,7 @@ final class RGWBucket: Sendable {
         // boto3 writes the bucket behind the journal's back: every sync lists it.
         configuration.fullSyncInterval = journal ? 24 * 3600 : 0
         configuration.checkpointInterval = journal ? 0.001 : 0
+        configuration.keyFoldersAsAlbums = keyFolders
         let library = try await AssetLibrary(configuration: configuration)
         opened.withLock { $0.append(library) }
         return library
