@@ -127,18 +127,27 @@ package struct SigV4Authorization: Sendable, Hashable {
     /// Parses the header value; nil when it is not a well-formed SigV4 header.
     /// - Parameter header: The `Authorization` header value.
     package init?(header: String) {
-        guard header.hasPrefix(SigV4.algorithm + " ") else { return nil }
-        let rest = header.dropFirst(SigV4.algorithm.count + 1)
-        var fields: [String: String] = [:]
-        for part in rest.split(separator: ",") {
-            let trimmed = ASCII.trimmingSpaces(part)
-            guard let eq = trimmed.firstIndex(of: "=") else { return nil }
-            fields[String(trimmed[..<eq])] = String(trimmed[trimmed.index(after: eq)...])
+        // Read as bytes: every request a server verifies comes through here.
+        let prefix = SigV4.algorithm + " "
+        guard header.utf8.starts(with: prefix.utf8) else { return nil }
+        let rest = Substring(header).utf8.dropFirst(prefix.utf8.count)
+        var credential: Substring?
+        var signed: Substring?
+        var signature: Substring?
+        for part in rest.split(separator: UInt8(ascii: ",")) {
+            let trimmed = ASCII.trimmingSpaces(Substring(part)).utf8
+            guard let eq = trimmed.firstIndex(of: UInt8(ascii: "=")) else { return nil }
+            let value = Substring(trimmed[trimmed.index(after: eq)...])
+            // The last of a repeated field counts.
+            switch Substring(trimmed[..<eq]) {
+            case "Credential": credential = value
+            case "SignedHeaders": signed = value
+            case "Signature": signature = value
+            default: continue
+            }
         }
-        guard let credential = fields["Credential"], let signed = fields["SignedHeaders"],
-            let signature = fields["Signature"]
-        else { return nil }
-        self.init(credential: credential, signedHeaders: signed, signature: signature)
+        guard let credential, let signed, let signature else { return nil }
+        self.init(credential: String(credential), signedHeaders: String(signed), signature: String(signature))
     }
 
     /// Builds from the three fields (as found in a header or a presigned query).
@@ -147,7 +156,9 @@ package struct SigV4Authorization: Sendable, Hashable {
     ///   - signedHeaders: `;`-separated lower-case names.
     ///   - signature: Hex signature.
     package init?(credential: String, signedHeaders: String, signature: String) {
-        let parts = credential.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let parts = credential.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map {
+            String(Substring($0))
+        }
         guard parts.count >= 5, parts.last == "aws4_request" else { return nil }
         // An access key may itself contain '/', so take the scope from the end.
         let n = parts.count
@@ -155,7 +166,11 @@ package struct SigV4Authorization: Sendable, Hashable {
         date = parts[n - 4]
         region = parts[n - 3]
         service = parts[n - 2]
-        self.signedHeaders = signedHeaders.split(separator: ";").map { $0.lowercased() }
+        self.signedHeaders = signedHeaders.utf8.split(separator: UInt8(ascii: ";")).map { name in
+            // Clients send lower-case ASCII names: only another name pays for Unicode case mapping.
+            name.contains(where: { $0 >= 0x41 && $0 <= 0x5A || $0 >= 0x80 })
+                ? Substring(name).lowercased() : String(Substring(name))
+        }
         self.signature = signature
         guard !accessKeyID.isEmpty, date.count == 8, !self.signedHeaders.isEmpty, !signature.isEmpty else {
             return nil

@@ -195,8 +195,17 @@ package final class StoreTransaction {
         } else {
             existingRecord = try record(key: listing.key)
         }
-        guard let existing = existingRecord, let id = existing.id else {
+        guard let existing = existingRecord else {
             return .inserted(try insert(Self.newRow(listing)))
+        }
+        return try upsert(listing, over: existing)
+    }
+
+    /// ``upsert(_:)`` of a listing whose row the caller has just read (`existing`, read in this transaction and
+    /// with the same key): the row takes what the listing says, without reading it again.
+    package func upsert(_ listing: AssetRecord, over existing: AssetRecord) throws -> UpsertResult {
+        guard let id = existing.id, existing.key == listing.key else {
+            throw AssetStoreError.invariantViolation("upsert over a row of another key")
         }
         var merged = existing
         merged.size = listing.size

@@ -61,10 +61,15 @@ package struct CheckpointAsset: Sendable {
 
     /// The asset's line, without its newline.
     package var line: Data {
-        var out = Data()
+        // Built as bytes, then one `Data` (a `Data` appended to a byte at a time costs a call per byte).
+        var out: [UInt8] = []
         out.reserveCapacity(160)
         func text(_ value: String?) {
             guard let value else { return }
+            guard value.utf8.contains(where: { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A }) else {
+                out.append(contentsOf: value.utf8)
+                return
+            }
             for byte in value.utf8 {
                 switch byte {
                 case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
@@ -115,7 +120,7 @@ package struct CheckpointAsset: Sendable {
         text(location?.serialized)
         out.append(0x09)
         text(metadataFill == .complete ? nil : String(metadataFill.rawValue))
-        return out
+        return Data(out)
     }
 
     /// Parses a line; nil when it is not one.

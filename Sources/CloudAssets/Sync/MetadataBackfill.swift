@@ -67,9 +67,21 @@ struct MetadataBackfill {
 
         var done: [FillResult] = []
         var filled = 0
+        // One batch is committed while the next one's requests run (the requests would otherwise wait for the
+        // catalog's write and the server sit idle); at most one commit at a time, in batch order.
+        var committing: Task<CommitOutcome, any Error>?
+        func awaitCommit() async throws {
+            guard let pending = committing else { return }
+            committing = nil
+            let outcome = try await pending.value
+            filled += outcome.filled
+            summary.absorb(outcome)
+            progress?(filled, total)
+        }
         // Images read so far: with fields of ours (a HEAD was enough), and other tools' (their headers were read).
         var ours = 0
         var others = 0
+        do {
         try await withThrowingTaskGroup(of: FillResult.self) { group in
             func addNext() throws -> Bool {
                 guard let record = try nextRecord() else { return false }
@@ -91,17 +103,35 @@ struct MetadataBackfill {
                 }
                 done.append(result)
                 if done.count >= batchSize {
-                    filled += try commit(done, summary: &summary)
+                    try await awaitCommit()
+                    let batch = done
                     done.removeAll(keepingCapacity: true)
-                    progress?(filled, total)
+                    committing = Task { try self.commit(batch) }
                 }
                 _ = try addNext()
             }
         }
-        filled += try commit(done, summary: &summary)
+        } catch {
+            // What was read before the failure is committed all the same.
+            try? await awaitCommit()
+            throw error
+        }
+        try await awaitCommit()
+        let last = try commit(done)
+        filled += last.filled
+        summary.absorb(last)
         progress?(filled, total)
         summary.metadataFilled = filled
         return summary
+    }
+
+    /// What one committed batch did.
+    struct CommitOutcome: Sendable {
+        var filled = 0
+        var headRequests = 0
+        var imageHeaderReads = 0
+        var thumbnailsFromImageHeaders = 0
+        var skipped: [SyncSummary.SkippedObject] = []
     }
 
     /// What one object's read found.
@@ -150,8 +180,9 @@ struct MetadataBackfill {
     /// Commits one batch in one transaction. A row that changed since its read started (another version
     /// listed, filled by a concurrent sync of this library, removed) keeps what it has. Returns how many rows it
     /// filled.
-    private func commit(_ results: [FillResult], summary: inout SyncSummary) throws -> Int {
-        guard !results.isEmpty else { return 0 }
+    private func commit(_ results: [FillResult]) throws -> CommitOutcome {
+        var summary = CommitOutcome()
+        guard !results.isEmpty else { return summary }
         var rows: [(id: Int64, row: AssetRecord)] = []
         var embedded: [String: ImageHeaderRead.ThumbnailBytes] = [:]
         var embeddedBytes = 0
@@ -195,14 +226,25 @@ struct MetadataBackfill {
                 guard let current = try tx.record(id), current.key == row.key, current.etag == row.etag,
                     current.size == row.size, current.metadataFill != .complete, current.uploadState == .uploaded
                 else { continue }
-                _ = try tx.upsert(row)
+                _ = try tx.upsert(row, over: current)
                 filled += 1
             }
             return filled
         }
+        summary.filled = filled
         if !embedded.isEmpty {
             summary.thumbnailsFromImageHeaders += try sync.cache.storeEmbeddedThumbnails(embedded)
         }
-        return filled
+        return summary
+    }
+}
+
+extension SyncSummary {
+    /// Adds what one batch of the metadata fill did (not its fill count: the caller keeps that).
+    fileprivate mutating func absorb(_ outcome: MetadataBackfill.CommitOutcome) {
+        headRequests += outcome.headRequests
+        imageHeaderReads += outcome.imageHeaderReads
+        thumbnailsFromImageHeaders += outcome.thumbnailsFromImageHeaders
+        skipped += outcome.skipped
     }
 }
