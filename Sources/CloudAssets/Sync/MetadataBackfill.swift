@@ -82,35 +82,37 @@ struct MetadataBackfill {
         var ours = 0
         var others = 0
         do {
-        try await withThrowingTaskGroup(of: FillResult.self) { group in
-            func addNext() throws -> Bool {
-                guard let record = try nextRecord() else { return false }
-                let rangedFirst = others > ours
-                group.addTask {
-                    await Self.read(
-                        record, client: client, bucket: bucket, headerBytes: headerBytes, rangedFirst: rangedFirst)
+            try await withThrowingTaskGroup(of: FillResult.self) { group in
+                func addNext() throws -> Bool {
+                    guard let record = try nextRecord() else { return false }
+                    let rangedFirst = others > ours
+                    group.addTask {
+                        await Self.read(
+                            record, client: client, bucket: bucket, headerBytes: headerBytes, rangedFirst: rangedFirst)
+                    }
+                    return true
                 }
-                return true
+                for _ in 0..<max(1, sync.configuration.maxConnections) where try !addNext() { break }
+                while let result = try await group.next() {
+                    if case .failed(let error) = result.outcome, !CatalogSync.isFailureOfThisObject(error) {
+                        // The connection, the credentials, the bucket: the sync fails; what is committed stays.
+                        throw error
+                    }
+                    if case .read(let head, _, _) = result.outcome,
+                        ImageHeaderRead.mayHaveHeaders(key: result.record.key)
+                    {
+                        if head.metadata["creation-date"] != nil { ours += 1 } else { others += 1 }
+                    }
+                    done.append(result)
+                    if done.count >= batchSize {
+                        try await awaitCommit()
+                        let batch = done
+                        done.removeAll(keepingCapacity: true)
+                        committing = Task { try self.commit(batch) }
+                    }
+                    _ = try addNext()
+                }
             }
-            for _ in 0..<max(1, sync.configuration.maxConnections) where try !addNext() { break }
-            while let result = try await group.next() {
-                if case .failed(let error) = result.outcome, !CatalogSync.isFailureOfThisObject(error) {
-                    // The connection, the credentials, the bucket: the sync fails; what is committed stays.
-                    throw error
-                }
-                if case .read(let head, _, _) = result.outcome, ImageHeaderRead.mayHaveHeaders(key: result.record.key) {
-                    if head.metadata["creation-date"] != nil { ours += 1 } else { others += 1 }
-                }
-                done.append(result)
-                if done.count >= batchSize {
-                    try await awaitCommit()
-                    let batch = done
-                    done.removeAll(keepingCapacity: true)
-                    committing = Task { try self.commit(batch) }
-                }
-                _ = try addNext()
-            }
-        }
         } catch {
             // What was read before the failure is committed all the same.
             try? await awaitCommit()
