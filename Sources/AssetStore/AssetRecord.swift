@@ -164,6 +164,21 @@ package struct AssetRecord: Sendable, Hashable, Codable {
     /// carries no date); the next listing fills it in without a HEAD.
     package static let notListedYet = Date(timeIntervalSinceReferenceDate: 0)
 
+    /// When the asset was added to the bucket, as sorted and tested (seconds since the reference date): the
+    /// object's Last-Modified; for one not listed yet (``notListedYet``: an import of this library, another
+    /// library's upload the journal announced) ``notListedAddedKey``, after every listed one — it has just come.
+    @inlinable
+    package var addedKey: Double {
+        lastModified == Self.notListedYet ? Self.notListedAddedKey : lastModified.timeIntervalSinceReferenceDate
+    }
+
+    /// The ``addedKey`` of an asset not listed yet: later than any date a listing gives (year 285 million).
+    package static let notListedAddedKey = 9e15
+
+    /// ``addedKey`` in SQL, on the `asset` table's columns; the schema indexes this very expression
+    /// (`asset_added`), so a query must spell it the same way.
+    package static let addedKeySQL = "(CASE WHEN lastModified = 0 THEN 9e15 ELSE lastModified END)"
+
     /// A record as the listing knows it: cloud-only, no local state.
     package init(
         id: Int64? = nil, key: String, size: Int64, etag: String, lastModified: Date, contentType: String? = nil,

@@ -20,12 +20,12 @@ extension AssetStore {
         + "ORDER BY name"
 
     /// The indexes a bulk load suspends: those nearly every loaded row enters at a place of its own (the shown
-    /// assets by creation date, modification date, content hash). The others stay: the key's uniqueness, which
+    /// assets by creation date, modification date, date added, content hash). The others stay: the key's uniqueness, which
     /// every insert relies on, and the partial indexes of rare states (not uploaded, pinned, trashed, local,
     /// edited…) or on the row identifier, which new rows enter seldom or only at the end — building one of those
     /// again would cost a scan of the whole table for nothing. An index missing here is simply not suspended.
     static let bulkLoadSuspendedIndexes: Set<String> = [
-        "asset_shown_creationDate", "asset_modificationDate", "asset_contentSHA256",
+        "asset_shown_creationDate", "asset_modificationDate", "asset_added", "asset_contentSHA256",
     ]
 
     /// Drops the asset table's dense secondary indexes (``bulkLoadSuspendedIndexes``) and records their

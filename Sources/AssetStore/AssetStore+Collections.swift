@@ -491,9 +491,10 @@ extension AssetStore {
         }
     }
 
-    /// How many assets each smart album shows by default, read through partial indexes (only the rows of each
-    /// set are visited): favourites, videos, edited (each not hidden, not trashed), hidden (not trashed), trashed.
-    package func smartAlbumCounts() throws -> (favorites: Int, videos: Int, edited: Int, hidden: Int, trashed: Int) {
+    /// How many assets each smart album shows by default, read through indexes (only the rows of each set are
+    /// visited): favourites, videos, edited, added since `addedSince` (each not hidden, not trashed), hidden (not
+    /// trashed), trashed.
+    package func smartAlbumCounts(addedSince: Date) throws -> SmartAlbumCounts {
         try read { db in
             let row = try Row.fetchOne(
                 db,
@@ -506,10 +507,24 @@ extension AssetStore {
                         (SELECT count(*) FROM asset INDEXED BY asset_edited
                             WHERE editRevision IS NOT NULL AND isHidden = 0 AND trashedDate IS NULL),
                         (SELECT count(*) FROM asset INDEXED BY asset_hidden WHERE isHidden = 1 AND trashedDate IS NULL),
-                        (SELECT count(*) FROM asset INDEXED BY asset_trashed WHERE trashedDate IS NOT NULL)
-                    """)
-            return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0, row?[3] ?? 0, row?[4] ?? 0)
+                        (SELECT count(*) FROM asset INDEXED BY asset_trashed WHERE trashedDate IS NOT NULL),
+                        (SELECT count(*) FROM asset INDEXED BY asset_added
+                            WHERE \(AssetRecord.addedKeySQL) >= ? AND isHidden = 0 AND trashedDate IS NULL)
+                    """, arguments: [addedSince.timeIntervalSinceReferenceDate])
+            return SmartAlbumCounts(
+                favorites: row?[0] ?? 0, videos: row?[1] ?? 0, edited: row?[2] ?? 0, hidden: row?[3] ?? 0,
+                trashed: row?[4] ?? 0, recentlyAdded: row?[5] ?? 0)
         }
+    }
+
+    /// What ``smartAlbumCounts(addedSince:)`` counts.
+    package struct SmartAlbumCounts: Sendable, Hashable {
+        package var favorites: Int
+        package var videos: Int
+        package var edited: Int
+        package var hidden: Int
+        package var trashed: Int
+        package var recentlyAdded: Int
     }
 
     /// The assets with a content edit.

@@ -6,7 +6,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 13
+    package static let schemaVersion = 14
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -244,6 +244,15 @@ extension AssetStore {
                 try AssetStore.writeMemberOrder(of: id, db)
             }
             try db.execute(sql: "PRAGMA user_version = 13")
+        }
+        // v14: when each asset was added to the bucket (`AssetRecord.addedKeySQL`), for Recently Added and the
+        // sort by date added.
+        migrator.registerMigration("v14") { db in
+            try db.execute(
+                sql: """
+                    CREATE INDEX asset_added ON asset\(AssetRecord.addedKeySQL);
+                    PRAGMA user_version = 14;
+                    """)
         }
         return migrator
     }

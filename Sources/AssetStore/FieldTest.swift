@@ -28,6 +28,8 @@ package enum FieldTest: Sendable, Hashable {
     case uploadState(Set<StoredUploadState>)
     /// Records with one of these identifiers (a record not inserted yet has none).
     case ids(Set<Int64>)
+    /// Records added to the bucket at or after the date (``AssetRecord/addedKey``): every record not listed yet.
+    case addedSince(Date)
 
     /// The test on a record's fields: `true` exactly for the rows ``sql(into:)`` selects.
     @inlinable
@@ -43,6 +45,7 @@ package enum FieldTest: Sendable, Hashable {
         case .isTrashed(let value): fields.isTrashed == value
         case .uploadState(let set): set.contains(fields.uploadState)
         case .ids(let ids): fields.id.map(ids.contains) ?? false
+        case .addedSince(let date): fields.addedKey >= date.timeIntervalSinceReferenceDate
         }
     }
 
@@ -71,6 +74,10 @@ package enum FieldTest: Sendable, Hashable {
             if ids.count <= 256 { return Self.inList("id", ids.sorted(), &arguments) }
             arguments += ["[" + ids.map(String.init).joined(separator: ",") + "]"]
             return "id IN (SELECT value FROM json_each(?))"
+        case .addedSince(let date):
+            // The indexed expression itself (`asset_added`), so the index's range applies.
+            arguments += [date.timeIntervalSinceReferenceDate]
+            return "\(AssetRecord.addedKeySQL) >= ?"
         }
     }
 
@@ -133,12 +140,14 @@ package struct TestedFields: Sendable {
     package var isTrashed: Bool
     /// Where the original stands with the bucket.
     package var uploadState: StoredUploadState
+    /// When it was added to the bucket (``AssetRecord/addedKey``).
+    package var addedKey: Double
 
     /// Fields given one by one (for a value that is not an ``AssetRecord``, such as the library's `Asset`).
     package init(
         id: Int64?, mediaType: MediaType, creationDate: Date, modificationDate: Date,
         availability: StoredAvailability, currentAvailability: StoredAvailability, isFavorite: Bool, isHidden: Bool,
-        isTrashed: Bool, uploadState: StoredUploadState
+        isTrashed: Bool, uploadState: StoredUploadState, addedKey: Double
     ) {
         self.id = id
         self.mediaType = mediaType
@@ -150,6 +159,7 @@ package struct TestedFields: Sendable {
         self.isHidden = isHidden
         self.isTrashed = isTrashed
         self.uploadState = uploadState
+        self.addedKey = addedKey
     }
 
     /// A record's fields, read one by one (inlined into the caller, so the record is not copied).
@@ -165,5 +175,6 @@ package struct TestedFields: Sendable {
         isHidden = record.isHidden
         isTrashed = record.isTrashed
         uploadState = record.uploadState
+        addedKey = record.addedKey
     }
 }

@@ -3,6 +3,8 @@ import Foundation
 /// A column asset lists can be sorted by.
 package enum StoreSortKey: Sendable, Hashable, CaseIterable {
     case creationDate, modificationDate, key, size, pixelCount, uploadState
+    /// When the asset was added to the bucket (``AssetRecord/addedKey``: those not listed yet last).
+    case addedDate
 
     var sqlExpression: String {
         switch self {
@@ -12,6 +14,7 @@ package enum StoreSortKey: Sendable, Hashable, CaseIterable {
         case .size: "size"
         case .pixelCount: "(pixelWidth * pixelHeight)"
         case .uploadState: "uploadState"
+        case .addedDate: AssetRecord.addedKeySQL
         }
     }
 
@@ -24,6 +27,7 @@ package enum StoreSortKey: Sendable, Hashable, CaseIterable {
         case .size: .integer(record.size)
         case .pixelCount: .integer(record.pixelCount)
         case .uploadState: .integer(Int64(record.uploadState.rawValue))
+        case .addedDate: .real(record.addedKey)
         }
     }
 }

@@ -7,7 +7,8 @@ import Foundation
 enum AssetJSON {
     static func write(_ a: Asset, to output: BufferedOutput) {
         output.write(
-            "{\"creationDate\":\"\(ISODate.string(a.creationDate))\",\"favorite\":\(a.isFavorite),"
+            "{\"addedDate\":\(a.addedDate.map { "\"\(ISODate.string($0))\"" } ?? "null"),"
+                + "\"creationDate\":\"\(ISODate.string(a.creationDate))\",\"favorite\":\(a.isFavorite),"
                 + "\"hasThumbnail\":\(a.hasThumbnail),\"hidden\":\(a.isHidden),"
                 + "\"id\":\"\(a.localIdentifier)\",\"key\":\(JSONText.quoted(a.key)),"
                 + "\"keywords\":[\(a.keywords.map(JSONText.quoted).joined(separator: ","))],"

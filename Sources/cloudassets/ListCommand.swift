@@ -28,7 +28,8 @@ struct List: AsyncParsableCommand {
     // Unconditional: `--sort -date` takes `-date` as the value instead of reading it as a flag.
     @Option(
         parsing: .unconditional,
-        help: "Sort by: date, key, size (prefix with - for descending); default key, an album's own order with --album."
+        help:
+            "Sort by: date, added, key, size (prefix with - for descending); default key, an album's own order with --album."
     )
     var sort: String?
     @Option(help: "Only the assets of this album or smart album (id, title or folder path), in its order.")
@@ -72,7 +73,8 @@ struct List: AsyncParsableCommand {
             case "date": sortKey = .creationDate(ascending: !descending)
             case "key": sortKey = AssetSortDescriptor(.key, ascending: !descending)
             case "size": sortKey = AssetSortDescriptor(.size, ascending: !descending)
-            default: throw CLIError("sort must be date, key or size (optionally with a leading -), not \(sort)")
+            case "added": sortKey = .addedDate(ascending: !descending)
+            default: throw CLIError("sort must be date, added, key or size (optionally with a leading -), not \(sort)")
             }
             var options = FetchOptions()
             options.predicate = predicates.isEmpty ? .all : .and(predicates)

@@ -16,6 +16,8 @@ import Testing
                 record.size = Int64(index % 9)
                 record.creationDate = Date(timeIntervalSinceReferenceDate: Double(index % 11))
                 record.pixelWidth = index % 5
+                record.lastModified =
+                    index % 6 == 0 ? AssetRecord.notListedYet : Date(timeIntervalSinceReferenceDate: Double(index % 8))
                 if index % 5 == 0 {
                     record.thumbnailPresent = true
                     record.availability = .thumbnail
@@ -36,7 +38,8 @@ import Testing
         Gen.bool.map { StorePredicate.isHidden($0) },
         Gen.int(in: 0...3).map { StorePredicate.keyPrefix(["a/", "a/b", "c*", "b"][$0]) },
         Gen.int(in: 0...1).map { StorePredicate.availability([StoredAvailability.allCases[$0]]) },
-        Gen.int(in: 0...80).array(of: 0...5).map { StorePredicate.ids(Set($0.map(Int64.init))) }
+        Gen.int(in: 0...80).array(of: 0...5).map { StorePredicate.ids(Set($0.map(Int64.init))) },
+        Gen.int(in: 0...9).map { StorePredicate.field(.addedSince(Date(timeIntervalSinceReferenceDate: Double($0)))) }
     )
 
     static let predicate = Gen.oneOf(
@@ -46,7 +49,7 @@ import Testing
         leaf.map { StorePredicate.not($0) }
     )
 
-    static let sort = zip(Gen.int(in: 0...4), Gen.bool)
+    static let sort = zip(Gen.int(in: 0...(StoreSortKey.allCases.count - 1)), Gen.bool)
         .map { StoreSort(StoreSortKey.allCases[$0], ascending: $1) }.array(of: 0...2)
 
     /// SQL and in-memory evaluation select the same rows, and the SQL order is the `precedes` order.
@@ -98,6 +101,23 @@ import Testing
             let plan = try store.queryPlan(query)
             #expect(plan == ["SCAN asset USING INDEX asset_shown_creationDate"], "\(plan)")
         }
+    }
+
+    /// Recently Added — shown assets added since a date, newest first — is a range of the date-added index, read
+    /// in its order: the assets added before the date are never visited.
+    @Test func recentlyAddedReadsARangeOfTheAddedIndex() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let (store, all) = try Self.makeStore(folder)
+        let since = Date(timeIntervalSinceReferenceDate: 5)
+        let query = StoreQuery(
+            predicate: .and([.field(.addedSince(since)), .isHidden(false), .isTrashed(false)]),
+            sort: [StoreSort(.addedDate, ascending: false)])
+        let plan = try store.queryPlan(query)
+        #expect(plan == ["SEARCH asset USING INDEX asset_added (<expr>>?)"], "\(plan)")
+        let expected = all.filter { $0.addedKey >= 5 && !$0.isHidden }
+        #expect(Set(try store.fetchIDs(query)) == Set(expected.map { $0.id! }))
+        #expect(try store.smartAlbumCounts(addedSince: since).recentlyAdded == expected.count)
     }
 
     /// The counts `status` and the cache limit read never visit every row: each is answered from an index (a

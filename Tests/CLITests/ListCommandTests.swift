@@ -109,6 +109,13 @@ struct ListCommandTests {
 
             let byKeyDescending = try await fixture.list(["--sort=-key"])
             #expect(byKeyDescending == byKey.reversed())
+
+            // Every listed asset has its date added (printed to the second), sorted by it.
+            let byAdded = try await fixture.list(["--sort", "added"])
+            #expect(byAdded.allSatisfy { $0.addedDate != nil })
+            let order = byAdded.map { $0.addedDate ?? "" }
+            #expect(order == order.sorted())
+            #expect(try await fixture.list(["--sort=-added"]) == byAdded.reversed())
         }
     }
 

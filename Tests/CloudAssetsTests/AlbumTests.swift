@@ -194,6 +194,52 @@ import Testing
         }
     }
 
+    @Test("Recently Added: added in the last 30 days or not listed yet, newest first; an import is an insertion")
+    func recentlyAdded() async throws {
+        try await Self.library(assets: 0) { library, _ in
+            let store = library.catalog.store
+            let now = Date()
+            func added(_ name: String, _ date: Date, hidden: Bool = false) -> AssetRecord {
+                var record = testRecord(name, hidden: hidden)
+                record.lastModified = date
+                return record
+            }
+            let (ids, _) = try store.write { tx in
+                [
+                    try tx.insert(added("old", now.addingTimeInterval(-31 * 86_400))),
+                    try tx.insert(added("week", now.addingTimeInterval(-7 * 86_400))),
+                    try tx.insert(added("today", now.addingTimeInterval(-60))),
+                    try tx.insert(added("pending", AssetRecord.notListedYet)),
+                    try tx.insert(added("hidden", now.addingTimeInterval(-60), hidden: true)),
+                ]
+            }
+            let album = try #require(
+                try library.fetchSmartAlbums().first { $0.subtype == .smartAlbumRecentlyAdded })
+            #expect(album.title == "Recently Added" && album.localIdentifier == "smart:recentlyadded")
+            #expect(album.estimatedAssetCount == 3)
+            let before = try library.fetchAssets(in: album)
+            #expect(Array(before.identifiers) == [ids[3], ids[2], ids[1]])
+            #expect(before[0].addedDate == nil)
+            #expect(before[1].addedDate == now.addingTimeInterval(-60))
+            #expect(
+                try library.collection(withLocalIdentifier: album.localIdentifier)?.subtype == .smartAlbumRecentlyAdded)
+
+            // Another import (not listed yet): first, as an insertion; the old asset listed anew comes in too.
+            let token = library.currentChangeToken
+            let (imported, _) = try store.write { tx -> Int64 in
+                try tx.update(ids[0]) { $0.lastModified = now.addingTimeInterval(-86_400) }
+                return try tx.insert(added("imported", AssetRecord.notListedYet))
+            }
+            let change = try #require(try library.changes(since: token).first)
+            let details = try #require(change.details(for: before))
+            #expect(Array(details.fetchResultAfterChanges.identifiers) == [imported, ids[3], ids[2], ids[0], ids[1]])
+            #expect(details.insertedIndexes == IndexSet([0, 3]) && details.removedIndexes == IndexSet())
+            #expect(
+                Array(details.fetchResultAfterChanges.identifiers)
+                    == Array(try library.fetchAssets(in: album).identifiers))
+        }
+    }
+
     @Test("an asset deleted from the library leaves every album: a removal in the album's result, a changed album")
     func deletedAssetLeavesItsAlbums() async throws {
         try await Self.library(assets: 3) { library, a in

@@ -50,15 +50,17 @@ enum Generators {
         zip(Gen.int(in: 0...99), Gen.int(in: 0...4)).map { Operation.setSize(pick: $0, Int64($1)) },
         Gen.int(in: 0...99).map { Operation.setETag(pick: $0) }
     )
-    static let options = zip(Gen.int(in: 0...3), Gen.int(in: 0...6), Gen.int(in: 0...4), Gen.bool).map {
+    static let options = zip(Gen.int(in: 0...4), Gen.int(in: 0...7), Gen.int(in: 0...4), Gen.bool).map {
         predicateChoice, sortChoice, limitChoice, includeHidden in
         let predicates: [AssetPredicate] = [
             .all, .isFavorite(true), .not(.isFavorite(true)),
             .or([.isFavorite(true), .creationDate(Date(timeIntervalSinceReferenceDate: 0)..<day(3))]),
+            .addedSince(day(3)),
         ]
         let sorts: [[AssetSortDescriptor]] = [
             [], [.creationDate()], [.creationDate(ascending: false)], [.size(), .creationDate(ascending: false)],
             [.key(ascending: false)], [.pixelCount(), .size(ascending: false)], [.size(ascending: false)],
+            [.addedDate(ascending: false)],
         ]
         let limits: [Int?] = [nil, nil, 1, 4, 9]
         return FetchOptions(
@@ -113,9 +115,12 @@ func longestCommonSubsequence(_ a: [Int64], _ b: [Int64]) -> Int {
         var serial = 0
         func record(_ spec: AssetSpec) -> AssetRecord {
             serial += 1
-            return testRecord(
+            var record = testRecord(
                 "k\(serial % 7)-\(serial)", day: spec.day, favorite: spec.favorite, hidden: spec.hidden,
                 size: spec.size)
+            // Added to the bucket on a day of its own, or not listed yet (added last).
+            record.lastModified = spec.size == 0 ? AssetRecord.notListedYet : day(spec.day + Int(spec.size))
+            return record
         }
 
         await propertyCheck(
@@ -148,7 +153,13 @@ func longestCommonSubsequence(_ a: [Int64], _ b: [Int64]) -> Int {
                     case .setSize(let n, let value):
                         if let id = pick(n) { try tx.update(id) { $0.size = value } }
                     case .setETag(let n):
-                        if let id = pick(n) { try tx.update(id) { $0.etag += "'" } }
+                        // Replaced in the bucket: a new version, added last.
+                        if let id = pick(n) {
+                            try tx.update(id) {
+                                $0.etag += "'"
+                                $0.lastModified = day(12)
+                            }
+                        }
                     }
                 }
             }

@@ -82,7 +82,8 @@ struct PredicateFuzzer {
         }
     }
 
-    /// A record that satisfies the store's invariants, with every field a predicate reads drawn at random.
+    /// A record that satisfies the store's invariants, with every field a predicate reads drawn at random (its
+    /// Last-Modified is ``AssetRecord/notListedYet`` when the instant drawn is 0).
     mutating func record(_ index: Int) -> AssetRecord {
         var record = AssetRecord(
             key: key(index), size: 1000, etag: "e\(index)", lastModified: date(), creationDate: date(),
@@ -112,7 +113,7 @@ struct PredicateFuzzer {
 
     /// One store leaf of any kind.
     mutating func storeLeaf(ids: [Int64], keys: [String]) -> StorePredicate {
-        switch below(12) {
+        switch below(13) {
         case 0: .mediaType(subset(MediaType.allCases))
         case 1: .creationDate(range())
         case 2: .modificationDate(range())
@@ -124,6 +125,7 @@ struct PredicateFuzzer {
         case 8: .uploadState(subset(StoredUploadState.allCases))
         case 9: .keyPrefix(prefix(of: keys))
         case 10: .keyFolder(folder(of: keys))
+        case 11: .field(.addedSince(date()))
         default: .ids(idSet(ids))
         }
     }
@@ -156,7 +158,7 @@ struct PredicateFuzzer {
 
     /// One library leaf of any kind.
     mutating func assetLeaf(ids: [Int64], keys: [String]) -> AssetPredicate {
-        switch below(11) {
+        switch below(12) {
         case 0: .mediaTypes(subset(MediaType.allCases))
         case 1: .creationDate(range())
         case 2: .modificationDate(range())
@@ -167,6 +169,7 @@ struct PredicateFuzzer {
         case 7: .uploadStates(subset(UploadState.allCases))
         case 8: .keyPrefix(prefix(of: keys))
         case 9: .keyFolder(folder(of: keys))
+        case 10: .addedSince(date())
         default: .identifiers(identifiers(ids))
         }
     }

@@ -41,7 +41,8 @@ struct ReadmeAlbumsTests {
             )
             let (photos, smart) = try await readmeAlbumsExample(library: library, first: a, second: b, cover: c)
             #expect(photos.map(\.key) == ["originals/c.jpg", "originals/a.jpg", "originals/b.jpg"])
-            #expect(smart.map(\.title) == ["Favorites", "Videos", "Edited", "Hidden", "Recently Deleted"])
+            #expect(
+                smart.map(\.title) == ["Favorites", "Recently Added", "Videos", "Edited", "Hidden", "Recently Deleted"])
             try await library.sync(fetchThumbnails: false)
 
             let other = try await harness.open(

@@ -81,6 +81,7 @@ struct NumericOrder<Value: ColumnKey>: KeyOrder {
         case .size: Value.unboxed(.integer(record.size))
         case .pixelCount: Value.unboxed(.integer(Int64(record.pixelWidth) * Int64(record.pixelHeight)))
         case .uploadState: Value.unboxed(.integer(Int64(record.uploadState.rawValue)))
+        case .addedDate: Value.unboxed(.real(record.addedKey))
         case .key: Value.unboxed(sortKey.value(of: record))
         }
     }

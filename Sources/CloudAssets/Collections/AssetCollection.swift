@@ -31,6 +31,10 @@ public struct AssetCollection: Sendable, Hashable, Identifiable, CollectionIdent
         case albumKeyFolder
         /// Favourites (not hidden, not in the trash).
         case smartAlbumFavorites
+        /// Assets added to the bucket in the last 30 days (``Asset/addedDate``; not hidden, not in the trash),
+        /// newest first. The 30 days count back from the fetch: a fetch result keeps its window (a change adds to
+        /// it; an asset does not age out of a result, only out of the next fetch).
+        case smartAlbumRecentlyAdded
         /// Videos (not hidden, not in the trash).
         case smartAlbumVideos
         /// Hidden assets (not in the trash).

@@ -27,6 +27,7 @@ struct CollectionCatalog: Sendable {
         let name =
             switch subtype {
             case .smartAlbumFavorites: "favorites"
+            case .smartAlbumRecentlyAdded: "recentlyadded"
             case .smartAlbumVideos: "videos"
             case .smartAlbumHidden: "hidden"
             case .smartAlbumRecentlyDeleted: "recentlydeleted"
@@ -37,12 +38,17 @@ struct CollectionCatalog: Sendable {
     }
 
     static let smartSubtypes: [AssetCollection.Subtype] = [
-        .smartAlbumFavorites, .smartAlbumVideos, .smartAlbumEdited, .smartAlbumHidden, .smartAlbumRecentlyDeleted,
+        .smartAlbumFavorites, .smartAlbumRecentlyAdded, .smartAlbumVideos, .smartAlbumEdited, .smartAlbumHidden,
+        .smartAlbumRecentlyDeleted,
     ]
+
+    /// How far back Recently Added reaches: 30 days.
+    static let recentlyAddedWindow: TimeInterval = 30 * 86_400
 
     static func smartTitle(_ subtype: AssetCollection.Subtype) -> String {
         switch subtype {
         case .smartAlbumFavorites: "Favorites"
+        case .smartAlbumRecentlyAdded: "Recently Added"
         case .smartAlbumVideos: "Videos"
         case .smartAlbumHidden: "Hidden"
         case .smartAlbumRecentlyDeleted: "Recently Deleted"
@@ -51,11 +57,16 @@ struct CollectionCatalog: Sendable {
         }
     }
 
-    /// The fetch a smart album is, its default order newest first (the edited one is a scope, not a predicate).
-    static func smartOptions(_ subtype: AssetCollection.Subtype) -> FetchOptions {
+    /// The fetch a smart album is, its default order newest first (the edited one is a scope, not a predicate);
+    /// Recently Added reaches back ``recentlyAddedWindow`` from `now`.
+    static func smartOptions(_ subtype: AssetCollection.Subtype, now: Date = Date()) -> FetchOptions {
         let newest: [AssetSortDescriptor] = [.creationDate(ascending: false)]
         return switch subtype {
         case .smartAlbumFavorites: FetchOptions(predicate: .isFavorite(true), sortBy: newest)
+        case .smartAlbumRecentlyAdded:
+            FetchOptions(
+                predicate: .addedSince(now.addingTimeInterval(-recentlyAddedWindow)),
+                sortBy: [.addedDate(ascending: false)])
         case .smartAlbumVideos: FetchOptions(predicate: .mediaType(.video), sortBy: newest)
         case .smartAlbumHidden: FetchOptions(predicate: .isHidden(true), sortBy: newest, includeHiddenAssets: true)
         case .smartAlbumRecentlyDeleted:
@@ -71,11 +82,12 @@ struct CollectionCatalog: Sendable {
 
     /// Every smart album with its count (one query over partial indexes).
     func smartAlbums() throws -> [AssetCollection] {
-        let counts = try store.smartAlbumCounts()
+        let counts = try store.smartAlbumCounts(addedSince: Date().addingTimeInterval(-Self.recentlyAddedWindow))
         return Self.smartSubtypes.map { subtype in
             let count =
                 switch subtype {
                 case .smartAlbumFavorites: counts.favorites
+                case .smartAlbumRecentlyAdded: counts.recentlyAdded
                 case .smartAlbumVideos: counts.videos
                 case .smartAlbumEdited: counts.edited
                 case .smartAlbumHidden: counts.hidden

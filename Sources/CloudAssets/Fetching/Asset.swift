@@ -55,6 +55,11 @@ public struct Asset: Sendable, Hashable, Identifiable {
     /// When the asset's content last changed: the object's Last-Modified as last listed, the time of an import, or
     /// the time of its latest content edit or revert.
     public let modificationDate: Date
+    /// When the asset was added to the bucket: the object's Last-Modified; `nil` until a listing gives it (an
+    /// import of this library, or another library's upload the journal announced: just added, so
+    /// ``AssetSortDescriptor/Key/addedDate`` puts them after every dated one, and
+    /// ``AssetPredicate/addedSince(_:)`` counts them in). What Recently Added shows.
+    public let addedDate: Date?
     /// Image, video, audio or unknown: the original's `x-amz-meta-media-type`, else guessed from its key's
     /// extension (imports: from the file's signature and name).
     public let mediaType: MediaType
@@ -190,6 +195,7 @@ public struct Asset: Sendable, Hashable, Identifiable {
         etag = record.etag
         creationDate = record.creationDate
         modificationDate = record.modificationDate
+        addedDate = record.lastModified == AssetRecord.notListedYet ? nil : record.lastModified
         mediaType = record.mediaType
         storedPixelWidth = record.pixelWidth
         storedPixelHeight = record.pixelHeight

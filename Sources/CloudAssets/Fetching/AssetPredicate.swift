@@ -33,6 +33,9 @@ public indirect enum AssetPredicate: Sendable, Hashable {
     /// in `originals/Trips/`. What a folder-of-keys album shows
     /// (``AssetLibrary/Configuration/keyFoldersAsAlbums``).
     case keyFolder(String)
+    /// Assets added to the bucket at or after the date (``Asset/addedDate``), and every asset not listed yet (its
+    /// date added is `nil`: it has just come). What Recently Added shows, with the date 30 days back.
+    case addedSince(Date)
     /// Assets with one of these local identifiers (``Asset/localIdentifier``; one that is malformed or unknown
     /// matches nothing).
     case identifiers(Set<String>)
@@ -68,6 +71,7 @@ public indirect enum AssetPredicate: Sendable, Hashable {
         case .uploadStates(let set): .uploadState(Set(set.map(\.stored)))
         case .keyPrefix(let prefix): .keyPrefix(prefix)
         case .keyFolder(let folder): .keyFolder(folder)
+        case .addedSince(let date): .field(.addedSince(date))
         case .identifiers(let ids): .ids(Set(ids.compactMap(Asset.rowID(localIdentifier:))))
         case .and(let list): .and(list.map(\.storePredicate))
         case .or(let list): .or(list.map(\.storePredicate))
@@ -84,6 +88,7 @@ extension TestedFields {
             id: asset.rowID, mediaType: asset.mediaType, creationDate: asset.creationDate,
             modificationDate: asset.modificationDate, availability: asset.originalAvailability.stored,
             currentAvailability: asset.availability.stored, isFavorite: asset.isFavorite, isHidden: asset.isHidden,
-            isTrashed: asset.isTrashed, uploadState: asset.uploadState.stored)
+            isTrashed: asset.isTrashed, uploadState: asset.uploadState.stored,
+            addedKey: asset.addedDate?.timeIntervalSinceReferenceDate ?? AssetRecord.notListedAddedKey)
     }
 }

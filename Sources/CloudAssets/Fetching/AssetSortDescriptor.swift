@@ -20,6 +20,9 @@ public struct AssetSortDescriptor: Sendable, Hashable {
         case pixelCount
         /// The ``UploadState`` (uploaded first, then pending, uploading, failed).
         case uploadState
+        /// ``Asset/addedDate``: when the original was added to the bucket; assets not listed yet (just added) come
+        /// after every dated one.
+        case addedDate
     }
 
     /// The property compared.
@@ -47,6 +50,8 @@ public struct AssetSortDescriptor: Sendable, Hashable {
     public static func pixelCount(ascending: Bool = true) -> Self { .init(.pixelCount, ascending: ascending) }
     /// Sorts by upload state, ascending unless `ascending` is `false`.
     public static func uploadState(ascending: Bool = true) -> Self { .init(.uploadState, ascending: ascending) }
+    /// Sorts by date added, ascending unless `ascending` is `false`.
+    public static func addedDate(ascending: Bool = true) -> Self { .init(.addedDate, ascending: ascending) }
 
     var storeSort: StoreSort {
         let storeKey: StoreSortKey =
@@ -57,6 +62,7 @@ public struct AssetSortDescriptor: Sendable, Hashable {
             case .size: .size
             case .pixelCount: .pixelCount
             case .uploadState: .uploadState
+            case .addedDate: .addedDate
             }
         return StoreSort(storeKey, ascending: ascending)
     }

@@ -9,6 +9,8 @@ struct AssetRow: Decodable, Sendable, Equatable {
     var size: Int64
     var state: String
     var pinned: Bool
+    /// When the original was added to the bucket (ISO 8601), `nil` until listed.
+    var addedDate: String?
 }
 
 /// An in-process fake S3 server seeded with a small sample library, a fresh library folder, and a way to run
