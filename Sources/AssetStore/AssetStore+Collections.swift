@@ -31,6 +31,12 @@ package struct CollectionRecord: Sendable, Hashable {
     package var isDirty: Bool
     /// The keys the document names that had no asset here when it was last merged (not shown in the album).
     package var unresolvedKeys: Set<String>
+    /// What this library changed that no object in the bucket holds yet: the members' keys, and `""` for the
+    /// title, folder or deletion (``CollectionRecord/headerKey``). What its next delta carries.
+    package var unsentKeys: Set<String> = []
+
+    /// The entry of ``unsentKeys`` that stands for the title, the folder and the deletion.
+    package static let headerKey = ""
 }
 
 /// The collections: albums (ordered lists of assets) and folders. An album's order is a position per member,
@@ -44,7 +50,7 @@ extension AssetStore {
         c.id, c.uuid, c.kind, c.title, c.parentUUID, c.creationDate, c.modificationDate,
         CASE c.kind WHEN 1 THEN c.memberCount
         ELSE (SELECT count(*) FROM collection k WHERE k.parentUUID = c.uuid AND k.deleted = 0) END,
-        c.deleted, c.documentETag, c.dirty, c.unresolvedKeys
+        c.deleted, c.documentETag, c.dirty, c.unresolvedKeys, c.unsentKeys
         """
 
     static func collection(_ row: Row) -> CollectionRecord? {
@@ -52,8 +58,23 @@ extension AssetStore {
         return CollectionRecord(
             id: row[0], uuid: row[1], kind: kind, title: row[3], parentUUID: row[4],
             creationDate: Date(timeIntervalSince1970: row[5]), modificationDate: Date(timeIntervalSince1970: row[6]),
-            count: row[7], isDeleted: row[8], document: row.count > 12 ? row[12] : nil, documentETag: row[9],
-            isDirty: row[10], unresolvedKeys: Set(((row[11] as String?) ?? "").split(separator: "\n").map(String.init)))
+            count: row[7], isDeleted: row[8], document: row.count > 13 ? row[13] : nil, documentETag: row[9],
+            isDirty: row[10], unresolvedKeys: Set(((row[11] as String?) ?? "").split(separator: "\n").map(String.init)),
+            unsentKeys: decodeKeys(row[12]))
+    }
+
+    /// A set of keys as a column holds it (a JSON array: a key may be empty, ``CollectionRecord/headerKey``).
+    static func decodeKeys(_ text: String?) -> Set<String> {
+        guard let text, let keys = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String] else {
+            return []
+        }
+        return Set(keys)
+    }
+
+    /// The column text of a set of keys; `nil` for none.
+    static func encodeKeys(_ keys: Set<String>) -> String? {
+        guard !keys.isEmpty, let data = try? JSONSerialization.data(withJSONObject: keys.sorted()) else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// The collections matching `condition`, by title. The shared document (as large as its album) is read only
@@ -137,6 +158,32 @@ extension AssetStore {
                     ORDER BY uuid LIMIT ?
                     """, arguments: [uuid ?? "", limit]
             ).map { (uuid: $0[0], etag: $0[1], document: $0[2]) }
+        }
+    }
+
+    /// The keys of every collection delta merged here.
+    package func collectionDeltaKeys() throws -> Set<String> {
+        try read { db in Set(try String.fetchAll(db, sql: "SELECT key FROM collection_delta")) }
+    }
+
+    /// How many deltas of the collection `uuid` are merged here, and their bytes.
+    package func collectionDeltaTotals(uuid: String) throws -> (count: Int, bytes: Int) {
+        try read { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT count(*), coalesce(sum(size), 0) FROM collection_delta WHERE uuid = ?",
+                arguments: [uuid])
+            return (row?[0] ?? 0, row?[1] ?? 0)
+        }
+    }
+
+    /// Forgets the deltas merged here that are not among `listed` (a listing of every delta in the bucket): they
+    /// were folded into their documents and deleted.
+    package func forgetCollectionDeltas(notIn listed: Set<String>) throws {
+        _ = try write { tx in
+            let gone = try String.fetchAll(tx.db, sql: "SELECT key FROM collection_delta").filter {
+                !listed.contains($0)
+            }
+            try tx.forgetCollectionDeltas(gone)
         }
     }
 
@@ -407,14 +454,31 @@ extension StoreTransaction {
     }
 
     /// Records the shared state merged here: the document, its bucket copy's ETag, whether this library holds
-    /// changes the bucket lacks, and whether it names assets the catalog does not have. Not a change by itself.
+    /// changes the bucket lacks (and which: ``CollectionRecord/unsentKeys``), and whether it names assets the
+    /// catalog does not have. Not a change by itself.
     package func setCollectionDocument(
-        _ id: Int64, document: String, etag: String?, dirty: Bool, unresolvedKeys: Set<String>
+        _ id: Int64, document: String, etag: String?, dirty: Bool, unresolvedKeys: Set<String>,
+        unsentKeys: Set<String> = []
     ) throws {
         let unresolved = unresolvedKeys.isEmpty ? nil : unresolvedKeys.sorted().joined(separator: "\n")
         try db.execute(
-            sql: "UPDATE collection SET document = ?, documentETag = ?, dirty = ?, unresolvedKeys = ? WHERE id = ?",
-            arguments: [document, etag, dirty, unresolved, id])
+            sql: """
+                UPDATE collection SET document = ?, documentETag = ?, dirty = ?, unresolvedKeys = ?, unsentKeys = ?
+                WHERE id = ?
+                """,
+            arguments: [document, etag, dirty, unresolved, AssetStore.encodeKeys(unsentKeys), id])
+    }
+
+    /// Records that a collection's delta (`key`, `size` bytes) is merged here (or was written here).
+    package func recordCollectionDelta(key: String, uuid: String, size: Int) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO collection_delta (key, uuid, size) VALUES (?, ?, ?)",
+            arguments: [key, uuid, size])
+    }
+
+    /// Forgets deltas (folded into their collection's document and deleted from the bucket).
+    package func forgetCollectionDeltas(_ keys: some Sequence<String>) throws {
+        for key in keys { try db.execute(sql: "DELETE FROM collection_delta WHERE key = ?", arguments: [key]) }
     }
 
     /// Records that a collection changed (a change delivered to observers) without writing it.

@@ -6,7 +6,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 14
+    package static let schemaVersion = 15
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -252,6 +252,18 @@ extension AssetStore {
                 sql: """
                     CREATE INDEX asset_added ON asset\(AssetRecord.addedKeySQL);
                     PRAGMA user_version = 14;
+                    """)
+        }
+        // v15: albums shared as deltas (`collections/<id>/<name>.json`): what each collection changed here that no
+        // object in the bucket holds yet, and the deltas merged here.
+        migrator.registerMigration("v15") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE collection ADD COLUMN unsentKeys TEXT;
+                    CREATE TABLE collection_delta (
+                        key TEXT PRIMARY KEY, uuid TEXT NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID;
+                    CREATE INDEX collection_delta_uuid ON collection_delta(uuid);
+                    PRAGMA user_version = 15;
                     """)
         }
         return migrator

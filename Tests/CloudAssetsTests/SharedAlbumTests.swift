@@ -92,6 +92,116 @@ import Testing
         }
     }
 
+    @Test("a change to a large album goes up as a delta of the change, and another library reads only that delta")
+    func aChangeGoesUpAsADelta() async throws {
+        try await withHarness { harness in
+            try Self.seed(harness, count: 400)
+            let a = try await Self.open(harness, "a")
+            let b = try await Self.open(harness, "b")
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            let assets = try a.fetchAssets(FetchOptions(sortBy: [.key()]))
+            var big: CollectionPlaceholder!
+            try await a.performChanges { requests in
+                big = requests.createAlbum(title: "Big")
+                requests.addAssets(Array(assets.prefix(399)), to: big)
+            }
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            let document = try #require(
+                try harness.server.objectData(
+                    bucket: LibraryHarness.bucket, key: "collections/\(big.localIdentifier).json"))
+            #expect(document.count > 40_000, "the whole album: \(document.count) bytes")
+
+            // One insertion, one move: a delta naming two assets, no read or write of the document.
+            let album = try #require(try a.collection(withLocalIdentifier: big.localIdentifier))
+            let before = harness.log.count
+            try await a.performChanges { requests in
+                requests.insertAssets([assets[399]], into: album, at: 10)
+                requests.moveAssets(in: album, at: IndexSet([300]), to: 0)
+            }
+            try await a.sync(fetchThumbnails: false)
+            let written = harness.log.dropFirst(before).filter {
+                $0.method == "PUT" && $0.key?.hasPrefix("collections/") == true
+            }
+            #expect(written.count == 1, "\(written)")
+            let deltaKey = try #require(written.first?.key)
+            #expect(deltaKey.hasPrefix("collections/\(big.localIdentifier)/") && written.first?.ifNoneMatch == "*")
+            let delta = try #require(try harness.server.objectData(bucket: LibraryHarness.bucket, key: deltaKey))
+            #expect(delta.count < 1_000, "\(delta.count) bytes")
+            #expect(
+                try harness.server.objectData(
+                    bucket: LibraryHarness.bucket, key: "collections/\(big.localIdentifier).json")
+                    == document)
+
+            let readBefore = harness.log.count
+            let summary = try await b.sync(fetchThumbnails: false)
+            let reads = harness.log.dropFirst(readBefore).filter {
+                $0.method == "GET" && $0.key?.hasPrefix("collections/") == true
+            }
+            #expect(summary.collectionsRead == 1 && reads.map(\.key) == [deltaKey], "\(reads)")
+            #expect(try Self.albums(b) == Self.albums(a))
+            #expect(try Self.albums(b)["Big"]?.count == 400)
+
+            // A library that lists the bucket reads the document and the delta: the same album.
+            let c = try await Self.open(harness, "c", journal: false)
+            try await c.sync(fetchThumbnails: false)
+            #expect(try Self.albums(c) == Self.albums(a))
+        }
+    }
+
+    @Test("deltas are folded into the document and deleted (only those folded): every library keeps the same album")
+    func deltasAreFolded() async throws {
+        try await withHarness { harness in
+            try Self.seed(harness, count: 12)
+            let a = try await Self.open(harness, "a")
+            let b = try await Self.open(harness, "b")
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            var made: CollectionPlaceholder!
+            try await a.performChanges { requests in
+                made = requests.createAlbum(title: "Moves")
+                requests.addAssets(try! (0..<12).map { try Self.asset(a, $0) }, to: made)
+            }
+            try await a.sync(fetchThumbnails: false)
+            let id = made.localIdentifier
+            let prefix = "collections/\(id)/"
+            // A stranger's object among the deltas: never merged, never deleted.
+            try harness.server.putObject(
+                bucket: LibraryHarness.bucket, key: prefix + "1-0000000000000000.json", data: Data("{}".utf8))
+            var random = SeededRandom(seed: 42)
+            var bSaw = 0
+            for round in 0..<(CollectionSharing.deltasBeforeFolding + 6) {
+                let album = try #require(try a.collection(withLocalIdentifier: id))
+                try await a.performChanges { requests in
+                    requests.moveAssets(in: album, at: IndexSet([random.below(12)]), to: random.below(12))
+                }
+                try await a.sync(fetchThumbnails: false)
+                // B follows now and then: some deltas it reads, some are folded before it does.
+                if round % 9 == 4 {
+                    try await b.sync(fetchThumbnails: false)
+                    bSaw += 1
+                    let (onA, onB) = (try Self.albums(a), try Self.albums(b))
+                    #expect(onB == onA, "round \(round): \(onB) vs \(onA)")
+                }
+            }
+            let left = harness.server.keysOrEmpty(prefix: prefix)
+            #expect(left.contains(prefix + "1-0000000000000000.json"))
+            // Folded (by count, or by bytes: half the document) and deleted, each delete naming the version read.
+            #expect(left.count < CollectionSharing.deltasBeforeFolding, "\(left.count) left")
+            let deletes = harness.log.filter { $0.method == "DELETE" && $0.key?.hasPrefix(prefix) == true }
+            let puts = harness.log.filter { $0.method == "PUT" && $0.key?.hasPrefix(prefix) == true }
+            #expect(deletes.count + left.count == puts.count + 1, "the stranger's object stays")
+            #expect(deletes.allSatisfy { $0.ifMatch != nil && $0.status == 204 && !left.contains($0.key ?? "") })
+            try await b.sync(fetchThumbnails: false)
+            #expect(try Self.albums(b) == Self.albums(a) && bSaw > 0)
+            let c = try await Self.open(harness, "c", journal: false)
+            let listed = try await c.sync(fetchThumbnails: false)
+            #expect(listed.skipped.map(\.key) == [prefix + "1-0000000000000000.json"])
+            #expect(try Self.albums(c) == Self.albums(a))
+        }
+    }
+
     @Test("two libraries adding to one album at once keep both, in the same order everywhere; removals win by time")
     func concurrentChangesConverge() async throws {
         try await withHarness { harness in
@@ -261,12 +371,12 @@ import Testing
         return made.map(\.localIdentifier)
     }
 
-    @Test("a new library takes the albums from the checkpoint: only a document changed since is read")
+    @Test("a new library takes the albums from the checkpoint: only the delta of a change made since is read")
     func albumsComeWithTheCheckpoint() async throws {
         try await withHarness { harness in
             let albums = try await Self.checkpointWithAlbums(harness)
             let writer = try await Self.open(harness, "a")
-            // After the checkpoint: one album changes (the journal announces its new document).
+            // After the checkpoint: one album changes (the journal announces a delta of it).
             let changed = try #require(try writer.collection(withLocalIdentifier: albums[7]))
             try await writer.performChanges { $0.renameCollection(changed, to: "Renamed") }
             try await writer.sync(fetchThumbnails: false)
@@ -281,7 +391,9 @@ import Testing
             let documentReads = harness.log.dropFirst(before).filter {
                 $0.method == "GET" && $0.key?.hasPrefix("collections/") == true
             }
-            #expect(Set(documentReads.compactMap(\.key)) == ["collections/\(albums[7]).json"], "\(documentReads)")
+            let reads = documentReads.compactMap(\.key)
+            #expect(reads.count == 1, "\(documentReads)")
+            #expect(reads.allSatisfy { $0.hasPrefix("collections/\(albums[7])/") }, "\(documentReads)")
             #expect(try Self.albums(reader) == Self.albums(writer))
             #expect(try reader.collection(withLocalIdentifier: albums[7])?.title == "Renamed")
             #expect(try reader.fetchFolders().map(\.title) == ["Years"])

@@ -62,6 +62,24 @@ extension CollectionDocument {
         self = document
     }
 
+    /// A new delta's name: the time in milliseconds and 64 random bits (`1764400000000-0123456789abcdef`), so that
+    /// names sort by time and two libraries never pick the same.
+    package static func deltaName(now: Date) -> String {
+        let millis = max(0, Int64((now.timeIntervalSince1970 * 1000).rounded(.down)))
+        let random = String(UInt64.random(in: .min ... .max), radix: 16)
+        return "\(millis)-" + String(repeating: "0", count: 16 - random.count) + random
+    }
+
+    /// Whether `name` is a delta's name as ``deltaName(now:)`` makes them: 1 to 19 digits, `-`, 16 lower-case
+    /// hexadecimal digits.
+    package static func isDeltaName(_ name: Substring) -> Bool {
+        let bytes = Array(name.utf8)
+        guard let dash = bytes.firstIndex(of: UInt8(ascii: "-")), (1...19).contains(dash), bytes.count == dash + 17
+        else { return false }
+        return bytes[..<dash].allSatisfy { (0x30...0x39).contains($0) }
+            && bytes[(dash + 1)...].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
     /// Whether `text` is a collection identifier as libraries make them: a lower-case UUID.
     package static func isIdentifier(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
@@ -165,5 +183,24 @@ extension BucketLayout {
         guard key.hasPrefix(collectionsPrefix), key.hasSuffix(".json") else { return nil }
         let id = String(key.dropFirst(collectionsPrefix.count).dropLast(5))
         return CollectionDocument.isIdentifier(id) ? id : nil
+    }
+
+    /// `collections/<id>/`: where the collection's deltas are.
+    package func collectionDeltaPrefix(_ id: String) -> String { collectionsPrefix + id + "/" }
+
+    /// `collections/<id>/<name>.json`, a delta of the collection (``CollectionDocument/deltaName(now:)``).
+    package func collectionDeltaKey(_ id: String, name: String) -> String {
+        collectionDeltaPrefix(id) + name + ".json"
+    }
+
+    /// The collection a delta's key names (`<uuid>/<digits>-<16 hex digits>.json` under the prefix), or nil.
+    package func collectionID(forDeltaKey key: String) -> String? {
+        guard key.hasPrefix(collectionsPrefix), key.hasSuffix(".json") else { return nil }
+        let rest = key.dropFirst(collectionsPrefix.count).dropLast(5)
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        let id = String(rest[..<slash])
+        guard CollectionDocument.isIdentifier(id), CollectionDocument.isDeltaName(rest[rest.index(after: slash)...])
+        else { return nil }
+        return id
     }
 }

@@ -103,6 +103,31 @@ package struct CollectionDocument: Sendable, Hashable {
         return result
     }
 
+    // MARK: Deltas
+
+    /// The members whose state differs between this document and `other` (or that one of them lacks), and
+    /// ``CollectionRecord/headerKey`` when the kind, title, folder or deletion does.
+    package func differingKeys(from other: CollectionDocument?) -> Set<String> {
+        guard let other else { return Set(members.keys).union([CollectionRecord.headerKey]) }
+        var keys = Set<String>()
+        if kind != other.kind || title != other.title || titleStamp != other.titleStamp || parent != other.parent
+            || parentStamp != other.parentStamp || deleted != other.deleted
+        {
+            keys.insert(CollectionRecord.headerKey)
+        }
+        for (key, member) in members where other.members[key] != member { keys.insert(key) }
+        for key in other.members.keys where members[key] == nil { keys.insert(key) }
+        return keys
+    }
+
+    /// A delta of this state: its kind, title, folder and deletion with their stamps, and only the members among
+    /// `keys`. Merged into any state that holds what this one was made from, it gives this one's changes.
+    package func restricted(to keys: Set<String>) -> CollectionDocument {
+        var delta = self
+        delta.members = members.filter { keys.contains($0.key) }
+        return delta
+    }
+
     // MARK: Local changes
 
     /// A stamp later than now and than `seen`.

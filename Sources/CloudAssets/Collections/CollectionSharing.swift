@@ -2,22 +2,46 @@ import AssetStore
 import Foundation
 import S3Transfer
 
-/// Albums and folders between the catalog and the bucket: each is one document, `collections/<id>.json`
-/// (``CollectionDocument``), written conditionally (a write that finds another library's in between reads, merges
-/// and writes again) and announced in the journal; other libraries read it when their sync meets the announcement
-/// (or, on a full sync or a bootstrap, when its ETag is not the one they merged).
+/// Albums and folders between the catalog and the bucket. Each is a document, `collections/<id>.json`
+/// (``CollectionDocument``), and the deltas written since it was last folded, `collections/<id>/<name>.json`
+/// (documents holding only what one change touched: its members, with the title, folder and deletion). The state
+/// is the merge of the document and every delta; merging is a join, so the order they are read in, or reading one
+/// twice, makes no difference.
 ///
-/// The catalog keeps, per collection, the document last merged here: a local change is folded into it when it is
-/// sent, as a change of this device stamped then.
+/// - A change goes up as one new delta (a PUT that never replaces an object), announced in the journal: bytes and
+///   requests in proportion to the change, not to the album. An album never written goes up whole, conditionally
+///   (a write that finds another library's in between reads, merges and writes again).
+/// - Other libraries read a delta when their sync meets its announcement, and on a full sync or a bootstrap every
+///   delta they have not merged (and a document whose ETag is not the one they merged).
+/// - Now and then (``deltasBeforeFolding``, or deltas of half the document's bytes) the library that wrote the
+///   last delta folds them: it reads the document and the deltas, writes the merge conditionally on the
+///   document's ETag, then deletes each delta it folded, conditionally on the ETag it read (only that version).
+///   A fold that loses a race with another library's does nothing; a delta written meanwhile stays.
+///
+/// The catalog keeps, per collection, the state last merged here and what this library changed that no object in
+/// the bucket holds yet (``CollectionRecord/unsentKeys``): a local change is folded into the state when it is
+/// merged or sent, as a change of this device stamped then.
 enum CollectionSharing {
+    /// Deltas of one collection after which the library that writes one folds them into the document.
+    static let deltasBeforeFolding = 64
+
     /// The collection as this library holds it now: the document last merged here with the catalog's differences
     /// from it folded in (title, folder, deletion, and membership and positions of the album's assets that are in
     /// the bucket).
     static func localDocument(_ row: CollectionRecord, device: String, now: Date, _ tx: StoreTransaction) throws
         -> CollectionDocument
     {
+        try localDocument(
+            row, base: row.document.flatMap(CollectionDocument.init(catalogText:)), device: device, now: now, tx)
+    }
+
+    /// The catalog's differences from `base` (the state last merged here, or that and what this library sent
+    /// since) folded into it.
+    static func localDocument(
+        _ row: CollectionRecord, base: CollectionDocument?, device: String, now: Date, _ tx: StoreTransaction
+    ) throws -> CollectionDocument {
         let stored =
-            row.document.flatMap(CollectionDocument.init(catalogText:))
+            base
             ?? CollectionDocument(
                 id: row.uuid, kind: row.kind, title: row.title, parent: row.parentUUID,
                 stamp: CollectionDocument.stamp(after: nil, device: device, now: now))
@@ -33,13 +57,19 @@ enum CollectionSharing {
             now: now)
     }
 
-    /// Merges `incoming` (a document read from or written to the bucket, with its ETag) with what this library
-    /// holds, and makes the catalog show the merge: the collection created, renamed, moved or deleted, an album's
-    /// assets in the merged order (assets the catalog does not have yet are left out until it does). Records the
-    /// merge as the collection's document, still to send when it holds something `incoming` lacks. Under the
-    /// write transaction; each collection changed is one changed collection of the transaction's change.
+    /// Merges `incoming` (a document or a delta read from or written to the bucket) with what this library holds,
+    /// and makes the catalog show the merge: the collection created, renamed, moved or deleted, an album's assets
+    /// in the merged order (assets the catalog does not have yet are left out until it does). Records the merge as
+    /// the collection's state, with what this library changed that the bucket does not hold yet (still to send).
+    /// Under the write transaction; each collection changed is one changed collection of the transaction's change.
+    /// - Parameters:
+    ///   - etag: The ETag of the collection's document `incoming` is (or was merged with); ignored for a delta.
+    ///   - sent: This library's state that it has just written to the bucket (in a delta or the document): the
+    ///     catalog agreeing with it is no change, and nothing of it is still to send.
+    ///   - isDelta: `incoming` is a delta (the document's ETag stays the one merged here).
     static func adopt(
-        _ id: String, incoming: CollectionDocument, etag: String?, device: String, now: Date, _ tx: StoreTransaction
+        _ id: String, incoming: CollectionDocument, etag: String?, device: String, now: Date, _ tx: StoreTransaction,
+        sent: CollectionDocument? = nil, isDelta: Bool = false
     ) throws {
         if try tx.collection(uuid: id, includingDeleted: true) == nil {
             let row = try tx.createCollection(
@@ -51,7 +81,13 @@ enum CollectionSharing {
                 unresolvedKeys: Set(incoming.members.filter(\.value.isPresent).map(\.key)))
         }
         guard let row = try tx.collection(uuid: id, includingDeleted: true) else { return }
-        let merged = try localDocument(row, device: device, now: now, tx).merged(with: incoming)
+        let stored = row.document.flatMap(CollectionDocument.init(catalogText:))
+        let base = sent.map { sent in stored.map { $0.merged(with: sent) } ?? sent } ?? stored
+        let local = try localDocument(row, base: base, device: device, now: now, tx)
+        let merged = local.merged(with: incoming)
+        // What this library changed that no object in the bucket holds: what it had not sent (unless it just
+        // did), and the catalog's differences folded now.
+        let unsent = (sent == nil ? row.unsentKeys : []).union(local.differingKeys(from: base))
         var renumbered = false
         var pendingUploads = false
         var unresolved = Set<String>()
@@ -96,9 +132,13 @@ enum CollectionSharing {
                 }
             }
         }
+        // A collection never written to the bucket goes up whole (one a delta brought here before its document
+        // is not this library's to write).
+        let unwritten = (isDelta ? row.documentETag : etag) == nil && (row.isDirty || !isDelta)
         try tx.setCollectionDocument(
-            row.id, document: merged.text, etag: etag, dirty: renumbered || pendingUploads || merged != incoming,
-            unresolvedKeys: unresolved)
+            row.id, document: merged.text, etag: isDelta ? row.documentETag : etag,
+            dirty: renumbered || pendingUploads || !unsent.isEmpty || unwritten, unresolvedKeys: unresolved,
+            unsentKeys: unsent)
     }
 
     /// Reads a collection document: its state and ETag, or (nil, nil) when there is none. One that is too large
@@ -107,7 +147,13 @@ enum CollectionSharing {
     static func read(_ id: String, remote: LibraryRemote, configuration: AssetLibrary.Configuration) async throws
         -> (document: CollectionDocument?, etag: String?, rejected: String?)
     {
-        let key = configuration.layout.collectionKey(id)
+        try await read(id, key: configuration.layout.collectionKey(id), remote: remote, configuration: configuration)
+    }
+
+    /// Reads the document or delta at `key` of the collection `id` (as ``read(_:remote:configuration:)``).
+    static func read(_ id: String, key: String, remote: LibraryRemote, configuration: AssetLibrary.Configuration)
+        async throws -> (document: CollectionDocument?, etag: String?, rejected: String?)
+    {
         do {
             guard
                 let (data, head) = try await remote.client.getObject(
@@ -130,10 +176,11 @@ enum CollectionSharing {
 }
 
 extension UploadEngine {
-    /// Sends every album and folder changed here to the bucket: for each, reads the bucket's document, merges
-    /// (``CollectionDocument``'s rules), writes it back conditionally (another library's write in between makes the
-    /// write fail; it is read and merged again) and records the merge, announced in the journal. Albums naming
-    /// assets the catalog lacked are set right first (no network). Failures leave the change to the next round.
+    /// Sends every album and folder changed here to the bucket: a delta of what changed (an album never written:
+    /// the whole document, conditionally, merged with one another library wrote meanwhile), announced in the
+    /// journal, and the merge recorded; then folds the collection's deltas into its document when they are many.
+    /// Albums naming assets the catalog lacked are set right first (no network). Failures leave the change to the
+    /// next round.
     func shareCollections() async {
         resolveCollections()
         guard let dirty = try? store.collectionsToShare().dirty, !dirty.isEmpty, let device = try? deviceIdentifier(),
@@ -143,7 +190,60 @@ extension UploadEngine {
         await journal.flush()
     }
 
+    /// What one collection holds here that the bucket lacks, read in one transaction.
+    private struct LocalChanges {
+        var local: CollectionDocument
+        var stored: CollectionDocument?
+        var etag: String?
+        var unsent: Set<String>
+    }
+
     private func shareCollection(_ id: String, device: String, remote: LibraryRemote) async throws {
+        let read = try store.write { tx -> LocalChanges? in
+            guard let row = try tx.collection(uuid: id, includingDeleted: true), row.isDirty else { return nil }
+            let stored = row.document.flatMap(CollectionDocument.init(catalogText:))
+            let local = try CollectionSharing.localDocument(row, base: stored, device: device, now: Date(), tx)
+            return LocalChanges(
+                local: local, stored: stored, etag: row.documentETag,
+                unsent: row.unsentKeys.union(local.differingKeys(from: stored)))
+        }.0
+        guard let read else { return }
+        guard read.etag != nil, read.stored != nil else {
+            return try await shareWholeDocument(id, device: device, remote: remote)
+        }
+        var written: (key: String, etag: String, size: Int)?
+        if !read.unsent.isEmpty {
+            let body = read.local.restricted(to: read.unsent).encoded
+            // A new name each time: a delta never replaces an object (a name taken already, never in practice:
+            // another name).
+            for _ in 0..<4 where written == nil {
+                let key = configuration.layout.collectionDeltaKey(id, name: CollectionDocument.deltaName(now: Date()))
+                switch await Self.conditionalPut(
+                    remote: remote, bucket: configuration.bucket, key: key, body: body, condition: .keyAbsent)
+                {
+                case .success(let etag): written = (key, etag, body.count)
+                case .failure(.preconditionFailed): continue
+                case .failure(let error): throw error
+                }
+            }
+            guard written != nil else { return }
+        }
+        try performWrite { tx in
+            try CollectionSharing.adopt(
+                id, incoming: read.local, etag: nil, device: device, now: Date(), tx, sent: read.local, isDelta: true)
+            if let written {
+                try tx.recordCollectionDelta(key: written.key, uuid: id, size: written.size)
+                try tx.appendJournalChange(JournalChange.collection(key: written.key, etag: written.etag).encoded)
+            }
+        }
+        if written != nil, try foldIsDue(id) {
+            try? await foldCollectionDeltas(id, device: device, remote: remote)
+        }
+    }
+
+    /// Writes the whole document of a collection never written here: read, merged, written conditionally on
+    /// what was read (another library's write in between makes it fail: read and merged again).
+    private func shareWholeDocument(_ id: String, device: String, remote: LibraryRemote) async throws {
         let key = configuration.layout.collectionKey(id)
         for _ in 0..<8 {
             let read = try store.write { tx -> (CollectionDocument, String?)? in
@@ -175,11 +275,82 @@ extension UploadEngine {
                 }
             }
             try performWrite { tx in
-                try CollectionSharing.adopt(id, incoming: merged, etag: etag, device: device, now: Date(), tx)
+                try CollectionSharing.adopt(
+                    id, incoming: merged, etag: etag, device: device, now: Date(), tx, sent: local)
                 for change in journal { try tx.appendJournalChange(change.encoded) }
             }
             return
         }
+    }
+
+    /// Whether the deltas of `id` merged here are many enough to fold: ``CollectionSharing/deltasBeforeFolding``
+    /// of them, or more bytes than half the document (at least 16 KiB).
+    private func foldIsDue(_ id: String) throws -> Bool {
+        let totals = try store.collectionDeltaTotals(uuid: id)
+        let documentBytes = try store.write { tx in
+            try tx.collection(uuid: id, includingDeleted: true)?.document?.utf8.count ?? 0
+        }.0
+        return totals.count >= CollectionSharing.deltasBeforeFolding
+            || totals.bytes >= max(16 << 10, documentBytes / 2)
+    }
+
+    /// Folds the deltas of `id` into its document: lists them (at most 1,000), reads the document and each delta
+    /// (one that breaks a rule is left where it is), writes the merge with what this library holds conditionally
+    /// on the document's ETag, announces it, then deletes each delta folded, conditionally on the ETag it was read
+    /// with. Another library's write of the document in between makes the fold do nothing.
+    func foldCollectionDeltas(_ id: String, device: String, remote: LibraryRemote) async throws {
+        let layout = configuration.layout
+        let bucket = configuration.bucket
+        var listed: [String] = []
+        listing: for try await page in remote.client.listAllObjects(
+            bucket: bucket, prefix: layout.collectionDeltaPrefix(id))
+        {
+            for object in page.objects where layout.collectionID(forDeltaKey: object.key) == id {
+                listed.append(object.key)
+                if listed.count >= 1000 { break listing }
+            }
+        }
+        guard !listed.isEmpty else { return }
+        let (document, documentETag, rejected) = try await CollectionSharing.read(
+            id, remote: remote, configuration: configuration)
+        // A stranger's object where the document goes is replaced only by the whole-document path.
+        guard rejected == nil else { return }
+        let configuration = self.configuration
+        let deltas = try await concurrentMap(listed, limit: max(1, configuration.maxConnections)) { key in
+            (key, try await CollectionSharing.read(id, key: key, remote: remote, configuration: configuration))
+        }
+        let stored = try store.write { tx in
+            try tx.collection(uuid: id, includingDeleted: true)?.document.flatMap(
+                CollectionDocument.init(catalogText:))
+        }.0
+        guard var merged = document ?? stored else { return }
+        if let stored { merged = merged.merged(with: stored) }
+        var folded: [(key: String, etag: String)] = []
+        for (key, read) in deltas {
+            guard let delta = read.document, let etag = read.etag else { continue }
+            merged = merged.merged(with: delta)
+            folded.append((key, etag))
+        }
+        let key = layout.collectionKey(id)
+        // The document holds every delta already (folded by another library that did not delete them all): the
+        // deltas go, the document stays.
+        if merged != document {
+            guard
+                case .success(let written) = await Self.conditionalPut(
+                    remote: remote, bucket: bucket, key: key, body: merged.encoded,
+                    condition: documentETag.map(S3WriteCondition.etagMatches) ?? .keyAbsent)
+            else { return }
+            try performWrite { tx in
+                try CollectionSharing.adopt(id, incoming: merged, etag: written, device: device, now: Date(), tx)
+                try tx.appendJournalChange(JournalChange.collection(key: key, etag: written).encoded)
+            }
+            await journal.flush()
+        }
+        // Only the versions folded: a delta replaced since it was read stays.
+        for delta in folded {
+            try? await remote.client.deleteObject(bucket: bucket, key: delta.key, ifMatch: delta.etag)
+        }
+        _ = try store.write { tx in try tx.forgetCollectionDeltas(folded.map(\.key)) }
     }
 }
 
@@ -203,23 +374,34 @@ extension LibraryEngine {
 }
 
 extension SyncEngine {
-    /// Reads every collection document whose ETag is not the one merged here (a full sync, a bootstrap: the
-    /// journal's announcements cover the rest) and merges it, all in one transaction.
-    /// - Returns: How many were read; documents that break a rule are reported in `skipped`.
+    /// Reads every collection document whose ETag is not the one merged here, and every delta not merged here (a
+    /// full sync, a bootstrap: the journal's announcements cover the rest), and merges them; forgets the deltas
+    /// merged here that are gone (folded).
+    /// - Returns: How many were read; objects that break a rule are reported in `skipped`.
     func pullCollections(remote: LibraryRemote, skipped: inout [SyncSummary.SkippedObject]) async throws -> Int {
         let layout = configuration.layout
         let known = try store.collectionDocumentETags()
         var wanted: [String] = []
+        var deltas: [(id: String, key: String)] = []
+        var listedDeltas = Set<String>()
         for try await page in remote.client.listAllObjects(
             bucket: configuration.bucket, prefix: layout.collectionsPrefix)
         {
             for object in page.objects {
+                if let id = layout.collectionID(forDeltaKey: object.key) {
+                    listedDeltas.insert(object.key)
+                    deltas.append((id, object.key))
+                    continue
+                }
                 guard let id = layout.collectionID(forKey: object.key) else { continue }
                 if let etag = known[id] ?? nil, S3ETag.same(etag, object.etag) { continue }
                 wanted.append(id)
             }
         }
-        return try await adoptCollections(wanted, remote: remote, skipped: &skipped)
+        var read = try await adoptCollections(wanted, remote: remote, skipped: &skipped)
+        read += try await adoptCollectionDeltas(deltas, remote: remote, skipped: &skipped)
+        try store.forgetCollectionDeltas(notIn: listedDeltas)
+        return read
     }
 
     /// Reads these collections' documents (``Configuration/maxConnections`` at a time) and merges them in one
@@ -245,5 +427,62 @@ extension SyncEngine {
             }
         }
         return reads.filter { $0.1.document != nil }.count
+    }
+
+    /// Reads the deltas not merged here yet (``Configuration/maxConnections`` at a time) and merges them in one
+    /// transaction, each collection's all at once (one state, never a part of one: merged one by one, a delta
+    /// placing an asset where another delta moved one away from would look like two libraries filling one gap),
+    /// recording each as merged. A delta gone since it was announced or listed was folded into the document: then
+    /// the document is read too. - Returns: How many were read.
+    func adoptCollectionDeltas(
+        _ deltas: [(id: String, key: String)], remote: LibraryRemote, skipped: inout [SyncSummary.SkippedObject]
+    ) async throws -> Int {
+        guard !deltas.isEmpty else { return 0 }
+        let merged = try store.collectionDeltaKeys()
+        var seen = Set<String>()
+        let wanted = deltas.filter { !merged.contains($0.key) && seen.insert($0.key).inserted }
+        guard !wanted.isEmpty else { return 0 }
+        let configuration = self.configuration
+        let reads = try await concurrentMap(wanted, limit: max(1, configuration.maxConnections)) { delta in
+            (
+                delta,
+                try await CollectionSharing.read(delta.id, key: delta.key, remote: remote, configuration: configuration)
+            )
+        }
+        var found: [String: [(key: String, document: CollectionDocument)]] = [:]
+        var folded = Set<String>()
+        for (delta, read) in reads {
+            if let reason = read.rejected { skipped.append(SyncSummary.SkippedObject(key: delta.key, reason: reason)) }
+            if let document = read.document {
+                found[delta.id, default: []].append((delta.key, document))
+            } else if read.rejected == nil {
+                folded.insert(delta.id)
+            }
+        }
+        let documents = try await concurrentMap(folded, limit: max(1, configuration.maxConnections)) { id in
+            (id, try await CollectionSharing.read(id, remote: remote, configuration: configuration))
+        }
+        for (id, read) in documents {
+            if let reason = read.rejected {
+                skipped.append(SyncSummary.SkippedObject(key: configuration.layout.collectionKey(id), reason: reason))
+            }
+        }
+        let withDocument = Dictionary(uniqueKeysWithValues: documents.map { ($0.0, $0.1) })
+        let device = try deviceIdentifier()
+        try performWrite { tx in
+            for id in Set(found.keys).union(folded).sorted() {
+                let parts = found[id] ?? []
+                let document = withDocument[id]?.document
+                guard var incoming = document ?? parts.first?.document else { continue }
+                for part in parts { incoming = incoming.merged(with: part.document) }
+                try CollectionSharing.adopt(
+                    id, incoming: incoming, etag: document == nil ? nil : withDocument[id]?.etag, device: device,
+                    now: Date(), tx, isDelta: document == nil)
+                for part in parts {
+                    try tx.recordCollectionDelta(key: part.key, uuid: id, size: part.document.encoded.count)
+                }
+            }
+        }
+        return found.values.reduce(0) { $0 + $1.count } + documents.filter { $0.1.document != nil }.count
     }
 }

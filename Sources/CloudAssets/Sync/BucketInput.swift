@@ -221,7 +221,12 @@ package enum BucketInput {
         }
         switch change.op {
         case .collection:
-            guard let id = layout.collectionID(forKey: change.key), change.key == layout.collectionKey(id) else {
+            // A collection's document, or one of its deltas.
+            guard
+                let id = layout.collectionID(forKey: change.key).flatMap({
+                    change.key == layout.collectionKey($0) ? $0 : nil
+                }) ?? layout.collectionID(forDeltaKey: change.key)
+            else {
                 return .failure(Rejection("collection change of \(quoted(change.key)), not a collection's key"))
             }
             if let problem = textProblem(change.etag, "ETag", max: maxETagBytes, empty: false) {

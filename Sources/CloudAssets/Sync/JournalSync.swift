@@ -145,8 +145,13 @@ struct JournalSync {
                 // a checkpoint carried, one read before).
                 var latest: [String: String?] = [:]
                 var order: [String] = []
+                var deltas: [(id: String, key: String)] = []
                 for key in entries.keys.sorted() {
-                    for case .collection(let id, _, let etag) in entries[key]!.changes {
+                    for case .collection(let id, let objectKey, let etag) in entries[key]!.changes {
+                        guard objectKey == sync.configuration.layout.collectionKey(id) else {
+                            deltas.append((id, objectKey))
+                            continue
+                        }
                         if latest.updateValue(etag, forKey: id) == nil { order.append(id) }
                     }
                 }
@@ -157,6 +162,9 @@ struct JournalSync {
                 }
                 summary.collectionsRead += try await sync.adoptCollections(
                     collections, remote: remote, skipped: &summary.skipped)
+                // Deltas after the documents: one a fold deleted since is in a document read above or later.
+                summary.collectionsRead += try await sync.adoptCollectionDeltas(
+                    deltas, remote: remote, skipped: &summary.skipped)
             } else if pageNewest > newest {
                 try store.setSetting(SyncEngine.JournalSetting.cursor, to: String(pageNewest))
             }
