@@ -230,3 +230,79 @@ func runAlbumSyncBenchmarks() async throws -> [BenchRow] {
             ratio: full / booted, target: "(info)", met: bootAgrees && boot.checkpointAssets > 0),
     ]
 }
+
+// `CA_BENCH_ONLY=albums` also: a 100,000-asset album shared through the bucket (100,000 objects in the bundled
+// server, in memory, in this process), then one insertion and one move made in it on one library: the bytes that go
+// up (a delta) beside the album's document (what each change rewrote before deltas), and another library's
+// incremental sync of it beside that library's first read of the whole album.
+func runLargeAlbumDeltaBenchmarks() async throws -> [BenchRow] {
+    let scratch = try makeScratch("albums-delta")
+    defer { removeScratch(scratch) }
+    let server = try FakeS3Server(
+        configuration: FakeS3Configuration(accessKeyID: "bench", secretAccessKey: "bench-secret"))
+    try await server.start()
+    defer { Task { try? await server.stop() } }
+    try server.createBucket("photos")
+    let count = 100_000
+    for index in 0..<count {
+        try server.putObject(bucket: "photos", key: String(format: "originals/%06d.jpg", index), data: Data("x".utf8))
+    }
+    func open(_ name: String) async throws -> AssetLibrary {
+        var configuration = AssetLibrary.Configuration(storeURL: scratch.appendingPathComponent(name))
+        configuration.endpoint = server.endpoint
+        configuration.bucket = "photos"
+        configuration.credentials = .static(accessKeyID: "bench", secretAccessKey: "bench-secret")
+        configuration.fullSyncInterval = 24 * 3600
+        configuration.checkpointInterval = 0
+        configuration.startsBackgroundTransfers = false
+        return try await AssetLibrary(configuration: configuration)
+    }
+    let writer = try await open("writer")
+    let reader = try await open("reader")
+    defer {
+        writer.close()
+        reader.close()
+    }
+    try await writer.sync(fetchThumbnails: false)
+    try await reader.sync(fetchThumbnails: false)
+    let assets = try writer.fetchAssets(FetchOptions(sortBy: [.key()]))
+    var made: CollectionPlaceholder!
+    try await writer.performChanges { changes in
+        made = changes.createAlbum(title: "Everything")
+        changes.addAssets(Array(assets.prefix(count - 1)), to: made)
+    }
+    try await writer.sync(fetchThumbnails: false)
+    var start = now()
+    try await reader.sync(fetchThumbnails: false)
+    let wholeRead = now() - start
+    let id = made.localIdentifier
+    let documentBytes = try server.objectData(bucket: "photos", key: "collections/\(id).json")?.count ?? 0
+    guard let album = try writer.collection(withLocalIdentifier: id) else { throw BenchError("no album \(id)") }
+    try await writer.performChanges { changes in
+        changes.insertAssets([assets[count - 1]], into: album, at: 50_000)
+        changes.moveAssets(in: album, at: IndexSet([10]), to: 90_000)
+    }
+    start = now()
+    try await writer.sync(fetchThumbnails: false)
+    let sent = now() - start
+    let deltas = try server.keys(bucket: "photos", prefix: "collections/\(id)/")
+    let deltaBytes = try deltas.reduce(0) { $0 + (try server.objectData(bucket: "photos", key: $1)?.count ?? 0) }
+    start = now()
+    let read = try await reader.sync(fetchThumbnails: false)
+    let applied = now() - start
+    let readerAlbum = try reader.collection(withLocalIdentifier: id)
+    let agree =
+        try readerAlbum.map { try reader.fetchAssets(in: $0).map(\.key) } == writer.fetchAssets(in: album).map(\.key)
+    return [
+        BenchRow(
+            name: "albums: one insertion and one move in a shared 100k-asset album, bytes sent (\(deltas.count) delta)",
+            value: Double(deltaBytes), unit: "B", reference: "the album's document (rewritten per change before)",
+            referenceValue: Double(documentBytes), ratio: Double(documentBytes) / Double(max(1, deltaBytes)),
+            target: "<= 1 KiB", met: deltas.count == 1 && deltaBytes <= 1024),
+        BenchRow(
+            name: "albums: that change sent by the writer's sync (\(Int(sent * 1000)) ms) and applied by another "
+                + "library's incremental sync",
+            value: applied, unit: "s", reference: "that library's first read of the album", referenceValue: wholeRead,
+            ratio: wholeRead / applied, target: "(info)", met: agree && read.collectionsRead == 1),
+    ]
+}

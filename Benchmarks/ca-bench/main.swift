@@ -49,7 +49,9 @@ rows += await section("first-hour thumbnails") { try await runFirstHourThumbnail
 rows += await section("images") { try await runImageBenchmarks() }
 rows += await section("edits") { try runEditBenchmarks() }
 // Only with CA_BENCH_ONLY=albums: a million-asset catalog with 10,000 albums (issue 42's scale rows).
-rows += await section("albums") { try await runAlbumBenchmarks() + runAlbumSyncBenchmarks() }
+rows += await section("albums") {
+    try await runAlbumBenchmarks() + runAlbumSyncBenchmarks() + runLargeAlbumDeltaBenchmarks()
+}
 // Against Ceph's RADOS Gateway (scripts/ceph-rgw.sh): no rows when the cluster cannot start.
 rows += await section("rgw") { try await runRGWBenchmarks() }
 // Only with CA_BENCH_ONLY=gallery (`make bench-gallery`): it needs Chromium and Playwright.

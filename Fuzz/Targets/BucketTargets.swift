@@ -28,8 +28,13 @@ extension FuzzCatalog {
                 ])
             let metadata = JournalChange.metadata(key: "originals/c.jpg", sidecar: sidecar, sidecarETag: "s")
             let edit = JournalChange.edit(key: "originals/c.jpg", manifest: sampleManifest)
+            let album = "0a1b2c3d-0000-4000-8000-000000000001"
+            let document = JournalChange.collection(key: layout.collectionKey(album), etag: "c")
+            let delta = JournalChange.collection(
+                key: layout.collectionDeltaKey(album, name: "1763900000000-0123456789abcdef"), etag: "d")
             return [
-                JournalEntry.encoded(device: "dev", changes: [put, delete, metadata, edit].map(\.encoded)),
+                JournalEntry.encoded(
+                    device: "dev", changes: [put, delete, metadata, edit, document, delta].map(\.encoded)),
                 JournalEntry.encoded(device: "dev", changes: ["{\"op\":\"rename\",\"key\":\"originals/x\"}"]),
             ].map { Array($0) }
         },
@@ -38,7 +43,14 @@ extension FuzzCatalog {
             if case .success(let entry) = BucketInput.journalEntry(data, layout: layout, now: now, learnedAt: now) {
                 for change in entry.changes {
                     if case .collection(let id, let key, _) = change {
-                        try expect(key == layout.collectionKey(id), "accepted a collection change of key \(key)")
+                        // The collection's document, or one of its deltas (a name as libraries make them).
+                        let delta = key.dropFirst(layout.collectionDeltaPrefix(id).count).dropLast(5)
+                        try expect(
+                            key == layout.collectionKey(id)
+                                || (key.hasPrefix(layout.collectionDeltaPrefix(id)) && key.hasSuffix(".json")
+                                    && CollectionDocument.isDeltaName(delta)
+                                    && key == layout.collectionDeltaKey(id, name: String(delta))),
+                            "accepted a collection change of key \(key)")
                         continue
                     }
                     try expect(

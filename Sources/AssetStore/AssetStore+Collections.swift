@@ -144,20 +144,28 @@ extension AssetStore {
         }
     }
 
-    /// The collections whose document is the bucket's as last read (nothing of this library's own still to send),
-    /// with that document and its ETag, by UUID after `uuid`, at most `limit`: what a checkpoint carries.
+    /// The collections whose state holds nothing of this library's own still to send, with that state (the
+    /// bucket's document as last read, merged with the deltas merged since), the document's ETag and the deltas'
+    /// keys, by UUID after `uuid`, at most `limit`: what a checkpoint carries.
     package func sharedCollectionDocuments(after uuid: String?, limit: Int) throws
-        -> [(uuid: String, etag: String, document: String)]
+        -> [(uuid: String, etag: String, document: String, deltaKeys: [String])]
     {
         try read { db in
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT uuid, documentETag, document FROM collection
-                    WHERE dirty = 0 AND documentETag IS NOT NULL AND document IS NOT NULL AND uuid > ?
-                    ORDER BY uuid LIMIT ?
+                    SELECT c.uuid, c.documentETag, c.document,
+                        (SELECT group_concat(d.key, char(10)) FROM collection_delta d WHERE d.uuid = c.uuid)
+                    FROM collection c
+                    WHERE c.dirty = 0 AND c.documentETag IS NOT NULL AND c.document IS NOT NULL AND c.uuid > ?
+                    ORDER BY c.uuid LIMIT ?
                     """, arguments: [uuid ?? "", limit]
-            ).map { (uuid: $0[0], etag: $0[1], document: $0[2]) }
+            ).map {
+                (
+                    uuid: $0[0], etag: $0[1], document: $0[2],
+                    deltaKeys: (($0[3] as String?) ?? "").split(separator: "\n").map(String.init).sorted()
+                )
+            }
         }
     }
 

@@ -202,6 +202,64 @@ import Testing
         }
     }
 
+    @Test("two libraries fold one album's deltas at once while a third writes one: one fold wins, nothing is lost")
+    func concurrentFolds() async throws {
+        try await withHarness { harness in
+            try Self.seed(harness, count: 12)
+            let libraries = [
+                try await Self.open(harness, "a"), try await Self.open(harness, "b"), try await Self.open(harness, "c"),
+            ]
+            for library in libraries { try await library.sync(fetchThumbnails: false) }
+            let (a, b, c) = (libraries[0], libraries[1], libraries[2])
+            var made: CollectionPlaceholder!
+            try await a.performChanges { requests in
+                made = requests.createAlbum(title: "Raced")
+                requests.addAssets(try! (0..<12).map { try Self.asset(a, $0) }, to: made)
+            }
+            try await a.sync(fetchThumbnails: false)
+            let id = made.localIdentifier
+            var random = SeededRandom(seed: 7)
+            // Deltas from both folders-to-be, each reading the other's (below the folding threshold).
+            for round in 0..<12 {
+                let library = libraries[round % 2]
+                try await library.sync(fetchThumbnails: false)
+                let album = try #require(try library.collection(withLocalIdentifier: id))
+                try await library.performChanges { requests in
+                    requests.moveAssets(in: album, at: IndexSet([random.below(12)]), to: random.below(12))
+                }
+                try await library.sync(fetchThumbnails: false)
+            }
+            for library in libraries { try await library.sync(fetchThumbnails: false) }
+            let prefix = "collections/\(id)/"
+            #expect(harness.server.keysOrEmpty(prefix: prefix).count >= 10)
+            // C changes the album while A and B fold.
+            let album = try #require(try c.collection(withLocalIdentifier: id))
+            let moved = try c.fetchAssets(in: album)[11].key
+            try await c.performChanges { requests in requests.moveAssets(in: album, at: IndexSet([11]), to: 0) }
+            func fold(_ library: AssetLibrary) async {
+                guard let remote = library.uploadEngine.remote,
+                    let device = try? library.uploadEngine.deviceIdentifier()
+                else { return }
+                try? await library.uploadEngine.foldCollectionDeltas(id, device: device, remote: remote)
+            }
+            async let foldA: Void = fold(a)
+            async let foldB: Void = fold(b)
+            async let sendC = c.sync(fetchThumbnails: false)
+            _ = try await (foldA, foldB, sendC)
+            // Every delete named the version read; what is left is only what no fold holds.
+            let deletes = harness.log.filter { $0.method == "DELETE" && $0.key?.hasPrefix(prefix) == true }
+            #expect(!deletes.isEmpty && deletes.allSatisfy { $0.ifMatch != nil })
+            for library in libraries + libraries { try await library.sync(fetchThumbnails: false) }
+            let expected = try Self.albums(c)
+            #expect(try Self.albums(a) == expected && Self.albums(b) == expected)
+            #expect(expected["Raced"]?.first == moved && expected["Raced"]?.count == 12, "C's move, the latest")
+            // A library that lists the bucket (document and whatever deltas are left) agrees.
+            let d = try await Self.open(harness, "d", journal: false)
+            try await d.sync(fetchThumbnails: false)
+            #expect(try Self.albums(d) == expected)
+        }
+    }
+
     @Test("two libraries adding to one album at once keep both, in the same order everywhere; removals win by time")
     func concurrentChangesConverge() async throws {
         try await withHarness { harness in
@@ -363,6 +421,11 @@ import Testing
             }
         }
         try await a!.sync(fetchThumbnails: false)
+        // A change before the checkpoint: a delta the checkpoint carries (by name), not read again by a bootstrap.
+        let third = try #require(try a!.collection(withLocalIdentifier: made[3].localIdentifier))
+        try await a!.performChanges { $0.moveAssets(in: third, at: IndexSet([1]), to: 0) }
+        try await a!.sync(fetchThumbnails: false)
+        #expect(!harness.server.keysOrEmpty(prefix: "collections/\(made[3].localIdentifier)/").isEmpty)
         a!.close()
         a = nil
         configuration.checkpointInterval = 24 * 3600
@@ -426,7 +489,7 @@ import Testing
             let summary = try await reader.sync(fetchThumbnails: false)
             #expect(summary.checkpointAssets == 12)
             #expect(summary.skipped.contains { $0.key == part && $0.reason.contains("documents are read instead") })
-            #expect(summary.collectionsRead == albums.count + 1, "every album and the folder, read one by one")
+            #expect(summary.collectionsRead == albums.count + 2, "every album, the folder and the delta, one by one")
             #expect(try Self.albums(reader) == Self.albums(writer))
         }
     }

@@ -79,6 +79,16 @@ extension SyncEngine {
                 lines.append(contentsOf: entry.etag.utf8)
                 lines.append(0x09)
                 lines.append(contentsOf: entry.document.utf8)
+                // The deltas merged into it, by name: a bootstrap does not read them again.
+                let prefix = configuration.layout.collectionDeltaPrefix(entry.uuid)
+                let names = entry.deltaKeys.compactMap { key -> Substring? in
+                    guard key.hasPrefix(prefix), key.hasSuffix(".json") else { return nil }
+                    return key.dropFirst(prefix.count).dropLast(5)
+                }
+                if !names.isEmpty {
+                    lines.append(0x09)
+                    lines.append(contentsOf: names.joined(separator: " ").utf8)
+                }
                 lines.append(0x0A)
                 count += 1
             }
@@ -199,9 +209,13 @@ extension SyncEngine {
                     lines, expected: part.assets, layout: layout, now: remote.client.correctedNow)
                 let device = try deviceIdentifier()
                 try performWrite { tx in
-                    for (document, etag) in documents {
+                    for (document, etag, deltas) in documents {
                         try CollectionSharing.adopt(
                             document.id, incoming: document, etag: etag, device: device, now: Date(), tx)
+                        for name in deltas {
+                            try tx.recordCollectionDelta(
+                                key: layout.collectionDeltaKey(document.id, name: name), uuid: document.id, size: 0)
+                        }
                     }
                 }
             } catch {
@@ -213,12 +227,14 @@ extension SyncEngine {
         }
     }
 
-    /// The documents of a checkpoint's collection part: `ETag<tab>document` lines, each document valid
-    /// (``BucketInput/collectionDocument(_:id:layout:now:)``), each collection once, `expected` of them.
+    /// The documents of a checkpoint's collection part: `ETag<tab>document[<tab>delta names]` lines (the names
+    /// of the deltas merged into the document, space-separated), each document valid
+    /// (``BucketInput/collectionDocument(_:id:layout:now:)``), each name a delta's, each collection once,
+    /// `expected` of them.
     static func collectionLines(_ lines: Data, expected: Int, layout: BucketLayout, now: Date) throws
-        -> [(CollectionDocument, String)]
+        -> [(CollectionDocument, String, [String])]
     {
-        var documents: [(CollectionDocument, String)] = []
+        var documents: [(CollectionDocument, String, [String])] = []
         var seen = Set<String>()
         for line in lines.split(separator: 0x0A, omittingEmptySubsequences: true) {
             guard let tab = line.firstIndex(of: 0x09) else {
@@ -228,12 +244,25 @@ extension SyncEngine {
             if let problem = BucketInput.textProblem(etag, "ETag", max: BucketInput.maxETagBytes, empty: false) {
                 throw CheckpointCorrupt(reason: "holds a line whose \(problem)", committed: 0)
             }
-            switch BucketInput.collectionDocument(Data(line[(tab + 1)...]), id: nil, layout: layout, now: now) {
+            // A JSON document holds no tab: one after it starts the names of the deltas merged into it.
+            let rest = line[(tab + 1)...]
+            let end = rest.firstIndex(of: 0x09) ?? rest.endIndex
+            var names: [String] = []
+            if end < rest.endIndex {
+                for name in rest[(end + 1)...].split(separator: 0x20) {
+                    let text = String(decoding: name, as: UTF8.self)
+                    guard CollectionDocument.isDeltaName(Substring(text)) else {
+                        throw CheckpointCorrupt(reason: "holds a line with a delta name that is not one", committed: 0)
+                    }
+                    names.append(text)
+                }
+            }
+            switch BucketInput.collectionDocument(Data(rest[..<end]), id: nil, layout: layout, now: now) {
             case .success(let document):
                 guard seen.insert(document.id).inserted else {
                     throw CheckpointCorrupt(reason: "names collection \(document.id) twice", committed: 0)
                 }
-                documents.append((document, etag))
+                documents.append((document, etag, names))
             case .failure(let rejection):
                 throw CheckpointCorrupt(
                     reason: "holds a document that breaks a rule (\(rejection.reason))", committed: 0)
