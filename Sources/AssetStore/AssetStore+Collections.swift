@@ -82,7 +82,9 @@ extension AssetStore {
     static func collections(
         _ db: Database, where condition: String, _ arguments: StatementArguments, withDocument: Bool = false
     ) throws -> [CollectionRecord] {
-        let columns = collectionColumns + (withDocument ? ", c.document" : "")
+        let columns =
+            collectionColumns
+            + (withDocument ? ", (SELECT d.document FROM collection_document d WHERE d.collectionID = c.id)" : "")
         return try Row.fetchAll(
             db, sql: "SELECT \(columns) FROM collection c WHERE \(condition) ORDER BY c.title, c.uuid",
             arguments: arguments
@@ -154,10 +156,10 @@ extension AssetStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT c.uuid, c.documentETag, c.document,
+                    SELECT c.uuid, c.documentETag, s.document,
                         (SELECT group_concat(d.key, char(10)) FROM collection_delta d WHERE d.uuid = c.uuid)
-                    FROM collection c
-                    WHERE c.dirty = 0 AND c.documentETag IS NOT NULL AND c.document IS NOT NULL AND c.uuid > ?
+                    FROM collection c JOIN collection_document s ON s.collectionID = c.id
+                    WHERE c.dirty = 0 AND c.documentETag IS NOT NULL AND c.uuid > ?
                     ORDER BY c.uuid LIMIT ?
                     """, arguments: [uuid ?? "", limit]
             ).map {
@@ -470,11 +472,11 @@ extension StoreTransaction {
     ) throws {
         let unresolved = unresolvedKeys.isEmpty ? nil : unresolvedKeys.sorted().joined(separator: "\n")
         try db.execute(
-            sql: """
-                UPDATE collection SET document = ?, documentETag = ?, dirty = ?, unresolvedKeys = ?, unsentKeys = ?
-                WHERE id = ?
-                """,
-            arguments: [document, etag, dirty, unresolved, AssetStore.encodeKeys(unsentKeys), id])
+            sql: "UPDATE collection SET documentETag = ?, dirty = ?, unresolvedKeys = ?, unsentKeys = ? WHERE id = ?",
+            arguments: [etag, dirty, unresolved, AssetStore.encodeKeys(unsentKeys), id])
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO collection_document (collectionID, document) VALUES (?, ?)",
+            arguments: [id, document])
     }
 
     /// Records that a collection's delta (`key`, `size` bytes) is merged here (or was written here).

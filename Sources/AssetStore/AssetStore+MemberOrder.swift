@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// Each album's members in its order, kept packed in `collection.memberOrder` (the identifiers, then the positions,
+/// Each album's members in its order, kept packed in `collection_order` (the identifiers, then the positions,
 /// each a little-endian 64-bit integer): rewritten in the transaction that changes the members, so that it always
 /// agrees with `collection_member`; read whole to list a large album without walking its members row by row.
 extension AssetStore {
@@ -26,7 +26,7 @@ extension AssetStore {
             try Bool.fetchOne(
                 db, sql: "SELECT kind = 1 AND deleted = 0 FROM collection WHERE id = ?", arguments: [id]) ?? false
         guard isAlbum else {
-            try db.execute(sql: "UPDATE collection SET memberOrder = NULL WHERE id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM collection_order WHERE collectionID = ?", arguments: [id])
             return
         }
         var ids: [Int64] = []
@@ -42,7 +42,9 @@ extension AssetStore {
         var packed = Data(capacity: (ids.count + positions.count) * 8)
         ids.withUnsafeBytes { packed.append(contentsOf: $0) }
         positions.withUnsafeBytes { packed.append(contentsOf: $0) }
-        try db.execute(sql: "UPDATE collection SET memberOrder = ? WHERE id = ?", arguments: [packed, id])
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO collection_order (collectionID, memberOrder) VALUES (?, ?)",
+            arguments: [id, packed])
     }
 
     /// The album's packed members, or nil when it has none recorded (a folder, a deleted album).
@@ -50,7 +52,8 @@ extension AssetStore {
         ids: ContiguousArray<Int64>, positions: ContiguousArray<Int64>
     )? {
         guard
-            let packed = try Data.fetchOne(db, sql: "SELECT memberOrder FROM collection WHERE id = ?", arguments: [id])
+            let packed = try Data.fetchOne(
+                db, sql: "SELECT memberOrder FROM collection_order WHERE collectionID = ?", arguments: [id])
         else { return nil }
         let count = packed.count / 16
         var ids = ContiguousArray<Int64>(repeating: 0, count: count)

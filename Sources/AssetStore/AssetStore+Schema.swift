@@ -6,7 +6,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 15
+    package static let schemaVersion = 16
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -238,11 +238,9 @@ extension AssetStore {
         }
         // v13: each album's members in its order, packed (`memberOrder`), rewritten by every transaction that
         // changes them: the first page of a large album reads one value instead of walking its members.
+        // (Written by v16, which moved it to a table of its own.)
         migrator.registerMigration("v13") { db in
             try db.execute(sql: "ALTER TABLE collection ADD COLUMN memberOrder BLOB")
-            for id in try Int64.fetchAll(db, sql: "SELECT id FROM collection WHERE kind = 1 AND deleted = 0") {
-                try AssetStore.writeMemberOrder(of: id, db)
-            }
             try db.execute(sql: "PRAGMA user_version = 13")
         }
         // v14: when each asset was added to the bucket (`AssetRecord.addedKeySQL`), for Recently Added and the
@@ -265,6 +263,30 @@ extension AssetStore {
                     CREATE INDEX collection_delta_uuid ON collection_delta(uuid);
                     PRAGMA user_version = 15;
                     """)
+        }
+        // v16: a collection's shared state and packed order in tables of their own. In the collection row, a
+        // 15 MB document (a 100,000-asset album) was read and written again by every update of the row — each
+        // member inserted (its count's trigger) — so merging a large album took hours.
+        migrator.registerMigration("v16") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE collection_document (collectionID INTEGER PRIMARY KEY, document TEXT NOT NULL);
+                    INSERT INTO collection_document (collectionID, document)
+                        SELECT id, document FROM collection WHERE document IS NOT NULL;
+                    CREATE TABLE collection_order (collectionID INTEGER PRIMARY KEY, memberOrder BLOB NOT NULL);
+                    INSERT INTO collection_order (collectionID, memberOrder)
+                        SELECT id, memberOrder FROM collection WHERE memberOrder IS NOT NULL;
+                    ALTER TABLE collection DROP COLUMN document;
+                    ALTER TABLE collection DROP COLUMN memberOrder;
+                    """)
+            let unpacked = try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT id FROM collection WHERE kind = 1 AND deleted = 0
+                    AND id NOT IN (SELECT collectionID FROM collection_order)
+                    """)
+            for id in unpacked { try AssetStore.writeMemberOrder(of: id, db) }
+            try db.execute(sql: "PRAGMA user_version = 16")
         }
         return migrator
     }
