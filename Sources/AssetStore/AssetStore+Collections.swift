@@ -48,7 +48,7 @@ extension AssetStore {
 
     static let collectionColumns = """
         c.id, c.uuid, c.kind, c.title, c.parentUUID, c.creationDate, c.modificationDate,
-        CASE c.kind WHEN 1 THEN c.memberCount
+        CASE c.kind WHEN 1 THEN coalesce((SELECT n.memberCount FROM collection_count n WHERE n.collectionID = c.id), 0)
         ELSE (SELECT count(*) FROM collection k WHERE k.parentUUID = c.uuid AND k.deleted = 0) END,
         c.deleted, c.documentETag, c.dirty, c.unresolvedKeys, c.unsentKeys
         """
@@ -176,13 +176,18 @@ extension AssetStore {
         try read { db in Set(try String.fetchAll(db, sql: "SELECT key FROM collection_delta")) }
     }
 
-    /// How many deltas of the collection `uuid` are merged here, and their bytes.
-    package func collectionDeltaTotals(uuid: String) throws -> (count: Int, bytes: Int) {
+    /// How many deltas of the collection `uuid` are merged here, their bytes, and the bytes of its document.
+    package func collectionDeltaTotals(uuid: String) throws -> (count: Int, bytes: Int, documentBytes: Int) {
         try read { db in
             let row = try Row.fetchOne(
-                db, sql: "SELECT count(*), coalesce(sum(size), 0) FROM collection_delta WHERE uuid = ?",
-                arguments: [uuid])
-            return (row?[0] ?? 0, row?[1] ?? 0)
+                db,
+                sql: """
+                    SELECT count(*), coalesce(sum(size), 0),
+                        (SELECT coalesce(length(CAST(d.document AS BLOB)), 0) FROM collection_document d
+                         JOIN collection c ON c.id = d.collectionID WHERE c.uuid = ?)
+                    FROM collection_delta WHERE uuid = ?
+                    """, arguments: [uuid, uuid])
+            return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0)
         }
     }
 
@@ -446,8 +451,25 @@ extension StoreTransaction {
 
     /// Sets an album's members to exactly these, at these positions (ascending).
     package func replaceMembers(of collectionID: Int64, with members: [(id: Int64, position: Int64)]) throws {
-        try db.execute(sql: "DELETE FROM collection_member WHERE collectionID = ?", arguments: [collectionID])
-        for (id, position) in members { try insertMember(id, position, collectionID) }
+        // Only the rows that differ are written: a merge that moves one asset of a large album writes one row.
+        var current: [Int64: Int64] = [:]
+        for (id, position) in try memberPositions(ofCollection: collectionID) { current[id] = position }
+        var wanted = Set<Int64>()
+        for (id, position) in members where wanted.insert(id).inserted {
+            switch current[id] {
+            case position: continue
+            case nil: try insertMember(id, position, collectionID)
+            case .some:
+                try db.execute(
+                    sql: "UPDATE collection_member SET position = ? WHERE collectionID = ? AND assetID = ?",
+                    arguments: [position, collectionID, id])
+            }
+        }
+        for id in current.keys where !wanted.contains(id) {
+            try db.execute(
+                sql: "DELETE FROM collection_member WHERE collectionID = ? AND assetID = ?",
+                arguments: [collectionID, id])
+        }
         memberDeltas[collectionID, default: MemberDelta()].rebuilt = true
     }
 

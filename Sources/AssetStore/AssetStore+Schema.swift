@@ -264,9 +264,10 @@ extension AssetStore {
                     PRAGMA user_version = 15;
                     """)
         }
-        // v16: a collection's shared state and packed order in tables of their own. In the collection row, a
-        // 15 MB document (a 100,000-asset album) was read and written again by every update of the row — each
-        // member inserted (its count's trigger) — so merging a large album took hours.
+        // v16: a collection's shared state, packed order and member count in tables of their own. In the
+        // collection row, a 15 MB document (a 100,000-asset album) and the keys still to resolve were read and
+        // written again by every update of the row — the count's trigger, once per member inserted — so merging a
+        // large album took hours.
         migrator.registerMigration("v16") { db in
             try db.execute(
                 sql: """
@@ -278,6 +279,19 @@ extension AssetStore {
                         SELECT id, memberOrder FROM collection WHERE memberOrder IS NOT NULL;
                     ALTER TABLE collection DROP COLUMN document;
                     ALTER TABLE collection DROP COLUMN memberOrder;
+                    CREATE TABLE collection_count (collectionID INTEGER PRIMARY KEY, memberCount INTEGER NOT NULL);
+                    INSERT INTO collection_count (collectionID, memberCount)
+                        SELECT id, memberCount FROM collection WHERE memberCount != 0;
+                    DROP TRIGGER collection_member_added;
+                    DROP TRIGGER collection_member_removed;
+                    CREATE TRIGGER collection_member_added AFTER INSERT ON collection_member BEGIN
+                        INSERT INTO collection_count (collectionID, memberCount) VALUES (NEW.collectionID, 1)
+                            ON CONFLICT (collectionID) DO UPDATE SET memberCount = memberCount + 1;
+                    END;
+                    CREATE TRIGGER collection_member_removed AFTER DELETE ON collection_member BEGIN
+                        UPDATE collection_count SET memberCount = memberCount - 1 WHERE collectionID = OLD.collectionID;
+                    END;
+                    ALTER TABLE collection DROP COLUMN memberCount;
                     """)
             let unpacked = try Int64.fetchAll(
                 db,

@@ -287,11 +287,8 @@ extension UploadEngine {
     /// of them, or more bytes than half the document (at least 16 KiB).
     private func foldIsDue(_ id: String) throws -> Bool {
         let totals = try store.collectionDeltaTotals(uuid: id)
-        let documentBytes = try store.write { tx in
-            try tx.collection(uuid: id, includingDeleted: true)?.document?.utf8.count ?? 0
-        }.0
         return totals.count >= CollectionSharing.deltasBeforeFolding
-            || totals.bytes >= max(16 << 10, documentBytes / 2)
+            || totals.bytes >= max(16 << 10, totals.documentBytes / 2)
     }
 
     /// Folds the deltas of `id` into its document: lists them (at most 1,000), reads the document and each delta
