@@ -48,7 +48,7 @@ extension AssetStore {
 
     static let collectionColumns = """
         c.id, c.uuid, c.kind, c.title, c.parentUUID, c.creationDate, c.modificationDate,
-        CASE c.kind WHEN 1 THEN coalesce((SELECT n.memberCount FROM collection_count n WHERE n.collectionID = c.id), 0)
+        CASE c.kind WHEN 1 THEN coalesce(n.memberCount, 0)
         ELSE (SELECT count(*) FROM collection k WHERE k.parentUUID = c.uuid AND k.deleted = 0) END,
         c.deleted, c.documentETag, c.dirty, c.unresolvedKeys, c.unsentKeys
         """
@@ -86,7 +86,11 @@ extension AssetStore {
             collectionColumns
             + (withDocument ? ", (SELECT d.document FROM collection_document d WHERE d.collectionID = c.id)" : "")
         return try Row.fetchAll(
-            db, sql: "SELECT \(columns) FROM collection c WHERE \(condition) ORDER BY c.title, c.uuid",
+            db,
+            sql: """
+                SELECT \(columns) FROM collection c LEFT JOIN collection_count n ON n.collectionID = c.id
+                WHERE \(condition) ORDER BY c.title, c.uuid
+                """,
             arguments: arguments
         ).compactMap(collection)
     }
@@ -236,6 +240,19 @@ extension StoreTransaction {
                 WHERE m.collectionID = ? ORDER BY m.position, m.assetID
                 """, arguments: [id]
         ).map { (key: $0[0], position: $0[1], isUploaded: ($0[2] as Int) == StoredUploadState.uploaded.rawValue) }
+    }
+
+    /// An album's members' asset identifiers by key.
+    package func memberIDs(byKeyOfCollection id: Int64) throws -> [String: Int64] {
+        var ids: [String: Int64] = [:]
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT a.key, a.id FROM collection_member m JOIN asset a ON a.id = m.assetID WHERE m.collectionID = ?
+                """,
+            arguments: [id])
+        while let row = try rows.next() { ids[row[0]] = row[1] }
+        return ids
     }
 
     /// Creates an album or folder. `parentUUID` must name a folder.

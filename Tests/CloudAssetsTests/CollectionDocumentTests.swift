@@ -106,6 +106,55 @@ import Testing
         }
     }
 
+    @Test("the bytes written by hand are JSONEncoder's (keys sorted, slashes plain), quotes and non-ASCII included")
+    func handWrittenBytesAreTheEncoders() throws {
+        var rng = SplitMix64(seed: 6)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let titles = ["Rome", "Say \"cheese\"", "back\\slash", "Été 😀", "e\u{301}"]
+        for round in 0..<200 {
+            var document = Self.random(&rng)
+            document.title = titles[round % titles.count]
+            if round % 7 == 0 { document.members["originals/é \"q\"/😀.jpg"] = document.members.values.first }
+            if round % 11 == 0 {
+                document.kind = .folder
+                document.members = [:]
+            }
+            let wire = CollectionDocument.Wire(
+                format: 1, id: document.id, kind: document.kind == .album ? "album" : "folder", title: document.title,
+                titleStamp: document.titleStamp, parent: document.parent, parentStamp: document.parentStamp,
+                deleted: document.deleted,
+                members: document.members.isEmpty
+                    ? nil
+                    : document.members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
+                        CollectionDocument.WireMember(
+                            key: $0.key, added: $0.value.added, removed: $0.value.removed,
+                            position: $0.value.position, placed: $0.value.placed)
+                    })
+            #expect(
+                document.encoded == (try encoder.encode(wire)), "\(String(decoding: document.encoded, as: UTF8.self))")
+            // The catalog's text, read back (from the parse or from the cache of large ones), is the same state.
+            #expect(CollectionDocument(catalogText: document.text) == document)
+        }
+    }
+
+    @Test("a large document read back from the catalog is the same state, and a text that differs is parsed anew")
+    func largeCatalogTexts() throws {
+        var document = CollectionDocument(id: Self.id, kind: .album, title: "Big", parent: nil, stamp: Self.stamp(1))
+        for index in 0..<2_000 {
+            document.members["originals/\(index)-é.jpg"] = .init(
+                added: Self.stamp(1), removed: nil, position: Int64(index), placed: Self.stamp(1))
+        }
+        let text = document.text
+        #expect(text.utf8.count > 64 << 10)
+        #expect(CollectionDocument(catalogText: text) == document)
+        // The same text with a decomposed é (canonically equal as Swift strings, other bytes): another state.
+        let decomposed = text.replacingOccurrences(of: "0-é", with: "0-e\u{301}")
+        #expect(decomposed == text && !decomposed.utf8.elementsEqual(text.utf8))
+        let other = try #require(CollectionDocument(catalogText: decomposed))
+        #expect(other.encoded == Data(decomposed.utf8) && other.encoded != document.encoded, "its own bytes")
+    }
+
     @Test("a stranger's document is refused when it names another id, escapes the originals, or is malformed")
     func strangersDocuments() {
         let good = CollectionDocument(id: Self.id, kind: .album, title: "Rome", parent: nil, stamp: Self.stamp(1))

@@ -1,4 +1,5 @@
 import AssetStore
+import Essentials
 package import Foundation
 
 /// `collections/<id>.json`:
@@ -29,37 +30,110 @@ extension CollectionDocument {
         var placed: Stamp
     }
 
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
-    /// The document's bytes (the same state always gives the same bytes).
+    /// The document's bytes (the same state always gives the same bytes): `Wire` as JSON with its keys sorted,
+    /// written by hand (`JSONEncoder` took a second for a 100,000-asset album).
     package var encoded: Data {
-        let wire = Wire(
-            format: 1, id: id, kind: kind == .album ? "album" : "folder", title: title, titleStamp: titleStamp,
-            parent: parent, parentStamp: parentStamp, deleted: deleted,
-            members: members.isEmpty
-                ? nil
-                : members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
-                    WireMember(
-                        key: $0.key, added: $0.value.added, removed: $0.value.removed, position: $0.value.position,
-                        placed: $0.value.placed)
-                })
-        return (try? Self.encoder.encode(wire)) ?? Data()
+        var out = ""
+        out.reserveCapacity(256 + members.count * 220)
+        func stamp(_ stamp: Stamp) {
+            out += "{\"device\":"
+            out += JSONText.quoted(stamp.device)
+            out += ",\"time\":"
+            out += String(stamp.time)
+            out += "}"
+        }
+        out += "{"
+        if let deleted {
+            out += "\"deleted\":"
+            stamp(deleted)
+            out += ","
+        }
+        out += "\"format\":1,\"id\":" + JSONText.quoted(id)
+        out += kind == .album ? ",\"kind\":\"album\"" : ",\"kind\":\"folder\""
+        if !members.isEmpty {
+            out += ",\"members\":["
+            var first = true
+            for (key, member) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                out += first ? "{\"added\":" : ",{\"added\":"
+                first = false
+                stamp(member.added)
+                out += ",\"key\":"
+                out += JSONText.quoted(key)
+                out += ",\"placed\":"
+                stamp(member.placed)
+                out += ",\"position\":"
+                out += String(member.position)
+                if let removed = member.removed {
+                    out += ",\"removed\":"
+                    stamp(removed)
+                }
+                out += "}"
+            }
+            out += "]"
+        }
+        if let parent { out += ",\"parent\":" + JSONText.quoted(parent) }
+        out += ",\"parentStamp\":"
+        stamp(parentStamp)
+        out += ",\"title\":" + JSONText.quoted(title) + ",\"titleStamp\":"
+        stamp(titleStamp)
+        out += "}"
+        return Data(out.utf8)
     }
 
     /// The document as the catalog keeps it (the same text as the bucket's).
-    package var text: String { String(decoding: encoded, as: UTF8.self) }
+    package var text: String {
+        let text = String(decoding: encoded, as: UTF8.self)
+        // (A folder's members would not read back: only an album's state is kept.)
+        if kind == .album { Self.remember(text, self) }
+        return text
+    }
 
     /// A document the catalog wrote itself (trusted as its own; nil when unreadable).
     package init?(catalogText text: String) {
+        if let known = Self.recalled(text) {
+            self = known
+            return
+        }
         guard
             case .success(let document) = BucketInput.collectionDocument(
                 Data(text.utf8), id: nil, layout: BucketLayout(), now: .distantFuture)
         else { return nil }
         self = document
+        Self.remember(text, document)
+    }
+
+    /// The large documents last written or read as the catalog keeps them, with their states: a library reads the
+    /// same album's document several times a change (parsing 15 MB takes a second); a hit costs a comparison.
+    private static let catalogTexts = LockedBox<[(text: String, document: CollectionDocument)]>([])
+    /// Documents smaller than this are parsed again (quickly) rather than kept.
+    private static let rememberedBytes = 64 << 10
+
+    private static func remember(_ text: String, _ document: CollectionDocument) {
+        guard text.utf8.count >= rememberedBytes else { return }
+        catalogTexts.withLock { texts in
+            texts.removeAll { $0.document.id == document.id }
+            texts.append((text, document))
+            if texts.count > 4 { texts.removeFirst() }
+        }
+    }
+
+    private static func recalled(_ text: String) -> CollectionDocument? {
+        guard text.utf8.count >= rememberedBytes else { return nil }
+        return catalogTexts.withLock { texts in
+            texts.last { sameBytes($0.text, text) }?.document
+        }
+    }
+
+    /// Whether two strings hold the same UTF-8 bytes (`==` would also take canonically equivalent ones: a key
+    /// with a composed `é` for one with a decomposed one).
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let fast = a.utf8.withContiguousStorageIfAvailable { left in
+            b.utf8.withContiguousStorageIfAvailable { right in
+                left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+            }
+        }
+        return (fast ?? nil) ?? a.utf8.elementsEqual(b.utf8)
     }
 
     /// A new delta's name: the time in milliseconds and 64 random bits (`1764400000000-0123456789abcdef`), so that

@@ -49,7 +49,12 @@ enum CollectionSharing {
         // What this library can speak for: its album's assets in the bucket, and the assets the document names
         // that were shown here when it was merged (one that had no asset then and has one now was never taken out).
         var shareable = Set(members.filter(\.isUploaded).map(\.key))
-        let named = stored.members.filter { $0.value.isPresent && !row.unresolvedKeys.contains($0.key) }.map(\.key)
+        let memberKeys = Set(members.map(\.key))
+        var named: [String] = []
+        for (key, member) in stored.members where member.isPresent && !row.unresolvedKeys.contains(key) {
+            // A member has an asset; only the others are looked up.
+            if memberKeys.contains(key) { shareable.insert(key) } else { named.append(key) }
+        }
         shareable.formUnion(try tx.assetIDs(keys: named).keys)
         return stored.folding(
             title: row.title, parent: row.parentUUID, isDeleted: row.isDeleted,
@@ -99,7 +104,9 @@ enum CollectionSharing {
             }
             if row.kind == .album {
                 let keys = merged.orderedKeys
-                let ids = try tx.assetIDs(keys: keys)
+                // The album's members have their identifiers at hand; only the other keys are looked up.
+                var ids = try tx.memberIDs(byKeyOfCollection: row.id)
+                ids.merge(try tx.assetIDs(keys: keys.filter { ids[$0] == nil })) { current, _ in current }
                 var desired: [(id: Int64, position: Int64)] = []
                 for key in keys {
                     guard let asset = ids[key], let member = merged.members[key] else {
