@@ -126,23 +126,10 @@ func runAlbumSyncBenchmarks() async throws -> [BenchRow] {
     guard let onlySections, onlySections.contains(where: { "albums".contains($0) }) else { return [] }
     let scratch = try makeScratch("albums-sync")
     defer { removeScratch(scratch) }
-    let server = try FakeS3Server(
-        configuration: FakeS3Configuration(accessKeyID: "bench", secretAccessKey: "bench-secret"))
-    try await server.start()
+    let server = try await albumBenchServer(objects: 2_000)
     defer { Task { try? await server.stop() } }
-    try server.createBucket("photos")
-    for index in 0..<2_000 {
-        try server.putObject(bucket: "photos", key: String(format: "originals/%05d.jpg", index), data: Data("x".utf8))
-    }
     func open(_ name: String, checkpoints: Bool = false) async throws -> AssetLibrary {
-        var configuration = AssetLibrary.Configuration(storeURL: scratch.appendingPathComponent(name))
-        configuration.endpoint = server.endpoint
-        configuration.bucket = "photos"
-        configuration.credentials = .static(accessKeyID: "bench", secretAccessKey: "bench-secret")
-        configuration.fullSyncInterval = 24 * 3600
-        configuration.checkpointInterval = checkpoints ? 24 * 3600 : 0
-        configuration.startsBackgroundTransfers = false
-        return try await AssetLibrary(configuration: configuration)
+        try await openAlbumBenchLibrary(name, in: scratch, on: server, checkpoints: checkpoints)
     }
     let writer = try await open("writer")
     let reader = try await open("reader")
@@ -238,27 +225,11 @@ func runAlbumSyncBenchmarks() async throws -> [BenchRow] {
 func runLargeAlbumDeltaBenchmarks() async throws -> [BenchRow] {
     let scratch = try makeScratch("albums-delta")
     defer { removeScratch(scratch) }
-    let server = try FakeS3Server(
-        configuration: FakeS3Configuration(accessKeyID: "bench", secretAccessKey: "bench-secret"))
-    try await server.start()
-    defer { Task { try? await server.stop() } }
-    try server.createBucket("photos")
     let count = 100_000
-    for index in 0..<count {
-        try server.putObject(bucket: "photos", key: String(format: "originals/%06d.jpg", index), data: Data("x".utf8))
-    }
-    func open(_ name: String) async throws -> AssetLibrary {
-        var configuration = AssetLibrary.Configuration(storeURL: scratch.appendingPathComponent(name))
-        configuration.endpoint = server.endpoint
-        configuration.bucket = "photos"
-        configuration.credentials = .static(accessKeyID: "bench", secretAccessKey: "bench-secret")
-        configuration.fullSyncInterval = 24 * 3600
-        configuration.checkpointInterval = 0
-        configuration.startsBackgroundTransfers = false
-        return try await AssetLibrary(configuration: configuration)
-    }
-    let writer = try await open("writer")
-    let reader = try await open("reader")
+    let server = try await albumBenchServer(objects: count)
+    defer { Task { try? await server.stop() } }
+    let writer = try await openAlbumBenchLibrary("writer", in: scratch, on: server)
+    let reader = try await openAlbumBenchLibrary("reader", in: scratch, on: server)
     defer {
         writer.close()
         reader.close()
@@ -305,4 +276,32 @@ func runLargeAlbumDeltaBenchmarks() async throws -> [BenchRow] {
             value: applied, unit: "s", reference: "that library's first read of the album", referenceValue: wholeRead,
             ratio: wholeRead / applied, target: "(info)", met: agree && read.collectionsRead == 1),
     ]
+}
+
+/// A bundled server, started in this process, whose bucket `photos` holds `count` one-byte originals
+/// (`originals/000000.jpg`…).
+private func albumBenchServer(objects count: Int) async throws -> FakeS3Server {
+    let server = try FakeS3Server(
+        configuration: FakeS3Configuration(accessKeyID: "bench", secretAccessKey: "bench-secret"))
+    try await server.start()
+    try server.createBucket("photos")
+    for index in 0..<count {
+        try server.putObject(bucket: "photos", key: String(format: "originals/%06d.jpg", index), data: Data("x".utf8))
+    }
+    return server
+}
+
+/// Library `name` (a folder of `scratch`) on `server`'s bucket, following its journal, without background
+/// transfers; writing checkpoints only when `checkpoints`.
+private func openAlbumBenchLibrary(_ name: String, in scratch: URL, on server: FakeS3Server, checkpoints: Bool = false)
+    async throws -> AssetLibrary
+{
+    var configuration = AssetLibrary.Configuration(storeURL: scratch.appendingPathComponent(name))
+    configuration.endpoint = server.endpoint
+    configuration.bucket = "photos"
+    configuration.credentials = .static(accessKeyID: "bench", secretAccessKey: "bench-secret")
+    configuration.fullSyncInterval = 24 * 3600
+    configuration.checkpointInterval = checkpoints ? 24 * 3600 : 0
+    configuration.startsBackgroundTransfers = false
+    return try await AssetLibrary(configuration: configuration)
 }

@@ -387,13 +387,11 @@ extension SyncEngine {
         let known = try store.collectionDocumentETags()
         var wanted: [String] = []
         var deltas: [(id: String, key: String)] = []
-        var listedDeltas = Set<String>()
         for try await page in remote.client.listAllObjects(
             bucket: configuration.bucket, prefix: layout.collectionsPrefix)
         {
             for object in page.objects {
                 if let id = layout.collectionID(forDeltaKey: object.key) {
-                    listedDeltas.insert(object.key)
                     deltas.append((id, object.key))
                     continue
                 }
@@ -404,7 +402,7 @@ extension SyncEngine {
         }
         var read = try await adoptCollections(wanted, remote: remote, skipped: &skipped)
         read += try await adoptCollectionDeltas(deltas, remote: remote, skipped: &skipped)
-        try store.forgetCollectionDeltas(notIn: listedDeltas)
+        try store.forgetCollectionDeltas(notIn: Set(deltas.map(\.key)))
         return read
     }
 

@@ -119,10 +119,9 @@ struct MetadataBackfill {
             throw error
         }
         try await awaitCommit()
-        let last = try commit(done)
-        filled += last.filled
-        summary.absorb(last)
-        progress?(filled, total)
+        let last = done
+        committing = Task { try self.commit(last) }
+        try await awaitCommit()
         summary.metadataFilled = filled
         return summary
     }
