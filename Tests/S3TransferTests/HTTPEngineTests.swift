@@ -150,6 +150,43 @@ import Testing
         }
     }
 
+    /// ``HTTPEngine/responses(for:bodyLimit:)``: each answer in its request's place, and cancelling the task ends
+    /// the transfers still running as cancelled while those already answered keep their answers.
+    @Test(.timeLimit(.minutes(1))) func aBatchAnswersInRequestOrderAndCancellingEndsOnlyWhatStillRuns() async throws {
+        let hold = DispatchSemaphore(value: 0)
+        let slowArrived = AsyncStream<Void>.makeStream()
+        let server = try ScriptedHTTPServer { request in
+            if request.path == "/slow" {
+                slowArrived.continuation.yield()
+                return .init(status: 200, body: testBytes(10), holdBody: hold)
+            }
+            return .init(status: 200, body: Data(request.path.utf8))
+        }
+        defer {
+            hold.signal()
+            server.stop()
+        }
+        let engine = HTTPEngine()
+        let paths = (0..<12).map { "/fast/\($0)" }
+        let answered = await engine.responses(
+            for: paths.map { HTTPRequest(method: "GET", url: "\(server.endpoint)\($0)") })
+        #expect(try answered.map { String(decoding: try $0.get().1, as: UTF8.self) } == paths)
+
+        let batch = Task {
+            await engine.responses(
+                for: (paths + ["/slow"]).map { HTTPRequest(method: "GET", url: "\(server.endpoint)\($0)") })
+        }
+        for await _ in slowArrived.stream { break }
+        batch.cancel()
+        let results = await batch.value
+        #expect(results.count == 13)
+        guard case .failure(let error) = results[12] else {
+            Issue.record("the held transfer was not cancelled")
+            return
+        }
+        #expect(error.isCancellation)
+    }
+
     @Test func cancellingFromAnotherThreadCompletesAsCancelled() async throws {
         let hold = DispatchSemaphore(value: 0)
         let server = try ScriptedHTTPServer { _ in .init(status: 200, body: testBytes(1000), holdBody: hold) }

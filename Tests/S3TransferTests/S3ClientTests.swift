@@ -208,6 +208,66 @@ import Testing
         #expect(head.lastModified == Date(timeIntervalSince1970: 1_714_558_830))
     }
 
+    /// The batch path of the metadata fill: one answer per key in the keys' order; a missing key is `noSuchKey` at
+    /// once, and a failure another attempt may cure goes through the retry loop alone (twice refused here, then
+    /// answered), without holding up the others' answers or retrying them.
+    @Test func headsOfManyObjectsComeBackInOrderAndOnlyFailuresAreRetried() async throws {
+        let attempts = LockedBox([String: Int]())
+        let server = try ScriptedHTTPServer { request in
+            let key = String(request.path.dropFirst("/b/".count)).removingPercentEncoding ?? ""
+            let attempt = attempts.withLock { state -> Int in
+                state[key, default: 0] += 1
+                return state[key]!
+            }
+            if key == "gone" { return .init(status: 404, body: Data()) }
+            if key == "busy", attempt <= 2 {
+                return .init(
+                    status: 503, body: Data("<Error><Code>SlowDown</Code><Message>later</Message></Error>".utf8))
+            }
+            return .init(
+                status: 200,
+                headers: [
+                    ("ETag", "\"e-\(key)\""), ("Content-Length", "\(key.utf8.count)"), ("x-amz-meta-name", key),
+                    ("x-amz-request-id", "not kept"), ("Server", "not kept either"),
+                ])
+        }
+        defer { server.stop() }
+        let keys = (0..<40).map { "k\($0)" } + ["gone", "busy", "dir/é x"]
+        let results = await client(server).headObjects(bucket: "b", keys: keys)
+        #expect(results.count == keys.count)
+        for (key, result) in zip(keys, results) {
+            switch key {
+            case "gone": #expect(throws: S3Error.noSuchKey) { try result.get() }
+            default:
+                let head = try result.get()
+                #expect(head.etag == "e-\(key)" && head.size == Int64(key.utf8.count) && head.metadata == ["name": key])
+            }
+        }
+        let counts = attempts.withLock { $0 }
+        #expect(counts["busy"] == 3 && counts["gone"] == 1)
+        #expect(counts.filter { $0.key != "busy" }.allSatisfy { $0.value == 1 })
+        #expect(await client(server).headObjects(bucket: "b", keys: []).isEmpty)
+    }
+
+    /// A failure the retry loop cannot cure ends only its own key: the rest of the batch is answered.
+    @Test func aBatchOfHeadsWithoutAServerFailsEachKeyWithTheTransportError() async throws {
+        let server = try ScriptedHTTPServer { _ in .init(status: 200, headers: [], body: Data()) }
+        let endpoint = server.endpoint
+        server.stop()
+        let client = S3Client(
+            configuration: S3ClientConfiguration(
+                endpoint: endpoint, region: "eu-west-1", credentials: Self.credentials,
+                retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0.001)))
+        let results = await client.headObjects(bucket: "b", keys: ["a", "b", "c"])
+        #expect(results.count == 3)
+        for result in results {
+            guard case .failure(.retriesExhausted(.transport, _)) = result else {
+                Issue.record("expected a transport failure after the retries, got \(result)")
+                continue
+            }
+        }
+    }
+
     @Test func listingPagesAreFollowedUntilTheEnd() async throws {
         let server = try ScriptedHTTPServer { request in
             let second = request.path.contains("continuation-token=t1")

@@ -13,10 +13,11 @@ import S3Transfer
 /// needs its first ``AssetLibrary/Configuration/imageHeaderBytes`` too, and one ranged GET gives both (its response
 /// carries the head). Which kind the bucket holds is learnt as the reads come back: images are HEADed first (a
 /// HEAD then a GET for another tool's), and ranged GETs go first from when other tools' images outnumber ours —
-/// after the first one, on a bucket another tool wrote. Other objects get a HEAD. Up to
-/// `maxConnections` requests are in flight; the pending rows are read from the catalog in key order, a page at a
-/// time (bounded memory at any bucket size). Every request names the listed version (`If-Match`): an object
-/// replaced since is left to the next listing. What is committed stays committed: a sync cut short (Ctrl-C,
+/// after the first one, on a bucket another tool wrote. Other objects get a HEAD. Objects are read in runs of
+/// `readBatch` (their HEADs handed to the engine together, ``S3Client/headObjects(bucket:keys:)``), `batchesInFlight`
+/// runs at a time, over at most `maxConnections` connections; the pending rows are read from the catalog in key
+/// order, a page at a time (bounded memory at any bucket size). A ranged GET names the listed version (`If-Match`)
+/// and a head is compared with it (ETag and size): an object replaced since is left to the next listing. What is committed stays committed: a sync cut short (Ctrl-C,
 /// `kill -9`, the network) leaves the rest pending, and the next sync goes on from there.
 struct MetadataBackfill {
     let sync: SyncEngine
@@ -26,6 +27,11 @@ struct MetadataBackfill {
     var makesThumbnails = true
     /// Results committed together (one transaction, one change).
     var batchSize = 256
+    /// Objects read together (one batch of HEADs: ``S3Client/headObjects(bucket:keys:)``).
+    var readBatch = 32
+    /// Read batches under way at once: while one batch's answers are taken in, the others keep the connections
+    /// busy.
+    var batchesInFlight = 3
     /// Pending rows read from the catalog at a time.
     var pageSize = 1024
     /// Called after each committed batch with (assets filled so far, assets pending when the fill began).
@@ -81,36 +87,46 @@ struct MetadataBackfill {
         // Images read so far: with fields of ours (a HEAD was enough), and other tools' (their headers were read).
         var ours = 0
         var others = 0
+        let readBatch = max(1, self.readBatch)
         do {
-            try await withThrowingTaskGroup(of: FillResult.self) { group in
-                func addNext() throws -> Bool {
-                    guard let record = try nextRecord() else { return false }
+            try await withThrowingTaskGroup(of: [FillResult].self) { group in
+                var running = 0
+                func addNext(_ limit: Int) throws -> Bool {
+                    var records: [AssetRecord] = []
+                    while records.count < limit, let record = try nextRecord() { records.append(record) }
+                    guard !records.isEmpty else { return false }
                     let rangedFirst = others > ours
                     group.addTask {
                         await Self.read(
-                            record, client: client, bucket: bucket, headerBytes: headerBytes, rangedFirst: rangedFirst)
+                            records, client: client, bucket: bucket, headerBytes: headerBytes, rangedFirst: rangedFirst)
                     }
+                    running += 1
                     return true
                 }
-                for _ in 0..<max(1, sync.configuration.maxConnections) where try !addNext() { break }
-                while let result = try await group.next() {
-                    if case .failed(let error) = result.outcome, !CatalogSync.isFailureOfThisObject(error) {
-                        // The connection, the credentials, the bucket: the sync fails; what is committed stays.
-                        throw error
+                // First one run as wide as the connections: what it finds says whether the images are ours (a HEAD
+                // is enough) or another tool's (a ranged GET first) before the full runs start.
+                _ = try addNext(min(readBatch, max(1, sync.configuration.maxConnections)))
+                while let results = try await group.next() {
+                    running -= 1
+                    for result in results {
+                        if case .failed(let error) = result.outcome, !CatalogSync.isFailureOfThisObject(error) {
+                            // The connection, the credentials, the bucket: the sync fails; what is committed stays.
+                            throw error
+                        }
+                        if case .read(let head, _, _) = result.outcome,
+                            ImageHeaderRead.mayHaveHeaders(key: result.record.key)
+                        {
+                            if head.metadata["creation-date"] != nil { ours += 1 } else { others += 1 }
+                        }
                     }
-                    if case .read(let head, _, _) = result.outcome,
-                        ImageHeaderRead.mayHaveHeaders(key: result.record.key)
-                    {
-                        if head.metadata["creation-date"] != nil { ours += 1 } else { others += 1 }
-                    }
-                    done.append(result)
+                    done += results
                     if done.count >= batchSize {
                         try await awaitCommit()
                         let batch = done
                         done.removeAll(keepingCapacity: true)
                         committing = Task { try self.commit(batch) }
                     }
-                    _ = try addNext()
+                    while running < max(1, batchesInFlight), try addNext(readBatch) {}
                 }
             }
         } catch {
@@ -150,27 +166,64 @@ struct MetadataBackfill {
         }
     }
 
-    /// Reads one object's head, and an image's own headers when it has no fields of ours: with `rangedFirst`, one
-    /// ranged GET (the head comes with it); else a HEAD, then the ranged GET if the head is not ours.
+    /// Reads a run of objects: the heads of most by one batch of HEADs (``S3Client/headObjects(bucket:keys:)``), and
+    /// an image's own headers when it has no fields of ours — with `rangedFirst`, by one ranged GET instead of its
+    /// HEAD (the head comes with it), else by a ranged GET after a head that is not ours. The results are in no
+    /// particular order.
     private static func read(
-        _ record: AssetRecord, client: S3Client, bucket: String, headerBytes: Int, rangedFirst: Bool
+        _ records: [AssetRecord], client: S3Client, bucket: String, headerBytes: Int, rangedFirst: Bool
+    ) async -> [FillResult] {
+        func readsHeaders(_ record: AssetRecord) -> Bool {
+            headerBytes > 0 && record.size > 0 && ImageHeaderRead.mayHaveHeaders(key: record.key)
+        }
+        return await withTaskGroup(of: FillResult.self) { group in
+            var results: [FillResult] = []
+            results.reserveCapacity(records.count)
+            var headed: [AssetRecord] = []
+            for record in records {
+                guard rangedFirst, readsHeaders(record) else {
+                    headed.append(record)
+                    continue
+                }
+                group.addTask {
+                    await outcome(of: record) { () throws(S3Error) in
+                        let (head, found) = try await ImageHeaderRead.readWithHead(
+                            key: record.key, size: record.size, etag: record.etag, client: client, bucket: bucket,
+                            firstBytes: headerBytes, unlessOurs: true)
+                        return .read(head, found, headersRead: true)
+                    }
+                }
+            }
+            let heads = await client.headObjects(bucket: bucket, keys: headed.map(\.key))
+            for (record, answer) in zip(headed, heads) {
+                guard case .success(let head) = answer, readsHeaders(record), head.metadata["creation-date"] == nil
+                else {
+                    results.append(
+                        await outcome(of: record) { () throws(S3Error) in
+                            .read(try answer.get(), nil, headersRead: false)
+                        })
+                    continue
+                }
+                group.addTask {
+                    await outcome(of: record) { () throws(S3Error) in
+                        let found = try await ImageHeaderRead.read(
+                            key: record.key, size: head.size, etag: head.etag, client: client, bucket: bucket,
+                            firstBytes: headerBytes)
+                        return .read(head, found, headersRead: true)
+                    }
+                }
+            }
+            for await result in group { results.append(result) }
+            return results
+        }
+    }
+
+    /// One object's result from what its reads found: an object deleted or replaced since the listing is gone.
+    private static func outcome(
+        of record: AssetRecord, _ read: () async throws(S3Error) -> FillResult.Outcome
     ) async -> FillResult {
         do {
-            let readsHeaders = headerBytes > 0 && record.size > 0 && ImageHeaderRead.mayHaveHeaders(key: record.key)
-            if readsHeaders, rangedFirst {
-                let (head, found) = try await ImageHeaderRead.readWithHead(
-                    key: record.key, size: record.size, etag: record.etag, client: client, bucket: bucket,
-                    firstBytes: headerBytes, unlessOurs: true)
-                return FillResult(record: record, outcome: .read(head, found, headersRead: true))
-            }
-            let head = try await client.headObject(bucket: bucket, key: record.key)
-            if readsHeaders, head.metadata["creation-date"] == nil {
-                let found = try await ImageHeaderRead.read(
-                    key: record.key, size: head.size, etag: head.etag, client: client, bucket: bucket,
-                    firstBytes: headerBytes)
-                return FillResult(record: record, outcome: .read(head, found, headersRead: true))
-            }
-            return FillResult(record: record, outcome: .read(head, nil, headersRead: false))
+            return FillResult(record: record, outcome: try await read())
         } catch .noSuchKey, .preconditionFailed {
             return FillResult(record: record, outcome: .gone)
         } catch {

@@ -150,6 +150,11 @@ package struct S3ObjectHead: Sendable, Hashable {
         self.checksums = checksums
     }
 
+    /// The headers ``init(head:)`` reads (a filter for ``HTTPRequest/successHeaders``).
+    static let headersRead = HTTPHeaderFilter(
+        names: ["etag", "content-length", "content-range", "last-modified", "content-type"],
+        prefixes: ["x-amz-meta-", "x-amz-checksum-"])
+
     /// Reads a HEAD or GET response's headers. For a 206 the size is the total from `Content-Range`.
     init(head: HTTPResponseHead) throws(S3Error) {
         guard let rawETag = head["etag"] else { throw .malformedResponse("response without an ETag header") }

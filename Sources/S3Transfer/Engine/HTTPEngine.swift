@@ -65,6 +65,14 @@ package final class HTTPEngine: Sendable {
         core.enqueue(.add(HTTPTransferBox(id: id.rawValue, request: request, handler: handler)))
     }
 
+    /// Starts several transfers under ids from ``makeTransferID()``: one command and at most one wakeup of the
+    /// engine thread for all of them (libcurl holds those beyond the connection limits until a connection frees).
+    /// - Parameter transfers: Each request, its handler and its reserved id, started in this order.
+    package func start(_ transfers: [(request: HTTPRequest, handler: any HTTPResponseHandler, id: HTTPTransferID)]) {
+        core.enqueue(
+            transfers.map { .add(HTTPTransferBox(id: $0.id.rawValue, request: $0.request, handler: $0.handler)) })
+    }
+
     /// Cancels a transfer; its handler then completes with ``HTTPTransportError/cancelled`` (unless it had
     /// already completed). Safe from any thread, also for a finished or unknown transfer.
     package func cancel(_ id: HTTPTransferID) { core.enqueue(.cancel(id.rawValue)) }
@@ -96,6 +104,62 @@ package final class HTTPEngine: Sendable {
             collector.cancel()
         }
         return try result.get()
+    }
+
+    /// Sends several requests at once and collects each whole response in memory (meant for small responses:
+    /// HEADs, errors): one hop to the engine thread and one back for all of them, where ``data(for:bodyLimit:)``
+    /// makes two per request. Each request is sent once (no retry here); the results are in the order of
+    /// `requests`. Cancelling the task cancels the transfers still running (they end with
+    /// ``HTTPTransportError/cancelled``).
+    /// - Parameters:
+    ///   - requests: What to send.
+    ///   - bodyLimit: The most body bytes kept per response: a longer body aborts that transfer.
+    /// - Returns: Each request's response head and body, or the transport error that ended it.
+    package func responses(for requests: [HTTPRequest], bodyLimit: Int = .max) async
+        -> [Result<(HTTPResponseHead, Data), HTTPTransportError>]
+    {
+        guard !requests.isEmpty else { return [] }
+        let batch = HTTPBatchCollector(count: requests.count)
+        let members = requests.indices.map { index in
+            let member = HTTPDataCollector(bodyLimit: bodyLimit)
+            member.onComplete = { batch.complete(index, $0) }
+            return member
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                batch.onComplete = { continuation.resume(returning: $0) }
+                let ids = requests.map { _ in makeTransferID() }
+                start(zip(requests, zip(members, ids)).map { ($0, $1.0, $1.1) })
+                for (member, id) in zip(members, ids) { member.setTransfer(id, engine: self) }
+            }
+        } onCancel: {
+            for member in members { member.cancel() }
+        }
+    }
+}
+
+/// Gathers the responses of ``HTTPEngine/responses(for:bodyLimit:)`` and hands them over when the last one is in.
+// @unchecked: `results`, `remaining` and `onComplete` are touched only on the engine thread (every member's
+// completion runs there), after `onComplete` was set before the transfers started.
+final class HTTPBatchCollector: @unchecked Sendable {
+    private var results: [Result<(HTTPResponseHead, Data), HTTPTransportError>]
+    private var remaining: Int
+    var onComplete: (([Result<(HTTPResponseHead, Data), HTTPTransportError>]) -> Void)?
+
+    init(count: Int) {
+        results = Array(repeating: .failure(.cancelled), count: count)
+        remaining = count
+    }
+
+    func complete(_ index: Int, _ result: Result<(HTTPResponseHead, Data), HTTPTransportError>) {
+        ThreadRole.httpEngine.assertCurrent()
+        results[index] = result
+        remaining -= 1
+        if remaining == 0 {
+            let callback = onComplete
+            onComplete = nil
+            callback?(results)
+        }
     }
 }
 
@@ -152,10 +216,12 @@ final class HTTPEngineCore: @unchecked Sendable {
         }
     }
 
-    func enqueue(_ command: HTTPEngineCommand) {
+    func enqueue(_ command: HTTPEngineCommand) { enqueue(CollectionOfOne(command)) }
+
+    func enqueue(_ commands: some Collection<HTTPEngineCommand>) {
         let (accepted, wake) = pending.withLock { state -> (Bool, Bool) in
             guard !state.stopping else { return (false, false) }
-            state.commands.append(command)
+            state.commands.append(contentsOf: commands)
             // A running engine takes the command before it next waits; a waiting one needs one wakeup, however
             // many commands arrive (each wakeup is a syscall here and a pass over every transfer there).
             let wake = state.asleep && !state.wakeupSent
@@ -164,8 +230,8 @@ final class HTTPEngineCore: @unchecked Sendable {
         }
         if wake {
             curl_multi_wakeup(multi)
-        } else if !accepted, case .add(let box) = command {
-            box.complete(.failure(.cancelled))
+        } else if !accepted {
+            for case .add(let box) in commands { box.complete(.failure(.cancelled)) }
         }
     }
 
