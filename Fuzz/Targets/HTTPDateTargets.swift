@@ -16,6 +16,11 @@ extension FuzzCatalog {
         },
         check: { bytes throws(FuzzFailure) in
             let text = String(decoding: bytes, as: UTF8.self)
+            // The byte-level reading of the common form gives what the token reading gives, or leaves it to it.
+            if let fast = HTTPDate.parseFixdate(text) {
+                let general = HTTPDate.parseTokens(text)
+                try expect(general == fast, "\(text.debugDescription): fixdate \(fast), tokens \(general as Any)")
+            }
             if let date = HTTPDate.parse(text), formattable(date) {
                 let again = HTTPDate.parse(HTTPDate.rfc1123(date))
                 try expect(

@@ -133,7 +133,7 @@ package enum SigV4 {
 
     /// ``canonicalRequest(method:canonicalURI:canonicalQuery:headers:payloadHash:)`` as UTF-8 bytes, built in
     /// one buffer (it is hashed, never shown, on every signed request).
-    static func canonicalRequestBytes(
+    package static func canonicalRequestBytes(
         method: String, canonicalURI: String, canonicalQuery: String,
         headers: [(name: String, value: String)], payloadHash: String
     ) -> (request: [UInt8], signedHeaders: String) {
@@ -227,6 +227,28 @@ package enum SigV4 {
         return out
     }
 
+    /// A request's signature as lower-case hex bytes, with its canonical request — the one computation the signer
+    /// and a verifier share, worked on as bytes (it runs for every request).
+    /// - Parameters:
+    ///   - canonicalRequest: ``canonicalRequest(method:canonicalURI:canonicalQuery:headers:payloadHash:)``'s bytes.
+    ///   - amzDate: The request's `x-amz-date`.
+    ///   - secret: The secret access key.
+    ///   - date: The scope's day (`yyyyMMdd`).
+    ///   - region: The scope's region.
+    ///   - service: The scope's service.
+    /// - Returns: 64 lower-case hex digits.
+    package static func signatureHex(
+        canonicalRequest: [UInt8], amzDate: String, secret: String, date: String, region: String, service: String
+    ) -> [UInt8] {
+        let toSign = stringToSignBytes(
+            canonicalRequestBytes: canonicalRequest, amzDate: amzDate,
+            scope: scope(date: date, region: region, service: service))
+        var hex: [UInt8] = []
+        appendHex(
+            digest: signingMAC(secret: secret, date: date, region: region, service: service).code(toSign), to: &hex)
+        return hex
+    }
+
     /// The derived signing key for one day, region and service.
     package static func signingKey(secret: String, date: String, region: String, service: String) -> SymmetricKey {
         let cacheKey = SigningKeyCache.Key(secret: secret, date: date, region: region, service: service)
@@ -285,8 +307,11 @@ package enum SigV4 {
 
     /// Compares two strings in time independent of where they first differ.
     package static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
+        constantTimeEquals(Array(a.utf8), Array(b.utf8))
+    }
+
+    /// Compares two byte strings in time independent of where they differ.
+    package static func constantTimeEquals(_ x: [UInt8], _ y: [UInt8]) -> Bool {
         guard x.count == y.count else { return false }
         var diff: UInt8 = 0
         for i in 0..<x.count { diff |= x[i] ^ y[i] }

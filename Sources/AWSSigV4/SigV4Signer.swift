@@ -56,8 +56,6 @@ package struct SigV4Signer: Sendable {
             canonicalQuery: query.isEmpty ? "" : SigV4.canonicalQueryString(query), headers: all,
             payloadHash: payloadHash)
         let scope = SigV4.scope(date: day, region: region, service: service)
-        let mac = SigV4.signingMAC(secret: credentials.secretAccessKey, date: day, region: region, service: service)
-        let toSign = SigV4.stringToSignBytes(canonicalRequestBytes: canonical.request, amzDate: amzDate, scope: scope)
         var authorization: [UInt8] = []
         authorization.reserveCapacity(200)
         authorization.append(contentsOf: SigV4.algorithm.utf8)
@@ -68,7 +66,10 @@ package struct SigV4Signer: Sendable {
         authorization.append(contentsOf: ", SignedHeaders=".utf8)
         authorization.append(contentsOf: canonical.signedHeaders.utf8)
         authorization.append(contentsOf: ", Signature=".utf8)
-        SigV4.appendHex(digest: mac.code(toSign), to: &authorization)
+        authorization.append(
+            contentsOf: SigV4.signatureHex(
+                canonicalRequest: canonical.request, amzDate: amzDate, secret: credentials.secretAccessKey, date: day,
+                region: region, service: service))
         added.insert(("Authorization", String(decoding: authorization, as: UTF8.self)), at: 0)
         return added
     }

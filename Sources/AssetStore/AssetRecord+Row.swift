@@ -85,6 +85,20 @@ extension AssetRecord {
         "INSERT INTO asset (\(columnNames.dropFirst().joined(separator: ", "))) VALUES ("
         + Array(repeating: "?", count: columnNames.count - 1).joined(separator: ", ") + ")"
 
-    static let updateSQL =
-        "UPDATE asset SET " + columnNames.dropFirst().map { "\($0) = ?" }.joined(separator: ", ") + " WHERE id = ?"
+    static let updateSQL = updateSQL(columns: Array(1..<columnNames.count))
+
+    /// The columns a read of an object's metadata (its head, its image's headers) sets: see
+    /// ``StoreTransaction/fillMetadata(_:over:)``.
+    static let metadataColumns = [
+        "contentType", "creationDate", "modificationDate", "mediaType", "pixelWidth", "pixelHeight", "orientation",
+        "contentSHA256", "latitude", "longitude", "altitude", "imageMetadataPending",
+    ].map { name in columnNames.firstIndex(of: name)! }
+
+    static let updateMetadataSQL = updateSQL(columns: metadataColumns)
+
+    /// `UPDATE asset SET` these columns (positions in ``columnNames``, bound as parameters 1…n) `WHERE id = ?`
+    /// (parameter n + 1).
+    static func updateSQL(columns: [Int]) -> String {
+        "UPDATE asset SET " + columns.map { "\(columnNames[$0]) = ?" }.joined(separator: ", ") + " WHERE id = ?"
+    }
 }

@@ -41,7 +41,7 @@ package final class StoreTransaction {
     /// The statements of the per-row paths, looked up once per transaction: GRDB's statement cache hashes the
     /// SQL text on every lookup, which shows in a 100,000-row upsert.
     private enum Kind: Int, CaseIterable {
-        case selectByID, selectByKey, insert, update, delete
+        case selectByID, selectByKey, insert, update, delete, updateMetadata
 
         var sql: String {
             switch self {
@@ -50,6 +50,7 @@ package final class StoreTransaction {
             case .insert: AssetRecord.insertSQL
             case .update: AssetRecord.updateSQL
             case .delete: "DELETE FROM asset WHERE id = ?"
+            case .updateMetadata: AssetRecord.updateMetadataSQL
             }
         }
     }
@@ -238,6 +239,38 @@ package final class StoreTransaction {
             merged.availability = .cloudOnly
         }
         try write(merged, replacing: existing)
+        return .updated(id, before: existing)
+    }
+
+    /// What a read of an object's metadata found (`read`: its content type, dates, media type, pixel size,
+    /// orientation, place, content hash, and what is still to read), over the row `existing` read in this
+    /// transaction for the same version (key, ETag and size): ``upsert(_:over:)`` of a listing that changes only
+    /// those fields, writing only their columns — the key, the dates listed and every index on other columns are left
+    /// as they are. The rest of `read` is not looked at. A content hash is set, never cleared.
+    package func fillMetadata(_ read: AssetRecord, over existing: AssetRecord) throws -> UpsertResult {
+        guard let id = existing.id, existing.key == read.key, existing.etag == read.etag, existing.size == read.size
+        else { throw AssetStoreError.invariantViolation("metadata of another version over \(existing.key)") }
+        var merged = existing
+        merged.contentType = read.contentType
+        merged.creationDate = read.creationDate
+        merged.modificationDate = read.modificationDate
+        merged.mediaType = read.mediaType
+        merged.pixelWidth = read.pixelWidth
+        merged.pixelHeight = read.pixelHeight
+        merged.orientation = read.orientation
+        merged.location = read.location
+        merged.metadataFill = read.metadataFill
+        if let hash = read.contentSHA256 { merged.contentSHA256 = hash }
+        if merged == existing { return .unchanged(id) }
+        try merged.validate()
+        let statement = try statement(.updateMetadata)
+        let columns = AssetRecord.metadataColumns
+        for (offset, column) in columns.enumerated() {
+            merged.bind(column: column, to: statement, at: Int32(offset + 1))
+        }
+        statement.bind(Int32(columns.count + 1), id)
+        try statement.execute()
+        touch(id, before: existing, after: merged)
         return .updated(id, before: existing)
     }
 

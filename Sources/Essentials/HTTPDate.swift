@@ -79,6 +79,49 @@ package enum HTTPDate {
     /// Parses RFC 1123 (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
     /// and asctime (`Sun Nov  6 08:49:37 1994`) dates; nil when malformed.
     package static func parse(_ string: String) -> Date? {
+        if let date = parseFixdate(string) { return date }
+        return parseTokens(string)
+    }
+
+    /// The form every server sends, `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate with two-digit fields), read from
+    /// its bytes; nil for anything else, which ``parseTokens(_:)`` then reads (this runs for every response head). A
+    /// date it gives is the one `parseTokens` gives.
+    package static func parseFixdate(_ string: String) -> Date? {
+        var text = string
+        return text.withUTF8 { b -> Date? in
+            guard b.count == 29, b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
+                b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20, b[26] == UInt8(ascii: "G"),
+                b[27] == UInt8(ascii: "M"), b[28] == UInt8(ascii: "T"),
+                b[0..<3].allSatisfy({ $0 != 0x20 && $0 != UInt8(ascii: ",") })
+            else { return nil }
+            func number(_ range: Range<Int>) -> Int? {
+                var value = 0
+                for i in range {
+                    guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
+                    value = value * 10 + Int(b[i] - 0x30)
+                }
+                return value
+            }
+            guard let day = number(5..<7), let year = number(12..<16), let hour = number(17..<19),
+                let minute = number(20..<22), let second = number(23..<25),
+                let month = monthBytes.firstIndex(where: { $0[0] == b[8] && $0[1] == b[9] && $0[2] == b[10] }),
+                (1...31).contains(day), (1...9999).contains(year), hour < 24, minute < 60, second < 61
+            else { return nil }
+            var value = tm()
+            value.tm_year = Int32(year - 1900)
+            value.tm_mon = Int32(month)
+            value.tm_mday = Int32(day)
+            value.tm_hour = Int32(hour)
+            value.tm_min = Int32(minute)
+            value.tm_sec = Int32(second)
+            return Date(timeIntervalSince1970: TimeInterval(timegm(&value)))
+        }
+    }
+
+    private static let monthBytes = months.map { Array($0.utf8) }
+
+    /// Every form ``parse(_:)`` accepts, read token by token.
+    package static func parseTokens(_ string: String) -> Date? {
         let tokens = string.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         var day: Int?
         var month: Int?

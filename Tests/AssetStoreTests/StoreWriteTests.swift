@@ -182,6 +182,83 @@ import Testing
         #expect(after.isFavorite)
     }
 
+    /// The metadata fill's write: only the columns a head or an image's headers say, over a row with local state —
+    /// the same row an upsert of a listing saying the same would leave; another version is refused, and a read that
+    /// says nothing new writes nothing.
+    @Test func aMetadataFillWritesWhatAnUpsertWouldAndOnlyItsColumns() throws {
+        let folder = TemporaryFolder()
+        defer { folder.cleanup() }
+        let store = try AssetStore(folder: folder.url)
+        var listed = sampleRecord(1)
+        listed.thumbnailKey = "thumbnails/1.jpg"
+        listed.metadataFill = .objectHead
+        var stores: [(AssetStore, Int64)] = []
+        for store in [store, try AssetStore(folder: folder.url.appendingPathComponent("twin"))] {
+            let (id, _) = try store.write { try $0.insert(listed) }
+            _ = try store.write { tx in
+                try tx.update(id) {
+                    $0.isFavorite = true
+                    $0.thumbnailPresent = true
+                    $0.availability = .full
+                    $0.localFilePath = "/cache/1"
+                    $0.verifiedSize = $0.size
+                    $0.verifiedETag = $0.etag
+                    $0.title = "kept"
+                }
+            }
+            stores.append((store, id))
+        }
+        var read = listed
+        read.contentType = "image/jpeg"
+        read.creationDate = Date(timeIntervalSinceReferenceDate: 5_000)
+        read.modificationDate = Date(timeIntervalSinceReferenceDate: 6_000)
+        read.pixelWidth = 4032
+        read.pixelHeight = 3000
+        read.orientation = 6
+        read.location = AssetLocation(latitude: 48.1, longitude: 11.5, altitude: nil)
+        read.contentSHA256 = String(repeating: "a", count: 64)
+        read.metadataFill = .complete
+        // What the fill ignores: the listing's business and the library's own state.
+        var stranger = read
+        stranger.thumbnailKey = nil
+        stranger.lastModified = Date(timeIntervalSinceReferenceDate: 9_999)
+        stranger.isFavorite = false
+        stranger.title = nil
+
+        let (store1, id1) = stores[0]
+        let (result, changes) = try store1.write { tx in
+            try tx.fillMetadata(stranger, over: try #require(try tx.record(id1)))
+        }
+        guard case .updated(let updated, let before) = result else {
+            Issue.record("expected an update, got \(result)")
+            return
+        }
+        #expect(updated == id1 && before.metadataFill == .objectHead && changes.updated == [id1])
+        #expect(changes.contentChanged.isEmpty)
+        let (store2, id2) = stores[1]
+        _ = try store2.write { try $0.upsert(read) }
+        var filled = try #require(try store1.record(id: id1))
+        let upserted = try #require(try store2.record(id: id2))
+        #expect(filled.isFavorite && filled.title == "kept" && filled.availability == .full)
+        #expect(filled.thumbnailKey == "thumbnails/1.jpg" && filled.thumbnailPresent)
+        #expect(filled.lastModified == listed.lastModified && filled.orientation == 6)
+        filled.id = upserted.id
+        #expect(filled == upserted)
+
+        // Nothing new: nothing written, no change.
+        let (again, none) = try store1.write { tx in
+            try tx.fillMetadata(read, over: try #require(try tx.record(id1)))
+        }
+        #expect(again == .unchanged(id1) && none.updated.isEmpty)
+        // Another version: refused, the row as it was.
+        var other = read
+        other.etag = "replaced"
+        #expect(throws: AssetStoreError.self) {
+            _ = try store1.write { tx in try tx.fillMetadata(other, over: try #require(try tx.record(id1))) }
+        }
+        #expect(try store1.record(id: id1)?.etag == listed.etag)
+    }
+
     /// The database and WAL file contents: any write changes one of them.
     @Test func upsertOfARecordWhoseRowWasDeletedInsertsItWithoutLocalState() throws {
         // A sync builds rows from a read; if the row is deleted before its write (a download found the object

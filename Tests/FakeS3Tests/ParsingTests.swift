@@ -66,6 +66,27 @@ struct ParsingTests {
         #expect(HTTPDate.parse(text) == nil)
     }
 
+    /// The byte-level reading of `Sun, 06 Nov 1994 08:49:37 GMT` gives what the token reading gives, and leaves
+    /// every variant it does not read exactly (a sign, one digit, another zone, a longer weekday) to it.
+    @Test func theFixdateFastPathAgreesWithTheTokenReading() {
+        let read = [
+            "Sun, 06 Nov 1994 08:49:37 GMT", "Xyz, 31 Dec 9999 23:59:60 GMT", "Mon, 29 Feb 2021 00:00:00 GMT",
+        ]
+        for text in read {
+            #expect(HTTPDate.parseFixdate(text) != nil && HTTPDate.parseFixdate(text) == HTTPDate.parseTokens(text))
+        }
+        let leftToTokens = [
+            "Sun, +6 Nov 1994 08:49:37 GMT", "Sun,  6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 UTC",
+            "Sunday, 06 Nov 1994 08:49:37 GMT", "Sun, 06 nov 1994 08:49:37 GMT", "Sun, 00 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 0000 08:49:37 GMT", "S,n, 06 Nov 1994 08:49:37 GMT",
+        ]
+        for text in leftToTokens {
+            #expect(HTTPDate.parseFixdate(text) == nil)
+            #expect(HTTPDate.parse(text) == HTTPDate.parseTokens(text))
+        }
+        #expect(HTTPDate.parse("Sun, +6 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+    }
+
     @Test func httpDateRoundTripsRFC1123() {
         let date = Date(timeIntervalSince1970: 1_700_000_000)
         #expect(HTTPDate.rfc1123(date) == "Tue, 14 Nov 2023 22:13:20 GMT")

@@ -11,7 +11,7 @@ enum ImageHeaderRead {
 
     /// Whether the key names a format whose headers the `Images` parser reads (JPEG, PNG, HEIF).
     static func mayHaveHeaders(key: String) -> Bool {
-        switch key.split(separator: ".").last.map({ $0.lowercased() }) ?? "" {
+        switch KeyExtension.of(key) {
         case "jpg", "jpeg", "png", "heic", "heif": true
         default: false
         }

@@ -258,10 +258,6 @@ struct MetadataBackfill {
                 var row = RemoteMetadata.record(
                     for: listed, head: head, image: found?.metadata, thumbnail: nil,
                     source: sync.configuration.metadataSource)
-                // The thumbnail object is the listing's business, not the head's.
-                row.thumbnailKey = record.thumbnailKey
-                row.thumbnailSize = record.thumbnailSize
-                row.thumbnailETag = record.thumbnailETag
                 // Headers read and not an image we can parse: nothing more to learn from them.
                 if headersRead, row.metadataFill == .imageHeaders { row.metadataFill = .complete }
                 rows.append((id, row))
@@ -280,7 +276,7 @@ struct MetadataBackfill {
                 guard let current = try tx.record(id), current.key == row.key, current.etag == row.etag,
                     current.size == row.size, current.metadataFill != .complete, current.uploadState == .uploaded
                 else { continue }
-                _ = try tx.upsert(row, over: current)
+                _ = try tx.fillMetadata(row, over: current)
                 filled += 1
             }
             return filled

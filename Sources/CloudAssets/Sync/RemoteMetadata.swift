@@ -81,8 +81,7 @@ extension MediaType {
     }
 
     init(guessingFrom key: String) {
-        let ext = key.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        switch ext {
+        switch KeyExtension.of(key) {
         case "jpg", "jpeg", "png", "heic", "heif", "gif", "tif", "tiff", "webp", "dng", "raw": self = .image
         case "mov", "mp4", "m4v", "avi", "mkv": self = .video
         case "mp3", "m4a", "wav", "aac", "flac": self = .audio
@@ -96,5 +95,27 @@ extension AssetLocation {
     init?(gps: GPSLocation) {
         self.init(latitude: gps.latitude, longitude: gps.longitude, altitude: gps.altitude)
         guard isValid else { return nil }
+    }
+}
+
+/// A key's file-name extension, as the guesses by name read it.
+enum KeyExtension {
+    /// The last run of the key between dots (the whole key without one), ASCII lower-cased; "" when longer than 8
+    /// bytes (no extension matched is). Worked on as bytes: this runs for every listed object.
+    static func of(_ key: String) -> String {
+        let bytes = key.utf8
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[bytes.index(before: end)] == UInt8(ascii: ".") {
+            end = bytes.index(before: end)
+        }
+        var start = end
+        var length = 0
+        while start > bytes.startIndex, bytes[bytes.index(before: start)] != UInt8(ascii: ".") {
+            start = bytes.index(before: start)
+            length += 1
+            if length > 8 { return "" }
+        }
+        return String(
+            decoding: bytes[start..<end].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }

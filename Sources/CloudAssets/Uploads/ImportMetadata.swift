@@ -71,7 +71,7 @@ struct ImportMetadata: Sendable, Hashable {
     }
 
     static func contentType(forName name: String) -> String {
-        switch name.split(separator: ".").last.map({ $0.lowercased() }) ?? "" {
+        switch KeyExtension.of(name) {
         case "jpg", "jpeg": "image/jpeg"
         case "png": "image/png"
         case "heic", "heif": "image/heic"

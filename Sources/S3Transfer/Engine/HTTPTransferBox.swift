@@ -16,7 +16,8 @@ final class HTTPTransferBox: @unchecked Sendable {
     var headerList: UnsafeMutablePointer<curl_slist>?
     var uploadOffset = 0
     var status = 0
-    var headers: [String: String] = [:]
+    /// Sized for a typical S3 response head, so that it is not grown field by field.
+    var headers = [String: String](minimumCapacity: 16)
     var headDelivered = false
     /// When the engine first saw the whole request sent (uptime nanoseconds; engine thread only).
     var requestSentAt: UInt64?
@@ -61,7 +62,7 @@ final class HTTPTransferBox: @unchecked Sendable {
         if bytes.starts(with: "HTTP/".utf8) {
             // A new response (after 100-continue or a redirect) starts over: `HTTP/1.1 200 OK`.
             status = Self.statusCode(bytes)
-            headers = [:]
+            headers = [String: String](minimumCapacity: 16)
             return true
         }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return true }

@@ -232,21 +232,25 @@ package struct RequestAuthenticator: Sendable {
             }
             for value in values { headers.append((name, value)) }
         }
-        let canonical = SigV4.canonicalRequest(
+        let canonical = SigV4.canonicalRequestBytes(
             method: request.method, canonicalURI: SigV4.uriEncode(request.path, encodeSlash: false),
-            canonicalQuery: SigV4.canonicalQueryString(query), headers: headers, payloadHash: payloadHash)
-        let toSign = SigV4.stringToSign(canonicalRequest: canonical.request, amzDate: amzDate, scope: auth.scope)
-        let key = SigV4.signingKey(
-            secret: creds.secretAccessKey, date: auth.date, region: auth.region, service: auth.service)
-        let expected = SigV4.signature(toSign, key: key)
-        guard SigV4.constantTimeEquals(expected, auth.signature.lowercased()) else {
+            canonicalQuery: query.isEmpty ? "" : SigV4.canonicalQueryString(query), headers: headers,
+            payloadHash: payloadHash)
+        let expected = SigV4.signatureHex(
+            canonicalRequest: canonical.request, amzDate: amzDate, secret: creds.secretAccessKey, date: auth.date,
+            region: auth.region, service: auth.service)
+        let provided = auth.signature.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        guard SigV4.constantTimeEquals(expected, provided) else {
+            // The texts are made only for the error document.
+            let canonicalText = String(decoding: canonical.request, as: UTF8.self)
+            let toSign = SigV4.stringToSign(canonicalRequest: canonicalText, amzDate: amzDate, scope: auth.scope)
             throw S3Error(
                 status: 403, code: "SignatureDoesNotMatch",
                 message:
                     "The request signature we calculated does not match the signature you provided. Check your key and signing method.",
                 details: [
                     "AWSAccessKeyId": creds.accessKeyID, "StringToSign": toSign, "SignatureProvided": auth.signature,
-                    "CanonicalRequest": canonical.request,
+                    "CanonicalRequest": canonicalText,
                 ])
         }
     }
