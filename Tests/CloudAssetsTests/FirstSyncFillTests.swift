@@ -103,7 +103,7 @@ struct FirstSyncFillTests {
     @Test("a fill cut short keeps what it committed, and the next sync reads only the rest")
     func interruptedFillResumes() async throws {
         try await withHarness { harness in
-            let count = 700
+            let count = 3000
             for i in 0..<count {
                 try harness.server.putObject(
                     bucket: LibraryHarness.bucket, key: String(format: "originals/f/%04d.dat", i),

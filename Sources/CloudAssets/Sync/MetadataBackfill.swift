@@ -25,8 +25,12 @@ struct MetadataBackfill {
     /// Whether images whose headers are read get a thumbnail from the bytes in hand (embedded EXIF thumbnail, or a
     /// small image's whole file) when the bucket has no thumbnail object for them.
     var makesThumbnails = true
-    /// Results committed together (one transaction, one change).
+    /// Results committed together (one transaction, one change) in the first batch: the first capture dates show
+    /// at once. Each batch after is twice the one before, up to `largestBatch`: fewer, larger transactions (each
+    /// is a change for observers and a commit signal) once the fill is under way.
     var batchSize = 256
+    /// The most results committed together.
+    var largestBatch = 4096
     /// Objects read together (one batch of HEADs: ``S3Client/headObjects(bucket:keys:)``).
     var readBatch = 32
     /// Read batches under way at once: while one batch's answers are taken in, the others keep the connections
@@ -76,6 +80,7 @@ struct MetadataBackfill {
         // One batch is committed while the next one's requests run (the requests would otherwise wait for the
         // catalog's write and the server sit idle); at most one commit at a time, in batch order.
         var committing: Task<CommitOutcome, any Error>?
+        var batchLimit = max(1, batchSize)
         func awaitCommit() async throws {
             guard let pending = committing else { return }
             committing = nil
@@ -120,11 +125,12 @@ struct MetadataBackfill {
                         }
                     }
                     done += results
-                    if done.count >= batchSize {
+                    if done.count >= batchLimit {
                         try await awaitCommit()
                         let batch = done
                         done.removeAll(keepingCapacity: true)
                         committing = Task { try self.commit(batch) }
+                        batchLimit = min(2 * batchLimit, max(batchSize, largestBatch))
                     }
                     while running < max(1, batchesInFlight), try addNext(readBatch) {}
                 }
@@ -270,6 +276,7 @@ struct MetadataBackfill {
             }
         }
         let filled = try sync.performWrite { tx -> Int in
+            tx.reserveCapacity(rows.count, upserting: false)
             var filled = 0
             for (id, row) in rows {
                 // Only the version read, and only while it still waits for this.

@@ -50,19 +50,26 @@ extension SyncEngine {
         var parts: [CheckpointManifest.Part] = []
         var after: String?
         let encoder = JournalChange.encoder
-        while true {
-            let records = try store.uploadedRecords(after: after, limit: Self.checkpointPartAssets)
-            guard let last = records.last else { break }
-            after = last.key
-            var lines = Data()
-            for record in records {
-                lines.append(CheckpointAsset(record).line)
-                lines.append(0x0A)
+        // Each part is compressed and goes up while the next one is read (one part at a time in hand).
+        try await withThrowingTaskGroup(of: Void.self) { uploads in
+            while true {
+                let records = try store.uploadedRecords(after: after, limit: Self.checkpointPartAssets)
+                guard let last = records.last else { break }
+                after = last.key
+                var lines = Data()
+                for record in records {
+                    lines.append(CheckpointAsset(record).line)
+                    lines.append(0x0A)
+                }
+                let key = CheckpointKey.part(prefix: prefix, slot: slot, device: device, index: parts.count)
+                try await uploads.next()
+                uploads.addTask { [lines] in
+                    _ = try await remote.client.putObject(
+                        bucket: bucket, key: key, body: Zlib.compress(lines), contentType: "application/zlib")
+                }
+                parts.append(CheckpointManifest.Part(key: key, assets: records.count, bytes: lines.count))
             }
-            let key = CheckpointKey.part(prefix: prefix, slot: slot, device: device, index: parts.count)
-            _ = try await remote.client.putObject(
-                bucket: bucket, key: key, body: Zlib.compress(lines), contentType: "application/zlib")
-            parts.append(CheckpointManifest.Part(key: key, assets: records.count, bytes: lines.count))
+            try await uploads.waitForAll()
         }
         // The albums and folders as last merged from the bucket (one with changes of this library's still to send
         // is left out: a bootstrap reads its document, whose ETag it then does not know).
