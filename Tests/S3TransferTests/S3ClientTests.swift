@@ -210,15 +210,17 @@ import Testing
 
     /// The batch path of the metadata fill: one answer per key in the keys' order; a missing key is `noSuchKey` at
     /// once, and a failure another attempt may cure goes through the retry loop alone (twice refused here, then
-    /// answered), without holding up the others' answers or retrying them.
+    /// answered), without holding up the others' answers or retrying them. The batch asks for no checksums.
     @Test func headsOfManyObjectsComeBackInOrderAndOnlyFailuresAreRetried() async throws {
         let attempts = LockedBox([String: Int]())
+        let checksumMode = LockedBox(Set<String>())
         let server = try ScriptedHTTPServer { request in
             let key = String(request.path.dropFirst("/b/".count)).removingPercentEncoding ?? ""
             let attempt = attempts.withLock { state -> Int in
                 state[key, default: 0] += 1
                 return state[key]!
             }
+            if request.headers["x-amz-checksum-mode"] != nil { checksumMode.withLock { $0.insert(key) } }
             if key == "gone" { return .init(status: 404, body: Data()) }
             if key == "busy", attempt <= 2 {
                 return .init(
@@ -245,6 +247,8 @@ import Testing
         }
         let counts = attempts.withLock { $0 }
         #expect(counts["busy"] == 3 && counts["gone"] == 1)
+        // Not in checksum mode (the fill reads no checksum), except where the retry loop asked again.
+        #expect(checksumMode.withLock { $0 } == ["busy"])
         #expect(counts.filter { $0.key != "busy" }.allSatisfy { $0.value == 1 })
         #expect(await client(server).headObjects(bucket: "b", keys: []).isEmpty)
     }

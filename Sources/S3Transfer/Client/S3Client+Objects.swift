@@ -11,11 +11,12 @@ extension S3Client {
     ///   - key: The key.
     /// - Returns: The head. A missing key throws ``S3Error/noSuchKey``.
     package func headObject(bucket: String, key: String) async throws(S3Error) -> S3ObjectHead {
-        let (head, _) = try await send { headRequest(bucket: bucket, key: key, credentials: $0) }
+        let (head, _) = try await send { headRequest(bucket: bucket, key: key, checksums: true, credentials: $0) }
         return try S3ObjectHead(head: head)
     }
 
-    /// ``headObject(bucket:key:)`` of many objects at once, for a pass over a whole bucket: the requests are
+    /// ``headObject(bucket:key:)`` of many objects at once, for a pass over a whole bucket (not in checksum mode:
+    /// the heads carry no ``S3ObjectHead/checksums`` unless an object had to be asked again): the requests are
     /// signed together and handed to the engine in one go, and the answers come back together (a request per
     /// object, without the two thread hops per request of one at a time). An object whose request failed in a
     /// way another attempt may cure (the connection, a 5xx, throttling, the clock) is asked again alone, through
@@ -32,7 +33,7 @@ extension S3Client {
         } catch {
             return keys.map { _ in .failure(error) }
         }
-        let requests = keys.map { headRequest(bucket: bucket, key: $0, credentials: credentials) }
+        let requests = keys.map { headRequest(bucket: bucket, key: $0, checksums: false, credentials: credentials) }
         let responses = await engine.responses(for: requests, bodyLimit: 64 << 10)
         var results: [Result<S3ObjectHead, S3Error>] = []
         results.reserveCapacity(keys.count)
@@ -68,10 +69,13 @@ extension S3Client {
         return results
     }
 
-    /// A signed HeadObject request, keeping of a successful answer only the headers ``S3ObjectHead`` reads.
-    private func headRequest(bucket: String, key: String, credentials: AWSCredentials?) -> HTTPRequest {
+    /// A signed HeadObject request, keeping of a successful answer only the headers ``S3ObjectHead`` reads; with
+    /// `checksums`, in checksum mode (the object's full-object checksums come back).
+    private func headRequest(bucket: String, key: String, checksums: Bool, credentials: AWSCredentials?)
+        -> HTTPRequest
+    {
         var request = makeRequest(
-            method: "HEAD", bucket: bucket, key: key, headers: [("x-amz-checksum-mode", "ENABLED")],
+            method: "HEAD", bucket: bucket, key: key, headers: checksums ? [("x-amz-checksum-mode", "ENABLED")] : [],
             credentials: credentials)
         request.successHeaders = S3ObjectHead.headersRead
         return request
