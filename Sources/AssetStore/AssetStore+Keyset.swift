@@ -67,8 +67,6 @@ extension AssetStore {
             "SELECT \(AssetRecord.selectColumns) FROM asset WHERE " + conditions.joined(separator: " AND ")
             + " ORDER BY " + query.orderSQL + " LIMIT ?"
         arguments += [limit]
-        return try read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map(AssetRecord.init(row:))
-        }
+        return try read { db in try Self.records(db, sql: sql, arguments: arguments, capacity: limit) }
     }
 }

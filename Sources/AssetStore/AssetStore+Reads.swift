@@ -198,10 +198,9 @@ extension AssetStore {
                 let sql =
                     "SELECT \(AssetRecord.selectColumns) FROM asset WHERE id IN ("
                     + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
-                let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(Array(batch)))
-                while let row = try rows.next() {
-                    let record = try AssetRecord(row: row)
+                try Self.forEachRecord(db, sql: sql, arguments: StatementArguments(Array(batch))) { record in
                     byID[record.id!] = record
+                    return true
                 }
             }
             return byID
