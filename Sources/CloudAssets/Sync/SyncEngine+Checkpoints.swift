@@ -48,14 +48,20 @@ extension SyncEngine {
         }
         let device = try deviceIdentifier()
         var parts: [CheckpointManifest.Part] = []
-        var after: String?
         let encoder = JournalChange.encoder
-        // Each part is compressed and goes up while the next one is read (one part at a time in hand).
+        // Three parts at once: one is read (on a reading connection) while the one before is written out as lines,
+        // and the one before that is compressed and goes up.
+        let store = self.store
+        let limit = Self.checkpointPartAssets
+        var reading: Task<[AssetRecord], any Error>? = Task { try store.uploadedRecords(after: nil, limit: limit) }
+        defer { reading?.cancel() }
         try await withThrowingTaskGroup(of: Void.self) { uploads in
-            while true {
-                let records = try store.uploadedRecords(after: after, limit: Self.checkpointPartAssets)
+            while let read = reading {
+                let records = try await read.value
                 guard let last = records.last else { break }
-                after = last.key
+                reading =
+                    records.count < limit
+                    ? nil : Task { [after = last.key] in try store.uploadedRecords(after: after, limit: limit) }
                 var lines = Data()
                 for record in records {
                     lines.append(CheckpointAsset(record).line)
