@@ -52,6 +52,10 @@ package final class AssetStore: Sendable {
                 // A large transaction (a bulk load's index build) grows the write-ahead log to tens of MiB: once it
                 // is checkpointed and starts over, it is cut back to this instead of keeping that size for good.
                 try db.execute(sql: "PRAGMA journal_size_limit = 8388608")
+                // The log is folded into the database after 20,000 pages (80 MiB at 4 KiB) instead of 1,000: a
+                // sync that fills a million rows rewrites the same index pages over and over, and each fold writes
+                // them back and flushes the file (a first sync of 200,000 objects: 1.5–2 % sooner).
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 20000")
             }
             configuration.maximumReaderCount = 4
             // Another connection (a closing pool checkpointing, another process reading) may hold a lock briefly.

@@ -64,7 +64,8 @@ extension S3Service {
             headers.add(name: "Content-Range", value: ByteRangeRequest.contentRange(range, size: info.size))
         }
         for name in ObjectInfo.storedHeaderNames {
-            if let override = request.queryValue("response-\(name)") {
+            // (No query, no override: the name is not built for each of the five on every HEAD.)
+            if !request.query.isEmpty, let override = request.queryValue("response-\(name)") {
                 headers.add(name: name, value: override)
             } else if let value = info.headers[name] {
                 headers.add(name: name, value: value)
