@@ -53,6 +53,20 @@ extension AssetRecord {
 
     static let updateMetadataSQL = updateSQL(columns: metadataColumns)
 
+    /// Takes what a read of the object says of it — the fields of ``metadataColumns`` except the content hash,
+    /// which each caller merges by its own rule: the one list an upsert and a metadata fill both copy.
+    mutating func takeObjectMetadata(from read: AssetRecord) {
+        contentType = read.contentType
+        creationDate = read.creationDate
+        modificationDate = read.modificationDate
+        mediaType = read.mediaType
+        pixelWidth = read.pixelWidth
+        pixelHeight = read.pixelHeight
+        orientation = read.orientation
+        location = read.location
+        metadataFill = read.metadataFill
+    }
+
     /// `UPDATE asset SET` these columns (positions in ``columnNames``, bound as parameters 1…n) `WHERE id = ?`
     /// (parameter n + 1).
     static func updateSQL(columns: [Int]) -> String {

@@ -212,15 +212,7 @@ package final class StoreTransaction {
         merged.size = listing.size
         merged.etag = listing.etag
         merged.lastModified = listing.lastModified
-        merged.contentType = listing.contentType
-        merged.creationDate = listing.creationDate
-        merged.modificationDate = listing.modificationDate
-        merged.mediaType = listing.mediaType
-        merged.pixelWidth = listing.pixelWidth
-        merged.pixelHeight = listing.pixelHeight
-        merged.orientation = listing.orientation
-        merged.location = listing.location
-        merged.metadataFill = listing.metadataFill
+        merged.takeObjectMetadata(from: listing)
         merged.thumbnailKey = listing.thumbnailKey
         merged.thumbnailSize = listing.thumbnailSize
         merged.thumbnailETag = listing.thumbnailETag
@@ -251,15 +243,7 @@ package final class StoreTransaction {
         guard let id = existing.id, existing.key == read.key, existing.etag == read.etag, existing.size == read.size
         else { throw AssetStoreError.invariantViolation("metadata of another version over \(existing.key)") }
         var merged = existing
-        merged.contentType = read.contentType
-        merged.creationDate = read.creationDate
-        merged.modificationDate = read.modificationDate
-        merged.mediaType = read.mediaType
-        merged.pixelWidth = read.pixelWidth
-        merged.pixelHeight = read.pixelHeight
-        merged.orientation = read.orientation
-        merged.location = read.location
-        merged.metadataFill = read.metadataFill
+        merged.takeObjectMetadata(from: read)
         if let hash = read.contentSHA256 { merged.contentSHA256 = hash }
         if merged == existing { return .unchanged(id) }
         try merged.validate()
