@@ -101,7 +101,9 @@ private func measureFirstSync(
     guard sync.status == 0 else { throw BenchError("cloudassets sync exited \(sync.status)") }
     guard let ready = sync.lines.first(where: { $0.line.hasPrefix("catalog ready: \(count) assets") })?.seconds
     else { throw BenchError("cloudassets sync printed no \"catalog ready\" line") }
-    let synced = sync.lines.contains { $0.line.contains("\(count) new") && $0.line.contains("\(count) read after") }
+    let synced = sync.lines.contains {
+        $0.line.contains("\(count) new") && $0.line.contains("\(count) read beyond the listing")
+    }
     let status = try run(cli, ["status", "--json", "--store", library.path])
     let complete = synced && status.output.contains("\"metadataPending\":0")
     let rows = [

@@ -71,7 +71,7 @@ struct Sync: AsyncParsableCommand {
                 Terminal.shared.out(
                     "synced (\(kind)): \(how), \(summary.inserted) new, \(summary.contentChanged) changed, "
                         + "\(summary.metadataChanged) metadata, \(summary.removed) removed, "
-                        + (summary.metadataFilled > 0 ? "\(summary.metadataFilled) read after the listing, " : "")
+                        + (summary.metadataFilled > 0 ? "\(summary.metadataFilled) read beyond the listing, " : "")
                         + "\(summary.thumbnailsFetched + summary.thumbnailsFromImageHeaders) thumbnails, \(summary.sidecarsRead) shared edits merged, "
                         + "\(summary.purged) purged from the trash")
                 if summary.metadataPending > 0 {

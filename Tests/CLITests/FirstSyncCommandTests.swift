@@ -39,7 +39,7 @@ struct FirstSyncCommandTests {
             fixture.server.faults.remove(slow)
             let second = try await fixture.run("sync", ["--no-thumbnails"])
             expectSuccess(second)
-            #expect(second.stdout.contains("read after the listing"), "\(second.stdout)")
+            #expect(second.stdout.contains("read beyond the listing"), "\(second.stdout)")
             let after = try await fixture.run("status", ["--json"])
             #expect(after.stdout.contains("\"metadataPending\":0"), "\(after.stdout)")
         }

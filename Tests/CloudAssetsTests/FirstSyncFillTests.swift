@@ -100,6 +100,56 @@ struct FirstSyncFillTests {
         }
     }
 
+    @Test("a long listing is filled beside it: what it committed is read while it goes on, each object once")
+    func filledBesideTheListing() async throws {
+        try await withHarness { harness in
+            let count = 2500
+            for i in 0..<count {
+                try harness.server.putObject(
+                    bucket: LibraryHarness.bucket, key: String(format: "originals/f/%04d.dat", i),
+                    data: Data("object \(i)".utf8))
+            }
+            var configuration = harness.configuration()
+            configuration.metadataFillBesideListingAfter = 0
+            // One listing request at a time: the thumbnails' listing, the first page of originals, then the second
+            // page, held until the test has seen the first page filled.
+            configuration.maxConnections = 1
+            let gate = FaultGate()
+            harness.server.faults.add(
+                .holdAfter(bytes: 0, gate: gate), keyPattern: "", method: "GET", afterRequests: 2, times: 1)
+            let library = try await harness.open(configuration)
+            var reader = ChangeReader(observing: library)
+            let log = ProgressLog()
+            harness.server.requestLog.clear()
+            let sync = Task {
+                try await library.sync(mode: .automatic, fetchThumbnails: false) { progress in
+                    log.events.withLock { $0.append(progress) }
+                }
+            }
+            // The first page's rows, then the fill's first batch of them, while the second page is held.
+            let listed = try await reader.next()
+            let filled = try await reader.next()
+            #expect(listed.insertedIdentifiers.count == 1000 && filled.insertedIdentifiers.isEmpty)
+            let early = try library.fetchAssets().filter { $0.provisionalFields.isEmpty }
+            #expect(!early.isEmpty && early.count <= 1000)
+            #expect(log.events.withLock { $0.isEmpty })
+            gate.open()
+            let summary = try await sync.value
+
+            let events = log.events.withLock { $0 }
+            guard case .catalogReady(let assets, let pending) = events.first else {
+                Issue.record("no catalogReady first: \(events)")
+                return
+            }
+            #expect(assets == count && pending < count)
+            #expect(summary.inserted == count && summary.metadataFilled == count && summary.metadataPending == 0)
+            #expect(try library.fetchAssets().allSatisfy { $0.provisionalFields.isEmpty })
+            // Each object read once: the fill after the listing reads only what the one beside it did not.
+            let heads = harness.log.filter { $0.method == "HEAD" }.compactMap(\.key)
+            #expect(heads.count == count && Set(heads).count == count)
+        }
+    }
+
     @Test("a fill cut short keeps what it committed, and the next sync reads only the rest")
     func interruptedFillResumes() async throws {
         try await withHarness { harness in

@@ -145,6 +145,28 @@ struct FaultInjectionTests {
         }
     }
 
+    @Test func holdAfterHoldsAListingPageLikeAnObjectBody() async throws {
+        try await withServer { server, client in
+            try server.putObject(bucket: "photos", key: "k", data: data)
+            let gate = FaultGate()
+            server.faults.add(.holdAfter(bytes: 100, gate: gate), keyPattern: "", method: "GET")
+            let seen = LockedBox((opened: false, atOpen: 0))
+            let r = try await client.send(
+                "GET", "/photos", query: [("list-type", "2")],
+                onBodyBytes: { count, _ in
+                    let open = seen.withLock { state -> Bool in
+                        guard !state.opened, count >= 100 else { return false }
+                        state = (true, count)
+                        return true
+                    }
+                    if open { gate.open() }
+                })
+            #expect(r.complete && r.status == 200)
+            #expect(String(decoding: r.body, as: UTF8.self).contains("<Key>k</Key>"))
+            #expect(seen.withLock { $0.atOpen } == 100)
+        }
+    }
+
     @Test func flipByteInvertsExactlyOneByte() async throws {
         try await withServer { server, client in
             try server.putObject(bucket: "photos", key: "k", data: data)

@@ -142,6 +142,13 @@ extension AssetLibrary {
         /// GET, for the image's own headers: EXIF capture date, pixel size, orientation, GPS. Headers longer than
         /// this cost one more ranged read (up to 1 MiB). 0 reads none. Default 64 KiB.
         public var imageHeaderBytes: Int = 64 * 1024
+        /// Objects a full listing takes in before the metadata fill (the reads after the listing,
+        /// ``SyncSummary/metadataFilled``) starts beside it, on the rows the listing has committed: the listing of a big
+        /// bucket leaves the processor idle part of the time, and the fill uses it. A smaller listing keeps the
+        /// phases apart (every asset is in the catalog, still provisional, before the first is filled); so does
+        /// `Int.max`. The fill beside the listing stops taking rows when the listing ends; what it did not take is
+        /// read after it as before. Default 20,000 (about a fifth of a second of listing).
+        public var metadataFillBesideListingAfter: Int = 20_000
         /// The shortest time between two calls of a request's progress handler, in seconds (as every duration
         /// here). Default 0.1.
         public var progressInterval: TimeInterval = 0.1

@@ -133,6 +133,9 @@ struct CatalogSync {
     /// Whether images read for their headers get a thumbnail from their embedded EXIF thumbnail (when the bucket
     /// has no thumbnail object for them): the bytes are already here, so it costs no request.
     var makesThumbnails = true
+    /// Where the rows committed with metadata still to read go, for the fill beside the listing (none: they are
+    /// read after it).
+    var feed: FillFeed?
     /// Embedded thumbnails kept in memory at most during one pass (the rest are made on demand).
     static let embeddedThumbnailBudget = 32 << 20
 
@@ -294,16 +297,23 @@ struct CatalogSync {
         // Downloads of vanished objects stop before their files go: a cancelled download writes no more files,
         // so none appears after the removal below.
         if !vanished.isEmpty { sync.cache.downloads.cancelDownloads(forAssets: vanished) }
-        let counts = try sync.performWrite { tx -> ReconcileCounts in
+        let feeds = feed != nil
+        let (counts, pending) = try sync.performWrite { tx -> (ReconcileCounts, [AssetRecord]) in
             tx.reserveCapacity(rows.count)
             var c = ReconcileCounts()
-            for row in rows { try c.upsert(row, tx, files: files, removing: &filesToRemove) }
+            var pending: [AssetRecord] = []
+            for var row in rows {
+                row.id = try c.upsert(row, tx, files: files, removing: &filesToRemove)
+                if feeds, row.metadataFill == .objectHead { pending.append(row) }
+            }
             for id in vanished { try c.remove(id, tx, files: files, removing: &filesToRemove) }
             // Files go under the write lock, so no concurrent commit (a ranged read) can record bytes in a file
             // that is about to disappear.
             for path in filesToRemove { try? FileManager.default.removeItem(atPath: path) }
-            return c
+            return (c, pending)
         }
+        // Committed: the fill beside the listing may read them now.
+        feed?.offer(pending)
         counts.add(to: &summary)
         if counts.changed { summary.transactions += 1 }
         embedded = embedded.filter { thumbnails[$0.key] == nil }

@@ -41,38 +41,75 @@ struct MetadataBackfill {
     /// Called after each committed batch with (assets filled so far, assets pending when the fill began).
     var progress: (@Sendable (Int, Int) -> Void)?
 
+    /// Images read so far by a fill: with fields of ours (a HEAD was enough), and other tools' (their headers were
+    /// read). A fill that follows another in the same sync starts from what the first learnt.
+    struct ImagesSeen: Sendable {
+        var ours = 0
+        var others = 0
+    }
+
+    /// What a fill did, and what it learnt of the bucket's images.
+    struct Outcome: Sendable {
+        var summary = SyncSummary()
+        var seen = ImagesSeen()
+    }
+
     /// Fills every pending asset. Returns what it did (``SyncSummary/metadataFilled``, requests, skipped objects).
     func run() async throws -> SyncSummary {
-        var summary = SyncSummary()
-        let headerBytes = sync.configuration.imageHeaderBytes
-        guard sync.configuration.metadataSource == .headObject else { return summary }
-        let readsImageHeaders = headerBytes > 0
+        try await run(seen: ImagesSeen()).summary
+    }
+
+    /// Fills every pending asset, read from the catalog in key order; `seen` is what a fill before it in this sync
+    /// learnt of the images.
+    func run(seen: ImagesSeen) async throws -> Outcome {
+        guard sync.configuration.metadataSource == .headObject else { return Outcome(seen: seen) }
+        let readsImageHeaders = sync.configuration.imageHeaderBytes > 0
         let counts = try sync.store.metadataFillCounts()
         let total = counts.objectHead + (readsImageHeaders ? counts.imageHeaders : 0)
-        guard total > 0 else { return summary }
+        guard total > 0 else { return Outcome(seen: seen) }
         progress?(0, total)
-
-        let client = remote.client
-        let bucket = sync.configuration.bucket
         let store = sync.store
         let pageSize = self.pageSize
         var cursor: String?
-        var page: [AssetRecord] = []
-        var pageIndex = 0
         var exhausted = false
-        /// The next pending row, reading the catalog a page at a time.
-        func nextRecord() throws -> AssetRecord? {
-            if pageIndex == page.count {
-                guard !exhausted else { return nil }
-                page = try store.recordsNeedingMetadata(
-                    after: cursor, limit: pageSize, imageHeaders: readsImageHeaders)
-                pageIndex = 0
-                exhausted = page.count < pageSize
-                cursor = page.last?.key
-                if page.isEmpty { return nil }
+        return try await fill(seen: seen, total: total) { () throws -> [AssetRecord]? in
+            guard !exhausted else { return nil }
+            let page = try store.recordsNeedingMetadata(
+                after: cursor, limit: pageSize, imageHeaders: readsImageHeaders)
+            exhausted = page.count < pageSize
+            cursor = page.last?.key
+            return page.isEmpty ? nil : page
+        }
+    }
+
+    /// Fills the rows a listing hands to `feed` as it commits them, until the feed is closed; the rows it had
+    /// not started then are left to ``run(seen:)``. Reports no progress (the listing does).
+    func run(feed: FillFeed?) async throws -> Outcome {
+        guard let feed, sync.configuration.metadataSource == .headObject else { return Outcome() }
+        return try await fill(seen: ImagesSeen(), total: nil, feed: feed, catalogPage: nil)
+    }
+
+    /// The fill: rows from `catalogPage` (the catalog a page at a time, nil when there are no more) or `feed`, read
+    /// in runs, `batchesInFlight` at a time, committed in batches in order.
+    private func fill(
+        seen: ImagesSeen, total: Int?, feed: FillFeed? = nil,
+        catalogPage: (() throws -> [AssetRecord]?)?
+    ) async throws -> Outcome {
+        var outcome = Outcome(seen: seen)
+        let headerBytes = sync.configuration.imageHeaderBytes
+        let client = remote.client
+        let bucket = sync.configuration.bucket
+        var queue: [AssetRecord] = []
+        var queued = 0
+        /// The next rows to read, at most `limit`: from the queue, refilled from the catalog when it runs out.
+        func nextRun(_ limit: Int) throws -> [AssetRecord] {
+            if queued == queue.count, let catalogPage {
+                queue = try catalogPage() ?? []
+                queued = 0
             }
-            defer { pageIndex += 1 }
-            return page[pageIndex]
+            let run = Array(queue[queued..<min(queue.count, queued + limit)])
+            queued += run.count
+            return run
         }
 
         var done: [FillResult] = []
@@ -84,55 +121,94 @@ struct MetadataBackfill {
         func awaitCommit() async throws {
             guard let pending = committing else { return }
             committing = nil
-            let outcome = try await pending.value
-            filled += outcome.filled
-            summary.absorb(outcome)
-            progress?(filled, total)
+            let committed = try await pending.value
+            filled += committed.filled
+            outcome.summary.absorb(committed)
+            if let total { progress?(filled, total) }
         }
-        // Images read so far: with fields of ours (a HEAD was enough), and other tools' (their headers were read).
-        var ours = 0
-        var others = 0
         let readBatch = max(1, self.readBatch)
+        /// What a task of the fill brings: a run's results, or rows from the feed (none: it is closed).
+        enum Event: Sendable {
+            case read([FillResult])
+            case fed([AssetRecord])
+        }
         do {
-            try await withThrowingTaskGroup(of: [FillResult].self) { group in
+            try await withThrowingTaskGroup(of: Event.self) { group in
                 var running = 0
+                var waitingForFeed = false
+                var feedOpen = feed != nil
                 func addNext(_ limit: Int) throws -> Bool {
-                    var records: [AssetRecord] = []
-                    while records.count < limit, let record = try nextRecord() { records.append(record) }
+                    let records = try nextRun(limit)
                     guard !records.isEmpty else { return false }
-                    let rangedFirst = others > ours
+                    let rangedFirst = outcome.seen.others > outcome.seen.ours
                     group.addTask {
-                        await Self.read(
-                            records, client: client, bucket: bucket, headerBytes: headerBytes, rangedFirst: rangedFirst)
+                        .read(
+                            await Self.read(
+                                records, client: client, bucket: bucket, headerBytes: headerBytes,
+                                rangedFirst: rangedFirst))
                     }
                     running += 1
                     return true
                 }
-                // First one run as wide as the connections: what it finds says whether the images are ours (a HEAD
-                // is enough) or another tool's (a ranged GET first) before the full runs start.
-                _ = try addNext(min(readBatch, max(1, sync.configuration.maxConnections)))
-                while let results = try await group.next() {
-                    running -= 1
-                    for result in results {
-                        if case .failed(let error) = result.outcome, !CatalogSync.isFailureOfThisObject(error) {
-                            // The connection, the credentials, the bucket: the sync fails; what is committed stays.
-                            throw error
+                // The first run goes alone, only as wide as the connections (unless a fill before this one learnt
+                // the bucket): what it finds says whether the images are ours (a HEAD is enough) or another tool's
+                // (a ranged GET first) before the full runs start.
+                var probing = outcome.seen.ours + outcome.seen.others == 0
+                func startRuns() throws {
+                    if probing {
+                        if running == 0 { _ = try addNext(min(readBatch, max(1, sync.configuration.maxConnections))) }
+                    } else {
+                        while running < max(1, batchesInFlight), try addNext(readBatch) {}
+                    }
+                    if let feed, feedOpen, !waitingForFeed, queue.count - queued < readBatch * batchesInFlight {
+                        group.addTask { .fed(await feed.take()) }
+                        waitingForFeed = true
+                    }
+                }
+                try startRuns()
+                while let event = try await group.next() {
+                    switch event {
+                    case .fed(let records):
+                        waitingForFeed = false
+                        if records.isEmpty {
+                            // The listing ended: the rows not started are read after it, from the catalog.
+                            feedOpen = false
+                            queue = []
+                            queued = 0
+                        } else {
+                            queue.removeFirst(queued)
+                            queued = 0
+                            queue += records
                         }
-                        if case .read(let head, _, _) = result.outcome,
-                            ImageHeaderRead.mayHaveHeaders(key: result.record.key)
-                        {
-                            if head.metadata["creation-date"] != nil { ours += 1 } else { others += 1 }
+                    case .read(let results):
+                        running -= 1
+                        probing = false
+                        for result in results {
+                            if case .failed(let error) = result.outcome, !CatalogSync.isFailureOfThisObject(error) {
+                                // The connection, the credentials, the bucket: the sync fails; what is committed
+                                // stays.
+                                throw error
+                            }
+                            if case .read(let head, _, _) = result.outcome,
+                                ImageHeaderRead.mayHaveHeaders(key: result.record.key)
+                            {
+                                if head.metadata["creation-date"] != nil {
+                                    outcome.seen.ours += 1
+                                } else {
+                                    outcome.seen.others += 1
+                                }
+                            }
+                        }
+                        done += results
+                        if done.count >= batchLimit {
+                            try await awaitCommit()
+                            let batch = done
+                            done.removeAll(keepingCapacity: true)
+                            committing = Task { try self.commit(batch) }
+                            batchLimit = min(2 * batchLimit, max(batchSize, largestBatch))
                         }
                     }
-                    done += results
-                    if done.count >= batchLimit {
-                        try await awaitCommit()
-                        let batch = done
-                        done.removeAll(keepingCapacity: true)
-                        committing = Task { try self.commit(batch) }
-                        batchLimit = min(2 * batchLimit, max(batchSize, largestBatch))
-                    }
-                    while running < max(1, batchesInFlight), try addNext(readBatch) {}
+                    try startRuns()
                 }
             }
         } catch {
@@ -144,8 +220,8 @@ struct MetadataBackfill {
         let last = done
         committing = Task { try self.commit(last) }
         try await awaitCommit()
-        summary.metadataFilled = filled
-        return summary
+        outcome.summary.metadataFilled = filled
+        return outcome
     }
 
     /// What one committed batch did.
@@ -303,5 +379,77 @@ extension SyncSummary {
         imageHeaderReads += outcome.imageHeaderReads
         thumbnailsFromImageHeaders += outcome.thumbnailsFromImageHeaders
         skipped += outcome.skipped
+    }
+}
+
+/// The rows a full listing commits with metadata still to read, handed to the fill that runs beside it
+/// (``MetadataBackfill/run(feed:)``). Bounded: it holds at most `capacity` rows not yet taken, and takes none before
+/// `startsAfter` rows were offered; a row it does not take stays pending in the catalog, where the fill after the
+/// listing finds it. Thread-safe.
+final class FillFeed: Sendable {
+    private struct State {
+        var rows: [AssetRecord] = []
+        var offered = 0
+        var closed = false
+        var waiter: CheckedContinuation<[AssetRecord], Never>?
+    }
+
+    private let state = LockedBox(State())
+    let capacity: Int
+    let startsAfter: Int
+
+    init(capacity: Int, startsAfter: Int) {
+        self.capacity = max(1, capacity)
+        self.startsAfter = max(0, startsAfter)
+    }
+
+    /// Offers rows just committed (each with its identifier); keeps what fits.
+    func offer(_ rows: [AssetRecord]) {
+        guard !rows.isEmpty else { return }
+        let handed = state.withLock { state -> (CheckedContinuation<[AssetRecord], Never>, [AssetRecord])? in
+            let before = state.offered
+            state.offered += rows.count
+            guard !state.closed, state.offered > startsAfter else { return nil }
+            let fresh = rows.dropFirst(max(0, startsAfter - before))
+            state.rows += fresh.prefix(max(0, capacity - state.rows.count))
+            guard let waiter = state.waiter, !state.rows.isEmpty else { return nil }
+            state.waiter = nil
+            defer { state.rows = [] }
+            return (waiter, state.rows)
+        }
+        if let (waiter, rows) = handed { waiter.resume(returning: rows) }
+    }
+
+    /// Ends the feed: the rows not taken are left in the catalog, and a fill waiting for rows gets none.
+    func close() {
+        let waiter = state.withLock { state -> CheckedContinuation<[AssetRecord], Never>? in
+            state.closed = true
+            state.rows = []
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: [])
+    }
+
+    /// The rows offered since the last take, waiting while there are none; none once the feed is closed (or the
+    /// task cancelled). One taker at a time.
+    func take() async -> [AssetRecord] {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[AssetRecord], Never>) in
+                let ready = state.withLock { state -> [AssetRecord]? in
+                    if state.closed { return [] }
+                    guard state.rows.isEmpty else {
+                        defer { state.rows = [] }
+                        return state.rows
+                    }
+                    precondition(state.waiter == nil, "one taker at a time")
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            close()
+        }
     }
 }

@@ -73,6 +73,8 @@ extension SyncEngine {
             await uploads.queue.waitUntilIdle()
             await journal.flush()
             var summary = SyncSummary()
+            // What a fill beside the listing learnt of the bucket's images.
+            var seen = MetadataBackfill.ImagesSeen()
             // A new library starts from the newest checkpoint, when the bucket has one.
             var bootstrap: CheckpointBootstrap?
             if mode == .automatic, configuration.checkpointInterval > 0, configuration.fullSyncInterval > 0,
@@ -93,10 +95,14 @@ extension SyncEngine {
                 let journal = JournalSync(sync: self, remote: remote)
                 try await journal.run(summary: &summary, readAhead: bootstrap.readAhead)
             } else if try mode == .full || (mode == .automatic && needsFullSync()) {
-                summary.absorbFullSync(try await fullSync(remote: remote, makesThumbnails: fetchThumbnails))
+                let full = try await fullSync(remote: remote, makesThumbnails: fetchThumbnails)
+                summary.absorbFullSync(full.summary)
+                seen = full.seen
             } else if try await journalHistoryExpired(remote: remote) {
                 // Entries this library has not read may be gone: only a listing shows everything.
-                summary.absorbFullSync(try await fullSync(remote: remote, makesThumbnails: fetchThumbnails))
+                let full = try await fullSync(remote: remote, makesThumbnails: fetchThumbnails)
+                summary.absorbFullSync(full.summary)
+                seen = full.seen
                 summary.historyExpired = true
             } else {
                 summary.mode = .incremental
@@ -112,7 +118,7 @@ extension SyncEngine {
             var fill = MetadataBackfill(sync: self, remote: remote)
             fill.makesThumbnails = fetchThumbnails
             if let progress { fill.progress = { progress(.fillingMetadata(filled: $0, of: $1)) } }
-            summary.absorb(try await fill.run())
+            summary.absorb(try await fill.run(seen: seen).summary)
             summary.metadataPending = try metadataPending()
             summary.purged = try await uploads.purgeExpiredTrash()
             // A checkpoint is an optimisation for other libraries: failing to write one fails nothing. The
@@ -128,14 +134,44 @@ extension SyncEngine {
         }
     }
 
+    /// Rows of a listing waiting for the fill beside it, at most: about a fifth of a second of reads.
+    static let fillFeedCapacity = 4096
+
     /// A full sync: the whole bucket listed and reconciled, the sidecars merged; the journal position moves to
-    /// the listing's start.
-    private func fullSync(remote: LibraryRemote, makesThumbnails: Bool) async throws -> SyncSummary {
+    /// the listing's start. Once the listing has taken in
+    /// ``AssetLibrary/Configuration/metadataFillBesideListingAfter`` objects, the metadata fill reads what it
+    /// commits beside it (the rest is read after). Returns what it did, with what that fill learnt of the images.
+    private func fullSync(remote: LibraryRemote, makesThumbnails: Bool) async throws -> (
+        summary: SyncSummary, seen: MetadataBackfill.ImagesSeen
+    ) {
         let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
         let clock = ContinuousClock.now
         var catalogSync = CatalogSync(sync: self, remote: remote)
         catalogSync.makesThumbnails = makesThumbnails
-        var summary = try await loadingInBulk { try await catalogSync.run() }
+        let startsAfter = configuration.metadataFillBesideListingAfter
+        let feed =
+            configuration.metadataSource == .headObject && startsAfter < Int.max
+            ? FillFeed(capacity: Self.fillFeedCapacity, startsAfter: startsAfter) : nil
+        catalogSync.feed = feed
+        var fill = MetadataBackfill(sync: self, remote: remote)
+        fill.makesThumbnails = makesThumbnails
+        let besideTask = Task(priority: .high) { [fill] in try await fill.run(feed: feed) }
+        var summary: SyncSummary
+        do {
+            summary = try await withTaskCancellationHandler {
+                try await loadingInBulk { try await catalogSync.run() }
+            } onCancel: {
+                besideTask.cancel()
+            }
+        } catch {
+            feed?.close()
+            _ = try? await besideTask.value
+            throw error
+        }
+        // The rows the fill took in are read while the indexes were built; the rest after the listing.
+        feed?.close()
+        let filled = try await besideTask.value
+        summary.absorb(filled.summary)
         summary.sidecarsRead = try await pullSharedMetadata(remote: remote)
         summary.editsRead = try await edits.pullEdits(remote: remote)
         summary.collectionsRead = try await pullCollections(remote: remote, skipped: &summary.skipped)
@@ -147,7 +183,7 @@ extension SyncEngine {
         let cost = ContinuousClock.now - clock
         let costMillis = cost.components.seconds * 1000 + cost.components.attoseconds / 1_000_000_000_000_000
         try store.setSetting(JournalSetting.lastFullSyncCost, to: String(max(0, costMillis)))
-        return summary
+        return (summary, filled.seen)
     }
 
     /// Runs `body` — a first listing or a bootstrap — with the catalog's secondary indexes suspended when the

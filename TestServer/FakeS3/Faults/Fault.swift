@@ -12,7 +12,8 @@ public enum Fault: Sendable, Hashable {
     case stallAfter(bytes: Int)
     /// Sends this many body bytes, then holds the rest until the gate opens (``FaultGate/open()``); the
     /// connection stays open meanwhile. For a test that needs a transfer under way, at a known point, for as long
-    /// as it takes to arrange something (not expressible through the admin endpoint).
+    /// as it takes to arrange something (not expressible through the admin endpoint). A document answer (a
+    /// listing page) is held the same way.
     case holdAfter(bytes: Int, gate: FaultGate)
     /// Sends this many body bytes, then resets the connection (TCP RST). On a request that uploads object data
     /// (PutObject, UploadPart) it cuts the upload instead: once this many bytes of it have arrived, the

@@ -316,10 +316,14 @@ final class S3ChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         var response = response
-        if case .buffer(let document) = response.body, case .completeMultipartUpload = exchange.operation,
-            response.status == .ok, BodyFaultPlan(exchange.faults).cut != nil
+        let documentPlan = BodyFaultPlan(exchange.faults)
+        var completion = false
+        if case .completeMultipartUpload = exchange.operation { completion = true }
+        if case .buffer(let document) = response.body, response.status == .ok,
+            completion && documentPlan.cut != nil || documentPlan.hold != nil
         {
-            // The result document of a completion cut short, like an object body (the object is stored).
+            // The result document of a completion cut short, like an object body (the object is stored); a
+            // document (a listing page) held at the gate like an object body.
             response.headers.replaceOrAdd(name: "Content-Length", value: String(document.readableBytes))
             response.body = .object(.memory(document), range: 0..<Int64(document.readableBytes))
         }
