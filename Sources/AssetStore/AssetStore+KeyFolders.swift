@@ -42,7 +42,7 @@ extension AssetStore {
         }
         for id in changes.inserted { count(changes.after[id]?.key, 1) }
         for id in changes.deleted { count(changes.before[id]?.key, -1) }
-        for id in changes.updated {
+        for id in changes.rekeyed {
             guard let before = changes.before[id]?.key, let after = changes.after[id]?.key, before != after else {
                 continue
             }

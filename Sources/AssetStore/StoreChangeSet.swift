@@ -13,6 +13,8 @@ package struct StoreChangeSet: Sendable {
     package var contentChanged: Set<Int64>
     /// Identifiers of rows the transaction deleted.
     package var deleted: Set<Int64>
+    /// The subset of `updated` whose key changed (the folder counts follow it; see `maintainKeyFolders`).
+    package var rekeyed: Set<Int64> = []
     /// Collections (albums, folders) the transaction created, renamed, moved or deleted, or whose assets it
     /// added, removed or reordered — an asset deleted from the library leaves every album it was in — by UUID.
     package var collections: Set<String> = []

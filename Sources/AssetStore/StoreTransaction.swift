@@ -355,6 +355,7 @@ package final class StoreTransaction {
                 set.before[id] = before
                 set.after[id] = after
                 if after.contentDiffers(from: before) { set.contentChanged.insert(id) }
+                if after.key != before.key { set.rekeyed.insert(id) }
             } else {
                 set.deleted.insert(id)
                 set.before[id] = before

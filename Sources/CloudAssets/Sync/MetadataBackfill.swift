@@ -114,112 +114,113 @@ struct MetadataBackfill {
 
         var done: [FillResult] = []
         var filled = 0
-        // One batch is committed while the next one's requests run (the requests would otherwise wait for the
-        // catalog's write and the server sit idle); at most one commit at a time, in batch order.
-        var committing: Task<CommitOutcome, any Error>?
         var batchLimit = max(1, batchSize)
-        func awaitCommit() async throws {
-            guard let pending = committing else { return }
-            committing = nil
-            let committed = try await pending.value
+        // Results waiting for their commit, at most: reads go on while a commit runs (or waits for the catalog's
+        // writer, as while a listing's indexes are built) until this many are in hand.
+        let backlog = 4 * max(batchSize, largestBatch)
+        func absorb(_ committed: CommitOutcome) {
             filled += committed.filled
             outcome.summary.absorb(committed)
             if let total { progress?(filled, total) }
         }
         let readBatch = max(1, self.readBatch)
-        /// What a task of the fill brings: a run's results, or rows from the feed (none: it is closed).
+        /// What a task of the fill brings: a run's results, rows from the feed (none: it is closed), or what a
+        /// batch's commit did.
         enum Event: Sendable {
             case read([FillResult])
             case fed([AssetRecord])
+            case committed(CommitOutcome)
         }
-        do {
-            try await withThrowingTaskGroup(of: Event.self) { group in
-                var running = 0
-                var waitingForFeed = false
-                var feedOpen = feed != nil
-                func addNext(_ limit: Int) throws -> Bool {
-                    let records = try nextRun(limit)
-                    guard !records.isEmpty else { return false }
-                    let rangedFirst = outcome.seen.others > outcome.seen.ours
-                    group.addTask {
-                        .read(
-                            await Self.read(
-                                records, client: client, bucket: bucket, headerBytes: headerBytes,
-                                rangedFirst: rangedFirst))
-                    }
-                    running += 1
-                    return true
+        try await withThrowingTaskGroup(of: Event.self) { group in
+            var running = 0
+            var waitingForFeed = false
+            var feedOpen = feed != nil
+            // One batch is committed while the next ones' requests run; at most one commit at a time, in batch
+            // order. A failure ends the group after the commit under way (what was read before it is committed
+            // all the same).
+            var committing = false
+            func startCommit() {
+                guard !committing, done.count >= batchLimit else { return }
+                let batch = done
+                done.removeAll(keepingCapacity: true)
+                committing = true
+                group.addTask { .committed(try self.commit(batch)) }
+                batchLimit = min(2 * batchLimit, max(batchSize, largestBatch))
+            }
+            func addNext(_ limit: Int) throws -> Bool {
+                guard done.count < backlog else { return false }
+                let records = try nextRun(limit)
+                guard !records.isEmpty else { return false }
+                let rangedFirst = outcome.seen.others > outcome.seen.ours
+                group.addTask {
+                    .read(
+                        await Self.read(
+                            records, client: client, bucket: bucket, headerBytes: headerBytes,
+                            rangedFirst: rangedFirst))
                 }
-                // The first run goes alone, only as wide as the connections (unless a fill before this one learnt
-                // the bucket): what it finds says whether the images are ours (a HEAD is enough) or another tool's
-                // (a ranged GET first) before the full runs start.
-                var probing = outcome.seen.ours + outcome.seen.others == 0
-                func startRuns() throws {
-                    if probing {
-                        if running == 0 { _ = try addNext(min(readBatch, max(1, sync.configuration.maxConnections))) }
-                    } else {
-                        while running < max(1, batchesInFlight), try addNext(readBatch) {}
-                    }
-                    if let feed, feedOpen, !waitingForFeed, queue.count - queued < readBatch * batchesInFlight {
-                        group.addTask { .fed(await feed.take()) }
-                        waitingForFeed = true
-                    }
+                running += 1
+                return true
+            }
+            // The first run goes alone, only as wide as the connections (unless a fill before this one learnt
+            // the bucket): what it finds says whether the images are ours (a HEAD is enough) or another tool's
+            // (a ranged GET first) before the full runs start.
+            var probing = outcome.seen.ours + outcome.seen.others == 0
+            func startRuns() throws {
+                if probing {
+                    if running == 0 { _ = try addNext(min(readBatch, max(1, sync.configuration.maxConnections))) }
+                } else {
+                    while running < max(1, batchesInFlight), try addNext(readBatch) {}
                 }
-                try startRuns()
-                while let event = try await group.next() {
-                    switch event {
-                    case .fed(let records):
-                        waitingForFeed = false
-                        if records.isEmpty {
-                            // The listing ended: the rows not started are read after it, from the catalog.
-                            feedOpen = false
-                            queue = []
-                            queued = 0
-                        } else {
-                            queue.removeFirst(queued)
-                            queued = 0
-                            queue += records
-                        }
-                    case .read(let results):
-                        running -= 1
-                        probing = false
-                        for result in results {
-                            if case .failed(let error) = result.outcome, !CatalogSync.isFailureOfThisObject(error) {
-                                // The connection, the credentials, the bucket: the sync fails; what is committed
-                                // stays.
-                                throw error
-                            }
-                            if case .read(let head, _, _) = result.outcome,
-                                ImageHeaderRead.mayHaveHeaders(key: result.record.key)
-                            {
-                                if head.metadata["creation-date"] != nil {
-                                    outcome.seen.ours += 1
-                                } else {
-                                    outcome.seen.others += 1
-                                }
-                            }
-                        }
-                        done += results
-                        if done.count >= batchLimit {
-                            try await awaitCommit()
-                            let batch = done
-                            done.removeAll(keepingCapacity: true)
-                            committing = Task { try self.commit(batch) }
-                            batchLimit = min(2 * batchLimit, max(batchSize, largestBatch))
-                        }
-                    }
-                    try startRuns()
+                if let feed, feedOpen, !waitingForFeed, queue.count - queued < readBatch * batchesInFlight {
+                    group.addTask { .fed(await feed.take()) }
+                    waitingForFeed = true
                 }
             }
-        } catch {
-            // What was read before the failure is committed all the same.
-            try? await awaitCommit()
-            throw error
+            try startRuns()
+            while let event = try await group.next() {
+                switch event {
+                case .fed(let records):
+                    waitingForFeed = false
+                    if records.isEmpty {
+                        // The listing ended: the rows not started are read after it, from the catalog.
+                        feedOpen = false
+                        queue = []
+                        queued = 0
+                    } else {
+                        queue.removeFirst(queued)
+                        queued = 0
+                        queue += records
+                    }
+                case .committed(let committed):
+                    committing = false
+                    absorb(committed)
+                case .read(let results):
+                    running -= 1
+                    probing = false
+                    for result in results {
+                        if case .failed(let error) = result.outcome, !CatalogSync.isFailureOfThisObject(error) {
+                            // The connection, the credentials, the bucket: the sync fails; what is committed
+                            // stays.
+                            throw error
+                        }
+                        if case .read(let head, _, _) = result.outcome,
+                            ImageHeaderRead.mayHaveHeaders(key: result.record.key)
+                        {
+                            if head.metadata["creation-date"] != nil {
+                                outcome.seen.ours += 1
+                            } else {
+                                outcome.seen.others += 1
+                            }
+                        }
+                    }
+                    done += results
+                }
+                startCommit()
+                try startRuns()
+            }
         }
-        try await awaitCommit()
-        let last = done
-        committing = Task { try self.commit(last) }
-        try await awaitCommit()
+        // The last results, fewer than a batch.
+        absorb(try commit(done))
         outcome.summary.metadataFilled = filled
         return outcome
     }
