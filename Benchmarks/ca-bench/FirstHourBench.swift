@@ -101,6 +101,13 @@ private func measureFirstSync(
     guard sync.status == 0 else { throw BenchError("cloudassets sync exited \(sync.status)") }
     guard let ready = sync.lines.first(where: { $0.line.hasPrefix("catalog ready: \(count) assets") })?.seconds
     else { throw BenchError("cloudassets sync printed no \"catalog ready\" line") }
+    // When the CLI says every asset's metadata is in the catalog (the sync then writes a checkpoint for other
+    // libraries, which changes none: the row after this one reports the sync to its exit).
+    guard
+        let completed = sync.lines.first(where: {
+            $0.line.hasPrefix("metadata complete: \(count) of \(count) assets")
+        })?.seconds
+    else { throw BenchError("cloudassets sync printed no \"metadata complete\" line") }
     let synced = sync.lines.contains {
         $0.line.contains("\(count) new") && $0.line.contains("\(count) read beyond the listing")
     }
@@ -114,13 +121,17 @@ private func measureFirstSync(
             met: rcloneCount == count && ready <= 1.5 * rcloneSeconds),
         BenchRow(
             name: "first hour: cloudassets sync of \(place), metadata complete",
-            value: sync.seconds, unit: "s", reference: "rclone lsf -R", referenceValue: rcloneSeconds,
-            ratio: rcloneSeconds / sync.seconds, target: "<= 3x rclone",
-            met: complete && sync.seconds <= 3 * rcloneSeconds),
+            value: completed, unit: "s", reference: "rclone lsf -R", referenceValue: rcloneSeconds,
+            ratio: rcloneSeconds / completed, target: "<= 3x rclone",
+            met: complete && completed <= 3 * rcloneSeconds),
         BenchRow(
-            name: "first hour: the same sync (\(place)) beside rclone lsf -R --format tpsm (HEAD per object)",
-            value: sync.seconds, unit: "s", reference: "rclone lsf tpsm", referenceValue: detailedSeconds,
-            ratio: detailedSeconds / sync.seconds, target: "report", met: complete),
+            name: "first hour: the same sync (\(place)), metadata complete, beside rclone lsf -R --format tpsm",
+            value: completed, unit: "s", reference: "rclone lsf tpsm", referenceValue: detailedSeconds,
+            ratio: detailedSeconds / completed, target: "report", met: complete),
+        BenchRow(
+            name: "first hour: the same sync (\(place)) to its exit, a checkpoint written for other libraries",
+            value: sync.seconds, unit: "s", reference: "rclone lsf -R", referenceValue: rcloneSeconds,
+            ratio: rcloneSeconds / sync.seconds, target: "report", met: complete),
     ]
     return (rows, sync.seconds)
 }

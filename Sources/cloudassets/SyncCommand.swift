@@ -1,5 +1,6 @@
 import ArgumentParser
 import CloudAssets
+import Essentials
 import Foundation
 
 /// `cloudassets sync`: brings the catalog up to date with the bucket — from its journal, or by listing it all —
@@ -39,6 +40,8 @@ struct Sync: AsyncParsableCommand {
             let mode: SyncMode = full ? .full : incremental ? .incremental : .automatic
             let started = Date()
             let quiet = global.quiet
+            // Whether the catalog was ready before its metadata was (then the CLI says when that is complete too).
+            let filling = LockedBox(false)
             let summary = try await withInterrupt(kept: "what was committed stays; the next sync goes on from there") {
                 try await library.sync(mode: mode, fetchThumbnails: !noThumbnails) { progress in
                     guard !quiet else { return }
@@ -46,11 +49,19 @@ struct Sync: AsyncParsableCommand {
                     case .catalogReady(let assets, let pending) where pending > 0:
                         // The first phase is over: every asset can be browsed while the rest is read.
                         let seconds = Date().timeIntervalSince(started)
+                        filling.withLock { $0 = true }
                         Terminal.shared.out(
                             "catalog ready: \(assets) assets (\(String(format: "%.1f", seconds)) s); reading the "
                                 + "metadata of \(pending) (dates, sizes, places)…")
                     case .fillingMetadata(let filled, let total) where filled < total:
                         Terminal.shared.live(["metadata: \(filled) of \(total) read"])
+                    case .metadataComplete(let assets, let pending) where filling.withLock({ $0 }):
+                        // The second phase is over; what follows (a checkpoint for other libraries) changes none.
+                        let seconds = Date().timeIntervalSince(started)
+                        Terminal.shared.endLive()
+                        Terminal.shared.out(
+                            "metadata complete: \(assets - pending) of \(assets) assets "
+                                + "(\(String(format: "%.1f", seconds)) s)")
                     default: break
                     }
                 }

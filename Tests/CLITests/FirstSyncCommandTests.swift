@@ -40,6 +40,8 @@ struct FirstSyncCommandTests {
             let second = try await fixture.run("sync", ["--no-thumbnails"])
             expectSuccess(second)
             #expect(second.stdout.contains("read beyond the listing"), "\(second.stdout)")
+            // The catalog was ready before its metadata: the CLI says when that is complete too.
+            #expect(second.stdout.contains("metadata complete: \(count) of \(count) assets"), "\(second.stdout)")
             let after = try await fixture.run("status", ["--json"])
             #expect(after.stdout.contains("\"metadataPending\":0"), "\(after.stdout)")
         }

@@ -47,7 +47,10 @@ struct FirstSyncFillTests {
             #expect(readyAssets.map(\.key) == readyAssets.map(\.key).sorted())
             let events = log.events.withLock { $0 }
             #expect(events.first == .catalogReady(assets: count, metadataPending: count))
-            #expect(events.last == .fillingMetadata(filled: count, of: count))
+            #expect(
+                events.suffix(2) == [
+                    .fillingMetadata(filled: count, of: count), .metadataComplete(assets: count, metadataPending: 0),
+                ])
             #expect(summary.inserted == count && summary.metadataFilled == count && summary.metadataPending == 0)
 
             // Afterwards: capture dates from EXIF, nothing provisional, sorted newest key first.
@@ -142,6 +145,7 @@ struct FirstSyncFillTests {
                 return
             }
             #expect(assets == count && pending < count)
+            #expect(events.last == .metadataComplete(assets: count, metadataPending: 0))
             #expect(summary.inserted == count && summary.metadataFilled == count && summary.metadataPending == 0)
             #expect(try library.fetchAssets().allSatisfy { $0.provisionalFields.isEmpty })
             // Each object read once: the fill after the listing reads only what the one beside it did not.

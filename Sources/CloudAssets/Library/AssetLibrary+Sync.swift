@@ -104,4 +104,9 @@ public enum SyncProgress: Sendable, Hashable {
     case catalogReady(assets: Int, metadataPending: Int)
     /// Metadata read so far (`filled`) of the assets that waited for it when the reading began (`of`).
     case fillingMetadata(filled: Int, of: Int)
+    /// The metadata reads are over: every asset's fields are in the catalog but those of `metadataPending` (objects
+    /// skipped, or image headers not read when ``AssetLibrary/Configuration/imageHeaderBytes`` is 0), which the next
+    /// sync reads. Sent once per sync, after ``catalogReady(assets:metadataPending:)``; what the sync does after it
+    /// (the trash's purge, a checkpoint for other libraries, thumbnails) changes no asset's metadata.
+    case metadataComplete(assets: Int, metadataPending: Int)
 }

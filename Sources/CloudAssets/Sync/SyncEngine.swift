@@ -120,6 +120,7 @@ extension SyncEngine {
             if let progress { fill.progress = { progress(.fillingMetadata(filled: $0, of: $1)) } }
             summary.absorb(try await fill.run(seen: seen).summary)
             summary.metadataPending = try metadataPending()
+            progress?(.metadataComplete(assets: try store.count, metadataPending: summary.metadataPending))
             summary.purged = try await uploads.purgeExpiredTrash()
             // A checkpoint is an optimisation for other libraries: failing to write one fails nothing. The
             // library that writes it prunes the journal behind it.
