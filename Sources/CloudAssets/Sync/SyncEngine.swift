@@ -156,6 +156,9 @@ extension SyncEngine {
         catalogSync.feed = feed
         var fill = MetadataBackfill(sync: self, remote: remote)
         fill.makesThumbnails = makesThumbnails
+        // Above the listing's priority: on the shared pool each hop of the fill would otherwise wait behind the
+        // listing's pages (it read about 500 objects a second that way, against 10,000). Task-local values (the
+        // sync's commit counter) come with it; cancelling the sync cancels it.
         let besideTask = Task(priority: .high) { [fill] in try await fill.run(feed: feed) }
         var summary: SyncSummary
         do {
