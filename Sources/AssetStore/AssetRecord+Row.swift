@@ -51,8 +51,6 @@ extension AssetRecord {
         "contentSHA256", "latitude", "longitude", "altitude", "imageMetadataPending",
     ].map { name in columnNames.firstIndex(of: name)! }
 
-    static let updateMetadataSQL = updateSQL(columns: metadataColumns)
-
     /// Takes what a read of the object says of it — the fields of ``metadataColumns`` except the content hash,
     /// which each caller merges by its own rule: the one list an upsert and a metadata fill both copy.
     mutating func takeObjectMetadata(from read: AssetRecord) {

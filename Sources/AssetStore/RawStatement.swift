@@ -188,4 +188,25 @@ extension AssetRecord {
         default: preconditionFailure("asset column \(column)")
         }
     }
+
+    /// Whether `other` holds this record's value in one of ``metadataColumns`` (its position in ``columnNames``):
+    /// a metadata fill sets only the columns that differ, since SQLite rewrites the entries of every index on a
+    /// column an `UPDATE` sets, whether its value changed or not.
+    func sameValue(inMetadataColumn column: Int, as other: AssetRecord) -> Bool {
+        switch column {
+        case 5: contentType == other.contentType
+        case 6: creationDate == other.creationDate
+        case 7: modificationDate == other.modificationDate
+        case 8: mediaType == other.mediaType
+        case 9: pixelWidth == other.pixelWidth
+        case 10: pixelHeight == other.pixelHeight
+        case 11: orientation == other.orientation
+        case 31: contentSHA256 == other.contentSHA256
+        case 35: location?.latitude == other.location?.latitude
+        case 36: location?.longitude == other.location?.longitude
+        case 37: location?.altitude == other.location?.altitude
+        case 38: metadataFill == other.metadataFill
+        default: preconditionFailure("not a metadata column: \(column)")
+        }
+    }
 }

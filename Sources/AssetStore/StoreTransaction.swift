@@ -41,7 +41,7 @@ package final class StoreTransaction {
     /// The statements of the per-row paths, looked up once per transaction: GRDB's statement cache hashes the
     /// SQL text on every lookup, which shows in a 100,000-row upsert.
     private enum Kind: Int, CaseIterable {
-        case selectByID, selectByKey, insert, update, delete, updateMetadata
+        case selectByID, selectByKey, insert, update, delete
 
         var sql: String {
             switch self {
@@ -50,11 +50,12 @@ package final class StoreTransaction {
             case .insert: AssetRecord.insertSQL
             case .update: AssetRecord.updateSQL
             case .delete: "DELETE FROM asset WHERE id = ?"
-            case .updateMetadata: AssetRecord.updateMetadataSQL
             }
         }
     }
     private var statements = [OpaquePointer?](repeating: nil, count: Kind.allCases.count)
+    /// Metadata updates by the columns they set (see ``metadataStatement(_:)``).
+    private var metadataStatements: [UInt16: OpaquePointer] = [:]
 
     /// Every key with its identifier, loaded once a transaction upserts many rows compared with the table's
     /// size (kept in step with this transaction's inserts, key changes and deletions).
@@ -81,6 +82,18 @@ package final class StoreTransaction {
     }
 
     /// The prepared statement of `kind`, reset and with no bindings.
+    /// `UPDATE asset SET` the ``AssetRecord/metadataColumns`` whose bits are set in `columns` `WHERE id = ?`,
+    /// prepared once per transaction for each set of columns.
+    private func metadataStatement(_ columns: UInt16) throws -> RawStatement {
+        if let handle = metadataStatements[columns] { return RawStatement(db, handle: handle) }
+        let chosen = AssetRecord.metadataColumns.indices.filter { columns & (1 << $0) != 0 }.map {
+            AssetRecord.metadataColumns[$0]
+        }
+        let statement = try RawStatement(db, sql: AssetRecord.updateSQL(columns: chosen))
+        metadataStatements[columns] = statement.handle
+        return statement
+    }
+
     private func statement(_ kind: Kind, clearingBindings: Bool = true) throws -> RawStatement {
         if let handle = statements[kind.rawValue] {
             return RawStatement(db, handle: handle, clearingBindings: clearingBindings)
@@ -245,14 +258,21 @@ package final class StoreTransaction {
         var merged = existing
         merged.takeObjectMetadata(from: read)
         if let hash = read.contentSHA256 { merged.contentSHA256 = hash }
-        if merged == existing { return .unchanged(id) }
-        try merged.validate()
-        let statement = try statement(.updateMetadata)
+        // Only the columns that differ are set: SQLite rewrites every index on a column an UPDATE sets.
         let columns = AssetRecord.metadataColumns
-        for (offset, column) in columns.enumerated() {
-            merged.bind(column: column, to: statement, at: Int32(offset + 1))
+        var changed: UInt16 = 0
+        for (offset, column) in columns.enumerated() where !merged.sameValue(inMetadataColumn: column, as: existing) {
+            changed |= 1 << offset
         }
-        statement.bind(Int32(columns.count + 1), id)
+        if changed == 0 { return .unchanged(id) }
+        try merged.validate()
+        let statement = try metadataStatement(changed)
+        var parameter: Int32 = 0
+        for (offset, column) in columns.enumerated() where changed & (1 << offset) != 0 {
+            parameter += 1
+            merged.bind(column: column, to: statement, at: parameter)
+        }
+        statement.bind(parameter + 1, id)
         try statement.execute()
         touch(id, before: existing, after: merged)
         return .updated(id, before: existing)

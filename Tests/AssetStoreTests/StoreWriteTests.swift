@@ -250,6 +250,21 @@ import Testing
             try tx.fillMetadata(read, over: try #require(try tx.record(id1)))
         }
         #expect(again == .unchanged(id1) && none.updated.isEmpty)
+        // One field new (only its column is set): that field changes, every other stays.
+        var redated = read
+        redated.creationDate = Date(timeIntervalSinceReferenceDate: 7_000)
+        redated.location = AssetLocation(latitude: 48.1, longitude: 11.6, altitude: nil)
+        let (one, _) = try store1.write { tx in
+            try tx.fillMetadata(redated, over: try #require(try tx.record(id1)))
+        }
+        #expect(one.id == id1)
+        var expected = try #require(try store1.record(id: id1))
+        #expect(expected.creationDate == redated.creationDate && expected.location == redated.location)
+        expected.creationDate = read.creationDate
+        expected.location = read.location
+        var beforeRedate = filled
+        beforeRedate.id = id1
+        #expect(expected == beforeRedate)
         // Another version: refused, the row as it was.
         var other = read
         other.etag = "replaced"
