@@ -13,6 +13,15 @@ struct FirstSyncFillTests {
         let atReady = LockedBox<(result: FetchResult, assets: [Asset])?>(nil)
     }
 
+    /// Puts `count` small objects another tool wrote: `originals/f/0000.dat`, … (no fields of ours).
+    static func putNumberedObjects(_ count: Int, in harness: LibraryHarness) throws {
+        for i in 0..<count {
+            try harness.server.putObject(
+                bucket: LibraryHarness.bucket, key: String(format: "originals/f/%04d.dat", i),
+                data: Data("object \(i)".utf8))
+        }
+    }
+
     @Test("every object is fetchable after the listing; the capture dates read after it are changes with moves")
     func usableAfterListingThenFilled() async throws {
         try await withHarness { harness in
@@ -107,11 +116,7 @@ struct FirstSyncFillTests {
     func filledBesideTheListing() async throws {
         try await withHarness { harness in
             let count = 2500
-            for i in 0..<count {
-                try harness.server.putObject(
-                    bucket: LibraryHarness.bucket, key: String(format: "originals/f/%04d.dat", i),
-                    data: Data("object \(i)".utf8))
-            }
+            try Self.putNumberedObjects(count, in: harness)
             var configuration = harness.configuration()
             configuration.metadataFillBesideListingAfter = 0
             // One listing request at a time: the thumbnails' listing, the first page of originals, then the second
@@ -158,11 +163,7 @@ struct FirstSyncFillTests {
     func interruptedFillResumes() async throws {
         try await withHarness { harness in
             let count = 3000
-            for i in 0..<count {
-                try harness.server.putObject(
-                    bucket: LibraryHarness.bucket, key: String(format: "originals/f/%04d.dat", i),
-                    data: Data("object \(i)".utf8))
-            }
+            try Self.putNumberedObjects(count, in: harness)
             let library = try await harness.open()
             let (cut, cutter) = AsyncStream<Void>.makeStream()
             let sync = Task {

@@ -54,13 +54,8 @@ struct MetadataBackfill {
         var seen = ImagesSeen()
     }
 
-    /// Fills every pending asset. Returns what it did (``SyncSummary/metadataFilled``, requests, skipped objects).
-    func run() async throws -> SyncSummary {
-        try await run(seen: ImagesSeen()).summary
-    }
-
     /// Fills every pending asset, read from the catalog in key order; `seen` is what a fill before it in this sync
-    /// learnt of the images.
+    /// learnt of the images. Returns what it did (``SyncSummary/metadataFilled``, requests, skipped objects).
     func run(seen: ImagesSeen) async throws -> Outcome {
         guard sync.configuration.metadataSource == .headObject else { return Outcome(seen: seen) }
         let readsImageHeaders = sync.configuration.imageHeaderBytes > 0
