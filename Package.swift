@@ -167,16 +167,17 @@ let package = Package(
             path: "Fuzz/Targets", swiftSettings: strict),
         .executableTarget(
             name: "ca-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/ca-fuzz", swiftSettings: strict),
-        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzTargets", "Images"]),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzTargets", "Images", "TestSupport"]),
 
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(
             name: "ImagesTests",
-            dependencies: ["Images", .product(name: "PropertyBased", package: "swift-property-based")]),
+            dependencies: ["Images", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(
             name: "AssetStoreTests",
             dependencies: [
-                "AssetStore", "Essentials", .product(name: "PropertyBased", package: "swift-property-based"),
+                "AssetStore", "Essentials", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(
             name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3", "Essentials", "TestSupport"],
@@ -191,7 +192,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
-        .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4", "Images", "Essentials"]),
+        .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4", "Images", "Essentials", "TestSupport"]),
         // Helpers more than one test target needs.
         .target(name: "TestSupport", dependencies: ["Essentials"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(

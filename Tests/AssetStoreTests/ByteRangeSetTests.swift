@@ -1,9 +1,10 @@
 import AssetStore
 import Essentials
 import PropertyBased
+import TestSupport
 import Testing
 
-@Suite struct ByteRangeSetTests {
+@Suite(.heavy) struct ByteRangeSetTests {
     @Test func insertMergesOverlappingAndTouchingRanges() {
         var set = ByteRangeSet()
         set.insert(10..<20)

@@ -1,9 +1,10 @@
 import AssetStore
 import Foundation
 import PropertyBased
+import TestSupport
 import Testing
 
-@Suite struct StoreQueryTests {
+@Suite(.heavy) struct StoreQueryTests {
     /// A small library with varied properties, shared by the generated queries.
     private static func makeStore(_ folder: TemporaryFolder) throws -> (AssetStore, [AssetRecord]) {
         let store = try AssetStore(folder: folder.url)

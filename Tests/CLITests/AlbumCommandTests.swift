@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// One row of `album ls --json`.
@@ -16,7 +17,7 @@ private struct AlbumAssetRow: Decodable, Equatable {
     var key: String
 }
 
-@Suite("cloudassets album, ls --album, add --album")
+@Suite("cloudassets album, ls --album, add --album", .heavy)
 struct AlbumCommandTests {
     private func collections(_ fixture: CLIFixture) async throws -> [CollectionRow] {
         let result = try await fixture.run("album ls", ["--json"])

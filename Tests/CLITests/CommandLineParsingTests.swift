@@ -6,7 +6,7 @@ import Testing
 /// exit codes, not ArgumentParser's own 64) with one `error:` line that names the help to read; help exits 0.
 /// Each kind is run against the built `cloudassets`: an unknown flag, an unknown subcommand, a missing argument
 /// or value, a bad value.
-@Suite("cloudassets command lines that do not parse")
+@Suite("cloudassets command lines that do not parse", .heavy)
 struct CommandLineParsingTests {
     /// Every subcommand, `exit-codes` included.
     static let subcommands = [

@@ -1,9 +1,10 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Where settings come from (flags, environment, config file) and the one-line errors for bad ones.
-@Suite("cloudassets configuration and paths")
+@Suite("cloudassets configuration and paths", .heavy)
 struct ConfigurationTests {
     /// Writes `fields` as the config file at `url` (creating its folder).
     static func writeConfig(_ fields: [String: String], to url: URL) throws {

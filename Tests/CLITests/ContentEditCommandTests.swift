@@ -1,9 +1,10 @@
 import FakeS3
 import Foundation
 import Images
+import TestSupport
 import Testing
 
-@Suite("cloudassets edit, revert, get --version")
+@Suite("cloudassets edit, revert, get --version", .heavy)
 struct ContentEditCommandTests {
     static func decode(_ url: URL) throws -> RGBAImage {
         try ImageDecoder.decode(

@@ -1,11 +1,12 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// The defects that lost data, tried as the user met them: a folder that is not a library, a library moved or
 /// reached another way, another bucket, an output path inside the library; and what `get -o` and `pin --no-wait`
 /// leave behind.
-@Suite("cloudassets keeps what is not its own")
+@Suite("cloudassets keeps what is not its own", .heavy)
 struct DataSafetyCommandTests {
     @Test(arguments: ["status", "ls", "evict"])
     func aFolderThatIsNotALibraryIsRefusedAndKept(command: String) async throws {

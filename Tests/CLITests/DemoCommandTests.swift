@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("cloudassets demo")
+@Suite("cloudassets demo", .heavy)
 struct DemoCommandTests {
     @Test func quietDemoRunsToTheEndAndLeavesNothingBehind() async throws {
         let executable = try CLIBinary.locate()

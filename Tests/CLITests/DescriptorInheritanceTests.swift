@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// A library runs inside someone else's process; a child that process starts (on any thread, at any moment) must
@@ -7,7 +8,7 @@ import Testing
 /// sidecars, renders, copies out — is opened close-on-exec. Traced with `strace` through a tour of the commands
 /// that write: a sync with thumbnails, an import into an album, downloads whole and by range, a copy out with and
 /// without the location, a content edit, a sized image, eviction.
-@Suite("descriptors: nothing the library opens reaches a child process")
+@Suite("descriptors: nothing the library opens reaches a child process", .heavy)
 struct DescriptorInheritanceTests {
     static let strace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
 

@@ -1,9 +1,10 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// `cloudassets doctor`: one line per aspect, the exit status of the first problem, no secret printed.
-@Suite("cloudassets doctor")
+@Suite("cloudassets doctor", .heavy)
 struct DoctorCommandTests {
     @Test("a working setup: six ok lines, exit 0, the binding once synced, no secret")
     func aWorkingSetupIsAllOK() async throws {

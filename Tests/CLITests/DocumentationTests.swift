@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The README's and `docs/`' lists, checked against the code they describe: the commands and their flags (against
 /// the built tool's help), the Debian packages (against Package.swift and scripts/install-deps.sh), the source
 /// layout (against the folders), the settings (against the sources), and the benchmark figures and chart (against
 /// docs/benchmarks.md). A failure names what to add or remove. (The exit-code table is ExitStatusTests'.)
-@Suite("The documentation agrees with the code")
+@Suite("The documentation agrees with the code", .heavy)
 struct DocumentationTests {
     /// One command's help: the first paragraph of its overview, and its flags (long names; `--help` and the
     /// `--version` every help shows left out).

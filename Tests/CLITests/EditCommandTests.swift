@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// One asset of `ls --json` with the write path's fields.
@@ -13,7 +14,7 @@ private struct SharedRow: Decodable, Equatable {
     var state: String
 }
 
-@Suite("cloudassets add, rm, restore, favorite, hide, empty-trash")
+@Suite("cloudassets add, rm, restore, favorite, hide, empty-trash", .heavy)
 struct EditCommandTests {
     private func rows(_ fixture: CLIFixture, _ arguments: [String] = [], store: URL? = nil) async throws
         -> [SharedRow]

@@ -6,7 +6,7 @@ import Testing
 /// How the command line reaches the endpoint: `AWS_ENDPOINT_URL_S3` before `AWS_ENDPOINT_URL`, the addressing
 /// style (flag, environment, config file), and HTTPS with a private CA (`AWS_CA_BUNDLE`, `--ca-bundle`,
 /// `caBundle`), a refused certificate, and `--no-verify-ssl`.
-@Suite("cloudassets endpoint, addressing and TLS options")
+@Suite("cloudassets endpoint, addressing and TLS options", .heavy)
 struct EndpointOptionsTests {
     /// A fixture whose server serves HTTPS with a certificate for 127.0.0.1 and localhost from a throwaway CA.
     static func withTLSFixture(

@@ -1,9 +1,10 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Every user error: one line on stderr starting with `error:`, a documented exit status, no stack trace.
-@Suite("cloudassets user errors")
+@Suite("cloudassets user errors", .heavy)
 struct ErrorReportingTests {
     @Test func wrongSecretExitsThreeAndKeepsTheCatalog() async throws {
         try await withFixture(assets: 5) { fixture in

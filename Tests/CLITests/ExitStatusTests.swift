@@ -5,7 +5,7 @@ import Testing
 
 /// Every exit status of the table in docs/cli.md, each produced end to end by the built `cloudassets` (3, 4, 5, 6
 /// and 130 are proved in ErrorReportingTests and InterruptResumeTests).
-@Suite("cloudassets exit statuses")
+@Suite("cloudassets exit statuses", .heavy)
 struct ExitStatusTests {
     static let cliDocument = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("docs/cli.md")

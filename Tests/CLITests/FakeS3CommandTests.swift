@@ -7,7 +7,7 @@ import Testing
 #endif
 
 /// The `fake-s3` executable's command line.
-@Suite("fake-s3 serve")
+@Suite("fake-s3 serve", .heavy)
 struct FakeS3CommandTests {
     static func start(_ arguments: [String]) throws -> ChildProcess {
         try ChildProcess(

@@ -1,10 +1,11 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// `cloudassets sync` of a bucket another tool wrote: the catalog is ready after the listing, the metadata is read
 /// after it, and Ctrl-C in between keeps what was committed (issue 41).
-@Suite("cloudassets sync: usable after the listing")
+@Suite("cloudassets sync: usable after the listing", .heavy)
 struct FirstSyncCommandTests {
     @Test func ctrlCDuringTheMetadataReadKeepsTheCatalogAndTheNextSyncReadsTheRest() async throws {
         try await withFixture(assets: 0) { fixture in

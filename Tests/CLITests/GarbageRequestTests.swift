@@ -13,7 +13,7 @@ import Testing
 /// Content-Lengths, chunked garbage, hostile bodies, connections closed, reset or left stalled mid-request —
 /// while well-formed requests on other connections keep being served. Bounded: a few hundred connections from a
 /// seeded generator, each answered or closed within seconds (socket timeouts, no sleeps).
-@Suite("servers under a storm of garbage", .serialized)
+@Suite("servers under a storm of garbage", .heavy, .serialized)
 struct GarbageRequestTests {
     /// Printed with every failure: the same seed replays the same storm.
     static let seed: UInt64 = 0x6172_6261_6765_0001

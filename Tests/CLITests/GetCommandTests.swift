@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("cloudassets get")
+@Suite("cloudassets get", .heavy)
 struct GetCommandTests {
     @Test func getWithNetworkDownloadsTheOriginalAndMakesItFull() async throws {
         try await withFixture(assets: 6) { fixture in
@@ -146,7 +147,7 @@ struct GetCommandTests {
     }
 }
 
-@Suite("cloudassets get: a stalled download")
+@Suite("cloudassets get: a stalled download", .heavy)
 struct StalledGetTests {
     @Test func aDownloadThatStallsIsReportedWhileTheLibraryWaitsForTheServer() async throws {
         try await withFixture(assets: 1, large: 1, largeSize: 8 << 20) { fixture in
@@ -163,7 +164,7 @@ struct StalledGetTests {
     }
 }
 
-@Suite("cloudassets get --output-folder")
+@Suite("cloudassets get --output-folder", .heavy)
 struct GetOutputFolderTests {
     @Test func everyAssetIsWrittenBelowTheFolderByItsKeyAndNothingIsReplaced() async throws {
         try await withFixture(assets: 6) { fixture in

@@ -1,9 +1,10 @@
 import FakeS3
 import Foundation
 import Images
+import TestSupport
 import Testing
 
-@Suite("cloudassets image, thumbnail, get --strip-location")
+@Suite("cloudassets image, thumbnail, get --strip-location", .heavy)
 struct ImageCommandTests {
     static let key = "originals/camera/IMG_0001.jpg"
 

@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("cloudassets Ctrl-C and resume")
+@Suite("cloudassets Ctrl-C and resume", .heavy)
 struct InterruptResumeTests {
     static let largeKey = "originals/large/VID_L001.mov"
 

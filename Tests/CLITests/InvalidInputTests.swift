@@ -1,11 +1,12 @@
 import FakeS3
 import Foundation
 import Images
+import TestSupport
 import Testing
 
 /// What `image`, `edit` and `thumbnail` do with data they cannot read, and with sizes and values out of range:
 /// each with its own status from the table (`cloudassets exit-codes`), never 1 (a bug) or 9 (a full disk).
-@Suite("cloudassets image, edit, thumbnail: unreadable input and bounds")
+@Suite("cloudassets image, edit, thumbnail: unreadable input and bounds", .heavy)
 struct InvalidInputTests {
     static let broken = "originals/a-broken.jpg"
     static let truncated = "originals/b-cut.jpg"

@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("cloudassets sync and ls")
+@Suite("cloudassets sync and ls", .heavy)
 struct ListCommandTests {
     @Test func syncThenListJSONPrintsOneArrayWithEveryObjectAndItsState() async throws {
         try await withFixture(assets: 20) { fixture in

@@ -1,6 +1,7 @@
 import Essentials
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Testing
 
 /// `-o PATH` of `get` and `image` against what may already be at the path: a FIFO, a character device, a file
 /// with its own permissions, a symbolic link, a hard-linked file, a folder.
-@Suite("cloudassets -o: what is already at the path")
+@Suite("cloudassets -o: what is already at the path", .heavy)
 struct OutputPathTests {
     /// The type bits of what is at `path` (not following a link), or nil when nothing is.
     static func fileType(_ path: String) -> mode_t? {

@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("cloudassets pin, unpin, evict, status")
+@Suite("cloudassets pin, unpin, evict, status", .heavy)
 struct PinEvictStatusTests {
     @Test func pinDownloadsAndMarksPinnedThenUnpinKeepsTheBytes() async throws {
         try await withFixture(assets: 5) { fixture in

@@ -1,10 +1,11 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// The first try: a `~/.aws/credentials` with a `[photos]` profile, and `AWS_PROFILE=photos` or
 /// `--profile photos`, as the aws CLI takes them.
-@Suite("cloudassets credentials from AWS profiles")
+@Suite("cloudassets credentials from AWS profiles", .heavy)
 struct ProfileCredentialsTests {
     static let noKeys: Set<String> = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
 

@@ -1,11 +1,12 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// What commands print and how they parse: the key `add` stored, `add -q`'s results, `evict` of an import not
 /// yet uploaded, `ls` and hidden assets, `exit-codes` in the help, an edit that changes nothing, values that
 /// start with `-`, and out-of-range edit values.
-@Suite("cloudassets results, messages and values")
+@Suite("cloudassets results, messages and values", .heavy)
 struct ResultMessagesTests {
     private struct Row: Decodable {
         var id: String

@@ -7,7 +7,7 @@ import Testing
     import Glibc
 #endif
 
-@Suite("cloudassets serve")
+@Suite("cloudassets serve", .heavy)
 struct ServeCommandTests {
     /// The process's peak resident set in kB (VmHWM of /proc/PID/status).
     static func peakResidentKB(of pid: Int32) throws -> Int {

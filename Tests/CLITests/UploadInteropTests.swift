@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// CRC-32C (Castagnoli), bit by bit: an independent check of what the uploader computed.
@@ -44,7 +45,7 @@ private func tool(_ arguments: [String], fixture: CLIFixture) throws -> (status:
     return (process.terminationStatus, String(decoding: output, as: UTF8.self))
 }
 
-@Suite("Objects uploaded by cloudassets read back with the aws CLI and rclone")
+@Suite("Objects uploaded by cloudassets read back with the aws CLI and rclone", .heavy)
 struct UploadInteropTests {
     @Test(arguments: [100_000, 20 << 20])
     func uploadedObjectsReadBackByteForByteWithTheirChecksum(size: Int) async throws {

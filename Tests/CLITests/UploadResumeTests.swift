@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("cloudassets add: an upload killed with -9 resumes without sending an acknowledged part again")
+@Suite("cloudassets add: an upload killed with -9 resumes without sending an acknowledged part again", .heavy)
 struct UploadResumeTests {
     @Test func killedUploadResumesFromItsAcknowledgedParts() async throws {
         try await withFixture(assets: 1) { fixture in

@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("cloudassets watch")
+@Suite("cloudassets watch", .heavy)
 struct WatchCommandTests {
     struct ChangeLine: Decodable {
         var token: Int64

@@ -1,13 +1,14 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// `Configuration.addressingStyle`: which style `.automatic` picks, which virtual-hosted set-ups are refused before
 /// any request, and a whole round (sync, download, upload, listing) against the fake server in each style. The
 /// virtual-hosted requests go to `photos.localhost`, which libcurl resolves to the loopback address itself: no DNS,
 /// nothing but 127.0.0.1.
-@Suite("Library: addressing styles")
+@Suite("Library: addressing styles", .heavy)
 struct AddressingStyleTests {
     @Test(
         "automatic is virtual-hosted for AWS endpoints and buckets that can be a host name label, else path-style",

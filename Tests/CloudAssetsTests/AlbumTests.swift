@@ -1,13 +1,14 @@
 import AssetStore
 import Essentials
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// Albums, folders and smart albums in one library: the order of an album through every request, folders, the
 /// requests refused whole, an asset leaving its albums, and change details of album results against the truth.
-@Suite struct AlbumTests {
+@Suite(.heavy) struct AlbumTests {
     /// An offline library holding `count` assets (`a0`, `a1`, … by creation day).
     static func library(
         assets count: Int, _ body: (AssetLibrary, [Asset]) async throws -> Void

@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -50,7 +51,7 @@ private func checkpointLine(_ key: String, size: String) -> String {
         .joined(separator: "\t") + String(repeating: "\t", count: 8)
 }
 
-@Suite("Library: what a library trusts in the bucket", .timeLimit(.minutes(2)))
+@Suite("Library: what a library trusts in the bucket", .heavy, .timeLimit(.minutes(2)))
 struct BucketInputTests {
     static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 

@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -7,7 +8,7 @@ import Testing
 /// A first listing or a bootstrap into an empty catalog loads its rows with the catalog's secondary indexes
 /// suspended (building an index from sorted rows is several times faster than growing it row by row): these check
 /// that the indexes always come back, whole.
-@Suite("Library: bulk loads into an empty catalog")
+@Suite("Library: bulk loads into an empty catalog", .heavy)
 struct BulkLoadTests {
     /// The catalog index definitions a new library starts with.
     private static func freshDefinitions(_ harness: LibraryHarness) async throws -> [String] {

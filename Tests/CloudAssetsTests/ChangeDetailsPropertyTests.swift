@@ -1,6 +1,7 @@
 import AssetStore
 import Foundation
 import PropertyBased
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -102,7 +103,7 @@ func longestCommonSubsequence(_ a: [Int64], _ b: [Int64]) -> Int {
     return previous[b.count]
 }
 
-@Suite struct ChangeDetailsPropertyTests {
+@Suite(.heavy) struct ChangeDetailsPropertyTests {
     /// For random libraries, fetch options and transactions: the derived after result equals a fresh fetch;
     /// applying removals, insertions, then moves to the before list yields the after list; changed indexes point
     /// exactly at the updated objects present in both; moves are minimal; the list-UI steps give the same result;

@@ -1,13 +1,14 @@
 import AssetStore
 import Essentials
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// Change details on results of thousands of objects, derived from one another through chains of changes: small
 /// changes (after lists sharing the before list's storage) and large ones (copied into one chunk) alternate.
-@Suite struct ChangeDetailsScaleTests {
+@Suite(.heavy) struct ChangeDetailsScaleTests {
     /// Length of a longest strictly increasing subsequence (patience sorting; independent of the engine's).
     private func longestIncreasing(_ values: [Int]) -> Int {
         var tails: [Int] = []

@@ -1,10 +1,11 @@
 import AssetStore
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
-@Suite struct ChangeListUpdateTests {
+@Suite(.heavy) struct ChangeListUpdateTests {
     @Test func stepsFollowApplesOrderAndSkipReloadsOfMovedOrInsertedRows() async throws {
         let folder = LibraryFolder()
         defer { folder.cleanup() }

@@ -1,6 +1,7 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Files to import, written into the harness folder (beside the library, never inside it).
@@ -66,7 +67,7 @@ func jpegWithEXIF(width: Int, height: Int, orientation: Int, date: String, offse
 private func be16(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
 private func be32(_ value: Int) -> [UInt8] { be16(value >> 16) + be16(value & 0xFFFF) }
 
-@Suite("Library: change requests")
+@Suite("Library: change requests", .heavy)
 struct ChangeRequestTests {
     @Test("an import is local and full at once, pending until it uploads, and its object carries its metadata")
     func importIsLocalFirstThenUploaded() async throws {
@@ -497,7 +498,7 @@ struct ChangeRequestTests {
     }
 }
 
-@Suite("Library: uploads under faults")
+@Suite("Library: uploads under faults", .heavy)
 struct UploadFaultTests {
     @Test(
         "an upload cut by a reset, a 500 or SlowDown ends uploaded with the right bytes",

@@ -1,12 +1,13 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// After `close()`, every public method of `AssetLibrary` answers at once: a throwing one throws
 /// `libraryClosed`, a request with a callback answers it in the callback, a waiting one returns.
-@Suite("Library: every call after close answers libraryClosed at once")
+@Suite("Library: every call after close answers libraryClosed at once", .heavy)
 struct ClosedLibraryTests {
     /// Runs `body` and fails the test if it has not finished within `seconds` (a hang is a failure, not a wait:
     /// the call is expected to answer at once).

@@ -1,11 +1,12 @@
 import AssetStore
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
-@Suite("Library: commits in groups", .serialized, .timeLimit(.minutes(1)))
+@Suite("Library: commits in groups", .heavy, .serialized, .timeLimit(.minutes(1)))
 struct CommitGroupsTests {
     /// A library with `count` assets, and their row identifiers.
     static func library(_ harness: LibraryHarness, count: Int) async throws -> (AssetLibrary, [Int64]) {
@@ -53,6 +54,8 @@ struct CommitGroupsTests {
             // Two transactions for six commits: the first, then the five that waited.
             #expect(library.currentChangeToken.rawValue - before == 2)
             #expect(try library.fetchAssets().allSatisfy(\.isFavorite))
+            // The writer ends its pass after it answered the last group.
+            await groups.idle()
             #expect(groups.queue == (0, false))
         }
     }

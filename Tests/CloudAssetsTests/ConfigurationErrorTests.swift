@@ -1,13 +1,14 @@
 import Essentials
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// Errors point the way to the fix: a configuration that cannot work is refused at `init`, before any request,
 /// as a configuration error that is not transient; the library's own errors name the asset and say what to set.
-@Suite("Library: configuration errors and what errors carry")
+@Suite("Library: configuration errors and what errors carry", .heavy)
 struct ConfigurationErrorTests {
     @Test(
         "an empty bucket, empty keys or an endpoint without http(s) are refused at init, before any request",

@@ -45,7 +45,7 @@ extension LibraryHarness {
     func editObjects() -> [String] { server.keysOrEmpty(prefix: "edits/") }
 }
 
-@Suite("Library: non-destructive content edits")
+@Suite("Library: non-destructive content edits", .heavy)
 struct ContentEditingTests {
     static func current(_ library: AssetLibrary, _ asset: Asset) throws -> Asset {
         try #require(try library.asset(withLocalIdentifier: asset.localIdentifier))
@@ -315,7 +315,7 @@ struct ContentEditingTests {
 
 /// A real `kill -9` while an edit goes up: the child (`ca-test-child edit-until-killed`) commits an edit and uploads it; the server holds the
 /// manifest's PUT, so the child is killed after the rendered file went up and before the edit is complete.
-@Suite("Library: kill -9 during an edit's upload", .timeLimit(.minutes(1)))
+@Suite("Library: kill -9 during an edit's upload", .heavy, .timeLimit(.minutes(1)))
 struct ContentEditCrashTests {
     static let marker = "EDIT-CHILD-COMMITTED"
 

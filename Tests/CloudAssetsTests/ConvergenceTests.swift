@@ -1,6 +1,7 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// What every library on a bucket must agree on about one asset once all have synced.
@@ -28,7 +29,7 @@ private struct SharedView: Hashable, CustomStringConvertible {
     }
 }
 
-@Suite("Library: several libraries on one bucket converge")
+@Suite("Library: several libraries on one bucket converge", .heavy)
 struct ConvergenceTests {
     /// Three libraries and an outside writer (another tool) make random changes — imports (some of the same
     /// bytes or the same name on two devices), trash and restore, favourites, hidden, titles, keywords, puts,

@@ -56,7 +56,7 @@ final class CredentialIssuer: Sendable {
     func expired(by date: Date) -> Int { all.filter { $0.expiration <= date }.count }
 }
 
-@Suite("Library: the AWS credential chain")
+@Suite("Library: the AWS credential chain", .heavy)
 struct CredentialChainLibraryTests {
     /// The environment of a chain that finds nothing but what a test puts in `home`.
     static func environment(home: URL, _ extra: [String: String] = [:]) -> [String: String] {

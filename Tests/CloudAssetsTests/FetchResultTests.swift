@@ -1,10 +1,11 @@
 import AssetStore
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
-@Suite struct FetchResultTests {
+@Suite(.heavy) struct FetchResultTests {
     private func makeLibrary(_ folder: LibraryFolder, count: Int) async throws -> (AssetLibrary, [Int64]) {
         let library = try await AssetLibrary(configuration: folder.configuration())
         let ids = try library.catalog.performWrite { tx in

@@ -2,10 +2,11 @@ import CloudAssets
 import Essentials
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// The first sync of a bucket other tools wrote: usable after the listing, metadata read after it (issue 41).
-@Suite("Library: a first sync is usable after the listing", .timeLimit(.minutes(1)))
+@Suite("Library: a first sync is usable after the listing", .heavy, .timeLimit(.minutes(1)))
 struct FirstSyncFillTests {
     /// What a sync reported, in order, with what the catalog held when it said it was ready.
     final class ProgressLog: Sendable {

@@ -1,6 +1,7 @@
 import Crypto
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -14,7 +15,7 @@ import Testing
 /// After every step: no original disappeared unless an honest library purged it and an honest change had put it
 /// in the trash, at the version that library held; no original changed unless the other tool wrote it; no sync
 /// failed. At the end every honest library holds what a full listing of the bucket shows, and they all agree.
-@Suite("Write safety: honest libraries, another tool and a hostile writer")
+@Suite("Write safety: honest libraries, another tool and a hostile writer", .heavy)
 struct HostileWriterPropertyTests {
     enum Step: Equatable {
         case other

@@ -2,13 +2,14 @@ import CloudAssets
 import FakeS3
 import Foundation
 import Images
+import TestSupport
 import Testing
 
 /// The answers an app gets from the two image requests, and the sizes it lays its grid out with: the async
 /// ``AssetLibrary/image(for:targetSize:contentMode:options:)`` serves what `requestImage` with `.highQualityFormat`
 /// serves, ``Asset/pixelWidth`` and ``Asset/pixelHeight`` are the size the asset is drawn at, and `.fast` never
 /// answers more than twice the `.exact` size.
-@Suite("Library: image answers agree, sizes are the size drawn")
+@Suite("Library: image answers agree, sizes are the size drawn", .heavy)
 struct ImageAnswerTests {
     /// A JPEG of one colour stored `width` × `height` with this EXIF orientation (any of 1–8).
     static func orientedJPEG(width: Int, height: Int, orientation: Int) throws -> Data {

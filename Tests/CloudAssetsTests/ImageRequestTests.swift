@@ -3,6 +3,7 @@ import Essentials
 import FakeS3
 import Foundation
 import Images
+import TestSupport
 import Testing
 
 /// Real JPEGs made in the test: a displayed picture of four coloured quadrants (red top left, green top right, blue
@@ -81,7 +82,7 @@ enum QuadrantJPEG {
     }
 }
 
-@Suite("Library: image requests, thumbnails without the original, location stripping")
+@Suite("Library: image requests, thumbnails without the original, location stripping", .heavy)
 struct ImageRequestTests {
     static let eiffel = GPSLocation(latitude: 48.8584, longitude: 2.2945, altitude: 35)
     static let taken = Date(timeIntervalSince1970: 1_650_000_000)

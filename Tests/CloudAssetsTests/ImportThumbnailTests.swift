@@ -1,11 +1,12 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// An import's thumbnail goes up with it, so every library shows the new photo at once.
-@Suite("Library: an import's thumbnail reaches other libraries")
+@Suite("Library: an import's thumbnail reaches other libraries", .heavy)
 struct ImportThumbnailTests {
     @Test("an imported photo is a thumbnail, not a blank cell, in another library after its next sync")
     func importedPhotoArrivesWithItsThumbnail() async throws {

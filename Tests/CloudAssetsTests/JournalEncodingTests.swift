@@ -1,5 +1,6 @@
 import Foundation
 import PropertyBased
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -14,7 +15,7 @@ extension JournalChange {
 /// The journal's `put` and `delete` changes are written by hand (``JournalChange/encoded``): every reader decodes
 /// them with the generic decoder, so whatever the text in a key, an ETag or a metadata value, it must read back
 /// exactly.
-@Suite struct JournalEncodingTests {
+@Suite(.heavy) struct JournalEncodingTests {
     /// Characters JSON must escape or that are easy to get wrong: quotes, backslashes, control characters, the
     /// slash (left as it is), the line separators JavaScript breaks on, non-ASCII letters and an emoji.
     static let awkward = Gen<Character?>.element(

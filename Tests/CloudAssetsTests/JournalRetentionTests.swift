@@ -1,10 +1,11 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
-@Suite("Library: journal retention and expired history", .timeLimit(.minutes(1)))
+@Suite("Library: journal retention and expired history", .heavy, .timeLimit(.minutes(1)))
 struct JournalRetentionTests {
     static let day: Int64 = 24 * 3600 * 1000
     static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }

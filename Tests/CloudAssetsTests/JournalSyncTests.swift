@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -59,7 +60,7 @@ extension FakeS3Server {
     func keysOrEmpty(prefix: String) -> [String] { (try? keys(bucket: LibraryHarness.bucket, prefix: prefix)) ?? [] }
 }
 
-@Suite("Library: incremental sync from the bucket journal")
+@Suite("Library: incremental sync from the bucket journal", .heavy)
 struct JournalSyncTests {
     @Test("an import reaches another library through the journal: no listing of originals, no HEAD")
     func importReachesAnotherLibraryThroughTheJournal() async throws {

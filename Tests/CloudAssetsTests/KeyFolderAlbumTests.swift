@@ -2,6 +2,7 @@ import AssetStore
 import Essentials
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -9,7 +10,7 @@ import Testing
 /// Folders of keys as albums (`Configuration.keyFoldersAsAlbums`): a bucket another tool organised in folders
 /// shows them as albums and folders, kept current as that tool adds and deletes objects, read-only to requests,
 /// and absent when the setting is off.
-@Suite struct KeyFolderAlbumTests {
+@Suite(.heavy) struct KeyFolderAlbumTests {
     static let paths = [
         "Trips/Rome/r2.jpg", "Trips/Rome/r1.jpg", "Trips/Paris/p1.jpg", "Trips/t0.jpg", "Home/h1.jpg", "loose.jpg",
         "A/B/C/deep.jpg",

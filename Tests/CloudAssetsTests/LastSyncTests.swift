@@ -1,11 +1,12 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// One last-sync property: persisted in the library folder, with the sync's summary.
-@Suite("Library: the last sync, persisted with its summary")
+@Suite("Library: the last sync, persisted with its summary", .heavy)
 struct LastSyncTests {
     @Test("a sync's date and summary are read back by another library on the folder, after a reopen too")
     func lastSyncIsPersistedWithItsSummary() async throws {
@@ -36,7 +37,7 @@ struct LastSyncTests {
 
 }
 
-@Suite("Fetching: a predicate on local identifiers")
+@Suite("Fetching: a predicate on local identifiers", .heavy)
 struct IdentifierPredicateTests {
     @Test("identifiers takes Asset.localIdentifier strings; malformed ones match nothing; SQL and matches agree")
     func identifiersTakeLocalIdentifiers() async throws {

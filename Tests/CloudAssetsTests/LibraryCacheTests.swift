@@ -1,10 +1,11 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// The cache of originals: size limit with LRU eviction, explicit eviction, pinning, prefetching.
-@Suite("Library: cache, eviction and pinning", .timeLimit(.minutes(1)))
+@Suite("Library: cache, eviction and pinning", .heavy, .timeLimit(.minutes(1)))
 struct LibraryCacheTests {
     static let size = 100_000
 

@@ -1,10 +1,11 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Cancelling requests: the answer says so, the bytes already on disk stay for a resume.
-@Suite("Library: cancellation", .timeLimit(.minutes(1)))
+@Suite("Library: cancellation", .heavy, .timeLimit(.minutes(1)))
 struct LibraryCancellationTests {
     /// The downloader writes (and reports progress) in 1 MiB chunks: a stall a little past the first chunk leaves
     /// a report of 1 MiB on disk while the transfer hangs.

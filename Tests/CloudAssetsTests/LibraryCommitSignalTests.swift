@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -6,7 +7,7 @@ import Testing
 /// Another library's commit reaches this library's observers promptly, every time: the catalog watcher wakes on
 /// the commit signal the store writes after each commit, never on the write-ahead log (written before the commit
 /// is visible, so a reader woken by it could see the previous state and miss the commit until the next one).
-@Suite("Commit signal")
+@Suite("Commit signal", .heavy)
 struct LibraryCommitSignalTests {
     @Test("every commit of another library is delivered without a later commit to wake the watcher")
     func everyCommitIsDelivered() async throws {
@@ -44,7 +45,7 @@ private final class DeliveredTokens: LibraryChangeObserver {
 
 /// The watcher itself: it wakes on the commit signal and on a catalog file closed after writing (a writer gone),
 /// never on a write to the catalog's files (which SQLite makes before the commit is visible).
-@Suite("Catalog watcher")
+@Suite("Catalog watcher", .heavy)
 struct CatalogWatcherSignalTests {
     @Test("writes to the write-ahead log do not wake the watcher; the signal, and the log's close, do")
     func wakesOnSignalOnly() async throws {

@@ -15,7 +15,7 @@ import Testing
 /// The child is this very test binary, run with a filter that selects ``LibraryCrashTests/childDownloadsUntilKilled()``
 /// (enabled only by the environment variables the parent sets): it opens the library, starts a download that the fake
 /// server stalls part-way, prints a marker once bytes are on disk, and waits to be killed.
-@Suite("Library: kill -9 mid-download", .timeLimit(.minutes(1)))
+@Suite("Library: kill -9 mid-download", .heavy, .timeLimit(.minutes(1)))
 struct LibraryCrashTests {
     static let marker = "CRASH-CHILD-DOWNLOADING"
     /// Progress comes per 1 MiB written: the child announces the first chunk on disk, then the transfer hangs.

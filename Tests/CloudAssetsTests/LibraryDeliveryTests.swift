@@ -1,10 +1,11 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Delivery modes: which answers a request gets, in which order, with which flags.
-@Suite("Library: delivery modes", .timeLimit(.minutes(1)))
+@Suite("Library: delivery modes", .heavy, .timeLimit(.minutes(1)))
 struct LibraryDeliveryTests {
     @Test("opportunistic delivers the degraded thumbnail first, then the original")
     func opportunisticDeliversThumbnailThenOriginal() async throws {

@@ -1,10 +1,11 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Downloads when the server misbehaves: resumed after a reset, corruption caught, remote changes mid-transfer.
-@Suite("Library: faults during download", .timeLimit(.minutes(1)))
+@Suite("Library: faults during download", .heavy, .timeLimit(.minutes(1)))
 struct LibraryDownloadFaultTests {
     static let size = 600_000
 

@@ -1,11 +1,12 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// A library removes only what it created, inside its own folder; it survives being moved, copied, renamed or
 /// reached through a link; and it belongs to one bucket.
-@Suite("Library: folder safety and identity", .timeLimit(.minutes(1)))
+@Suite("Library: folder safety and identity", .heavy, .timeLimit(.minutes(1)))
 struct LibraryFolderSafetyTests {
     /// Writes `text` to `relative` under `root`, creating folders.
     private func write(_ text: String, _ relative: String, under root: URL) throws {

@@ -1,12 +1,13 @@
 import FakeS3
 import Foundation
 import S3Transfer
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// A thumbnail fetched by a sync whose asset is deleted before the fetch is recorded.
-@Suite("Library: a late thumbnail", .timeLimit(.minutes(1)))
+@Suite("Library: a late thumbnail", .heavy, .timeLimit(.minutes(1)))
 struct LibraryLateThumbnailTests {
     @Test("a thumbnail that arrives for an asset deleted meanwhile is removed again, not left behind")
     func lateThumbnailOfADeletedAssetIsRemoved() async throws {

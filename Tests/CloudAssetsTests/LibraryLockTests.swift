@@ -1,10 +1,11 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Several libraries on one folder (here in one process; `cloudassets` processes share it the same way).
-@Suite("Library: a folder shared by several libraries", .timeLimit(.minutes(1)))
+@Suite("Library: a folder shared by several libraries", .heavy, .timeLimit(.minutes(1)))
 struct LibraryLockTests {
     @Test("a second library opens a folder in use; each delivers the other's commits to its observers")
     func librariesShareAFolder() async throws {

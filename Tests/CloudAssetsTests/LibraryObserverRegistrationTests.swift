@@ -1,10 +1,11 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// When an observer starts hearing about changes.
-@Suite("Library: observer registration", .timeLimit(.minutes(1)))
+@Suite("Library: observer registration", .heavy, .timeLimit(.minutes(1)))
 struct LibraryObserverRegistrationTests {
     /// Holds the library's delivery queue inside `libraryDidChange` until released.
     final class BlockingObserver: LibraryChangeObserver {

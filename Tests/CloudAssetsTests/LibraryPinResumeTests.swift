@@ -1,8 +1,9 @@
 import CloudAssets
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("Library: pinned downloads resume on open", .timeLimit(.minutes(1)))
+@Suite("Library: pinned downloads resume on open", .heavy, .timeLimit(.minutes(1)))
 struct LibraryPinResumeTests {
     @Test("a pinned asset whose original is not local is downloaded when the library opens")
     func pinnedAssetIsFetchedOnOpen() async throws {

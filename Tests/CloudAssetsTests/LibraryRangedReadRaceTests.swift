@@ -2,13 +2,14 @@ import AssetStore
 import Essentials
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// Ranged reads racing the removal of their range file (an eviction, a sync of a changed object): a read returns
 /// bytes of the original or a typed error, never bytes of a file that took the range file's place.
-@Suite("Library: ranged reads racing evictions", .timeLimit(.minutes(1)))
+@Suite("Library: ranged reads racing evictions", .heavy, .timeLimit(.minutes(1)))
 struct LibraryRangedReadRaceTests {
     @Test("reads racing evictions of the same asset return only the original's bytes")
     func readsRacingEvictionsReturnOnlyOriginalBytes() async throws {

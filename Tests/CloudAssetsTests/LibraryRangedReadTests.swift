@@ -1,10 +1,11 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// `read(_:range:)`: byte ranges of an original, fetching only what is not on disk yet.
-@Suite("Library: ranged reads", .timeLimit(.minutes(1)))
+@Suite("Library: ranged reads", .heavy, .timeLimit(.minutes(1)))
 struct LibraryRangedReadTests {
     @Test("reads fetch only the missing ranges and the asset becomes partial")
     func readsFetchOnlyMissingRanges() async throws {
@@ -111,7 +112,7 @@ struct LibraryRangedReadTests {
     }
 }
 
-@Suite("Library: concurrent ranged reads", .timeLimit(.minutes(1)))
+@Suite("Library: concurrent ranged reads", .heavy, .timeLimit(.minutes(1)))
 struct LibraryConcurrentRangedReadTests {
     @Test("concurrent reads of different ranges keep every range, and later reads return the right bytes")
     func concurrentReadsKeepEveryRange() async throws {

@@ -1,10 +1,11 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// The flow of Apple's own recipe for iCloud photos, end to end against the fake server.
-@Suite("Library: Apple's recipe", .timeLimit(.minutes(1)))
+@Suite("Library: Apple's recipe", .heavy, .timeLimit(.minutes(1)))
 struct LibraryRecipeTests {
     @Test("observer → fetch → offline request is in cloud → network request with progress → change → local")
     func wholeFlowFromAppleRecipe() async throws {

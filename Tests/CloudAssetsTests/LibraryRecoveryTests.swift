@@ -1,11 +1,12 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// Reopening after a crash: the catalog is made consistent with the files on disk.
-@Suite("Library: recovery on reopen", .timeLimit(.minutes(1)))
+@Suite("Library: recovery on reopen", .heavy, .timeLimit(.minutes(1)))
 struct LibraryRecoveryTests {
     @Test("reopening repairs a crash state: missing full file, short range file, lost thumbnail, orphans, .part")
     func reopenRepairsSimulatedCrashState() async throws {

@@ -1,10 +1,11 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Re-syncing after the bucket changed: content changes, deletions, additions, and nothing at all.
-@Suite("Library: remote changes on re-sync", .timeLimit(.minutes(1)))
+@Suite("Library: remote changes on re-sync", .heavy, .timeLimit(.minutes(1)))
 struct LibraryRemoteChangeTests {
     @Test("a changed ETag is a content change: the local original goes and the asset falls back to thumbnail")
     func changedETagIsContentChange() async throws {

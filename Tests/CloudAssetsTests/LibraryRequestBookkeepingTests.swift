@@ -1,11 +1,12 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// Requests leave no book-keeping behind once answered.
-@Suite("Library: request book-keeping", .timeLimit(.minutes(1)))
+@Suite("Library: request book-keeping", .heavy, .timeLimit(.minutes(1)))
 struct LibraryRequestBookkeepingTests {
     @Test("answered requests, local or downloaded, leave no pending entries behind")
     func answeredRequestsLeaveNothingPending() async throws {

@@ -1,11 +1,12 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// Requests for the same original share one transfer.
-@Suite("Library: shared downloads", .timeLimit(.minutes(1)))
+@Suite("Library: shared downloads", .heavy, .timeLimit(.minutes(1)))
 struct LibrarySharedDownloadTests {
     /// Progress comes per 1 MiB written. The server sends half the object, then holds the rest until the test
     /// opens the gate — once the second request is attached to the transfer, however long that takes.

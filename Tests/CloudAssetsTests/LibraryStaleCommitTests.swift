@@ -1,12 +1,13 @@
 import FakeS3
 import Foundation
 import S3Transfer
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// A download of an older version that finishes after a download of the current version was committed.
-@Suite("Library: a late, stale download commit", .timeLimit(.minutes(1)))
+@Suite("Library: a late, stale download commit", .heavy, .timeLimit(.minutes(1)))
 struct LibraryStaleCommitTests {
     @Test("a stale commit leaves the current version's committed file and its full state alone")
     func staleCommitKeepsTheCommittedFileOfTheCurrentVersion() async throws {

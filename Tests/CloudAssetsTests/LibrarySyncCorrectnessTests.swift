@@ -1,10 +1,11 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// What a sync reports is what the bucket holds: odd keys, metadata-only changes, interrupted first syncs.
-@Suite("Library: sync reflects the bucket", .timeLimit(.minutes(1)))
+@Suite("Library: sync reflects the bucket", .heavy, .timeLimit(.minutes(1)))
 struct LibrarySyncCorrectnessTests {
     @Test("keys with dot segments are sent exactly as listed; a key the service refuses is skipped, not fatal")
     func oddKeysAreKeptOrSkipped() async throws {

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Catalog sync when the server misbehaves: retried errors, interruptions that resume, malformed listings.
-@Suite("Library: faults during sync", .timeLimit(.minutes(1)))
+@Suite("Library: faults during sync", .heavy, .timeLimit(.minutes(1)))
 struct LibrarySyncFaultTests {
     /// Puts `count` tiny originals (no thumbnails) named `o00000.png`….
     static func putMany(_ harness: LibraryHarness, count: Int) throws {

@@ -9,7 +9,7 @@ import Testing
 /// The library over HTTPS against the fake server serving TLS, with a throwaway CA made for each test: the CA given
 /// as `Configuration.caBundlePath` is trusted (in both addressing styles); a certificate another CA issued, or one
 /// for another host name, is refused with one typed line and no retry; `verifyTLS = false` works and warns once.
-@Suite("Library: HTTPS", .timeLimit(.minutes(2)))
+@Suite("Library: HTTPS", .heavy, .timeLimit(.minutes(2)))
 struct LibraryTLSTests {
     /// A CA, a server certificate issued by it for `dnsNames` and 127.0.0.1, and a harness serving HTTPS with it.
     static func withTLSHarness(

@@ -1,8 +1,9 @@
 import CloudAssets
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("Library: location privacy")
+@Suite("Library: location privacy", .heavy)
 struct LocationPrivacyTests {
     static let paris = AssetLocation(latitude: 48.8584, longitude: 2.2945, altitude: 35)
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The library against another S3 implementation: moto's server (PyPI `moto`, installed by `make test`), with
 /// the bucket filled by boto3. Proves the client side does not depend on quirks of the bundled fake server.
-@Suite(.serialized) struct MotoInteropTests {
+@Suite(.heavy, .serialized) struct MotoInteropTests {
     @Test func syncDownloadAndRangedReadAgainstMoto() async throws {
         let moto = try MotoServer()
         defer { moto.stop() }

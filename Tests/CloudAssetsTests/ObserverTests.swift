@@ -1,11 +1,12 @@
 import AssetStore
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
-@Suite struct ObserverTests {
+@Suite(.heavy) struct ObserverTests {
     @Test func everyObserverGetsOneChangePerTransactionInCommitOrder() async throws {
         let folder = LibraryFolder()
         defer { folder.cleanup() }
@@ -150,7 +151,7 @@ import Testing
     }
 }
 
-@Suite struct HistoryTests {
+@Suite(.heavy) struct HistoryTests {
     @Test func restartKeepsAssetsStatesAndHistory() async throws {
         let folder = LibraryFolder()
         defer { folder.cleanup() }
@@ -197,7 +198,7 @@ import Testing
     }
 }
 
-@Suite struct StoreLockTests {
+@Suite(.heavy) struct StoreLockTests {
     @Test func aSecondLibraryOpensTheSameFolderAndTheFirstStillClosesCleanly() async throws {
         let folder = LibraryFolder()
         defer { folder.cleanup() }

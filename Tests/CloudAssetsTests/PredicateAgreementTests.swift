@@ -1,6 +1,7 @@
 import AssetStore
 import Essentials
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -214,7 +215,7 @@ protocol BooleanTree {
 extension StorePredicate: BooleanTree {}
 extension AssetPredicate: BooleanTree {}
 
-@Suite struct PredicateAgreementTests {
+@Suite(.heavy) struct PredicateAgreementTests {
     /// The seed of the first round: `CLOUDASSETS_PREDICATE_SEED` replays a failure (the seed is in its message).
     static let firstSeed = ProcessInfo.processInfo.environment["CLOUDASSETS_PREDICATE_SEED"].flatMap { UInt64($0) }
     /// Rounds (each a fresh population, 40 store and 40 library predicates) when no seed is given.

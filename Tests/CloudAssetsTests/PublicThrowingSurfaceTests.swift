@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -103,7 +104,7 @@ enum PublicThrowingSurface {
     }
 }
 
-@Suite("Library: every public throwing method throws CloudAssetsError")
+@Suite("Library: every public throwing method throws CloudAssetsError", .heavy)
 struct PublicThrowingSurfaceTests {
     @Test("the sources' public throwing members all pass the door, and the closed-library table names them all")
     func everyMemberIsGuardedAndExercised() async throws {

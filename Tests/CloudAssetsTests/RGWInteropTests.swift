@@ -1,6 +1,7 @@
 import CloudAssets
 import Foundation
 import S3Transfer
+import TestSupport
 import Testing
 
 /// The library against Ceph's RADOS Gateway, a real distributed S3 (Debian 12's Ceph Pacific 16.2): one mon, one
@@ -11,7 +12,7 @@ import Testing
 /// (reported as skipped) with the reason; `CLOUDASSETS_REQUIRE_RGW=1` makes that a failure instead.
 /// `CLOUDASSETS_RGW_ENDPOINT` (with `CLOUDASSETS_RGW_ACCESS_KEY_ID` / `CLOUDASSETS_RGW_SECRET_ACCESS_KEY`, else
 /// `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`) runs the suite against a gateway that is already running.
-@Suite(.serialized) struct RGWInteropTests {
+@Suite(.heavy, .serialized) struct RGWInteropTests {
     @Test("sync lists every original with its metadata; single-part and multipart originals download intact")
     func syncMetadataAndDownloads() async throws {
         let rgw = try await RGWFixture.gateway()

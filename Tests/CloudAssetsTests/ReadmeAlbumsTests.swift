@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -23,7 +24,7 @@ private func readmeAlbumsExample(library: AssetLibrary, first: Asset, second: As
     return (photos, smart)
 }
 
-@Suite("README: the Albums example")
+@Suite("README: the Albums example", .heavy)
 struct ReadmeAlbumsTests {
     @Test("the README shows exactly the code these tests run")
     func theReadmeShowsThisCodeVerbatim() throws {

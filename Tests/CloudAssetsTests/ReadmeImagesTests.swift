@@ -2,6 +2,7 @@ import CloudAssets
 import FakeS3
 import Foundation
 import Images
+import TestSupport
 import Testing
 
 // The README's Images example ("Images: sized, upright, private"), compiled and run against the fake server. Keep
@@ -27,7 +28,7 @@ private func readmeImagesExample(library: AssetLibrary, asset: Asset, visible: [
     return jpeg
 }
 
-@Suite struct ReadmeImagesTests {
+@Suite(.heavy) struct ReadmeImagesTests {
     @Test func theReadmeShowsThisCodeVerbatim() throws {
         try ReadmeSample.expectVerbatim("images")
     }

@@ -1,6 +1,7 @@
 import CloudAssets
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 // The README's quick start, compiled and run against the fake server. Keep the two in step.
@@ -45,7 +46,7 @@ actor Gallery {
 }
 // --- README: end ---
 
-@Suite struct ReadmeQuickStartTests {
+@Suite(.heavy) struct ReadmeQuickStartTests {
     @Test func theReadmeShowsThisCodeVerbatim() throws {
         let here = URL(fileURLWithPath: #filePath)
         let readme = try String(

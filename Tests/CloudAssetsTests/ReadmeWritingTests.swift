@@ -1,6 +1,7 @@
 import FakeS3
 import Foundation
 import Images
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -64,7 +65,7 @@ private func readmeBasicEditExample(library: AssetLibrary, asset: Asset) async t
     return edited
 }
 
-@Suite("README: the Writing and Editing examples")
+@Suite("README: the Writing and Editing examples", .heavy)
 struct ReadmeWritingTests {
     @Test("the README shows exactly the code these tests run", arguments: ["writing", "editing", "basic edit"])
     func theReadmeShowsThisCodeVerbatim(name: String) throws {

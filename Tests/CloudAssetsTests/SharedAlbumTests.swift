@@ -9,7 +9,7 @@ import Testing
 
 /// Albums and folders through the bucket: one library's albums reach another by the journal (and by a full
 /// sync), the merge rules hold when libraries change one album at once, and a stranger's document is refused.
-@Suite struct SharedAlbumTests {
+@Suite(.heavy) struct SharedAlbumTests {
     /// Opens library `name` on the harness's bucket, following the journal (no listing after the first sync).
     static func open(_ harness: LibraryHarness, _ name: String, journal: Bool = true) async throws -> AssetLibrary {
         var configuration = harness.configuration(storeURL: harness.folder.appendingPathComponent(name))

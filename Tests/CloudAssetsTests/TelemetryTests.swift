@@ -4,13 +4,14 @@ import Foundation
 import InMemoryLogging
 import Logging
 import MetricsTestKit
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// The library logs to the configuration's logger and counts with its metrics factory: a sync's and a transfer's
 /// figures, read back from a recording backend.
-@Suite("Library: logging and metrics")
+@Suite("Library: logging and metrics", .heavy)
 struct TelemetryTests {
     @Test("a sync, an upload and a download are logged and counted; nothing is logged by default")
     func syncUploadAndDownloadAreLoggedAndCounted() async throws {

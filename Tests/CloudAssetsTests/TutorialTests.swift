@@ -2,13 +2,14 @@ import CloudAssets
 import FakeS3
 import Foundation
 import Images
+import TestSupport
 import Testing
 
 // The DocC tutorial "Build a photo app" (Sources/CloudAssets/CloudAssets.docc/Tutorials) shows the files in
 // Tutorial/, which this target compiles; its catalog keeps copies in Resources/, which must stay identical. The
 // test below runs the app the way the tutorial does, against the fake server.
 
-@Suite("The DocC tutorial's app")
+@Suite("The DocC tutorial's app", .heavy)
 struct TutorialTests {
     static let files = [
         "PhotoApp.swift", "PhotoList.swift", "PhotoApp+Browse.swift", "PhotoApp+Originals.swift",

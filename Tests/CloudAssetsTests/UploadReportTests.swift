@@ -1,11 +1,12 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// `waitForUploads()` reports what did not go up, so an app need not inspect `uploads` itself.
-@Suite("Library: waiting for uploads reports failures")
+@Suite("Library: waiting for uploads reports failures", .heavy)
 struct UploadReportTests {
     @Test("imports into a missing bucket: waitForUploads returns each failure with its key and reason")
     func waitForUploadsReportsFailures() async throws {

@@ -2,10 +2,11 @@ import CloudAssets
 import FakeS3
 import Foundation
 import Images
+import TestSupport
 import Testing
 
 /// `writeData(for:toFile:options:)`: a copy out written once, verified, never replacing what is there (issue 41).
-@Suite("Library: writing an asset's data to a file", .timeLimit(.minutes(1)))
+@Suite("Library: writing an asset's data to a file", .heavy, .timeLimit(.minutes(1)))
 struct WriteDataTests {
     /// A fresh folder beside the library for the copies.
     static func outputs(_ harness: LibraryHarness) throws -> URL {

@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -7,7 +8,7 @@ import Testing
 /// The write side never acts on what it has not verified: a purge deletes only the version the library decided
 /// on and nothing another library restored, an import never takes the library's own files nor records a file
 /// that changed while it was read, and an upload's journal entry is in the bucket when `waitForUploads` returns.
-@Suite("Write safety")
+@Suite("Write safety", .heavy)
 struct WriteSafetyTests {
     @Test("emptying the trash keeps an asset another library restored since, and deletes none of its objects")
     func emptyTrashKeepsWhatAnotherLibraryRestored() async throws {

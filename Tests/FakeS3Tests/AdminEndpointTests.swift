@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("Admin endpoint")
+@Suite("Admin endpoint", .heavy)
 struct AdminEndpointTests {
     @Test func adminEndpointIsAbsentUnlessFaultsAreEnabled() async throws {
         try await withServer { server, client in

@@ -1,9 +1,10 @@
 import AWSSigV4
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("Signature V4 authentication and addressing")
+@Suite("Signature V4 authentication and addressing", .heavy)
 struct AuthenticationTests {
     @Test func unknownAccessKeyIsInvalidAccessKeyId() async throws {
         try await withServer { server, _ in

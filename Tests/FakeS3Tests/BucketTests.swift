@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("Bucket operations")
+@Suite("Bucket operations", .heavy)
 struct BucketTests {
     @Test func createListHeadDeleteBucket() async throws {
         try await withServer(bucket: nil) { _, client in

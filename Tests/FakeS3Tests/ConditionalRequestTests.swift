@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("Conditional GETs, partNumber, response overrides, checksum mode")
+@Suite("Conditional GETs, partNumber, response overrides, checksum mode", .heavy)
 struct ConditionalRequestTests {
     let data = Data("conditional body".utf8)
     let past = "Sat, 01 Jan 2000 00:00:00 GMT"

@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FakeS3
@@ -7,7 +8,7 @@ import Testing
 /// PutObject and CompleteMultipartUpload under `If-None-Match: *` and `If-Match`, as AWS documents them: 412 when
 /// the condition fails, 404 for `If-Match` on a missing key, 409 `ConditionalRequestConflict` when another write to
 /// the key is in flight.
-@Suite("Conditional writes")
+@Suite("Conditional writes", .heavy)
 struct ConditionalWriteTests {
     let body = Data("conditional write".utf8)
 

@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("Disk storage")
+@Suite("Disk storage", .heavy)
 struct DiskStorageTests {
     func temporaryRoot() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("fakes3-disk-\(UUID().uuidString)")

@@ -2,9 +2,10 @@ import Essentials
 import FakeS3
 import Foundation
 import NIOCore
+import TestSupport
 import Testing
 
-@Suite("Fault injection and the request log")
+@Suite("Fault injection and the request log", .heavy)
 struct FaultInjectionTests {
     let data = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
 

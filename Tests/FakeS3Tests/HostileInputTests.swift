@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("Hostile keys and malformed requests")
+@Suite("Hostile keys and malformed requests", .heavy)
 struct HostileInputTests {
     @Test func keyOver1024BytesIsKeyTooLongError() async throws {
         try await withServer { _, client in

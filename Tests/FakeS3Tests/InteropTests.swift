@@ -1,9 +1,10 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Real S3 tools (the aws CLI and boto3, installed by `make test`) drive an in-process server.
-@Suite("Interop with the aws CLI and boto3")
+@Suite("Interop with the aws CLI and boto3", .heavy)
 struct InteropTests {
     struct Run {
         var status: Int32

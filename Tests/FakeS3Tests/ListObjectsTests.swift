@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("ListObjectsV2, ListObjects, ListObjectVersions")
+@Suite("ListObjectsV2, ListObjects, ListObjectVersions", .heavy)
 struct ListObjectsTests {
     /// The values of every `<name>` element, in document order.
     func values(_ name: String, in text: String) -> [String] {

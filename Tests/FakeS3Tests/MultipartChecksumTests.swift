@@ -1,11 +1,12 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Checksums of uploads as AWS documents them: per part (`x-amz-checksum-crc32c`, verified, returned, listed),
 /// and for the whole object, `FULL_OBJECT` (over the assembled bytes, verified at completion) or `COMPOSITE`
 /// (over the parts' checksums, `<base64>-N`), returned by HEAD/GET with `x-amz-checksum-mode: ENABLED`.
-@Suite("Multipart checksums")
+@Suite("Multipart checksums", .heavy)
 struct MultipartChecksumTests {
     let first = Data((0..<(5 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
     let second = Data("the last part".utf8)
@@ -175,7 +176,7 @@ struct MultipartChecksumTests {
 }
 
 /// What the request log tells about multipart requests, and faults that cut an upload.
-@Suite("Upload request log and faults")
+@Suite("Upload request log and faults", .heavy)
 struct UploadFaultTests {
     @Test func theRequestLogNamesEachUploadPartsNumberAndUpload() async throws {
         try await withServer { server, client in

@@ -1,10 +1,11 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 /// Multipart parts on disk go to their slots in one file per upload; a completion of parts 1…n of one size takes
 /// that file as the object. Every other shape is copied as before.
-@Suite("Multipart slots (disk)")
+@Suite("Multipart slots (disk)", .heavy)
 struct MultipartSlotTests {
     let partSize = 5 << 20
 

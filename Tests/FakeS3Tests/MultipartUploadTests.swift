@@ -1,9 +1,10 @@
 import Crypto
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("Multipart upload")
+@Suite("Multipart upload", .heavy)
 struct MultipartUploadTests {
     let partSize = 5 << 20
 

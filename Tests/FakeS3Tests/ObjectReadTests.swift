@@ -1,8 +1,9 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("GetObject and HeadObject")
+@Suite("GetObject and HeadObject", .heavy)
 struct ObjectReadTests {
     let data = Data((0..<1000).map { UInt8($0 % 251) })
 

@@ -2,9 +2,10 @@ import AWSSigV4
 import Crypto
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("PutObject, DeleteObject, CopyObject")
+@Suite("PutObject, DeleteObject, CopyObject", .heavy)
 struct ObjectWriteTests {
     let body = Data((0..<5000).map { UInt8($0 & 0xFF) })
 

@@ -1,9 +1,10 @@
 import FakeS3
 import Foundation
 import Images
+import TestSupport
 import Testing
 
-@Suite("Sample library seeding")
+@Suite("Sample library seeding", .heavy)
 struct SampleLibraryTests {
     @Test func seedingIsDeterministicAndFollowsTheBucketLayout() async throws {
         let a = try FakeS3Server(configuration: FakeS3Configuration())

@@ -1,6 +1,7 @@
 import Foundation
 import FuzzTargets
 import Images
+import TestSupport
 import Testing
 
 /// The `image-metadata` target's inputs (its seeds, committed corpus and regressions) read by exiftool and by
@@ -28,7 +29,7 @@ import Testing
 /// - GPS: no position unless latitude and longitude both read as numbers (exiftool gives "" for a zero
 ///   denominator), their references are absent or exactly N/S and E/W (spaces aside: a hemisphere is not
 ///   guessed), and they lie within ±90 and ±180.
-@Suite struct ExifDifferentialTests {
+@Suite(.heavy) struct ExifDifferentialTests {
     static let exiftool: String? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/exiftool" }.first {

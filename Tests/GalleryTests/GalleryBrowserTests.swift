@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs Tests/browser/test_gallery.py: the gallery in headless Chromium, driven by Playwright for Python, against
 /// the built `cloudassets` and `fake-s3`. Skipped (with the reason) only when Chromium or Playwright is missing.
-@Suite("Gallery in a browser")
+@Suite("Gallery in a browser", .heavy)
 struct GalleryBrowserTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -1,13 +1,14 @@
 import CloudAssets
 import Foundation
 import Gallery
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-@Suite("Gallery server")
+@Suite("Gallery server", .heavy)
 struct GalleryServerTests {
     @Test("every request needs the token: 403 without it or with a wrong one")
     func tokenRequired() async throws {

@@ -1,11 +1,12 @@
 import CloudAssets
 import Foundation
 import Gallery
+import TestSupport
 import Testing
 
 /// The app's own toolbar items: listed for the page, a tap calls the app back with exactly the selection's
 /// assets, and what cannot be shown or called is refused.
-@Suite("Gallery: the app's toolbar")
+@Suite("Gallery: the app's toolbar", .heavy)
 struct GalleryToolbarTests {
     static let items = [
         GalleryToolbarItem(identifier: "share", title: "Share…"),
@@ -20,7 +21,7 @@ struct GalleryToolbarTests {
             let gallery = try GalleryServer(
                 library: harness.library, toolbar: Self.items, onToolbarAction: { actions.append($0) })
             try await gallery.start()
-            defer { Task { await gallery.stop() } }
+            TestEnd.run { await gallery.stop() }
             let listed = try await RawHTTP.send(port: gallery.port, "GET /api/toolbar?token=\(gallery.token)")
             #expect(listed.status == 200)
             let items = try #require(try jsonObject(listed.text)["items"] as? [[String: Any]])

@@ -1,9 +1,10 @@
 import PropertyBased
+import TestSupport
 import Testing
 
 @testable import Images
 
-@Suite struct HostileInputTests {
+@Suite(.heavy) struct HostileInputTests {
     /// A TIFF payload (little-endian) of IFD0 at 8 with the given 12-byte entries and next pointer.
     static func tiff(entries: [[UInt8]], next: UInt32 = 0, tail: [UInt8] = []) -> [UInt8] {
         var out: [UInt8] = [0x49, 0x49, 42, 0, 8, 0, 0, 0]

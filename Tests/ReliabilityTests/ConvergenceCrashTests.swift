@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -8,7 +9,7 @@ import Testing
 /// during its imports, edits and syncs (seeded), and an outside writer (another tool) putting and deleting
 /// objects, with the journal on (incremental syncs). Once the child may finish its syncs, both catalogs hold
 /// exactly the bucket's originals, with the same shared properties.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct ConvergenceCrashTests {
+@Suite(.heavy, .serialized, .timeLimit(.minutes(3))) struct ConvergenceCrashTests {
     /// What both libraries must agree on about one asset.
     struct View: Hashable, CustomStringConvertible {
         var key: String

@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -8,7 +9,7 @@ import Testing
 /// killed with SIGKILL at random moments (seeded); after each kill the library is reopened in this process and every
 /// invariant is checked, then the interrupted work is resumed and the server's log proves that verified bytes were
 /// not fetched again. Short form in `make test` (a few kills); at least 50 with `CLOUDASSETS_SOAK=full`.
-@Suite(.serialized) struct CrashSuiteTests {
+@Suite(.heavy, .serialized) struct CrashSuiteTests {
     enum Phase: CaseIterable { case sync, download, range, evict }
 
     struct Tally: CustomStringConvertible {

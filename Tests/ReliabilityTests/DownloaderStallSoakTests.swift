@@ -2,11 +2,12 @@ import AWSSigV4
 import FakeS3
 import Foundation
 import S3Transfer
+import TestSupport
 import Testing
 
 /// The stall half of the fault soak, at the downloader level: the library keeps the downloader's 30-second stall
 /// timeout (it is not configurable there), so stalls are soaked here with a short one, mixed with every other fault.
-@Suite(.serialized) struct DownloaderStallSoakTests {
+@Suite(.heavy, .serialized) struct DownloaderStallSoakTests {
     @Test func stallsMixedWithOtherFaultsEndInAVerifiedFileOrATypedErrorAndNoFile() async throws {
         let scale = SoakScale.current
         print("downloader stall soak: seed \(scale.seed)")

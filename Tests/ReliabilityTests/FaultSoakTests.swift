@@ -1,5 +1,6 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
@@ -7,7 +8,7 @@ import Testing
 /// The fault soak: downloads and ranged reads against the fake server while it misbehaves at random (seeded),
 /// with syncs interleaved and objects replaced and deleted mid-way. Short form in `make test`; thousands of
 /// operations with `CLOUDASSETS_SOAK=full`.
-@Suite(.serialized) struct FaultSoakTests {
+@Suite(.heavy, .serialized) struct FaultSoakTests {
     static let workers = 6
 
     @Test func randomFaultsNeverLeaveACorruptOrInconsistentAssetAndLeakNothing() async throws {

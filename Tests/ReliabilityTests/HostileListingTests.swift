@@ -8,7 +8,7 @@ import Testing
 /// Hostile input from the network: listings that are malformed, truncated, oversized or lying, and keys that try to
 /// name paths. Each ends in a typed error or in assets whose files stay inside the library folder; nothing is written
 /// outside the library folder and no asset already in the catalog is lost.
-@Suite(.serialized) struct HostileListingTests {
+@Suite(.heavy, .serialized) struct HostileListingTests {
     /// A library synced against the fake server (three assets, one downloaded, one partly read), then closed, and
     /// the objects it knows.
     struct Prepared {

@@ -7,7 +7,7 @@ import Testing
 
 /// Hostile local conditions: a disk that fills up mid-download and a store that turned read-only. Each ends in a
 /// typed error; nothing is written outside the library folder and the catalog loses nothing.
-@Suite(.serialized, .enabled(if: TmpfsMount.isPermitted, "needs the right to mount a tmpfs (root)"))
+@Suite(.heavy, .serialized, .enabled(if: TmpfsMount.isPermitted, "needs the right to mount a tmpfs (root)"))
 struct HostileStorageTests {
     @Test func aFullDiskEndsDownloadsAndReadsInATypedErrorAndLosesNothing() async throws {
         let bucket = try await ReliabilityBucket.start()

@@ -1,11 +1,12 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CloudAssets
 
 /// A closed and released library gives back everything it held: the database files and the connections.
-@Suite(.serialized) struct ResourceLeakTests {
+@Suite(.heavy, .serialized) struct ResourceLeakTests {
     @Test func aClosedAndReleasedLibraryHoldsNoFileAndNoConnection() async throws {
         let bucket = try await ReliabilityBucket.start()
         let folder = try ScratchFolder("leak")

@@ -7,10 +7,10 @@ import Testing
 @testable import S3Transfer
 
 /// Cancellation, sharing, the network gate, clock skew and awkward keys, against the fake server.
-@Suite struct DownloaderBehaviourTests {
+@Suite(.heavy) struct DownloaderBehaviourTests {
     @Test func cancellingFromAnotherThreadStopsWithoutAFileInPlace() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         try fixture.put("big.jpg", size: 4_000_000)
         fixture.server.faults.add(.bandwidthLimit(bytesPerSecond: 2_000_000), keyPattern: "big.jpg", method: "GET")
         // The cancelling thread waits for the first bytes itself: no hop through the (busy, under a full test
@@ -30,7 +30,7 @@ import Testing
 
     @Test func stopFlagInTheProgressHandlerCancels() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         try fixture.put("big.jpg", size: 3_000_000)
         fixture.server.faults.add(.bandwidthLimit(bytesPerSecond: 3_000_000), keyPattern: "big.jpg", method: "GET")
         let request = fixture.request("big.jpg") { progress, stop in
@@ -44,7 +44,7 @@ import Testing
 
     @Test func identicalRequestsShareOneTransferAndBothGetTheResult() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("shared.jpg", size: 1_000_000)
         fixture.server.faults.add(.bandwidthLimit(bytesPerSecond: 8_000_000), keyPattern: "shared.jpg", method: "GET")
         let counts = LockedBox<[Int]>([0, 0])
@@ -59,7 +59,7 @@ import Testing
 
     @Test func aDestinationSpelledWithDotSegmentsSharesTheTransferOfItsCleanPath() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("shared.jpg", size: 1_000_000)
         fixture.server.faults.add(.bandwidthLimit(bytesPerSecond: 8_000_000), keyPattern: "shared.jpg", method: "GET")
         let clean = fixture.request("shared.jpg")
@@ -78,7 +78,7 @@ import Testing
 
     @Test func cancellingOneOfTwoSharersOnlyDetachesIt() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("shared.jpg", size: 1_000_000)
         fixture.server.faults.add(.bandwidthLimit(bytesPerSecond: 5_000_000), keyPattern: "shared.jpg", method: "GET")
         let a = fixture.downloader.download(fixture.request("shared.jpg"))
@@ -92,7 +92,7 @@ import Testing
 
     @Test func networkGateMakesNoRequest() async throws {
         let fixture = try await FakeS3Fixture.start(networkPolicy: .userRequestsOnly)
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         try fixture.put("g.jpg", size: 1000)
         await #expect(throws: S3Transfer.S3Error.networkAccessNotAllowed) {
             _ = try await fixture.downloader.download(fixture.request("g.jpg")).result()
@@ -111,7 +111,7 @@ import Testing
 
     @Test func aDestinationThatCannotBeCreatedFailsWithItsErrnoBeforeAnyRequest() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         try fixture.put("f.jpg", size: 1000)
         let request = fixture.request("f.jpg", file: "no-such-folder/out.bin")
         await #expect {
@@ -127,7 +127,7 @@ import Testing
 
     @Test func aQueueOfDownloadsThatCannotCreateTheirFilesAllFailTypedAndInTurn() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         try fixture.put("f.jpg", size: 1000)
         // One slot, 2,000 requests: each failure hands the slot to the next from a queue of its own, never
         // from inside the previous grant.
@@ -150,7 +150,7 @@ import Testing
 
     @Test func skewedLocalClockIsCorrectedOnceAndRemembered() async throws {
         let fixture = try await FakeS3Fixture.start(clockError: -3600)
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("clock.jpg", size: 10_000)
         let result = try await fixture.downloader.download(fixture.request("clock.jpg")).result()
         #expect(try Data(contentsOf: result.url) == data)
@@ -163,7 +163,7 @@ import Testing
     @Test(arguments: ["with space.jpg", "caf\u{E9}/\u{1F4F7} photo.heic", "a+b=c&d.jpg", "dir//x?y#z.png"])
     func awkwardKeysRoundTrip(_ key: String) async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put(key, size: 20_000)
         let page = try await fixture.client.listObjectsV2(bucket: FakeS3Fixture.bucket)
         #expect(page.objects.map(\.key) == [key])
@@ -175,7 +175,7 @@ import Testing
 
     @Test func pauseThenResumeContinuesFromTheBytesOnDisk() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("p.jpg", size: 3_000_000)
         // The first response stalls after 1.2 MB (well within the stall timeout), so the pause always
         // lands mid-transfer.
@@ -197,7 +197,7 @@ import Testing
 
     @Test func aNewDownloaderResumesALeftoverPartFile() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("left.jpg", size: 2_000_000)
         fixture.server.faults.add(.resetAfter(bytes: 900_000), keyPattern: "left.jpg", method: "GET", times: 1)
         let once = Downloader(
@@ -215,7 +215,7 @@ import Testing
 
     @Test func aResumedDownloadInterruptedAgainStillVerifiesTheWholeObjectChecksum() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("twice.jpg", size: 3_000_000, crc32: true)
         fixture.server.faults.add(.resetAfter(bytes: 900_000), keyPattern: "twice.jpg", method: "GET", times: 2)
         let once = Downloader(

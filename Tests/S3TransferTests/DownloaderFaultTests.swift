@@ -8,7 +8,7 @@ import Testing
 
 /// One test per fault the fake server injects: each download ends with a verified file in place or a typed
 /// error and no file — never a wrong file.
-@Suite struct DownloaderFaultTests {
+@Suite(.heavy) struct DownloaderFaultTests {
     static let size = 2_000_000
 
     func expectVerified(_ result: DownloadResult, _ data: Data, _ fixture: FakeS3Fixture) throws {
@@ -22,7 +22,7 @@ import Testing
     @Test func resetsThatEachLeaveBytesBehindDoNotExhaustTheRetryBudget() async throws {
         // maxAttempts 3 counts failures in a row; every reset here comes after 150 kB of progress.
         let fixture = try await FakeS3Fixture.start(maxAttempts: 3)
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("m.jpg", size: Self.size)
         fixture.server.faults.add(.resetAfter(bytes: 150_000), keyPattern: "m.jpg", method: "GET", times: 6)
         let result = try await fixture.downloader.download(fixture.request("m.jpg")).result()
@@ -37,7 +37,7 @@ import Testing
 
     @Test func connectionResetMidBodyResumesFromTheBytesOnDisk() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("a.jpg", size: Self.size)
         fixture.server.faults.add(.resetAfter(bytes: 700_000), keyPattern: "a.jpg", method: "GET", times: 1)
         let result = try await fixture.downloader.download(fixture.request("a.jpg")).result()
@@ -54,7 +54,7 @@ import Testing
     @Test func stalledBodyTimesOutAndIsRetried() async throws {
         // A stall limit of a few seconds: a loaded test machine must not trip it on a healthy attempt.
         let fixture = try await FakeS3Fixture.start(stallTimeout: 3)
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("s.jpg", size: Self.size)
         fixture.server.faults.add(.stallAfter(bytes: 500_000), keyPattern: "s.jpg", method: "GET", times: 1)
         let result = try await fixture.downloader.download(fixture.request("s.jpg")).result()
@@ -66,7 +66,7 @@ import Testing
 
     @Test func internalErrorsAreRetried() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("e.jpg", size: 300_000)
         fixture.server.faults.add(.internalError, keyPattern: "e.jpg", method: "GET", times: 2)
         let result = try await fixture.downloader.download(fixture.request("e.jpg")).result()
@@ -77,7 +77,7 @@ import Testing
 
     @Test func persistentInternalErrorsExhaustTheBudgetAndNameTheCause() async throws {
         let fixture = try await FakeS3Fixture.start(maxAttempts: 3)
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         try fixture.put("e.jpg", size: 1000)
         fixture.server.faults.add(.internalError, keyPattern: "e.jpg", method: "GET")
         let request = fixture.request("e.jpg")
@@ -95,7 +95,7 @@ import Testing
     @Test("a SlowDown with Retry-After waits that long before the next attempt (the backoff alone is ~1 ms here)")
     func retryAfterIsHonoured() async throws {
         let fixture = try await FakeS3Fixture.start(maxDelay: 5)
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("w.jpg", size: 10_000)
         fixture.server.faults.add(.slowDown(retryAfterSeconds: 1), keyPattern: "w.jpg", method: "GET", times: 1)
         let clock = ContinuousClock()
@@ -115,7 +115,7 @@ import Testing
     @Test("a Retry-After longer than the policy's longest delay waits only that delay")
     func retryAfterIsCappedByTheLongestDelay() async throws {
         let fixture = try await FakeS3Fixture.start(maxDelay: 0.05)
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("c.jpg", size: 10_000)
         fixture.server.faults.add(.slowDown(retryAfterSeconds: 3600), keyPattern: "c.jpg", method: "GET", times: 1)
         let clock = ContinuousClock()
@@ -127,7 +127,7 @@ import Testing
 
     @Test func slowDownIsRetried() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("d.jpg", size: 300_000)
         fixture.server.faults.add(.slowDown(retryAfterSeconds: nil), keyPattern: "d.jpg", method: "GET", times: 1)
         let result = try await fixture.downloader.download(fixture.request("d.jpg")).result()
@@ -137,7 +137,7 @@ import Testing
 
     @Test func truncatedBodyIsResumed() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("t.jpg", size: Self.size)
         fixture.server.faults.add(.truncateBody(afterBytes: 1_000_000), keyPattern: "t.jpg", method: "GET", times: 1)
         let result = try await fixture.downloader.download(fixture.request("t.jpg")).result()
@@ -147,7 +147,7 @@ import Testing
 
     @Test func flippedByteIsCaughtByMD5AndRefetchedOnce() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("f.jpg", size: Self.size)
         fixture.server.faults.add(.flipByte(atOffset: 1_234_567), keyPattern: "f.jpg", method: "GET", times: 1)
         let result = try await fixture.downloader.download(fixture.request("f.jpg")).result()
@@ -158,7 +158,7 @@ import Testing
 
     @Test func persistentCorruptionFailsWithChecksumMismatchAndLeavesNoFile() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         try fixture.put("f.jpg", size: 400_000, crc32: true)
         fixture.server.faults.add(.flipByte(atOffset: 10), keyPattern: "f.jpg", method: "GET")
         let request = fixture.request("f.jpg")
@@ -174,7 +174,7 @@ import Testing
 
     @Test func crc32ChecksumIsVerifiedWhenTheServerReturnsOne() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("c.jpg", size: 500_000, crc32: true)
         let result = try await fixture.downloader.download(fixture.request("c.jpg")).result()
         #expect(try Data(contentsOf: result.url) == data)
@@ -184,7 +184,7 @@ import Testing
 
     @Test func objectReplacedMidDownloadRestartsFromZeroWithoutMixingVersions() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         try fixture.put("r.jpg", size: Self.size, seed: 1)
         let replacement = testBytes(Self.size + 1000, seed: 2)
         fixture.server.faults.add(.resetAfter(bytes: 800_000), keyPattern: "r.jpg", method: "GET", times: 1)
@@ -199,7 +199,7 @@ import Testing
 
     @Test func objectReplacedWhenAnETagIsRequiredFailsWithObjectChanged() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         try fixture.put("r.jpg", size: 100_000, seed: 1)
         let head = try await fixture.client.headObject(bucket: FakeS3Fixture.bucket, key: "r.jpg")
         fixture.server.faults.add(
@@ -214,7 +214,7 @@ import Testing
 
     @Test func wholeBodyWhereAPartWasAskedIsTakenFromZero() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("p.jpg", size: Self.size)
         fixture.server.faults.add(.resetAfter(bytes: 600_000), keyPattern: "p.jpg", method: "GET", times: 1)
         fixture.server.faults.add(
@@ -229,7 +229,7 @@ import Testing
 
     @Test func slowLinkDeliversOrderedThrottledProgress() async throws {
         let fixture = try await FakeS3Fixture.start(progressInterval: 20)
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("slow.jpg", size: 1_500_000)
         fixture.server.faults.add(.bandwidthLimit(bytesPerSecond: 6_000_000), keyPattern: "slow.jpg", method: "GET")
         let reports = LockedBox<[(DownloadProgress, UInt64)]>([])

@@ -7,7 +7,7 @@ import Testing
 @testable import S3Transfer
 
 /// Downloader behaviour against a scripted loopback server (no fake S3 needed).
-@Suite struct DownloaderScriptedTests {
+@Suite(.heavy) struct DownloaderScriptedTests {
     func downloader(_ server: ScriptedHTTPServer, policy: NetworkPolicy = .allowed, attempts: Int = 4) -> Downloader {
         let client = S3Client(
             configuration: S3ClientConfiguration(

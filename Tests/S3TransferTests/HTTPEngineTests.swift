@@ -5,7 +5,7 @@ import Testing
 
 @testable import S3Transfer
 
-@Suite struct HTTPEngineTests {
+@Suite(.heavy) struct HTTPEngineTests {
     @Test func statusLinesAreParsedFromTheirBytes() {
         func code(_ line: String) -> Int {
             Array(line.utf8).withUnsafeBytes { HTTPTransferBox.statusCode($0) }
@@ -229,7 +229,7 @@ import Testing
 }
 
 /// The engine's confinement rule, as the debug-build checks (``ThreadRole/assertCurrent(file:line:)``) rely on it.
-@Suite struct EngineThreadTests {
+@Suite(.heavy) struct EngineThreadTests {
     /// Records on which thread role each callback ran.
     final class RoleRecorder: HTTPResponseHandler, Sendable {
         let roles = LockedBox<[String: Bool]>([:])
@@ -267,21 +267,22 @@ import Testing
 }
 
 /// A server that accepts connections (the kernel completes the handshake for its backlog) and never answers.
-@Suite struct SilentServerTests {
+@Suite(.heavy) struct SilentServerTests {
     @Test func aServerThatNeverAnswersFailsAfterTheFirstAnswerTimeoutNotTheStallTimeout() async throws {
         let (listener, port) = try #require(LoopbackSocket.listen(backlog: 8))
         defer { close(listener) }
         var configuration = HTTPEngineConfiguration(stallTimeout: 60)
         configuration.firstAnswerTimeout = 1
         let engine = HTTPEngine(configuration: configuration)
-        let started = ContinuousClock.now
+        // The error names which timeout ended the request: the first-answer timeout's message, not the stall
+        // timeout's (a libcurl low-speed timeout). No wall time is measured: on a loaded machine the engine thread
+        // may wait for the CPU, and that says nothing about which limit fired.
         do {
             _ = try await engine.data(for: HTTPRequest(method: "GET", url: "http://127.0.0.1:\(port)/x"))
             Issue.record("a silent server produced an answer")
         } catch {
             #expect("\(error)".contains("no answer within 1 s"), "\(error)")
+            #expect(error.curlCode == HTTPTransportError.noAnswerCode, "\(error)")
         }
-        // Far below the 60 s stall timeout: the first-answer timeout ended it.
-        #expect(ContinuousClock.now - started < .seconds(30))
     }
 }

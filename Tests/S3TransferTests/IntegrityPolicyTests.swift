@@ -1,12 +1,13 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer
 
 /// Which checks a download computes: the cheapest full-object checksum by default, every check on request —
 /// and either way a corrupted body never reaches its destination.
-@Suite struct IntegrityPolicyTests {
+@Suite(.heavy) struct IntegrityPolicyTests {
     @Test func checksumsOfTheStandardCheckInputMatchTheirPublishedValues() {
         let input = Data("123456789".utf8)
         // CRC-32 0xCBF43926 and CRC-32C 0xE3069283, big-endian in base64, as S3 writes them.
@@ -62,7 +63,7 @@ import Testing
 
     @Test func putObjectStoresTheChecksumItSends() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = testBytes(300_000, seed: 9)
         try await fixture.client.putObject(bucket: FakeS3Fixture.bucket, key: "k.bin", body: data, checksum: .crc32c)
         let head = try await fixture.client.headObject(bucket: FakeS3Fixture.bucket, key: "k.bin")
@@ -71,7 +72,7 @@ import Testing
 
     @Test func aDownloadVerifiesTheStoredCRC32CAndSkipsTheMD5ByDefault() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = testBytes(2_500_000, seed: 3)
         try await fixture.client.putObject(bucket: FakeS3Fixture.bucket, key: "c.bin", body: data, checksum: .crc32c)
         let result = try await fixture.downloader.download(fixture.request("c.bin")).result()
@@ -81,7 +82,7 @@ import Testing
 
     @Test func theEveryCheckPolicyAlsoVerifiesTheETagsMD5() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = testBytes(2_500_000, seed: 4)
         try await fixture.client.putObject(bucket: FakeS3Fixture.bucket, key: "e.bin", body: data, checksum: .crc32c)
         let downloader = Downloader(
@@ -93,7 +94,7 @@ import Testing
 
     @Test func aFlippedByteIsCaughtByTheCRC32CAloneAndNothingReachesTheDestination() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = testBytes(1_500_000, seed: 5)
         try await fixture.client.putObject(bucket: FakeS3Fixture.bucket, key: "f.bin", body: data, checksum: .crc32c)
         fixture.server.faults.add(.flipByte(atOffset: 700_001), keyPattern: "f.bin", method: "GET")

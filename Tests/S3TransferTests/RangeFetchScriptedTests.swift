@@ -6,7 +6,7 @@ import Testing
 
 @testable import S3Transfer
 
-@Suite struct RangeFetchScriptedTests {
+@Suite(.heavy) struct RangeFetchScriptedTests {
     func downloader(_ server: ScriptedHTTPServer) -> Downloader {
         Downloader(
             client: S3Client(

@@ -1,11 +1,12 @@
 import Essentials
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer
 
-@Suite struct KeySpaceTests {
+@Suite(.heavy) struct KeySpaceTests {
     @Test func aMidpointLiesStrictlyBetweenItsEnds() {
         let pairs: [(String, String?)] = [
             ("p/0000999.jpg", nil), ("p/0000999.jpg", "p/0199999.jpg"), ("p/a", "p/b"), ("p/a", "p/a~~~"),
@@ -40,7 +41,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct RangedListingTests {
+@Suite(.heavy, .timeLimit(.minutes(1))) struct RangedListingTests {
     /// What one run handed over: the intervals, and the frontiers reported (with the keys delivered by then).
     final class Delivery: Sendable {
         let intervals = LockedBox([ListedInterval]())
@@ -109,6 +110,7 @@ import Testing
     @Test(arguments: [1, 2, 8])
     func sequentialKeysAreListedOnceInIntervalsThatTileTheRange(width: Int) async throws {
         let fixture = try await FakeS3Fixture.start()
+        TestEnd.run { await fixture.stop() }
         let keys = (0..<4500).map { String(format: "originals/%07d.jpg", $0) }
         for key in keys { try fixture.server.putObject(bucket: FakeS3Fixture.bucket, key: key, data: Data()) }
         try fixture.server.putObject(bucket: FakeS3Fixture.bucket, key: "other/x", data: Data())
@@ -122,6 +124,7 @@ import Testing
 
     @Test func randomKeySetsAndRangesAreListedExactly() async throws {
         let fixture = try await FakeS3Fixture.start()
+        TestEnd.run { await fixture.stop() }
         var random = SplitMix64(seed: 7)
         let alphabet = Array("0123456789abcdefghijklmnopqrstuvwxyz ABC~-_/.é日")
         var keys = Set<String>()
@@ -205,6 +208,7 @@ import Testing
     /// client's parser), beside plain ones the server sends as they are.
     @Test func keysWithMarkupAndControlCharactersAreListedExactly() async throws {
         let fixture = try await FakeS3Fixture.start()
+        TestEnd.run { await fixture.stop() }
         let keys = Self.sorted([
             "m/a&b", "m/<tag>", "m/\"quoted\"", "m/it's", "m/tab\tkey", "m/del\u{7F}", "m/&amp;", "m/plain",
             "m/caf\u{E9}", "m/]]>",
@@ -215,12 +219,14 @@ import Testing
 
     @Test func anEmptyRangeIsOneIntervalWithNoObjects() async throws {
         let fixture = try await FakeS3Fixture.start()
+        TestEnd.run { await fixture.stop() }
         try await listAndCheck(fixture, keys: [], prefix: "nothing/", width: 4)
         #expect(fixture.server.requestLog.entries().count == 1)
     }
 
     @Test func aFailedRequestFailsTheListingAndNoIntervalCoversWhatWasNotListed() async throws {
         let fixture = try await FakeS3Fixture.start()
+        TestEnd.run { await fixture.stop() }
         let keys = (0..<3000).map { String(format: "k/%05d", $0) }
         for key in keys { try fixture.server.putObject(bucket: FakeS3Fixture.bucket, key: key, data: Data()) }
         fixture.server.faults.add(.internalError, keyPattern: "", method: "GET", afterRequests: 2)

@@ -1,5 +1,6 @@
 import AWSSigV4
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer
@@ -8,7 +9,7 @@ import Testing
 /// and a refused certificate is a permanent error (not retried). Against a small Python HTTPS server
 /// (`Fixtures/tls/tls_server.py`) with a certificate for 127.0.0.1 issued by the test CA in the same folder; HTTP/2
 /// against `h2_server.py` (the `h2` protocol library), which speaks nothing else.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.heavy, .serialized, .timeLimit(.minutes(1)))
 struct TLSTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/tls")

@@ -1,12 +1,13 @@
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer
 
 /// Objects the uploader wrote (one request and multipart), read back byte for byte by other S3 tools: the aws CLI
 /// and rclone. Skipped when the tool is not installed.
-@Suite struct UploaderInteropTests {
+@Suite(.heavy) struct UploaderInteropTests {
     /// The path of an executable found on `PATH` (and pyenv's shims), or nil.
     static func tool(_ name: String) -> String? {
         let path =
@@ -63,7 +64,7 @@ import Testing
     @Test(.enabled(if: tool("aws") != nil, "the aws CLI is not installed"))
     func theAwsCLIReadsBackEveryByte() async throws {
         let (h, files) = try await Self.uploadBoth()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         for (key, data) in files {
             let out = h.fixture.directory.appendingPathComponent("aws-\(key)")
             let run = try await Self.run(
@@ -84,7 +85,7 @@ import Testing
     @Test(.enabled(if: tool("rclone") != nil, "rclone is not installed"))
     func rcloneReadsBackEveryByte() async throws {
         let (h, files) = try await Self.uploadBoth()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let remote =
             ":s3,provider=Other,endpoint='\(h.server.endpoint.absoluteString)',"
             + "access_key_id=\(FakeS3Fixture.credentials.accessKeyID),"

@@ -1,5 +1,6 @@
 import AWSSigV4
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer
@@ -8,7 +9,7 @@ import Testing
 /// (`eval "$(scripts/ceph-rgw.sh start)"`, which sets `CEPH_RGW_DIR` and `AWS_ENDPOINT_URL`): single requests and
 /// multipart uploads signed over `UNSIGNED-PAYLOAD` with CRC-32C checksums, read back byte for byte, and
 /// create-only uploads to a taken key.
-@Suite(.enabled(if: ScriptedGateway.current != nil, "no gateway: eval \"$(scripts/ceph-rgw.sh start)\" first"))
+@Suite(.heavy, .enabled(if: ScriptedGateway.current != nil, "no gateway: eval \"$(scripts/ceph-rgw.sh start)\" first"))
 struct UploaderRGWTests {
     /// A client and uploader for the gateway, a new bucket, and a folder for the files.
     static func start() async throws -> (S3Client, Uploader, String, URL) {

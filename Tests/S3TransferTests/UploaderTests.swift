@@ -8,7 +8,7 @@ import Testing
 
 /// The uploader against the in-process fake S3: single puts and multipart uploads, the checksums they leave,
 /// create-only writes, faults, resuming, aborting, the network gate and progress.
-@Suite struct UploaderTests {
+@Suite(.heavy) struct UploaderTests {
     static let partSize: Int64 = 5 << 20
     static let bucket = FakeS3Fixture.bucket
 
@@ -73,7 +73,7 @@ import Testing
 
     @Test func aSmallFileGoesUpInOnePutWithItsCRC32C() async throws {
         let h = try await Harness.start()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, data) = try h.file("small.bin", size: 100_000)
         let checkpoints = Checkpoints()
         let outcome = try await h.uploader.upload(
@@ -92,7 +92,7 @@ import Testing
 
     @Test func aMultipartUploadStoresTheBytesAndAFullObjectCRC32C() async throws {
         let h = try await Harness.start()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let size = Int(3 * Self.partSize) + 123_456
         let (url, data) = try h.file("big.bin", size: size)
         let checkpoints = Checkpoints()
@@ -116,7 +116,7 @@ import Testing
 
     @Test func aCallerKnownCRC32CIsSentAndAWrongOneRefused() async throws {
         let h = try await Harness.start()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, data) = try h.file("big.bin", size: Int(Self.partSize) + 1000)
         var request = h.request("known.bin", url)
         request.fullObjectCRC32C = Self.crc32cValue(data)
@@ -142,7 +142,7 @@ import Testing
 
     @Test func aPutToAnExistingKeyReportsTheObjectThere() async throws {
         let h = try await Harness.start()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let existing = Data("already here".utf8)
         let etag = try h.server.putObject(bucket: Self.bucket, key: "taken.jpg", data: existing)
         let (url, _) = try h.file("small.bin", size: 5000)
@@ -154,7 +154,7 @@ import Testing
 
     @Test func aMultipartUploadToAnExistingKeyReportsTheObjectAndLeavesNoUpload() async throws {
         let h = try await Harness.start()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let existing = Data("already here".utf8)
         try h.server.putObject(bucket: Self.bucket, key: "taken.mov", data: existing)
         let (url, _) = try h.file("big.bin", size: Int(2 * Self.partSize))
@@ -171,7 +171,7 @@ import Testing
 
     @Test func aKeyTakenDuringAMultipartUploadEndsItAt412AndAbortsIt() async throws {
         let h = try await Harness.start(maxConcurrentParts: 1)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, _) = try h.file("big.bin", size: Int(2 * Self.partSize) + 1)
         let checkpoints = Checkpoints()
         let server = h.server
@@ -193,7 +193,7 @@ import Testing
 
     @Test func resumingAnUploadAnEarlierRunCompletedFindsTheObjectWithoutSendingAnything() async throws {
         let h = try await Harness.start()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, data) = try h.file("big.bin", size: Int(2 * Self.partSize) + 99)
         let checkpoints = Checkpoints()
         _ = try await h.uploader.upload(h.request("done.mov", url), resumingFrom: nil, checkpoint: checkpoints.record)
@@ -210,7 +210,7 @@ import Testing
     @Test(arguments: [100, 15 << 20])
     func twoConcurrentUploadsOfOneKeyCreateItOnce(size: Int) async throws {
         let h = try await Harness.start()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (a, dataA) = try h.file("a.bin", size: size, seed: 1)
         let (b, dataB) = try h.file("b.bin", size: size, seed: 2)
         async let first = h.uploader.upload(h.request("same.mov", a), resumingFrom: nil, checkpoint: { _ in })
@@ -248,7 +248,7 @@ import Testing
     @Test func aConnectionResetMidPartIsRetriedAndTheObjectCreated() async throws {
         let h = try await expectCreated(
             despite: .resetAfter(bytes: 1_000_000), method: "PUT", afterRequests: 1, times: 2)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         #expect(Set(h.acknowledgedParts().map(\.1)) == [1, 2, 3, 4])
     }
 
@@ -259,13 +259,13 @@ import Testing
 
     @Test func slowDownOnPartsIsRetried() async throws {
         let h = try await expectCreated(despite: .slowDown(retryAfterSeconds: nil), method: "PUT", times: 3)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         #expect(h.server.requestLog.entries().filter { $0.status == 503 }.count == 3)
     }
 
     @Test func aPartRefusedWithSlowDownIsRetriedNoSoonerThanItsRetryAfter() async throws {
         let h = try await Harness.start()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let uploader = Uploader(
             client: h.fixture.client,
             configuration: UploaderConfiguration(
@@ -282,7 +282,7 @@ import Testing
     @Test func internalErrorsAtCompletionAreRetried() async throws {
         // The first POST creates the upload; the next two (completions) fail.
         let h = try await expectCreated(despite: .internalError, method: "POST", afterRequests: 1, times: 2)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let posts = h.server.requestLog.entries().filter { $0.method == "POST" }.map(\.status)
         #expect(posts == [200, 500, 500, 200])
     }
@@ -291,7 +291,7 @@ import Testing
         // The object is stored, the answer lost; the retry finds the upload gone and the object ours.
         let h = try await expectCreated(
             despite: .truncateBody(afterBytes: 30), method: "POST", afterRequests: 1, times: 1)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let posts = h.server.requestLog.entries().filter { $0.method == "POST" }.map(\.status)
         #expect(posts == [200, 200, 404])
         #expect(h.server.requestLog.entries().last?.method == "HEAD")
@@ -299,7 +299,7 @@ import Testing
 
     @Test func aPutWhoseAnswerWasLostIsRecognisedAsOursNotAsAnExistingKey() async throws {
         let h = try await Harness.start()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, data) = try h.file("small.bin", size: 200_000)
         // The first PUT is stored but its answer never comes.
         h.server.faults.add(.dropResponse, keyPattern: "lost.jpg", method: "PUT", times: 1)
@@ -314,7 +314,7 @@ import Testing
 
     @Test func aCompletionWhoseAnswerWasLostIsRecognisedAsOurs() async throws {
         let h = try await expectCreated(despite: .dropResponse, method: "POST", afterRequests: 1, times: 1)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let posts = h.server.requestLog.entries().filter { $0.method == "POST" }.map(\.status)
         #expect(posts == [200, 0, 404])
     }
@@ -323,7 +323,7 @@ import Testing
 
     @Test func aResumedUploadNeverSendsAnAcknowledgedPartAgain() async throws {
         let h = try await Harness.start(maxConcurrentParts: 2)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, data) = try h.file("big.bin", size: 40 << 20)
         let checkpoints = Checkpoints()
         let stopAfter = 3 * Self.partSize
@@ -361,7 +361,7 @@ import Testing
 
     @Test func resumingAnUploadTheServiceForgotStartsAFreshOne() async throws {
         let h = try await Harness.start(maxConcurrentParts: 1)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, data) = try h.file("big.bin", size: Int(2 * Self.partSize) + 10)
         let checkpoints = Checkpoints()
         h.server.faults.add(.latency(milliseconds: 5000), keyPattern: "gone.mov", method: "PUT", afterRequests: 1)
@@ -384,7 +384,7 @@ import Testing
 
     @Test func aCheckpointPartWhoseBytesChangedSinceIsSentAgain() async throws {
         let h = try await Harness.start(maxConcurrentParts: 1)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, data) = try h.file("big.bin", size: Int(2 * Self.partSize) + 10)
         let checkpoints = Checkpoints()
         h.server.faults.add(.latency(milliseconds: 5000), keyPattern: "edited.mov", method: "PUT", afterRequests: 1)
@@ -410,7 +410,7 @@ import Testing
 
     @Test func abortLeavesNoUploadAndAnAbortedUploadCountsAsAborted() async throws {
         let h = try await Harness.start(maxConcurrentParts: 1)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, _) = try h.file("big.bin", size: Int(3 * Self.partSize))
         let checkpoints = Checkpoints()
         h.server.faults.add(.latency(milliseconds: 5000), keyPattern: "abort.mov", method: "PUT", afterRequests: 1)
@@ -430,7 +430,7 @@ import Testing
 
     @Test func cancellingTheTaskStopsTheUploadAndLeavesItResumable() async throws {
         let h = try await Harness.start(maxConcurrentParts: 1)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, data) = try h.file("big.bin", size: Int(4 * Self.partSize))
         let checkpoints = Checkpoints()
         let cancel = LockedBox<Task<UploadOutcome, any Error>?>(nil)
@@ -457,7 +457,7 @@ import Testing
 
     @Test func aFileThatChangesDuringTheUploadFailsItWithATypedError() async throws {
         let h = try await Harness.start(maxConcurrentParts: 1)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, _) = try h.file("big.bin", size: Int(3 * Self.partSize))
         let grow: @Sendable (UploadCheckpoint?) throws -> Void = { checkpoint in
             // Once the first part is acknowledged, the file grows.
@@ -479,7 +479,7 @@ import Testing
 
     @Test func theNetworkGateRefusesAtOnceWithoutARequest() async throws {
         let h = try await Harness.start(networkPolicy: .userRequestsOnly)
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let (url, _) = try h.file("small.bin", size: 100)
         await #expect(throws: S3Error.networkAccessNotAllowed) {
             _ = try await h.uploader.upload(h.request("gated.jpg", url), resumingFrom: nil, checkpoint: { _ in })
@@ -503,7 +503,7 @@ import Testing
 
     @Test func progressIsReportedInOrderUpToTheWholeFileBeforeTheUploadReturns() async throws {
         let h = try await Harness.start()
-        defer { Task { await h.stop() } }
+        TestEnd.run { await h.stop() }
         let size = Int(3 * Self.partSize) + 77
         let (url, _) = try h.file("big.bin", size: size)
         let reports = LockedBox<[UploadProgress]>([])

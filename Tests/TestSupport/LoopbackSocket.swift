@@ -28,6 +28,26 @@ public enum LoopbackSocket {
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
+    /// A port that refuses connections for as long as the returned socket is open: bound to 127.0.0.1 (the kernel
+    /// picks the port) but not listening, so a connection is refused at once and no other socket of any test can
+    /// take the port meanwhile (as one could a stopped server's). Close `fd` when done.
+    public static func refusingPort() -> (fd: Int32, port: Int)? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var address = Self.address(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            return nil
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
     /// Whether a TCP connection to 127.0.0.1:`port` is accepted.
     public static func canConnect(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

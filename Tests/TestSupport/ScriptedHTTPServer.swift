@@ -62,6 +62,8 @@ public final class ScriptedHTTPServer: Sendable {
     private let log = LockedBox<[Request]>([])
     private let state = LockedBox<(connections: Int, stopped: Bool)>((0, false))
     private let acceptLoopEnded = DispatchSemaphore(value: 0)
+    /// Who started the server (``OpenResources/owner``): its threads are filed under that name.
+    private let owner = OpenResources.owner
 
     /// A server answering each request with `reply`'s answer.
     public init(reply: @escaping @Sendable (Request) -> Reply) throws {
@@ -69,7 +71,11 @@ public final class ScriptedHTTPServer: Sendable {
         listener = fd
         self.port = port
         self.reply = reply
-        Thread.detachNewThread { [self] in acceptLoop() }
+        let entry = OpenResources.opened("scripted HTTP server on port \(port)")
+        Thread.detachNewThread { [self] in
+            acceptLoop()
+            OpenResources.closed(entry)
+        }
     }
 
     /// A server answering each request with a well-formed (possibly cut) response.
@@ -125,7 +131,11 @@ public final class ScriptedHTTPServer: Sendable {
                 state.connections += 1
                 return state.connections
             }
-            Thread.detachNewThread { [self] in serve(client, connection: number) }
+            let entry = OpenResources.opened("scripted HTTP server's connection \(number)", owner: owner)
+            Thread.detachNewThread { [self] in
+                serve(client, connection: number)
+                OpenResources.closed(entry)
+            }
         }
     }
 

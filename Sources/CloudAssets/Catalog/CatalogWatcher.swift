@@ -46,6 +46,7 @@ final class CatalogWatcher: Sendable {
         wake = (ends[0], ends[1])
         // Taken now, not when the thread starts: a commit in between is a change.
         let initial = Self.stamp(signal)
+        let entry = OpenResources.opened(fd >= 0 ? "catalog watcher (inotify)" : "catalog watcher (polling)")
         let thread = Thread { [inotify, wake, stopped] in
             if inotify >= 0 {
                 Self.run(inotify: inotify, signal: signal, wake: wake.read, stopped: stopped, onChange: onChange)
@@ -53,6 +54,7 @@ final class CatalogWatcher: Sendable {
                 Self.watchByPolling(
                     signal: signal, from: initial, wake: wake.read, stopped: stopped, onChange: onChange)
             }
+            OpenResources.closed(entry)
         }
         thread.name = "CloudAssets catalog watcher"
         thread.start()

@@ -31,6 +31,12 @@ final class CommitGroups: Sendable {
     /// Commits waiting for the next transaction, and whether one is being written (for tests).
     var queue: (waiting: Int, writing: Bool) { state.withLock { ($0.pending.count, $0.writing) } }
 
+    /// Returns once the writing that is under way (if any) has ended: the writer queue has passed every group
+    /// queued so far (for tests: ``queue`` reads `writing` false afterwards unless a commit came meanwhile).
+    func idle() async {
+        await withCheckedContinuation { continuation in writer.async { continuation.resume() } }
+    }
+
     /// Runs `work` in a write transaction of `library`, with whatever other commits are waiting; returns once that
     /// transaction is committed (or throws why this commit was not).
     func commit(in catalog: Catalog, _ work: @escaping Work) async throws {

@@ -34,6 +34,8 @@ public final class AssetLibrary: Sendable {
     private let recoveryReport = LockedBox(RecoveryReport())
     /// Whether the open finished (its repair included): only such a library may mark the folder closed cleanly.
     private let opened = LockedBox(false)
+    /// Its entry in the ledger of open resources (``OpenResources``), from a finished open to `close()` or release.
+    private let ledgerEntry = LockedBox<OpenResources.Entry?>(nil)
 
     /// Opens (or creates) the library in `configuration.storeURL`.
     ///
@@ -85,6 +87,7 @@ public final class AssetLibrary: Sendable {
             cache.resumePinnedDownloads()
             uploadEngine.wakeIfBackground()
             opened.withLock { $0 = true }
+            ledgerEntry.withLock { $0 = OpenResources.opened("library \(configuration.storeURL.lastPathComponent)") }
         } catch {
             close()
             throw error
@@ -116,6 +119,11 @@ public final class AssetLibrary: Sendable {
     /// the partial originals instead of every local file, as nothing can be left half-done. Idempotent; any
     /// thread.
     public func close() {
+        let entry = ledgerEntry.withLock { entry in
+            defer { entry = nil }
+            return entry
+        }
+        if let entry { OpenResources.closed(entry) }
         // The catalog takes no write from now on, its watcher stops and every change stream finishes.
         guard catalog.close() else { return }
         // Idle as it closes (no new work can start: the catalog is closed): nothing it cancels below can still
@@ -128,7 +136,10 @@ public final class AssetLibrary: Sendable {
         lock.release()
     }
 
-    deinit { lock.release() }
+    deinit {
+        lock.release()
+        if let entry = ledgerEntry.withLock({ $0 }) { OpenResources.closed(entry) }
+    }
 
     var isClosed: Bool { catalog.isClosed }
 

@@ -10,7 +10,8 @@ enum ImageBridge {
     /// Decodes running at once, in all libraries of the process.
     static let concurrentDecodes = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
     private static let queue = DispatchQueue(label: "CloudAssets.decode", attributes: .concurrent)
-    private static let slots = DispatchSemaphore(value: concurrentDecodes)
+    /// A decode waits for its slot suspended, holding no thread (of the pool or the queue).
+    private static let slots = AsyncSlots(width: concurrentDecodes)
 
     /// What to decode: a file, or bytes in memory.
     enum Source: Sendable {
@@ -37,10 +38,18 @@ enum ImageBridge {
     static func decode(_ source: Source, request: DecodeRequest) async throws -> (AssetImage, DecodeStatistics) {
         let cancelled = LockedBox(false)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await slots.withSlot { try await decodeOnQueue(source, request: request, cancelled: cancelled) }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
+        }
+    }
+
+    /// Decodes `source` on the decode queue (the caller holds one of the ``slots``).
+    private static func decodeOnQueue(
+        _ source: Source, request: DecodeRequest, cancelled: LockedBox<Bool>
+    ) async throws -> (AssetImage, DecodeStatistics) {
+        try await withCheckedThrowingContinuation { continuation in
                 queue.async {
-                    slots.wait()
-                    defer { slots.signal() }
                     let isCancelled: @Sendable () -> Bool = { cancelled.withLock { $0 } }
                     do throws(ImageError) {
                         if isCancelled() { throw .cancelled }
@@ -56,9 +65,6 @@ enum ImageBridge {
                         continuation.resume(throwing: error)
                     }
                 }
-            }
-        } onCancel: {
-            cancelled.withLock { $0 = true }
         }
     }
 

@@ -33,7 +33,11 @@ package final class HTTPEngine: Sendable {
         self.configuration = configuration
         core = HTTPEngineCore(configuration: configuration)
         let core = self.core
-        let thread = Thread { core.run() }
+        let entry = OpenResources.opened("HTTP engine thread")
+        let thread = Thread {
+            core.run()
+            OpenResources.closed(entry)
+        }
         thread.name = "HTTPEngine"
         thread.start()
     }

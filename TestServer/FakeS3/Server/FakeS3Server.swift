@@ -27,6 +27,8 @@ public final class FakeS3Server: Sendable {
         var port: Int = 0
         var connections: [ObjectIdentifier: any Channel] = [:]
         var stopped = false
+        /// Its entry in the ledger of open resources, from a successful ``start()`` to ``stop()``.
+        var ledgerEntry: OpenResources.Entry?
     }
 
     let core: ServerCore
@@ -78,9 +80,11 @@ public final class FakeS3Server: Sendable {
             }
         let channel = try await bootstrap.bind(host: core.configuration.host, port: core.configuration.port).get()
         let port = channel.localAddress?.port ?? core.configuration.port
+        let entry = OpenResources.opened("fake S3 server on port \(port)")
         running.withLock {
             $0.channel = channel
             $0.port = port
+            $0.ledgerEntry = entry
         }
     }
 
@@ -134,6 +138,11 @@ public final class FakeS3Server: Sendable {
         await Self.close(connections)
         // Connections accepted while the listener was closing.
         await Self.close(running.withLock { Array($0.connections.values) })
+        let entry = running.withLock { state in
+            defer { state.ledgerEntry = nil }
+            return state.ledgerEntry
+        }
+        if let entry { OpenResources.closed(entry) }
     }
 
     /// Closes the connections at once (a TLS connection's close waits a moment for the client's close_notify).

@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 import Synchronization
 
@@ -98,10 +99,17 @@ final class ChildProcess: Sendable {
         process.standardError = err
         self.process = process
         let state = self.state
+        let entry = OpenResources.opened("child process \(executable.lastPathComponent) \(arguments.first ?? "")")
         process.terminationHandler = { finished in
             state.record(status: finished.terminationStatus, signal: finished.terminationReason == .uncaughtSignal)
+            OpenResources.closed(entry)
         }
-        try process.run()
+        do {
+            try process.run()
+        } catch {
+            OpenResources.closed(entry)
+            throw error
+        }
         Self.drain(out.fileHandleForReading, into: stdout)
         Self.drain(err.fileHandleForReading, into: stderr)
         // The parent's copies of the write ends must be closed, or the readers never see end-of-file.

@@ -2,6 +2,7 @@ import Crypto
 import Essentials
 import FakeS3
 import Foundation
+import TestSupport
 
 @testable import CloudAssets
 
@@ -19,11 +20,12 @@ final class ReliabilityBucket: Sendable {
 
     private init(server: FakeS3Server) { self.server = server }
 
-    /// Starts a server (in memory) with the bucket.
+    /// Starts a server (in memory) with the bucket; it stops when the test ends (``TestEnd``), if not before.
     static func start() async throws -> ReliabilityBucket {
         let server = try FakeS3Server(
             configuration: FakeS3Configuration(accessKeyID: accessKey, secretAccessKey: secretKey))
         try await server.start()
+        TestEnd.run { try? await server.stop() }
         try server.createBucket(bucket)
         return ReliabilityBucket(server: server)
     }

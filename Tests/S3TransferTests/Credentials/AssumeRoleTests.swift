@@ -37,7 +37,7 @@ enum FakeSTS {
     }
 }
 
-@Suite("Credentials: roles through STS (AssumeRole, AssumeRoleWithWebIdentity)")
+@Suite("Credentials: roles through STS (AssumeRole, AssumeRoleWithWebIdentity)", .heavy)
 struct AssumeRoleTests {
     let role = "arn:aws:iam::123456789012:role/photos"
 

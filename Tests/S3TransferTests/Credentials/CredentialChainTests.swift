@@ -1,10 +1,11 @@
 import AWSSigV4
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer
 
-@Suite("Credentials: the environment and the shared files, in botocore's order")
+@Suite("Credentials: the environment and the shared files, in botocore's order", .heavy)
 struct CredentialChainTests {
     @Test func theEnvironmentComesFirstWithItsSessionTokenAndExpiration() async throws {
         let sandbox = try CredentialSandbox()

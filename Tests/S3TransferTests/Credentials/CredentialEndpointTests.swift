@@ -5,7 +5,7 @@ import Testing
 
 @testable import S3Transfer
 
-@Suite("Credentials: container credentials and instance metadata, from servers on 127.0.0.1")
+@Suite("Credentials: container credentials and instance metadata, from servers on 127.0.0.1", .heavy)
 struct CredentialEndpointTests {
     static func json(_ key: String, expiration: Date) -> ScriptedHTTPServer.Response {
         ScriptedHTTPServer.Response(

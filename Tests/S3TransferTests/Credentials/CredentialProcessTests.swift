@@ -1,10 +1,11 @@
 import AWSSigV4
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer
 
-@Suite("Credentials: credential_process")
+@Suite("Credentials: credential_process", .heavy)
 struct CredentialProcessTests {
     /// A profile whose credential_process is `command`.
     func sandbox(_ command: (CredentialSandbox) throws -> String) throws -> CredentialSandbox {

@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer
 
-@Suite("Credentials: the shared files' INI dialect")
+@Suite("Credentials: the shared files' INI dialect", .heavy)
 struct ProfileFileTests {
     @Test func readsSectionsKeysCommentsContinuationsAsBotocoreDoes() throws {
         let text =
@@ -62,7 +63,7 @@ struct ProfileFileTests {
     }
 }
 
-@Suite("Credentials: credential_process is split as shlex.split does, never run by a shell")
+@Suite("Credentials: credential_process is split as shlex.split does, never run by a shell", .heavy)
 struct ShellWordsTests {
     @Test(arguments: [
         ("/bin/tool --profile x", ["/bin/tool", "--profile", "x"]),

@@ -2,6 +2,7 @@ import AWSSigV4
 import Essentials
 import FakeS3
 import Foundation
+import TestSupport
 import Testing
 
 @testable import S3Transfer
@@ -29,7 +30,7 @@ struct RegisteringIssuer: CredentialProvider {
     func searched(_ context: CredentialContext) -> String { name }
 }
 
-@Suite("S3Client: credentials resolved before each attempt")
+@Suite("S3Client: credentials resolved before each attempt", .heavy)
 struct S3ClientCredentialTests {
     static func client(_ fixture: FakeS3Fixture, cache: CredentialCache) -> S3Client {
         var configuration = fixture.client.configuration
@@ -40,7 +41,7 @@ struct S3ClientCredentialTests {
 
     @Test func everyAttemptIsSignedWithTheCurrentCredentialsAndTheirToken() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         let data = try fixture.put("a.bin", size: 200_000)
         let clock = TestClock()
         let issuer = RegisteringIssuer(server: fixture.server, clock: clock, lifetime: 900)
@@ -63,7 +64,7 @@ struct S3ClientCredentialTests {
 
     @Test func noCredentialsFailsAtOnceWithoutSendingAnything() async throws {
         let fixture = try await FakeS3Fixture.start()
-        defer { Task { await fixture.stop() } }
+        TestEnd.run { await fixture.stop() }
         try fixture.put("a.bin", size: 1000)
         let sandbox = try CredentialSandbox()
         defer { sandbox.remove() }
