@@ -49,8 +49,13 @@ public struct HeavyTestTrait: TestTrait, SuiteTrait, TestScoping {
                 failure = error
             }
             // Passed or failed: what the test left for its end, last registered first.
+            // Taken out of the box, so that what they hold (a fixture's client and its engine) is released with
+            // them, before the check.
             await OpenResources.$owner.withValue(owner) {
-                for end in ends.withLock({ $0 }).reversed() { await end() }
+                for end in ends.withLock({ ends in
+                    defer { ends = [] }
+                    return ends
+                }).reversed() { await end() }
             }
             let leftOpen = await OpenResources.waitUntilClosed(ownedBy: owner, limit: Self.closeLimit)
             if !leftOpen.isEmpty {
