@@ -21,9 +21,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        // TLS for the bundled fake server only (the library's HTTPS goes through libcurl).
+        // TLS for the bundled fake server only (FakeS3TLS; the library's HTTPS goes through libcurl).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
@@ -41,6 +40,9 @@ let package = Package(
         .target(name: "CFileIO"),
         // MD5 of sixteen messages at once on AVX-512 (whole small bodies that finish together).
         .target(name: "CDigest"),
+        // OpenSSL's libcrypto (MD5, SHA-1, SHA-256), which libcurl's OpenSSL build links already: one TLS library in
+        // the process, and no second BoringSSL to build.
+        .target(name: "CLibCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         // Image codecs: libjpeg(-turbo)'s scanline API, libpng's row API, libheif.
         .target(name: "CTurboJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
@@ -51,10 +53,13 @@ let package = Package(
         // byte-range sets and a seeded generator.
         .target(name: "Essentials", dependencies: ["CFileIO"], swiftSettings: boundary),
 
+        // The hash functions and HMAC every module uses, on CLibCrypto.
+        .target(name: "Hashing", dependencies: ["CLibCrypto"], swiftSettings: boundary),
+
         // AWS Signature Version 4, shared by the client (signing) and the fake server (verifying).
         .target(
             name: "AWSSigV4",
-            dependencies: ["Essentials", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Essentials", "Hashing"],
             swiftSettings: boundary),
 
         // SQLite persistence; knows nothing about HTTP.
@@ -73,7 +78,7 @@ let package = Package(
             name: "S3Transfer",
             dependencies: [
                 "CCurl", "CZlib", "CFileIO", "CDigest", "AWSSigV4", "Essentials",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "Hashing",
             ],
             swiftSettings: boundary),
 
@@ -85,7 +90,7 @@ let package = Package(
             name: "CloudAssets",
             dependencies: [
                 "AssetStore", "S3Transfer", "Images", "Essentials", "CFileIO", "CZlib",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "Hashing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
@@ -134,15 +139,24 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "Hashing",
             ],
             path: "TestServer/FakeS3",
+            swiftSettings: strict),
+        // HTTPS for the fake server (swift-nio-ssl, with its own BoringSSL): only `fake-s3` and the HTTPS tests link
+        // it, so that `make demo` (plain HTTP) does not build it.
+        .target(
+            name: "FakeS3TLS",
+            dependencies: [
+                "FakeS3", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "TestServer/FakeS3TLS",
             swiftSettings: strict),
         .executableTarget(
             name: "fake-s3",
             dependencies: [
-                "FakeS3", "CommandLineSupport", "Essentials",
+                "FakeS3", "FakeS3TLS", "CommandLineSupport", "Essentials",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "TestServer/fake-s3",
@@ -150,7 +164,9 @@ let package = Package(
 
         .executableTarget(
             name: "ca-bench",
-            dependencies: ["CloudAssets", "AssetStore", "S3Transfer", "FakeS3", "Essentials", "Images", "Gallery"],
+            dependencies: [
+                "CloudAssets", "AssetStore", "S3Transfer", "FakeS3", "Essentials", "Images", "Gallery", "Hashing",
+            ],
             path: "Benchmarks/ca-bench",
             swiftSettings: strict),
 
@@ -180,19 +196,19 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(
-            name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3", "Essentials", "TestSupport"],
+            name: "S3TransferTests", dependencies: ["S3Transfer", "FakeS3", "Essentials", "TestSupport", "Hashing"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "CloudAssetsTests",
             dependencies: [
-                "CloudAssets", "FakeS3", "Images", "Essentials", "TestSupport",
+                "CloudAssets", "FakeS3", "FakeS3TLS", "Images", "Essentials", "TestSupport", "Hashing",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
-        .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4", "Images", "Essentials", "TestSupport"]),
+        .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4", "Images", "Essentials", "TestSupport", "Hashing"]),
         // Helpers more than one test target needs.
         .target(name: "TestSupport", dependencies: ["Essentials"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(
@@ -201,7 +217,8 @@ let package = Package(
                 "Gallery", "CloudAssets", "FakeS3", "Essentials", "TestSupport",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
-        .testTarget(name: "CLITests", dependencies: ["FakeS3", "Images", "TestSupport", "Essentials", "AWSSigV4"]),
+        .testTarget(
+            name: "CLITests", dependencies: ["FakeS3", "FakeS3TLS", "Images", "TestSupport", "Essentials", "AWSSigV4"]),
         // The child processes the crash tests start and kill (`kill -9` mid-download, mid-upload).
         .executableTarget(
             name: "ca-test-child", dependencies: ["CloudAssets"], path: "Tests/TestChild", swiftSettings: strict),
@@ -210,7 +227,7 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: [
                 "CloudAssets", "S3Transfer", "AssetStore", "FakeS3", "AWSSigV4", "TestSupport", "Essentials",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "Hashing",
             ]),
     ],
     swiftLanguageModes: [.v6]

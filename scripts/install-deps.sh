@@ -20,7 +20,7 @@ missing_debs() {
     done
 }
 
-debs=(libcurl4-openssl-dev libsqlite3-dev zlib1g-dev curl openssl strace
+debs=(libcurl4-openssl-dev libssl-dev libsqlite3-dev zlib1g-dev curl openssl strace
       libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libheif-dev libvips-tools time chromium
       libimage-exiftool-perl)
 mapfile -t missing < <(missing_debs "${debs[@]}")

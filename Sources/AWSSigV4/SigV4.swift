@@ -1,4 +1,4 @@
-package import Crypto
+package import Hashing
 import Essentials
 package import Foundation
 

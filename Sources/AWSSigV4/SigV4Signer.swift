@@ -1,4 +1,4 @@
-import Crypto
+import Hashing
 import Essentials
 package import Foundation
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FakeS3
+import FakeS3TLS
 import Foundation
 
 #if canImport(Glibc)
@@ -86,7 +87,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let tlsCert, let tlsKey {
             configuration.tls = FakeS3TLS(certificateChainPath: tlsCert, privateKeyPath: tlsKey)
         }
-        let server = try FakeS3Server(configuration: configuration)
+        let server = try FakeS3Server(configuration: configuration, tlsProvider: .nioSSL)
         // Caught from before the port is printed: whoever reads it may interrupt at once.
         let termination = TerminationSignal.install()
         try await server.start()

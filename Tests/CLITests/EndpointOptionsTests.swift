@@ -1,4 +1,5 @@
 import FakeS3
+import FakeS3TLS
 import Foundation
 import TestSupport
 import Testing
@@ -18,7 +19,7 @@ struct EndpointOptionsTests {
         var configuration = FakeS3Configuration(
             accessKeyID: CLIFixture.accessKey, secretAccessKey: CLIFixture.secretKey)
         configuration.tls = FakeS3TLS(certificateChainPath: issued.certificatePath, privateKeyPath: issued.keyPath)
-        let server = try FakeS3Server(configuration: configuration)
+        let server = try FakeS3Server(configuration: configuration, tlsProvider: .nioSSL)
         try SampleLibrary.seed(into: server, bucket: CLIFixture.bucket, assets: assets)
         try await server.start()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -1,5 +1,5 @@
 import CloudAssets
-import Crypto
+import Hashing
 import FakeS3
 import Foundation
 import Images

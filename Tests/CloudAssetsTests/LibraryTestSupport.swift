@@ -1,6 +1,7 @@
 import CloudAssets
 import Essentials
 import FakeS3
+import FakeS3TLS
 import Foundation
 import Testing
 
@@ -59,7 +60,7 @@ final class LibraryHarness: Sendable {
     static func start(configure: (inout FakeS3Configuration) -> Void = { _ in }) async throws -> LibraryHarness {
         var configuration = FakeS3Configuration(accessKeyID: accessKey, secretAccessKey: secretKey)
         configure(&configuration)
-        let server = try FakeS3Server(configuration: configuration)
+        let server = try FakeS3Server(configuration: configuration, tlsProvider: .nioSSL)
         try await server.start()
         try server.createBucket(bucket)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(

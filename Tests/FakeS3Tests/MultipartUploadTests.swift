@@ -1,4 +1,4 @@
-import Crypto
+import Hashing
 import FakeS3
 import Foundation
 import TestSupport

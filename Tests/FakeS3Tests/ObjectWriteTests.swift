@@ -1,5 +1,5 @@
 import AWSSigV4
-import Crypto
+import Hashing
 import FakeS3
 import Foundation
 import TestSupport

@@ -1,4 +1,4 @@
-import Crypto
+import Hashing
 import Foundation
 import Testing
 

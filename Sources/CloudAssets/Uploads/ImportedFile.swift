@@ -1,6 +1,6 @@
 import CFileIO
 import CZlib
-import Crypto
+import Hashing
 import Dispatch
 import Essentials
 import Foundation

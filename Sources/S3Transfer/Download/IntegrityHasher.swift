@@ -1,6 +1,6 @@
 import AWSSigV4
 import CZlib
-import Crypto
+import Hashing
 import Foundation
 
 /// One integrity check a download passed.

@@ -1,5 +1,5 @@
 import CZlib
-import Crypto
+import Hashing
 import Foundation
 
 /// A checksum of one algorithm computed over bytes fed in order.

@@ -1,4 +1,4 @@
-import Crypto
+import Hashing
 import Foundation
 
 /// One upload: a single PutObject, or a multipart upload (started or resumed) whose parts are read in order and

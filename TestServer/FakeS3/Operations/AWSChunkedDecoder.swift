@@ -1,5 +1,5 @@
 import AWSSigV4
-import Crypto
+import Hashing
 import NIOCore
 
 /// Decodes an `aws-chunked` body (`STREAMING-AWS4-HMAC-SHA256-PAYLOAD`, `…-TRAILER`,

@@ -1,5 +1,6 @@
 import AWSSigV4
 import Foundation
+import NIOCore
 
 /// Where a ``FakeS3Server`` keeps its buckets and objects.
 public enum FakeS3Storage: Sendable, Hashable {
@@ -104,6 +105,15 @@ public struct FakeS3TLS: Sendable, Hashable {
         self.certificateChainPath = certificateChainPath
         self.privateKeyPath = privateKeyPath
     }
+}
+
+/// The TLS implementation a ``FakeS3Server`` serves HTTPS with: the `FakeS3TLS` module's `.nioSSL` (swift-nio-ssl).
+/// A protocol, so that FakeS3 links no TLS library of its own.
+public protocol FakeS3TLSProvider: Sendable {
+    /// Checks the certificate and key of `tls` (before anything is bound) and returns what makes one connection's
+    /// server-side TLS handler, called on that connection's event loop.
+    /// - Throws: ``FakeS3ConfigurationError/unusableTLS(reason:)`` for a certificate or key that cannot be used.
+    func handlerFactory(for tls: FakeS3TLS) throws -> @Sendable () -> any ChannelHandler
 }
 
 /// A configuration the server refuses to start with.

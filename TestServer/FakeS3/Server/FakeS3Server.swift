@@ -4,7 +4,6 @@ import HTTPServerSupport
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSSL
 
 /// An S3-compatible HTTP server for tests and demos, started in-process.
 ///
@@ -33,6 +32,8 @@ public final class FakeS3Server: Sendable {
 
     let core: ServerCore
     private let running = LockedBox(Running())
+    /// Makes each HTTPS connection's TLS handler (``FakeS3TLSProvider``); nil when the server links no TLS.
+    private let tlsProvider: (any FakeS3TLSProvider)?
 
     /// The configuration the server was created with.
     public var configuration: FakeS3Configuration { core.configuration }
@@ -40,8 +41,14 @@ public final class FakeS3Server: Sendable {
     /// Creates the server and opens its storage (on disk, existing buckets and objects are loaded;
     /// uploads a previous run left unfinished are discarded). Does not bind yet.
     /// - Throws: ``S3Error`` (`InternalError`) when the disk root cannot be prepared.
-    public init(configuration: FakeS3Configuration) throws {
+    /// - Parameters:
+    ///   - configuration: What to serve, and how.
+    ///   - tlsProvider: The TLS implementation for ``FakeS3Configuration/tls`` (`.nioSSL` from the `FakeS3TLS`
+    ///     module); FakeS3 itself links no TLS library, so that a tool serving plain HTTP (the `cloudassets demo`)
+    ///     does not build one. Without it, ``start()`` refuses a configuration with TLS.
+    public init(configuration: FakeS3Configuration, tlsProvider: (any FakeS3TLSProvider)? = nil) throws {
         core = try ServerCore(configuration: configuration)
+        self.tlsProvider = tlsProvider
     }
 
     /// Binds and starts accepting connections. After it returns, ``port`` and ``endpoint`` are valid.
@@ -55,7 +62,13 @@ public final class FakeS3Server: Sendable {
         guard (0...65535).contains(core.configuration.port) else {
             throw FakeS3ConfigurationError.portOutOfRange(core.configuration.port)
         }
-        let tls = try core.configuration.tls.map(Self.makeTLSContext)
+        let tls = try core.configuration.tls.map { tls in
+            guard let tlsProvider else {
+                throw FakeS3ConfigurationError.unusableTLS(
+                    reason: "this server was made without a TLS provider (FakeS3TLS's .nioSSL)")
+            }
+            return try tlsProvider.handlerFactory(for: tls)
+        }
         let idleTimeout = core.configuration.idleTimeout.map { TimeAmount.nanoseconds(Int64($0 * 1e9)) }
         let core = self.core
         let running = self.running
@@ -72,7 +85,7 @@ public final class FakeS3Server: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let idleTimeout { try pipeline.addHandler(IdleConnectionCloser.clock(timeout: idleTimeout)) }
-                    if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
+                    if let tls { try pipeline.addHandler(tls()) }
                     try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
                     if idleTimeout != nil { try pipeline.addHandler(IdleConnectionCloser()) }
                     try pipeline.addHandler(S3ChannelHandler(core: core))
@@ -100,29 +113,6 @@ public final class FakeS3Server: Sendable {
     public func endpoint(host: String) -> URL {
         let name = host.contains(":") ? "[\(host)]" : host
         return URL(string: "\(core.configuration.tls == nil ? "http" : "https")://\(name):\(port)")!
-    }
-
-    /// The TLS context of the configured certificate and key, checked before anything is bound.
-    private static func makeTLSContext(_ tls: FakeS3TLS) throws -> NIOSSLContext {
-        do {
-            let chain = try NIOSSLCertificate.fromPEMFile(tls.certificateChainPath)
-            guard !chain.isEmpty else {
-                throw FakeS3ConfigurationError.unusableTLS(reason: "\(tls.certificateChainPath) holds no certificate")
-            }
-            let key = try NIOSSLPrivateKey(file: tls.privateKeyPath, format: .pem)
-            var configuration = TLSConfiguration.makeServerConfiguration(
-                certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-            configuration.applicationProtocols = ["http/1.1"]  // the pipeline speaks HTTP/1.1 only
-            // A closing connection waits this long for the client's close_notify (NIOSSL's default is 5 s, which
-            // an idle pooled client connection never sends): ``stop()`` would wait that long.
-            configuration.shutdownTimeout = .milliseconds(100)
-            return try NIOSSLContext(configuration: configuration)
-        } catch let error as FakeS3ConfigurationError {
-            throw error
-        } catch {
-            throw FakeS3ConfigurationError.unusableTLS(
-                reason: "\(tls.certificateChainPath), \(tls.privateKeyPath): \(error)")
-        }
     }
 
     /// Stops listening and closes every open connection (in-flight responses are cut off; unfinished

@@ -1,5 +1,5 @@
 import AWSSigV4
-import Crypto
+import Hashing
 import Essentials
 import Foundation
 import NIOCore

@@ -1,6 +1,6 @@
 import AWSSigV4
 import CZlib
-import Crypto
+import Hashing
 import Foundation
 
 /// The big-endian bytes of a 32-bit checksum, as S3 base64-encodes CRC32 and CRC32C.
