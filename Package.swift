@@ -208,7 +208,8 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
-        .testTarget(name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4", "Images", "Essentials", "TestSupport", "Hashing"]),
+        .testTarget(
+            name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4", "Images", "Essentials", "TestSupport", "Hashing"]),
         // Helpers more than one test target needs.
         .target(name: "TestSupport", dependencies: ["Essentials"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(

@@ -1,6 +1,6 @@
 import AWSSigV4
-import Hashing
 import Foundation
+import Hashing
 import S3Transfer
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
-package import Hashing
 import Essentials
 package import Foundation
+package import Hashing
 
 /// The pieces of AWS Signature Version 4 that both a client (signing) and a
 /// server (verifying) need. All functions are pure and thread-safe.

@@ -1,6 +1,6 @@
-import Hashing
 import Essentials
 package import Foundation
+import Hashing
 
 /// Signs S3 requests with AWS Signature Version 4 (header form and presigned URLs).
 ///

@@ -227,7 +227,7 @@ struct DocumentationTests {
     /// is loaded with dlopen).
     static let buildPackages: [String: String] = [
         "curl": "libcurl4-openssl-dev", "z": "zlib1g-dev", "jpeg": "libjpeg62-turbo-dev", "png16": "libpng-dev",
-        "sqlite3": "libsqlite3-dev", "heif": "libheif-dev",
+        "sqlite3": "libsqlite3-dev", "heif": "libheif-dev", "crypto": "libssl-dev",
     ]
 
     @Test func theReadmeNamesThePackagesAnAppBuildsWith() throws {

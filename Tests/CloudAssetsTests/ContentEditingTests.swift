@@ -1,7 +1,7 @@
 import CloudAssets
-import Hashing
 import FakeS3
 import Foundation
+import Hashing
 import Images
 import TestSupport
 import Testing

@@ -1,6 +1,6 @@
-import Hashing
 import FakeS3
 import Foundation
+import Hashing
 import TestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import AWSSigV4
-import Hashing
 import FakeS3
 import Foundation
+import Hashing
 import TestSupport
 import Testing
 

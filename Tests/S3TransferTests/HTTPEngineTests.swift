@@ -108,19 +108,24 @@ import Testing
         let engine = HTTPEngine()
         let freed = LockedBox(false)
         let freedAtEnd = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-            // The request (and its body) goes to the engine: nothing here keeps a reference to it.
-            let count = 1 << 20
-            let bytes = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
-            bytes.initializeMemory(as: UInt8.self, repeating: 7, count: count)
-            let body = Data(
-                bytesNoCopy: bytes, count: count,
-                deallocator: .custom { pointer, _ in
-                    pointer.deallocate()
-                    freed.withLock { $0 = true }
-                })
-            _ = engine.start(
-                HTTPRequest(method: "PUT", url: "\(server.endpoint)/p", body: body),
-                handler: EndProbe(freed: freed, done: done))
+            // The request (and its body) goes to the engine: nothing here keeps a reference to it once `start`
+            // returns — the body is a local of a function that has returned before the server may answer (a local
+            // of this closure would live until the closure's end, after the signal, in a debug build).
+            func start() {
+                let count = 1 << 20
+                let bytes = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+                bytes.initializeMemory(as: UInt8.self, repeating: 7, count: count)
+                let body = Data(
+                    bytesNoCopy: bytes, count: count,
+                    deallocator: .custom { pointer, _ in
+                        pointer.deallocate()
+                        freed.withLock { $0 = true }
+                    })
+                _ = engine.start(
+                    HTTPRequest(method: "PUT", url: "\(server.endpoint)/p", body: body),
+                    handler: EndProbe(freed: freed, done: done))
+            }
+            start()
             startReturned.signal()
         }
         #expect(freedAtEnd)

@@ -1,5 +1,5 @@
-import Hashing
 import Foundation
+import Hashing
 import Testing
 
 @testable import S3Transfer

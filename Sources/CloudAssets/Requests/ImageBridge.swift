@@ -49,22 +49,22 @@ enum ImageBridge {
         _ source: Source, request: DecodeRequest, cancelled: LockedBox<Bool>
     ) async throws -> (AssetImage, DecodeStatistics) {
         try await withCheckedThrowingContinuation { continuation in
-                queue.async {
-                    let isCancelled: @Sendable () -> Bool = { cancelled.withLock { $0 } }
-                    do throws(ImageError) {
-                        if isCancelled() { throw .cancelled }
-                        let (image, statistics) =
-                            switch source {
-                            case .file(let url):
-                                try ImageDecoder.decode(fileAt: url.path, request: request, isCancelled: isCancelled)
-                            case .bytes(let bytes):
-                                try ImageDecoder.decode(data: bytes, request: request, isCancelled: isCancelled)
-                            }
-                        continuation.resume(returning: (AssetImage(image), statistics))
-                    } catch {
-                        continuation.resume(throwing: error)
-                    }
+            queue.async {
+                let isCancelled: @Sendable () -> Bool = { cancelled.withLock { $0 } }
+                do throws(ImageError) {
+                    if isCancelled() { throw .cancelled }
+                    let (image, statistics) =
+                        switch source {
+                        case .file(let url):
+                            try ImageDecoder.decode(fileAt: url.path, request: request, isCancelled: isCancelled)
+                        case .bytes(let bytes):
+                            try ImageDecoder.decode(data: bytes, request: request, isCancelled: isCancelled)
+                        }
+                    continuation.resume(returning: (AssetImage(image), statistics))
+                } catch {
+                    continuation.resume(throwing: error)
                 }
+            }
         }
     }
 

@@ -1,9 +1,9 @@
 import CFileIO
 import CZlib
-import Hashing
 import Dispatch
 import Essentials
 import Foundation
+import Hashing
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
 import AWSSigV4
 import CZlib
-import Hashing
 package import Foundation
+import Hashing
 
 extension S3Client {
     /// Reads an object's size, ETag, dates, content type, user metadata and checksums (HeadObject, with

@@ -1,8 +1,8 @@
 import AWSSigV4
 import CZlib
-import Hashing
 import Essentials
 package import Foundation
+import Hashing
 
 /// One object in a listing.
 package struct S3ObjectSummary: Sendable, Hashable {

@@ -1,7 +1,7 @@
 import AWSSigV4
 import CZlib
-import Hashing
 import Foundation
+import Hashing
 
 /// One integrity check a download passed.
 package enum IntegrityCheck: String, Sendable, Hashable, Codable, CaseIterable {

@@ -1,6 +1,6 @@
 import CZlib
-import Hashing
 import Foundation
+import Hashing
 
 /// A checksum of one algorithm computed over bytes fed in order.
 struct RunningChecksum {

@@ -1,5 +1,5 @@
-import Hashing
 import Foundation
+import Hashing
 
 /// One upload: a single PutObject, or a multipart upload (started or resumed) whose parts are read in order and
 /// sent up to ``UploaderConfiguration/maxConcurrentParts`` at a time, then completed.

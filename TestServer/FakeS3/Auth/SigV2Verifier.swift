@@ -1,7 +1,7 @@
 import AWSSigV4
-import Hashing
 import Essentials
 import Foundation
+import Hashing
 
 /// Verifies the legacy AWS Signature Version 2 (`Authorization: AWS key:signature`, and presigned
 /// URLs with `AWSAccessKeyId`/`Expires`/`Signature`), which older tools — e.g. `aws s3 presign` of

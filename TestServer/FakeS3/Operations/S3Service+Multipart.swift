@@ -1,7 +1,7 @@
 import AWSSigV4
-import Hashing
 import Essentials
 import Foundation
+import Hashing
 import NIOCore
 import NIOHTTP1
 

@@ -1,7 +1,7 @@
 import AWSSigV4
 import CZlib
-import Hashing
 import Foundation
+import Hashing
 import NIOCore
 
 extension ServerCore {

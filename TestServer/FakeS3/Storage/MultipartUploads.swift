@@ -1,6 +1,6 @@
-import Hashing
 import Essentials
 import Foundation
+import Hashing
 import NIOCore
 
 /// Multipart uploads in progress. Parts live where uploads in progress live (memory, or the storage

@@ -1,7 +1,7 @@
 import AWSSigV4
 import CZlib
-import Hashing
 import Foundation
+import Hashing
 
 /// The big-endian bytes of a 32-bit checksum, as S3 base64-encodes CRC32 and CRC32C.
 enum Digest32 {

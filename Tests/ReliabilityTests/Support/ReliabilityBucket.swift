@@ -1,7 +1,7 @@
-import Hashing
 import Essentials
 import FakeS3
 import Foundation
+import Hashing
 import TestSupport
 
 @testable import CloudAssets

@@ -1,5 +1,5 @@
-import Hashing
 import Foundation
+import Hashing
 import TestSupport
 
 @testable import S3Transfer
