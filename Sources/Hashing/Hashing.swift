@@ -105,34 +105,50 @@ struct DigestState: Sendable {
     func finalize() -> HashDigest { box.digest(length: length) }
 }
 
-/// SHA-256 (FIPS 180-4).
-public struct SHA256: HashFunction {
-    public static let blockByteCount = 64
-    private var state = DigestState(EVP_sha256(), length: 32)
+/// Which OpenSSL digest a ``Hash`` computes.
+public protocol HashAlgorithm: Sendable {
+    /// The digest's length in bytes.
+    static var digestByteCount: Int { get }
+    /// OpenSSL's digest (`EVP_sha256()`, …).
+    static var digest: OpaquePointer? { get }
+}
+
+/// A hash function of one algorithm (``SHA256``, ``Insecure/MD5``, ``Insecure/SHA1``).
+public struct Hash<Algorithm: HashAlgorithm>: HashFunction {
+    public static var blockByteCount: Int { 64 }
+    private var state = DigestState(Algorithm.digest, length: Algorithm.digestByteCount)
     public init() {}
     public mutating func update(bufferPointer bytes: UnsafeRawBufferPointer) { state.update(bytes) }
     public func finalize() -> HashDigest { state.finalize() }
 }
 
+/// SHA-256 (FIPS 180-4).
+public enum SHA256Algorithm: HashAlgorithm {
+    public static var digestByteCount: Int { 32 }
+    public static var digest: OpaquePointer? { EVP_sha256() }
+}
+
+/// MD5 (RFC 1321).
+public enum MD5Algorithm: HashAlgorithm {
+    public static var digestByteCount: Int { 16 }
+    public static var digest: OpaquePointer? { EVP_md5() }
+}
+
+/// SHA-1 (FIPS 180-4).
+public enum SHA1Algorithm: HashAlgorithm {
+    public static var digestByteCount: Int { 20 }
+    public static var digest: OpaquePointer? { EVP_sha1() }
+}
+
+/// SHA-256 (FIPS 180-4).
+public typealias SHA256 = Hash<SHA256Algorithm>
+
 /// Hash functions kept for what still requires them (ETags, `Content-MD5`, SigV2), not for security.
 public enum Insecure {
     /// MD5 (RFC 1321).
-    public struct MD5: HashFunction {
-        public static let blockByteCount = 64
-        private var state = DigestState(EVP_md5(), length: 16)
-        public init() {}
-        public mutating func update(bufferPointer bytes: UnsafeRawBufferPointer) { state.update(bytes) }
-        public func finalize() -> HashDigest { state.finalize() }
-    }
-
+    public typealias MD5 = Hash<MD5Algorithm>
     /// SHA-1 (FIPS 180-4).
-    public struct SHA1: HashFunction {
-        public static let blockByteCount = 64
-        private var state = DigestState(EVP_sha1(), length: 20)
-        public init() {}
-        public mutating func update(bufferPointer bytes: UnsafeRawBufferPointer) { state.update(bytes) }
-        public func finalize() -> HashDigest { state.finalize() }
-    }
+    public typealias SHA1 = Hash<SHA1Algorithm>
 }
 
 /// A secret key's bytes (an HMAC key).

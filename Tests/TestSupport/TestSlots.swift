@@ -20,7 +20,13 @@ import Testing
 /// pass, milliseconds) and records an issue naming each one still open after ``closeLimit``.
 public struct HeavyTestTrait: TestTrait, SuiteTrait, TestScoping {
     /// How long a test's resources get to close after it ends: a guard against a hang, not a measure of speed.
-    public static let closeLimit: Duration = .seconds(60)
+    public static let defaultCloseLimit: Duration = .seconds(60)
+
+    /// How long this trait waits for a test's resources to close.
+    public let closeLimit: Duration
+
+    /// A trait that waits `closeLimit` for what a test opened to close.
+    public init(closeLimit: Duration = HeavyTestTrait.defaultCloseLimit) { self.closeLimit = closeLimit }
 
     public var isRecursive: Bool { true }
 
@@ -57,10 +63,10 @@ public struct HeavyTestTrait: TestTrait, SuiteTrait, TestScoping {
                     return ends
                 }).reversed() { await end() }
             }
-            let leftOpen = await OpenResources.waitUntilClosed(ownedBy: owner, limit: Self.closeLimit)
+            let leftOpen = await OpenResources.waitUntilClosed(ownedBy: owner, limit: closeLimit)
             if !leftOpen.isEmpty {
                 let kinds = leftOpen.map(\.kind).joined(separator: ", ")
-                Issue.record("left open \(Self.closeLimit) after the test ended: \(kinds)")
+                Issue.record("left open \(closeLimit) after the test ended: \(kinds)")
             }
             if let failure { throw failure }
         }
