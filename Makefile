@@ -27,6 +27,9 @@ test: deps-python
 	$(SWIFT) build --build-tests $(IMPORT_CHECK)
 	SWIFT=$(SWIFT) scripts/run-tests.sh --skip 'RGWInteropTests|GalleryBrowserTests|GarbageRequestTests'
 	SWIFT=$(SWIFT) scripts/run-tests.sh --filter GarbageRequestTests
+	# The library's flows on a one-thread cooperative pool: nothing of the library may block it.
+	LIBDISPATCH_COOPERATIVE_POOL_STRICT=1 SWIFT=$(SWIFT) scripts/run-tests.sh \
+		--filter 'ReadmeQuickStartTests|ReadmeWritingTests|LibraryDeliveryTests|ImageRequestTests'
 	SWIFT=$(SWIFT) scripts/run-tests.sh --filter GalleryBrowserTests
 	SWIFT=$(SWIFT) scripts/run-tests.sh --filter RGWInteropTests
 
