@@ -11,8 +11,8 @@ package enum OpenResources {
     /// Who is opening things in this task (a test's name while it runs); `nil` outside a test.
     @TaskLocal package static var owner: String?
 
-    /// One entry of the ledger, returned by ``opened(_:owner:)`` and handed to ``closed(_:)`` once.
-    package struct Entry: Sendable, Hashable {
+    /// What closes one entry of the ledger, returned by ``opened(_:owner:)`` and handed to ``closed(_:)`` once.
+    package struct Token: Sendable, Hashable {
         let id: UInt64
     }
 
@@ -35,16 +35,16 @@ package enum OpenResources {
     private static let state = LockedBox(State())
 
     /// Files an open resource under `owner` (by default the task's ``owner``).
-    package static func opened(_ kind: String, owner: String? = OpenResources.owner) -> Entry {
+    package static func opened(_ kind: String, owner: String? = OpenResources.owner) -> Token {
         state.withLock { state in
             state.next += 1
             state.open[state.next] = Record(kind: kind, owner: owner)
-            return Entry(id: state.next)
+            return Token(id: state.next)
         }
     }
 
     /// Marks `entry` closed (a second call does nothing).
-    package static func closed(_ entry: Entry) {
+    package static func closed(_ entry: Token) {
         let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard let record = state.open.removeValue(forKey: entry.id), let owner = record.owner else { return [] }
             guard !state.open.values.contains(where: { $0.owner == owner }) else { return [] }

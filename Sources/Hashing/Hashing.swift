@@ -87,24 +87,6 @@ final class DigestContext: @unchecked Sendable {
     }
 }
 
-/// The state every hash function keeps: its context, copied before a change when shared.
-struct DigestState: Sendable {
-    private var box: DigestContext
-    private let length: Int
-
-    init(_ algorithm: OpaquePointer?, length: Int) {
-        box = DigestContext(algorithm)
-        self.length = length
-    }
-
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        if !isKnownUniquelyReferenced(&box) { box = DigestContext(copying: box) }
-        box.update(bytes)
-    }
-
-    func finalize() -> HashDigest { box.digest(length: length) }
-}
-
 /// Which OpenSSL digest a ``Hash`` computes.
 public protocol HashAlgorithm: Sendable {
     /// The digest's length in bytes.
@@ -116,10 +98,17 @@ public protocol HashAlgorithm: Sendable {
 /// A hash function of one algorithm (``SHA256``, ``Insecure/MD5``, ``Insecure/SHA1``).
 public struct Hash<Algorithm: HashAlgorithm>: HashFunction {
     public static var blockByteCount: Int { 64 }
-    private var state = DigestState(Algorithm.digest, length: Algorithm.digestByteCount)
+    /// The context, shared by copies until one of them changes it (copy-on-write).
+    private var box = DigestContext(Algorithm.digest)
+
     public init() {}
-    public mutating func update(bufferPointer bytes: UnsafeRawBufferPointer) { state.update(bytes) }
-    public func finalize() -> HashDigest { state.finalize() }
+
+    public mutating func update(bufferPointer bytes: UnsafeRawBufferPointer) {
+        if !isKnownUniquelyReferenced(&box) { box = DigestContext(copying: box) }
+        box.update(bytes)
+    }
+
+    public func finalize() -> HashDigest { box.digest(length: Algorithm.digestByteCount) }
 }
 
 /// SHA-256 (FIPS 180-4).

@@ -120,14 +120,8 @@ public enum TestSlots {
 /// The end-of-run check: when the test process exits, nothing the tests opened may still be open. Installed by the
 /// first heavy test; prints each open resource with the test that opened it and makes the exit status 1.
 enum LeakCheck {
-    private static let installed = LockedBox(false)
-
-    static func installAtExit() {
-        let first = installed.withLock { done in
-            defer { done = true }
-            return !done
-        }
-        guard first else { return }
+    /// Registers the check once (a static's initialiser runs once, whichever thread gets there first).
+    private static let registered: Void = {
         atexit {
             let open = OpenResources.open()
             guard !open.isEmpty else { return }
@@ -135,5 +129,7 @@ enum LeakCheck {
             FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
             _exit(1)
         }
-    }
+    }()
+
+    static func installAtExit() { registered }
 }

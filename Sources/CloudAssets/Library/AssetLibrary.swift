@@ -35,7 +35,7 @@ public final class AssetLibrary: Sendable {
     /// Whether the open finished (its repair included): only such a library may mark the folder closed cleanly.
     private let opened = LockedBox(false)
     /// Its entry in the ledger of open resources (``OpenResources``), from a finished open to `close()` or release.
-    private let ledgerEntry = LockedBox<OpenResources.Entry?>(nil)
+    private let ledgerEntry = LockedBox<OpenResources.Token?>(nil)
 
     /// Opens (or creates) the library in `configuration.storeURL`.
     ///

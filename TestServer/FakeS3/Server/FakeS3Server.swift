@@ -27,7 +27,7 @@ public final class FakeS3Server: Sendable {
         var connections: [ObjectIdentifier: any Channel] = [:]
         var stopped = false
         /// Its entry in the ledger of open resources, from a successful ``start()`` to ``stop()``.
-        var ledgerEntry: OpenResources.Entry?
+        var ledgerEntry: OpenResources.Token?
     }
 
     let core: ServerCore
