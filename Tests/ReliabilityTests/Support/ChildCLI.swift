@@ -1,3 +1,4 @@
+import Essentials
 import Foundation
 
 /// Runs the `cloudassets` binary as a child process that the test can `kill -9`.
@@ -47,12 +48,20 @@ struct ChildCLI {
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice
+        // In the ledger of what is open (the tests' leak check) until it has ended and been reaped.
+        let entry = OpenResources.opened("child process cloudassets \(arguments.first ?? "")")
         process.terminationHandler = { child in
+            OpenResources.closed(entry)
             guard child.terminationReason == .exit, child.terminationStatus != 0 else { return }
             let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             print("cloudassets \(arguments.joined(separator: " ")) exited \(child.terminationStatus): \(output)")
         }
-        try process.run()
+        do {
+            try process.run()
+        } catch {
+            OpenResources.closed(entry)
+            throw error
+        }
         try? handle.close()
         return process
     }
