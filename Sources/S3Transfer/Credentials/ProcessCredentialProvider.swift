@@ -51,6 +51,8 @@ package struct ProcessCredentialProvider: CredentialProvider {
                 command: shown, reason: "it printed more than \(settings.processOutputLimit) bytes and was killed")
         case .failure(.signalled(let signal)):
             throw .processFailed(command: shown, reason: "it was killed by signal \(signal)")
+        case .failure(.cancelled):
+            throw .processFailed(command: shown, reason: "it was cancelled and killed")
         }
         guard outcome.status == 0 else {
             let said = outcome.errorLine.isEmpty ? "" : ": " + outcome.errorLine

@@ -95,6 +95,69 @@ struct CredentialProcessTests {
         try? FileManager.default.removeItem(at: pidFile)
     }
 
+    /// Whether process `pid` is gone (`kill(pid, 0)` fails with `ESRCH`).
+    static func isGone(_ pid: Int32) -> Bool { kill(pid, 0) != 0 && errno == ESRCH }
+
+    @Test func aTimeoutKillsTheProcessesTheCommandStarted() async throws {
+        let pidFile = FileManager.default.temporaryDirectory.appendingPathComponent("pid-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: pidFile) }
+        // The shell starts a child of its own and waits for it: the child is the command's grandchild.
+        let sandbox = try sandbox { try $0.script("hang.sh", "sleep 3600 & echo $! > \(pidFile.path); wait") }
+        defer { sandbox.remove() }
+        var settings = CredentialSettings(profile: "tool")
+        settings.processTimeout = 0.5
+        let error = await credentialError { _ = try await sandbox.resolve(sandbox.context(settings: settings)) }
+        #expect(error?.description.contains("was killed") == true, "\(String(describing: error))")
+        let grandchild = try #require(
+            Int32(try String(contentsOf: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let gone = Self.isGone(grandchild)
+        if !gone { kill(grandchild, SIGKILL) }
+        #expect(gone, "the command's child \(grandchild) outlived the timeout")
+    }
+
+    @Test func cancellingTheRunKillsTheCommandAndItsChildren() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fifo = folder.appendingPathComponent("pids").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let script = folder.appendingPathComponent("hang.sh")
+        try "#!/bin/sh\nsleep 3600 & echo \"$$ $!\" > \(fifo); wait\n".write(
+            to: script, atomically: true, encoding: .utf8)
+        #expect(chmod(script.path, 0o755) == 0)
+        let run = Task {
+            await CredentialProcessRunner.run(
+                [script.path], environment: ["PATH": "/usr/bin:/bin"], timeout: 600, outputLimit: 1000)
+        }
+        // Opening the FIFO waits for the script to write both pids: the run is under way.
+        let text = await Task.detached { () -> String in
+            let fd = open(fifo, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return "" }
+            defer { close(fd) }
+            var bytes = [UInt8](repeating: 0, count: 256)
+            var count = 0
+            while count < bytes.count {
+                let n = read(fd, &bytes[count], bytes.count - count)
+                if n <= 0 { break }
+                count += n
+            }
+            return String(decoding: bytes[..<count], as: UTF8.self)
+        }.value
+        let pids = text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        try #require(pids.count == 2, "\(pids)")
+        run.cancel()
+        let result = await run.value
+        guard case .failure(.cancelled) = result else {
+            Issue.record("expected a cancelled run, got \(result)")
+            return
+        }
+        for pid in pids {
+            let gone = Self.isGone(pid)
+            if !gone { kill(pid, SIGKILL) }
+            #expect(gone, "process \(pid) outlived the cancellation")
+        }
+    }
+
     @Test func outputBeyondTheLimitIsRefused() async throws {
         let sandbox = try sandbox { try $0.script("flood.sh", "exec yes credentials") }
         defer { sandbox.remove() }
