@@ -177,12 +177,21 @@ package final class GalleryRouter: Sendable {
         let segments = Self.segments(of: path)
         switch (method, segments.first) {
         case (.GET, _):
-            if let file = files[path] { return .full(status: .ok, contentType: file.contentType, body: file.body) }
+            if let file = files[path] {
+                if file.contentType.hasPrefix("text/html"), let missing = try missingAlbum(query) {
+                    return missingAlbumPage(missing, query: query)
+                }
+                return .full(status: .ok, contentType: file.contentType, body: file.body)
+            }
             switch segments.count == 2 ? (segments[0], segments[1]) : nil {
             case ("api", "info")?: return info()
             case ("api", "collections")?: return try collections()
             case ("api", "toolbar")?: return toolbarItems()
-            case ("api", "events")?: return GalleryLiveFeed.eventStream(query: query, library: library, hub: hub)
+            case ("api", "events")?:
+                if let missing = try missingAlbum(query) {
+                    return .error(.notFound, Self.missingAlbumMessage(missing))
+                }
+                return GalleryLiveFeed.eventStream(query: query, library: library, hub: hub)
             case ("api", "assets")?: return try assets(query["ids"] ?? "")
             default: break
             }
@@ -209,6 +218,51 @@ package final class GalleryRouter: Sendable {
         default:
             return .error(.notFound, "not found")
         }
+    }
+
+    // MARK: Albums
+
+    /// The `album` a page or event stream asks for when this library has no album or smart album by that
+    /// identifier (deleted, unknown, or a folder): never shown as the whole library. Nil when no album is asked
+    /// for or it exists.
+    func missingAlbum(_ query: [String: String]) throws -> String? {
+        guard let album = query["album"], !album.isEmpty else { return nil }
+        return try library.collection(withLocalIdentifier: album) == nil ? album : nil
+    }
+
+    static func missingAlbumMessage(_ album: String) -> String {
+        "no album \(album): it was deleted, is a folder, or this library does not have it"
+    }
+
+    /// The page answered for a missing album: 404, the reason, and a link to the whole library (the picker's
+    /// mode kept).
+    private func missingAlbumPage(_ album: String, query: [String: String]) -> GalleryResponse {
+        var link = "/?token=\(token)"
+        if let pick = query["pick"], pick == "single" || pick == "multiple" { link += "&pick=\(pick)" }
+        let page = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><title>No such album</title></head>
+            <body><h1>No such album</h1><p id="error">\(Self.htmlEscaped(Self.missingAlbumMessage(album))).</p>
+            <p><a href="\(link)">Show the whole library</a></p></body></html>
+
+            """
+        return .full(status: .notFound, contentType: "text/html; charset=utf-8", body: Data(page.utf8))
+    }
+
+    /// `text` with HTML's special characters as entities.
+    static func htmlEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
     }
 
     private func info() -> GalleryResponse {

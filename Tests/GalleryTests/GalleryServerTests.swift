@@ -304,6 +304,49 @@ struct GalleryServerTests {
         }
     }
 
+    @Test("an album that is deleted, unknown or a folder is a 404, never the whole library (the picker's too)")
+    func unknownAlbumIsNotFound() async throws {
+        try await withGallery { harness in
+            let one = try harness.asset(named: "img1.png")
+            var album: CollectionPlaceholder?
+            var gone: CollectionPlaceholder?
+            var folder: CollectionPlaceholder?
+            try await harness.library.performChanges { requests in
+                folder = requests.createFolder(title: "Trips")
+                album = requests.createAlbum(title: "Rome", in: folder)
+                requests.addAssets([one], to: album!)
+                gone = requests.createAlbum(title: "Gone")
+            }
+            let deleted = try #require(try harness.library.collection(withLocalIdentifier: gone!.localIdentifier))
+            try await harness.library.performChanges { requests in requests.deleteCollections([deleted]) }
+
+            // The album that exists: its one asset.
+            let events = try EventStreamReader(
+                port: harness.port, path: "/api/events?token=\(harness.token)&album=\(album!.localIdentifier)")
+            #expect(try jsonObject(try await events.next("reset"))["ids"] as? [String] == [one.localIdentifier])
+            #expect(try await harness.get("/?album=\(album!.localIdentifier)").status == 200)
+
+            for missing in [gone!.localIdentifier, folder!.localIdentifier, "no-such-album", "smart:nothing"] {
+                for page in ["/", "/index.html", "/?pick=multiple"] {
+                    let separator = page.contains("?") ? "&" : "?"
+                    let answer = try await harness.get("\(page)\(separator)album=\(missing)")
+                    #expect(answer.status == 404, "\(page) album=\(missing)")
+                    #expect(answer.headers["content-type"]?.hasPrefix("text/html") == true)
+                    #expect(answer.text.contains("No such album") && answer.text.contains(missing), "\(answer.text)")
+                    #expect(!answer.text.contains("gallery.js"), "not the gallery page")
+                }
+                let stream = try await harness.get("/api/events?album=\(missing)&pick=multiple")
+                #expect(stream.status == 404, "events album=\(missing)")
+                let message = try #require(try jsonObject(stream.text)["error"] as? String)
+                #expect(message.contains("no album \(missing)"), "\(message)")
+            }
+            // A title is escaped in the page, not run.
+            let hostile = try await harness.get("/?album=%3Cscript%3E")
+            #expect(
+                hostile.status == 404 && !hostile.text.contains("<script>") && hostile.text.contains("&lt;script&gt;"))
+        }
+    }
+
     @Test("filters by state and media type, and sorts")
     func filters() async throws {
         try await withGallery { harness in
