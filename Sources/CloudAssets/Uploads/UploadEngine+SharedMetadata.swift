@@ -31,6 +31,11 @@ extension UploadEngine {
                 let key = configuration.layout.sidecarKey(forOriginalKey: record.key)
             else { return }
             let (remoteState, remoteETag) = try await readSidecar(key, remote: remote)
+            if remoteETag == nil, try await purgedElsewhere(record, remote: remote) {
+                // Writing would leave a sidecar without its original in the bucket: the asset goes here too.
+                try forgetPurged(id)
+                return
+            }
             let merged = SharedMetadata(record: record).merged(with: remoteState ?? SharedMetadata())
             var etag = remoteETag
             var journal: [JournalChange] = []
@@ -50,6 +55,38 @@ extension UploadEngine {
             }
             try adoptSharedMetadata([(id, merged, etag)], journal: journal)
             return
+        }
+    }
+
+    /// Whether an asset whose sidecar is not in the bucket was purged by another library (or deleted by another
+    /// tool), so that no sidecar may be written for it: its original is gone, or — the sidecar this library read
+    /// before is gone and its last change here took it out of the trash — a purge decided on it (a purge deletes
+    /// the sidecar first, conditional on the version it decided on, then the original). A new asset's first
+    /// sidecar, or a sidecar deleted under an asset that is not being restored, is written as before.
+    private func purgedElsewhere(_ record: AssetRecord, remote: LibraryRemote) async throws -> Bool {
+        let head: S3ObjectHead
+        do {
+            head = try await remote.client.headObject(bucket: configuration.bucket, key: record.key)
+        } catch {
+            guard error == .noSuchKey else { throw error }
+            return true
+        }
+        guard S3ETag.same(head.etag, record.etag), record.sidecarETag != nil, !record.isTrashed else { return false }
+        let device = try deviceIdentifier()
+        return SharedMetadata(record: record).stamps[.trashed]?.device == device
+    }
+
+    /// Removes an asset another library purged from the catalog and its local files (as the purge's own library
+    /// did); the bucket's journal tells every other library.
+    func forgetPurged(_ id: Int64) throws {
+        let files = self.files
+        try performWrite { tx in
+            guard let record = try tx.record(id) else { return }
+            try tx.delete(id)
+            let editFiles = record.editRevision.map { files.editPaths(id: id, revision: $0) } ?? []
+            for path in files.allPaths(id: id, key: record.key) + editFiles {
+                try? FileManager.default.removeItem(atPath: path)
+            }
         }
     }
 
