@@ -8,6 +8,8 @@ protocol EditCommand: AsyncParsableCommand {
     var global: GlobalOptions { get }
     var edit: EditOptions { get }
     func record(_ assets: [Asset], in changes: AssetChangeRequests)
+    /// Checks, once the change was sent, that it held for every asset; throws what did not (none by default).
+    func verify(_ assets: [Asset], in library: AssetLibrary) throws
 }
 
 extension EditCommand {
@@ -20,6 +22,9 @@ extension EditCommand {
             let targets = try edit.selection.resolve(in: library, includingTrash: true)
             try await library.performChanges { record(targets, in: $0) }
             try await finishEdit(library, noWait: edit.noWait)
+            try verify(targets, in: library)
         }
     }
+
+    func verify(_ assets: [Asset], in library: AssetLibrary) throws {}
 }

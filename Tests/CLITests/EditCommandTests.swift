@@ -116,6 +116,30 @@ struct EditCommandTests {
         }
     }
 
+    @Test func aRestoreOfWhatAnotherLibraryPurgedFailsAndLeavesNoSidecar() async throws {
+        try await withFixture(assets: 4) { fixture in
+            try await fixture.sync(["--no-thumbnails"])
+            let other = fixture.folder.appendingPathComponent("other")
+            var otherGlobals = fixture.globalArguments
+            otherGlobals[1] = other.path
+            expectSuccess(try await fixture.run("rm", ["1", "2", "3"]))
+            let trashedKeys = try await rows(fixture, ["--trashed"]).map(\.key)
+            #expect(trashedKeys.count == 3)
+            expectSuccess(try await fixture.run("sync", ["--no-thumbnails"], globals: otherGlobals))
+            #expect(try await rows(fixture, ["--trashed"], store: other).count == 3, "the other library sees the trash")
+            // This library empties the trash; the other, not synced since, restores the three.
+            let purged = try await fixture.run("empty-trash")
+            expectSuccess(purged)
+            #expect(purged.stdout.contains("purged 3"))
+            let restore = try await fixture.run("restore", trashedKeys, globals: otherGlobals)
+            expectUserError(restore, status: 8, mentioning: "could not restore 3 of 3")
+            #expect(restore.stderr.contains("emptied the trash"), "\(restore.stderr)")
+            #expect(
+                try fixture.server.keys(bucket: CLIFixture.bucket, prefix: "metadata/").isEmpty, "no orphan sidecar")
+            #expect(try await rows(fixture, ["--include-hidden", "--trashed"], store: other).isEmpty)
+        }
+    }
+
     @Test func anImportMadeOfflineIsListedAsNotUploadedAndStatusCountsIt() async throws {
         try await withFixture(assets: 1) { fixture in
             let file = fixture.folder.appendingPathComponent("offline.jpg")
