@@ -142,7 +142,10 @@ package final class GalleryRouter: Sendable {
         let headerToken = request.headers.first(name: "X-CloudAssets-Token")
         let presented: String?
         switch request.method {
-        case .GET: presented = headerToken ?? target?.query["token"]
+        case .GET:
+            // The query's token counts even when the path is refused, so that such a path answers 404, not 403.
+            let query = String(Substring(request.uri.utf8.drop { $0 != UInt8(ascii: "?") }))
+            presented = headerToken ?? (target ?? Self.parseTarget("/" + query))?.query["token"]
         case .POST: presented = headerToken  // a query or a cookie alone is not enough to change anything
         default: return .error(.methodNotAllowed, "method not allowed")
         }

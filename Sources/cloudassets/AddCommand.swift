@@ -78,7 +78,7 @@ struct Add: AsyncParsableCommand {
         keepFreedMemoryForReuse()
         try await runReportingErrors {
             let urls = try Self.expand(files)
-            let library = try await global.openLibrary(runsDownloads: !noWait)
+            let library = try await openLibraryForChange(global, noWait: noWait, runsDownloads: !noWait)
             defer { library.close() }
             let target = try album.map { try AlbumNames.album($0, in: library) }
             let ids = try await library.performChanges { changes in
@@ -97,6 +97,10 @@ struct Add: AsyncParsableCommand {
                 output.flush()
             }
             guard !noWait else { return try printResults() }
+            guard sendsNow(library, noWait: noWait) else {
+                noteOfflineChange()
+                return try printResults()
+            }
             let quiet = global.quiet
             do {
                 try await withInterrupt { try await waitForUploads(of: library, quiet: quiet, ids: ids) }

@@ -8,8 +8,9 @@ struct Album: AsyncParsableCommand {
         abstract: "List and change albums and folders.",
         discussion: """
             An album is named by its id, its title (when no other album has it), or its path of folders \
-            ("Trips/Italy/Rome"); smart albums (Favorites, Videos, Edited, Hidden, Recently Deleted) by title or \
-            id. Albums reach the other libraries on the bucket with the next sync. With CLOUDASSETS_KEY_FOLDERS=1 \
+            ("Trips/Italy/Rome"); smart albums (Favorites, Recently Added, Videos, Edited, Hidden, Recently Deleted) by \
+            title or id. A change is sent to the bucket before the command exits (unless --no-wait, or offline: then \
+            with the next sync), and reaches the other libraries at their next sync. With CLOUDASSETS_KEY_FOLDERS=1 \
             (config key keyFolders) the bucket's folders of keys are listed too (kinds keyFolder and keyAlbum: \
             "originals/Trips/Rome/" is the album Trips/Rome); they follow the keys and cannot be changed.
             """,
@@ -40,51 +41,94 @@ enum AlbumNames {
         return (albums, folders)
     }
 
-    /// The album (or smart album) `name` names.
-    static func album(_ name: String, in library: AssetLibrary) throws -> AssetCollection {
-        if let collection = try library.collection(withLocalIdentifier: name) { return collection }
-        if let smart = try library.fetchSmartAlbums().first(where: { $0.title == name }) { return smart }
+    /// The albums (or smart album) `name` names: the one of that id, the smart album of that title, else those of
+    /// that path, else those of that title.
+    private static func albums(_ name: String, in library: AssetLibrary) throws -> [AssetCollection] {
+        if let collection = try library.collection(withLocalIdentifier: name) { return [collection] }
+        if let smart = try library.fetchSmartAlbums().first(where: { $0.title == name }) { return [smart] }
         let all = try paths(in: library).albums
         let matches = all.filter { $0.0 == name }.map(\.1)
-        let byTitle = matches.isEmpty ? all.filter { $0.1.title == name }.map(\.1) : matches
-        guard byTitle.count <= 1 else {
-            throw CLIError("\(byTitle.count) albums are named \(name): name one by its id (see 'cloudassets album ls')")
-        }
-        guard let album = byTitle.first else { throw CLIError("no album \(name) (see 'cloudassets album ls')") }
+        return matches.isEmpty ? all.filter { $0.1.title == name }.map(\.1) : matches
+    }
+
+    /// The folders `name` names: the one of that id or path, else those of that title.
+    private static func folders(_ name: String, in library: AssetLibrary) throws -> [CollectionList] {
+        let all = try paths(in: library).folders
+        let matches = all.filter { $0.1.localIdentifier == name || $0.0 == name }.map(\.1)
+        return matches.isEmpty ? all.filter { $0.1.title == name }.map(\.1) : matches
+    }
+
+    /// The error of a name that names several albums or folders: it lists their ids, by which each can be named.
+    private static func ambiguous(_ name: String, _ what: String, ids: [String]) -> CLIError {
+        CLIError(
+            "\(ids.count) \(what) are named \(name) (\(ids.joined(separator: ", "))): name one by its id "
+                + "(see 'cloudassets album ls')")
+    }
+
+    /// The album (or smart album) `name` names.
+    static func album(_ name: String, in library: AssetLibrary) throws -> AssetCollection {
+        let found = try albums(name, in: library)
+        guard found.count <= 1 else { throw ambiguous(name, "albums", ids: found.map(\.localIdentifier)) }
+        guard let album = found.first else { throw CLIError("no album \(name) (see 'cloudassets album ls')") }
         return album
     }
 
     /// The folder `name` names (id, path or unique title).
     static func folder(_ name: String, in library: AssetLibrary) throws -> CollectionList {
-        let all = try paths(in: library).folders
-        let matches = all.filter { $0.1.localIdentifier == name || $0.0 == name }.map(\.1)
-        let byTitle = matches.isEmpty ? all.filter { $0.1.title == name }.map(\.1) : matches
-        guard byTitle.count <= 1 else {
-            throw CLIError(
-                "\(byTitle.count) folders are named \(name): name one by its id (see 'cloudassets album ls')")
-        }
-        guard let folder = byTitle.first else { throw CLIError("no folder \(name) (see 'cloudassets album ls')") }
+        let found = try folders(name, in: library)
+        guard found.count <= 1 else { throw ambiguous(name, "folders", ids: found.map(\.localIdentifier)) }
+        guard let folder = found.first else { throw CLIError("no folder \(name) (see 'cloudassets album ls')") }
         return folder
     }
 
-    /// An album or a folder.
+    /// An album or a folder: `name` must name one alone — a name of both an album and a folder is refused, as a
+    /// name of two albums is, with their ids.
     static func collection(_ name: String, in library: AssetLibrary) throws -> any CollectionIdentifying {
-        if let album = try? album(name, in: library) { return album }
-        if let folder = try? folder(name, in: library) { return folder }
+        let albums = try albums(name, in: library)
+        let folders = try folders(name, in: library)
+        let ids = albums.map(\.localIdentifier) + folders.map(\.localIdentifier)
+        if let exact = ids.first(where: { $0 == name }) {
+            return try albums.first { $0.localIdentifier == exact } ?? folders.first { $0.localIdentifier == exact }!
+        }
+        guard ids.count <= 1 else {
+            throw ambiguous(
+                name, albums.isEmpty ? "folders" : folders.isEmpty ? "albums" : "albums and folders", ids: ids)
+        }
+        if let album = albums.first { return album }
+        if let folder = folders.first { return folder }
         throw CLIError("no album or folder is named \(name) alone (see 'cloudassets album ls')")
     }
 }
 
-/// Opens the library (no network needed), applies `body` in one change, and prints `done` unless quiet.
+/// What every album change takes after its own arguments: `--no-wait`, as the other commands that change the
+/// library do.
+struct AlbumChangeOptions: ParsableArguments {
+    @Flag(name: .long, help: "Record only; do not send the change to the bucket now.") var noWait = false
+}
+
+/// Opens the library, applies `body` in one change, prints `done` unless quiet, then sends the change to the
+/// bucket before returning, as every change of the command line is sent (``sendChange(_:noWait:)``).
 func runAlbumChange(
-    _ global: GlobalOptions, _ body: (AssetLibrary) throws -> (AssetChangeRequests) -> Void, done: String
+    _ global: GlobalOptions, _ options: AlbumChangeOptions,
+    _ body: (AssetLibrary) throws -> (AssetChangeRequests) -> Void, done: String
 ) async throws {
     try await runReportingErrors {
-        let library = try await global.openLibrary(requireRemote: false, runsDownloads: false)
+        let library = try await openLibraryForChange(global, noWait: options.noWait)
         defer { library.close() }
         let record = try body(library)
         try await library.performChanges { record($0) }
         if !global.quiet { Terminal.shared.out(done) }
+        try await sendChange(library, noWait: options.noWait)
+    }
+}
+
+/// A title the user typed, as the album or folder will have it; one that other libraries would refuse (empty, too
+/// long, with a control character) is a usage error (exit 2) in one line.
+func checkedTitle(_ title: String, of collection: (any CollectionIdentifying)? = nil) throws -> String {
+    do {
+        return try AssetChangeRequests.collectionTitle(title, of: collection)
+    } catch {
+        throw CLIError(UserMessage.describe(error), status: .usage)
     }
 }
 
@@ -147,10 +191,12 @@ struct AlbumCreate: AsyncParsableCommand {
     @Argument(help: "The title.") var title: String
     @Option(name: .customLong("in"), help: "The folder to create it in (id, path or title).") var parent: String?
     @Flag(help: "Create a folder instead of an album.") var folder = false
+    @OptionGroup var change: AlbumChangeOptions
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try await global.openLibrary(requireRemote: false, runsDownloads: false)
+            let title = try checkedTitle(title)
+            let library = try await openLibraryForChange(global, noWait: change.noWait)
             defer { library.close() }
             let parentFolder = try parent.map { try AlbumNames.folder($0, in: library) }
             var created: CollectionPlaceholder?
@@ -160,7 +206,8 @@ struct AlbumCreate: AsyncParsableCommand {
                     ? requests.createFolder(title: title, in: parentFolder)
                     : requests.createAlbum(title: title, in: parentFolder)
             }
-            print(created?.localIdentifier ?? "")
+            Terminal.shared.out(created?.localIdentifier ?? "")
+            try await sendChange(library, noWait: change.noWait)
         }
     }
 }
@@ -170,12 +217,14 @@ struct AlbumRename: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The album or folder.") var name: String
     @Argument(help: "The new title.") var title: String
+    @OptionGroup var change: AlbumChangeOptions
 
     func run() async throws {
         try await runAlbumChange(
-            global,
+            global, change,
             { library in
                 let collection = try AlbumNames.collection(name, in: library)
+                let title = try checkedTitle(title, of: collection)
                 return { $0.renameCollection(collection, to: title) }
             }, done: "renamed 1 collection")
     }
@@ -186,12 +235,13 @@ struct AlbumRemove: AsyncParsableCommand {
         commandName: "rm", abstract: "Delete albums or folders (a folder with what is in it); assets stay.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Albums or folders.") var names: [String]
+    @OptionGroup var change: AlbumChangeOptions
 
     func validate() throws { if names.isEmpty { throw ValidationError("name the albums or folders to delete") } }
 
     func run() async throws {
         try await runAlbumChange(
-            global,
+            global, change,
             { library in
                 let collections = try names.map { try AlbumNames.collection($0, in: library) }
                 return { $0.deleteCollections(collections) }
@@ -206,12 +256,13 @@ struct AlbumAdd: AsyncParsableCommand {
     @Argument(help: "The album.") var album: String
     @OptionGroup var selection: AssetArguments
     @Option(help: "Insert at this position (0 is the first).") var at: Int?
+    @OptionGroup var change: AlbumChangeOptions
 
     func validate() throws { if let at, at < 0 { throw ValidationError("--at must be 0 or more, not \(at)") } }
 
     func run() async throws {
         try await runAlbumChange(
-            global,
+            global, change,
             { library in
                 let collection = try AlbumNames.album(album, in: library)
                 let assets = try selection.resolve(in: library)
@@ -227,10 +278,11 @@ struct AlbumTakeOut: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The album.") var album: String
     @OptionGroup var selection: AssetArguments
+    @OptionGroup var change: AlbumChangeOptions
 
     func run() async throws {
         try await runAlbumChange(
-            global,
+            global, change,
             { library in
                 let collection = try AlbumNames.album(album, in: library)
                 let assets = try selection.resolve(in: library, includingTrash: true)
@@ -254,6 +306,7 @@ struct AlbumMove: AsyncParsableCommand {
     @Option(help: "The position to move the assets to.") var to: Int?
     @Option(help: "The folder to move the album or folder into.") var into: String?
     @Flag(help: "Move the album or folder to the top level.") var top = false
+    @OptionGroup var change: AlbumChangeOptions
 
     func validate() throws {
         let modes = [to != nil, into != nil, top].filter { $0 }.count
@@ -264,7 +317,7 @@ struct AlbumMove: AsyncParsableCommand {
 
     func run() async throws {
         try await runAlbumChange(
-            global,
+            global, change,
             { library in
                 if let to {
                     let album = try AlbumNames.album(name, in: library)

@@ -18,13 +18,19 @@ struct AssetArguments: ParsableArguments {
         }
     }
 
+    /// The key prefix a `--prefix` value names, for every command that takes one (`ls` too): the value itself when
+    /// it starts with the originals prefix, else the value below it (`2015/01/` is `originals/2015/01/`).
+    static func keyPrefix(_ prefix: String, in library: AssetLibrary) -> String {
+        let originals = library.configuration.layout.originalsPrefix
+        return prefix.hasPrefix(originals) ? prefix : originals + prefix
+    }
+
     /// The named assets, then those under the prefix (each once).
     func resolve(in library: AssetLibrary, includingTrash: Bool = false) throws -> [Asset] {
         var result = try resolveAssets(assets, in: library, includingTrash: includingTrash)
         guard let prefix else { return result }
-        let originals = library.configuration.layout.originalsPrefix
         var options = FetchOptions(sortBy: [.key()])
-        options.predicate = .keyPrefix(prefix.hasPrefix(originals) ? prefix : originals + prefix)
+        options.predicate = .keyPrefix(Self.keyPrefix(prefix, in: library))
         options.includeHiddenAssets = true
         options.includeTrashedAssets = includingTrash
         var named = Set(result.map(\.localIdentifier))

@@ -62,7 +62,7 @@ struct ContentEdit: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try await global.openLibrary(runsDownloads: false)
+            let library = try await openLibraryForChange(global, noWait: noWait)
             defer { library.close() }
             let targets = try selection.resolve(in: library)
             if changesNothing {
@@ -85,7 +85,7 @@ struct ContentEdit: AsyncParsableCommand {
                 }
                 if !global.quiet { Terminal.shared.out("\(edited.localIdentifier)\tedited\t\(edited.key)") }
             }
-            try await finishEdit(library, noWait: noWait)
+            try await sendChange(library, noWait: noWait)
         }
     }
 
@@ -120,7 +120,7 @@ struct Revert: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try await global.openLibrary(runsDownloads: false)
+            let library = try await openLibraryForChange(global, noWait: edit.noWait)
             defer { library.close() }
             let targets = try edit.selection.resolve(in: library, includingTrash: true)
             try await library.performChanges { changes in
@@ -131,18 +131,7 @@ struct Revert: AsyncParsableCommand {
                     Terminal.shared.out("\(asset.localIdentifier)\t\(asset.hasAdjustments ? "reverted" : "unedited")")
                 }
             }
-            try await finishEdit(library, noWait: edit.noWait)
+            try await sendChange(library, noWait: edit.noWait)
         }
-    }
-}
-
-/// Unless `--no-wait` or offline, waits for the change to reach the bucket; says so when it could not.
-func finishEdit(_ library: AssetLibrary, noWait: Bool) async throws {
-    guard !noWait && library.networkPolicy != .offline else { return }
-    _ = try await withInterrupt { await library.waitForUploads() }
-    let uploads = try library.uploads
-    if uploads.unsharedEdits > 0 || uploads.unsharedContentEdits > 0 {
-        Terminal.shared.err(
-            "note: the change is recorded here but could not reach the bucket yet; the next sync sends it")
     }
 }

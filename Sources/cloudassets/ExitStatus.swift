@@ -34,7 +34,9 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .unexpected: "unexpected or internal error (a damaged catalog, a bug)"
         case .usage:
             "usage: bad flags or values, unknown asset, unreadable file to add, bad or missing configuration, a --store that is not a library"
-        case .credentials: "credentials missing, wrong or denied access"
+        case .credentials:
+            "credentials missing, wrong, expired or denied access, or a clock too far off for the service to accept "
+                + "the requests"
         case .unreachable: "endpoint unreachable or not answering (connection refused, timeout, TLS refused)"
         case .noSuchBucket: "no such bucket"
         case .inCloud: "the data is in the cloud and the network is not allowed (offline)"
@@ -93,12 +95,12 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .invalidRange: .rangeNotSatisfiable
         case .cancelled: .interrupted
         case .endpointUnreachable, .tlsNotTrusted: .unreachable
-        case .missingCredentials, .accessDenied: .credentials
+        case .missingCredentials, .accessDenied, .clockSkewed: .credentials
         case .noSuchBucket: .noSuchBucket
         case .wrongRegion: .regionMismatch
         case .serviceUnavailable, .corruptData: .serverError
         case .imageUnreadable, .imageTooLarge: .unsupportedInput
-        default: .unexpected  // libraryClosed, catalogFailed, historyUnavailable, clockSkewed, serviceError, unexpected
+        default: .unexpected  // libraryClosed, catalogFailed, historyUnavailable, serviceError, unexpected
         }
     }
 

@@ -17,7 +17,7 @@ struct List: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only this state: cloudOnly, thumbnail, partial, full.") var state: String?
     @Option(help: "Only this media type: image, video, audio.") var type: String?
-    @Option(help: "Only keys starting with this prefix.") var prefix: String?
+    @Option(help: "Only keys starting with this prefix (the originals prefix may be left out).") var prefix: String?
     @Flag(help: "Only pinned assets.") var pinned = false
     @Flag(help: "Only favourites.") var favorite = false
     @Flag(help: "Only assets whose original is in the bucket.") var uploaded = false
@@ -60,7 +60,7 @@ struct List: AsyncParsableCommand {
                 }
                 predicates.append(.mediaTypes([media]))
             }
-            if let prefix { predicates.append(.keyPrefix(prefix)) }
+            if let prefix { predicates.append(.keyPrefix(AssetArguments.keyPrefix(prefix, in: library))) }
             if favorite { predicates.append(.isFavorite(true)) }
             if uploaded { predicates.append(.uploadStates([.uploaded])) }
             if notUploaded { predicates.append(.uploadStates([.pendingUpload, .uploading, .uploadFailed])) }

@@ -84,6 +84,7 @@ struct Sync: AsyncParsableCommand {
                         + "\(summary.metadataChanged) metadata, \(summary.removed) removed, "
                         + (summary.metadataFilled > 0 ? "\(summary.metadataFilled) read beyond the listing, " : "")
                         + "\(summary.thumbnailsFetched + summary.thumbnailsFromImageHeaders) thumbnails, \(summary.sidecarsRead) shared edits merged, "
+                        + "\(summary.collectionsRead) album changes merged, "
                         + "\(summary.purged) purged from the trash")
                 if summary.metadataPending > 0 {
                     Terminal.shared.out(

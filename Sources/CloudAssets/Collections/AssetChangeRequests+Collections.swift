@@ -20,8 +20,8 @@ extension AssetChangeRequests {
     }
 
     /// Creates a user album (PhotoKit's `creationRequestForAssetCollection(withTitle:)`), at the top level or in
-    /// `folder`. The title is trimmed and may not be empty. The album reaches the other libraries on the bucket with the
-    /// next sync.
+    /// `folder`. The title is trimmed, and must then be one every library accepts (``collectionTitle(_:of:)``). The
+    /// album reaches the other libraries on the bucket with the next upload round or sync.
     /// - Returns: Its placeholder: its identifier is the album's, and later requests of this call may name it.
     @discardableResult
     public func createAlbum(title: String, in folder: (any CollectionIdentifying)? = nil) -> CollectionPlaceholder {
@@ -42,7 +42,7 @@ extension AssetChangeRequests {
         return CollectionPlaceholder(localIdentifier: uuid)
     }
 
-    /// Renames an album or folder (trimmed, not empty).
+    /// Renames an album or folder (the title trimmed, then held to ``collectionTitle(_:of:)``'s rule).
     public func renameCollection(_ collection: any CollectionIdentifying, to title: String) {
         recordCollectionChange(.rename(collection.localIdentifier, title: title))
     }
@@ -89,15 +89,31 @@ extension AssetChangeRequests {
     }
 }
 
-extension AssetChangeRequests.CollectionChange {
-    /// The longest title kept (in characters).
-    static let maximumTitleLength = 1000
+extension AssetChangeRequests {
+    /// The title an album or folder gets for `title`: `title` trimmed of white space and line breaks, held to the
+    /// rule every library holds a collection document's title to (not empty, no control character such as a tab
+    /// or a line break, at most 4096 bytes of UTF-8), so that no title is written that other libraries refuse.
+    /// ``createAlbum(title:in:)``, ``createFolder(title:in:)`` and ``renameCollection(_:to:)`` apply it; call it
+    /// first to check what a user typed.
+    /// - Parameters:
+    ///   - title: The title as given.
+    ///   - collection: The album or folder renamed; `nil` for one to be created (the error then names none).
+    /// - Throws: ``CloudAssetsError/Code/cannotChangeCollection``, its reason saying what is wrong.
+    public static func collectionTitle(_ title: String, of collection: (any CollectionIdentifying)? = nil) throws
+        -> String
+    {
+        try CollectionChange.title(title, of: collection?.localIdentifier)
+    }
+}
 
-    static func title(_ title: String, of identifier: String) throws -> String {
+extension AssetChangeRequests.CollectionChange {
+    /// `title` trimmed, or the error of a title another library would refuse (``BucketInput/collectionTitleProblem(_:)``);
+    /// `identifier` is the collection renamed, nil for one created.
+    static func title(_ title: String, of identifier: String?) throws -> String {
         let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= maximumTitleLength, !trimmed.contains("\0") else {
+        if let problem = BucketInput.collectionTitleProblem(trimmed) {
             throw AssetLibraryError.cannotChangeCollection(
-                localIdentifier: identifier, reason: "a title must have 1 to \(maximumTitleLength) characters")
+                localIdentifier: identifier ?? "", reason: "the title \(problem)")
         }
         return trimmed
     }
@@ -137,7 +153,7 @@ extension AssetChangeRequests.CollectionChange {
             switch self {
             case .create(let uuid, let kind, let title, let parent):
                 _ = try tx.createCollection(
-                    uuid: uuid, kind: kind, title: try Self.title(title, of: uuid),
+                    uuid: uuid, kind: kind, title: try Self.title(title, of: nil),
                     parentUUID: try folder(parent, for: uuid), now: now)
             case .rename(let identifier, let title):
                 try tx.updateCollection(

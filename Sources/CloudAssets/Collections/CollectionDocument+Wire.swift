@@ -175,6 +175,25 @@ extension BucketInput {
     /// The most assets (present or removed) one collection document may name.
     package static let maxCollectionMembers = 200_000
 
+    /// What is wrong with an album's or folder's title, or nil: the one rule for titles, held by every library to
+    /// the documents it reads (one breaking it is skipped) and by ``AssetChangeRequests`` to the titles it is given
+    /// (after trimming them), so that no library writes a title the others refuse. A title is not empty, has no
+    /// white space or line break around it, holds no control character (below U+0020) and is at most
+    /// ``maxTitleBytes`` bytes of UTF-8.
+    /// - Returns: The problem as the end of a sentence about the title ("has control characters (U+0009)").
+    package static func collectionTitleProblem(_ title: String) -> String? {
+        let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.isEmpty { return "is empty" }
+        if trimmed != title { return "has white space around it" }
+        if let control = title.unicodeScalars.first(where: { $0.value < 0x20 }) {
+            return "has control characters (U+\(String(format: "%04X", control.value)))"
+        }
+        if title.utf8.count > maxTitleBytes {
+            return "has \(title.utf8.count) bytes (at most \(maxTitleBytes))"
+        }
+        return nil
+    }
+
     /// Reads a collection document: its identifier is `id` (the object's name) and a UUID, its kind album or
     /// folder, its title 1 to ``maxTitleBytes`` bytes without control characters, its folder another UUID, every
     /// member's key an original's, every device bounded; stamps later than `now` plus ``maxStampLead`` are clamped
@@ -204,12 +223,9 @@ extension BucketInput {
             }
             return .success(CollectionDocument.Stamp(time: min(stamp.time, limit), device: stamp.device))
         }
-        let trimmed = wire.title.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.isEmpty || trimmed != wire.title || wire.title.unicodeScalars.contains(where: { $0.value < 0x20 }) {
-            return .failure(
-                Rejection("collection title \(quoted(wire.title)) is empty, padded or has control characters"))
+        if let problem = collectionTitleProblem(wire.title) {
+            return .failure(Rejection("collection title \(quoted(wire.title)) \(problem)"))
         }
-        if let problem = textProblem(wire.title, "title", max: maxTitleBytes) { return .failure(Rejection(problem)) }
         if let parent = wire.parent, !CollectionDocument.isIdentifier(parent) || parent == wire.id {
             return .failure(Rejection("collection folder \(quoted(parent)) is not another collection's identifier"))
         }

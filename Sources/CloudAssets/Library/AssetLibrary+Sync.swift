@@ -80,6 +80,15 @@ extension AssetLibrary {
 }
 
 extension AssetLibrary {
+    /// Refuses a bucket other than the library's own, as a sync does, without a request: throws
+    /// ``CloudAssetsError/Code/boundToAnotherBucket`` when the configured endpoint, bucket or originals prefix is
+    /// not the one the library was first synced with (unless ``Configuration/rebind``). Returns when they match,
+    /// when the library was never synced, and without an endpoint. A command that is about to send a change calls
+    /// it first, so that another bucket is refused rather than left unreached.
+    public func checkBinding() throws {
+        try entry { try context.remote?.checkBinding() }
+    }
+
     /// Checks what a sync needs, one line each (``ConnectionReport``): where the credentials come from, the
     /// endpoint and its addressing, TLS, the bucket (one listing of at most one key), the catalog's binding and the
     /// service's clock. Never throws: what fails is a ``ConnectionReport/Check/problem``. Ignores the network

@@ -30,8 +30,9 @@ enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
     case noSuchAsset(localIdentifier: String)
     /// A fetch or change request named an album or folder this library does not have.
     case noSuchCollection(localIdentifier: String)
-    /// A collection change request cannot be applied (a smart album, an empty title, a folder into itself, an
-    /// index out of range); nothing of the change was committed.
+    /// A collection change request cannot be applied (a smart album, a title other libraries would refuse, a
+    /// folder into itself, an index out of range); nothing of the change was committed. `localIdentifier` is empty
+    /// for an album or folder to be created.
     case cannotChangeCollection(localIdentifier: String, reason: String)
 
     var description: String {
@@ -43,7 +44,8 @@ enum AssetLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cannotEdit(let id, let reason): "Cannot edit asset \(id): \(reason)."
         case .noSuchAsset(let id): "The library has no asset \(id) (it may have been deleted)."
         case .noSuchCollection(let id): "The library has no album or folder \(id) (it may have been deleted)."
-        case .cannotChangeCollection(let id, let reason): "Cannot change collection \(id): \(reason)."
+        case .cannotChangeCollection(let id, let reason):
+            id.isEmpty ? "Cannot make the album or folder: \(reason)." : "Cannot change collection \(id): \(reason)."
         case .offline: "The library is offline (network policy .offline): it cannot sync or download."
         case .missingCredentials:
             "No credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or pass them in the configuration."

@@ -89,8 +89,8 @@ public struct CloudAssetsError: Error, Sendable, CustomStringConvertible {
         /// The configuration cannot work (an empty bucket name, an empty access key or secret, an endpoint that is
         /// not an `http` or `https` URL with a host): thrown by `init`, before any request. Never transient.
         public static let invalidConfiguration = Code("invalidConfiguration")
-        /// The service rejected the credentials (unknown access key, wrong secret) or denied access, or STS
-        /// refused to issue the role's credentials.
+        /// The service rejected the credentials (unknown access key, wrong secret, an expired or foreign session
+        /// token) or denied access, or STS refused to issue the role's credentials.
         public static let accessDenied = Code("accessDenied")
         /// The bucket does not exist.
         public static let noSuchBucket = Code("noSuchBucket")
@@ -213,7 +213,8 @@ extension CloudAssetsError {
         case .cannotEdit(let id, _): self.init(.cannotEdit, text, localIdentifier: id)
         case .noSuchAsset(let id): self.init(.noSuchAsset, text, localIdentifier: id)
         case .noSuchCollection(let id): self.init(.noSuchCollection, text, localIdentifier: id)
-        case .cannotChangeCollection(let id, _): self.init(.cannotChangeCollection, text, localIdentifier: id)
+        case .cannotChangeCollection(let id, _):
+            self.init(.cannotChangeCollection, text, localIdentifier: id.isEmpty ? nil : id)
         }
     }
 
@@ -303,11 +304,19 @@ extension CloudAssetsError {
         case .service(let code, _, let status, _):
             if code == "AuthorizationHeaderMalformed" || code == "IllegalLocationConstraintException" {
                 self.init(.wrongRegion, text, underlying: error)
+            } else if Self.refusedTokenCodes.contains(code) {
+                self.init(.accessDenied, text, underlying: error)
             } else {
                 self.init(status >= 500 ? .serviceUnavailable : .serviceError, text, underlying: error)
             }
         }
     }
+
+    /// The service's codes for temporary credentials it refuses (expired, or a session token that is not theirs):
+    /// the credentials are refused, as a wrong key is (``Code/accessDenied``).
+    static let refusedTokenCodes: Set<String> = [
+        "ExpiredToken", "InvalidToken", "TokenRefreshRequired", "InvalidClientTokenId",
+    ]
 
     /// The one-line message of an S3 error, in the words of someone configuring an endpoint.
     private static func message(for error: S3Error) -> String {

@@ -14,6 +14,7 @@ extension UploadEngine {
         status.failed = counts[.uploadFailed] ?? 0
         status.unsharedEdits = try store.idsWithUnsharedMetadata().count
         status.unsharedContentEdits = try store.unsharedEditRevisionCount()
+        status.unsharedCollections = try store.collectionsToShare().dirty.count
         status.inFlight = queue.inFlight
         status.isActive = queue.isActive
         if status.failed > 0 {

@@ -33,6 +33,8 @@ public struct UploadStatus: Sendable, Hashable {
     public var unsharedEdits = 0
     /// Content edit revisions (rendered versions, reverts) not in the bucket yet.
     public var unsharedContentEdits = 0
+    /// Albums and folders changed here whose change is not in the bucket yet.
+    public var unsharedCollections = 0
     /// Progress of the uploads running in this process.
     public var inFlight: [AssetUploadProgress] = []
     /// Whether this library's background worker is running.
