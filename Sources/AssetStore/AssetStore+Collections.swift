@@ -39,6 +39,45 @@ package struct CollectionRecord: Sendable, Hashable {
     package static let headerKey = ""
 }
 
+/// An album member's shared state kept for a key that no asset of the catalog has (stamps as milliseconds and
+/// device): out of the album's document, so that keys that do not exist cost nothing after they are first read.
+package struct PendingMember: Sendable, Hashable {
+    package var addedTime: Int64
+    package var addedDevice: String
+    package var removedTime: Int64?
+    package var removedDevice: String?
+    package var position: Int64
+    package var placedTime: Int64
+    package var placedDevice: String
+
+    package init(
+        addedTime: Int64, addedDevice: String, removedTime: Int64?, removedDevice: String?, position: Int64,
+        placedTime: Int64, placedDevice: String
+    ) {
+        self.addedTime = addedTime
+        self.addedDevice = addedDevice
+        self.removedTime = removedTime
+        self.removedDevice = removedDevice
+        self.position = position
+        self.placedTime = placedTime
+        self.placedDevice = placedDevice
+    }
+
+    static let columns =
+        "key, addedTime, addedDevice, removedTime, removedDevice, position, placedTime, placedDevice"
+
+    static func fetch(_ db: Database, sql: String, _ arguments: StatementArguments) throws -> [String: PendingMember] {
+        var result: [String: PendingMember] = [:]
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        while let row = try rows.next() {
+            result[row[0]] = PendingMember(
+                addedTime: row[1], addedDevice: row[2], removedTime: row[3], removedDevice: row[4], position: row[5],
+                placedTime: row[6], placedDevice: row[7])
+        }
+        return result
+    }
+}
+
 /// The collections: albums (ordered lists of assets) and folders. An album's order is a position per member,
 /// spaced ``memberPositionStep`` apart so that an insertion between two members takes a free position; when
 /// there is none the album is renumbered (O(members), rare). Reads leave deleted collections out.
@@ -111,7 +150,9 @@ extension AssetStore {
                 terms.append("c.parentUUID = ?")
                 arguments += [parentUUID]
             } else {
-                terms.append("c.parentUUID IS NULL")
+                // A folder the catalog does not know (not read yet, or a stranger's) shows its albums at the top.
+                terms.append(
+                    "(c.parentUUID IS NULL OR NOT EXISTS (SELECT 1 FROM collection p WHERE p.uuid = c.parentUUID))")
             }
         }
         let condition = terms.joined(separator: " AND ")
@@ -153,15 +194,17 @@ extension AssetStore {
     /// The collections whose state holds nothing of this library's own still to send, with that state (the
     /// bucket's document as last read, merged with the deltas merged since), the document's ETag and the deltas'
     /// keys, by UUID after `uuid`, at most `limit`: what a checkpoint carries.
+    /// The pending members (``PendingMember``) are read with each document that has them.
     package func sharedCollectionDocuments(after uuid: String?, limit: Int) throws
-        -> [(uuid: String, etag: String, document: String, deltaKeys: [String])]
+        -> [(uuid: String, etag: String, document: String, deltaKeys: [String], pending: [String: PendingMember])]
     {
         try read { db in
             try Row.fetchAll(
                 db,
                 sql: """
                     SELECT c.uuid, c.documentETag, s.document,
-                        (SELECT group_concat(d.key, char(10)) FROM collection_delta d WHERE d.uuid = c.uuid)
+                        (SELECT group_concat(d.key, char(10)) FROM collection_delta d WHERE d.uuid = c.uuid),
+                        c.id, EXISTS (SELECT 1 FROM collection_pending p WHERE p.collectionID = c.id)
                     FROM collection c JOIN collection_document s ON s.collectionID = c.id
                     WHERE c.dirty = 0 AND c.documentETag IS NOT NULL AND c.uuid > ?
                     ORDER BY c.uuid LIMIT ?
@@ -169,7 +212,11 @@ extension AssetStore {
             ).map {
                 (
                     uuid: $0[0], etag: $0[1], document: $0[2],
-                    deltaKeys: (($0[3] as String?) ?? "").split(separator: "\n").map(String.init).sorted()
+                    deltaKeys: (($0[3] as String?) ?? "").split(separator: "\n").map(String.init).sorted(),
+                    pending: $0[5]
+                        ? try PendingMember.fetch(
+                            db, sql: "SELECT \(PendingMember.columns) FROM collection_pending WHERE collectionID = ?",
+                            [$0[4] as Int64]) : [:]
                 )
             }
         }
@@ -343,12 +390,85 @@ extension StoreTransaction {
             pending += try Int64.fetchAll(
                 db, sql: "SELECT id FROM collection WHERE parentUUID = ? AND deleted = 0", arguments: [uuid])
             try db.execute(sql: "DELETE FROM collection_member WHERE collectionID = ?", arguments: [next])
+            // What a folder held goes with it, and the bucket hears of it from this library too (a library that
+            // learnt of the folder's deletion from the bucket may hold albums other libraries moved into it).
+            let marksDirty = dirty || next != id
             try db.execute(
                 sql:
-                    "UPDATE collection SET deleted = 1, modificationDate = ?\(dirty ? ", dirty = 1" : "") WHERE id = ?",
+                    "UPDATE collection SET deleted = 1, modificationDate = ?\(marksDirty ? ", dirty = 1" : "") WHERE id = ?",
                 arguments: [now.timeIntervalSince1970, next])
             collectionsTouched.insert(uuid)
         }
+    }
+
+    /// A collection's place in the tree of folders.
+    package struct CollectionTreeRow: Sendable {
+        package var id: Int64
+        package var uuid: String
+        package var kind: StoredCollectionKind
+        package var parentUUID: String?
+    }
+
+    /// Every collection (not deleted) with its folder, by UUID.
+    package func collectionTree() throws -> [CollectionTreeRow] {
+        try Row.fetchAll(
+            db, sql: "SELECT id, uuid, kind, parentUUID FROM collection WHERE deleted = 0 ORDER BY uuid"
+        ).compactMap { row in
+            StoredCollectionKind(rawValue: row[2]).map {
+                CollectionTreeRow(id: row[0], uuid: row[1], kind: $0, parentUUID: row[3])
+            }
+        }
+    }
+
+    /// Puts a collection at the top level (a change: its document says otherwise until it is sent).
+    package func moveCollectionToTop(_ id: Int64) throws {
+        try db.execute(sql: "UPDATE collection SET parentUUID = NULL WHERE id = ?", arguments: [id])
+        if let uuid = try String.fetchOne(db, sql: "SELECT uuid FROM collection WHERE id = ?", arguments: [id]) {
+            collectionsTouched.insert(uuid)
+        }
+    }
+
+    /// Marks a collection as holding a change of this library's that the bucket lacks.
+    package func markCollectionDirty(_ id: Int64) throws {
+        try db.execute(sql: "UPDATE collection SET dirty = 1 WHERE id = ?", arguments: [id])
+    }
+
+    /// Where a collection's folder stands, as the catalog holds the folders now.
+    package enum FolderStanding: Sendable, Equatable {
+        /// At the top level, or in a folder that is in place.
+        case inPlace
+        /// In a folder the catalog does not know (yet).
+        case unknown
+        /// In a deleted folder, or inside one.
+        case deleted
+        /// In something that cannot hold it: an album, itself, or a folder inside it.
+        case impossible
+    }
+
+    /// Where the collection `uuid` would stand in the folder `parentUUID` (``FolderStanding``).
+    package func folderStanding(of uuid: String, in parentUUID: String?) throws -> FolderStanding {
+        var seen = Set<String>()
+        var next = parentUUID
+        while let folder = next {
+            if folder == uuid { return .impossible }
+            // A loop above that does not come back here is not this collection's to settle.
+            guard seen.insert(folder).inserted, seen.count <= 10_000 else { return .unknown }
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT kind, parentUUID, deleted FROM collection WHERE uuid = ?", arguments: [folder])
+            else { return .unknown }
+            if row[2] as Bool { return .deleted }
+            guard row[0] as Int == StoredCollectionKind.folder.rawValue else { return .impossible }
+            next = row[1]
+        }
+        return .inPlace
+    }
+
+    /// The collections (not deleted) directly in `parentUUID`, by UUID.
+    package func collectionUUIDs(in parentUUID: String) throws -> [String] {
+        try String.fetchAll(
+            db, sql: "SELECT uuid FROM collection WHERE parentUUID = ? AND deleted = 0 ORDER BY uuid",
+            arguments: [parentUUID])
     }
 
     /// Puts assets into an album at `index` (in its order before the call; `nil` or past the end: at the end), in
@@ -516,6 +636,57 @@ extension StoreTransaction {
         try db.execute(
             sql: "INSERT OR REPLACE INTO collection_document (collectionID, document) VALUES (?, ?)",
             arguments: [id, document])
+    }
+
+    // MARK: Members whose keys have no asset
+
+    /// The pending members of collection `id` among `keys` (all of them when `keys` is nil), by key.
+    package func pendingMembers(ofCollection id: Int64, keys: [String]? = nil) throws -> [String: PendingMember] {
+        if let keys, keys.isEmpty { return [:] }
+        var sql = "SELECT \(PendingMember.columns) FROM collection_pending WHERE collectionID = ?"
+        var arguments: StatementArguments = [id]
+        if let keys {
+            sql += " AND key IN (SELECT value FROM json_each(?))"
+            arguments += [AssetStore.encodeKeys(Set(keys))]
+        }
+        return try PendingMember.fetch(db, sql: sql, arguments)
+    }
+
+    /// The pending members of collection `id` whose keys an asset of the catalog has now.
+    package func resolvablePendingMembers(ofCollection id: Int64) throws -> [String: PendingMember] {
+        try PendingMember.fetch(
+            db,
+            sql: """
+                SELECT \(PendingMember.columns) FROM collection_pending
+                WHERE collectionID = ? AND key IN (SELECT key FROM asset)
+                """, [id])
+    }
+
+    /// Records (replacing) pending members of collection `id`.
+    package func setPendingMembers(ofCollection id: Int64, _ members: [String: PendingMember]) throws {
+        for (key, member) in members {
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO collection_pending (collectionID, key, addedTime, addedDevice, removedTime,
+                        removedDevice, position, placedTime, placedDevice) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    id, key, member.addedTime, member.addedDevice, member.removedTime, member.removedDevice,
+                    member.position, member.placedTime, member.placedDevice,
+                ])
+        }
+    }
+
+    /// Forgets pending members of collection `id`: those among `keys`, or all of them when `keys` is nil.
+    package func forgetPendingMembers(ofCollection id: Int64, keys: [String]? = nil) throws {
+        guard let keys else {
+            try db.execute(sql: "DELETE FROM collection_pending WHERE collectionID = ?", arguments: [id])
+            return
+        }
+        guard !keys.isEmpty else { return }
+        try db.execute(
+            sql: "DELETE FROM collection_pending WHERE collectionID = ? AND key IN (SELECT value FROM json_each(?))",
+            arguments: [id, AssetStore.encodeKeys(Set(keys))])
     }
 
     /// Records that a collection's delta (`key`, `size` bytes) is merged here (or was written here).

@@ -6,7 +6,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 16
+    package static let schemaVersion = 17
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -301,6 +301,75 @@ extension AssetStore {
                     """)
             for id in unpacked { try AssetStore.writeMemberOrder(of: id, db) }
             try db.execute(sql: "PRAGMA user_version = 16")
+        }
+        // v17: the members of a shared album whose keys no asset of the catalog has, one row each
+        // (`collection_pending`), out of its document: a stranger's document naming 150,000 keys that do not exist
+        // was parsed again by every sync, and kept in every library. An asset arriving with such a key marks its
+        // collections to resolve (`unresolvedKeys` not NULL), so that nothing else reads those rows again. And an
+        // album's count is of the members it shows (not hidden, not in the trash), as its contents are.
+        migrator.registerMigration("v17") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE collection_pending (
+                        collectionID INTEGER NOT NULL,
+                        key TEXT NOT NULL,
+                        addedTime INTEGER NOT NULL,
+                        addedDevice TEXT NOT NULL,
+                        removedTime INTEGER,
+                        removedDevice TEXT,
+                        position INTEGER NOT NULL,
+                        placedTime INTEGER NOT NULL,
+                        placedDevice TEXT NOT NULL,
+                        PRIMARY KEY (collectionID, key)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX collection_pending_key ON collection_pending(key);
+                    CREATE TRIGGER asset_named_by_collection AFTER INSERT ON asset
+                    WHEN EXISTS (SELECT 1 FROM collection_pending WHERE key = NEW.key) BEGIN
+                        UPDATE collection SET unresolvedKeys = ''
+                        WHERE unresolvedKeys IS NULL
+                            AND id IN (SELECT collectionID FROM collection_pending WHERE key = NEW.key);
+                    END;
+                    CREATE TRIGGER asset_rekeyed_named_by_collection AFTER UPDATE OF key ON asset
+                    WHEN EXISTS (SELECT 1 FROM collection_pending WHERE key = NEW.key) BEGIN
+                        UPDATE collection SET unresolvedKeys = ''
+                        WHERE unresolvedKeys IS NULL
+                            AND id IN (SELECT collectionID FROM collection_pending WHERE key = NEW.key);
+                    END;
+                    DROP TRIGGER collection_member_added;
+                    DROP TRIGGER collection_member_removed;
+                    CREATE TRIGGER collection_member_added AFTER INSERT ON collection_member
+                    WHEN (SELECT isHidden = 0 AND trashedDate IS NULL FROM asset WHERE id = NEW.assetID) BEGIN
+                        INSERT INTO collection_count (collectionID, memberCount) VALUES (NEW.collectionID, 1)
+                            ON CONFLICT (collectionID) DO UPDATE SET memberCount = memberCount + 1;
+                    END;
+                    CREATE TRIGGER collection_member_removed AFTER DELETE ON collection_member
+                    WHEN (SELECT isHidden = 0 AND trashedDate IS NULL FROM asset WHERE id = OLD.assetID) BEGIN
+                        UPDATE collection_count SET memberCount = memberCount - 1 WHERE collectionID = OLD.collectionID;
+                    END;
+                    CREATE TRIGGER asset_member_deleted AFTER DELETE ON asset
+                    WHEN OLD.isHidden = 0 AND OLD.trashedDate IS NULL BEGIN
+                        UPDATE collection_count SET memberCount = memberCount - 1
+                        WHERE collectionID IN (SELECT collectionID FROM collection_member WHERE assetID = OLD.id);
+                    END;
+                    CREATE TRIGGER asset_member_shown AFTER UPDATE OF isHidden, trashedDate ON asset
+                    WHEN NOT (OLD.isHidden = 0 AND OLD.trashedDate IS NULL)
+                        AND NEW.isHidden = 0 AND NEW.trashedDate IS NULL BEGIN
+                        INSERT INTO collection_count (collectionID, memberCount)
+                            SELECT collectionID, 1 FROM collection_member WHERE assetID = NEW.id AND 1
+                            ON CONFLICT (collectionID) DO UPDATE SET memberCount = memberCount + 1;
+                    END;
+                    CREATE TRIGGER asset_member_unshown AFTER UPDATE OF isHidden, trashedDate ON asset
+                    WHEN OLD.isHidden = 0 AND OLD.trashedDate IS NULL
+                        AND NOT (NEW.isHidden = 0 AND NEW.trashedDate IS NULL) BEGIN
+                        UPDATE collection_count SET memberCount = memberCount - 1
+                        WHERE collectionID IN (SELECT collectionID FROM collection_member WHERE assetID = NEW.id);
+                    END;
+                    DELETE FROM collection_count;
+                    INSERT INTO collection_count (collectionID, memberCount)
+                        SELECT m.collectionID, count(*) FROM collection_member m JOIN asset a ON a.id = m.assetID
+                        WHERE a.isHidden = 0 AND a.trashedDate IS NULL GROUP BY m.collectionID;
+                    PRAGMA user_version = 17;
+                    """)
         }
         return migrator
     }

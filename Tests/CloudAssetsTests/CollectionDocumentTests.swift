@@ -26,6 +26,8 @@ import Testing
             document.members[key] = CollectionDocument.Member(
                 added: s(), removed: rng.next() % 2 == 0 ? nil : s(), position: Int64(rng.next() % 3), placed: s())
         }
+        // A deleted collection's state is its header alone (as read from the bucket).
+        if document.deleted != nil { document.members = [:] }
         return document
     }
 

@@ -197,7 +197,7 @@ extension BucketInput {
     /// Reads a collection document: its identifier is `id` (the object's name) and a UUID, its kind album or
     /// folder, its title 1 to ``maxTitleBytes`` bytes without control characters, its folder another UUID, every
     /// member's key an original's, every device bounded; stamps later than `now` plus ``maxStampLead`` are clamped
-    /// to that. A folder's members are dropped.
+    /// to that. A folder's members are dropped, and a deleted collection's.
     package static func collectionDocument(_ data: Data, id: String?, layout: BucketLayout, now: Date) -> Result<
         CollectionDocument, Rejection
     > {
@@ -229,7 +229,8 @@ extension BucketInput {
         if let parent = wire.parent, !CollectionDocument.isIdentifier(parent) || parent == wire.id {
             return .failure(Rejection("collection folder \(quoted(parent)) is not another collection's identifier"))
         }
-        let members = kind == .album ? (wire.members ?? []) : []
+        // A deleted collection's members no longer matter: they are not read.
+        let members = kind == .album && wire.deleted == nil ? (wire.members ?? []) : []
         guard members.count <= maxCollectionMembers else {
             return .failure(Rejection("collection of \(members.count) members (at most \(maxCollectionMembers))"))
         }

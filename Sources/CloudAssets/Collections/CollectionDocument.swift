@@ -8,7 +8,7 @@ package import Foundation
 /// then by the value, so every library picks the same):
 /// - title and folder: the last change wins;
 /// - deletion: final — once any library deleted the collection, it is deleted everywhere, whatever was changed
-///   meanwhile (the assets it held stay in every library);
+///   meanwhile (the assets it held stay in every library); a deleted collection's state is its header alone;
 /// - membership, per asset (by its key): the later of its last addition and its last removal wins — an asset added
 ///   on one library while another removes it ends as the later of the two did;
 /// - order, per asset: its position is the one from the last change that placed it (an insertion or a move); the
@@ -86,6 +86,11 @@ package struct CollectionDocument: Sendable, Hashable {
         let parents = Self.later((parent ?? "", parentStamp), (other.parent ?? "", other.parentStamp))
         (result.parent, result.parentStamp) = (parents.0.isEmpty ? nil : parents.0, parents.1)
         result.deleted = Self.later(deleted, other.deleted)
+        // A deleted collection's members no longer matter (deletion is final): it keeps its header alone.
+        if result.deleted != nil {
+            result.members = [:]
+            return result
+        }
         // A kind two libraries disagree on (only a stranger writes that): the smaller, so both pick the same.
         result.kind = min(kind.rawValue, other.kind.rawValue) == kind.rawValue ? kind : other.kind
         for (key, theirs) in other.members {
@@ -120,6 +125,19 @@ package struct CollectionDocument: Sendable, Hashable {
         return keys
     }
 
+    /// The keys (members, and ``CollectionRecord/headerKey`` for the kind, title, folder and deletion) whose state
+    /// `other` holds exactly as this one does: what a delta or document `other` carries of this state.
+    package func sameKeys(in other: CollectionDocument) -> Set<String> {
+        var keys = Set<String>()
+        if kind == other.kind && title == other.title && titleStamp == other.titleStamp && parent == other.parent
+            && parentStamp == other.parentStamp && deleted == other.deleted
+        {
+            keys.insert(CollectionRecord.headerKey)
+        }
+        for (key, member) in members where other.members[key] == member { keys.insert(key) }
+        return keys
+    }
+
     /// A delta of this state: its kind, title, folder and deletion with their stamps, and only the members among
     /// `keys`. Merged into any state that holds what this one was made from, it gives this one's changes.
     package func restricted(to keys: Set<String>) -> CollectionDocument {
@@ -145,7 +163,10 @@ package struct CollectionDocument: Sendable, Hashable {
     ) -> CollectionDocument {
         var result = self
         if isDeleted && deleted == nil { result.deleted = Self.stamp(after: nil, device: device, now: now) }
-        if result.deleted != nil { return result }
+        if result.deleted != nil {
+            result.members = [:]
+            return result
+        }
         if title != self.title {
             result.title = title
             result.titleStamp = Self.stamp(after: titleStamp, device: device, now: now)
@@ -178,5 +199,33 @@ package struct CollectionDocument: Sendable, Hashable {
             result.members[key] = removed
         }
         return result
+    }
+}
+
+extension CollectionDocument {
+    /// This state with `pending` members (kept aside by the catalog) added where it has none of the key.
+    func adding(_ pending: [String: PendingMember]) -> CollectionDocument {
+        var result = self
+        for (key, member) in pending where result.members[key] == nil { result.members[key] = Member(member) }
+        return result
+    }
+}
+
+extension CollectionDocument.Member {
+    /// The member as the catalog keeps it while no asset has its key.
+    init(_ pending: PendingMember) {
+        self.init(
+            added: CollectionDocument.Stamp(time: pending.addedTime, device: pending.addedDevice),
+            removed: pending.removedTime.map {
+                CollectionDocument.Stamp(time: $0, device: pending.removedDevice ?? "")
+            },
+            position: pending.position,
+            placed: CollectionDocument.Stamp(time: pending.placedTime, device: pending.placedDevice))
+    }
+
+    var pending: PendingMember {
+        PendingMember(
+            addedTime: added.time, addedDevice: added.device, removedTime: removed?.time,
+            removedDevice: removed?.device, position: position, placedTime: placed.time, placedDevice: placed.device)
     }
 }

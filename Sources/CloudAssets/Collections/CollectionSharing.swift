@@ -36,9 +36,11 @@ enum CollectionSharing {
     }
 
     /// The catalog's differences from `base` (the state last merged here, or that and what this library sent
-    /// since) folded into it.
+    /// since) folded into it. Members of `base` among `pending` (kept for keys no asset had) are not the catalog's
+    /// to speak for.
     static func localDocument(
-        _ row: CollectionRecord, base: CollectionDocument?, device: String, now: Date, _ tx: StoreTransaction
+        _ row: CollectionRecord, base: CollectionDocument?, pending: Set<String> = [], device: String, now: Date,
+        _ tx: StoreTransaction
     ) throws -> CollectionDocument {
         let stored =
             base
@@ -51,7 +53,8 @@ enum CollectionSharing {
         var shareable = Set(members.filter(\.isUploaded).map(\.key))
         let memberKeys = Set(members.map(\.key))
         var named: [String] = []
-        for (key, member) in stored.members where member.isPresent && !row.unresolvedKeys.contains(key) {
+        for (key, member) in stored.members
+        where member.isPresent && !row.unresolvedKeys.contains(key) && !pending.contains(key) {
             // A member has an asset; only the others are looked up.
             if memberKeys.contains(key) { shareable.insert(key) } else { named.append(key) }
         }
@@ -62,11 +65,33 @@ enum CollectionSharing {
             now: now)
     }
 
+    /// The whole state this library holds of a collection: the document merged here with the members kept aside
+    /// for keys no asset has (what a whole document carries).
+    static func wholeDocument(_ row: CollectionRecord, _ tx: StoreTransaction) throws -> CollectionDocument? {
+        row.document.flatMap(CollectionDocument.init(catalogText:))?.adding(
+            try tx.pendingMembers(ofCollection: row.id))
+    }
+
+    /// ``localDocument(_:device:now:_:)`` over the whole state (``wholeDocument(_:_:)``).
+    static func localWholeDocument(_ row: CollectionRecord, device: String, now: Date, _ tx: StoreTransaction)
+        throws -> CollectionDocument
+    {
+        let pending = try tx.pendingMembers(ofCollection: row.id)
+        return try localDocument(
+            row, base: row.document.flatMap(CollectionDocument.init(catalogText:))?.adding(pending),
+            pending: Set(pending.keys), device: device, now: now, tx)
+    }
+
     /// Merges `incoming` (a document or a delta read from or written to the bucket) with what this library holds,
     /// and makes the catalog show the merge: the collection created, renamed, moved or deleted, an album's assets
     /// in the merged order (assets the catalog does not have yet are left out until it does). Records the merge as
     /// the collection's state, with what this library changed that the bucket does not hold yet (still to send).
     /// Under the write transaction; each collection changed is one changed collection of the transaction's change.
+    ///
+    /// The state is kept in two parts: the document holds the header and the members whose keys have an asset
+    /// here; the members of keys no asset has are rows of their own (``PendingMember``), read again only for the
+    /// keys a later merge names or when an asset with one of those keys arrives. A deleted collection keeps its
+    /// header alone (deletion is final: its members no longer matter).
     /// - Parameters:
     ///   - etag: The ETag of the collection's document `incoming` is (or was merged with); ignored for a delta.
     ///   - sent: This library's state that it has just written to the bucket (in a delta or the document): the
@@ -80,39 +105,58 @@ enum CollectionSharing {
             let row = try tx.createCollection(
                 uuid: id, kind: incoming.kind, title: incoming.title, parentUUID: nil, now: now, dirty: false)
             try tx.setCollectionFields(row, title: incoming.title, parentUUID: incoming.parent)
-            // Nothing of it is shown yet: every asset it names is still to show.
-            try tx.setCollectionDocument(
-                row, document: incoming.text, etag: nil, dirty: false,
-                unresolvedKeys: Set(incoming.members.filter(\.value.isPresent).map(\.key)))
+            // Nothing of it is shown yet: its state starts as the header, every member still to place.
+            var header = incoming
+            header.members = [:]
+            try tx.setCollectionDocument(row, document: header.text, etag: nil, dirty: false, unresolvedKeys: [])
         }
         guard let row = try tx.collection(uuid: id, includingDeleted: true) else { return }
-        let stored = row.document.flatMap(CollectionDocument.init(catalogText:))
+        var stored = row.document.flatMap(CollectionDocument.init(catalogText:))
+        // The members kept aside that this merge names: part of the state it merges with.
+        var pendingRead: [String: PendingMember] = [:]
+        if var whole = stored, row.kind == .album {
+            let lacking = Array(incoming.members.keys.filter { whole.members[$0] == nil })
+            pendingRead = try tx.pendingMembers(ofCollection: row.id, keys: lacking)
+            for (key, member) in pendingRead { whole.members[key] = CollectionDocument.Member(member) }
+            stored = whole
+        }
         let base = sent.map { sent in stored.map { $0.merged(with: sent) } ?? sent } ?? stored
-        let local = try localDocument(row, base: base, device: device, now: now, tx)
-        let merged = local.merged(with: incoming)
-        // What this library changed that no object in the bucket holds: what it had not sent (unless it just
-        // did), and the catalog's differences folded now.
-        let unsent = (sent == nil ? row.unsentKeys : []).union(local.differingKeys(from: base))
+        let local = try localDocument(
+            row, base: base, pending: Set(pendingRead.keys), device: device, now: now, tx)
+        var merged = local.merged(with: incoming)
+        // What this library changed that no object in the bucket holds: what it had not sent (what it has just
+        // sent holds some of it; a change folded in after the sent state was read, by a merge in between, is not
+        // in it), and the catalog's differences folded now.
+        let stillUnsent = sent.map { sent in row.unsentKeys.subtracting(base?.sameKeys(in: sent) ?? []) }
+        let unsent = (stillUnsent ?? row.unsentKeys).union(local.differingKeys(from: base))
         var renumbered = false
         var pendingUploads = false
-        var unresolved = Set<String>()
-        if merged.deleted != nil {
-            if !row.isDeleted { try tx.deleteCollection(row.id, now: now, dirty: false) }
+        var settled = SettledFolder.asMerged
+        if merged.deleted == nil {
+            settled = try settleFolder(row, parent: merged.parent, title: merged.title, now: now, tx)
+        }
+        if merged.deleted != nil || settled == .deleted {
+            if !row.isDeleted && merged.deleted != nil { try tx.deleteCollection(row.id, now: now, dirty: false) }
+            merged.members = [:]
+            try tx.forgetPendingMembers(ofCollection: row.id)
         } else {
-            if merged.title != row.title || merged.parent != row.parentUUID {
-                try tx.setCollectionFields(row.id, title: merged.title, parentUUID: merged.parent)
-            }
             if row.kind == .album {
-                let keys = merged.orderedKeys
                 // The album's members have their identifiers at hand; only the other keys are looked up.
                 var ids = try tx.memberIDs(byKeyOfCollection: row.id)
-                ids.merge(try tx.assetIDs(keys: keys.filter { ids[$0] == nil })) { current, _ in current }
+                ids.merge(try tx.assetIDs(keys: merged.members.keys.filter { ids[$0] == nil })) { current, _ in
+                    current
+                }
+                // Members of keys no asset has go aside; those that have one now come back into the document.
+                var aside: [String: PendingMember] = [:]
+                for (key, member) in merged.members where ids[key] == nil {
+                    merged.members[key] = nil
+                    aside[key] = member.pending
+                }
+                try tx.setPendingMembers(ofCollection: row.id, aside)
+                try tx.forgetPendingMembers(ofCollection: row.id, keys: pendingRead.keys.filter { aside[$0] == nil })
                 var desired: [(id: Int64, position: Int64)] = []
-                for key in keys {
-                    guard let asset = ids[key], let member = merged.members[key] else {
-                        unresolved.insert(key)
-                        continue
-                    }
+                for key in merged.orderedKeys {
+                    guard let asset = ids[key], let member = merged.members[key] else { continue }
                     desired.append((asset, member.position))
                 }
                 // Imports not in the bucket yet are this library's alone: they stay where they are, and go out
@@ -144,9 +188,30 @@ enum CollectionSharing {
         let unwritten = (isDelta ? row.documentETag : etag) == nil && (row.isDirty || !isDelta)
         try tx.setCollectionDocument(
             row.id, document: merged.text, etag: isDelta ? row.documentETag : etag,
-            dirty: renumbered || pendingUploads || !unsent.isEmpty || unwritten, unresolvedKeys: unresolved,
+            dirty: renumbered || pendingUploads || !unsent.isEmpty || unwritten || settled != .asMerged,
+            unresolvedKeys: [],
             unsentKeys: unsent)
     }
+
+    /// Puts a collection (not deleted) in the folder its merged state names: in an unknown folder it waits there
+    /// (shown at the top level); inside a deleted folder it is deleted too, and its deletion sent like any change
+    /// of this library's (every library that sees it does the same, so all end alike). A folder that cannot hold
+    /// it (an album, itself, a loop) is settled once the whole sync is merged
+    /// (``LibraryEngine/settleCollectionFolders()``).
+    /// - Returns: How the catalog differs from the merged state now (a change to send unless `asMerged`).
+    private static func settleFolder(
+        _ row: CollectionRecord, parent: String?, title: String, now: Date, _ tx: StoreTransaction
+    ) throws -> SettledFolder {
+        if title != row.title || parent != row.parentUUID {
+            try tx.setCollectionFields(row.id, title: title, parentUUID: parent)
+        }
+        guard try tx.folderStanding(of: row.uuid, in: parent) == .deleted else { return .asMerged }
+        try tx.deleteCollection(row.id, now: now, dirty: true)
+        return .deleted
+    }
+
+    /// What ``settleFolder(_:parent:title:now:_:)`` made of a collection.
+    private enum SettledFolder { case asMerged, deleted }
 
     /// Reads a collection document: its state and ETag, or (nil, nil) when there is none. One that is too large
     /// or breaks a rule (``BucketInput/collectionDocument(_:id:layout:now:)``) holds nothing: `rejected` says why,
@@ -243,7 +308,9 @@ extension UploadEngine {
                 try tx.appendJournalChange(JournalChange.collection(key: written.key, etag: written.etag).encoded)
             }
         }
-        if written != nil, try foldIsDue(id) {
+        // A deletion is folded at once: the document becomes its header, and the members go from the bucket.
+        let deletes = read.local.deleted != nil && read.stored?.deleted == nil
+        if written != nil, try deletes || foldIsDue(id) {
             try? await foldCollectionDeltas(id, device: device, remote: remote)
         }
     }
@@ -255,7 +322,9 @@ extension UploadEngine {
         for _ in 0..<8 {
             let read = try store.write { tx -> (CollectionDocument, String?)? in
                 guard let row = try tx.collection(uuid: id, includingDeleted: true), row.isDirty else { return nil }
-                return (try CollectionSharing.localDocument(row, device: device, now: Date(), tx), row.documentETag)
+                return (
+                    try CollectionSharing.localWholeDocument(row, device: device, now: Date(), tx), row.documentETag
+                )
             }.0
             guard let (local, known) = read else { return }
             let (theirs, theirETag, _) = try await CollectionSharing.read(
@@ -324,8 +393,7 @@ extension UploadEngine {
             (key, try await CollectionSharing.read(id, key: key, remote: remote, configuration: configuration))
         }
         let stored = try store.write { tx in
-            try tx.collection(uuid: id, includingDeleted: true)?.document.flatMap(
-                CollectionDocument.init(catalogText:))
+            try tx.collection(uuid: id, includingDeleted: true).flatMap { try CollectionSharing.wholeDocument($0, tx) }
         }.0
         guard var merged = document ?? stored else { return }
         if let stored { merged = merged.merged(with: stored) }
@@ -359,8 +427,9 @@ extension UploadEngine {
 }
 
 extension LibraryEngine {
-    /// Shows the assets that albums name and the catalog lacked when they were merged, now that it may have them
-    /// (after a sync): each such album merged again from its document. No network.
+    /// Shows the assets that albums name and the catalog lacked when they were merged, now that it has them (after
+    /// a sync): each album an arriving asset's key marked merged again with the members kept aside for keys that
+    /// have an asset now. Costs nothing for albums no new asset names. No network.
     func resolveCollections() {
         guard let unresolved = try? store.collectionsToShare().unresolved, !unresolved.isEmpty,
             let device = try? deviceIdentifier()
@@ -370,10 +439,69 @@ extension LibraryEngine {
                 guard let row = try tx.collection(uuid: id, includingDeleted: true),
                     let stored = row.document.flatMap(CollectionDocument.init(catalogText:))
                 else { continue }
+                // Only the members kept aside whose keys have an asset now are read.
                 try CollectionSharing.adopt(
-                    id, incoming: stored, etag: row.documentETag, device: device, now: Date(), tx)
+                    id, incoming: stored.adding(try tx.resolvablePendingMembers(ofCollection: row.id)),
+                    etag: row.documentETag, device: device, now: Date(), tx)
             }
         }
+    }
+}
+
+extension LibraryEngine {
+    /// Moves to the top level every album and folder whose folder cannot hold it — an album, itself, or a loop of
+    /// folders (a stranger writes those; two libraries moving two folders into each other at once make a loop) —
+    /// as a change of this library's, sent like any: in a loop, the folder moved there last. Run after a sync has
+    /// merged everything it read (a loop half read is no loop). No network.
+    func settleCollectionFolders() throws {
+        try performWrite { tx in
+            let rows = try tx.collectionTree()
+            let byUUID = Dictionary(uniqueKeysWithValues: rows.map { ($0.uuid, $0) })
+            var moved: [Int64] = []
+            var settled = Set<String>()
+            for row in rows where !settled.contains(row.uuid) {
+                // Walks up: the first step into an album, or back into the walk, is where it cannot stand.
+                var path: [String] = [row.uuid]
+                var next = row.parentUUID
+                while let folder = next, let up = byUUID[folder], !settled.contains(folder) {
+                    if up.kind != .folder {
+                        moved.append(byUUID[path.last!]!.id)
+                        break
+                    }
+                    if let start = path.firstIndex(of: folder) {
+                        // A loop: the folder of the latest move leaves it (then the UUID, so every library picks
+                        // the same).
+                        let loop = path[start...].compactMap { byUUID[$0] }
+                        var stamped: [(stamp: CollectionDocument.Stamp?, row: StoreTransaction.CollectionTreeRow)] = []
+                        for member in loop { stamped.append((try Self.parentStamp(member, tx), member)) }
+                        let latest = stamped.max { a, b in
+                            switch (a.stamp, b.stamp) {
+                            case (let x?, let y?) where x != y: return x < y
+                            case (nil, _?): return true
+                            case (_?, nil): return false
+                            default: return a.row.uuid < b.row.uuid
+                            }
+                        }
+                        if let latest { moved.append(latest.row.id) }
+                        break
+                    }
+                    path.append(folder)
+                    next = up.parentUUID
+                }
+                settled.formUnion(path)
+            }
+            for id in moved {
+                try tx.moveCollectionToTop(id)
+                try tx.markCollectionDirty(id)
+            }
+        }
+    }
+
+    /// The stamp of a collection's folder in its merged state (nil when it has none).
+    private static func parentStamp(_ row: StoreTransaction.CollectionTreeRow, _ tx: StoreTransaction) throws
+        -> CollectionDocument.Stamp?
+    {
+        try tx.collection(uuid: row.uuid)?.document.flatMap(CollectionDocument.init(catalogText:))?.parentStamp
     }
 }
 

@@ -89,9 +89,15 @@ extension SyncEngine {
             afterUUID = page.last?.uuid
             exhausted = page.isEmpty
             for entry in page where !entry.etag.utf8.contains(where: { $0 == 0x09 || $0 == 0x0A }) {
+                // The members kept aside (keys no asset has here) are part of the state it carries.
+                var document = Data(entry.document.utf8)
+                if !entry.pending.isEmpty {
+                    guard let stored = CollectionDocument(catalogText: entry.document) else { continue }
+                    document = stored.adding(entry.pending).encoded
+                }
                 lines.append(contentsOf: entry.etag.utf8)
                 lines.append(0x09)
-                lines.append(contentsOf: entry.document.utf8)
+                lines.append(contentsOf: document)
                 // The deltas merged into it, by name: a bootstrap does not read them again.
                 let prefix = configuration.layout.collectionDeltaPrefix(entry.uuid)
                 let names = entry.deltaKeys.compactMap { key -> Substring? in

@@ -111,6 +111,7 @@ extension SyncEngine {
                 if try store.setting(LibraryBinding.settingName) == nil { try remote.recordBinding() }
             }
             resolveCollections()
+            try settleCollectionFolders()
             summary.lastFullListing = try lastFullListing()
             // Every asset is in the catalog; what the listing could not say is read now (and what an interrupted
             // sync left), committed batch by batch.
