@@ -105,6 +105,7 @@ struct ClosedLibraryTests {
             ),
             ("performChanges(_:)", { _ = try await library.performChanges { $0.createAsset(fromFileAt: source) } }),
             ("emptyTrash()", { _ = try await library.emptyTrash() }),
+            ("checkBinding()", { try library.checkBinding() }),
             ("retryFailedUploads()", { try library.retryFailedUploads() }),
             ("uploads", { _ = try library.uploads }),
             ("pin(_:)", { try library.pin(assets) }),
