@@ -243,4 +243,31 @@ import Testing
             #expect(try #require(try a.collection(withLocalIdentifier: album.localIdentifier)).estimatedAssetCount == 4)
         }
     }
+
+    @Test("a sync that fails after it read the journal's album announcements leaves them to the next sync")
+    func albumsSurviveAFailedSync() async throws {
+        try await withHarness { harness in
+            try SharedAlbumTests.seed(harness, count: 3)
+            let a = try await SharedAlbumTests.open(harness, "a")
+            let b = try await SharedAlbumTests.open(harness, "b")
+            try await a.sync(fetchThumbnails: false)
+            try await b.sync(fetchThumbnails: false)
+            try await a.performChanges { requests in
+                for index in 0..<3 {
+                    let album = requests.createAlbum(title: "Album \(index)")
+                    requests.addAssets([try! SharedAlbumTests.asset(a, index)], to: album)
+                }
+            }
+            try await a.sync(fetchThumbnails: false)
+            // The albums' documents cannot be read: the sync fails after the journal's entries are applied.
+            let fault = harness.server.faults.add(.internalError, keyPattern: "collections/*", method: "GET")
+            await #expect(throws: (any Error).self) { try await b.sync(fetchThumbnails: false) }
+            #expect(try b.fetchAllAlbums().isEmpty)
+            harness.server.faults.remove(fault)
+            let recovered = try await b.sync(fetchThumbnails: false)
+            #expect(recovered.collectionsRead >= 3)
+            #expect(try SharedAlbumTests.albums(b) == (try SharedAlbumTests.albums(a)))
+            #expect(try b.fetchAllAlbums().count == 3)
+        }
+    }
 }

@@ -463,11 +463,13 @@ extension LibraryEngine {
                 // Walks up: the first step into an album, or back into the walk, is where it cannot stand.
                 var path: [String] = [row.uuid]
                 var next = row.parentUUID
-                while let folder = next, let up = byUUID[folder], !settled.contains(folder) {
+                while let folder = next, let up = byUUID[folder] {
                     if up.kind != .folder {
                         moved.append(byUUID[path.last!]!.id)
                         break
                     }
+                    // Above a folder already walked all is in place (or is once the moves are made).
+                    if settled.contains(folder) { break }
                     if let start = path.firstIndex(of: folder) {
                         // A loop: the folder of the latest move leaves it (then the UUID, so every library picks
                         // the same).

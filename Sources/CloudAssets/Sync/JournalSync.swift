@@ -14,6 +14,10 @@ extension SyncEngine {
         static let lastFullSyncCost = "journal.lastFullSyncCost"
         /// The newest checkpoint slot this library wrote or found written.
         static let checkpointSlot = "journal.checkpointSlot"
+        /// "1" while a sync has moved past announcements of albums and folders (or a listing or checkpoint past
+        /// the bucket's collections) that it has not merged yet: a sync that failed in between (a full disk, a
+        /// cut connection) leaves it, and the next sync reads `collections/` whole.
+        static let collectionsToPull = "journal.collectionsToPull"
     }
 }
 
@@ -137,9 +141,6 @@ struct JournalSync {
                         SyncSummary.SkippedObject(
                             key: key, reason: "a journal entry says it was deleted, but the bucket still holds it"))
                 }
-                try apply(
-                    fresh, entries: entries, sidecars: sidecars, contradicted: contradicted,
-                    newest: max(newest, pageNewest), summary: &summary)
                 // Albums and folders announced: the documents as the bucket holds them now, merged — unless the
                 // page's last announcement of one names the version merged here already (this library's own, one
                 // a checkpoint carried, one read before).
@@ -155,6 +156,12 @@ struct JournalSync {
                         if latest.updateValue(etag, forKey: id) == nil { order.append(id) }
                     }
                 }
+                // The entries are applied (never read again) before the collections they announce are merged.
+                let announces = !order.isEmpty || !deltas.isEmpty
+                if announces { try store.setSetting(SyncEngine.JournalSetting.collectionsToPull, to: "1") }
+                try apply(
+                    fresh, entries: entries, sidecars: sidecars, contradicted: contradicted,
+                    newest: max(newest, pageNewest), summary: &summary)
                 let known = latest.isEmpty ? [:] : try store.collectionDocumentETags()
                 let collections = order.filter { id in
                     guard let announced = latest[id] ?? nil, let merged = known[id] ?? nil else { return true }
@@ -165,6 +172,7 @@ struct JournalSync {
                 // Deltas after the documents: one a fold deleted since is in a document read above or later.
                 summary.collectionsRead += try await sync.adoptCollectionDeltas(
                     deltas, remote: remote, skipped: &summary.skipped)
+                if announces { try store.setSetting(SyncEngine.JournalSetting.collectionsToPull, to: "0") }
             } else if pageNewest > newest {
                 try store.setSetting(SyncEngine.JournalSetting.cursor, to: String(pageNewest))
             }

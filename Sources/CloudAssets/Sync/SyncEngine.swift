@@ -77,9 +77,13 @@ extension SyncEngine {
             var seen = MetadataBackfill.ImagesSeen()
             // A new library starts from the newest checkpoint, when the bucket has one.
             var bootstrap: CheckpointBootstrap?
+            // A sync that failed after it moved past albums and folders it had not merged: they are read at the end.
+            let pullsCollections = try store.setting(JournalSetting.collectionsToPull) == "1"
             if mode == .automatic, configuration.checkpointInterval > 0, configuration.fullSyncInterval > 0,
                 try store.setting(JournalSetting.lastFullSync) == nil
             {
+                // The checkpoint moves the position past the bucket's collections before they are read.
+                try store.setSetting(JournalSetting.collectionsToPull, to: "1")
                 bootstrap = try await loadingInBulk {
                     try await bootstrapFromCheckpoint(remote: remote, summary: &summary)
                 }
@@ -109,6 +113,12 @@ extension SyncEngine {
                 try await JournalSync(sync: self, remote: remote).run(summary: &summary)
                 // A library filled by a bootstrap before bindings were recorded there is bound by its journal.
                 if try store.setting(LibraryBinding.settingName) == nil { try remote.recordBinding() }
+            }
+            if pullsCollections {
+                summary.collectionsRead += try await pullCollections(remote: remote, skipped: &summary.skipped)
+            }
+            if try store.setting(JournalSetting.collectionsToPull) == "1" {
+                try store.setSetting(JournalSetting.collectionsToPull, to: "0")
             }
             resolveCollections()
             try settleCollectionFolders()
@@ -148,6 +158,8 @@ extension SyncEngine {
     ) {
         let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
         let clock = ContinuousClock.now
+        // The listing moves the position past the bucket's collections before they are read.
+        try store.setSetting(JournalSetting.collectionsToPull, to: "1")
         var catalogSync = CatalogSync(sync: self, remote: remote)
         catalogSync.makesThumbnails = makesThumbnails
         let startsAfter = configuration.metadataFillBesideListingAfter
