@@ -689,6 +689,17 @@ extension StoreTransaction {
             arguments: [id, AssetStore.encodeKeys(Set(keys))])
     }
 
+    /// Records a collection's state with this library's changes stamped into it, and which of them no object in
+    /// the bucket holds yet (the collection is then to send); the document's ETag and the keys to resolve stay.
+    package func recordLocalCollectionState(_ id: Int64, document: String, unsentKeys: Set<String>) throws {
+        try db.execute(
+            sql: "UPDATE collection SET dirty = 1, unsentKeys = ? WHERE id = ?",
+            arguments: [AssetStore.encodeKeys(unsentKeys), id])
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO collection_document (collectionID, document) VALUES (?, ?)",
+            arguments: [id, document])
+    }
+
     /// Records that a collection's delta (`key`, `size` bytes) is merged here (or was written here).
     package func recordCollectionDelta(key: String, uuid: String, size: Int) throws {
         try db.execute(

@@ -107,6 +107,15 @@ extension AssetChangeRequests {
 }
 
 extension AssetChangeRequests.CollectionChange {
+    /// The album or folder the request changes.
+    var collectionIdentifier: String {
+        switch self {
+        case .create(let uuid, _, _, _): uuid
+        case .rename(let id, _), .move(let id, _), .delete(let id): id
+        case .insert(let album, _, _), .remove(let album, _), .reorder(let album, _, _): album
+        }
+    }
+
     /// `title` trimmed, or the error of a title another library would refuse (``BucketInput/collectionTitleProblem(_:)``);
     /// `identifier` is the collection renamed, nil for one created.
     static func title(_ title: String, of identifier: String?) throws -> String {

@@ -65,6 +65,22 @@ enum CollectionSharing {
             now: now)
     }
 
+    /// Stamps the changes just made to these collections (under the transaction that made them) into their
+    /// states, as changes of this device at `now`: a change is as late as it was made, not as it was sent. A
+    /// collection never merged or sent here has no state yet (it goes up whole, stamped then).
+    static func stampChanges(of ids: Set<String>, device: String, now: Date, _ tx: StoreTransaction) throws {
+        for id in ids.sorted() {
+            guard let row = try tx.collection(uuid: id, includingDeleted: true),
+                let stored = row.document.flatMap(CollectionDocument.init(catalogText:))
+            else { continue }
+            let local = try localDocument(row, base: stored, device: device, now: now, tx)
+            let changed = local.differingKeys(from: stored)
+            guard !changed.isEmpty else { continue }
+            try tx.recordLocalCollectionState(
+                row.id, document: local.text, unsentKeys: row.unsentKeys.union(changed))
+        }
+    }
+
     /// The whole state this library holds of a collection: the document merged here with the members kept aside
     /// for keys no asset has (what a whole document carries).
     static func wholeDocument(_ row: CollectionRecord, _ tx: StoreTransaction) throws -> CollectionDocument? {
@@ -254,12 +270,15 @@ extension UploadEngine {
     /// Albums naming assets the catalog lacked are set right first (no network). Failures leave the change to the
     /// next round.
     func shareCollections() async {
-        resolveCollections()
-        guard let dirty = try? store.collectionsToShare().dirty, !dirty.isEmpty, let device = try? deviceIdentifier(),
-            let remote, networkPolicy != .offline, (try? remote.checkBinding()) != nil
-        else { return }
-        for id in dirty { try? await shareCollection(id, device: device, remote: remote) }
-        await journal.flush()
+        _ = try? await collectionGate.run {
+            resolveCollections()
+            guard let dirty = try? store.collectionsToShare().dirty, !dirty.isEmpty,
+                let device = try? deviceIdentifier(), let remote, networkPolicy != .offline,
+                (try? remote.checkBinding()) != nil
+            else { return }
+            for id in dirty { try? await shareCollection(id, device: device, remote: remote) }
+            await journal.flush()
+        }
     }
 
     /// What one collection holds here that the bucket lacks, read in one transaction.
@@ -309,7 +328,7 @@ extension UploadEngine {
             }
         }
         // A deletion is folded at once: the document becomes its header, and the members go from the bucket.
-        let deletes = read.local.deleted != nil && read.stored?.deleted == nil
+        let deletes = read.local.deleted != nil && read.unsent.contains(CollectionRecord.headerKey)
         if written != nil, try deletes || foldIsDue(id) {
             try? await foldCollectionDeltas(id, device: device, remote: remote)
         }

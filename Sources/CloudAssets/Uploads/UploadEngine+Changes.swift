@@ -86,6 +86,8 @@ extension UploadEngine {
                 staleEditFiles = try self.edits.applyContentChanges(
                     contentChanges, staged: stagedEdits, device: device, now: now, in: tx)
                 for change in collectionChanges { try change.apply(created: ids, now: now, in: tx) }
+                try CollectionSharing.stampChanges(
+                    of: Set(collectionChanges.map(\.collectionIdentifier)), device: device, now: now, tx)
                 return ids
             }
         } catch {

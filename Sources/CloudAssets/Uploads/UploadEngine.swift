@@ -13,6 +13,9 @@ final class UploadEngine: LibraryEngine {
     let edits: EditEngine
     let journal: JournalOutbox
     let queue = UploadQueue()
+    /// One round of sending albums and folders at a time (the worker's and a sync's would otherwise send the same
+    /// change twice).
+    let collectionGate = SerialGate()
 
     init(context: LibraryContext, edits: EditEngine, journal: JournalOutbox) {
         self.context = context
