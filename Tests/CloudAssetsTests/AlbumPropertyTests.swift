@@ -89,19 +89,25 @@ import Testing
     func randomChangesConverge() async throws {
         try await withHarness { harness in
             try SharedAlbumTests.seed(harness, count: 8)
+            try await Self.randomChanges(on: harness, steps: 70, seed: 53)
+        }
+    }
+
+    /// The property, on any bucket holding `originals/a0.jpg` … `a7.jpg`.
+    static func randomChanges(on world: some AlbumBucket, steps: Int, seed: UInt64) async throws {
+        do {
             var libraries: [AssetLibrary] = []
             for name in ["a", "b", "c"] {
-                let library = try await SharedAlbumTests.open(harness, name)
+                let library = try await world.open(name, journal: true)
                 try await library.sync(fetchThumbnails: false)
                 libraries.append(library)
             }
-            var random = SplitMix64(seed: 53)
+            var random = SplitMix64(seed: seed)
             var ledger = Ledger()
             var albums: [String] = []
             var folders: [String] = []
-            let bucket = LibraryHarness.bucket
             func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[Int(random.next() % UInt64(items.count))] }
-            for step in 0..<70 {
+            for step in 0..<steps {
                 let index = Int(random.next() % 3)
                 let library = libraries[index]
                 let keyIndex = Int(random.next() % 8)
@@ -165,16 +171,13 @@ import Testing
                 case 8:
                     // A stranger: garbage, and a crafted document naming keys that do not exist.
                     let id = UUID().uuidString.lowercased()
-                    try harness.server.putObject(
-                        bucket: bucket, key: "collections/\(id).json", data: Data("{\"format\":1,".utf8))
-                    try harness.server.putObject(
-                        bucket: bucket, key: "collections/\(pick(albums) ?? id)/garbage.json", data: Data("[]".utf8))
+                    try world.putStranger("collections/\(id).json", "{\"format\":1,")
+                    try world.putStranger("collections/\(pick(albums) ?? id)/garbage.json", "[]")
                 case 9:
                     // A sync that fails half-way (its album reads fail), as on a full disk.
-                    let fault = harness.server.faults.add(
-                        .internalError, keyPattern: "collections/*", method: "GET", afterRequests: 1)
+                    guard let heal = world.failCollectionReads() else { continue }
                     _ = try? await library.sync(fetchThumbnails: false)
-                    harness.server.faults.remove(fault)
+                    heal()
                 default:
                     // Two libraries sync at the same moment.
                     let other = libraries[(index + 1 + Int(random.next() % 2)) % 3]
@@ -191,12 +194,39 @@ import Testing
                 }
             }
             for _ in 0..<2 { for library in libraries { try await library.sync(fetchThumbnails: false) } }
-            let fresh = try await SharedAlbumTests.open(harness, "d", journal: false)
+            let fresh = try await world.open("d", journal: false)
             try await fresh.sync(fetchThumbnails: false)
             let first = try Self.snapshot(libraries[0])
             #expect(!first.isEmpty)
             for library in libraries.dropFirst() + [fresh] { #expect(try Self.snapshot(library) == first) }
             for id in ledger.deleted { #expect(first[id] == nil) }
         }
+    }
+}
+
+/// A bucket the album property runs on: the bundled server or Ceph's gateway.
+protocol AlbumBucket: Sendable {
+    /// Opens library `name` (following the journal, or listing at every sync).
+    func open(_ name: String, journal: Bool) async throws -> AssetLibrary
+    /// Writes an object as a stranger would.
+    func putStranger(_ key: String, _ text: String) throws
+    /// Makes reads under `collections/` fail (after the first) until the returned function runs; nil where the
+    /// bucket cannot inject faults.
+    func failCollectionReads() -> (@Sendable () -> Void)?
+}
+
+extension LibraryHarness: AlbumBucket {
+    func open(_ name: String, journal: Bool) async throws -> AssetLibrary {
+        try await SharedAlbumTests.open(self, name, journal: journal)
+    }
+
+    func putStranger(_ key: String, _ text: String) throws {
+        try server.putObject(bucket: Self.bucket, key: key, data: Data(text.utf8))
+    }
+
+    func failCollectionReads() -> (@Sendable () -> Void)? {
+        let fault = server.faults.add(.internalError, keyPattern: "collections/*", method: "GET", afterRequests: 1)
+        let server = self.server
+        return { server.faults.remove(fault) }
     }
 }

@@ -199,6 +199,19 @@ import Testing
         }
     }
 
+    @Test("albums on the gateway: three libraries change them at random, syncing at once, beside a stranger")
+    func albumPropertyThroughTheGateway() async throws {
+        let rgw = try await RGWFixture.gateway()
+        try await RGWBucket.with(rgw) { bucket in
+            try bucket.fill(
+                """
+                for i in range(8):
+                    put("originals/a%d.jpg" % i, b"photo %d" % i, {"creation-date": "2024-01-0%dT00:00:00Z" % (i + 1)})
+                """)
+            try await AlbumPropertyTests.randomChanges(on: bucket, steps: 40, seed: 11)
+        }
+    }
+
     @Test("folders of keys another tool writes and deletes through the gateway show as albums in folders")
     func keyFoldersThroughTheGateway() async throws {
         let rgw = try await RGWFixture.gateway()
@@ -703,4 +716,18 @@ final class RGWBucket: Sendable {
                 gateway.endpoint.absoluteString, gateway.accessKeyID, gateway.secretAccessKey, name, folder.path,
             ])
     }
+}
+
+extension RGWBucket: AlbumBucket {
+    func open(_ name: String, journal: Bool) async throws -> AssetLibrary {
+        try await open(name: name, journal: journal)
+    }
+
+    func putStranger(_ key: String, _ text: String) throws {
+        let (key, body) = (Data(key.utf8).base64EncodedString(), Data(text.utf8).base64EncodedString())
+        try fill(#"import base64; put(base64.b64decode("\#(key)").decode(), base64.b64decode("\#(body)"))"#)
+    }
+
+    /// The gateway injects no faults.
+    func failCollectionReads() -> (@Sendable () -> Void)? { nil }
 }
