@@ -33,10 +33,13 @@ package final class AssetStore: Sendable {
     /// - Parameters:
     ///   - folder: The library folder (created when absent).
     ///   - historyLimit: How many transactions ``changes(since:)`` can go back (at least 1).
+    ///   - pagesLeft: How many pages the database may grow by from its size when opened (SQLite's `max_page_count`):
+    ///     a write beyond them fails as on a full disk (``AssetStoreError/diskFull(path:)``). For tests; nil (no
+    ///     limit) unless ``testPagesLeft`` sets it.
     /// - Throws: ``AssetStoreError/readOnly(path:)`` when the folder or file cannot be written (or carries no write
     ///   permission bit, which is honoured even for root), ``AssetStoreError/notAnAssetStore(path:)``,
     ///   ``AssetStoreError/corrupt(path:reason:)``, ``AssetStoreError/schemaTooNew(found:known:)``.
-    package init(folder: URL, historyLimit: Int = 10_000) throws {
+    package init(folder: URL, historyLimit: Int = 10_000, pagesLeft: Int? = AssetStore.testPagesLeft) throws {
         self.folder = folder
         self.databaseURL = folder.appendingPathComponent(Self.databaseFileName)
         self.historyLimit = max(1, historyLimit)
@@ -56,6 +59,10 @@ package final class AssetStore: Sendable {
                 // sync that fills a million rows rewrites the same index pages over and over, and each fold writes
                 // them back and flushes the file (a first sync of 200,000 objects: 1.5–2 % sooner).
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 20000")
+                if let pagesLeft {
+                    let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+                    try db.execute(sql: "PRAGMA max_page_count = \(max(1, pages + pagesLeft))")
+                }
             }
             configuration.maximumReaderCount = 4
             // Another connection (a closing pool checkpointing, another process reading) may hold a lock briefly.
@@ -77,6 +84,12 @@ package final class AssetStore: Sendable {
             throw Self.translate(error, path: databaseURL.path)
         }
     }
+
+    /// The pages every store this process opens may grow by, from `CLOUDASSETS_TEST_CATALOG_PAGES_LEFT`: a test
+    /// hook (the command-line tests' full disk without a disk of its own), nil when unset.
+    package static let testPagesLeft: Int? = ProcessInfo.processInfo.environment[
+        "CLOUDASSETS_TEST_CATALOG_PAGES_LEFT"
+    ].flatMap { Int($0) }
 
     /// The file written after every commit that changed something (see ``signalCommit()``).
     package static let commitSignalFileName = "library.commit-signal"
@@ -131,12 +144,51 @@ package final class AssetStore: Sendable {
         }
     }
 
-    static func translate(_ error: DatabaseError, path: String) -> AssetStoreError {
-        switch error.resultCode {
+    static func translate(
+        _ error: DatabaseError, path: String, availableBytes: (String) -> Int64? = AssetStore.availableBytes
+    ) -> AssetStoreError {
+        translate(
+            resultCode: error.extendedResultCode.rawValue, message: error.message, description: error.description,
+            path: path, availableBytes: availableBytes)
+    }
+
+    /// The store's error for SQLite's (extended) result code `resultCode`: a full disk — `SQLITE_FULL`, or an I/O
+    /// error while the disk holding `path` has less than ``fullDiskMargin`` free (`availableBytes`) — is
+    /// ``AssetStoreError/diskFull(path:)``, another I/O error ``AssetStoreError/diskFailed(path:reason:)``.
+    static func translate(
+        resultCode: Int32, message: String?, description: String, path: String,
+        availableBytes: (String) -> Int64? = AssetStore.availableBytes
+    ) -> AssetStoreError {
+        switch ResultCode(rawValue: resultCode).primaryResultCode {
         case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN: .readOnly(path: path)
-        case .SQLITE_CORRUPT: .corrupt(path: path, reason: error.message ?? "corrupt")
+        case .SQLITE_CORRUPT: .corrupt(path: path, reason: message ?? "corrupt")
         case .SQLITE_NOTADB: .notAnAssetStore(path: path)
-        default: .database(error.description)
+        case .SQLITE_FULL: .diskFull(path: path)
+        case .SQLITE_IOERR:
+            // An I/O error on a full disk (the shared-memory index or the log cannot grow) is a full disk.
+            (availableBytes(path).map { $0 < fullDiskMargin } ?? false)
+                ? .diskFull(path: path) : .diskFailed(path: path, reason: message ?? "disk I/O error")
+        default: .database(description)
         }
+    }
+
+    /// Below this many free bytes on its disk, an I/O error of the database is taken for a full disk.
+    static let fullDiskMargin: Int64 = 1 << 20
+
+    /// The bytes an unprivileged writer may still use on the file system holding `path` (or its folder), or nil
+    /// when it cannot be told.
+    static func availableBytes(_ path: String) -> Int64? {
+        var status = statvfs()
+        guard statvfs(path, &status) == 0 || statvfs((path as NSString).deletingLastPathComponent, &status) == 0
+        else { return nil }
+        return Int64(status.f_bavail) * Int64(status.f_frsize)
+    }
+
+    /// A GRDB error as the store reports it (``translate(_:path:availableBytes:)``), for one that escaped a method
+    /// of the store untranslated; nil for any other error. Which disk it was is not known here: an I/O error is
+    /// ``AssetStoreError/diskFailed(path:reason:)``.
+    package static func translated(_ error: any Error) -> AssetStoreError? {
+        guard let database = error as? DatabaseError else { return nil }
+        return translate(database, path: databaseFileName, availableBytes: { _ in nil })
     }
 }

@@ -22,6 +22,12 @@ package enum AssetStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     case duplicateKey(String)
     /// SQLite or the file system failed.
     case database(String)
+    /// The disk holding the database at `path` is full (SQLite's `SQLITE_FULL`, or an I/O error while the disk has
+    /// no room left); the transaction was rolled back.
+    case diskFull(path: String)
+    /// The database at `path` could not be read or written (SQLite's `SQLITE_IOERR` while the disk has room): the
+    /// disk is failing or not writable; the transaction was rolled back.
+    case diskFailed(path: String, reason: String)
 
     package var description: String {
         switch self {
@@ -39,6 +45,9 @@ package enum AssetStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .notFound(let id): "No asset with identifier \(id)."
         case .duplicateKey(let key): "An asset with key \(key) already exists."
         case .database(let message): "Database error: \(message)"
+        case .diskFull(let path): "The disk holding \(path) is full; free some space and try again."
+        case .diskFailed(let path, let reason):
+            "The library database \(path) could not be read or written (\(reason)); check the disk."
         }
     }
 }

@@ -119,6 +119,88 @@ struct ExitStatusTests {
         }
     }
 
+    @Test(arguments: [
+        ["sync"], ["ls"], ["status"], ["add", "new.jpg"], ["favorite", "1"], ["rm", "1"], ["restore", "1"],
+        ["empty-trash"], ["get", "1"], ["album ls"],
+    ])
+    func aCatalogWithNoRoomExitsNineWithOneLine(arguments: [String]) async throws {
+        try await withFixture(assets: 3) { fixture in
+            // A new library whose catalog cannot grow (the test hook of a full disk): its schema does not fit.
+            let file = fixture.folder.appendingPathComponent("new.jpg")
+            try Data(repeating: 7, count: 4096).write(to: file)
+            var globals = fixture.globalArguments
+            globals[1] = fixture.folder.appendingPathComponent("full").path
+            let result = try await fixture.run(
+                arguments[0], arguments.dropFirst().map { $0 == "new.jpg" ? file.path : $0 }, globals: globals,
+                environment: ["CLOUDASSETS_TEST_CATALOG_PAGES_LEFT": "1"])
+            expectUserError(result, status: 9, mentioning: "is full")
+        }
+    }
+
+    @Test func aSyncThatFillsTheCatalogsDiskExitsNine() async throws {
+        try await withFixture(assets: 3) { fixture in
+            try await fixture.sync(["--no-thumbnails"])
+            for index in 0..<400 {
+                try fixture.server.putObject(
+                    bucket: CLIFixture.bucket, key: "originals/more/\(index).jpg", data: Data("more \(index)".utf8))
+            }
+            let result = try await fixture.run(
+                "sync", ["--no-thumbnails"], environment: ["CLOUDASSETS_TEST_CATALOG_PAGES_LEFT": "2"])
+            expectUserError(result, status: 9, mentioning: "is full")
+            #expect(!result.stderr.contains("SQLite"), "no raw SQLite error")
+            // With room again, the sync completes.
+            try await fixture.sync(["--no-thumbnails"])
+            #expect(try await fixture.list().count == 403)
+        }
+    }
+
+    @Test(.enabled(if: TmpfsMount.isPermitted, "needs the right to mount a tmpfs (root)"))
+    func everyCommandOnAFullDiskExitsNine() async throws {
+        try await withFixture(assets: 20) { fixture in
+            let disk = try TmpfsMount(at: fixture.folder.appendingPathComponent("disk"), bytes: 2 << 20)
+            defer { disk.unmount() }
+            let store = disk.folder.appendingPathComponent("library")
+            let globals = [
+                "--store", store.path, "--endpoint", fixture.server.endpoint.absoluteString, "--bucket",
+                CLIFixture.bucket,
+            ]
+            expectSuccess(try await fixture.run("sync", ["--no-thumbnails"], globals: globals))
+            let file = fixture.folder.appendingPathComponent("new.jpg")
+            // Fill the disk but for 512 KiB: the catalog opens, the import's copy of 1 MiB has no room.
+            let fillerPath = disk.folder.appendingPathComponent("filler").path
+            func fill() {
+                let filler = open(fillerPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+                let chunk = [UInt8](repeating: 0, count: 16 << 10)
+                while write(filler, chunk, chunk.count) > 0 {}
+                close(filler)
+            }
+            fill()
+            let filled = try #require(try FileManager.default.attributesOfItem(atPath: fillerPath)[.size] as? Int)
+            #expect(truncate(fillerPath, off_t(max(0, filled - (512 << 10)))) == 0)
+            try Data(repeating: 7, count: 1 << 20).write(to: file)
+            let add = try await fixture.run("add", [file.path], globals: globals)
+            expectUserError(add, status: 9, mentioning: "is full")
+            #expect(add.stderr.contains("/library/originals is full"), "the import's copy: \(add.stderr)")
+            // No room at all: a change's commit and a sync's.
+            fill()
+            var commands = [["favorite", "1"], ["sync", "--full"]]
+            for arguments in commands {
+                let result = try await fixture.run(arguments[0], Array(arguments.dropFirst()), globals: globals)
+                expectUserError(result, status: 9, mentioning: "is full")
+            }
+            // Drop the catalog's shared-memory index (rebuilt from the log at the next open, which then cannot make
+            // it: the "disk I/O error" of a log that filled the disk): even reading commands say the disk is full.
+            try? FileManager.default.removeItem(atPath: store.appendingPathComponent("library.sqlite-shm").path)
+            commands = [["ls"], ["status"]]
+            for arguments in commands {
+                let result = try await fixture.run(arguments[0], Array(arguments.dropFirst()), globals: globals)
+                expectUserError(result, status: 9, mentioning: "is full")
+            }
+            try FileManager.default.removeItem(at: disk.folder.appendingPathComponent("filler"))
+            expectSuccess(try await fixture.run("ls", globals: globals))
+        }
+    }
+
     @Test func serverErrorsAfterRetriesExitTen() async throws {
         try await withFixture(assets: 2) { fixture in
             // Bucket requests (the listing) have the empty key.

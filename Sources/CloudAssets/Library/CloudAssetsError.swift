@@ -177,7 +177,8 @@ extension CloudAssetsError {
         case let cancellation as CancellationError:
             return CloudAssetsError(.cancelled, "The operation was cancelled.", underlying: cancellation)
         default:
-            return fileSystemError(error)
+            // A SQLite error that left the store untranslated is still the store's (a full disk: localFileFailed).
+            return AssetStore.translated(error).map { CloudAssetsError($0) } ?? fileSystemError(error)
         }
     }
 
@@ -271,6 +272,8 @@ extension CloudAssetsError {
             self.init(.noSuchAsset, error.description, underlying: error, localIdentifier: String(id))
         case .invariantViolation, .duplicateKey, .database:
             self.init(.catalogFailed, error.description, underlying: error)
+        case .diskFull(let path), .diskFailed(let path, _):
+            self.init(.localFileFailed, error.description, underlying: error, path: path)
         }
     }
 

@@ -1,3 +1,4 @@
+import AssetStore
 import CFileIO
 import CZlib
 import Dispatch
@@ -263,17 +264,14 @@ struct ImportedFile: Sendable {
                 size >= directCopyMinimum && size < Int.max - 1
                 ? cfileio_create_direct(destination.path, 0o644, &direct)
                 : open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-            guard output >= 0 else {
-                throw AssetLibraryError.cannotImport(
-                    path: source.path, reason: "cannot write into the library: \(String(cString: strerror(errno)))")
-            }
+            guard output >= 0 else { throw CopyProblem.library(errno).error(source: source, destination: destination) }
         }
-        func fail(_ reason: String) -> AssetLibraryError {
+        func fail(_ problem: CopyProblem) -> any Error {
             if let destination {
                 close(output)
                 unlink(destination.path)
             }
-            return AssetLibraryError.cannotImport(path: source.path, reason: reason)
+            return problem.error(source: source, destination: destination)
         }
         var digest = Digest()
         var bytesRead: Int64 = 0
@@ -287,9 +285,9 @@ struct ImportedFile: Sendable {
             throw fail(problem)
         }
         var after = stat()
-        guard fstat(input, &after) == 0 else { throw fail(String(cString: strerror(errno))) }
+        guard fstat(input, &after) == 0 else { throw fail(.source(String(cString: strerror(errno)))) }
         if output >= 0 {
-            if sync && fsync(output) != 0 { throw fail("cannot sync the copy to disk") }
+            if sync && fsync(output) != 0 { throw fail(.library(errno)) }
             close(output)
         }
         return ReadResult(
@@ -297,11 +295,30 @@ struct ImportedFile: Sendable {
             bytesRead: bytesRead, statusAfter: after)
     }
 
+    /// What went wrong in a copy: reading the file imported, or writing into the library (its `errno`).
+    enum CopyProblem: Error, Sendable {
+        case source(String)
+        case library(Int32)
+
+        /// The error an import reports: a library that cannot be written for want of room is the catalog's full
+        /// disk (``CloudAssetsError/Code/localFileFailed``, the folder named), anything else refuses the file.
+        func error(source: URL, destination: URL?) -> any Error {
+            switch self {
+            case .source(let reason): return AssetLibraryError.cannotImport(path: source.path, reason: reason)
+            case .library(let code) where [ENOSPC, EDQUOT].contains(code):
+                return AssetStoreError.diskFull(path: destination?.deletingLastPathComponent().path ?? "the library")
+            case .library(let code):
+                return AssetLibraryError.cannotImport(
+                    path: source.path, reason: "cannot write into the library: \(String(cString: strerror(code)))")
+            }
+        }
+    }
+
     /// Reads `input` to its end into `digest`, writing every byte to `output` when it is open (ordinary writes).
     /// Returns what went wrong, or nil.
     private static func copyBuffered(
         from input: Int32, to output: Int32, size: Int, digest: inout Digest, bytesRead: inout Int64
-    ) -> String? {
+    ) -> CopyProblem? {
         // At most 1 MiB, and no more than the file needs (one read to its end, one to see the end): a small
         // file's import neither clears nor maps a megabyte (an import of thousands of photos makes thousands).
         let buffer = UnsafeMutableRawBufferPointer.allocate(
@@ -310,14 +327,12 @@ struct ImportedFile: Sendable {
         while true {
             let count = Glibc.read(input, buffer.baseAddress, buffer.count)
             if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return String(cString: strerror(errno)) }
+            guard count >= 0 else { return .source(String(cString: strerror(errno))) }
             if count == 0 { return nil }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
             digest.update(bytes)
             bytesRead += Int64(count)
-            if output >= 0, !writeAll(output, bytes, at: nil) {
-                return "cannot write into the library: \(String(cString: strerror(errno)))"
-            }
+            if output >= 0, !writeAll(output, bytes, at: nil) { return .library(errno) }
         }
     }
 
@@ -332,7 +347,7 @@ struct ImportedFile: Sendable {
     /// nil.
     private static func copyDirect(
         from input: Int32, to output: Int32, digest: inout Digest, bytesRead: inout Int64
-    ) -> String? {
+    ) -> CopyProblem? {
         let buffers = (0..<2).map { _ in
             UnsafeMutableRawBufferPointer.allocate(byteCount: directChunk, alignment: 4096)
         }
@@ -352,7 +367,7 @@ struct ImportedFile: Sendable {
             while count < buffer.count {
                 let n = Glibc.read(input, buffer.baseAddress! + count, buffer.count - count)
                 if n < 0 && errno == EINTR { continue }
-                guard n >= 0 else { return String(cString: strerror(errno)) }
+                guard n >= 0 else { return .source(String(cString: strerror(errno))) }
                 if n == 0 { break }
                 count += n
             }
@@ -368,9 +383,7 @@ struct ImportedFile: Sendable {
         if let problem = writer.problem { return problem }
         bytesRead = offset
         // The last write may have been rounded up to a whole block: the file ends where the source did.
-        guard ftruncate(output, off_t(offset)) == 0 else {
-            return "cannot write into the library: \(String(cString: strerror(errno)))"
-        }
+        guard ftruncate(output, off_t(offset)) == 0 else { return .library(errno) }
         return nil
     }
 
@@ -409,12 +422,12 @@ struct ImportedFile: Sendable {
             semaphore.signal()
             return semaphore
         }
-        private let state = LockedBox<(problem: String?, direct: Bool)>((nil, true))
+        private let state = LockedBox<(problem: CopyProblem?, direct: Bool)>((nil, true))
 
         init(output: Int32) { self.output = output }
 
         /// The first failure, if any.
-        var problem: String? { state.withLock { $0.problem } }
+        var problem: CopyProblem? { state.withLock { $0.problem } }
 
         /// Waits until buffer `index` is no longer being written.
         func waitUntilFree(_ index: Int) { free[index].wait() }
@@ -440,8 +453,8 @@ struct ImportedFile: Sendable {
                             return
                         }
                     }
-                    let reason = "cannot write into the library: \(String(cString: strerror(errno)))"
-                    state.withLock { $0.problem = $0.problem ?? reason }
+                    let code = errno
+                    state.withLock { $0.problem = $0.problem ?? .library(code) }
                 }
             }
         }
