@@ -45,10 +45,19 @@ enum AlbumNames {
     /// that path, else those of that title.
     private static func albums(_ name: String, in library: AssetLibrary) throws -> [AssetCollection] {
         if let collection = try library.collection(withLocalIdentifier: name) { return [collection] }
-        if let smart = try library.fetchSmartAlbums().first(where: { $0.title == name }) { return [smart] }
+        let smart = try library.fetchSmartAlbums().first { $0.title == name }
         let all = try paths(in: library).albums
         let matches = all.filter { $0.0 == name }.map(\.1)
-        return matches.isEmpty ? all.filter { $0.1.title == name }.map(\.1) : matches
+        let user = matches.isEmpty ? all.filter { $0.1.title == name }.map(\.1) : matches
+        guard let smart else { return user }
+        // A user album of a smart album's title: the name is the smart album's; the user album goes by its id.
+        guard user.isEmpty else {
+            let ids = user.map(\.localIdentifier).joined(separator: ", ")
+            throw CLIError(
+                "\(name) is the name of the smart album \(smart.localIdentifier); the user album \(name) is "
+                    + "\(ids): name it by its id")
+        }
+        return [smart]
     }
 
     /// The folders `name` names: the one of that id or path, else those of that title.
@@ -255,7 +264,8 @@ struct AlbumAdd: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The album.") var album: String
     @OptionGroup var selection: AssetArguments
-    @Option(help: "Insert at this position (0 is the first).") var at: Int?
+    @Option(parsing: .unconditional, help: "Insert at this position (0 is the first; at most the album's count).")
+    var at: Int?
     @OptionGroup var change: AlbumChangeOptions
 
     func validate() throws { if let at, at < 0 { throw ValidationError("--at must be 0 or more, not \(at)") } }
@@ -266,7 +276,16 @@ struct AlbumAdd: AsyncParsableCommand {
             { library in
                 let collection = try AlbumNames.album(album, in: library)
                 let assets = try selection.resolve(in: library)
-                if let at { return { $0.insertAssets(assets, into: collection, at: at) } }
+                if let at {
+                    // Past the end is refused, as `album move --to` refuses it (and PhotoKit an index out of range).
+                    let count = try library.fetchAssets(
+                        in: collection, options: FetchOptions(includeHiddenAssets: true, includeTrashedAssets: true)
+                    ).count
+                    guard at <= count else {
+                        throw CLIError("--at \(at) is past the end of \(album): it takes 0…\(count)")
+                    }
+                    return { $0.insertAssets(assets, into: collection, at: at) }
+                }
                 return { $0.addAssets(assets, to: collection) }
             }, done: "added to \(album)")
     }
@@ -303,7 +322,7 @@ struct AlbumMove: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The album (or, with --into/--top, album or folder).") var name: String
     @Argument(help: "Asset ids or keys to move within the album.") var assets: [String] = []
-    @Option(help: "The position to move the assets to.") var to: Int?
+    @Option(parsing: .unconditional, help: "The position to move the assets to.") var to: Int?
     @Option(help: "The folder to move the album or folder into.") var into: String?
     @Flag(help: "Move the album or folder to the top level.") var top = false
     @OptionGroup var change: AlbumChangeOptions
@@ -328,7 +347,8 @@ struct AlbumMove: AsyncParsableCommand {
                     let indexes = IndexSet(members.indices.filter { wanted.contains(members[$0].localIdentifier) })
                     guard indexes.count == wanted.count else { throw CLIError("not every asset named is in \(name)") }
                     guard to <= members.count - indexes.count else {
-                        throw CLIError("--to \(to) is past the end (\(members.count - indexes.count))")
+                        throw CLIError(
+                            "--to \(to) is past the end of \(name): it takes 0…\(members.count - indexes.count)")
                     }
                     return { $0.moveAssets(in: album, at: indexes, to: to) }
                 }
