@@ -11,11 +11,13 @@ struct Doctor: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let report: ConnectionReport
+        var report: ConnectionReport
         do {
             let library = try await global.openLibrary(runsDownloads: false)
             defer { library.close() }
             report = await library.checkConnection()
+            let refused = report.problems.first
+            report.checks = report.checks.map { told(library, $0, refused: refused) }
         } catch {
             // The library could not open (credentials missing, a configuration refused, a busy folder): that is
             // the one line there is to say.
@@ -26,6 +28,56 @@ struct Doctor: AsyncParsableCommand {
         print(report)
         if let first = report.problems.first { throw ExitStatus.of(first).exitCode }
     }
+
+    /// A check in this tool's terms: where fixed keys really came from (the environment, the config file), what to
+    /// check for refused keys (the variable, the config file's field, or the profile and its file), and the clock
+    /// measured from the service's error answer when no listing answered (failed, with the refusal's error, past
+    /// the 15 minutes S3 accepts).
+    private func told(_ library: AssetLibrary, _ check: ConnectionReport.Check, refused: CloudAssetsError?)
+        -> ConnectionReport.Check
+    {
+        var check = check
+        let fixed = global.fixedCredentialSource()
+        if check.aspect == .credentials, let fixed, check.summary.hasPrefix(Self.givenInConfiguration) {
+            check.summary = fixed.source + check.summary.dropFirst(Self.givenInConfiguration.count)
+        }
+        if check.problem?.code == .accessDenied {
+            let hint: (secret: String, key: String)?
+            if let fixed {
+                hint = (fixed.secret, fixed.key)
+            } else if let source = library.credentialSource, source.provider != "env" {
+                let profile = source.profile.map { "of profile \($0) " } ?? ""
+                let file = source.detail.map { "in \($0)" } ?? "(\(source.description))"
+                hint =
+                    source.provider == "shared-credentials-file" || source.provider == "config-file"
+                    ? ("aws_secret_access_key \(profile)\(file)", "aws_access_key_id \(profile)\(file)")
+                    : ("the credentials of \(source.description)", "the credentials of \(source.description)")
+            } else {
+                hint = nil
+            }
+            if let hint {
+                check.summary = check.summary
+                    .replacingOccurrences(of: "(check AWS_SECRET_ACCESS_KEY)", with: "(check \(hint.secret))")
+                    .replacingOccurrences(of: "(check AWS_ACCESS_KEY_ID)", with: "(check \(hint.key))")
+            }
+        }
+        if check.aspect == .clock, check.summary.hasPrefix("not measured"),
+            let skew = library.clockSkewOfLastErrorAnswer
+        {
+            // No listing answered, but the service's refusal carried its Date: the clocks are measured from it.
+            check.summary =
+                (abs(skew) < 2
+                    ? "agrees with this computer's (to the second a Date header shows)"
+                    : String(format: "the service's clock is %+.0f s from this computer's", skew))
+                + " (measured from the service's error answer)"
+                + (abs(skew) > 15 * 60 ? ": more than the 15 minutes S3 accepts" : "")
+            if abs(skew) > 15 * 60 { check.problem = refused }
+        }
+        return check
+    }
+
+    /// What the library says of keys given in its configuration, which this tool rewords with their real source.
+    static let givenInConfiguration = "given in the configuration"
 
     private func line(ok: Bool, aspect: String, _ summary: String) {
         if json {

@@ -185,6 +185,33 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
+    /// Where fixed keys come from, as `doctor` says it — `from the environment (AWS_ACCESS_KEY_ID,
+    /// AWS_SECRET_ACCESS_KEY)`, `from the config file PATH (accessKeyID, secretAccessKey)` or both — and what to
+    /// check for a wrong secret; nil when the keys are not fixed (`--profile`, or the AWS credential chain).
+    func fixedCredentialSource(environment env: [String: String] = ProcessInfo.processInfo.environment) -> (
+        source: String, secret: String, key: String
+    )? {
+        guard profile == nil, let file = try? loadConfigFile(environment: env) else { return nil }
+        func fromEnvironment(_ name: String) -> Bool { !(env[name] ?? "").isEmpty }
+        let fields: [(variable: String, field: String, inFile: String?)] = [
+            ("AWS_ACCESS_KEY_ID", "accessKeyID", file.accessKeyID),
+            ("AWS_SECRET_ACCESS_KEY", "secretAccessKey", file.secretAccessKey),
+            ("AWS_SESSION_TOKEN", "sessionToken", file.sessionToken),
+        ]
+        guard fields.prefix(2).allSatisfy({ fromEnvironment($0.variable) || $0.inFile != nil }) else { return nil }
+        let path = configFilePath(environment: env)
+        func origin(_ entry: (variable: String, field: String, inFile: String?)) -> String {
+            fromEnvironment(entry.variable) ? entry.variable : "\(entry.field) in the config file \(path)"
+        }
+        let used = fields.filter { fromEnvironment($0.variable) || $0.inFile != nil }
+        let variables = used.filter { fromEnvironment($0.variable) }.map(\.variable)
+        let keys = used.filter { !fromEnvironment($0.variable) }.map(\.field)
+        let parts =
+            (variables.isEmpty ? [] : ["the environment (\(variables.joined(separator: ", ")))"])
+            + (keys.isEmpty ? [] : ["the config file \(path) (\(keys.joined(separator: ", ")))"])
+        return ("from " + parts.joined(separator: " and "), origin(fields[1]), origin(fields[0]))
+    }
+
     /// The library configuration these options describe.
     func libraryConfiguration(requireRemote: Bool = true) throws -> AssetLibrary.Configuration {
         let env = ProcessInfo.processInfo.environment

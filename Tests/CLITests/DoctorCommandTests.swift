@@ -52,6 +52,61 @@ struct DoctorCommandTests {
         }
     }
 
+    @Test("the credentials line names where fixed keys came from; a refused key names its real source")
+    func sourcesAreNamed() async throws {
+        try await withFixture(assets: 1) { fixture in
+            func line(_ result: CLIResult, _ aspect: String) -> String {
+                result.stdout.split(separator: "\n").first { $0.contains(" \(aspect):") }.map(String.init) ?? ""
+            }
+            let fromEnvironment = try await fixture.run("doctor")
+            #expect(fromEnvironment.status == 0, "\(fromEnvironment)")
+            #expect(
+                line(fromEnvironment, "credentials").contains(
+                    "from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY): key cli-"),
+                "\(fromEnvironment.stdout)")
+            #expect(!fromEnvironment.stdout.contains("given in the configuration"))
+
+            let configFolder = fixture.folder.appendingPathComponent(".config/cloudassets")
+            try FileManager.default.createDirectory(at: configFolder, withIntermediateDirectories: true)
+            let config = configFolder.appendingPathComponent("config.json")
+            try Data(#"{"accessKeyID": "\#(CLIFixture.accessKey)", "secretAccessKey": "wrong"}"#.utf8).write(to: config)
+            let fromFile = try await fixture.run(
+                "doctor", removingEnvironment: ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"])
+            #expect(fromFile.status == 3, "\(fromFile)")
+            #expect(
+                line(fromFile, "credentials").contains(
+                    "from the config file \(config.path) (accessKeyID, secretAccessKey)"), "\(fromFile.stdout)")
+            #expect(
+                line(fromFile, "bucket").contains("(check secretAccessKey in the config file \(config.path))"),
+                "\(fromFile.stdout)")
+            try FileManager.default.removeItem(at: config)
+
+            // A wrong secret in a profile: the profile and its file, not an environment variable.
+            let aws = fixture.folder.appendingPathComponent(".aws")
+            try FileManager.default.createDirectory(at: aws, withIntermediateDirectories: true)
+            let credentials = aws.appendingPathComponent("credentials")
+            try Data(
+                "[photos]\naws_access_key_id = \(CLIFixture.accessKey)\naws_secret_access_key = wrong\n".utf8
+            ).write(to: credentials)
+            let profile = try await fixture.run(
+                "doctor", ["--profile", "photos"], removingEnvironment: ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"])
+            #expect(profile.status == 3, "\(profile)")
+            let bucket = line(profile, "bucket")
+            #expect(
+                bucket.contains("(check aws_secret_access_key of profile photos in \(credentials.path))"),
+                "\(profile.stdout)")
+            #expect(!profile.stdout.contains("AWS_SECRET_ACCESS_KEY"), "\(profile.stdout)")
+            // The refusal carried the service's Date: the clock is measured from it, not "not measured".
+            let clock = line(profile, "clock")
+            #expect(clock.contains("measured from the service's error answer"), "\(profile.stdout)")
+            #expect(!clock.contains("not measured"))
+
+            // A wrong secret from the environment still names the variable.
+            let wrongEnvironment = try await fixture.run("doctor", environment: ["AWS_SECRET_ACCESS_KEY": "wrong"])
+            #expect(line(wrongEnvironment, "bucket").contains("(check AWS_SECRET_ACCESS_KEY)"))
+        }
+    }
+
     @Test("--json: one object per aspect with ok and the error's code")
     func jsonNamesEveryAspect() async throws {
         try await withFixture(assets: 1) { fixture in

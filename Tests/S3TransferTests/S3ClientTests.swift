@@ -308,4 +308,15 @@ import Testing
             try S3ClientConfiguration.fromEnvironment(["AWS_ENDPOINT_URL": "ftp://x"])
         }
     }
+
+    @Test func anErrorAnswerRecordsTheServicesClock() async throws {
+        let fixture = try await FakeS3Fixture.start(clockError: -3600)
+        TestEnd.run { await fixture.stop() }
+        #expect(fixture.client.lastErrorAnswerClock == nil, "no error answer yet")
+        // This computer is an hour behind: the first answer refuses the signature; its Date shows by how much (the
+        // client then signs again, corrected, and the listing succeeds).
+        _ = try await fixture.client.listObjectsV2(bucket: FakeS3Fixture.bucket)
+        let reading = try #require(fixture.client.lastErrorAnswerClock)
+        #expect(abs(reading.service.timeIntervalSince(reading.local) - 3600) < 5)
+    }
 }

@@ -39,6 +39,15 @@ extension AssetLibrary {
         return CredentialSource(configuration.credentials.fixedOrigin)
     }
 
+    /// How far the service's clock is from this computer's (service − local, in seconds) as the service's last
+    /// error answer stated it in its `Date` header; nil without an endpoint, or before an error answer with one.
+    /// A refused request (a wrong key, `RequestTimeTooSkewed`) still measures the clocks: what
+    /// `cloudassets doctor` shows when no listing answered. Whole seconds at best (a `Date` header's precision).
+    public var clockSkewOfLastErrorAnswer: TimeInterval? {
+        guard let reading = context.remote?.client.lastErrorAnswerClock else { return nil }
+        return reading.service.timeIntervalSince(reading.local)
+    }
+
     /// Resolves the credentials now, as the first request would (or uses those resolved already), and says where
     /// they came from. For a check before any transfer (`cloudassets doctor`).
     /// - Throws: ``CloudAssetsError`` with ``CloudAssetsError/Code/missingCredentials`` (nothing found, or a

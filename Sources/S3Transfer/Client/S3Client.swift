@@ -14,6 +14,8 @@ package final class S3Client: Sendable {
     /// The engine that moves the bytes (shared with a ``Downloader`` built on this client).
     package let engine: HTTPEngine
     private let clockOffset = LockedBox<TimeInterval>(0)
+    /// The `Date` of the last error answer with one, and this computer's clock when it came.
+    private let errorAnswerClock = LockedBox<(service: Date, local: Date)?>(nil)
     /// How this endpoint wants the ETag of a write's `If-Match` (``IfMatchForm``): learnt once, kept for every
     /// later write.
     let ifMatchForm = LockedBox<IfMatchForm>(.quoted)
@@ -60,6 +62,10 @@ package final class S3Client: Sendable {
 
     /// The current time as the service sees it.
     package var correctedNow: Date { localClock().addingTimeInterval(measuredClockOffset) }
+
+    /// The service's clock as its last error answer with a `Date` header stated it, and this computer's when that
+    /// answer came; nil before one. A request the service refused still shows how far apart the clocks are.
+    package var lastErrorAnswerClock: (service: Date, local: Date)? { errorAnswerClock.withLock { $0 } }
 
     // MARK: Building requests
 
@@ -132,6 +138,10 @@ package final class S3Client: Sendable {
         let region = head["x-amz-bucket-region"]
         let requestID = head["x-amz-request-id"]
         var result = S3Error.fromStatus(head.status, region: region, requestID: requestID)
+        if let date = head["date"].flatMap(HTTPDate.parse) {
+            let local = localClock()
+            errorAnswerClock.withLock { $0 = (date, local) }
+        }
         if !body.isEmpty, let root = try? S3XMLParser.parse(body), root.name == "Error",
             let code = root.child("Code")?.text
         {
