@@ -10,14 +10,20 @@ import Testing
 /// Albums changed by libraries whose syncs overlap in time: no change one library made is undone by another's
 /// sync unless a later change undid it.
 @Suite(.heavy) struct AlbumRaceTests {
+    /// Libraries "a" and "b" following the journal of a bucket of `assets` originals, both synced once.
+    static func twoLibraries(_ harness: LibraryHarness, assets: Int) async throws -> (AssetLibrary, AssetLibrary) {
+        try SharedAlbumTests.seed(harness, count: assets)
+        let a = try await SharedAlbumTests.open(harness, "a")
+        let b = try await SharedAlbumTests.open(harness, "b")
+        try await a.sync(fetchThumbnails: false)
+        try await b.sync(fetchThumbnails: false)
+        return (a, b)
+    }
+
     @Test("a removal made while another library adds, both syncing at once, is never undone")
     func removalsSurviveConcurrentSyncs() async throws {
         try await withHarness { harness in
-            try SharedAlbumTests.seed(harness, count: 16)
-            let a = try await SharedAlbumTests.open(harness, "a")
-            let b = try await SharedAlbumTests.open(harness, "b")
-            try await a.sync(fetchThumbnails: false)
-            try await b.sync(fetchThumbnails: false)
+            let (a, b) = try await Self.twoLibraries(harness, assets: 16)
             var album: CollectionPlaceholder!
             try await a.performChanges { album = $0.createAlbum(title: "Race") }
             try await a.sync(fetchThumbnails: false)
@@ -86,11 +92,7 @@ import Testing
     @Test("a folder deleted while another library moves an album into it and makes one there: gone everywhere")
     func folderDeletedWhileAnotherUsesIt() async throws {
         try await withHarness { harness in
-            try SharedAlbumTests.seed(harness, count: 3)
-            let a = try await SharedAlbumTests.open(harness, "a")
-            let b = try await SharedAlbumTests.open(harness, "b")
-            try await a.sync(fetchThumbnails: false)
-            try await b.sync(fetchThumbnails: false)
+            let (a, b) = try await Self.twoLibraries(harness, assets: 3)
             var folder: CollectionPlaceholder!
             var moved: CollectionPlaceholder!
             try await a.performChanges { requests in
@@ -247,11 +249,7 @@ import Testing
     @Test("a sync that fails after it read the journal's album announcements leaves them to the next sync")
     func albumsSurviveAFailedSync() async throws {
         try await withHarness { harness in
-            try SharedAlbumTests.seed(harness, count: 3)
-            let a = try await SharedAlbumTests.open(harness, "a")
-            let b = try await SharedAlbumTests.open(harness, "b")
-            try await a.sync(fetchThumbnails: false)
-            try await b.sync(fetchThumbnails: false)
+            let (a, b) = try await Self.twoLibraries(harness, assets: 3)
             try await a.performChanges { requests in
                 for index in 0..<3 {
                     let album = requests.createAlbum(title: "Album \(index)")
