@@ -97,7 +97,7 @@ enum AlbumNames {
         let folders = try folders(name, in: library)
         let ids = albums.map(\.localIdentifier) + folders.map(\.localIdentifier)
         if let exact = ids.first(where: { $0 == name }) {
-            return try albums.first { $0.localIdentifier == exact } ?? folders.first { $0.localIdentifier == exact }!
+            return albums.first { $0.localIdentifier == exact } ?? folders.first { $0.localIdentifier == exact }!
         }
         guard ids.count <= 1 else {
             throw ambiguous(

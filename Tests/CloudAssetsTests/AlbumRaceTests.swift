@@ -135,7 +135,7 @@ import Testing
             let bucket = LibraryHarness.bucket
             let (f1, f2, outer, inner, orphan) = (Self.uuid(), Self.uuid(), Self.uuid(), Self.uuid(), Self.uuid())
             let put = { (id: String, data: Data) in
-                try harness.server.putObject(bucket: bucket, key: "collections/\(id).json", data: data)
+                _ = try harness.server.putObject(bucket: bucket, key: "collections/\(id).json", data: data)
             }
             try put(f1, Self.document(id: f1, kind: "folder", title: "One", parent: f2))
             try put(f2, Self.document(id: f2, kind: "folder", title: "Two", parent: f1))
