@@ -35,6 +35,26 @@ public enum Credentials: Sendable, Hashable {
     case anonymous
 }
 
+/// Printed, logged or dumped, credentials show where they come from and the access key id, never the secret key
+/// or the session token (`print(configuration)` is safe to paste into an issue).
+extension Credentials: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        switch self {
+        case .default: "default"
+        case .profile(let name): "profile(\(name))"
+        case .environment: "environment"
+        case .static(let accessKeyID, _, let sessionToken):
+            "static(accessKeyID: \(accessKeyID), secretAccessKey: <redacted>"
+                + (sessionToken == nil ? ")" : ", sessionToken: <redacted>)")
+        case .anonymous: "anonymous"
+        }
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: ["source": description], displayStyle: .enum) }
+}
+
 /// Where originals and thumbnails live in the bucket.
 public struct BucketLayout: Sendable, Hashable {
     /// Prefix of every original's key.

@@ -23,6 +23,17 @@ public enum NetworkPolicy: Sendable, Hashable {
     case userRequestsOnly
 }
 
+extension NetworkPolicy: CustomStringConvertible {
+    /// The case's name (`offline`, `allowed`, `userRequestsOnly`), as the command line and the docs spell it.
+    public var description: String {
+        switch self {
+        case .offline: "offline"
+        case .allowed: "allowed"
+        case .userRequestsOnly: "userRequestsOnly"
+        }
+    }
+}
+
 /// Settings of a ``Downloader``.
 package struct DownloaderConfiguration: Sendable, Hashable {
     /// The most downloads moving bytes at once; others wait in priority order.
