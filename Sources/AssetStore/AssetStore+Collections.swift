@@ -254,17 +254,6 @@ extension AssetStore {
         }
     }
 
-    /// Forgets the deltas merged here that are not among `listed` (a listing of every delta in the bucket): they
-    /// were folded into their documents and deleted.
-    package func forgetCollectionDeltas(notIn listed: Set<String>) throws {
-        _ = try write { tx in
-            let gone = try String.fetchAll(tx.db, sql: "SELECT key FROM collection_delta").filter {
-                !listed.contains($0)
-            }
-            try tx.forgetCollectionDeltas(gone)
-        }
-    }
-
     /// Every collection's document ETag (tombstones included), by UUID.
     package func collectionDocumentETags() throws -> [String: String?] {
         try read { db in
@@ -724,6 +713,12 @@ extension StoreTransaction {
         try db.execute(
             sql: "INSERT OR REPLACE INTO collection_delta (key, uuid, size) VALUES (?, ?, ?)",
             arguments: [key, uuid, size])
+    }
+
+    /// Forgets the deltas merged here that are not among `listed` (a listing of every delta in the bucket).
+    package func forgetCollectionDeltas(notIn listed: Set<String>) throws {
+        let gone = try String.fetchAll(db, sql: "SELECT key FROM collection_delta").filter { !listed.contains($0) }
+        try forgetCollectionDeltas(gone)
     }
 
     /// Forgets deltas (folded into their collection's document and deleted from the bucket).

@@ -290,14 +290,14 @@ extension UploadEngine {
     }
 
     private func shareCollection(_ id: String, device: String, remote: LibraryRemote) async throws {
-        let read = try store.write { tx -> LocalChanges? in
+        let read = try performWrite { tx -> LocalChanges? in
             guard let row = try tx.collection(uuid: id, includingDeleted: true), row.isDirty else { return nil }
             let stored = row.document.flatMap(CollectionDocument.init(catalogText:))
             let local = try CollectionSharing.localDocument(row, base: stored, device: device, now: Date(), tx)
             return LocalChanges(
                 local: local, stored: stored, etag: row.documentETag,
                 unsent: row.unsentKeys.union(local.differingKeys(from: stored)))
-        }.0
+        }
         guard let read else { return }
         guard read.etag != nil, read.stored != nil else {
             return try await shareWholeDocument(id, device: device, remote: remote)
@@ -339,12 +339,12 @@ extension UploadEngine {
     private func shareWholeDocument(_ id: String, device: String, remote: LibraryRemote) async throws {
         let key = configuration.layout.collectionKey(id)
         for _ in 0..<8 {
-            let read = try store.write { tx -> (CollectionDocument, String?)? in
+            let read = try performWrite { tx -> (CollectionDocument, String?)? in
                 guard let row = try tx.collection(uuid: id, includingDeleted: true), row.isDirty else { return nil }
                 return (
                     try CollectionSharing.localWholeDocument(row, device: device, now: Date(), tx), row.documentETag
                 )
-            }.0
+            }
             guard let (local, known) = read else { return }
             let (theirs, theirETag, _) = try await CollectionSharing.read(
                 id, remote: remote, configuration: configuration)
@@ -411,9 +411,9 @@ extension UploadEngine {
         let deltas = try await concurrentMap(listed, limit: max(1, configuration.maxConnections)) { key in
             (key, try await CollectionSharing.read(id, key: key, remote: remote, configuration: configuration))
         }
-        let stored = try store.write { tx in
+        let stored = try performWrite { tx in
             try tx.collection(uuid: id, includingDeleted: true).flatMap { try CollectionSharing.wholeDocument($0, tx) }
-        }.0
+        }
         guard var merged = document ?? stored else { return }
         if let stored { merged = merged.merged(with: stored) }
         var folded: [(key: String, etag: String)] = []
@@ -441,7 +441,7 @@ extension UploadEngine {
         for delta in folded {
             try? await remote.client.deleteObject(bucket: bucket, key: delta.key, ifMatch: delta.etag)
         }
-        _ = try store.write { tx in try tx.forgetCollectionDeltas(folded.map(\.key)) }
+        try performWrite { tx in try tx.forgetCollectionDeltas(folded.map(\.key)) }
     }
 }
 
@@ -551,7 +551,8 @@ extension SyncEngine {
         }
         var read = try await adoptCollections(wanted, remote: remote, skipped: &skipped)
         read += try await adoptCollectionDeltas(deltas, remote: remote, skipped: &skipped)
-        try store.forgetCollectionDeltas(notIn: Set(deltas.map(\.key)))
+        let listed = Set(deltas.map(\.key))
+        try performWrite { tx in try tx.forgetCollectionDeltas(notIn: listed) }
         return read
     }
 
