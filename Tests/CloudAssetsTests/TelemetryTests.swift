@@ -1,4 +1,5 @@
 import CoreMetrics
+import Essentials
 import FakeS3
 import Foundation
 import InMemoryLogging
@@ -49,6 +50,26 @@ struct TelemetryTests {
             #expect(sync.level == .info && sync.metadata["inserted"] == .stringConvertible(1))
             // No secret reaches the log.
             #expect(!handler.entries.contains { "\($0)".contains(LibraryHarness.secretKey) })
+        }
+    }
+
+    @Test("each metric handle is made once per library, however many events it counts")
+    func handlesAreMadeOnce() async throws {
+        try await withHarness { harness in
+            for index in 0..<3 { try harness.put("a\(index).bin", data: testBytes(count: 1000, seed: UInt64(index))) }
+            let metrics = CountingFactory(TestMetrics())
+            var configuration = harness.quietConfiguration()
+            configuration.metricsFactory = metrics
+            let library = try await harness.open(configuration)
+            for _ in 0..<3 { try await library.sync(fetchThumbnails: false) }
+            for index in 0..<3 {
+                let asset = try library.asset(path: "a\(index).bin")
+                _ = try await library.data(for: asset, options: AssetLibrary.networkOptions())
+            }
+            let made = metrics.made.withLock { $0 }
+            #expect(made.contains("cloudassets_syncs_total mode=full"))
+            #expect(made.filter { $0.hasPrefix("cloudassets_downloads_total") }.count == 1)
+            #expect(made.count == Set(made).count, "made again: \(made)")
         }
     }
 
@@ -103,4 +124,41 @@ struct TelemetryTests {
             #expect(!handler.entries.contains { "\($0)".contains("X-Amz-Signature") })
         }
     }
+}
+
+/// A metrics factory that records each handle it makes (label and dimensions), forwarding to another.
+final class CountingFactory: MetricsFactory, Sendable {
+    let base: TestMetrics
+    let made = LockedBox<[String]>([])
+
+    init(_ base: TestMetrics) { self.base = base }
+
+    private func note(_ label: String, _ dimensions: [(String, String)]) {
+        made.withLock { $0.append(([label] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: " ")) }
+    }
+
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+        note(label, dimensions)
+        return base.makeCounter(label: label, dimensions: dimensions)
+    }
+
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+        note(label, dimensions)
+        return base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
+    }
+
+    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+        note(label, dimensions)
+        return base.makeMeter(label: label, dimensions: dimensions)
+    }
+
+    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+        note(label, dimensions)
+        return base.makeTimer(label: label, dimensions: dimensions)
+    }
+
+    func destroyCounter(_ handler: any CounterHandler) { base.destroyCounter(handler) }
+    func destroyRecorder(_ handler: any RecorderHandler) { base.destroyRecorder(handler) }
+    func destroyMeter(_ handler: any MeterHandler) { base.destroyMeter(handler) }
+    func destroyTimer(_ handler: any TimerHandler) { base.destroyTimer(handler) }
 }

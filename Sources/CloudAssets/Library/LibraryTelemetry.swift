@@ -1,4 +1,5 @@
 import CoreMetrics
+import Essentials
 import Foundation
 import Logging
 import S3Transfer
@@ -16,6 +17,8 @@ import S3Transfer
 struct LibraryTelemetry: Sendable {
     let logger: Logger
     let factory: (any MetricsFactory)?
+    /// Every metric handle made, by label and dimensions: each is made once per library, not once per event.
+    private let handles = MetricHandles()
 
     init(logger: Logger, factory: (any MetricsFactory)?) {
         var logger = logger
@@ -25,18 +28,31 @@ struct LibraryTelemetry: Sendable {
     }
 
     private func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Counter {
-        if let factory { return Counter(label: label, dimensions: dimensions, factory: factory) }
-        return Counter(label: label, dimensions: dimensions)
+        handles.counter(label, dimensions) {
+            if let factory { return Counter(label: label, dimensions: dimensions, factory: factory) }
+            return Counter(label: label, dimensions: dimensions)
+        }
+    }
+
+    private func timer(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
+        handles.timer(label, dimensions) {
+            if let factory { return CoreMetrics.Timer(label: label, dimensions: dimensions, factory: factory) }
+            return CoreMetrics.Timer(label: label, dimensions: dimensions)
+        }
+    }
+
+    private func gauge(_ label: String) -> Gauge {
+        handles.gauge(label) {
+            if let factory { return Gauge(label: label, factory: factory) }
+            return Gauge(label: label)
+        }
     }
 
     /// A sync ended: its summary at `info`, each object it skipped at `warning`, and its figures counted.
     func syncEnded(_ summary: SyncSummary, requested: SyncMode, duration: Duration) {
         let mode = summary.mode == .full ? "full" : "incremental"
         counter("cloudassets_syncs_total", [("mode", mode)]).increment()
-        let timer =
-            factory.map { Timer(label: "cloudassets_sync_duration_seconds", dimensions: [("mode", mode)], factory: $0) }
-            ?? Timer(label: "cloudassets_sync_duration_seconds", dimensions: [("mode", mode)])
-        timer.recordNanoseconds(Int64(duration.seconds * 1e9))
+        timer("cloudassets_sync_duration_seconds", [("mode", mode)]).recordNanoseconds(Int64(duration.seconds * 1e9))
         if !summary.skipped.isEmpty {
             counter("cloudassets_bucket_input_refused_total").increment(by: summary.skipped.count)
         }
@@ -116,18 +132,12 @@ struct LibraryTelemetry: Sendable {
 
     /// Records the bytes the cache holds (originals, ranges, thumbnails the library made).
     func cacheBytes(_ bytes: Int64) {
-        let gauge =
-            factory.map { Gauge(label: "cloudassets_cache_bytes", factory: $0) }
-            ?? Gauge(label: "cloudassets_cache_bytes")
-        gauge.record(bytes)
+        gauge("cloudassets_cache_bytes").record(bytes)
     }
 
     /// Records how many uploads wait (pending or uploading) when an upload pass takes a batch.
     func uploadQueueDepth(_ depth: Int) {
-        let gauge =
-            factory.map { Gauge(label: "cloudassets_upload_queue_depth", factory: $0) }
-            ?? Gauge(label: "cloudassets_upload_queue_depth")
-        gauge.record(depth)
+        gauge("cloudassets_upload_queue_depth").record(depth)
     }
 
     /// The transfer layer's observer, reporting to this telemetry.
@@ -166,5 +176,45 @@ extension Duration {
     var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// The metric handles a library made, by label and dimensions (a backend's handle is looked up once, then kept).
+final class MetricHandles: Sendable {
+    private let counters = LockedBox<[String: Counter]>([:])
+    private let timers = LockedBox<[String: CoreMetrics.Timer]>([:])
+    private let gauges = LockedBox<[String: Gauge]>([:])
+
+    private static func key(_ label: String, _ dimensions: [(String, String)]) -> String {
+        ([label] + dimensions.map { $0.0 + "=" + $0.1 }).joined(separator: "\u{1F}")
+    }
+
+    func counter(_ label: String, _ dimensions: [(String, String)], make: () -> Counter) -> Counter {
+        let key = Self.key(label, dimensions)
+        return counters.withLock { made in
+            if let counter = made[key] { return counter }
+            let counter = make()
+            made[key] = counter
+            return counter
+        }
+    }
+
+    func timer(_ label: String, _ dimensions: [(String, String)], make: () -> CoreMetrics.Timer) -> CoreMetrics.Timer {
+        let key = Self.key(label, dimensions)
+        return timers.withLock { made in
+            if let timer = made[key] { return timer }
+            let timer = make()
+            made[key] = timer
+            return timer
+        }
+    }
+
+    func gauge(_ label: String, make: () -> Gauge) -> Gauge {
+        gauges.withLock { made in
+            if let gauge = made[label] { return gauge }
+            let gauge = make()
+            made[label] = gauge
+            return gauge
+        }
     }
 }
