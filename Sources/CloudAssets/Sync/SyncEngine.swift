@@ -66,12 +66,7 @@ extension SyncEngine {
             // What is local and not in the bucket goes up first (failed uploads are tried again), so that a sync
             // leaves this library and the bucket agreeing.
             try uploads.retryFailedUploads()
-            await uploads.uploadPendingOriginals(explicitly: true)
-            await uploads.shareEditedMetadata()
-            await uploads.shareCollections()
-            await edits.shareEditRevisions()
-            await uploads.queue.waitUntilIdle()
-            await journal.flush()
+            await uploads.sendEverythingPending()
             var summary = SyncSummary()
             // What a fill beside the listing learnt of the bucket's images.
             var seen = MetadataBackfill.ImagesSeen()

@@ -29,15 +29,28 @@ extension UploadEngine {
         return status
     }
 
-    /// ``AssetLibrary/waitForUploads()``.
-    func waitForUploads() async -> UploadStatus {
-        await uploadPendingOriginals(explicitly: true)
+    /// One round of sending what is local and not in the bucket, in the order another library needs it: the
+    /// originals, then the shared properties, albums and folders, and edits that name them. `explicitly`: a caller
+    /// asked (the background worker does not, and leaves what the network policy keeps for user requests).
+    func sendPending(explicitly: Bool) async {
+        await uploadPendingOriginals(explicitly: explicitly)
         await shareEditedMetadata()
         await shareCollections()
         await edits.shareEditRevisions()
+    }
+
+    /// ``sendPending(explicitly:)`` asked for, then waits until the worker is idle and the journal holds every
+    /// change sent (what a sync does first and ``AssetLibrary/waitForUploads()`` does).
+    func sendEverythingPending() async {
+        await sendPending(explicitly: true)
         await queue.waitUntilIdle()
         // The commits above started flushes of their own; this one runs after them and sends what they left.
         await journal.flush()
+    }
+
+    /// ``AssetLibrary/waitForUploads()``.
+    func waitForUploads() async -> UploadStatus {
+        await sendEverythingPending()
         return (try? status()) ?? UploadStatus()
     }
 

@@ -96,12 +96,7 @@ final class UploadQueue: Sendable {
 
     private func drain(_ engine: UploadEngine) async {
         while true {
-            if engine.mayUploadInBackground {
-                await engine.uploadPendingOriginals(explicitly: false)
-                await engine.shareEditedMetadata()
-                await engine.shareCollections()
-                await engine.edits.shareEditRevisions()
-            }
+            if engine.mayUploadInBackground { await engine.sendPending(explicitly: false) }
             let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>]? in
                 guard s.worker.roundFinished() == .stop else { return nil }
                 s.task = nil
