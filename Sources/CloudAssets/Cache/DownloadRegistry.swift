@@ -16,6 +16,9 @@ final class DownloadRegistry: Sendable {
         var book = RequestBook<Task<Void, Never>, DownloadHandle>()
         var lastAccess: [Int64: Date] = [:]
         var caching: [Int64: Task<Void, Never>] = [:]
+        /// Downloads stopped because their asset's object is gone (a sync found it so), by asset: each ends as
+        /// "asset deleted" even when it ends before the sync commits the removal.
+        var vanished: [Int64: Int] = [:]
     }
 
     private let state = LockedBox(State())
@@ -48,8 +51,27 @@ final class DownloadRegistry: Sendable {
         for handle in state.withLock({ $0.book.downloads(forRequest: id) }) { handle.cancel() }
     }
 
+    /// Stops the downloads of assets whose objects are gone; each ends as "asset deleted"
+    /// (``takeVanished(_:)``).
     func cancelDownloads(forAssets ids: [Int64]) {
-        for handle in state.withLock({ $0.book.downloads(forAssets: ids) }) { handle.cancel() }
+        let handles = state.withLock { s in
+            ids.flatMap { id in
+                let handles = s.book.downloads(forAssets: [id])
+                if !handles.isEmpty { s.vanished[id, default: 0] += handles.count }
+                return handles
+            }
+        }
+        for handle in handles { handle.cancel() }
+    }
+
+    /// Whether a download of `asset` that ended cancelled was stopped because its object is gone (each such
+    /// download answers once).
+    func takeVanished(_ asset: Int64) -> Bool {
+        state.withLock { s in
+            guard let count = s.vanished[asset] else { return false }
+            s.vanished[asset] = count > 1 ? count - 1 : nil
+            return true
+        }
     }
 
     func track(_ handle: DownloadHandle, asset: Int64, request: AssetRequestID) {

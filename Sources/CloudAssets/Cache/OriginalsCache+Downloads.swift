@@ -113,8 +113,10 @@ extension OriginalsCache {
         case .preconditionFailed, .objectChanged:
             return AssetRequestError.objectChanged(key: record.key)
         case .cancelled:
-            // Not cancelled by the caller: a sync removed the asset (its object is gone) and stopped the download.
-            if !Task.isCancelled, (try? store.record(id: assetID)) == nil {
+            // Not cancelled by the caller: a sync found the object gone and stopped the download (before it commits
+            // the removal, so that no file appears after it).
+            let vanished = downloads.takeVanished(assetID)
+            if !Task.isCancelled, vanished || (try? store.record(id: assetID)) == nil {
                 return AssetRequestError.assetDeleted(localIdentifier: assetID)
             }
             return AssetRequestError.cancelled
