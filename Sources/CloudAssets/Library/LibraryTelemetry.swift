@@ -189,32 +189,25 @@ final class MetricHandles: Sendable {
         ([label] + dimensions.map { $0.0 + "=" + $0.1 }).joined(separator: "\u{1F}")
     }
 
-    func counter(_ label: String, _ dimensions: [(String, String)], make: () -> Counter) -> Counter {
-        let key = Self.key(label, dimensions)
-        return counters.withLock { made in
-            if let counter = made[key] { return counter }
-            let counter = make()
-            made[key] = counter
-            return counter
+    /// The handle kept under `key` in `box`, made by `make` the first time.
+    private static func kept<Handle>(_ box: LockedBox<[String: Handle]>, _ key: String, _ make: () -> Handle)
+        -> Handle
+    {
+        box.withLock { made in
+            if let handle = made[key] { return handle }
+            let handle = make()
+            made[key] = handle
+            return handle
         }
+    }
+
+    func counter(_ label: String, _ dimensions: [(String, String)], make: () -> Counter) -> Counter {
+        Self.kept(counters, Self.key(label, dimensions), make)
     }
 
     func timer(_ label: String, _ dimensions: [(String, String)], make: () -> CoreMetrics.Timer) -> CoreMetrics.Timer {
-        let key = Self.key(label, dimensions)
-        return timers.withLock { made in
-            if let timer = made[key] { return timer }
-            let timer = make()
-            made[key] = timer
-            return timer
-        }
+        Self.kept(timers, Self.key(label, dimensions), make)
     }
 
-    func gauge(_ label: String, make: () -> Gauge) -> Gauge {
-        gauges.withLock { made in
-            if let gauge = made[label] { return gauge }
-            let gauge = make()
-            made[label] = gauge
-            return gauge
-        }
-    }
+    func gauge(_ label: String, make: () -> Gauge) -> Gauge { Self.kept(gauges, label, make) }
 }
