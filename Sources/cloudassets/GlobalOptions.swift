@@ -191,6 +191,8 @@ struct GlobalOptions: ParsableArguments {
     func fixedCredentialSource(environment env: [String: String] = ProcessInfo.processInfo.environment) -> (
         source: String, secret: String, key: String
     )? {
+        // A config file that cannot be read fails the command that opens the library, with its own message;
+        // here it only decides how keys are described.
         guard profile == nil, let file = try? loadConfigFile(environment: env) else { return nil }
         func fromEnvironment(_ name: String) -> Bool { !(env[name] ?? "").isEmpty }
         let fields: [(variable: String, field: String, inFile: String?)] = [

@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import Logging
 import S3Transfer
 
 /// Albums and folders between the catalog and the bucket. Each is a document, `collections/<id>.json`
@@ -270,13 +271,30 @@ extension UploadEngine {
     /// Albums naming assets the catalog lacked are set right first (no network). Failures leave the change to the
     /// next round.
     func shareCollections() async {
+        // The body throws nothing: `run` is declared throwing for bodies that do.
         _ = try? await collectionGate.run {
             resolveCollections()
-            guard let dirty = try? store.collectionsToShare().dirty, !dirty.isEmpty,
-                let device = try? deviceIdentifier(), let remote, networkPolicy != .offline,
-                (try? remote.checkBinding()) != nil
+            let dirty: [String]
+            let device: String
+            do {
+                dirty = try store.collectionsToShare().dirty
+                device = try deviceIdentifier()
+            } catch {
+                telemetry.logger.warning("albums not sent: the catalog cannot be read", metadata: ["error": "\(error)"])
+                return
+            }
+            // Not bound to this bucket (another one, or never synced): the sync says so; nothing goes up meanwhile.
+            guard !dirty.isEmpty, let remote, networkPolicy != .offline, (try? remote.checkBinding()) != nil
             else { return }
-            for id in dirty { try? await shareCollection(id, device: device, remote: remote) }
+            for id in dirty {
+                do {
+                    try await shareCollection(id, device: device, remote: remote)
+                } catch {
+                    // The change stays in the catalog, still to send, for the next round.
+                    telemetry.logger.notice(
+                        "album or folder not sent yet", metadata: ["collection": "\(id)", "error": "\(error)"])
+                }
+            }
             await journal.flush()
         }
     }

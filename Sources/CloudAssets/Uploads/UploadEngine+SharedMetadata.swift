@@ -85,6 +85,8 @@ extension UploadEngine {
             try tx.delete(id)
             let editFiles = record.editRevision.map { files.editPaths(id: id, revision: $0) } ?? []
             for path in files.allPaths(id: id, key: record.key) + editFiles {
+                // Every name the asset's files could have: most do not exist. One that cannot be removed only takes
+                // room: its row is gone, so nothing shows or serves it.
                 try? FileManager.default.removeItem(atPath: path)
             }
         }
