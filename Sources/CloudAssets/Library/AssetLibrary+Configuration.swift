@@ -38,6 +38,7 @@ public enum Credentials: Sendable, Hashable {
 /// Printed, logged or dumped, credentials show where they come from and the access key id, never the secret key
 /// or the session token (`print(configuration)` is safe to paste into an issue).
 extension Credentials: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// Where the credentials come from, and the access key id of fixed keys; never a secret or a session token.
     public var description: String {
         switch self {
         case .default: "default"
@@ -50,8 +51,10 @@ extension Credentials: CustomStringConvertible, CustomDebugStringConvertible, Cu
         }
     }
 
+    /// The same text as ``description``: a debugger or `debugPrint` shows no secret either.
     public var debugDescription: String { description }
 
+    /// One child, `source`, holding ``description``, so `dump` and reflection show no secret.
     public var customMirror: Mirror { Mirror(self, children: ["source": description], displayStyle: .enum) }
 }
 
