@@ -36,7 +36,7 @@ actor Gallery {
 
     func original(of asset: Asset) async throws -> Data {
         var options = AssetRequestOptions()
-        options.isNetworkAccessAllowed = true  // false: answers at once with isInCloud when not local
+        options.isNetworkAccessAllowed = true  // false: throws networkNotAllowed at once when not local
         options.progressHandler = { fraction, _, stop, _ in
             print("downloading \(asset.key): \(Int(fraction * 100))%")
             _ = stop  // set stop = true to cancel
