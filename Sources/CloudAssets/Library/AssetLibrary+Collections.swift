@@ -26,7 +26,8 @@ extension AssetLibrary {
         try entry { try collections.albums(in: nil, anywhere: true) }
     }
 
-    /// The smart albums, each with its current count: Favorites, Videos, Edited, Hidden, Recently Deleted.
+    /// The smart albums, each with its current count: Favorites, Recently Added, Videos, Edited, Hidden, Recently
+    /// Deleted.
     public func fetchSmartAlbums() throws -> [AssetCollection] {
         try entry { try collections.smartAlbums() }
     }
