@@ -65,6 +65,7 @@ extension OriginalsCache {
             expectedSize: record.size, priority: priority, isUserRequest: isUserRequest,
             networkAccessAllowed: true, progressQueue: downloads.progressQueue,
             progress: options.downloadProgress(requestID: requestID))
+        telemetry.transition("download started", asset: assetID, key: record.key)
         let handle = remote.downloader.download(request)
         downloads.track(handle, asset: assetID, request: requestID)
         defer { downloads.untrack(handle, asset: assetID, request: requestID) }
@@ -80,6 +81,7 @@ extension OriginalsCache {
             throw downloadFailure(error, of: record)
         }
         try await commitDownloaded(assetID: assetID, result: result)
+        telemetry.transition("availability", asset: assetID, key: record.key, ["to": "full"])
         telemetry.downloadEnded(
             localIdentifier: assetID, key: record.key, bytesTransferred: result.bytesTransferred,
             attempts: result.attempts, failure: nil)
@@ -146,6 +148,7 @@ extension OriginalsCache {
             expectedSize: record.size, priority: .userInitiated, isUserRequest: true, networkAccessAllowed: true,
             progressQueue: downloads.progressQueue, progress: options.downloadProgress(requestID: requestID))
         request.durable = false
+        telemetry.transition("download started", asset: assetID, key: record.key, ["copy": "true"])
         let handle = remote.downloader.download(request)
         downloads.track(handle, asset: assetID, request: requestID)
         defer { downloads.untrack(handle, asset: assetID, request: requestID) }

@@ -60,6 +60,8 @@ extension OriginalsCache {
                 freed += record.availability == .full ? record.size : record.partialRanges.totalBytes
                 paths += files.originalPaths(id: id, key: record.key)
                 _ = try tx.update(id) { $0.dropLocalOriginal() }
+                telemetry.transition(
+                    "availability", asset: id, key: record.key, ["from": "\(record.availability)", "reason": "evicted"])
             }
             // Under the write lock: a concurrent ranged read cannot record bytes in a file removed here.
             for path in paths { try? FileManager.default.removeItem(atPath: path) }

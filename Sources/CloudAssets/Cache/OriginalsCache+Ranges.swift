@@ -150,6 +150,9 @@ extension OriginalsCache {
                 record.partialRanges = ranges
                 record.partialETag = etag
             }
+            telemetry.transition(
+                "availability", asset: assetID, key: current.key,
+                ["to": "partial", "bytes": "\(ranges.totalBytes)"])
             return .recorded(ranges)
         }
     }

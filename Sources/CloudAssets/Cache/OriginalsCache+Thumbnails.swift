@@ -116,6 +116,7 @@ extension OriginalsCache {
                     if let etag = item.objectETag, r.thumbnailETag == nil { r.thumbnailETag = etag }
                     if r.availability == .cloudOnly { r.availability = .thumbnail }
                 }
+                telemetry.transition("thumbnail recorded", asset: item.id, key: now.key)
                 count += 1
             }
             return count

@@ -82,6 +82,8 @@ struct LibraryTelemetry: Sendable {
 
     /// An upload ended.
     func uploadEnded(localIdentifier: Int64, key: String, bytes: Int64, failure: String?) {
+        transition(
+            "upload state", asset: localIdentifier, key: key, ["to": failure == nil ? "uploaded" : "uploadFailed"])
         counter("cloudassets_uploads_total", [("outcome", failure == nil ? "uploaded" : "failed")]).increment()
         if let failure {
             logger.warning(
@@ -98,6 +100,7 @@ struct LibraryTelemetry: Sendable {
 
     /// A download of an original ended.
     func downloadEnded(localIdentifier: Int64, key: String, bytesTransferred: Int64, attempts: Int, failure: String?) {
+        transition(failure == nil ? "download finished" : "download failed", asset: localIdentifier, key: key)
         counter("cloudassets_downloads_total", [("outcome", failure == nil ? "downloaded" : "failed")]).increment()
         if bytesTransferred > 0 {
             counter("cloudassets_download_bytes_total").increment(by: Int(clamping: bytesTransferred))
@@ -110,6 +113,24 @@ struct LibraryTelemetry: Sendable {
         } else {
             logger.debug("downloaded", metadata: metadata)
         }
+    }
+
+    /// An asset's state changed — a download started, ended or failed, its upload state or its availability
+    /// changed: logged at `trace` (nothing is built when the level is higher).
+    /// - Parameters:
+    ///   - event: What happened (`download started`, `upload state`, `availability`…).
+    ///   - asset: The asset's local identifier.
+    ///   - key: Its key in the bucket.
+    ///   - detail: More metadata (the new state…).
+    func transition(
+        _ event: String, asset: Int64?, key: @autoclosure () -> String?,
+        _ detail: @autoclosure () -> [String: String] = [:]
+    ) {
+        guard logger.logLevel <= .trace else { return }
+        var metadata = detail().mapValues { Logger.MetadataValue.string($0) }
+        if let asset { metadata["asset"] = .stringConvertible(asset) }
+        if let key = key() { metadata["key"] = .string(key) }
+        logger.trace("\(event)", metadata: metadata)
     }
 
     /// What an open repaired in the folder, when it repaired anything.
@@ -148,7 +169,24 @@ struct LibraryTelemetry: Sendable {
                     request: retry.request, attempt: retry.attempt, cause: retry.cause.description,
                     retryable: Self.causeKind(retry.cause), wait: retry.wait)
             },
-            onResponse: { method, status in self.responded(method: method, status: status) })
+            onResponse: { method, status in self.responded(method: method, status: status) },
+            onRequest: { request in self.requestEnded(request) })
+    }
+
+    /// Logs one attempt of a request to the bucket at `debug`: method, path (no query: never a signature),
+    /// status (`-` when no response came), bytes each way, seconds and attempt number.
+    func requestEnded(_ request: TransferObserver.Request) {
+        guard logger.logLevel <= .debug else { return }
+        logger.debug(
+            "request",
+            metadata: [
+                "method": .string(request.method), "path": .string(request.path),
+                "status": .string(request.status.map { String($0) } ?? "-"),
+                "bytesSent": .stringConvertible(request.bytesSent),
+                "bytesReceived": .stringConvertible(request.bytesReceived),
+                "seconds": .string(String(format: "%.3f", request.duration)),
+                "attempt": .stringConvertible(request.attempt),
+            ].merging(request.failure.map { ["error": .string("\($0)")] } ?? [:]) { $1 })
     }
 
     /// A short, bounded label for a retry's cause (a metrics dimension must not take arbitrary text).

@@ -347,3 +347,4 @@ struct ThumbnailFetcher {
         return count
     }
 }
+                sync.telemetry.transition("thumbnail recorded", asset: arrival.id, key: record.key)

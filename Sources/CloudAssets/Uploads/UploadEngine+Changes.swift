@@ -144,6 +144,7 @@ extension UploadEngine {
             }
         } catch {
             _ = rename(destination.path, file.stagedURL.path)
+        telemetry.transition("imported", asset: id, key: key, ["uploadState": "pendingUpload", "availability": "full"])
             throw error
         }
         return id

@@ -64,6 +64,7 @@ extension UploadEngine {
                     r.uploadState = .pendingUpload
                     r.uploadError = nil
                 }
+                telemetry.transition("upload state", asset: id, key: nil, ["to": "pendingUpload", "retry": "true"])
             }
         }
         queue.wake(self)
@@ -104,6 +105,7 @@ extension UploadEngine {
                 try performWrite { tx in
                     for id in batch where try tx.record(id)?.uploadState == .pendingUpload {
                         try tx.update(id) { $0.uploadState = .uploading }
+                        telemetry.transition("upload state", asset: id, key: nil, ["to": "uploading"])
                     }
                 }
             } catch {
@@ -169,6 +171,8 @@ extension UploadEngine {
                     r.uploadState = .uploadFailed
                     r.uploadError = reason
                 }
+                telemetry.transition(
+                    "upload state", asset: id, key: record.key, ["to": "uploadFailed", "untried": "true"])
             }
         }
     }

@@ -34,21 +34,31 @@ extension S3Client {
             return keys.map { _ in .failure(error) }
         }
         let requests = keys.map { headRequest(bucket: bucket, key: $0, checksums: false, credentials: credentials) }
+        let observer = configuration.observer
+        let started = observer != nil ? TransferObserver.now() : 0
         let responses = await engine.responses(for: requests, bodyLimit: 64 << 10)
         var results: [Result<S3ObjectHead, S3Error>] = []
         results.reserveCapacity(keys.count)
-        for (key, response) in zip(keys, responses) {
+        for (index, (key, response)) in zip(keys, responses).enumerated() {
             let failure: S3Error
             switch response {
             case .success(let (head, body)):
-                configuration.observer?.onResponse("HEAD", head.status)
+                observer?.onResponse("HEAD", head.status)
+                // The batch's requests went together: each is told with the batch's duration.
                 if (200..<300).contains(head.status) {
+                    observer?.ended(
+                        requests[index], attempt: 1, status: head.status, received: 0, started: started, failure: nil)
                     results.append(Result { () throws(S3Error) in try S3ObjectHead(head: head) })
                     continue
                 }
                 failure = error(for: head, body: body)
+                observer?.ended(
+                    requests[index], attempt: 1, status: head.status, received: Int64(body.count), started: started,
+                    failure: failure)
             case .failure(let transport):
                 failure = S3Error(transport)
+                observer?.ended(
+                    requests[index], attempt: 1, status: nil, received: 0, started: started, failure: failure)
             }
             switch failure {
             case .noSuchKey, .preconditionFailed, .accessDenied, .noSuchBucket:

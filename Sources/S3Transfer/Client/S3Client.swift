@@ -195,18 +195,29 @@ package final class S3Client: Sendable {
             var retryAfter: TimeInterval?
             let request = build(try await signingCredentials())
             if observer != nil { retries.request = TransferObserver.name(method: request.method, url: request.url) }
+            let started = observer != nil ? TransferObserver.now() : 0
+            let attempt = retries.failedAttempts + 1
             do {
                 let (head, body) = try await engine.data(for: request)
                 observer?.onResponse(request.method, head.status)
                 if (200..<300).contains(head.status) {
-                    guard let embedded = failureIn2xx(head, body) else { return (head, body) }
+                    guard let embedded = failureIn2xx(head, body) else {
+                        observer?.ended(
+                            request, attempt: attempt, status: head.status, received: Int64(body.count),
+                            started: started, failure: nil)
+                        return (head, body)
+                    }
                     failure = embedded
                 } else {
                     failure = error(for: head, body: body)
                     retryAfter = Self.retryAfter(head)
                 }
+                observer?.ended(
+                    request, attempt: attempt, status: head.status, received: Int64(body.count), started: started,
+                    failure: failure)
             } catch {
                 failure = S3Error(error)
+                observer?.ended(request, attempt: attempt, status: nil, received: 0, started: started, failure: failure)
             }
             if Task.isCancelled { throw .cancelled }
             try await retries.backOffOrThrow(failure, serverAsked: retryAfter, retryingAlso: retryingAlso(failure))

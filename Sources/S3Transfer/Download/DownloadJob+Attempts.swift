@@ -72,7 +72,7 @@ extension DownloadJob {
                         continue
                     }
                     attempts += 1
-                    outcome = await attempt(writer: writer, offset: offset, version: version)
+                    outcome = await attempt(writer: writer, offset: offset, version: version, number: attempts)
                 }
                 switch outcome {
                 case .completed(let head):
@@ -124,7 +124,7 @@ extension DownloadJob {
     }
 
     /// One GET: starts it (unless cancelled or paused meanwhile) and waits for its end and for the writer.
-    func attempt(writer: PartFileWriter, offset: Int64, version: ObjectVersion) async
+    func attempt(writer: PartFileWriter, offset: Int64, version: ObjectVersion, number: Int) async
         -> DownloadAttemptOutcome
     {
         let credentials: AWSCredentials?
@@ -136,7 +136,7 @@ extension DownloadJob {
         let outcome = await withCheckedContinuation {
             (continuation: CheckedContinuation<DownloadAttemptOutcome, Never>) in
             let started = startAttempt(
-                writer: writer, offset: offset, version: version, credentials: credentials
+                writer: writer, offset: offset, version: version, credentials: credentials, number: number
             ) { [self] outcome in
                 // On the engine thread, which has just read the hasher (a batched MD5): the job's lock, taken
                 // again below once resumed, orders that before the job's own use of the hasher — for any
@@ -154,7 +154,7 @@ extension DownloadJob {
     /// Signs (with `credentials`) and starts one GET; false (and nothing started) when the job was cancelled or
     /// paused meanwhile. `completion` runs on the engine thread; the writer may still have queued work then.
     func startAttempt(
-        writer: PartFileWriter, offset: Int64, version: ObjectVersion, credentials: AWSCredentials?,
+        writer: PartFileWriter, offset: Int64, version: ObjectVersion, credentials: AWSCredentials?, number: Int = 1,
         completion: @escaping @Sendable (DownloadAttemptOutcome) -> Void
     ) -> Bool {
         var headers: [(name: String, value: String)] = [("x-amz-checksum-mode", "ENABLED")]
@@ -170,8 +170,13 @@ extension DownloadJob {
             integrity: configuration.integrity)
         let engine = client.engine
         let id = engine.makeTransferID()
+        var request = client.makeRequest(
+            method: "GET", bucket: request.bucket, key: request.key, headers: headers,
+            stallTimeout: configuration.stallTimeout, credentials: credentials)
+        request.successHeaders = DownloadStreamHandler.headersRead
         let handler = DownloadStreamHandler(
             client: client, writer: writer, expectation: expectation,
+            reporter: configuration.observer?.attemptReporter(request, attempt: number),
             onHead: { [weak self] head in
                 self?.progress.withLock { p in
                     p.total = head.total
@@ -187,10 +192,6 @@ extension DownloadJob {
             onBytes: { [weak self] n in self?.received(n) },
             completion: completion)
         writer.attach(engine, id)
-        var request = client.makeRequest(
-            method: "GET", bucket: request.bucket, key: request.key, headers: headers,
-            stallTimeout: configuration.stallTimeout, credentials: credentials)
-        request.successHeaders = DownloadStreamHandler.headersRead
         return state.withLock { state -> Bool in
             guard !state.cancelled, !state.paused else { return false }
             state.currentTransfer = id

@@ -64,12 +64,18 @@ final class DownloadStreamHandler: HTTPResponseHandler, HTTPBatchedCompletion, @
     private var failure: S3Error?
     private var errorBody = Data()
     private var isErrorResponse = false
+    /// Body bytes received, error bodies included (for ``reporter``).
+    private var receivedBytes: Int64 = 0
+    /// Tells the transfer observer of the attempt's end.
+    private let reporter: TransferObserver.AttemptReporter?
 
     init(
         client: S3Client, writer: PartFileWriter, expectation: Expectation,
+        reporter: TransferObserver.AttemptReporter? = nil,
         onHead: @escaping @Sendable (DownloadAttemptHead) -> Void = { _ in },
         onBytes: @escaping @Sendable (Int) -> Void, completion: @escaping @Sendable (DownloadAttemptOutcome) -> Void
     ) {
+        self.reporter = reporter
         self.onHead = onHead
         self.client = client
         self.writer = writer
@@ -154,6 +160,7 @@ final class DownloadStreamHandler: HTTPResponseHandler, HTTPBatchedCompletion, @
 
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> HTTPBodyDisposition {
         ThreadRole.httpEngine.assertCurrent()
+        receivedBytes += Int64(bytes.count)
         if isErrorResponse {
             if errorBody.count < 1 << 20 { errorBody.append(bytes.assumingMemoryBound(to: UInt8.self)) }
             return .consumed
@@ -173,26 +180,29 @@ final class DownloadStreamHandler: HTTPResponseHandler, HTTPBatchedCompletion, @
     func didComplete(_ result: Result<Void, HTTPTransportError>) {
         ThreadRole.httpEngine.assertCurrent()
         writer.flush()
-        if let failure {
-            completion(.failed(failure, attemptHead))
-            return
+        let outcome = outcome(of: result)
+        if let reporter {
+            let failure: S3Error?
+            if case .failed(let error, _, _) = outcome { failure = error } else { failure = nil }
+            reporter.ended(status: head?.status, received: receivedBytes, failure: failure)
         }
+        completion(outcome)
+    }
+
+    private func outcome(of result: Result<Void, HTTPTransportError>) -> DownloadAttemptOutcome {
+        if let failure { return .failed(failure, attemptHead) }
         switch result {
         case .failure(let error):
             if error == .aborted, let code = writer.writeError {
-                completion(.failed(.fileSystem(path: writer.path, errno: code), attemptHead))
-            } else {
-                completion(.failed(S3Error(error), attemptHead))
+                return .failed(.fileSystem(path: writer.path, errno: code), attemptHead)
             }
+            return .failed(S3Error(error), attemptHead)
         case .success:
             if isErrorResponse, let head {
-                completion(
-                    .failed(client.error(for: head, body: errorBody), nil, retryAfter: S3Client.retryAfter(head)))
-            } else if let attemptHead {
-                completion(.completed(attemptHead))
-            } else {
-                completion(.failed(.malformedResponse("no response head"), nil))
+                return .failed(client.error(for: head, body: errorBody), nil, retryAfter: S3Client.retryAfter(head))
             }
+            if let attemptHead { return .completed(attemptHead) }
+            return .failed(.malformedResponse("no response head"), nil)
         }
     }
 }

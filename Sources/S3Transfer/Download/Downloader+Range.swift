@@ -109,7 +109,8 @@ extension Downloader {
                 requiredSize: nil, acceptsWholeObject: true, integrity: configuration.integrity)
             writer.seek(to: start)
             let outcome = await rangeAttempt(
-                writer: writer, expectation: expectation, headers: headers, bucket: bucket, key: key)
+                writer: writer, expectation: expectation, headers: headers, bucket: bucket, key: key,
+                number: retries.failedAttempts + 1)
             switch outcome {
             case .completed(let head):
                 etag = head.etag
@@ -170,7 +171,7 @@ extension Downloader {
 
     private func rangeAttempt(
         writer: PartFileWriter, expectation: DownloadStreamHandler.Expectation,
-        headers: [(name: String, value: String)], bucket: String, key: String
+        headers: [(name: String, value: String)], bucket: String, key: String, number: Int
     ) async -> DownloadAttemptOutcome {
         let credentials: AWSCredentials?
         do {
@@ -181,17 +182,17 @@ extension Downloader {
         let engine = client.engine
         let id = engine.makeTransferID()
         let client = self.client
+        let request = client.makeRequest(
+            method: "GET", bucket: bucket, key: key, headers: headers, stallTimeout: configuration.stallTimeout,
+            credentials: credentials)
+        let reporter = configuration.observer?.attemptReporter(request, attempt: number)
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<DownloadAttemptOutcome, Never>) in
                 let handler = DownloadStreamHandler(
-                    client: client, writer: writer, expectation: expectation, onBytes: { _ in },
+                    client: client, writer: writer, expectation: expectation, reporter: reporter, onBytes: { _ in },
                     completion: { continuation.resume(returning: $0) })
                 writer.attach(engine, id)
-                engine.start(
-                    client.makeRequest(
-                        method: "GET", bucket: bucket, key: key, headers: headers,
-                        stallTimeout: configuration.stallTimeout, credentials: credentials),
-                    handler: handler, id: id)
+                engine.start(request, handler: handler, id: id)
             }
         } onCancel: {
             engine.cancel(id)
