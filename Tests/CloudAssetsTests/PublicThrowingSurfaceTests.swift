@@ -22,15 +22,18 @@ enum PublicThrowingSurface {
             .deletingLastPathComponent().appendingPathComponent("Sources/CloudAssets")
     }
 
-    /// Every `public` (or `public convenience`) `func`, `init` or computed `var` whose signature throws, with the
-    /// type it is declared in (`extension T` / `class T` / `struct T` nearest above it).
+    /// Every `public` (or `public convenience`, `public nonisolated(nonsending)`) `func`, `init` or computed `var`
+    /// whose signature throws, with the type it is declared in (`extension T` / `class T` / `struct T` nearest above
+    /// it).
     static func members() throws -> [(type: String, member: Member)] {
         var result: [(String, Member)] = []
         let files = FileManager.default.enumerator(atPath: sourceFolder.path)?.compactMap { $0 as? String } ?? []
         for file in files where file.hasSuffix(".swift") {
             let text = try String(contentsOf: sourceFolder.appendingPathComponent(file), encoding: .utf8)
             let chars = Array(text.utf8)
-            for match in text.matches(of: /public (?:convenience )?(?:func (\w+)|init|var (\w+))/) {
+            for match in text.matches(
+                of: /public (?:(?:convenience|nonisolated\(nonsending\)) )*(?:func (\w+)|init|var (\w+))/)
+            {
                 var index = text.utf8.distance(
                     from: text.utf8.startIndex, to: match.range.upperBound.samePosition(in: text.utf8)!)
                 var labels: [String] = []

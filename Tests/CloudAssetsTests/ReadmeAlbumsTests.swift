@@ -5,7 +5,8 @@ import Testing
 @testable import CloudAssets
 
 // The README's Albums example, compiled and run against the fake server. Keep them in step: the lines between the
-// markers, less their indentation, are the README's.
+// markers, less their indentation, are the README's. It runs on the main actor, as an app's UI code would.
+@MainActor
 private func readmeAlbumsExample(library: AssetLibrary, first: Asset, second: Asset, cover: Asset) async throws
     -> (FetchResult, [AssetCollection])
 {

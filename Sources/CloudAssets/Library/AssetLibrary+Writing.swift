@@ -10,17 +10,25 @@ extension AssetLibrary {
     /// (``uploads``). Edits go to the bucket in the background too, and every library on the bucket merges them
     /// property by property: the last change of each property wins, whichever library made it. Works offline.
     ///
-    /// Imported files are read (hashed and copied) before the transaction, off the caller's thread; if anything
+    /// `body` runs on the caller's actor, so main-actor code may call this with a closure that reads its state or
+    /// keeps a placeholder in one of its variables (as in PhotoKit's album examples). The rest does not run there:
+    /// imported files are read (hashed and copied) off the caller's thread before the transaction. If anything
     /// fails — an unreadable file, an asset that no longer exists — nothing is committed, no file is left behind
     /// and a moved file is put back.
-    /// - Parameter body: Records the changes; called once, synchronously, before this function suspends.
+    /// - Parameter body: Records the changes; called once, synchronously, before this function suspends. Nothing
+    ///   is committed when it throws.
     /// - Returns: The local identifiers of the created assets, one per ``AssetChangeRequests/createAsset(fromFileAt:options:)``
     ///   call, in call order (an existing asset's when the bytes were already in the library).
     /// - Throws: ``CloudAssetsError/Code/cannotImport``, ``CloudAssetsError/Code/noSuchAsset``,
     ///   ``CloudAssetsError/Code/libraryClosed``, or what `body` throws.
     @discardableResult
-    public func performChanges(_ body: (AssetChangeRequests) throws -> Void) async throws -> [String] {
-        try await entry { try await uploadEngine.performChanges(body) }
+    public nonisolated(nonsending) func performChanges(_ body: (AssetChangeRequests) throws -> Void) async throws
+        -> [String]
+    {
+        let requests = AssetChangeRequests()
+        try entry { try body(requests) }
+        let recorded = requests.recorded
+        return try await entry { try await uploadEngine.performChanges(recorded) }
     }
 
     /// Purges every asset in the trash now: its objects (original, thumbnail, metadata sidecar, and the edits of an

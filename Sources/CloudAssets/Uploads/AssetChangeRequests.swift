@@ -102,6 +102,21 @@ public final class AssetChangeRequests {
     private func record(_ assets: [Asset], _ edit: Edit) {
         for asset in assets { edits.append((asset.rowID, edit)) }
     }
+
+    /// What the closure recorded, as a value: the closure runs on the caller's actor, the transaction that applies
+    /// it does not.
+    struct Recorded: Sendable {
+        var creations: [Creation]
+        var edits: [(id: Int64, edit: Edit)]
+        var contentChanges: [(id: Int64, change: ContentChange)]
+        var collectionChanges: [CollectionChange]
+    }
+
+    /// The requests made so far.
+    var recorded: Recorded {
+        Recorded(
+            creations: creations, edits: edits, contentChanges: contentChanges, collectionChanges: collectionChanges)
+    }
 }
 
 /// Stands for an asset created in a ``AssetLibrary/performChanges(_:)`` closure (PhotoKit's placeholder).

@@ -4,10 +4,8 @@ import Essentials
 import Foundation
 
 extension UploadEngine {
-    /// ``AssetLibrary/performChanges(_:)``.
-    func performChanges(_ body: (AssetChangeRequests) throws -> Void) async throws -> [String] {
-        let requests = AssetChangeRequests()
-        try body(requests)
+    /// ``AssetLibrary/performChanges(_:)``: applies what its closure recorded.
+    func performChanges(_ requests: AssetChangeRequests.Recorded) async throws -> [String] {
         let files = self.files
         let creations = requests.creations
         let staged = try await offCooperativePool {
