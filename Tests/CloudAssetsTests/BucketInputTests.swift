@@ -220,7 +220,7 @@ struct BucketInputTests {
     func boundedReadNeverReadsMoreThanItsCap() async throws {
         try await withHarness { harness in
             let library = try await harness.journalLibrary("b")
-            let remote = try library.syncEngine.requireRemote()
+            let remote = try library.syncEngine.remote.checked()
             let big = testBytes(count: 5000, seed: 3)
             try harness.server.putObject(bucket: LibraryHarness.bucket, key: "journal/big", data: big)
             try harness.server.putObject(bucket: LibraryHarness.bucket, key: "journal/empty", data: Data())

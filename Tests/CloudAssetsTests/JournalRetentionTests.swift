@@ -46,10 +46,10 @@ struct JournalRetentionTests {
             let pruner = try await Self.pruningLibrary(harness, checkpoints: false)
             try await pruner.sync(mode: .full, fetchThumbnails: false)
             let pruned = try await pruner.syncEngine.pruneJournal(
-                remote: pruner.syncEngine.requireRemote(), covered: Self.now)
+                remote: pruner.syncEngine.remote.checked(), covered: Self.now)
             #expect(pruned == 1)
             #expect(harness.journalKeys.count == 1 && harness.journalKeys[0].contains("-other-2.json"))
-            let horizon = try await pruner.syncEngine.journalHorizon(remote: pruner.syncEngine.requireRemote()).time
+            let horizon = try await pruner.syncEngine.journalHorizon(remote: pruner.syncEngine.remote.checked()).time
             #expect(abs(horizon - (Self.now - Self.day)) < 60_000)
 
             // `away`: its position is below the horizon, so the journal may miss what it has not read.
@@ -93,7 +93,7 @@ struct JournalRetentionTests {
             for slot in [old, older] {
                 #expect(!left.contains { $0.hasPrefix(CheckpointKey.slotFolder(prefix: "checkpoints/", slot: slot)) })
             }
-            let remote = try pruner.syncEngine.requireRemote()
+            let remote = try pruner.syncEngine.remote.checked()
             #expect(harness.journalKeys.count == 1)
             let raised = try await pruner.syncEngine.journalHorizon(remote: remote).time
             #expect(abs(raised - (Self.now - Self.day)) < 60_000)

@@ -322,7 +322,7 @@ struct JournalSyncTests {
                 )
                 etags.append(etag)
             }
-            let journal = JournalSync(sync: reader.syncEngine, remote: try reader.syncEngine.requireRemote())
+            let journal = JournalSync(sync: reader.syncEngine, remote: try reader.syncEngine.remote.checked())
             let cursor = Int64(try reader.catalog.store.setting(SyncEngine.JournalSetting.cursor) ?? "") ?? 0
             let ahead = try await journal.readAhead(from: cursor, pageLimit: 2, maxKeys: 2)
             #expect(ahead.pages.count == 2 && ahead.bodies.count == 4)
@@ -349,7 +349,7 @@ struct JournalSyncTests {
                 #"{"format":1,"device":"other","changes":[{"op":"delete","key":"originals/tail4.jpg","etag":\#(etags[4])}]}"#
             )
             var next = SyncSummary()
-            let otherJournal = JournalSync(sync: other.syncEngine, remote: try other.syncEngine.requireRemote())
+            let otherJournal = JournalSync(sync: other.syncEngine, remote: try other.syncEngine.remote.checked())
             try await otherJournal.run(summary: &next, readAhead: stale)
             #expect(next.removed == 1)
             #expect(try other.asset(forKey: "originals/tail4.jpg") == nil)

@@ -18,9 +18,9 @@ struct LibraryLateThumbnailTests {
             let a = try library.asset(path: "a.png")
             try library.cache.removeAssets([a.rowID])
             // The fetch wrote its file after the deletion removed the asset's files; its commit comes now.
-            let file = library.context.files.thumbnail(id: a.rowID)
+            let file = library.cache.files.thumbnail(id: a.rowID)
             try Data("late thumbnail".utf8).write(to: file)
-            let fetcher = ThumbnailFetcher(sync: library.syncEngine, remote: try library.syncEngine.requireRemote())
+            let fetcher = ThumbnailFetcher(sync: library.syncEngine, remote: try library.syncEngine.remote.checked())
             #expect(try fetcher.commit([(a.rowID, "\"0123\"")]) == 0)
             #expect(!FileManager.default.fileExists(atPath: file.path))
         }

@@ -130,8 +130,8 @@ struct LibraryRecoveryTests {
             #expect(fm.fileExists(atPath: marker), "the last library to close marks the folder")
 
             // While it is closed: both originals removed by hand, and a file the library would call an orphan.
-            try fm.removeItem(atPath: library.context.files.original(id: a.rowID, key: a.key).path)
-            try fm.removeItem(atPath: library.context.files.original(id: imported.rowID, key: imported.key).path)
+            try fm.removeItem(atPath: library.cache.files.original(id: a.rowID, key: a.key).path)
+            try fm.removeItem(atPath: library.cache.files.original(id: imported.rowID, key: imported.key).path)
             let orphan = root.appendingPathComponent("originals/999999.png").path
             #expect(fm.createFile(atPath: orphan, contents: Data("left".utf8)))
 
@@ -178,7 +178,7 @@ struct LibraryRecoveryTests {
             let a = try library.asset(path: "a.png")
             #expect(try library.localThumbnailData(forLocalIdentifier: a.localIdentifier) == thumbnail)
             library.close()
-            try FileManager.default.removeItem(atPath: library.context.files.thumbnail(id: a.rowID).path)
+            try FileManager.default.removeItem(atPath: library.cache.files.thumbnail(id: a.rowID).path)
 
             library = try await harness.open()
             #expect(library.recovery.thumbnailsLost == 0, "not looked for at the open")
@@ -199,7 +199,7 @@ struct LibraryRecoveryTests {
             _ = try await library.read(b, range: 4000..<6000)
             library.close()
             // Cut by hand while closed: a read would otherwise trust the recorded ranges.
-            let ranges = try FileHandle(forWritingTo: library.context.files.partial(id: b.rowID))
+            let ranges = try FileHandle(forWritingTo: library.cache.files.partial(id: b.rowID))
             try ranges.truncate(atOffset: 100)
             try ranges.close()
             library = try await harness.open()

@@ -168,8 +168,8 @@ import Testing
             }
             try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("b", day: 1)) }
             // The thumbnail's bytes are on disk, so reopening (which checks files against states) keeps it.
-            try library.context.files.createFolders()
-            try Data([0xFF, 0xD8]).write(to: library.context.files.thumbnail(id: id))
+            try library.cache.files.createFolders()
+            try Data([0xFF, 0xD8]).write(to: library.cache.files.thumbnail(id: id))
             library.close()
         }
         let library = try await AssetLibrary(configuration: folder.configuration())

@@ -238,7 +238,7 @@ import Testing
             try await c.performChanges { requests in requests.moveAssets(in: album, at: IndexSet([11]), to: 0) }
             func fold(_ library: AssetLibrary) async {
                 guard let remote = library.uploadEngine.remote,
-                    let device = try? library.uploadEngine.deviceIdentifier()
+                    let device = try? library.catalog.deviceIdentifier()
                 else { return }
                 try? await library.uploadEngine.foldCollectionDeltas(id, device: device, remote: remote)
             }

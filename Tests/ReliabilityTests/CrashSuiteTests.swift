@@ -252,7 +252,7 @@ import Testing
             try library.evict([asset])
             asset = try #require(try library.asset(withLocalIdentifier: asset.localIdentifier))
         }
-        return (asset, library.context.files)
+        return (asset, library.cache.files)
     }
 }
 

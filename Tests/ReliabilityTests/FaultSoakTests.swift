@@ -281,7 +281,7 @@ import Testing
         _ url: URL, library: AssetLibrary, asset: Asset, bucket: ReliabilityBucket, counters: SoakCounters
     ) throws {
         guard let record = try library.catalog.store.record(id: asset.rowID), record.availability == .full,
-            record.localFilePath == library.context.files.storedPath(ofOriginal: url),
+            record.localFilePath == library.cache.files.storedPath(ofOriginal: url),
             let bytes = try? Data(contentsOf: url)
         else { return }  // evicted or changed by a sync since: the invariant check covers it
         if bytes != bucket.version(etag: record.etag) {

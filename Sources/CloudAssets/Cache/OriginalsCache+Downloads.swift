@@ -47,7 +47,7 @@ extension OriginalsCache {
         // The lock is taken first, so one read of the record answers both "is it local?" and "what to download".
         try await downloadLocks.acquire(assetID, in: lock)
         defer { downloadLocks.release(assetID, in: lock) }
-        guard let record = try store.record(id: assetID) else {
+        guard let record = try catalog.store.record(id: assetID) else {
             throw AssetRequestError.assetDeleted(localIdentifier: assetID)
         }
         if unlessEdited, record.editRevision != nil { return .edited(record) }
@@ -55,10 +55,10 @@ extension OriginalsCache {
             downloads.noteAccess(assetID)
             return .original(url, record)
         }
-        guard options.isNetworkAccessAllowed, isNetworkAllowed(userRequest: isUserRequest) else {
+        guard options.isNetworkAccessAllowed, network.allows(userRequest: isUserRequest) else {
             throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
         }
-        let remote = try requireRemote()
+        let remote = try remote.checked()
         let destination = files.original(id: assetID, key: record.key)
         let request = DownloadRequest(
             bucket: configuration.bucket, key: record.key, destination: destination, expectedETag: record.etag,
@@ -119,7 +119,7 @@ extension OriginalsCache {
             // the removal, so that no file appears after it).
             let vanished = downloads.takeVanished(assetID)
             // A catalog that cannot be read here answers "cancelled", which the caller may simply ask again.
-            if !Task.isCancelled, vanished || (try? store.record(id: assetID)) == nil {
+            if !Task.isCancelled, vanished || (try? catalog.store.record(id: assetID)) == nil {
                 return AssetRequestError.assetDeleted(localIdentifier: assetID)
             }
             return AssetRequestError.cancelled
@@ -139,10 +139,10 @@ extension OriginalsCache {
         of record: AssetRecord, to destination: URL, options: AssetRequestOptions, requestID: AssetRequestID
     ) async throws {
         guard let assetID = record.id else { throw AssetRequestError.assetDeleted(localIdentifier: 0) }
-        guard options.isNetworkAccessAllowed, isNetworkAllowed(userRequest: true) else {
+        guard options.isNetworkAccessAllowed, network.allows(userRequest: true) else {
             throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
         }
-        let remote = try requireRemote()
+        let remote = try remote.checked()
         var request = DownloadRequest(
             bucket: configuration.bucket, key: record.key, destination: destination, expectedETag: record.etag,
             expectedSize: record.size, priority: .userInitiated, isUserRequest: true, networkAccessAllowed: true,
@@ -232,7 +232,7 @@ extension OriginalsCache {
     /// After a download of this asset failed: when another download made the asset `full` meanwhile and none
     /// still runs (this request's own is counted until it returns), the bytes kept to resume from are of no use.
     func discardLeftoverPart(assetID: Int64, destination: URL) {
-        try? performWrite { tx in
+        try? catalog.performWrite { tx in
             guard try tx.record(assetID)?.availability == .full else { return }
             removeLeftoverPart(assetID: assetID, destinationPath: destination.path)
         }
@@ -251,7 +251,7 @@ extension OriginalsCache {
     func removeAssets(_ ids: [Int64]) throws {
         downloads.cancelDownloads(forAssets: ids)
         var paths: [String] = []
-        try performWrite { tx in
+        try catalog.performWrite { tx in
             for id in ids {
                 guard let record = try tx.record(id) else { continue }
                 paths += files.allPaths(id: id, key: record.key)

@@ -9,14 +9,14 @@ extension OriginalsCache {
     /// ``AssetLibrary/localThumbnailData(forLocalIdentifier:version:)``: the file's bytes, read without following
     /// a link; a thumbnail the catalog records and the disk lacks is forgotten (the next sync fetches it again).
     func localThumbnailData(of id: Int64, version: AssetVersion) throws -> Data? {
-        if version == .current, let revision = try store.record(id: id)?.editRevision {
+        if version == .current, let revision = try catalog.store.record(id: id)?.editRevision {
             return Self.readRegularFile(
                 folder: files.editsFolder.path,
                 name: files.renderedThumbnail(id: id, revision: revision).lastPathComponent, limit: 16 << 20)
         }
         let data = Self.readRegularFile(
             folder: files.thumbnailsFolder.path, name: files.thumbnail(id: id).lastPathComponent, limit: 16 << 20)
-        if data == nil, try store.record(id: id)?.thumbnailPresent == true { forgetMissingThumbnail(id) }
+        if data == nil, try catalog.store.record(id: id)?.thumbnailPresent == true { forgetMissingThumbnail(id) }
         return data
     }
 

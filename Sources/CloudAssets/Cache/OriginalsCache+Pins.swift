@@ -27,7 +27,7 @@ extension OriginalsCache {
     }
 
     private func setPinned(_ ids: [Int64], _ pinned: Bool) throws {
-        try performWrite { tx in
+        try catalog.performWrite { tx in
             for id in ids where try tx.record(id)?.isPinned == !pinned {
                 _ = try tx.update(id) { $0.isPinned = pinned }
             }
@@ -38,7 +38,7 @@ extension OriginalsCache {
     func evict(ids: [Int64], force: Bool) throws -> Int64 {
         var paths: [String] = []
         var freed: Int64 = 0
-        try performWrite { tx in
+        try catalog.performWrite { tx in
             for id in ids {
                 guard let record = try tx.record(id) else { continue }
                 if record.isPinned && !force { throw AssetRequestError.pinned(localIdentifier: id) }
@@ -72,9 +72,10 @@ extension OriginalsCache {
     /// ``cacheUsage()``'s figures: the full originals counted and summed in SQL (no row decoded: a cache of a
     /// hundred thousand originals is not read row by row), the partial ones (few) read for their ranges.
     func localBytes() throws -> (bytes: Int64, fullAssets: Int, partialAssets: Int) {
-        let full = try store.fullOriginals()
-        let partial = try store.records(ids: store.fetchIDs(StoreQuery(predicate: .availability([.partial]))))
-        let bytes = try partial.reduce(store.generatedThumbnailBytes() + full.bytes) {
+        let full = try catalog.store.fullOriginals()
+        let partial = try catalog.store.records(
+            ids: catalog.store.fetchIDs(StoreQuery(predicate: .availability([.partial]))))
+        let bytes = try partial.reduce(catalog.store.generatedThumbnailBytes() + full.bytes) {
             $0 + $1.partialRanges.totalBytes
         }
         return (bytes, full.count, partial.count)
@@ -93,8 +94,9 @@ extension OriginalsCache {
         guard bytes > limit else { return }
         // Over the limit: every local asset is a candidate, least recently used first (recounted from the rows
         // read, so that the two agree).
-        let records = try store.records(ids: store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial]))))
-        var used = try records.reduce(store.generatedThumbnailBytes()) {
+        let records = try catalog.store.records(
+            ids: catalog.store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial]))))
+        var used = try records.reduce(catalog.store.generatedThumbnailBytes()) {
             $0 + ($1.availability == .full ? $1.size : $1.partialRanges.totalBytes)
         }
         guard used > limit else { return }
@@ -121,7 +123,7 @@ extension OriginalsCache {
     /// Prefetches originals at `priority` (as non-user work: the `userRequestsOnly` and `offline` policies skip
     /// them); already-local assets are skipped.
     func startCaching(_ ids: [Int64], priority: DownloadPriority) {
-        guard remote != nil, isNetworkAllowed(userRequest: false) else { return }
+        guard remote != nil, network.allows(userRequest: false) else { return }
         for id in ids {
             let requestID = downloads.nextRequestID()
             var options = AssetRequestOptions()
@@ -140,10 +142,10 @@ extension OriginalsCache {
 extension OriginalsCache {
     /// ``AssetLibrary/assetCounts()``.
     func counts() throws -> AssetCounts {
-        let counts = try store.assetCounts()
+        let counts = try catalog.store.assetCounts()
         var byAvailability: [AssetAvailability: Int] = [:]
         for state in AssetAvailability.allCases { byAvailability[state] = counts.byAvailability[state.stored] ?? 0 }
-        let fill = try store.metadataFillCounts()
+        let fill = try catalog.store.metadataFillCounts()
         return AssetCounts(
             byAvailability: byAvailability, pinned: counts.pinned, trashed: counts.trashed,
             metadataPending: fill.objectHead + (configuration.imageHeaderBytes > 0 ? fill.imageHeaders : 0))
@@ -153,12 +155,12 @@ extension OriginalsCache {
     /// `kill -9` or `close()` — at utility priority; each continues from its `.part` file. Called on open; does
     /// nothing without an endpoint or when the network policy forbids background work.
     func resumePinnedDownloads() {
-        guard remote != nil, configuration.startsBackgroundTransfers, isNetworkAllowed(userRequest: false) else {
+        guard remote != nil, configuration.startsBackgroundTransfers, network.allows(userRequest: false) else {
             return
         }
         // One query over two columns, not a load of every record: this runs on every open.
-        guard let ids = try? store.identifiersOfPinnedAssetsNotFull(), !ids.isEmpty,
-            let records = try? store.records(ids: ids)
+        guard let ids = try? catalog.store.identifiersOfPinnedAssetsNotFull(), !ids.isEmpty,
+            let records = try? catalog.store.records(ids: ids)
         else { return }
         let pinned = records.compactMap(\.id)
         if !pinned.isEmpty { startCaching(pinned, priority: .utility) }

@@ -30,7 +30,7 @@ extension OriginalsCache {
     }
 
     private func readOnce(_ asset: Asset, range: Range<Int64>, isNetworkAccessAllowed: Bool) async throws -> Data {
-        guard let record = try store.record(id: asset.rowID) else {
+        guard let record = try catalog.store.record(id: asset.rowID) else {
             throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
         }
         // HTTP's rule: a range that starts at or past the end is not satisfiable (an empty range at the end is).
@@ -50,17 +50,17 @@ extension OriginalsCache {
         // removed together with their record change, under the write lock).
         var file = try RangeFile(url: url, create: false)
         var present = ByteRangeSet()
-        if let opened = file, let now = try store.record(id: asset.rowID), now.etag == record.etag,
+        if let opened = file, let now = try catalog.store.record(id: asset.rowID), now.etag == record.etag,
             now.availability == .partial, now.partialETag == now.etag, try opened.isInPlace()
         {
             present = now.partialRanges
         }
         let missing = present.missing(in: wanted)
         if missing.isEmpty, let file { return try file.read(wanted) }
-        guard isNetworkAccessAllowed, isNetworkAllowed(userRequest: true) else {
+        guard isNetworkAccessAllowed, network.allows(userRequest: true) else {
             throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
         }
-        let remote = try requireRemote()
+        let remote = try remote.checked()
         if try file?.isInPlace() != true { file = try RangeFile(url: url, create: true) }
         guard let file else {
             throw AssetRequestError.localFile(path: url.path, reason: "the range file was not created")
@@ -87,7 +87,7 @@ extension OriginalsCache {
             // disk stays full otherwise). A concurrent read of the same asset then finds its file gone at its
             // commit and starts again. Checked and removed under the write lock, so no concurrent commit can record
             // ranges in between.
-            try? performWrite { tx in
+            try? catalog.performWrite { tx in
                 if try tx.record(asset.rowID)?.availability != .partial, try file.isInPlace() {
                     try? FileManager.default.removeItem(at: url)
                 }
@@ -104,7 +104,7 @@ extension OriginalsCache {
             return try file.read(wanted)
         case .originalVerified:
             // A download verified the whole original meanwhile (the range file is gone): answer from it.
-            if let latest = try store.record(id: asset.rowID), let original = verifiedOriginal(of: latest) {
+            if let latest = try catalog.store.record(id: asset.rowID), let original = verifiedOriginal(of: latest) {
                 return try Self.readBytes(at: original, range: wanted)
             }
             throw AssetRequestError.objectChanged(key: record.key)
@@ -128,7 +128,7 @@ extension OriginalsCache {
     func commitRanges(assetID: Int64, adding pieces: ByteRangeSet, etag: String, file: RangeFile) throws
         -> RangeCommit
     {
-        try performWrite { tx -> RangeCommit in
+        try catalog.performWrite { tx -> RangeCommit in
             guard let current = try tx.record(assetID) else {
                 throw AssetRequestError.assetDeleted(localIdentifier: assetID)
             }

@@ -23,7 +23,7 @@ extension OriginalsCache {
     func recoverLocalState(afterCleanClose: Bool = false) throws -> AssetLibrary.RecoveryReport {
         try files.createFolders()
         // A bulk load (first listing, bootstrap) killed before it ended left the catalog's indexes suspended.
-        try store.restoreSuspendedIndexes()
+        try catalog.restoreSuspendedIndexes()
         var report = AssetLibrary.RecoveryReport()
         let fm = FileManager.default
         let size = LocalFiles.regularFileSize
@@ -33,10 +33,10 @@ extension OriginalsCache {
             afterCleanClose
             ? try Array(
                 Set(
-                    store.ids(inUploadStates: [.pendingUpload, .uploading, .uploadFailed])
-                        + store.fetchIDs(StoreQuery(predicate: .availability([.partial])))))
-            : try store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial, .thumbnail])))
-        let records = try store.records(ids: ids)
+                    catalog.store.ids(inUploadStates: [.pendingUpload, .uploading, .uploadFailed])
+                        + catalog.store.fetchIDs(StoreQuery(predicate: .availability([.partial])))))
+            : try catalog.store.fetchIDs(StoreQuery(predicate: .availability([.full, .partial, .thumbnail])))
+        let records = try catalog.store.records(ids: ids)
 
         var repairs: [Int64: (inout AssetRecord) -> Void] = [:]
         var lostImports: [Int64] = []
@@ -92,15 +92,15 @@ extension OriginalsCache {
         }
         // Edited assets whose rendered version is gone from disk show their thumbnail (or nothing) until it is
         // fetched again.
-        for id in try afterCleanClose ? [] : store.idsWithLocalRenderedVersion() where repairs[id] == nil {
-            guard let record = try store.record(id: id), let revision = record.editRevision,
+        for id in try afterCleanClose ? [] : catalog.store.idsWithLocalRenderedVersion() where repairs[id] == nil {
+            guard let record = try catalog.store.record(id: id), let revision = record.editRevision,
                 size(files.rendered(id: id, revision: revision).path) == nil
             else { continue }
             let state = files.editAvailability(id: id, revision: revision, rendered: false)
             repairs[id] = { $0.editAvailability = state }
         }
         if !repairs.isEmpty || !lostImports.isEmpty {
-            try performWrite { tx in
+            try catalog.performWrite { tx in
                 for (id, fix) in repairs { _ = try tx.update(id, fix) }
                 for id in lostImports { try tx.delete(id) }
             }
@@ -112,7 +112,7 @@ extension OriginalsCache {
         var local: [Int64: AssetRecord] = [:]
         local.reserveCapacity(records.count)
         for record in records { if let id = record.id { local[id] = record } }
-        for id in repairs.keys { local[id] = try store.record(id: id) }
+        for id in repairs.keys { local[id] = try catalog.store.record(id: id) }
         for id in lostImports { local[id] = nil }
 
         // Orphans: files the library named (by identifier) that belong to no asset or no longer match it.
@@ -137,7 +137,7 @@ extension OriginalsCache {
                     continue
                 }
                 guard let id = LocalFiles.identifier(ofFileNamed: name),
-                    let current = try local[id] ?? store.record(id: id)
+                    let current = try local[id] ?? catalog.store.record(id: id)
                 else {
                     try? fm.removeItem(atPath: path)
                     report.orphanFilesRemoved += 1
@@ -189,7 +189,7 @@ extension OriginalsCache {
     /// local part — so that the next sync fetches it again. Looked at again under the write lock.
     func forgetMissingThumbnail(_ id: Int64) {
         let path = files.thumbnail(id: id).path
-        try? performWrite { tx in
+        try? catalog.performWrite { tx in
             guard let record = try tx.record(id), record.thumbnailPresent, LocalFiles.regularFileSize(path) == nil
             else { return }
             _ = try tx.update(id) { r in

@@ -10,14 +10,14 @@ import S3Transfer
 extension OriginalsCache {
     /// ``AssetLibrary/makeThumbnail(for:isNetworkAccessAllowed:)``.
     func makeThumbnail(of assetID: Int64, isNetworkAccessAllowed: Bool) async throws -> ThumbnailSource {
-        guard let record = try store.record(id: assetID), let id = record.id else {
+        guard let record = try catalog.store.record(id: assetID), let id = record.id else {
             throw AssetRequestError.assetDeleted(localIdentifier: assetID)
         }
         if record.thumbnailPresent { return .alreadyLocal }
-        let network = isNetworkAccessAllowed && isNetworkAllowed(userRequest: true)
+        let network = isNetworkAccessAllowed && network.allows(userRequest: true)
         if let thumbnailKey = record.thumbnailKey, verifiedOriginal(of: record) == nil {
             guard network else { throw AssetRequestError.inCloud(key: thumbnailKey, localIdentifier: id) }
-            let remote = try requireRemote()
+            let remote = try remote.checked()
             let (data, head) = try await remote.client.getObject(bucket: configuration.bucket, key: thumbnailKey)
             try files.writeThumbnail(data, id: id)
             try commitThumbnails([GeneratedThumbnail(id: id, assetETag: record.etag, objectETag: head.etag)])
@@ -25,7 +25,7 @@ extension OriginalsCache {
         }
         if verifiedOriginal(of: record) == nil, network, ImageHeaderRead.mayHaveHeaders(key: record.key),
             let found = try await ImageHeaderRead.read(
-                key: record.key, size: record.size, etag: record.etag, client: requireRemote().client,
+                key: record.key, size: record.size, etag: record.etag, client: remote.checked().client,
                 bucket: configuration.bucket, firstBytes: 64 << 10, thumbnailSlack: 128 << 10),
             let embedded = found.embeddedThumbnail
         {
@@ -58,7 +58,7 @@ extension OriginalsCache {
         let request = configuration.thumbnailRequest
         var written: [(id: Int64, etag: String, size: Int64)] = []
         for (key, source) in thumbnails {
-            guard let record = try store.record(key: key), let id = record.id, !record.thumbnailPresent,
+            guard let record = try catalog.store.record(key: key), let id = record.id, !record.thumbnailPresent,
                 record.thumbnailKey == nil
             else { continue }
             let encoded: [UInt8]?
@@ -101,7 +101,7 @@ extension OriginalsCache {
     @discardableResult
     func commitThumbnails(_ items: [GeneratedThumbnail]) throws -> Int {
         let files = self.files
-        let recorded = try performWrite { tx -> Int in
+        let recorded = try catalog.performWrite { tx -> Int in
             var count = 0
             for item in items {
                 guard let now = try tx.record(item.id), now.etag == item.assetETag, !now.thumbnailPresent else {

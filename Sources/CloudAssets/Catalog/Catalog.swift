@@ -152,4 +152,51 @@ final class Catalog: Sendable {
             return id
         }
     }
+
+    // MARK: Writes that deliver no change
+
+    /// Runs a write of the catalog's bookkeeping (settings, resume checkpoints, the journal outbox, indexes) that
+    /// no observer sees, in the same order as every commit, and not once the catalog is closed.
+    private func bookkeeping<T>(_ body: () throws -> T) throws -> T {
+        try writeOrder.withLock { state in
+            if state.closed { throw AssetLibraryError.closed }
+            return try body()
+        }
+    }
+
+    /// Sets one of the catalog's settings (see ``AssetStore/setSetting(_:to:)``).
+    func setSetting(_ name: String, to value: String) throws {
+        try bookkeeping { try store.setSetting(name, to: value) }
+    }
+
+    /// Keeps (or, with `nil`, forgets) where a multipart upload of the asset's original can resume.
+    func setUploadCheckpoint(_ checkpoint: String?, for id: Int64) throws {
+        try bookkeeping { try store.setUploadCheckpoint(checkpoint, for: id) }
+    }
+
+    /// Keeps (or forgets) where the upload of an edit revision's rendered version can resume.
+    func setEditUploadCheckpoint(_ checkpoint: String?, assetID: Int64, revision: String) throws {
+        try bookkeeping { try store.setEditUploadCheckpoint(checkpoint, assetID: assetID, revision: revision) }
+    }
+
+    /// Forgets the journal outbox's entries up to `seq` (they are in the bucket now).
+    func removeJournalOutbox(through seq: Int64) throws {
+        try bookkeeping { try store.removeJournalOutbox(through: seq) }
+    }
+
+    /// Forgets which journal entries older than `time` were applied (they are past the journal's look-back).
+    func forgetAppliedJournalEntries(before time: Int64) throws {
+        try bookkeeping { try store.forgetAppliedJournalEntries(before: time) }
+    }
+
+    /// Drops the asset table's secondary indexes before a bulk load into an empty catalog; returns how many.
+    func suspendIndexesForBulkLoad() throws -> Int {
+        try bookkeeping { try store.suspendIndexesForBulkLoad() }
+    }
+
+    /// Makes again the indexes a bulk load dropped (a no-op when none were); returns how many.
+    @discardableResult
+    func restoreSuspendedIndexes() throws -> Int {
+        try bookkeeping { try store.restoreSuspendedIndexes() }
+    }
 }

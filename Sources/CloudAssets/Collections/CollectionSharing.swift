@@ -214,7 +214,7 @@ enum CollectionSharing {
     /// (shown at the top level); inside a deleted folder it is deleted too, and its deletion sent like any change
     /// of this library's (every library that sees it does the same, so all end alike). A folder that cannot hold
     /// it (an album, itself, a loop) is settled once the whole sync is merged
-    /// (``LibraryEngine/settleCollectionFolders()``).
+    /// (``Catalog/settleCollectionFolders()``).
     /// - Returns: How the catalog differs from the merged state now (a change to send unless `asMerged`).
     private static func settleFolder(
         _ row: CollectionRecord, parent: String?, title: String, now: Date, _ tx: StoreTransaction
@@ -273,18 +273,18 @@ extension UploadEngine {
     func shareCollections() async {
         // The body throws nothing: `run` is declared throwing for bodies that do.
         _ = try? await collectionGate.run {
-            resolveCollections()
+            catalog.resolveCollections()
             let dirty: [String]
             let device: String
             do {
-                dirty = try store.collectionsToShare().dirty
-                device = try deviceIdentifier()
+                dirty = try catalog.store.collectionsToShare().dirty
+                device = try catalog.deviceIdentifier()
             } catch {
                 telemetry.logger.warning("albums not sent: the catalog cannot be read", metadata: ["error": "\(error)"])
                 return
             }
             // Not bound to this bucket (another one, or never synced): the sync says so; nothing goes up meanwhile.
-            guard !dirty.isEmpty, let remote, networkPolicy != .offline, (try? remote.checkBinding()) != nil
+            guard !dirty.isEmpty, let remote, network.policy != .offline, (try? remote.checkBinding()) != nil
             else { return }
             for id in dirty {
                 do {
@@ -308,7 +308,7 @@ extension UploadEngine {
     }
 
     private func shareCollection(_ id: String, device: String, remote: LibraryRemote) async throws {
-        let read = try performWrite { tx -> LocalChanges? in
+        let read = try catalog.performWrite { tx -> LocalChanges? in
             guard let row = try tx.collection(uuid: id, includingDeleted: true), row.isDirty else { return nil }
             let stored = row.document.flatMap(CollectionDocument.init(catalogText:))
             let local = try CollectionSharing.localDocument(row, base: stored, device: device, now: Date(), tx)
@@ -337,7 +337,7 @@ extension UploadEngine {
             }
             guard written != nil else { return }
         }
-        try performWrite { tx in
+        try catalog.performWrite { tx in
             try CollectionSharing.adopt(
                 id, incoming: read.local, etag: nil, device: device, now: Date(), tx, sent: read.local, isDelta: true)
             if let written {
@@ -357,7 +357,7 @@ extension UploadEngine {
     private func shareWholeDocument(_ id: String, device: String, remote: LibraryRemote) async throws {
         let key = configuration.layout.collectionKey(id)
         for _ in 0..<8 {
-            let read = try performWrite { tx -> (CollectionDocument, String?)? in
+            let read = try catalog.performWrite { tx -> (CollectionDocument, String?)? in
                 guard let row = try tx.collection(uuid: id, includingDeleted: true), row.isDirty else { return nil }
                 return (
                     try CollectionSharing.localWholeDocument(row, device: device, now: Date(), tx), row.documentETag
@@ -387,7 +387,7 @@ extension UploadEngine {
                 case .failure(let error): throw error
                 }
             }
-            try performWrite { tx in
+            try catalog.performWrite { tx in
                 try CollectionSharing.adopt(
                     id, incoming: merged, etag: etag, device: device, now: Date(), tx, sent: local)
                 for change in journal { try tx.appendJournalChange(change.encoded) }
@@ -399,7 +399,7 @@ extension UploadEngine {
     /// Whether the deltas of `id` merged here are many enough to fold: ``CollectionSharing/deltasBeforeFolding``
     /// of them, or more bytes than half the document (at least 16 KiB).
     private func foldIsDue(_ id: String) throws -> Bool {
-        let totals = try store.collectionDeltaTotals(uuid: id)
+        let totals = try catalog.store.collectionDeltaTotals(uuid: id)
         return totals.count >= CollectionSharing.deltasBeforeFolding
             || totals.bytes >= max(16 << 10, totals.documentBytes / 2)
     }
@@ -429,7 +429,7 @@ extension UploadEngine {
         let deltas = try await concurrentMap(listed, limit: max(1, configuration.maxConnections)) { key in
             (key, try await CollectionSharing.read(id, key: key, remote: remote, configuration: configuration))
         }
-        let stored = try performWrite { tx in
+        let stored = try catalog.performWrite { tx in
             try tx.collection(uuid: id, includingDeleted: true).flatMap { try CollectionSharing.wholeDocument($0, tx) }
         }
         guard var merged = document ?? stored else { return }
@@ -449,7 +449,7 @@ extension UploadEngine {
                     remote: remote, bucket: bucket, key: key, body: merged.encoded,
                     condition: documentETag.map(S3WriteCondition.etagMatches) ?? .keyAbsent)
             else { return }
-            try performWrite { tx in
+            try catalog.performWrite { tx in
                 try CollectionSharing.adopt(id, incoming: merged, etag: written, device: device, now: Date(), tx)
                 try tx.appendJournalChange(JournalChange.collection(key: key, etag: written).encoded)
             }
@@ -459,11 +459,11 @@ extension UploadEngine {
         for delta in folded {
             try? await remote.client.deleteObject(bucket: bucket, key: delta.key, ifMatch: delta.etag)
         }
-        try performWrite { tx in try tx.forgetCollectionDeltas(folded.map(\.key)) }
+        try catalog.performWrite { tx in try tx.forgetCollectionDeltas(folded.map(\.key)) }
     }
 }
 
-extension LibraryEngine {
+extension Catalog {
     /// Shows the assets that albums name and the catalog lacked when they were merged, now that it has them (after
     /// a sync): each album an arriving asset's key marked merged again with the members kept aside for keys that
     /// have an asset now. Costs nothing for albums no new asset names. No network.
@@ -485,7 +485,7 @@ extension LibraryEngine {
     }
 }
 
-extension LibraryEngine {
+extension Catalog {
     /// Moves to the top level every album and folder whose folder cannot hold it — an album, itself, or a loop of
     /// folders (a stranger writes those; two libraries moving two folders into each other at once make a loop) —
     /// as a change of this library's, sent like any: in a loop, the folder moved there last. Run after a sync has
@@ -551,7 +551,7 @@ extension SyncEngine {
     /// - Returns: How many were read; objects that break a rule are reported in `skipped`.
     func pullCollections(remote: LibraryRemote, skipped: inout [SyncSummary.SkippedObject]) async throws -> Int {
         let layout = configuration.layout
-        let known = try store.collectionDocumentETags()
+        let known = try catalog.store.collectionDocumentETags()
         var wanted: [String] = []
         var deltas: [(id: String, key: String)] = []
         for try await page in remote.client.listAllObjects(
@@ -570,7 +570,7 @@ extension SyncEngine {
         var read = try await adoptCollections(wanted, remote: remote, skipped: &skipped)
         read += try await adoptCollectionDeltas(deltas, remote: remote, skipped: &skipped)
         let listed = Set(deltas.map(\.key))
-        try performWrite { tx in try tx.forgetCollectionDeltas(notIn: listed) }
+        try catalog.performWrite { tx in try tx.forgetCollectionDeltas(notIn: listed) }
         return read
     }
 
@@ -589,8 +589,8 @@ extension SyncEngine {
                 skipped.append(SyncSummary.SkippedObject(key: configuration.layout.collectionKey(id), reason: reason))
             }
         }
-        let device = try deviceIdentifier()
-        try performWrite { tx in
+        let device = try catalog.deviceIdentifier()
+        try catalog.performWrite { tx in
             for (id, read) in reads {
                 guard let document = read.document else { continue }
                 try CollectionSharing.adopt(id, incoming: document, etag: read.etag, device: device, now: Date(), tx)
@@ -608,7 +608,7 @@ extension SyncEngine {
         _ deltas: [(id: String, key: String)], remote: LibraryRemote, skipped: inout [SyncSummary.SkippedObject]
     ) async throws -> Int {
         guard !deltas.isEmpty else { return 0 }
-        let merged = try store.collectionDeltaKeys()
+        let merged = try catalog.store.collectionDeltaKeys()
         var seen = Set<String>()
         let wanted = deltas.filter { !merged.contains($0.key) && seen.insert($0.key).inserted }
         guard !wanted.isEmpty else { return 0 }
@@ -638,8 +638,8 @@ extension SyncEngine {
             }
         }
         let withDocument = Dictionary(uniqueKeysWithValues: documents.map { ($0.0, $0.1) })
-        let device = try deviceIdentifier()
-        try performWrite { tx in
+        let device = try catalog.deviceIdentifier()
+        try catalog.performWrite { tx in
             for id in Set(found.keys).union(folded).sorted() {
                 let parts = found[id] ?? []
                 let document = withDocument[id]?.document

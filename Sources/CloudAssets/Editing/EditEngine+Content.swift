@@ -11,8 +11,8 @@ import S3Transfer
 extension EditEngine {
     /// ``AssetLibrary/contentRevisions(of:)``.
     func contentRevisions(of assetID: Int64) throws -> [ContentRevision] {
-        let current = try store.record(id: assetID)?.editRevision
-        return try store.editRevisions(of: assetID).compactMap { stored in
+        let current = try catalog.store.record(id: assetID)?.editRevision
+        return try catalog.store.editRevisions(of: assetID).compactMap { stored in
             guard let manifest = EditManifest.decode(stored.manifest) else { return nil }
             return ContentRevision(
                 identifier: stored.revision,
@@ -25,7 +25,7 @@ extension EditEngine {
     /// The manifest of the asset's current edit, or nil when it shows its original.
     func currentEditManifest(of record: AssetRecord) throws -> EditManifest? {
         guard let id = record.id, let revision = record.editRevision else { return nil }
-        return try store.editRevisions(of: id).first { $0.revision == revision }.flatMap {
+        return try catalog.store.editRevisions(of: id).first { $0.revision == revision }.flatMap {
             EditManifest.decode($0.manifest)
         }
     }
@@ -180,26 +180,28 @@ extension EditEngine {
         guard let id = record.id else { throw AssetRequestError.assetDeleted(localIdentifier: 0) }
         try await cache.downloadLocks.acquire(id, in: lock)
         defer { cache.downloadLocks.release(id, in: lock) }
-        guard let now = try store.record(id: id) else { throw AssetRequestError.assetDeleted(localIdentifier: id) }
+        guard let now = try catalog.store.record(id: id) else {
+            throw AssetRequestError.assetDeleted(localIdentifier: id)
+        }
         guard let revision = now.editRevision, let manifest = try currentEditManifest(of: now),
             let rendered = manifest.rendered
         else {
             var original = options
             original.version = .original
             return try await cache.ensureOriginal(
-                assetID: id, options: original, requestID: cache.downloads.nextRequestID())
+                assetID: id, options: original, requestID: cache.nextRequestID())
         }
         let destination = files.rendered(id: id, revision: revision)
         if now.renderedPresent, LocalFiles.regularFileSize(destination.path) == rendered.size { return destination }
-        guard options.isNetworkAccessAllowed, isNetworkAllowed(userRequest: true), !rendered.key.isEmpty else {
+        guard options.isNetworkAccessAllowed, network.allows(userRequest: true), !rendered.key.isEmpty else {
             throw AssetRequestError.inCloud(key: rendered.key.isEmpty ? now.key : rendered.key, localIdentifier: now.id)
         }
-        let remote = try requireRemote()
-        let requestID = cache.downloads.nextRequestID()
+        let remote = try remote.checked()
+        let requestID = cache.nextRequestID()
         let request = DownloadRequest(
             bucket: configuration.bucket, key: rendered.key, destination: destination, expectedETag: rendered.etag,
             expectedSize: rendered.size, priority: .userInitiated, isUserRequest: true, networkAccessAllowed: true,
-            progressQueue: cache.downloads.progressQueue,
+            progressQueue: cache.progressQueue,
             progress: options.downloadProgress(requestID: requestID))
         let handle = remote.downloader.download(request)
         do {
@@ -217,7 +219,7 @@ extension EditEngine {
             unlink(destination.path)
             throw S3Error.checksumMismatch(expected: rendered.sha256, actual: "another digest", algorithm: "SHA-256")
         }
-        let kept = try performWrite { tx -> Bool in
+        let kept = try catalog.performWrite { tx -> Bool in
             guard try tx.record(id)?.editRevision == revision else { return false }
             _ = try tx.update(id) { $0.editAvailability = .full }
             return true

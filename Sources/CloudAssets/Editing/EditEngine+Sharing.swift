@@ -19,12 +19,12 @@ extension EditEngine {
     /// read under the gate, so a revert's pass starts only once an edit an earlier pass was sending is in the
     /// bucket and marked shared — and deletes it.
     func shareEditRevisions() async {
-        guard let remote, networkPolicy != .offline, (try? remote.checkBinding()) != nil else { return }
+        guard let remote, network.policy != .offline, (try? remote.checkBinding()) != nil else { return }
         let shared: Bool =
             (try? await shareGate.run {
-                guard let pending = try? store.unsharedEditRevisions(), !pending.isEmpty else { return false }
+                guard let pending = try? catalog.store.unsharedEditRevisions(), !pending.isEmpty else { return false }
                 var shared = false
-                for revision in pending where !Task.isCancelled && !isClosed {
+                for revision in pending where !Task.isCancelled && !catalog.isClosed {
                     if (try? await share(revision, remote: remote)) == true { shared = true }
                 }
                 return shared
@@ -34,7 +34,7 @@ extension EditEngine {
 
     private func share(_ stored: StoredEditRevision, remote: LibraryRemote) async throws -> Bool {
         let id = stored.assetID
-        guard let record = try store.record(id: id) else { return false }
+        guard let record = try catalog.store.record(id: id) else { return false }
         guard record.uploadState == .uploaded, var manifest = EditManifest.decode(stored.manifest),
             let folder = configuration.layout.editsFolder(forOriginalKey: record.key)
         else { return false }
@@ -46,7 +46,7 @@ extension EditEngine {
             if record.editRevision != stored.revision, LocalFiles.regularFileSize(file.path) == nil {
                 // Superseded here before it ever reached the bucket (two edits, then a sync), and its rendering
                 // went with it: no library has seen it, none ever will. It is settled, not pending: forgotten.
-                try performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: [stored.revision]) }
+                try catalog.performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: [stored.revision]) }
                 return false
             }
             rendered.key = folder + stored.revision + ".jpg"
@@ -55,12 +55,11 @@ extension EditEngine {
                 metadata: ["sha256": rendered.sha256, "original": record.key])
             request.createOnly = true
             request.isUserRequest = false
-            let store = self.store
             let revision = stored.revision
             let outcome = try await remote.uploader.upload(
                 request, resumingFrom: stored.uploadCheckpoint.flatMap(UploadCheckpoint.decode),
                 checkpoint: { checkpoint in
-                    try store.setEditUploadCheckpoint(checkpoint?.encoded, assetID: id, revision: revision)
+                    try self.catalog.setEditUploadCheckpoint(checkpoint?.encoded, assetID: id, revision: revision)
                 })
             switch outcome {
             case .created(let etag, _):
@@ -82,7 +81,7 @@ extension EditEngine {
             remote: remote, bucket: bucket, key: folder + stored.revision + ".json", body: manifest.encodedData,
             type: "application/json")
         var superseded: [(revision: String, manifest: EditManifest)] = []
-        try performWrite { tx in
+        try catalog.performWrite { tx in
             try tx.markEditRevisionShared(assetID: id, revision: stored.revision, manifest: manifest.encoded)
             try tx.appendJournalChange(JournalChange.edit(key: record.key, manifest: manifest).encoded)
             if manifest.reverted {
@@ -116,7 +115,7 @@ extension EditEngine {
     ) async {
         guard !revisions.isEmpty else { return }
         let bucket = configuration.bucket
-        let remaining = ((try? store.editRevisions(of: id)) ?? []).filter { kept in
+        let remaining = ((try? catalog.store.editRevisions(of: id)) ?? []).filter { kept in
             !revisions.contains { $0.revision == kept.revision }
         }
         let stillNamed = Set(remaining.compactMap { EditManifest.decode($0.manifest)?.rendered?.key })
@@ -139,7 +138,7 @@ extension EditEngine {
             }
             if ok { forgotten.append(revision) }
         }
-        try? performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: forgotten) }
+        try? catalog.performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: forgotten) }
     }
 
     /// Whether `key` names an object directly in `folder` (no deeper, no `..`).
@@ -158,7 +157,7 @@ extension EditEngine {
         let bucket = configuration.bucket
         var jobs: [(key: String, file: URL)] = []
         for manifest in manifests where !manifest.reverted {
-            guard let key = manifest.thumbnailKey, let record = try? store.record(key: manifest.original),
+            guard let key = manifest.thumbnailKey, let record = try? catalog.store.record(key: manifest.original),
                 let id = record.id
             else { continue }
             let file = files.renderedThumbnail(id: id, revision: manifest.revision)
@@ -221,8 +220,8 @@ extension EditEngine {
         guard !listed.isEmpty else { return 0 }
         var unknown: [(key: String, original: String)] = []
         for (original, revisions) in listed {
-            guard let record = try store.record(key: original), let id = record.id else { continue }
-            let known = Set(try store.editRevisions(of: id).map(\.revision))
+            guard let record = try catalog.store.record(key: original), let id = record.id else { continue }
+            let known = Set(try catalog.store.editRevisions(of: id).map(\.revision))
             guard let folder = layout.editsFolder(forOriginalKey: original) else { continue }
             for revision in revisions where !known.contains(revision) {
                 unknown.append((folder + revision + ".json", original))
@@ -254,7 +253,7 @@ extension EditEngine {
         await prefetchEditThumbnails(manifests, remote: remote)
         let ordered = manifests.sorted { $0.revision < $1.revision }
         let files = self.files
-        try performWrite { tx in
+        try catalog.performWrite { tx in
             var removing: [String] = []
             for manifest in ordered { _ = try Self.adopt(manifest, tx, files: files, removing: &removing) }
             for path in removing { unlink(path) }

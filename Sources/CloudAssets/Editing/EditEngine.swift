@@ -8,15 +8,28 @@ import Foundation
 /// Owns: the gate that keeps one sharing pass at a time (a revert's pass must see every revision an earlier pass
 /// is still sending as shared, or it would leave that revision's objects in the bucket). Rendered files are read
 /// and written under the originals cache's download locks.
-final class EditEngine: LibraryEngine {
-    let context: LibraryContext
+final class EditEngine: Sendable {
+    let configuration: AssetLibrary.Configuration
+    let catalog: Catalog
+    let files: LocalFiles
+    let lock: LibraryLock
+    let remote: LibraryRemote?
+    let network: NetworkPermission
     let cache: OriginalsCache
     let journal: JournalOutbox
     /// One pass of ``shareEditRevisions()`` at a time.
     let shareGate = SerialGate()
 
-    init(context: LibraryContext, cache: OriginalsCache, journal: JournalOutbox) {
-        self.context = context
+    init(
+        configuration: AssetLibrary.Configuration, catalog: Catalog, files: LocalFiles, lock: LibraryLock,
+        remote: LibraryRemote?, network: NetworkPermission, cache: OriginalsCache, journal: JournalOutbox
+    ) {
+        self.configuration = configuration
+        self.catalog = catalog
+        self.files = files
+        self.lock = lock
+        self.remote = remote
+        self.network = network
         self.cache = cache
         self.journal = journal
     }

@@ -68,7 +68,7 @@ extension AssetLibrary {
     }
 }
 
-extension LibraryContext {
+extension LibraryRemote {
     /// Refuses virtual-hosted addressing that cannot work: an endpoint that is an IP address, or a bucket name that
     /// is no host name label.
     static func validateAddressing(_ configuration: AssetLibrary.Configuration, endpoint: URL) throws {

@@ -8,11 +8,7 @@ import Foundation
 /// Albums and folders reach the other libraries on the bucket through it (`collections/`, announced in the
 /// journal); with ``Configuration/keyFoldersAsAlbums`` the bucket's folders of keys show as albums and folders too.
 extension AssetLibrary {
-    var collections: CollectionCatalog {
-        CollectionCatalog(
-            store: catalog.store, revealsLocation: catalog.revealsLocation, keyFolderRoot: catalog.keyFolderRoot,
-            keyFolderCache: catalog.keyFolderCache)
-    }
+    var collections: CollectionCatalog { catalog.collections }
 
     /// The albums directly in `folder` (`nil`: the top level), by title: user albums and, when shown, folders of
     /// keys' albums.

@@ -34,7 +34,7 @@ extension AssetLibrary {
     /// provider of the chain that answered (nil until a request, or ``resolveCredentials()``, resolved them); for
     /// fixed credentials `static` or `env`; `anonymous`; nil without an endpoint. Never blocks, never a secret.
     public var credentialSource: CredentialSource? {
-        guard let client = context.remote?.client else { return nil }
+        guard let client = remote?.client else { return nil }
         if let cache = client.configuration.credentialCache { return cache.origin.map(CredentialSource.init) }
         return CredentialSource(configuration.credentials.fixedOrigin)
     }
@@ -44,7 +44,7 @@ extension AssetLibrary {
     /// A refused request (a wrong key, `RequestTimeTooSkewed`) still measures the clocks: what
     /// `cloudassets doctor` shows when no listing answered. Whole seconds at best (a `Date` header's precision).
     public var clockSkewOfLastErrorAnswer: TimeInterval? {
-        guard let reading = context.remote?.client.lastErrorAnswerClock else { return nil }
+        guard let reading = remote?.client.lastErrorAnswerClock else { return nil }
         return reading.service.timeIntervalSince(reading.local)
     }
 
@@ -57,11 +57,11 @@ extension AssetLibrary {
     ///   ``CloudAssetsError/Code/libraryClosed``.
     public func resolveCredentials() async throws -> CredentialSource {
         try await entry {
-            guard let remote = context.remote else { throw AssetRequestError.noRemote }
+            guard let remote = remote else { throw AssetRequestError.noRemote }
             guard let cache = remote.client.configuration.credentialCache else {
                 return CredentialSource(configuration.credentials.fixedOrigin)
             }
-            guard context.policy.withLock({ $0 }) != .offline else { throw AssetLibraryError.offline }
+            guard network.policy != .offline else { throw AssetLibraryError.offline }
             do throws(CredentialError) {
                 return CredentialSource(try await cache.resolve())
             } catch {

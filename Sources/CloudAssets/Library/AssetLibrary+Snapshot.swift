@@ -25,14 +25,7 @@ extension AssetLibrary {
     /// snapshot). Local only.
     /// - Throws: ``CloudAssetsError/Code/libraryClosed``, or a catalog error.
     public func snapshot(_ options: FetchOptions = FetchOptions()) throws -> LibrarySnapshot {
-        return try entry {
-            let store = catalog.store
-            let (sorted, token) = try store.fetchSortedWithToken(options.storeQuery)
-            return LibrarySnapshot(
-                fetchResult: FetchResult(
-                    store: store, options: options, sorted: sorted, revealsLocation: catalog.revealsLocation),
-                token: token)
-        }
+        try entry { try catalog.snapshot(options) }
     }
 
     /// ``fetchAssets(in:options:)`` with the token of the last change it reflects, both read at once (see
@@ -40,23 +33,7 @@ extension AssetLibrary {
     /// token. Local only.
     /// - Throws: ``CloudAssetsError/Code/noSuchCollection`` when the album was deleted.
     public func snapshot(in collection: AssetCollection, options: FetchOptions? = nil) throws -> LibrarySnapshot {
-        try entry {
-            let (scope, options) = try collections.query(collection, options: options)
-            guard let scope else { return try snapshot(options) }  // a smart album is a fetch
-            guard case .album(let id, _) = scope, options.sortDescriptors.isEmpty else {
-                // The edited assets and a sorted album are read after the token: their change details read the
-                // result again, so a change between the two reads, applied again, changes nothing.
-                let token = try catalog.store.refreshedToken()
-                return LibrarySnapshot(fetchResult: try collections.fetchResult(scope, options: options), token: token)
-            }
-            let (sorted, token) = try catalog.store.membersWithToken(
-                ofCollection: id, matching: options.storeQuery.predicate, limit: options.fetchLimit)
-            return LibrarySnapshot(
-                fetchResult: FetchResult(
-                    store: catalog.store, options: options, sorted: sorted, revealsLocation: catalog.revealsLocation,
-                    scope: scope),
-                token: token)
-        }
+        try entry { try catalog.snapshot(in: collection, options: options) }
     }
 
     /// The bytes of the asset's local thumbnail, or `nil` when the library has none on disk. Never uses the

@@ -86,7 +86,7 @@ extension AssetLibrary {
     /// when the library was never synced, and without an endpoint. A command that is about to send a change calls
     /// it first, so that another bucket is refused rather than left unreached.
     public func checkBinding() throws {
-        try entry { try context.remote?.checkBinding() }
+        try entry { try remote?.checkBinding() }
     }
 
     /// Checks what a sync needs, one line each (``ConnectionReport``): where the credentials come from, the

@@ -2,6 +2,7 @@ public import AssetStore
 public import Dispatch
 import Essentials
 import Foundation
+import Logging
 
 /// A photo library whose originals live in an S3 bucket (PhotoKit's `PHPhotoLibrary`).
 ///
@@ -18,10 +19,13 @@ public final class AssetLibrary: Sendable {
     /// The configuration the library was opened with.
     public let configuration: Configuration
     let lock: LibraryLock
-    /// The shared wiring of the engines below.
-    let context: LibraryContext
     /// The store, the commit order and the delivery of changes (the closed state is its).
-    var catalog: Catalog { context.catalog }
+    let catalog: Catalog
+    /// The bucket side, when an endpoint is configured.
+    let remote: LibraryRemote?
+    let telemetry: LibraryTelemetry
+    /// The library-wide network policy, as the engines read it.
+    let network: NetworkPermission
     let cache: OriginalsCache
     let edits: EditEngine
     let requests: RequestBroker
@@ -57,21 +61,45 @@ public final class AssetLibrary: Sendable {
         let local = try await Self.openLocalStore(configuration)
         self.configuration = configuration
         self.lock = local.lock
-        // The engines, wired once: each gets what it calls (none calls one wired after it).
+        // The engines, wired once, in the order of the architecture diagram (docs/layout.md): each gets what it
+        // uses and nothing else, and none calls one wired after it.
         let catalog = Catalog(store: local.store, configuration: configuration)
+        let telemetry = LibraryTelemetry(logger: configuration.logger, factory: configuration.metricsFactory)
+        let files = LocalFiles(root: configuration.storeURL)
+        let network = NetworkPermission(configuration.networkPolicy)
+        let remote: LibraryRemote?
         do {
-            context = try LibraryContext(configuration: configuration, catalog: catalog, lock: local.lock)
+            remote = try LibraryRemote.make(configuration, catalog: catalog, observer: telemetry.transferObserver)
         } catch {
             local.lock.release()
             throw error
         }
-        journal = JournalOutbox(context: context)
-        cache = OriginalsCache(context: context)
-        edits = EditEngine(context: context, cache: cache, journal: journal)
-        requests = RequestBroker(context: context, cache: cache, edits: edits)
-        uploadEngine = UploadEngine(context: context, edits: edits, journal: journal)
+        self.catalog = catalog
+        self.telemetry = telemetry
+        self.remote = remote
+        self.network = network
+        journal = JournalOutbox(configuration: configuration, catalog: catalog, remote: remote, network: network)
+        cache = OriginalsCache(
+            configuration: configuration, catalog: catalog, files: files, lock: lock, remote: remote,
+            telemetry: telemetry, network: network)
+        edits = EditEngine(
+            configuration: configuration, catalog: catalog, files: files, lock: lock, remote: remote,
+            network: network, cache: cache, journal: journal)
+        requests = RequestBroker(
+            configuration: configuration, catalog: catalog, files: files, lock: lock, network: network,
+            cache: cache, edits: edits)
+        uploadEngine = UploadEngine(
+            configuration: configuration, catalog: catalog, files: files, lock: lock, remote: remote,
+            telemetry: telemetry, network: network, edits: edits, journal: journal)
         syncEngine = SyncEngine(
-            context: context, cache: cache, edits: edits, uploads: uploadEngine, journal: journal)
+            configuration: configuration, catalog: catalog, files: files, lock: lock, remote: remote,
+            telemetry: telemetry, network: network, cache: cache, edits: edits, uploads: uploadEngine,
+            journal: journal)
+        if remote != nil, !configuration.verifyTLS, configuration.endpoint?.scheme?.lowercased() == "https" {
+            telemetry.logger.warning(
+                "TLS verification is off (Configuration.verifyTLS = false): any server can pose as the endpoint",
+                metadata: ["endpoint": .string(configuration.endpoint?.absoluteString ?? "")])
+        }
         do {
             // Every open removes the clean-close marker (a library that opened while the last one closed, or one
             // that is not the first, must not leave it in place for a crash of its own).
@@ -80,7 +108,7 @@ public final class AssetLibrary: Sendable {
             if lock.isFirstOpen {
                 let report = try cache.recoverLocalState(afterCleanClose: closedCleanly)
                 recoveryReport.withLock { $0 = report }
-                context.telemetry.recovered(report)
+                telemetry.recovered(report)
             }
             lock.share()
             catalog.startWatching(folder: configuration.storeURL)
@@ -129,8 +157,8 @@ public final class AssetLibrary: Sendable {
         // Idle as it closes (no new work can start: the catalog is closed): nothing it cancels below can still
         // write a file after the marker.
         let idle =
-            opened.withLock { $0 } && cache.isIdle && !syncEngine.gate.isBusy && !uploadEngine.queue.isActive
-        uploadEngine.queue.close()
+            opened.withLock { $0 } && cache.isIdle && !syncEngine.isBusy && !uploadEngine.isActive
+        uploadEngine.close()
         cache.close()
         if idle, lock.takeExclusivelyIfAlone() { CleanClose.mark(folder: configuration.storeURL) }
         lock.release()
@@ -168,9 +196,7 @@ public final class AssetLibrary: Sendable {
     /// The assets matching `options`, in their order: an immutable snapshot (see ``FetchResult``). Local only.
     public func fetchAssets(_ options: FetchOptions = FetchOptions()) throws -> FetchResult {
         return try entry {
-            return FetchResult(
-                store: catalog.store, options: options, sorted: try catalog.store.fetchSorted(options.storeQuery),
-                revealsLocation: catalog.revealsLocation)
+            try catalog.fetch(options)
         }
     }
 
@@ -188,7 +214,7 @@ public final class AssetLibrary: Sendable {
     public func asset(withLocalIdentifier identifier: String) throws -> Asset? {
         return try entry {
             guard let id = Int64(identifier) else { return nil }
-            return try catalog.store.record(id: id).map(catalog.asset)
+            return try catalog.asset(id: id)
         }
     }
 
@@ -211,7 +237,7 @@ public final class AssetLibrary: Sendable {
     public var changes: AsyncStream<LibraryChange> { catalog.observers.makeStream() }
 
     /// The token of the last committed change.
-    public var currentChangeToken: ChangeToken { catalog.store.currentToken }
+    public var currentChangeToken: ChangeToken { catalog.currentToken }
 
     /// Every change after `token`, in commit order, from the persistent history (works across restarts).
     ///
@@ -232,20 +258,20 @@ extension AssetLibrary {
     /// caching, and both hold background uploads (``performChanges(_:)`` still works: its uploads wait). Changing it
     /// affects requests made afterwards; setting `.allowed` starts waiting uploads. Thread-safe.
     public var networkPolicy: NetworkPolicy {
-        get { context.policy.withLock { $0 } }
+        get { network.policy }
         set {
-            context.policy.withLock { $0 = newValue }
+            network.policy = newValue
             if newValue == .allowed { uploadEngine.wakeIfBackground() }
         }
     }
 
     /// Downloads running for requests of this process.
-    public var activeDownloadCount: Int { cache.downloads.activeDownloadCount }
+    public var activeDownloadCount: Int { cache.activeDownloadCount }
 
     /// The asset whose original has this bucket key, if the catalog has one.
     /// - Parameter key: The full object key (with the originals prefix).
     public func asset(forKey key: String) throws -> Asset? {
-        try entry { try catalog.store.record(key: key).map(catalog.asset) }
+        try entry { try catalog.asset(key: key) }
     }
 
     /// Calls `body` once every change committed so far has been handed to the observers registered without a

@@ -72,10 +72,22 @@ public struct AssetRequestInfo: Sendable {
     public var isFinal = true
 }
 
+/// What kept a request for bytes that are not local off the network.
+enum NetworkRefusal: Sendable {
+    /// The request's own `isNetworkAccessAllowed` was false (or its delivery mode asks for no download).
+    case request
+    /// The request allowed the network; the library-wide ``AssetLibrary/networkPolicy`` did not.
+    case libraryPolicy
+
+    /// Why a request that found its bytes in the cloud got no download: the request's option when it refused, else
+    /// the library's policy (the only other gate).
+    init(requestAllowed: Bool) { self = requestAllowed ? .libraryPolicy : .request }
+}
+
 /// Errors of the request API (reported as ``CloudAssetsError``).
 enum AssetRequestError: Error, Sendable, CustomStringConvertible {
     /// The original is in the cloud and the request (or the library's network policy) does not allow a download.
-    case inCloud(key: String, localIdentifier: Int64?)
+    case inCloud(key: String, localIdentifier: Int64?, refusedBy: NetworkRefusal)
     /// The request was cancelled.
     case cancelled
     /// The asset no longer exists (deleted locally or remotely).
@@ -93,8 +105,11 @@ enum AssetRequestError: Error, Sendable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .inCloud(let key, _):
+        case .inCloud(let key, _, .request):
             return "\(key) is in the cloud and network access is not allowed for this request"
+        case .inCloud(let key, _, .libraryPolicy):
+            return "\(key) is in the cloud and the library-wide network policy (AssetLibrary.networkPolicy) does "
+                + "not allow network access"
         case .cancelled: return "the request was cancelled"
         case .assetDeleted(let id): return "asset \(id) no longer exists"
         case .objectChanged(let key): return "\(key) changed on the server during the transfer; sync and retry"

@@ -26,14 +26,14 @@ extension RequestBroker {
 
     /// ``AssetLibrary/requestFile(for:options:)``.
     func requestFile(for asset: Asset, options: AssetRequestOptions) async throws -> URL {
-        let id = cache.downloads.nextRequestID()
+        let id = cache.nextRequestID()
         // One read of the record (under the asset's download lock) answers "edited?", "local?" and "what to
         // download".
         let local = try await withTaskCancellationHandler {
             try await cache.localOriginal(
                 assetID: asset.rowID, options: options, requestID: id, unlessEdited: options.version == .current)
         } onCancel: {
-            self.cache.downloads.cancelDownloads(forRequest: id)
+            self.cache.cancelDownloads(forRequest: id)
         }
         switch local {
         case .edited(let record):
@@ -51,7 +51,7 @@ extension RequestBroker {
         deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
     ) async {
         let info = AssetRequestInfo(requestID: requestID)
-        guard let record = try? store.record(id: asset.rowID) else {
+        guard let record = try? catalog.store.record(id: asset.rowID) else {
             var failed = info
             failed.error = CloudAssetsError(AssetRequestError.assetDeleted(localIdentifier: asset.rowID))
             deliver(nil, failed)
@@ -63,7 +63,7 @@ extension RequestBroker {
         }
         // The original is local: one answer.
         if let url = cache.verifiedOriginal(of: record), let data = try? LocalFile.read(url) {
-            cache.downloads.noteAccess(record.id!)
+            cache.noteAccess(record.id!)
             deliverFiltered(data, of: record, info, deliver)
             return
         }
@@ -118,7 +118,7 @@ extension RequestBroker {
         case .highQualityFormat:
             break
         }
-        guard options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: true) else {
+        guard options.isNetworkAccessAllowed && network.allows(userRequest: true) else {
             var answer = info
             answer.isInCloud = true
             deliver(nil, answer)

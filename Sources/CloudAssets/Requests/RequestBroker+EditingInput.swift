@@ -7,7 +7,7 @@ extension RequestBroker {
     func requestContentEditingInput(
         for asset: Asset, options: ContentEditingInputRequestOptions
     ) async throws -> ContentEditingInput {
-        guard let record = try store.record(id: asset.rowID) else {
+        guard let record = try catalog.store.record(id: asset.rowID) else {
             throw AssetLibraryError.noSuchAsset(localIdentifier: asset.localIdentifier)
         }
         let current = try edits.currentEditManifest(of: record)
@@ -35,7 +35,7 @@ extension RequestBroker {
             return Data(try ImageEncoder.jpeg(decoded.image, quality: 85))
         }
         return ContentEditingInput(
-            asset: Asset(record, revealsLocation: revealsLocation, store: store),
+            asset: Asset(record, revealsLocation: catalog.revealsLocation, store: catalog.store),
             mediaType: record.mediaType, fullSizeImageURL: url, fullSizeImageOrientation: orientation,
             displaySizeImage: display, adjustmentData: adjustments, currentRevision: record.editRevision,
             baseRevision: base, outputFolder: files.editsFolder)

@@ -14,7 +14,7 @@ extension RequestBroker {
             throw AssetRequestError.localFile(path: target.path, reason: "a file is already there")
         }
         try refuseInsideLibrary(target)
-        guard let record = try store.record(id: asset.rowID) else {
+        guard let record = try catalog.store.record(id: asset.rowID) else {
             throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
         }
         // Written under a name of ours beside the target, then given the target's name without replacing
@@ -28,11 +28,11 @@ extension RequestBroker {
                 let source = try await requestFile(for: asset, options: options)
                 try LocalFile.copy(source, to: staging)
             } else {
-                let id = cache.downloads.nextRequestID()
+                let id = cache.nextRequestID()
                 try await withTaskCancellationHandler {
                     try await cache.downloadCopy(of: record, to: staging, options: options, requestID: id)
                 } onCancel: {
-                    self.cache.downloads.cancelDownloads(forRequest: id)
+                    self.cache.cancelDownloads(forRequest: id)
                 }
                 if stripsLocation(of: record) {
                     let patches = try LocationFilter.patches(forFileAt: staging)

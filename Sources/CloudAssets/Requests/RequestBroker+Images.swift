@@ -23,7 +23,7 @@ extension RequestBroker {
         var options = options
         options.deliveryMode = .highQualityFormat
         let request = Self.decodeRequest(targetSize: targetSize, contentMode: contentMode, options: options)
-        guard let record = try store.record(id: asset.rowID) else {
+        guard let record = try catalog.store.record(id: asset.rowID) else {
             throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
         }
         if let key = Self.cacheKey(record, request, contentMode, options),
@@ -32,7 +32,7 @@ extension RequestBroker {
             return image
         }
         switch try await finalImage(
-            record: record, request: request, options: options, requestID: cache.downloads.nextRequestID())
+            record: record, request: request, options: options, requestID: cache.nextRequestID())
         {
         case .decoded(let image, _): return image
         case .inCloud, .degradedWasFinal:
@@ -47,7 +47,7 @@ extension RequestBroker {
         for assets: [Asset], targetSize: CGSize, contentMode: ImageContentMode, options: ImageRequestOptions
     ) {
         let request = Self.decodeRequest(targetSize: targetSize, contentMode: contentMode, options: options)
-        guard let records = try? store.records(ids: assets.map(\.rowID)) else { return }
+        guard let records = try? catalog.store.records(ids: assets.map(\.rowID)) else { return }
         let budget = configuration.imageCacheBudget
         // Prepared images are final ones (what a request would answer last).
         var finalOnly = options
@@ -57,7 +57,7 @@ extension RequestBroker {
             images.prepare(key) { [self, options = finalOnly] in
                 guard
                     case .decoded(let image, _)? = try? await finalImage(
-                        record: record, request: request, options: options, requestID: cache.downloads.nextRequestID(),
+                        record: record, request: request, options: options, requestID: cache.nextRequestID(),
                         priority: .prefetch)
                 else { return }
                 images.insert(image, for: key, budget: budget)
@@ -97,7 +97,7 @@ extension RequestBroker {
             deliver(nil, answer)
         }
         let request = Self.decodeRequest(targetSize: targetSize, contentMode: contentMode, options: options)
-        guard let record = try? store.record(id: asset.rowID), record.id != nil else {
+        guard let record = try? catalog.store.record(id: asset.rowID), record.id != nil else {
             fail(AssetRequestError.assetDeleted(localIdentifier: asset.rowID), info)
             return
         }
@@ -162,12 +162,12 @@ extension RequestBroker {
         // The current version of an edited asset is its rendered version, with the edit's thumbnail.
         let edited = options.version == .current && record.editRevision != nil
         if let url = edited ? edits.localRenderedFile(of: record) : cache.verifiedOriginal(of: record) {
-            cache.downloads.noteAccess(assetID)
+            cache.noteAccess(assetID)
             let (image, statistics) = try await ImageBridge.decode(.file(url), request: request)
             return .decoded(image, peakBytes: statistics.peakPixelBytes)
         }
         let networkAllowed =
-            options.isNetworkAccessAllowed && isNetworkAllowed(userRequest: priority == .userInitiated)
+            options.isNetworkAccessAllowed && network.allows(userRequest: priority == .userInitiated)
         let thumbnail =
             options.version == .current ? edits.currentThumbnailFile(of: record) : edits.originalThumbnail(record)
         if options.deliveryMode != .highQualityFormat, let thumbnail {
@@ -200,7 +200,7 @@ extension RequestBroker {
                 assetID: record.id!, options: dataOptions, requestID: id, priority: priority,
                 isUserRequest: priority == .userInitiated)
         } onCancel: {
-            self.cache.downloads.cancelDownloads(forRequest: id)
+            self.cache.cancelDownloads(forRequest: id)
         }
     }
 

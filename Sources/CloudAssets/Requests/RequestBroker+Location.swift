@@ -84,7 +84,7 @@ enum LocationFilter {
 extension RequestBroker {
     /// Whether bytes of this asset must go out without location data.
     func stripsLocation(of record: AssetRecord) -> Bool {
-        !revealsLocation && record.mediaType == .image
+        !catalog.revealsLocation && record.mediaType == .image
     }
 
     /// A whole file's bytes (an original, a thumbnail) as this library may hand them out.
@@ -142,7 +142,7 @@ extension RequestBroker {
         var data = try await cache.readRetrying(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
         // Location access denied: bytes of an image's headers go out without its GPS tags (read from the
         // headers, which this may fetch).
-        if range.lowerBound < Int64(LocationFilter.headLimit), let record = try store.record(id: asset.rowID),
+        if range.lowerBound < Int64(LocationFilter.headLimit), let record = try catalog.store.record(id: asset.rowID),
             stripsLocation(of: record), LocationFilter.mayCarryLocation(record)
         {
             let headRange = 0..<min(record.size, Int64(LocationFilter.headLimit))

@@ -10,7 +10,7 @@ extension RequestBroker {
     func streamData(
         for asset: Asset, options: AssetRequestOptions, chunkSize: Int, dataReceivedHandler: (Data) throws -> Void
     ) async throws {
-        guard let record = try store.record(id: asset.rowID) else {
+        guard let record = try catalog.store.record(id: asset.rowID) else {
             throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
         }
         let chunk = max(4096, chunkSize)
@@ -44,7 +44,7 @@ extension RequestBroker {
             ticker.yield()
         }
         let partPath = files.original(id: asset.rowID, key: record.key).path + ".part"
-        let requestID = cache.downloads.nextRequestID()
+        let requestID = cache.nextRequestID()
         let download = Task {
             defer { ticker.finish() }
             return try await self.cache.ensureOriginal(
@@ -75,7 +75,7 @@ extension RequestBroker {
             }
         } onCancel: {
             download.cancel()
-            self.cache.downloads.cancelDownloads(forRequest: requestID)
+            self.cache.cancelDownloads(forRequest: requestID)
         }
     }
 }

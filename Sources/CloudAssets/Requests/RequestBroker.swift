@@ -9,8 +9,12 @@ import Foundation
 /// Owns: the queue answers are delivered on and the caching image manager's images (``ImageCache``). Requests
 /// are registered with the originals cache's ``DownloadRegistry`` so that a cancel reaches the downloads serving
 /// them, including one that starts after the cancel.
-final class RequestBroker: LibraryEngine {
-    let context: LibraryContext
+final class RequestBroker: Sendable {
+    let configuration: AssetLibrary.Configuration
+    let catalog: Catalog
+    let files: LocalFiles
+    let lock: LibraryLock
+    let network: NetworkPermission
     let cache: OriginalsCache
     let edits: EditEngine
     /// Answers of requests without a `resultQueue`, serially and in order.
@@ -18,14 +22,21 @@ final class RequestBroker: LibraryEngine {
     /// Images prepared by ``AssetLibrary/startCachingImages(for:targetSize:contentMode:options:)``.
     let images = ImageCache()
 
-    init(context: LibraryContext, cache: OriginalsCache, edits: EditEngine) {
-        self.context = context
+    init(
+        configuration: AssetLibrary.Configuration, catalog: Catalog, files: LocalFiles, lock: LibraryLock,
+        network: NetworkPermission, cache: OriginalsCache, edits: EditEngine
+    ) {
+        self.configuration = configuration
+        self.catalog = catalog
+        self.files = files
+        self.lock = lock
+        self.network = network
         self.cache = cache
         self.edits = edits
     }
 
     /// Cancels a request: its task, and the downloads serving it (one that starts later is cancelled at once).
-    func cancelRequest(_ id: AssetRequestID) { cache.downloads.cancelRequest(id) }
+    func cancelRequest(_ id: AssetRequestID) { cache.cancelRequest(id) }
 
     /// The one way a request with a result handler starts: an identifier; answers handed to `resultQueue` (the
     /// library's delivery queue when nil), the book-keeping done before the final one; a closed library answered
@@ -35,20 +46,20 @@ final class RequestBroker: LibraryEngine {
         resultQueue: DispatchQueue?, resultHandler: @escaping @Sendable (Value?, Info) -> Void,
         serve: @escaping @Sendable (AssetRequestID, _ deliver: @escaping @Sendable (Value?, Info) -> Void) async -> Void
     ) -> AssetRequestID {
-        let id = cache.downloads.nextRequestID()
+        let id = cache.nextRequestID()
         let queue = resultQueue ?? deliveryQueue
-        let registry = cache.downloads
+        let cache = self.cache
         let deliver: @Sendable (Value?, Info) -> Void = { value, info in
-            if info.isFinal { registry.finishRequest(id) }
+            if info.isFinal { cache.finishRequest(id) }
             queue.async { resultHandler(value, info) }
         }
-        if isClosed {
+        if catalog.isClosed {
             var closed = Info(requestID: id)
             closed.error = CloudAssetsError(AssetLibraryError.closed)
             deliver(nil, closed)
             return id
         }
-        registry.registerRequest(id, task: Task { await serve(id, deliver) })
+        cache.registerRequest(id, task: Task { await serve(id, deliver) })
         return id
     }
 }

@@ -230,7 +230,7 @@ struct CatalogSync {
         let defersMetadata = sync.configuration.metadataSource == .headObject
         // The catalog's side of the interval: which objects are new or changed (only those need a HEAD for
         // metadata), and which assets the bucket no longer has.
-        let byKey = try sync.store.records(
+        let byKey = try sync.catalog.store.records(
             withPrefix: sync.configuration.layout.originalsPrefix, after: interval.after,
             through: interval.through)
         var listedKeys = Set<String>()
@@ -296,9 +296,9 @@ struct CatalogSync {
         let files = sync.files
         // Downloads of vanished objects stop before their files go: a cancelled download writes no more files,
         // so none appears after the removal below.
-        if !vanished.isEmpty { sync.cache.downloads.cancelDownloads(forAssets: vanished) }
+        if !vanished.isEmpty { sync.cache.cancelDownloads(forAssets: vanished) }
         let feeds = feed != nil
-        let (counts, pending) = try sync.performWrite { tx -> (ReconcileCounts, [AssetRecord]) in
+        let (counts, pending) = try sync.catalog.performWrite { tx -> (ReconcileCounts, [AssetRecord]) in
             tx.reserveCapacity(rows.count)
             var c = ReconcileCounts()
             var pending: [AssetRecord] = []

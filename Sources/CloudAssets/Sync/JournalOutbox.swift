@@ -8,12 +8,22 @@ import S3Transfer
 ///
 /// Owns: the gate that keeps one flush at a time. The outbox rows themselves are in the catalog, written in the
 /// same transaction as the change they describe.
-final class JournalOutbox: LibraryEngine {
-    let context: LibraryContext
+final class JournalOutbox: Sendable {
+    let configuration: AssetLibrary.Configuration
+    let catalog: Catalog
+    let remote: LibraryRemote?
+    let network: NetworkPermission
     /// One flush at a time.
     private let gate = SerialGate()
 
-    init(context: LibraryContext) { self.context = context }
+    init(
+        configuration: AssetLibrary.Configuration, catalog: Catalog, remote: LibraryRemote?, network: NetworkPermission
+    ) {
+        self.configuration = configuration
+        self.catalog = catalog
+        self.remote = remote
+        self.network = network
+    }
 
     /// Writes the journal outbox to the bucket: the changes this library made (uploaded originals, deleted
     /// originals, written sidecars), in commit order, up to 500 per entry, each entry with `If-None-Match: *`.
@@ -21,12 +31,12 @@ final class JournalOutbox: LibraryEngine {
     /// (each sync flushes, and so does every upload commit). One flush at a time per library. Offline, unbound
     /// or without an endpoint it does nothing.
     func flush() async {
-        guard let remote, networkPolicy != .offline, (try? remote.checkBinding()) != nil else { return }
+        guard let remote, network.policy != .offline, (try? remote.checkBinding()) != nil else { return }
         _ = try? await gate.run {
             let prefix = configuration.layout.journalPrefix
-            let device = try deviceIdentifier()
+            let device = try catalog.deviceIdentifier()
             while true {
-                let rows = try store.journalOutbox(limit: 500)
+                let rows = try catalog.store.journalOutbox(limit: 500)
                 guard let last = rows.last else { return }
                 let body = JournalEntry.encoded(device: device, changes: rows.map(\.change))
                 let time = Int64((remote.client.correctedNow.timeIntervalSince1970 * 1000).rounded(.down))
@@ -38,7 +48,7 @@ final class JournalOutbox: LibraryEngine {
                 } catch S3Error.preconditionFailed {
                     // The same key exists (this outbox row was sent before and its removal was lost): sent.
                 }
-                try store.removeJournalOutbox(through: last.seq)
+                try catalog.removeJournalOutbox(through: last.seq)
             }
         }
     }

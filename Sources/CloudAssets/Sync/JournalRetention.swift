@@ -42,7 +42,7 @@ extension SyncEngine {
     /// Whether entries this library has not read may have been pruned: only asked (one GET) when its position is
     /// older than the minimum retention.
     func journalHistoryExpired(remote: LibraryRemote) async throws -> Bool {
-        guard let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "") else { return false }
+        guard let cursor = Int64(try catalog.store.setting(JournalSetting.cursor) ?? "") else { return false }
         let now = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
         let lookBack = Int64(configuration.journalLookBack * 1000)
         guard now - (cursor - lookBack) > Int64(Self.minimumJournalRetention * 1000) else { return false }

@@ -91,7 +91,7 @@ struct JournalSync {
     /// Applies the journal from this library's position on. `readAhead`, when it was listed from the same
     /// position, stands for its pages' listings and their entries' GETs; the pages after it are listed here.
     func run(summary: inout SyncSummary, readAhead: ReadAhead? = nil) async throws {
-        let store = sync.store
+        let store = sync.catalog.store
         let prefix = sync.configuration.layout.journalPrefix
         let lookBack = Int64(sync.configuration.journalLookBack * 1000)
         let cursor = Int64(try store.setting(SyncEngine.JournalSetting.cursor) ?? "") ?? 0
@@ -158,7 +158,7 @@ struct JournalSync {
                 }
                 // The entries are applied (never read again) before the collections they announce are merged.
                 let announces = !order.isEmpty || !deltas.isEmpty
-                if announces { try store.setSetting(SyncEngine.JournalSetting.collectionsToPull, to: "1") }
+                if announces { try sync.catalog.setSetting(SyncEngine.JournalSetting.collectionsToPull, to: "1") }
                 try apply(
                     fresh, entries: entries, sidecars: sidecars, contradicted: contradicted,
                     newest: max(newest, pageNewest), summary: &summary)
@@ -172,9 +172,9 @@ struct JournalSync {
                 // Deltas after the documents: one a fold deleted since is in a document read above or later.
                 summary.collectionsRead += try await sync.adoptCollectionDeltas(
                     deltas, remote: remote, skipped: &summary.skipped)
-                if announces { try store.setSetting(SyncEngine.JournalSetting.collectionsToPull, to: "0") }
+                if announces { try sync.catalog.setSetting(SyncEngine.JournalSetting.collectionsToPull, to: "0") }
             } else if pageNewest > newest {
-                try store.setSetting(SyncEngine.JournalSetting.cursor, to: String(pageNewest))
+                try sync.catalog.setSetting(SyncEngine.JournalSetting.cursor, to: String(pageNewest))
             }
             newest = max(newest, pageNewest)
             pagesRead += 1
@@ -184,7 +184,7 @@ struct JournalSync {
             }
             continuation = next
         }
-        try store.forgetAppliedJournalEntries(before: newest - lookBack)
+        try sync.catalog.forgetAppliedJournalEntries(before: newest - lookBack)
     }
 
     /// The entries of the listed objects, those in `readAhead` as read there, the others fetched, each validated
@@ -331,7 +331,7 @@ struct JournalSync {
         let remote = self.remote
         let limit = max(1, sync.configuration.maxConnections)
         let reads = try await concurrentMap(wanted, limit: limit) { original, sidecar in
-            let (state, etag) = try await sync.readSidecar(sidecar, remote: remote)
+            let (state, etag) = try await remote.readSidecar(sidecar)
             return (original, (state: state, etag: etag))
         }
         return Dictionary(reads) { first, _ in first }
@@ -371,7 +371,7 @@ struct JournalSync {
         sidecars: [String: (state: SharedMetadata?, etag: String?)], contradicted: Set<String>, newest: Int64,
         summary: inout SyncSummary
     ) throws {
-        let store = sync.store
+        let store = sync.catalog.store
         let files = sync.files
         let clock = BucketInput.milliseconds(remote.client.correctedNow)
         let changes = listed.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.flatMap { item in
@@ -385,8 +385,8 @@ struct JournalSync {
             guard case .delete(let key, _) = item.change else { return nil }
             return try store.record(key: key)?.id
         }
-        if !deleting.isEmpty { sync.cache.downloads.cancelDownloads(forAssets: deleting) }
-        let counts = try sync.performWrite { tx -> ReconcileCounts in
+        if !deleting.isEmpty { sync.cache.cancelDownloads(forAssets: deleting) }
+        let counts = try sync.catalog.performWrite { tx -> ReconcileCounts in
             var counts = ReconcileCounts()
             var filesToRemove: [String] = []
             for (change, time) in changes {

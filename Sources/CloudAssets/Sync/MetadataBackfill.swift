@@ -59,11 +59,11 @@ struct MetadataBackfill {
     func run(seen: ImagesSeen) async throws -> Outcome {
         guard sync.configuration.metadataSource == .headObject else { return Outcome(seen: seen) }
         let readsImageHeaders = sync.configuration.imageHeaderBytes > 0
-        let counts = try sync.store.metadataFillCounts()
+        let counts = try sync.catalog.store.metadataFillCounts()
         let total = counts.objectHead + (readsImageHeaders ? counts.imageHeaders : 0)
         guard total > 0 else { return Outcome(seen: seen) }
         progress?(0, total)
-        let store = sync.store
+        let store = sync.catalog.store
         let pageSize = self.pageSize
         var cursor: String?
         var exhausted = false
@@ -347,7 +347,7 @@ struct MetadataBackfill {
                 }
             }
         }
-        let filled = try sync.performWrite { tx -> Int in
+        let filled = try sync.catalog.performWrite { tx -> Int in
             tx.reserveCapacity(rows.count, upserting: false)
             var filled = 0
             for (id, row) in rows {

@@ -26,12 +26,12 @@ extension SyncEngine {
     ///   when it did not.
     func writeCheckpointIfDue(remote: LibraryRemote) async throws -> Int64? {
         let interval = Int64(configuration.checkpointInterval * 1000)
-        guard interval > 0, let lastFull = Int64(try store.setting(JournalSetting.lastFullSync) ?? ""),
-            let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "")
+        guard interval > 0, let lastFull = Int64(try catalog.store.setting(JournalSetting.lastFullSync) ?? ""),
+            let cursor = Int64(try catalog.store.setting(JournalSetting.cursor) ?? "")
         else { return nil }
         let now = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
         let slot = now / interval * interval
-        guard slot > Int64(try store.setting(JournalSetting.checkpointSlot) ?? "") ?? -1 else { return nil }
+        guard slot > Int64(try catalog.store.setting(JournalSetting.checkpointSlot) ?? "") ?? -1 else { return nil }
         let prefix = configuration.layout.checkpointPrefix
         let bucket = configuration.bucket
         let manifestKey = CheckpointKey.manifest(prefix: prefix, slot: slot)
@@ -43,15 +43,15 @@ extension SyncEngine {
             existing = error == .noSuchKey ? .success(false) : .failure(error)
         }
         if try existing.get() {
-            try store.setSetting(JournalSetting.checkpointSlot, to: String(slot))
+            try catalog.setSetting(JournalSetting.checkpointSlot, to: String(slot))
             return nil
         }
-        let device = try deviceIdentifier()
+        let device = try catalog.deviceIdentifier()
         var parts: [CheckpointManifest.Part] = []
         let encoder = JournalChange.encoder
         // Three parts at once: one is read (on a reading connection) while the one before is written out as lines,
         // and the one before that is compressed and goes up.
-        let store = self.store
+        let store = self.catalog.store
         let limit = Self.checkpointPartAssets
         var reading: Task<[AssetRecord], any Error>? = Task { try store.uploadedRecords(after: nil, limit: limit) }
         defer { reading?.cancel() }
@@ -85,7 +85,7 @@ extension SyncEngine {
         var afterUUID: String?
         var exhausted = false
         while !exhausted {
-            let page = try store.sharedCollectionDocuments(after: afterUUID, limit: 500)
+            let page = try catalog.store.sharedCollectionDocuments(after: afterUUID, limit: 500)
             afterUUID = page.last?.uuid
             exhausted = page.isEmpty
             for entry in page where !entry.etag.utf8.contains(where: { $0 == 0x09 || $0 == 0x0A }) {
@@ -140,7 +140,7 @@ extension SyncEngine {
                 try? await remote.client.deleteObject(bucket: bucket, key: part.key)
             }
         }
-        try store.setSetting(JournalSetting.checkpointSlot, to: String(slot))
+        try catalog.setSetting(JournalSetting.checkpointSlot, to: String(slot))
         return won ? cursor : nil
     }
 
@@ -194,8 +194,8 @@ extension SyncEngine {
             switch try await restoreOutcome(manifest, remote: remote, summary: &summary) {
             case .success(let restored):
                 await restoreCollections(manifest, remote: remote, summary: &summary)
-                try store.setSetting(JournalSetting.cursor, to: String(manifest.time))
-                try store.setSetting(JournalSetting.lastFullSync, to: String(manifest.lastFullSync))
+                try catalog.setSetting(JournalSetting.cursor, to: String(manifest.time))
+                try catalog.setSetting(JournalSetting.lastFullSync, to: String(manifest.lastFullSync))
                 return CheckpointBootstrap(restored: restored, readAhead: try? await readAhead)
             case .failure(let corrupt):
                 let next = corrupt.committed == 0 ? "an older checkpoint is tried" : "the bucket is listed instead"
@@ -226,8 +226,8 @@ extension SyncEngine {
                 }
                 let documents = try Self.collectionLines(
                     lines, expected: part.assets, layout: layout, now: remote.client.correctedNow)
-                let device = try deviceIdentifier()
-                try performWrite { tx in
+                let device = try catalog.deviceIdentifier()
+                try catalog.performWrite { tx in
                     for (document, etag, deltas) in documents {
                         try CollectionSharing.adopt(
                             document.id, incoming: document, etag: etag, device: device, now: Date(), tx)
@@ -334,7 +334,7 @@ extension SyncEngine {
         // fetch and parse); more would only hold more parsed rows in memory and delay the first part.
         let limit = max(1, min(configuration.maxConnections, 3))
         // Into an empty catalog (the usual bootstrap) rows are inserted without a look-up of what is there.
-        let wasEmpty = try store.count == 0
+        let wasEmpty = try catalog.store.count == 0
         let layout = configuration.layout
         let now = remote.client.correctedNow
         let learnedAt = Date()
@@ -383,7 +383,7 @@ extension SyncEngine {
                 }
                 guard let (records, skipped) = next else { break }
                 summary.skipped += skipped
-                let counts = try performWrite { tx -> ReconcileCounts in
+                let counts = try catalog.performWrite { tx -> ReconcileCounts in
                     tx.reserveCapacity(records.count, upserting: !wasEmpty)
                     var counts = ReconcileCounts()
                     var unused: [String] = []

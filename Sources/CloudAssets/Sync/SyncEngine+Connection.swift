@@ -102,7 +102,7 @@ extension SyncEngine {
         let requested = LibraryBinding(configuration).text
         let bound: String?
         do {
-            bound = try store.setting(LibraryBinding.settingName)
+            bound = try catalog.store.setting(LibraryBinding.settingName)
         } catch {
             return ConnectionReport.Check(
                 aspect: .binding, summary: "the catalog cannot be read", problem: CloudAssetsError.reported(error))

@@ -18,7 +18,7 @@ extension SyncEngine {
         guard !listed.isEmpty else { return 0 }
         var stale: [(id: Int64, key: String)] = []
         for chunk in Array(listed.keys).chunked(500) {
-            for (key, record) in try store.records(keys: Array(chunk)) {
+            for (key, record) in try catalog.store.records(keys: Array(chunk)) {
                 guard let id = record.id, let etag = listed[key],
                     record.sidecarETag.map({ !S3ETag.same($0, etag) }) ?? true
                 else { continue }
@@ -31,7 +31,7 @@ extension SyncEngine {
                 for (id, key) in batch {
                     guard let sidecarKey = layout.sidecarKey(forOriginalKey: key) else { continue }
                     group.addTask {
-                        let (state, etag) = try await self.readSidecar(sidecarKey, remote: remote)
+                        let (state, etag) = try await remote.readSidecar(sidecarKey)
                         guard let state, let etag else { return nil }
                         return (id, state, etag)
                     }
@@ -41,7 +41,7 @@ extension SyncEngine {
                 return result
             }
             read += states.count
-            try adoptSharedMetadata(states)
+            try catalog.adoptSharedMetadata(states)
         }
         return read
     }

@@ -9,8 +9,14 @@ import S3Transfer
 ///
 /// Owns: the gate that keeps one sync at a time in this library (the folder lock's sync byte keeps one at a time
 /// across libraries), and the sync settings kept in the catalog (``JournalSetting``).
-final class SyncEngine: LibraryEngine {
-    let context: LibraryContext
+final class SyncEngine: Sendable {
+    let configuration: AssetLibrary.Configuration
+    let catalog: Catalog
+    let files: LocalFiles
+    let lock: LibraryLock
+    let remote: LibraryRemote?
+    let telemetry: LibraryTelemetry
+    let network: NetworkPermission
     let cache: OriginalsCache
     let edits: EditEngine
     let uploads: UploadEngine
@@ -18,11 +24,21 @@ final class SyncEngine: LibraryEngine {
     /// One sync at a time in this library.
     let gate = SerialGate()
 
+    /// A sync is running in this library.
+    var isBusy: Bool { gate.isBusy }
+
     init(
-        context: LibraryContext, cache: OriginalsCache, edits: EditEngine, uploads: UploadEngine,
-        journal: JournalOutbox
+        configuration: AssetLibrary.Configuration, catalog: Catalog, files: LocalFiles, lock: LibraryLock,
+        remote: LibraryRemote?, telemetry: LibraryTelemetry, network: NetworkPermission, cache: OriginalsCache,
+        edits: EditEngine, uploads: UploadEngine, journal: JournalOutbox
     ) {
-        self.context = context
+        self.configuration = configuration
+        self.catalog = catalog
+        self.files = files
+        self.lock = lock
+        self.remote = remote
+        self.telemetry = telemetry
+        self.network = network
         self.cache = cache
         self.edits = edits
         self.uploads = uploads
@@ -35,8 +51,8 @@ extension SyncEngine {
     func sync(mode: SyncMode, fetchThumbnails: Bool, progress: (@Sendable (SyncProgress) -> Void)?) async throws
         -> SyncSummary
     {
-        let remote = try requireRemote()
-        guard networkPolicy != .offline else { throw AssetLibraryError.offline }
+        let remote = try remote.checked()
+        guard network.policy != .offline else { throw AssetLibraryError.offline }
         let commits = LockedBox(0)
         let started = ContinuousClock.now
         var summary: SyncSummary
@@ -73,12 +89,12 @@ extension SyncEngine {
             // A new library starts from the newest checkpoint, when the bucket has one.
             var bootstrap: CheckpointBootstrap?
             // A sync that failed after it moved past albums and folders it had not merged: they are read at the end.
-            let pullsCollections = try store.setting(JournalSetting.collectionsToPull) == "1"
+            let pullsCollections = try catalog.store.setting(JournalSetting.collectionsToPull) == "1"
             if mode == .automatic, configuration.checkpointInterval > 0, configuration.fullSyncInterval > 0,
-                try store.setting(JournalSetting.lastFullSync) == nil
+                try catalog.store.setting(JournalSetting.lastFullSync) == nil
             {
                 // The checkpoint moves the position past the bucket's collections before they are read.
-                try store.setSetting(JournalSetting.collectionsToPull, to: "1")
+                try catalog.setSetting(JournalSetting.collectionsToPull, to: "1")
                 bootstrap = try await loadingInBulk {
                     try await bootstrapFromCheckpoint(remote: remote, summary: &summary)
                 }
@@ -107,26 +123,26 @@ extension SyncEngine {
                 summary.mode = .incremental
                 try await JournalSync(sync: self, remote: remote).run(summary: &summary)
                 // A library filled by a bootstrap before bindings were recorded there is bound by its journal.
-                if try store.setting(LibraryBinding.settingName) == nil { try remote.recordBinding() }
+                if try catalog.store.setting(LibraryBinding.settingName) == nil { try remote.recordBinding() }
             }
             if pullsCollections {
                 summary.collectionsRead += try await pullCollections(remote: remote, skipped: &summary.skipped)
             }
-            if try store.setting(JournalSetting.collectionsToPull) == "1" {
-                try store.setSetting(JournalSetting.collectionsToPull, to: "0")
+            if try catalog.store.setting(JournalSetting.collectionsToPull) == "1" {
+                try catalog.setSetting(JournalSetting.collectionsToPull, to: "0")
             }
-            resolveCollections()
-            try settleCollectionFolders()
+            catalog.resolveCollections()
+            try catalog.settleCollectionFolders()
             summary.lastFullListing = try lastFullListing()
             // Every asset is in the catalog; what the listing could not say is read now (and what an interrupted
             // sync left), committed batch by batch.
-            progress?(.catalogReady(assets: try store.count, metadataPending: try metadataPending()))
+            progress?(.catalogReady(assets: try catalog.store.count, metadataPending: try metadataPending()))
             var fill = MetadataBackfill(sync: self, remote: remote)
             fill.makesThumbnails = fetchThumbnails
             if let progress { fill.progress = { progress(.fillingMetadata(filled: $0, of: $1)) } }
             summary.absorb(try await fill.run(seen: seen).summary)
             summary.metadataPending = try metadataPending()
-            progress?(.metadataComplete(assets: try store.count, metadataPending: summary.metadataPending))
+            progress?(.metadataComplete(assets: try catalog.store.count, metadataPending: summary.metadataPending))
             summary.purged = try await uploads.purgeExpiredTrash()
             // A checkpoint is an optimisation for other libraries: failing to write one fails nothing. The
             // library that writes it prunes the journal behind it.
@@ -154,7 +170,7 @@ extension SyncEngine {
         let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
         let clock = ContinuousClock.now
         // The listing moves the position past the bucket's collections before they are read.
-        try store.setSetting(JournalSetting.collectionsToPull, to: "1")
+        try catalog.setSetting(JournalSetting.collectionsToPull, to: "1")
         var catalogSync = CatalogSync(sync: self, remote: remote)
         catalogSync.makesThumbnails = makesThumbnails
         let startsAfter = configuration.metadataFillBesideListingAfter
@@ -189,12 +205,12 @@ extension SyncEngine {
         summary.collectionsRead = try await pullCollections(remote: remote, skipped: &summary.skipped)
         // The journal is read from the listing's start on (less the look-back) by the next incremental sync:
         // entries the listing already reflects apply as no-ops.
-        let cursor = Int64(try store.setting(JournalSetting.cursor) ?? "") ?? 0
-        if cursor < started { try store.setSetting(JournalSetting.cursor, to: String(started)) }
-        try store.setSetting(JournalSetting.lastFullSync, to: String(Int64(Date().timeIntervalSince1970 * 1000)))
+        let cursor = Int64(try catalog.store.setting(JournalSetting.cursor) ?? "") ?? 0
+        if cursor < started { try catalog.setSetting(JournalSetting.cursor, to: String(started)) }
+        try catalog.setSetting(JournalSetting.lastFullSync, to: String(Int64(Date().timeIntervalSince1970 * 1000)))
         let cost = ContinuousClock.now - clock
         let costMillis = cost.components.seconds * 1000 + cost.components.attoseconds / 1_000_000_000_000_000
-        try store.setSetting(JournalSetting.lastFullSyncCost, to: String(max(0, costMillis)))
+        try catalog.setSetting(JournalSetting.lastFullSyncCost, to: String(max(0, costMillis)))
         return (summary, filled.seen)
     }
 
@@ -205,23 +221,23 @@ extension SyncEngine {
     private func loadingInBulk<T>(_ body: () async throws -> T) async throws -> T {
         // Under the sync lock no other load runs: indexes still suspended are a killed load's (of a library that
         // is still open somewhere else, or the folder's first open would have built them).
-        try store.restoreSuspendedIndexes()
-        let bulk = try store.count == 0 && store.suspendIndexesForBulkLoad() > 0
+        try catalog.restoreSuspendedIndexes()
+        let bulk = try catalog.store.count == 0 && catalog.suspendIndexesForBulkLoad() > 0
         let value: T
         do {
             value = try await body()
         } catch {
             // A library closed meanwhile writes nothing more: the next library to open the folder first builds them.
-            if bulk, !isClosed { _ = try? store.restoreSuspendedIndexes() }
+            if bulk, !catalog.isClosed { _ = try? catalog.restoreSuspendedIndexes() }
             throw error
         }
-        if bulk { try store.restoreSuspendedIndexes() }
+        if bulk { try catalog.restoreSuspendedIndexes() }
         return value
     }
 
     /// Assets whose metadata a sync has still to read (an image's own headers only when the library reads them).
     func metadataPending() throws -> Int {
-        let counts = try store.metadataFillCounts()
+        let counts = try catalog.store.metadataFillCounts()
         return counts.objectHead + (configuration.imageHeaderBytes > 0 ? counts.imageHeaders : 0)
     }
 
@@ -229,7 +245,7 @@ extension SyncEngine {
     /// ``automaticFullListingInterval()``.
     func needsFullSync() throws -> Bool {
         guard configuration.fullSyncInterval > 0,
-            let last = Int64(try store.setting(JournalSetting.lastFullSync) ?? "")
+            let last = Int64(try catalog.store.setting(JournalSetting.lastFullSync) ?? "")
         else { return true }
         let interval = try automaticFullListingInterval()
         return Date().timeIntervalSince1970 * 1000 - Double(last) >= interval * 1000
@@ -246,7 +262,7 @@ extension SyncEngine {
     /// ``minimumFullListingInterval``, at most ``Configuration/fullSyncInterval`` — which it is when this library
     /// has not measured a listing yet (a bootstrap from a checkpoint).
     func automaticFullListingInterval() throws -> TimeInterval {
-        guard let cost = Int64(try store.setting(JournalSetting.lastFullSyncCost) ?? "") else {
+        guard let cost = Int64(try catalog.store.setting(JournalSetting.lastFullSyncCost) ?? "") else {
             return configuration.fullSyncInterval
         }
         let scaled = max(Double(cost) * Self.fullListingCostFactor / 1000, Self.minimumFullListingInterval)
@@ -256,7 +272,7 @@ extension SyncEngine {
     /// When the catalog last reflected a full listing of the bucket (this library's, or the one a checkpoint it
     /// started from reflects); nil before any.
     func lastFullListing() throws -> Date? {
-        Int64(try store.setting(JournalSetting.lastFullSync) ?? "").map {
+        Int64(try catalog.store.setting(JournalSetting.lastFullSync) ?? "").map {
             Date(timeIntervalSince1970: Double($0) / 1000)
         }
     }
@@ -269,9 +285,9 @@ struct ThumbnailFetcher {
     var batchSize = 64
 
     func run() async throws -> Int {
-        let ids = try sync.store.identifiersNeedingThumbnail()
+        let ids = try sync.catalog.store.identifiersNeedingThumbnail()
         guard !ids.isEmpty else { return 0 }
-        let records = try sync.store.records(ids: ids)
+        let records = try sync.catalog.store.records(ids: ids)
         let client = remote.client
         let bucket = sync.configuration.bucket
         let files = sync.files
@@ -326,7 +342,7 @@ struct ThumbnailFetcher {
         guard !arrivals.isEmpty else { return 0 }
         var count = 0
         let files = sync.files
-        try sync.performWrite { tx in
+        try sync.catalog.performWrite { tx in
             for arrival in arrivals {
                 let record = try tx.record(arrival.id)
                 guard let record, !record.thumbnailPresent,
@@ -341,10 +357,10 @@ struct ThumbnailFetcher {
                     r.thumbnailPresent = true
                     if r.availability == .cloudOnly { r.availability = .thumbnail }
                 }
+                sync.telemetry.transition("thumbnail recorded", asset: arrival.id, key: record.key)
                 count += 1
             }
         }
         return count
     }
 }
-                sync.telemetry.transition("thumbnail recorded", asset: arrival.id, key: record.key)

@@ -50,7 +50,7 @@ extension UploadEngine {
             for file in staged { file.discard() }
             throw error
         }
-        let device = try deviceIdentifier()
+        let device = try catalog.deviceIdentifier()
         let now = Date()
         let metadataEdits = requests.edits
         let collectionChanges = requests.collectionChanges
@@ -60,7 +60,7 @@ extension UploadEngine {
         var uploadSources: [(Int64, UploadSourceHint)] = []
         let identifiers: [Int64]
         do {
-            identifiers = try performWrite { tx -> [Int64] in
+            identifiers = try catalog.performWrite { tx -> [Int64] in
                 superseded = []
                 uploadSources = []
                 var ids: [Int64] = []
@@ -142,9 +142,9 @@ extension UploadEngine {
             }
         } catch {
             _ = rename(destination.path, file.stagedURL.path)
-        telemetry.transition("imported", asset: id, key: key, ["uploadState": "pendingUpload", "availability": "full"])
             throw error
         }
+        telemetry.transition("imported", asset: id, key: key, ["uploadState": "pendingUpload", "availability": "full"])
         return id
     }
 

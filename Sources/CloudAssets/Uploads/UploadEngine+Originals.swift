@@ -1,25 +1,26 @@
 import AssetStore
 import Essentials
 import Foundation
+import Logging
 import S3Transfer
 
 extension UploadEngine {
 
     /// ``AssetLibrary/uploads``.
     func status() throws -> UploadStatus {
-        let counts = try store.uploadStateCounts()
+        let counts = try catalog.store.uploadStateCounts()
         var status = UploadStatus()
         status.pending = counts[.pendingUpload] ?? 0
         status.uploading = counts[.uploading] ?? 0
         status.failed = counts[.uploadFailed] ?? 0
-        status.unsharedEdits = try store.idsWithUnsharedMetadata().count
-        status.unsharedContentEdits = try store.unsharedEditRevisionCount()
-        status.unsharedCollections = try store.collectionsToShare().dirty.count
+        status.unsharedEdits = try catalog.store.idsWithUnsharedMetadata().count
+        status.unsharedContentEdits = try catalog.store.unsharedEditRevisionCount()
+        status.unsharedCollections = try catalog.store.collectionsToShare().dirty.count
         status.inFlight = queue.inFlight
         status.isActive = queue.isActive
         if status.failed > 0 {
-            let ids = try store.ids(inUploadStates: [.uploadFailed], limit: UploadStatus.failureLimit)
-            status.failures = try store.records(ids: ids).compactMap { record in
+            let ids = try catalog.store.ids(inUploadStates: [.uploadFailed], limit: UploadStatus.failureLimit)
+            status.failures = try catalog.store.records(ids: ids).compactMap { record in
                 record.id.map {
                     UploadFailure(
                         localIdentifier: String($0), key: record.key, reason: record.uploadError ?? "unknown error")
@@ -56,9 +57,9 @@ extension UploadEngine {
 
     /// Marks every failed upload pending again and wakes the queue (``AssetLibrary/retryFailedUploads()``).
     func retryFailedUploads() throws {
-        let failed = try store.ids(inUploadStates: [.uploadFailed])
+        let failed = try catalog.store.ids(inUploadStates: [.uploadFailed])
         guard !failed.isEmpty else { return }
-        try performWrite { tx in
+        try catalog.performWrite { tx in
             for id in failed {
                 try tx.update(id) { r in
                     r.uploadState = .pendingUpload
@@ -92,17 +93,18 @@ extension UploadEngine {
         var checkpoints: [Int64: String] = [:]
         /// The next waiting uploads not tried yet in this call, marked `uploading`; none when uploads must stop.
         func nextBatch() -> ArraySlice<AssetRecord> {
-            guard !Task.isCancelled, explicitly ? networkPolicy != .offline && !isClosed : mayUploadInBackground
+            guard !Task.isCancelled,
+                explicitly ? network.policy != .offline && !catalog.isClosed : mayUploadInBackground
             else { return [] }
-            let candidates = (try? store.ids(inUploadStates: [.pendingUpload, .uploading], limit: 512)) ?? []
+            let candidates = (try? catalog.store.ids(inUploadStates: [.pendingUpload, .uploading], limit: 512)) ?? []
             let batch = candidates.filter { !attempted.contains($0) }
-            if let counts = try? store.uploadStateCounts() {
+            if let counts = try? catalog.store.uploadStateCounts() {
                 telemetry.uploadQueueDepth((counts[.pendingUpload] ?? 0) + (counts[.uploading] ?? 0))
             }
             guard !batch.isEmpty else { return [] }
             attempted.formUnion(batch)
             do {
-                try performWrite { tx in
+                try catalog.performWrite { tx in
                     for id in batch where try tx.record(id)?.uploadState == .pendingUpload {
                         try tx.update(id) { $0.uploadState = .uploading }
                         telemetry.transition("upload state", asset: id, key: nil, ["to": "uploading"])
@@ -112,8 +114,8 @@ extension UploadEngine {
                 return []
             }
             // One read for the whole batch, not two per upload.
-            checkpoints = (try? store.allUploadCheckpoints()) ?? [:]
-            return ((try? store.records(ids: batch)) ?? [])[...]
+            checkpoints = (try? catalog.store.allUploadCheckpoints()) ?? [:]
+            return ((try? catalog.store.records(ids: batch)) ?? [])[...]
         }
         await withTaskGroup(of: UploadOutcomeRecord?.self) { group in
             var waiting = nextBatch()
@@ -143,12 +145,14 @@ extension UploadEngine {
                 // Outcomes are committed together (a few thousand small files are not a few thousand
                 // transactions), but never held long: a finished upload shows within a fraction of a second.
                 if done.count >= 64 || !more || ContinuousClock.now - lastCommit > .milliseconds(200) {
-                    commitUploads(done)
+                    // What a commit leaves to the bucket runs beside the uploads, owned by this pass.
+                    let followUp = commitUploads(done)
+                    if !followUp.isEmpty { group.addTask { await self.send(followUp, remote: remote) } }
                     done.removeAll()
                     lastCommit = ContinuousClock.now
                 }
             }
-            commitUploads(done)
+            _ = await send(commitUploads(done), remote: remote)
             if let stopped { failUntried(attempted: attempted, reason: stopped, queue: queue) }
         }
     }
@@ -159,10 +163,11 @@ extension UploadEngine {
     /// sync (or ``retryFailedUploads()``) tries them again. Uploads running elsewhere (another caller in this
     /// process, another process) are left alone.
     private func failUntried(attempted: Set<Int64>, reason: String, queue: UploadQueue) {
-        guard let waiting = try? store.ids(inUploadStates: [.pendingUpload, .uploading]), !waiting.isEmpty else {
+        guard let waiting = try? catalog.store.ids(inUploadStates: [.pendingUpload, .uploading]), !waiting.isEmpty
+        else {
             return
         }
-        try? performWrite { tx in
+        try? catalog.performWrite { tx in
             for id in waiting where !queue.isClaimed(id) {
                 guard let record = try tx.record(id) else { continue }
                 // `uploading` and not in this pass's batches: interrupted in another process, or running there.
@@ -193,8 +198,8 @@ extension UploadEngine {
     /// Aborts the multipart uploads whose asset no longer waits for them (deleted, or uploaded another way), so no
     /// bucket accumulates parts nobody will complete.
     private func abortAbandonedUploads(remote: LibraryRemote, queue: UploadQueue) async {
-        guard let checkpoints = try? store.allUploadCheckpoints(), !checkpoints.isEmpty else { return }
-        let waiting = Set((try? store.ids(inUploadStates: [.pendingUpload, .uploading, .uploadFailed])) ?? [])
+        guard let checkpoints = try? catalog.store.allUploadCheckpoints(), !checkpoints.isEmpty else { return }
+        let waiting = Set((try? catalog.store.ids(inUploadStates: [.pendingUpload, .uploading, .uploadFailed])) ?? [])
         for (id, text) in checkpoints where !waiting.contains(id) {
             guard queue.claim(id, size: 0) else { continue }
             defer { queue.release(id) }
@@ -203,7 +208,7 @@ extension UploadEngine {
                     continue
                 }
             }
-            try? store.setUploadCheckpoint(nil, for: id)
+            try? catalog.setUploadCheckpoint(nil, for: id)
         }
     }
 
@@ -215,6 +220,13 @@ extension UploadEngine {
         /// The upload failed for good (after its retries); `stopsEveryUpload` when the error was not this
         /// object's (``stopsEveryUpload(_:)``).
         case failed(id: Int64, reason: String, stopsEveryUpload: Bool = false)
+
+        /// The asset's row id.
+        var id: Int64 {
+            switch self {
+            case .uploaded(let id, _, _, _), .failed(let id, _, _): id
+            }
+        }
     }
 
     /// Uploads one original; nil when it was not attempted (gone, uploaded meanwhile, held by another process, or
@@ -231,7 +243,6 @@ extension UploadEngine {
         let localIdentifier = String(id)
         guard queue.claim(id, size: record.size) else { return nil }
         defer { queue.release(id) }
-        let store = self.store
         var saved = checkpoint
         var key = record.key
         let (stem, ext) = Self.splitExtension(key)
@@ -259,7 +270,7 @@ extension UploadEngine {
                     request, resumingFrom: resuming?.key == key ? resuming : nil,
                     checkpoint: { checkpoint in
                         latest.withLock { $0 = checkpoint }
-                        if let checkpoint { try store.setUploadCheckpoint(checkpoint.encoded, for: id) }
+                        if let checkpoint { try self.catalog.setUploadCheckpoint(checkpoint.encoded, for: id) }
                     })
             }
             do throws(S3Error) {
@@ -324,62 +335,85 @@ extension UploadEngine {
 
     /// Records upload outcomes in one transaction. An asset deleted meanwhile has its uploaded object deleted
     /// again (nothing is left in the bucket for an asset that no longer exists).
-    func commitUploads(_ outcomes: [UploadOutcomeRecord]) {
-        guard !outcomes.isEmpty else { return }
+    func commitUploads(_ outcomes: [UploadOutcomeRecord]) -> UploadFollowUp {
+        guard !outcomes.isEmpty else { return UploadFollowUp() }
         let telemetry = self.telemetry
         var orphans: [String] = []
         var journaled = false
-        try? performWrite { tx in
-            for outcome in outcomes {
-                switch outcome {
-                case .uploaded(let id, let key, let etag, let thumbnail):
-                    guard try tx.record(id) != nil else {
-                        orphans.append(key)
-                        if let thumbnail { orphans.append(thumbnail.key) }
-                        continue
-                    }
-                    if let other = try tx.record(key: key), other.id != id, let otherID = other.id {
-                        // A sync listed our object before this commit and took it for a new asset.
-                        try tx.delete(otherID)
-                    }
-                    try tx.update(id) { r in
-                        r.key = key
-                        r.etag = etag
-                        r.verifiedETag = etag
-                        r.uploadState = .uploaded
-                        r.uploadError = nil
-                        if let thumbnail {
-                            r.thumbnailKey = thumbnail.key
-                            r.thumbnailSize = thumbnail.size
-                            r.thumbnailETag = thumbnail.etag
+        do {
+            try catalog.performWrite { tx in
+                for outcome in outcomes {
+                    switch outcome {
+                    case .uploaded(let id, let key, let etag, let thumbnail):
+                        guard try tx.record(id) != nil else {
+                            orphans.append(key)
+                            if let thumbnail { orphans.append(thumbnail.key) }
+                            continue
                         }
-                    }
-                    try tx.clearUploadCheckpoint(for: id)
-                    if let record = try tx.record(id) {
-                        telemetry.uploadEnded(localIdentifier: id, key: key, bytes: record.size, failure: nil)
-                        // Other libraries learn of the object from the journal, with the metadata it carries.
-                        try tx.appendJournalChange(
-                            JournalChange.put(
-                                key: key, size: record.size, etag: etag, contentType: record.contentType,
-                                metadata: Self.objectMetadata(of: record), thumbnail: thumbnail
-                            ).encoded)
-                        journaled = true
-                    }
-                case .failed(let id, let reason, _):
-                    guard let record = try tx.record(id) else { continue }
-                    telemetry.uploadEnded(localIdentifier: id, key: record.key, bytes: 0, failure: reason)
-                    try tx.update(id) { r in
-                        r.uploadState = .uploadFailed
-                        r.uploadError = reason
+                        if let other = try tx.record(key: key), other.id != id, let otherID = other.id {
+                            // A sync listed our object before this commit and took it for a new asset.
+                            try tx.delete(otherID)
+                        }
+                        try tx.update(id) { r in
+                            r.key = key
+                            r.etag = etag
+                            r.verifiedETag = etag
+                            r.uploadState = .uploaded
+                            r.uploadError = nil
+                            if let thumbnail {
+                                r.thumbnailKey = thumbnail.key
+                                r.thumbnailSize = thumbnail.size
+                                r.thumbnailETag = thumbnail.etag
+                            }
+                        }
+                        try tx.clearUploadCheckpoint(for: id)
+                        if let record = try tx.record(id) {
+                            telemetry.uploadEnded(localIdentifier: id, key: key, bytes: record.size, failure: nil)
+                            // Other libraries learn of the object from the journal, with the metadata it carries.
+                            try tx.appendJournalChange(
+                                JournalChange.put(
+                                    key: key, size: record.size, etag: etag, contentType: record.contentType,
+                                    metadata: Self.objectMetadata(of: record), thumbnail: thumbnail
+                                ).encoded)
+                            journaled = true
+                        }
+                    case .failed(let id, let reason, _):
+                        guard let record = try tx.record(id) else { continue }
+                        telemetry.uploadEnded(localIdentifier: id, key: record.key, bytes: 0, failure: reason)
+                        try tx.update(id) { r in
+                            r.uploadState = .uploadFailed
+                            r.uploadError = reason
+                        }
                     }
                 }
             }
+        } catch {
+            // The uploads stay `uploading` in the catalog: the next pass finds their objects and resumes or
+            // adopts them.
+            telemetry.logger.error(
+                "upload outcomes not recorded",
+                metadata: ["assets": "\(outcomes.map(\.id))", "error": "\(CloudAssetsError.mapping(error))"])
+            return UploadFollowUp()
         }
-        if journaled { Task { await journal.flush() } }
-        if !orphans.isEmpty, let remote {
-            let bucket = configuration.bucket
-            Task { for key in orphans { try? await remote.client.deleteObject(bucket: bucket, key: key) } }
+        return UploadFollowUp(flushesJournal: journaled, orphans: orphans)
+    }
+
+    /// Sends what a commit of upload outcomes leaves to the bucket: the journal, and the deletion of objects
+    /// uploaded for assets deleted meanwhile. Returns nil (no outcome of its own), to run in the upload pass's
+    /// task group.
+    private func send(_ followUp: UploadFollowUp, remote: LibraryRemote) async -> UploadOutcomeRecord? {
+        if followUp.flushesJournal { await journal.flush() }
+        for key in followUp.orphans {
+            do {
+                try await remote.client.deleteObject(bucket: configuration.bucket, key: key)
+            } catch {
+                // A leftover object with no asset: the next full listing shows it as a new asset again.
+                telemetry.logger.warning(
+                    "an object uploaded for a deleted asset was not deleted",
+                    metadata: ["key": "\(key)", "error": "\(error)"])
+            }
         }
+        return nil
     }
 
     /// The `x-amz-meta-*` an uploaded original carries (the bucket layout's fields, and the content hash).
@@ -402,4 +436,12 @@ extension UploadCheckpoint {
     static func decode(_ text: String) -> UploadCheckpoint? {
         try? JSONDecoder().decode(UploadCheckpoint.self, from: Data(text.utf8))
     }
+}
+
+/// What a commit of upload outcomes leaves to send: the journal (uploads were recorded) and orphans (objects
+/// uploaded for assets deleted meanwhile).
+struct UploadFollowUp: Sendable {
+    var flushesJournal = false
+    var orphans: [String] = []
+    var isEmpty: Bool { !flushesJournal && orphans.isEmpty }
 }

@@ -8,8 +8,8 @@ extension UploadEngine {
     /// write fail; it is read and merged again), and records the merged state. At most
     /// ``Configuration/maxConnections`` at a time. Failures leave the edit to the next round.
     func shareEditedMetadata() async {
-        guard let remote, networkPolicy != .offline, (try? remote.checkBinding()) != nil,
-            let ids = try? store.idsWithUnsharedMetadata(), !ids.isEmpty
+        guard let remote, network.policy != .offline, (try? remote.checkBinding()) != nil,
+            let ids = try? catalog.store.idsWithUnsharedMetadata(), !ids.isEmpty
         else { return }
         await withTaskGroup(of: Void.self) { group in
             var iterator = ids.makeIterator()
@@ -27,10 +27,10 @@ extension UploadEngine {
     private func shareMetadata(of id: Int64, remote: LibraryRemote) async throws {
         let bucket = configuration.bucket
         for _ in 0..<8 {
-            guard let record = try store.record(id: id), record.metadataDirty, record.uploadState == .uploaded,
+            guard let record = try catalog.store.record(id: id), record.metadataDirty, record.uploadState == .uploaded,
                 let key = configuration.layout.sidecarKey(forOriginalKey: record.key)
             else { return }
-            let (remoteState, remoteETag) = try await readSidecar(key, remote: remote)
+            let (remoteState, remoteETag) = try await remote.readSidecar(key)
             if remoteETag == nil, try await purgedElsewhere(record, remote: remote) {
                 // Writing would leave a sidecar without its original in the bucket: the asset goes here too.
                 try forgetPurged(id)
@@ -53,7 +53,7 @@ extension UploadEngine {
                 case .failure(let error): throw error
                 }
             }
-            try adoptSharedMetadata([(id, merged, etag)], journal: journal)
+            try catalog.adoptSharedMetadata([(id, merged, etag)], journal: journal)
             return
         }
     }
@@ -72,7 +72,7 @@ extension UploadEngine {
             return true
         }
         guard S3ETag.same(head.etag, record.etag), record.sidecarETag != nil, !record.isTrashed else { return false }
-        let device = try deviceIdentifier()
+        let device = try catalog.deviceIdentifier()
         return SharedMetadata(record: record).stamps[.trashed]?.device == device
     }
 
@@ -80,7 +80,7 @@ extension UploadEngine {
     /// did); the bucket's journal tells every other library.
     func forgetPurged(_ id: Int64) throws {
         let files = self.files
-        try performWrite { tx in
+        try catalog.performWrite { tx in
             guard let record = try tx.record(id) else { return }
             try tx.delete(id)
             let editFiles = record.editRevision.map { files.editPaths(id: id, revision: $0) } ?? []
@@ -106,19 +106,19 @@ extension UploadEngine {
 
 }
 
-extension LibraryEngine {
+extension LibraryRemote {
     /// Reads a sidecar: its state and ETag, or (nil, nil) when there is none. A sidecar that cannot be decoded
     /// counts as holding nothing, and is replaced only by a write conditional on its ETag.
-    func readSidecar(_ key: String, remote: LibraryRemote) async throws -> (SharedMetadata?, String?) {
+    func readSidecar(_ key: String) async throws -> (SharedMetadata?, String?) {
         let read: (Data, S3ObjectHead)
         do {
             // Read only up to the cap (BucketInput): a larger object is no sidecar, and holds nothing.
             guard
-                let bounded = try await remote.client.getObject(
-                    bucket: configuration.bucket, key: key, maxBytes: BucketInput.maxDocumentBytes)
+                let bounded = try await client.getObject(
+                    bucket: bucket, key: key, maxBytes: BucketInput.maxDocumentBytes)
             else {
                 return (
-                    SharedMetadata(), try await remote.client.headObject(bucket: configuration.bucket, key: key).etag
+                    SharedMetadata(), try await client.headObject(bucket: bucket, key: key).etag
                 )
             }
             read = bounded
@@ -129,12 +129,14 @@ extension LibraryEngine {
         // Validated as everything read from the bucket (BucketInput): a sidecar refused there holds nothing.
         let state = configuration.layout.originalKey(forSidecarKey: key).flatMap { original in
             try? BucketInput.sidecar(
-                read.0, originalKey: original, now: remote.client.correctedNow, learnedAt: Date()
+                read.0, originalKey: original, now: client.correctedNow, learnedAt: Date()
             ).get()
         }
         return (state ?? SharedMetadata(), read.1.etag)
     }
+}
 
+extension Catalog {
     /// Merges states read from (or written to) the bucket into the catalog, in one transaction: each row takes the
     /// merge of its current state and the bucket's, remembers the sidecar's ETag, and stays marked as edited only
     /// if it holds a change the bucket does not have yet.

@@ -5,20 +5,20 @@ import S3Transfer
 extension UploadEngine {
     /// ``AssetLibrary/emptyTrash()``.
     func emptyTrash() async throws -> Int {
-        return try await purge(try store.idsTrashed(before: nil))
+        return try await purge(try catalog.store.idsTrashed(before: nil))
     }
 
     /// Purges the assets in the trash for longer than ``Configuration/trashRetention``. Part of every sync.
     func purgeExpiredTrash() async throws -> Int {
-        try await purge(try store.idsTrashed(before: Date().addingTimeInterval(-configuration.trashRetention)))
+        try await purge(try catalog.store.idsTrashed(before: Date().addingTimeInterval(-configuration.trashRetention)))
     }
 
     private func purge(_ ids: [Int64]) async throws -> Int {
         guard !ids.isEmpty else { return 0 }
-        let records = try store.records(ids: ids)
+        let records = try catalog.store.records(ids: ids)
         let inBucket = records.filter { $0.uploadState == .uploaded }
         if !inBucket.isEmpty {
-            guard networkPolicy != .offline else { throw AssetLibraryError.offline }
+            guard network.policy != .offline else { throw AssetLibraryError.offline }
         }
         var purged: [Int64] = []
         var deletedObjects: [AssetRecord] = []
@@ -38,7 +38,7 @@ extension UploadEngine {
             }
         }
         let files = self.files
-        try performWrite { tx in
+        try catalog.performWrite { tx in
             // The bucket changed whatever happens to the rows: the journal says so.
             for record in deletedObjects {
                 try tx.appendJournalChange(JournalChange.delete(key: record.key, etag: record.etag).encoded)
@@ -85,13 +85,13 @@ extension UploadEngine {
     /// Deleting what is already gone succeeds.
     private func deleteRemoteObjects(of record: AssetRecord) async throws -> RemotePurge {
         guard let id = record.id else { return .notInBucket }
-        let checkpoint = try store.uploadCheckpoint(for: id).flatMap(UploadCheckpoint.decode)
+        let checkpoint = try catalog.store.uploadCheckpoint(for: id).flatMap(UploadCheckpoint.decode)
         guard record.uploadState == .uploaded || checkpoint != nil else { return .notInBucket }
-        let remote = try requireRemote()
+        let remote = try remote.checked()
         let bucket = configuration.bucket
         if let checkpoint {
             try await remote.uploader.abort(checkpoint, bucket: bucket)
-            try store.setUploadCheckpoint(nil, for: id)
+            try catalog.setUploadCheckpoint(nil, for: id)
         }
         guard record.uploadState == .uploaded else { return .notInBucket }
         let layout = configuration.layout
@@ -101,12 +101,12 @@ extension UploadEngine {
             // 1. The shared state as the bucket holds it now.
             var sidecarETag: String?
             if let sidecarKey {
-                let (state, etag) = try await readSidecar(sidecarKey, remote: remote)
-                if let state { try adoptSharedMetadata([(id, state, etag)]) }
-                guard let current = try store.record(id: id), current.isTrashed else { return .kept }
+                let (state, etag) = try await remote.readSidecar(sidecarKey)
+                if let state { try catalog.adoptSharedMetadata([(id, state, etag)]) }
+                guard let current = try catalog.store.record(id: id), current.isTrashed else { return .kept }
                 // The sidecar is the bucket's word: a trash this library only heard of (a journal entry no sidecar
                 // backs) deletes nothing. Its own trash that has not gone up yet is its own decision.
-                let device = try deviceIdentifier()
+                let device = try catalog.deviceIdentifier()
                 let ownUnsharedTrash =
                     current.metadataDirty && SharedMetadata(record: current).stamps[.trashed]?.device == device
                 guard state?.trashedDate != nil || ownUnsharedTrash else { return .kept }
@@ -150,7 +150,9 @@ extension UploadEngine {
                 try await deleteIfStill(thumbnail, etag: record.thumbnailETag, client: client)
             }
             // The edits' renderings, thumbnails and manifests, when the asset has revisions this library knows of.
-            if try !store.editRevisions(of: id).isEmpty, let folder = layout.editsFolder(forOriginalKey: record.key) {
+            if try !catalog.store.editRevisions(of: id).isEmpty,
+                let folder = layout.editsFolder(forOriginalKey: record.key)
+            {
                 for try await page in client.listAllObjects(bucket: bucket, prefix: folder) {
                     for object in page.objects {
                         try await deleteIfStill(object.key, etag: object.etag, client: client)
@@ -182,8 +184,8 @@ extension UploadEngine {
     /// as after any content change) and leaves the trash — nobody trashed what the key holds now.
     private func adoptReplacedOriginal(id: Int64, head: S3ObjectHead) throws {
         let files = self.files
-        let device = try deviceIdentifier()
-        try performWrite { tx in
+        let device = try catalog.deviceIdentifier()
+        try catalog.performWrite { tx in
             guard let current = try tx.record(id) else { return }
             var removing: [String] = []
             var counts = ReconcileCounts()

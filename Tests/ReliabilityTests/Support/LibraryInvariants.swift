@@ -37,7 +37,7 @@ struct LibraryInvariants {
     func check() throws -> Report {
         var report = Report()
         let store = library.catalog.store
-        let files = library.context.files
+        let files = library.cache.files
         let records = try store.records(ids: store.fetchIDs(StoreQuery(predicate: .all)))
         var byID: [Int64: AssetRecord] = [:]
         for record in records { if let id = record.id { byID[id] = record } }
