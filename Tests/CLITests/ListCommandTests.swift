@@ -65,6 +65,15 @@ struct ListCommandTests {
             expectSuccess(logged)
             #expect(logged.stderr.contains("sync ended"), "\(logged)")
             #expect(!logged.stderr.contains(CLIFixture.secretKey))
+            // At debug, each request too: method, path, status, attempt; never a query or a signature.
+            let debug = try await fixture.run("sync", ["--log-level", "debug"])
+            expectSuccess(debug)
+            let lines = debug.stderr.split(separator: "\n")
+            #expect(lines.count > logged.stderr.split(separator: "\n").count, "\(debug)")
+            #expect(
+                lines.contains { $0.contains("method=GET") && $0.contains("status=200") && $0.contains("attempt=1") },
+                "\(debug)")
+            #expect(!debug.stderr.contains(CLIFixture.secretKey) && !debug.stderr.contains("?"), "\(debug)")
             let fromEnvironment = try await fixture.run("sync", environment: ["CLOUDASSETS_LOG_LEVEL": "info"])
             #expect(fromEnvironment.stderr.contains("sync ended"), "\(fromEnvironment)")
             let wrong = try await fixture.run("sync", ["--log-level", "loud"])

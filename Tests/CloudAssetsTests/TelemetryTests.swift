@@ -1,3 +1,4 @@
+import AWSSigV4
 import CoreMetrics
 import Essentials
 import FakeS3
@@ -50,6 +51,62 @@ struct TelemetryTests {
             #expect(sync.level == .info && sync.metadata["inserted"] == .stringConvertible(1))
             // No secret reaches the log.
             #expect(!handler.entries.contains { "\($0)".contains(LibraryHarness.secretKey) })
+        }
+    }
+
+    @Test("at trace a sync, a download and an upload are followed request by request; no secret is logged")
+    func requestsAndTransitionsAreLoggedWithoutSecrets() async throws {
+        try await withHarness { harness in
+            let secret = "log-test-temporary-secret"
+            let token = "log-test-session-token"
+            let temporary = AWSCredentials(accessKeyID: "ASIALOGTEST", secretAccessKey: secret, sessionToken: token)
+            harness.server.acceptTemporaryCredentials(temporary, until: Date(timeIntervalSinceNow: 3600))
+            let original = testBytes(count: 50_000, seed: 8)
+            try harness.put("a.bin", data: original)
+            let handler = InMemoryLogHandler()
+            var configuration = harness.quietConfiguration()
+            configuration.credentials = .static(
+                accessKeyID: "ASIALOGTEST", secretAccessKey: secret, sessionToken: token)
+            configuration.logger = Logger(label: "trace-test", factory: { _ in handler })
+            configuration.logger.logLevel = .trace
+            let library = try await harness.open(configuration)
+            try await library.sync(fetchThumbnails: false)
+            let asset = try library.asset(path: "a.bin")
+            #expect(try await library.data(for: asset, options: AssetLibrary.networkOptions()) == original)
+            _ = try await harness.importAll(try harness.sourceFiles(1, prefix: "up", seed: 9), into: library)
+            await library.waitForUploads()
+
+            let requests = handler.entries.filter { $0.level == .debug && "\($0.message)" == "request" }
+            func path(_ entry: InMemoryLogHandler.Entry) -> String { entry.metadata["path"].map { "\($0)" } ?? "" }
+            // The sync's listing, the original's GET and the upload's PUT, each with its status and attempt.
+            let listing = requests.first { $0.metadata["method"] == "GET" && path($0) == "/\(LibraryHarness.bucket)" }
+            #expect(listing?.metadata["status"] == "200")
+            let download = try #require(
+                requests.first { $0.metadata["method"] == "GET" && path($0).hasSuffix("/a.bin") })
+            #expect(download.metadata["status"].map { ["200", "206"].contains("\($0)") } == true)
+            #expect(download.metadata["bytesReceived"] == .stringConvertible(original.count))
+            #expect(download.metadata["attempt"] == .stringConvertible(1))
+            #expect(download.metadata["seconds"] != nil)
+            let upload = try #require(requests.first { $0.metadata["method"] == "PUT" && path($0).contains("/up") })
+            #expect(upload.metadata["status"] == "200")
+            #expect(upload.metadata["attempt"] == .stringConvertible(1))
+            #expect(upload.metadata["bytesSent"] == .stringConvertible(64))
+
+            // The asset's transitions, at trace.
+            let transitions = handler.entries.filter { $0.level == .trace }.map { "\($0.message)" }
+            for event in ["download started", "download finished", "availability", "imported", "upload state"] {
+                #expect(transitions.contains(event), "\(event) not in \(transitions)")
+            }
+            #expect(
+                handler.entries.contains {
+                    "\($0.message)" == "upload state" && $0.metadata["to"] == "uploaded"
+                })
+
+            // Nothing secret or signed reaches the log.
+            let text = handler.entries.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
+            for secretPart in [secret, token, "X-Amz-Signature", "Signature=", "?"] {
+                #expect(!text.contains(secretPart), "\(secretPart) was logged")
+            }
         }
     }
 
