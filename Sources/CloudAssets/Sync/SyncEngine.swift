@@ -90,9 +90,8 @@ extension SyncEngine {
             var bootstrap: CheckpointBootstrap?
             // A sync that failed after it moved past albums and folders it had not merged: they are read at the end.
             let pullsCollections = try catalog.store.setting(JournalSetting.collectionsToPull) == "1"
-            if mode == .automatic, configuration.checkpointInterval > 0, configuration.fullSyncInterval > 0,
-                try catalog.store.setting(JournalSetting.lastFullSync) == nil
-            {
+            let route = SyncRoute.decide(try routeFacts(mode: mode))
+            if route == .checkpoint {
                 // The checkpoint moves the position past the bucket's collections before they are read.
                 try catalog.setSetting(JournalSetting.collectionsToPull, to: "1")
                 bootstrap = try await loadingInBulk {
@@ -109,7 +108,7 @@ extension SyncEngine {
                 summary.collectionsRead = try await pullCollections(remote: remote, skipped: &summary.skipped)
                 let journal = JournalSync(sync: self, remote: remote)
                 try await journal.run(summary: &summary, readAhead: bootstrap.readAhead)
-            } else if try mode == .full || (mode == .automatic && needsFullSync()) {
+            } else if route != .journal {
                 let full = try await fullSync(remote: remote, makesThumbnails: fetchThumbnails)
                 summary.absorbFullSync(full.summary)
                 seen = full.seen
@@ -241,32 +240,20 @@ extension SyncEngine {
         return counts.objectHead + (configuration.imageHeaderBytes > 0 ? counts.imageHeaders : 0)
     }
 
-    /// Whether an automatic sync lists the whole bucket: never done here, or longer ago than
-    /// ``automaticFullListingInterval()``.
-    func needsFullSync() throws -> Bool {
-        guard configuration.fullSyncInterval > 0,
-            let last = Int64(try catalog.store.setting(JournalSetting.lastFullSync) ?? "")
-        else { return true }
-        let interval = try automaticFullListingInterval()
-        return Date().timeIntervalSince1970 * 1000 - Double(last) >= interval * 1000
+    /// What the sync's route is decided from (``SyncRoute/decide(_:)``), read from the catalog and the clock.
+    func routeFacts(mode: SyncMode) throws -> SyncRoute.Facts {
+        SyncRoute.Facts(
+            mode: mode, checkpointInterval: configuration.checkpointInterval,
+            fullSyncInterval: configuration.fullSyncInterval,
+            lastFullListing: Int64(try catalog.store.setting(JournalSetting.lastFullSync) ?? ""),
+            lastFullListingCost: Int64(try catalog.store.setting(JournalSetting.lastFullSyncCost) ?? ""),
+            now: Int64(Date().timeIntervalSince1970 * 1000))
     }
 
-    /// The least time between two full listings of an automatic sync, whatever they cost.
-    static let minimumFullListingInterval: TimeInterval = 60
-    /// How many times its own duration an automatic sync waits between full listings: at most ~1 % of the time
-    /// goes to listing.
-    static let fullListingCostFactor: Double = 100
-
-    /// How long after a full listing an automatic sync lists the whole bucket again (to find what other tools
-    /// wrote): ``fullListingCostFactor`` times what the last one of this library took, at least
-    /// ``minimumFullListingInterval``, at most ``Configuration/fullSyncInterval`` — which it is when this library
-    /// has not measured a listing yet (a bootstrap from a checkpoint).
+    /// How long after a full listing an automatic sync lists the whole bucket again
+    /// (``SyncRoute/fullListingInterval(_:)``, for this library now).
     func automaticFullListingInterval() throws -> TimeInterval {
-        guard let cost = Int64(try catalog.store.setting(JournalSetting.lastFullSyncCost) ?? "") else {
-            return configuration.fullSyncInterval
-        }
-        let scaled = max(Double(cost) * Self.fullListingCostFactor / 1000, Self.minimumFullListingInterval)
-        return min(scaled, configuration.fullSyncInterval)
+        SyncRoute.fullListingInterval(try routeFacts(mode: .automatic))
     }
 
     /// When the catalog last reflected a full listing of the bucket (this library's, or the one a checkpoint it
