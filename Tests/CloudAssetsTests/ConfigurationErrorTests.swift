@@ -56,6 +56,43 @@ struct ConfigurationErrorTests {
         }
     }
 
+    @Test("networkNotAllowed says what refused: the request's own option, or the library-wide network policy")
+    func inCloudNamesWhatRefused() async throws {
+        try await withHarness { harness in
+            let (library, asset) = try await harness.openSynced(with: "a.jpg", data: testBytes(count: 100, seed: 1))
+            let byRequest = await expectError(.networkNotAllowed) { try await library.data(for: asset) }
+            #expect(
+                byRequest?.description.contains("not allowed for this request") == true,
+                "\(String(describing: byRequest))")
+            #expect(byRequest?.description.contains("policy") == false)
+
+            library.networkPolicy = .offline
+            var allowed = AssetRequestOptions()
+            allowed.isNetworkAccessAllowed = true
+            let calls: [(String, () async throws -> Void)] = [
+                ("data(for:)", { _ = try await library.data(for: asset, options: allowed) }),
+                ("read(_:range:)", { _ = try await library.read(asset, range: 0..<10) }),
+                (
+                    "image(for:)",
+                    {
+                        var options = ImageRequestOptions()
+                        options.isNetworkAccessAllowed = true
+                        _ = try await library.image(
+                            for: asset, targetSize: CGSize(width: 10, height: 10), contentMode: .aspectFit,
+                            options: options)
+                    }
+                ),
+            ]
+            for (name, call) in calls {
+                let byPolicy = await expectError(.networkNotAllowed) { try await call() }
+                let text = byPolicy?.description ?? ""
+                #expect(text.contains("library-wide network policy (AssetLibrary.networkPolicy)"), "\(name): \(text)")
+                #expect(!text.contains("this request"), "\(name): \(text)")
+                #expect(byPolicy?.path == asset.key, "\(name)")
+            }
+        }
+    }
+
     @Test("a file error says the system's reason and keeps its POSIX code (a full disk is a full disk)")
     func fileErrorsKeepTheirPOSIXReason() throws {
         let error = LocalFile.error(ENOSPC, path: "/library/thumbnails/7.jpg.part", writing: true)

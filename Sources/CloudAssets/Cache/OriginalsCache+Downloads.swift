@@ -56,7 +56,9 @@ extension OriginalsCache {
             return .original(url, record)
         }
         guard options.isNetworkAccessAllowed, network.allows(userRequest: isUserRequest) else {
-            throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
+            throw AssetRequestError.inCloud(
+                key: record.key, localIdentifier: record.id,
+                refusedBy: NetworkRefusal(requestAllowed: options.isNetworkAccessAllowed))
         }
         let remote = try remote.checked()
         let destination = files.original(id: assetID, key: record.key)
@@ -124,7 +126,8 @@ extension OriginalsCache {
             }
             return AssetRequestError.cancelled
         case .networkAccessNotAllowed:
-            return AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
+            // The download allowed the network: the library's policy closed it.
+            return AssetRequestError.inCloud(key: record.key, localIdentifier: record.id, refusedBy: .libraryPolicy)
         default:
             return error
         }
@@ -140,7 +143,9 @@ extension OriginalsCache {
     ) async throws {
         guard let assetID = record.id else { throw AssetRequestError.assetDeleted(localIdentifier: 0) }
         guard options.isNetworkAccessAllowed, network.allows(userRequest: true) else {
-            throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
+            throw AssetRequestError.inCloud(
+                key: record.key, localIdentifier: record.id,
+                refusedBy: NetworkRefusal(requestAllowed: options.isNetworkAccessAllowed))
         }
         let remote = try remote.checked()
         var request = DownloadRequest(

@@ -58,7 +58,9 @@ extension OriginalsCache {
         let missing = present.missing(in: wanted)
         if missing.isEmpty, let file { return try file.read(wanted) }
         guard isNetworkAccessAllowed, network.allows(userRequest: true) else {
-            throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
+            throw AssetRequestError.inCloud(
+                key: record.key, localIdentifier: record.id,
+                refusedBy: NetworkRefusal(requestAllowed: isNetworkAccessAllowed))
         }
         let remote = try remote.checked()
         if try file?.isInPlace() != true { file = try RangeFile(url: url, create: true) }

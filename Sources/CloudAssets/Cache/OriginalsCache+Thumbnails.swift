@@ -16,7 +16,11 @@ extension OriginalsCache {
         if record.thumbnailPresent { return .alreadyLocal }
         let network = isNetworkAccessAllowed && network.allows(userRequest: true)
         if let thumbnailKey = record.thumbnailKey, verifiedOriginal(of: record) == nil {
-            guard network else { throw AssetRequestError.inCloud(key: thumbnailKey, localIdentifier: id) }
+            guard network else {
+                throw AssetRequestError.inCloud(
+                    key: thumbnailKey, localIdentifier: id,
+                    refusedBy: NetworkRefusal(requestAllowed: isNetworkAccessAllowed))
+            }
             let remote = try remote.checked()
             let (data, head) = try await remote.client.getObject(bucket: configuration.bucket, key: thumbnailKey)
             try files.writeThumbnail(data, id: id)

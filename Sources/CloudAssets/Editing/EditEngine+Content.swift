@@ -194,7 +194,9 @@ extension EditEngine {
         let destination = files.rendered(id: id, revision: revision)
         if now.renderedPresent, LocalFiles.regularFileSize(destination.path) == rendered.size { return destination }
         guard options.isNetworkAccessAllowed, network.allows(userRequest: true), !rendered.key.isEmpty else {
-            throw AssetRequestError.inCloud(key: rendered.key.isEmpty ? now.key : rendered.key, localIdentifier: now.id)
+            throw AssetRequestError.inCloud(
+                key: rendered.key.isEmpty ? now.key : rendered.key, localIdentifier: now.id,
+                refusedBy: NetworkRefusal(requestAllowed: options.isNetworkAccessAllowed && !rendered.key.isEmpty))
         }
         let remote = try remote.checked()
         let requestID = cache.nextRequestID()

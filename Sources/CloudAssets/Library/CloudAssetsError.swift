@@ -222,7 +222,7 @@ extension CloudAssetsError {
     init(_ error: AssetRequestError) {
         let text = error.description
         switch error {
-        case .inCloud(let key, let id):
+        case .inCloud(let key, let id, _):
             self.init(.networkNotAllowed, text, localIdentifier: id.map(String.init), path: key)
         case .cancelled: self.init(.cancelled, text)
         case .assetDeleted(let id): self.init(.assetDeleted, text, localIdentifier: String(id))

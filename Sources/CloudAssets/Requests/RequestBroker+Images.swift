@@ -36,7 +36,10 @@ extension RequestBroker {
         {
         case .decoded(let image, _): return image
         case .inCloud, .degradedWasFinal:
-            throw AssetRequestError.inCloud(key: record.key, localIdentifier: record.id)
+            // Only the network stops a high-quality request short of its final image.
+            throw AssetRequestError.inCloud(
+                key: record.key, localIdentifier: record.id,
+                refusedBy: NetworkRefusal(requestAllowed: options.isNetworkAccessAllowed))
         }
     }
 
