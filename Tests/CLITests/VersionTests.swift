@@ -47,4 +47,28 @@ struct VersionTests {
             #expect(released.first == version, "the newest section of CHANGELOG.md is \(version)'s")
         }
     }
+
+    /// Keep a Changelog's form: every version heading is a link, defined at the bottom (`[Unreleased]: <url>`), and
+    /// the entries say what changed without pointing at an issue tracker the reader may not see.
+    @Test func everyChangelogHeadingHasItsLinkAndNoEntryNamesAnIssue() throws {
+        let changelog = try Repository.text("CHANGELOG.md")
+        let lines = changelog.split(separator: "\n")
+        let headings = lines.filter { $0.hasPrefix("## [") }.map { String($0.dropFirst(4).prefix { $0 != "]" }) }
+        #expect(headings.contains("Unreleased"))
+        let readme = try Repository.text("README.md")
+        let packageURL = try #require(
+            readme.range(of: #"\.package\(url: "https://[^"]+\.git""#, options: .regularExpression),
+            "the README names the package's URL")
+        let repository = String(readme[packageURL].dropFirst(#".package(url: ""#.count).dropLast(#".git""#.count))
+        for heading in headings {
+            let definition = lines.first { $0.hasPrefix("[\(heading)]: ") }
+            #expect(definition != nil, "CHANGELOG.md defines the link of [\(heading)] at the bottom")
+            #expect(
+                definition?.dropFirst("[\(heading)]: ".count).hasPrefix(repository + "/") == true,
+                "[\(heading)]'s link is on the README's repository, \(repository)")
+        }
+        for line in lines where line.range(of: #"\b[Ii]ssues? \d|#\d"#, options: .regularExpression) != nil {
+            Issue.record("CHANGELOG.md names an issue by number: \(line)")
+        }
+    }
 }
