@@ -19,12 +19,16 @@ extension EditEngine {
     /// read under the gate, so a revert's pass starts only once an edit an earlier pass was sending is in the
     /// bucket and marked shared — and deletes it.
     func shareEditRevisions() async {
+        // try?: unbound: nothing may be sent; the open reported why
         guard let remote, network.policy != .offline, (try? remote.checkBinding()) != nil else { return }
         let shared: Bool =
+            // try?: the gate's body does not throw; a cancelled wait sends nothing
             (try? await shareGate.run {
+                // try?: unreadable now: the revisions stay unshared for the next round
                 guard let pending = try? catalog.store.unsharedEditRevisions(), !pending.isEmpty else { return false }
                 var shared = false
                 for revision in pending where !Task.isCancelled && !catalog.isClosed {
+                    // try?: a revision not sent stays unshared and is sent next round
                     if (try? await share(revision, remote: remote)) == true { shared = true }
                 }
                 return shared
@@ -71,6 +75,7 @@ extension EditEngine {
             }
             manifest.rendered = rendered
             let thumbnailKey = folder + stored.revision + ".thumb.jpg"
+            // try?: no rendered thumbnail: the manifest goes without one
             if let thumbnail = try? LocalFile.read(files.renderedThumbnail(id: id, revision: stored.revision)) {
                 try await Self.putIfAbsent(
                     remote: remote, bucket: bucket, key: thumbnailKey, body: thumbnail, type: "image/jpeg")
@@ -115,6 +120,7 @@ extension EditEngine {
     ) async {
         guard !revisions.isEmpty else { return }
         let bucket = configuration.bucket
+        // try?: unreadable: nothing counts as kept; deletion stays conditional
         let remaining = ((try? catalog.store.editRevisions(of: id)) ?? []).filter { kept in
             !revisions.contains { $0.revision == kept.revision }
         }
@@ -138,7 +144,13 @@ extension EditEngine {
             }
             if ok { forgotten.append(revision) }
         }
-        try? catalog.performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: forgotten) }
+        do {
+            try catalog.performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: forgotten) }
+        } catch {
+            // Their objects are gone from the bucket: rows kept would be offered again as revisions.
+            cache.telemetry.failed(
+                "could not forget deleted edit revisions", asset: id, count: forgotten.count, error: error)
+        }
     }
 
     /// Whether `key` names an object directly in `folder` (no deeper, no `..`).
@@ -157,27 +169,21 @@ extension EditEngine {
         let bucket = configuration.bucket
         var jobs: [(key: String, file: URL)] = []
         for manifest in manifests where !manifest.reverted {
+            // try?: no asset (yet): its thumbnail is fetched when it is needed
             guard let key = manifest.thumbnailKey, let record = try? catalog.store.record(key: manifest.original),
                 let id = record.id
             else { continue }
             let file = files.renderedThumbnail(id: id, revision: manifest.revision)
             if LocalFiles.regularFileSize(file.path) == nil { jobs.append((key, file)) }
         }
-        await withTaskGroup(of: Void.self) { group in
-            var iterator = jobs.makeIterator()
-            func addNext() -> Bool {
-                guard let job = iterator.next() else { return false }
-                group.addTask {
-                    guard
-                        let (data, _) = try? await remote.client.getObject(
-                            bucket: bucket, key: job.key, maxBytes: BucketInput.maxThumbnailBytes) ?? nil
-                    else { return }
-                    try? LocalFile.write(data, to: job.file)
-                }
-                return true
-            }
-            for _ in 0..<max(1, configuration.thumbnailConcurrency) where !addNext() { break }
-            while await group.next() != nil { _ = addNext() }
+        await concurrentForEach(jobs, limit: configuration.thumbnailConcurrency) { job in
+            guard
+                // try?: a prefetch: what fails is fetched when it is needed
+                let (data, _) = try? await remote.client.getObject(
+                    bucket: bucket, key: job.key, maxBytes: BucketInput.maxThumbnailBytes) ?? nil
+            else { return }
+            // try?: a prefetch: what fails is fetched when it is needed
+            try? LocalFile.write(data, to: job.file)
         }
     }
 
@@ -229,27 +235,16 @@ extension EditEngine {
         }
         guard !unknown.isEmpty else { return 0 }
         let bucket = configuration.bucket
-        let manifests = try await withThrowingTaskGroup(of: EditManifest?.self) { group in
-            var iterator = unknown.makeIterator()
-            func addNext() -> Bool {
-                guard let (key, original) = iterator.next() else { return false }
-                group.addTask {
-                    guard
-                        let (data, _) = try? await remote.client.getObject(
-                            bucket: bucket, key: key, maxBytes: BucketInput.maxDocumentBytes) ?? nil
-                    else { return nil }
-                    return try? BucketInput.editManifest(data, expectedOriginal: original, layout: layout).get()
-                }
-                return true
-            }
-            for _ in 0..<max(1, configuration.maxConnections) where !addNext() { break }
-            var result: [EditManifest] = []
-            while let manifest = try await group.next() {
-                if let manifest { result.append(manifest) }
-                _ = addNext()
-            }
-            return result
-        }
+        let manifests = try await concurrentMap(unknown, limit: configuration.maxConnections) { job -> EditManifest? in
+            let (key, original) = job
+            guard
+                // try?: a prefetch: what fails is fetched when it is needed
+                let (data, _) = try? await remote.client.getObject(
+                    bucket: bucket, key: key, maxBytes: BucketInput.maxDocumentBytes) ?? nil
+            else { return nil }
+            // try?: refused input is absent, as every refused bucket read
+            return try? BucketInput.editManifest(data, expectedOriginal: original, layout: layout).get()
+        }.compactMap { $0 }
         await prefetchEditThumbnails(manifests, remote: remote)
         let ordered = manifests.sorted { $0.revision < $1.revision }
         let files = self.files

@@ -14,6 +14,7 @@ final class EditEngine: Sendable {
     let files: LocalFiles
     let lock: LibraryLock
     let remote: LibraryRemote?
+    let telemetry: LibraryTelemetry
     let network: NetworkPermission
     let cache: OriginalsCache
     let journal: JournalOutbox
@@ -22,13 +23,15 @@ final class EditEngine: Sendable {
 
     init(
         configuration: AssetLibrary.Configuration, catalog: Catalog, files: LocalFiles, lock: LibraryLock,
-        remote: LibraryRemote?, network: NetworkPermission, cache: OriginalsCache, journal: JournalOutbox
+        remote: LibraryRemote?, telemetry: LibraryTelemetry, network: NetworkPermission, cache: OriginalsCache,
+        journal: JournalOutbox
     ) {
         self.configuration = configuration
         self.catalog = catalog
         self.files = files
         self.lock = lock
         self.remote = remote
+        self.telemetry = telemetry
         self.network = network
         self.cache = cache
         self.journal = journal

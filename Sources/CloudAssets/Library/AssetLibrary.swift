@@ -84,7 +84,7 @@ public final class AssetLibrary: Sendable {
             telemetry: telemetry, network: network)
         edits = EditEngine(
             configuration: configuration, catalog: catalog, files: files, lock: lock, remote: remote,
-            network: network, cache: cache, journal: journal)
+            telemetry: telemetry, network: network, cache: cache, journal: journal)
         requests = RequestBroker(
             configuration: configuration, catalog: catalog, files: files, lock: lock, network: network,
             cache: cache, edits: edits)

@@ -147,6 +147,7 @@ extension SyncEngine {
             // library that writes it prunes the journal behind it.
             if let covered = (try? await writeCheckpointIfDue(remote: remote)) ?? nil {
                 summary.wroteCheckpoint = true
+                // try?: not pruned now: the next checkpoint's prune covers them
                 summary.journalObjectsPruned = (try? await pruneJournal(remote: remote, covered: covered)) ?? 0
             }
             if fetchThumbnails {
@@ -192,6 +193,7 @@ extension SyncEngine {
             }
         } catch {
             feed?.close()
+            // try?: the sync's own error is thrown; this only waits for the task
             _ = try? await besideTask.value
             throw error
         }
@@ -280,43 +282,34 @@ struct ThumbnailFetcher {
         let files = sync.files
         var fetched = 0
         var pending: [(id: Int64, etag: String)] = []
-        try await withThrowingTaskGroup(of: (Int64, String)?.self) { group in
-            var iterator = records.makeIterator()
-            func addNext() -> Bool {
-                guard let record = iterator.next(), let id = record.id, let key = record.thumbnailKey else {
-                    return false
-                }
-                group.addTask {
-                    do {
-                        // Read only up to the cap: a larger object is no thumbnail (the next sync tries again).
-                        guard
-                            let (data, head) = try await client.getObject(
-                                bucket: bucket, key: key, maxBytes: BucketInput.maxThumbnailBytes)
-                        else { return nil }
-                        try files.writeThumbnail(data, id: id)
-                        return (id, head.etag)
-                    } catch S3Error.noSuchKey {
-                        return nil  // gone since the listing; the next sync drops the key
-                    } catch S3Error.cancelled {
-                        throw CancellationError()
-                    } catch is CancellationError {
-                        throw CancellationError()
-                    } catch {
-                        // One thumbnail failing (after the client's retries) does not fail the sync: the asset
-                        // keeps needing its thumbnail and the next sync tries again.
-                        return nil
-                    }
-                }
-                return true
+        let jobs = records.compactMap { record in record.id.flatMap { id in record.thumbnailKey.map { (id, $0) } } }
+        try await concurrentForEach(jobs, limit: sync.configuration.thumbnailConcurrency) {
+            job -> (Int64, String)? in
+            let (id, key) = job
+            do {
+                // Read only up to the cap: a larger object is no thumbnail (the next sync tries again).
+                guard
+                    let (data, head) = try await client.getObject(
+                        bucket: bucket, key: key, maxBytes: BucketInput.maxThumbnailBytes)
+                else { return nil }
+                try files.writeThumbnail(data, id: id)
+                return (id, head.etag)
+            } catch S3Error.noSuchKey {
+                return nil  // gone since the listing; the next sync drops the key
+            } catch S3Error.cancelled {
+                throw CancellationError()
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                // One thumbnail failing (after the client's retries) does not fail the sync: the asset
+                // keeps needing its thumbnail and the next sync tries again.
+                return nil
             }
-            for _ in 0..<max(1, sync.configuration.thumbnailConcurrency) where !addNext() { break }
-            while let item = try await group.next() {
-                if let item { pending.append((item.0, item.1)) }
-                if pending.count >= batchSize {
-                    fetched += try commit(pending)
-                    pending.removeAll()
-                }
-                _ = addNext()
+        } receiving: { item in
+            if let item { pending.append((item.0, item.1)) }
+            if pending.count >= batchSize {
+                fetched += try commit(pending)
+                pending.removeAll()
             }
         }
         fetched += try commit(pending)
@@ -336,6 +329,7 @@ struct ThumbnailFetcher {
                     record.thumbnailETag.map({ S3ETag.same($0, arrival.etag) }) ?? true
                 else {
                     if record?.thumbnailPresent != true {
+                        // try?: our own file; a leftover is swept at the next open
                         try? FileManager.default.removeItem(at: files.thumbnail(id: arrival.id))
                     }
                     continue

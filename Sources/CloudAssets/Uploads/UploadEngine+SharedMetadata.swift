@@ -8,18 +8,14 @@ extension UploadEngine {
     /// write fail; it is read and merged again), and records the merged state. At most
     /// ``Configuration/maxConnections`` at a time. Failures leave the edit to the next round.
     func shareEditedMetadata() async {
+        // try?: unbound: nothing may be sent; the open reported why
         guard let remote, network.policy != .offline, (try? remote.checkBinding()) != nil,
+            // try?: unreadable now: the edits stay dirty for the next round
             let ids = try? catalog.store.idsWithUnsharedMetadata(), !ids.isEmpty
         else { return }
-        await withTaskGroup(of: Void.self) { group in
-            var iterator = ids.makeIterator()
-            func addNext() -> Bool {
-                guard let id = iterator.next() else { return false }
-                group.addTask { try? await self.shareMetadata(of: id, remote: remote) }
-                return true
-            }
-            for _ in 0..<max(1, configuration.maxConnections) where !addNext() { break }
-            while await group.next() != nil { _ = addNext() }
+        await concurrentForEach(ids, limit: configuration.maxConnections) { id in
+            // try?: an edit not sent stays dirty and is sent next round
+            try? await self.shareMetadata(of: id, remote: remote)
         }
         await journal.flush()
     }
@@ -128,6 +124,7 @@ extension LibraryRemote {
         }
         // Validated as everything read from the bucket (BucketInput): a sidecar refused there holds nothing.
         let state = configuration.layout.originalKey(forSidecarKey: key).flatMap { original in
+            // try?: refused input holds nothing, as every refused bucket read
             try? BucketInput.sidecar(
                 read.0, originalKey: original, now: client.correctedNow, learnedAt: Date()
             ).get()
