@@ -105,6 +105,7 @@ extension AssetStore {
 
     /// A set of keys as a column holds it (a JSON array: a key may be empty, ``CollectionRecord/headerKey``).
     static func decodeKeys(_ text: String?) -> Set<String> {
+        // try?: a column that is no JSON array holds no keys
         guard let text, let keys = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String] else {
             return []
         }

@@ -405,12 +405,14 @@ extension AssetStore {
     /// readable schema.
     static func inspectExistingFile(at url: URL) throws {
         let path = url.path
+        // try?: no such file: SQLite creates it
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return }
         guard attributes[.type] as? FileAttributeType == .typeRegular else {
             throw AssetStoreError.notAnAssetStore(path: path)
         }
         if (attributes[.size] as? NSNumber)?.int64Value ?? 0 == 0 { return }  // created but never written
         if !isWritable(path) { throw AssetStoreError.readOnly(path: path) }
+        // try?: unreadable is thrown as readOnly
         guard let header = try? LocalFile.read(url, limit: 16) else { throw AssetStoreError.readOnly(path: path) }
         guard header == Data("SQLite format 3\0".utf8) else { throw AssetStoreError.notAnAssetStore(path: path) }
 
@@ -421,6 +423,7 @@ extension AssetStore {
         configuration.busyMode = .timeout(10)
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
+            // try?: closing a read-only inspection: nothing was written
             defer { try? queue.close() }
             try queue.read { db in
                 let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")

@@ -110,6 +110,7 @@ package final class StoreTransaction {
     package func reserveCapacity(_ count: Int, upserting: Bool = true) {
         latest.reserveCapacity(latest.count + count)
         insertedHere.reserveCapacity(insertedHere.count + count)
+        // try?: an optimisation: without the index, look-ups go to SQLite
         if upserting { try? loadKeyIndexIfWorthIt(expected: count) }
         if let known = keyIndex?.count { keyIndex?.reserveCapacity(known + count) }
     }

@@ -73,6 +73,7 @@ final class GalleryLiveFeed: LibraryChangeObserver, @unchecked Sendable {
                 library.unregister(feed)
             }
             // `album=ID`: an album's assets in its own order (a smart album's newest first), filtered as asked.
+            // try?: an unknown album is none: the library's assets are sent
             let collection = query["album"].flatMap { try? library.collection(withLocalIdentifier: $0) }
             let snapshot: LibrarySnapshot?
             if let collection {
@@ -80,8 +81,10 @@ final class GalleryLiveFeed: LibraryChangeObserver, @unchecked Sendable {
                 if collection.kind == .album, query["sort"] == nil || query["sort"] == "album" {
                     albumOptions.sortDescriptors = []
                 }
+                // try?: no snapshot ends the feed; the page reconnects and asks again
                 snapshot = try? library.snapshot(in: collection, options: albumOptions)
             } else {
+                // try?: no snapshot ends the feed; the page reconnects and asks again
                 snapshot = try? library.snapshot(options)
             }
             guard let snapshot else { return }

@@ -269,6 +269,7 @@ package final class GalleryRouter: Sendable {
     }
 
     private func info() -> GalleryResponse {
+        // try?: an informational count: an unreadable catalog shows 0
         let count = (try? library.fetchAssets().count) ?? 0
         return .json(
             .ok,
@@ -422,6 +423,7 @@ package final class GalleryRouter: Sendable {
     }
 
     private func network(_ body: Data) -> GalleryResponse {
+        // try?: a body that is not JSON is answered 400 below
         let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
         guard let name = object?["policy"] as? String, let policy = NetworkPolicy(galleryName: name) else {
             return .error(.badRequest, "policy must be allowed, offline or user")
@@ -433,6 +435,7 @@ package final class GalleryRouter: Sendable {
 
     private func pick(_ body: Data) -> GalleryResponse {
         guard let onPick else { return .error(.notFound, "not a picker") }
+        // try?: a body that is not JSON is answered 400 below
         let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
         guard let ids = object?["identifiers"] as? [String] else {
             return .error(.badRequest, "expected {\"identifiers\": [...]}")
@@ -460,6 +463,7 @@ package final class GalleryRouter: Sendable {
         guard let item = toolbar.first(where: { $0.identifier == identifier }), let onToolbarAction else {
             return .error(.notFound, "no toolbar item \(identifier)")
         }
+        // try?: a body that is not JSON is answered 400 below
         let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
         guard let ids = object?["identifiers"] as? [String], ids.count <= Self.maximumSelection,
             ids.allSatisfy({ $0.utf8.count <= 64 })

@@ -130,7 +130,9 @@ public final class GalleryServer: Sendable {
             return (state.channel, Array(state.connections.values))
         }
         router.stop()
+        // try?: shutting down: a channel that fails to close goes with the loop
         try? await channel?.close()
+        // try?: shutting down: as above
         for connection in connections { try? await connection.close() }
     }
 }

@@ -84,6 +84,7 @@ enum HEIFHeader {
                 let skip = Int(block[0]) << 24 | Int(block[1]) << 16 | Int(block[2]) << 8 | Int(block[3])
                 if skip >= 0, skip < block.count - 4 {
                     payload = (4 + skip)..<block.count
+                    // try?: broken EXIF reads as none (metadata never fails a decode)
                     fields = try? ExifFields(TIFFReader(bytes: block, range: payload))
                 }
             }

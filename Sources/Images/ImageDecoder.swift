@@ -87,6 +87,7 @@ package enum ImageDecoder {
         guard let format = ImageFormat.sniff(head) else { throw .unsupportedFormat }
         guard format != .heif else { return (format, 1) }
         // Read as much of the head as the EXIF needs (at most 1 MiB).
+        // try?: unparsable headers: decoded without EXIF
         while case .needMore(let count)? = try? ImageMetadata.parse(head: head, fileLength: fileLength),
             count > head.count, count <= fileLength
         {

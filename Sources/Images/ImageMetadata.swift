@@ -118,6 +118,7 @@ package struct ImageMetadata: Sendable, Hashable {
     /// The EXIF orientation of a file, 1 when it has none or its headers cannot be read (decoding does not fail
     /// for broken metadata).
     static func orientation(head: [UInt8], fileLength: Int?) -> Int {
+        // try?: unreadable headers mean orientation 1 (as documented)
         guard case .parsed(let metadata)? = try? parse(head: head, fileLength: fileLength) else { return 1 }
         return metadata.orientation
     }

@@ -77,7 +77,9 @@ package enum LocationStripper {
             }
             // A header is at most 1 MiB here; a candidate that does not walk to its scan is not an image.
             let candidate = Array(bytes[i..<min(bytes.count, i + ImageMetadata.maxHeadBytes)])
+            // try?: a candidate that does not parse is not an image: skipped
             guard let found = try? jpegPatches(candidate),
+                // try?: as above: no complete header, no image
                 case .complete(let header)? = try? JPEGHeader.scan(candidate, throughScan: true)
             else {
                 i += 2

@@ -17,6 +17,7 @@ enum ChangeJSON {
             removed: ordered(change.deletedIdentifiers))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        // try?: encoding these string and number values cannot fail
         return (try? String(decoding: encoder.encode(line), as: UTF8.self)) ?? "{}"
     }
 

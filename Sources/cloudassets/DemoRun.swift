@@ -23,6 +23,7 @@ struct DemoRun {
         let started = Date()
         let temp = FileManager.default.temporaryDirectory.appendingPathComponent("cloudassets-demo-\(getpid())")
         try FileManager.default.createDirectory(at: temp, withIntermediateDirectories: true)
+        // try?: best-effort removal of the demo's own temp folder
         defer { try? FileManager.default.removeItem(at: temp) }
 
         let server = try await startServer(root: temp.appendingPathComponent("server"))
@@ -54,6 +55,7 @@ struct DemoRun {
             try summarize(library, server: server, observer: observer, started: started)
             library.unregister(observer)
         } catch {
+            // try?: the demo is failing already; its error is the one thrown
             try? await server.stop()
             throw error
         }

@@ -82,6 +82,7 @@ struct Doctor: AsyncParsableCommand {
     private func line(ok: Bool, aspect: String, _ summary: String) {
         if json {
             let fields = ["aspect": aspect, "summary": summary, "ok": ok ? "true" : "false"]
+            // try?: encoding a dictionary of strings cannot fail
             let data = (try? JSONSerialization.data(withJSONObject: [fields], options: [.sortedKeys])) ?? Data()
             Terminal.shared.out(String(decoding: data, as: UTF8.self))
             return
@@ -105,6 +106,7 @@ struct Doctor: AsyncParsableCommand {
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
+            // try?: encoding these string-only values cannot fail
             Terminal.shared.out(String(decoding: (try? encoder.encode(lines)) ?? Data(), as: UTF8.self))
             return
         }

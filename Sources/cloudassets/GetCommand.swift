@@ -143,6 +143,7 @@ enum VersionArgument: String, ExpressibleByArgument, CaseIterable {
 /// standard error as `peak RSS: N kB`.
 func reportPeakMemoryIfAsked() {
     guard ProcessInfo.processInfo.environment["CLOUDASSETS_REPORT_PEAK_RSS"] != nil else { return }
+    // try?: a diagnostic only: without /proc the figure prints as "?"
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? "VmHWM: ? kB"
     Terminal.shared.err("peak RSS: " + line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces))

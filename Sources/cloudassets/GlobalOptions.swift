@@ -141,6 +141,7 @@ struct GlobalOptions: ParsableArguments {
         } catch {
             throw CLIError("config file \(path) cannot be read: \(UserMessage.describe(error))")
         }
+        // try?: not JSON is reported by the throw below
         guard let object = try? JSONSerialization.jsonObject(with: data), let fields = object as? [String: Any] else {
             throw CLIError("config file \(path) is not a JSON object")
         }

@@ -6,6 +6,7 @@ import Foundation
 func waitForUploads(of library: AssetLibrary, quiet: Bool, ids: [String]? = nil) async throws {
     let drawing = Task {
         while !Task.isCancelled {
+            // try?: drawing only: an unreadable status skips one frame
             if !quiet, let status = try? library.uploads, !status.inFlight.isEmpty {
                 Terminal.shared.live(
                     status.inFlight.prefix(8).map { p in
@@ -14,6 +15,7 @@ func waitForUploads(of library: AssetLibrary, quiet: Bool, ids: [String]? = nil)
                             + " of \(Format.bytes(p.totalBytes))"
                     } + (status.pending > 0 ? ["\(status.pending) waiting"] : []))
             }
+            // try?: cancelled: the loop's condition ends it
             try? await Task.sleep(for: .milliseconds(250))
         }
     }

@@ -64,6 +64,7 @@ extension OriginalsCache {
                     "availability", asset: id, key: record.key, ["from": "\(record.availability)", "reason": "evicted"])
             }
             // Under the write lock: a concurrent ranged read cannot record bytes in a file removed here.
+            // try?: our own files; a leftover is swept at the next open
             for path in paths { try? FileManager.default.removeItem(atPath: path) }
         }
         return freed
@@ -129,6 +130,7 @@ extension OriginalsCache {
             var options = AssetRequestOptions()
             options.isNetworkAccessAllowed = true
             let task = Task { [self] in
+                // try?: a pin's download is tried again at the next open or pin
                 _ = try? await self.ensureOriginal(
                     assetID: id, options: options, requestID: requestID, priority: priority, isUserRequest: false)
                 _ = self.downloads.setCachingTask(nil, for: id)
@@ -159,7 +161,9 @@ extension OriginalsCache {
             return
         }
         // One query over two columns, not a load of every record: this runs on every open.
+        // try?: unreadable now: the pins resume at the next open
         guard let ids = try? catalog.store.identifiersOfPinnedAssetsNotFull(), !ids.isEmpty,
+            // try?: unreadable now: the pins resume at the next open
             let records = try? catalog.store.records(ids: ids)
         else { return }
         let pinned = records.compactMap(\.id)

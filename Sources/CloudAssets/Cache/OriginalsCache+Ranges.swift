@@ -79,6 +79,7 @@ extension OriginalsCache {
                 } catch S3Error.preconditionFailed {
                     throw AssetRequestError.objectChanged(key: record.key)
                 } catch S3Error.noSuchKey {
+                    // try?: the asset is gone from the bucket; a sync removes it otherwise
                     try? removeAssets([asset.rowID])
                     throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
                 }
@@ -91,6 +92,7 @@ extension OriginalsCache {
             // ranges in between.
             try? catalog.performWrite { tx in
                 if try tx.record(asset.rowID)?.availability != .partial, try file.isInPlace() {
+                    // try?: our own range file; a leftover is swept at the next open
                     try? FileManager.default.removeItem(at: url)
                 }
             }
@@ -137,6 +139,7 @@ extension OriginalsCache {
             guard current.etag == etag else { throw AssetRequestError.objectChanged(key: current.key) }
             guard current.availability != .full else {
                 // Under the write lock: nothing refers to the range file once the original is verified.
+                // try?: our own range file; a leftover is swept at the next open
                 if try file.isInPlace() { try? FileManager.default.removeItem(at: file.url) }
                 return .originalVerified
             }

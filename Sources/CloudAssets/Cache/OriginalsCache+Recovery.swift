@@ -119,6 +119,7 @@ extension OriginalsCache {
         // A file or folder with any other name is not the library's and is never touched.
         for kind in LocalFiles.Folder.allCases {
             let folder = files.url(of: kind)
+            // try?: a folder that cannot be read is swept at the next open
             let names = (try? fm.contentsOfDirectory(atPath: folder.path)) ?? []
             for name in names {
                 // Built as `LocalFiles` builds its names, so that the comparisons below are exact.
@@ -129,8 +130,10 @@ extension OriginalsCache {
                 }
                 if kind == .edits, LocalFiles.isEditOutputName(name) {
                     // An editor's output not committed: kept a day for an editor still at work (in any process).
+                    // try?: no date: the file is kept, as a young one
                     let age = (try? fm.attributesOfItem(atPath: path)[.modificationDate] as? Date).flatMap { $0 }
                     if let age, Date().timeIntervalSince(age) > 24 * 3600 {
+                        // try?: a file that cannot be removed is tried at the next open
                         try? fm.removeItem(atPath: path)
                         report.orphanFilesRemoved += 1
                     }
@@ -139,6 +142,7 @@ extension OriginalsCache {
                 guard let id = LocalFiles.identifier(ofFileNamed: name),
                     let current = try local[id] ?? catalog.store.record(id: id)
                 else {
+                    // try?: a file that cannot be removed is tried at the next open
                     try? fm.removeItem(atPath: path)
                     report.orphanFilesRemoved += 1
                     continue
@@ -176,6 +180,7 @@ extension OriginalsCache {
                     }
                 }
                 if !keep {
+                    // try?: a file that cannot be removed is tried at the next open
                     try? fm.removeItem(atPath: path)
                     report.orphanFilesRemoved += 1
                 }
@@ -189,13 +194,18 @@ extension OriginalsCache {
     /// local part — so that the next sync fetches it again. Looked at again under the write lock.
     func forgetMissingThumbnail(_ id: Int64) {
         let path = files.thumbnail(id: id).path
-        try? catalog.performWrite { tx in
-            guard let record = try tx.record(id), record.thumbnailPresent, LocalFiles.regularFileSize(path) == nil
-            else { return }
-            _ = try tx.update(id) { r in
-                r.thumbnailPresent = false
-                if r.availability == .thumbnail { r.availability = .cloudOnly }
+        do {
+            try catalog.performWrite { tx in
+                guard let record = try tx.record(id), record.thumbnailPresent, LocalFiles.regularFileSize(path) == nil
+                else { return }
+                _ = try tx.update(id) { r in
+                    r.thumbnailPresent = false
+                    if r.availability == .thumbnail { r.availability = .cloudOnly }
+                }
             }
+        } catch {
+            // The row still says a thumbnail is local: it is looked for again at the next read.
+            telemetry.failed("could not record a missing thumbnail", asset: id, error: error)
         }
     }
 

@@ -68,8 +68,10 @@ extension OriginalsCache {
             let encoded: [UInt8]?
             switch source {
             case .embedded(let jpeg):
+                // try?: no thumbnail for this image: it is drawn from the original
                 encoded = try? EmbeddedThumbnail.jpeg(jpeg, orientation: record.orientation, request: request)
             case .wholeImage(let file):
+                // try?: as above
                 encoded = try? ImageEncoder.jpeg(
                     ImageDecoder.decode(data: file, request: request).image, quality: EmbeddedThumbnail.quality)
             }
@@ -110,6 +112,7 @@ extension OriginalsCache {
             for item in items {
                 guard let now = try tx.record(item.id), now.etag == item.assetETag, !now.thumbnailPresent else {
                     if (try tx.record(item.id))?.thumbnailPresent != true {
+                        // try?: our own file; a leftover is swept at the next open
                         try? FileManager.default.removeItem(at: files.thumbnail(id: item.id))
                     }
                     continue

@@ -94,6 +94,7 @@ final class Catalog: Sendable {
     /// disk; a change this library committed itself was delivered already and is not repeated.
     func deliverCommitsOfOtherLibraries() {
         writeOrder.withLock { state in
+            // try?: unreadable now: delivered at the next commit signal
             guard !state.closed, let latest = try? store.refreshedToken().rawValue, latest > state.delivered
             else { return }
             deliverHistory(after: state.delivered, before: latest + 1)
@@ -105,6 +106,7 @@ final class Catalog: Sendable {
     /// holds are skipped (their observers refetch when ``changes(since:)`` reports the history expired).
     private func deliverHistory(after: Int64, before: Int64) {
         guard before > after + 1,
+            // try?: unreadable: observers refetch when history reports expired
             let entries = try? store.changes(since: ChangeToken(rawValue: after))
         else { return }
         for entry in entries where entry.token.rawValue < before {

@@ -230,6 +230,7 @@ public struct LibraryChange: Sendable {
         }
         guard changes.updated.contains(id) else { return nil }
         let before = changes.before[id].map { Asset($0, revealsLocation: revealsLocation, store: store) } ?? asset
+        // try?: a record gone since reads as no details (nil)
         let afterRecord = isHistorical ? (try? store.record(id: id)) : changes.after[id]
         return ObjectChangeDetails(
             objectBeforeChanges: before,

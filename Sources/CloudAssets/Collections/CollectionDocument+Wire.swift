@@ -205,6 +205,7 @@ extension BucketInput {
             return .failure(
                 Rejection("collection document of \(data.count) bytes (at most \(maxCollectionDocumentBytes))"))
         }
+        // try?: refused with a reason below
         guard let wire = try? JSONDecoder().decode(CollectionDocument.Wire.self, from: data), wire.format == 1
         else { return .failure(Rejection("not a collection document")) }
         guard CollectionDocument.isIdentifier(wire.id), id == nil || wire.id == id else {

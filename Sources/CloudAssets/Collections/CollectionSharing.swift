@@ -348,6 +348,7 @@ extension UploadEngine {
         // A deletion is folded at once: the document becomes its header, and the members go from the bucket.
         let deletes = read.local.deleted != nil && read.unsent.contains(CollectionRecord.headerKey)
         if written != nil, try deletes || foldIsDue(id) {
+            // try?: not folded now: it is folded when next due
             try? await foldCollectionDeltas(id, device: device, remote: remote)
         }
     }
@@ -457,7 +458,12 @@ extension UploadEngine {
         }
         // Only the versions folded: a delta replaced since it was read stays.
         for delta in folded {
-            try? await remote.client.deleteObject(bucket: bucket, key: delta.key, ifMatch: delta.etag)
+            do {
+                try await remote.client.deleteObject(bucket: bucket, key: delta.key, ifMatch: delta.etag)
+            } catch {
+                // Folded already: a delta left is folded again (no change) and deleted at the next fold.
+                telemetry.failed("could not delete a folded album delta", key: delta.key, error: error)
+            }
         }
         try catalog.performWrite { tx in try tx.forgetCollectionDeltas(folded.map(\.key)) }
     }
@@ -468,9 +474,12 @@ extension Catalog {
     /// a sync): each album an arriving asset's key marked merged again with the members kept aside for keys that
     /// have an asset now. Costs nothing for albums no new asset names. No network.
     func resolveCollections() {
+        // try?: unreadable now: resolved after the next sync
         guard let unresolved = try? store.collectionsToShare().unresolved, !unresolved.isEmpty,
+            // try?: as above
             let device = try? deviceIdentifier()
         else { return }
+        // try?: the albums stay marked unresolved and are resolved after the next sync
         _ = try? performWrite { tx in
             for id in unresolved {
                 guard let row = try tx.collection(uuid: id, includingDeleted: true),

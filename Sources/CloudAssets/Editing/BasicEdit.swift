@@ -49,6 +49,7 @@ public struct BasicEdit: Sendable, Hashable {
     /// The crop rectangle a user writes as `x,y,width,height` (pixels; non-negative origin, positive size), or nil
     /// when the text is not one.
     public static func crop(parsing text: String) -> CGRect? {
+        // try?: not a crop is nil (documented)
         guard let rect = try? BasicAdjustments.CropRect(argument: text) else { return nil }
         return CGRect(x: rect.x, y: rect.y, width: rect.width, height: rect.height)
     }

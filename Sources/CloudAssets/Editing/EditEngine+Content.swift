@@ -84,7 +84,9 @@ extension EditEngine {
                 let read = try ImportedFile.read(url, copyingTo: nil)
                 let (sha256, head) = (read.sha256, read.head)
                 let size = Int64(
+                    // try?: no size: the parse below refuses the file
                     (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)??.int64Value ?? 0)
+                // try?: unparsable is refused by the else branch
                 guard case .parsed(let metadata)? = try? ImageMetadata.parse(head: head, fileLength: Int(size)),
                     metadata.format == .jpeg
                 else {
@@ -217,6 +219,7 @@ extension EditEngine {
         } catch S3Error.cancelled {
             throw AssetRequestError.cancelled
         }
+        // try?: unreadable counts as a mismatch and is removed below
         guard (try? ImportedFile.read(destination, copyingTo: nil))?.sha256 == rendered.sha256 else {
             unlink(destination.path)
             throw S3Error.checksumMismatch(expected: rendered.sha256, actual: "another digest", algorithm: "SHA-256")

@@ -112,11 +112,13 @@ package struct EditManifest: Codable, Sendable, Hashable {
     }
 
     package var encoded: String { String(decoding: encodedData, as: UTF8.self) }
+    // try?: encoding these string and number fields cannot fail
     package var encodedData: Data { (try? JournalChange.encoder.encode(self)) ?? Data() }
 
     /// A manifest read from the bucket, the journal or the catalog; `nil` when it is not one this version
     /// understands or names a revision that is not well formed.
     package static func decode(_ data: Data) -> EditManifest? {
+        // try?: not a manifest this version reads is nil (documented)
         guard let manifest = try? JSONDecoder().decode(EditManifest.self, from: data), manifest.format == 1,
             EditRevisionID.isValid(manifest.revision), manifest.reverted || manifest.rendered != nil
         else { return nil }

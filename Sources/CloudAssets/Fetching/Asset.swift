@@ -238,6 +238,7 @@ public struct Asset: Sendable, Hashable, Identifiable {
     /// records it; nil without an edit, or when the manifest is gone or unreadable.
     static func renderedSize(of record: AssetRecord, in store: AssetStore) -> (width: Int, height: Int)? {
         guard let id = record.id, let revision = record.editRevision,
+            // try?: a size only: nil when unreadable (documented)
             let stored = try? store.editRevisions(of: id).first(where: { $0.revision == revision }),
             let rendered = EditManifest.decode(stored.manifest)?.rendered,
             rendered.pixelWidth > 0, rendered.pixelHeight > 0

@@ -130,6 +130,7 @@ public final class FetchResult: Sendable, RandomAccessCollection {
     private func loadPage(_ page: Int) -> [Asset] {
         let range = (page * Self.pageSize)..<Swift.min(count, (page + 1) * Self.pageSize)
         let ids = sorted.ids(in: range)
+        // try?: a closed store: the page reads as deleted assets
         let records = (try? store.records(ids: ids)) ?? []
         var byID = [Int64: Asset](minimumCapacity: records.count)
         for record in records { byID[record.id!] = Asset(record, revealsLocation: revealsLocation, store: store) }

@@ -46,6 +46,7 @@ enum LibraryFolder {
     private static func isEmptyFolder(_ path: String) -> Bool {
         var status = stat()
         guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { return false }
+        // try?: unreadable is not "empty": the folder is not taken
         return (try? FileManager.default.contentsOfDirectory(atPath: path).isEmpty) ?? false
     }
 }

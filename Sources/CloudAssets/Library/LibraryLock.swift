@@ -37,6 +37,7 @@ final class LibraryLock: Sendable {
     /// - Throws: ``CloudAssetsError/Code/libraryBusy`` when another library keeps the folder exclusively;
     ///   `AssetStoreError.readOnly` when the lock file cannot be created.
     static func open(folder: URL) async throws -> LibraryLock {
+        // try?: cannot create it: the lock file's open below throws readOnly
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let path = folder.appendingPathComponent(Self.fileName).path
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)

@@ -133,6 +133,22 @@ struct LibraryTelemetry: Sendable {
         logger.trace("\(event)", metadata: metadata)
     }
 
+    /// A failure of work nobody waits for — a record written after the fact, an object left in the bucket —
+    /// logged at `warning` with the asset or key it concerned, so that it does not pass in silence.
+    /// - Parameters:
+    ///   - what: What could not be done.
+    ///   - asset: The asset's local identifier, when one asset is concerned.
+    ///   - key: The key concerned, if any.
+    ///   - count: How many items the failed work covered, when several.
+    ///   - error: Why.
+    func failed(_ what: String, asset: Int64? = nil, key: String? = nil, count: Int? = nil, error: any Error) {
+        var metadata: Logger.Metadata = ["error": .string("\(error)")]
+        if let asset { metadata["asset"] = .stringConvertible(asset) }
+        if let key { metadata["key"] = .string(key) }
+        if let count { metadata["count"] = .stringConvertible(count) }
+        logger.warning("\(what)", metadata: metadata)
+    }
+
     /// What an open repaired in the folder, when it repaired anything.
     /// Logs and counts a retry of the transfer layer (``TransferObserver``): what is retried, the attempt, its
     /// cause and the wait before the next one.

@@ -51,6 +51,7 @@ extension RequestBroker {
         deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
     ) async {
         let info = AssetRequestInfo(requestID: requestID)
+        // try?: unreadable is answered as deleted in the else branch
         guard let record = try? catalog.store.record(id: asset.rowID) else {
             var failed = info
             failed.error = CloudAssetsError(AssetRequestError.assetDeleted(localIdentifier: asset.rowID))
@@ -62,12 +63,14 @@ extension RequestBroker {
             return
         }
         // The original is local: one answer.
+        // try?: unreadable: answered from the bucket below
         if let url = cache.verifiedOriginal(of: record), let data = try? LocalFile.read(url) {
             cache.noteAccess(record.id!)
             deliverFiltered(data, of: record, info, deliver)
             return
         }
         let thumbnail = edits.originalThumbnail(record).flatMap { url in
+            // try?: a preview only: none when the thumbnail cannot be read
             (try? LocalFile.read(url)).flatMap { try? filteredImageData($0, of: record) }
         }
         await serveFromTheBucket(thumbnail: thumbnail, options: options, info: info, deliver: deliver) {
@@ -82,10 +85,12 @@ extension RequestBroker {
         _ record: AssetRecord, options: AssetRequestOptions, info: AssetRequestInfo,
         deliver: @escaping @Sendable (Data?, AssetRequestInfo) -> Void
     ) async {
+        // try?: unreadable: served from the bucket below
         if let url = edits.localRenderedFile(of: record), let data = try? LocalFile.read(url) {
             deliver(data, info)
             return
         }
+        // try?: a preview only: none when the thumbnail cannot be read
         let thumbnail = edits.currentThumbnailFile(of: record).flatMap { try? LocalFile.read($0) }
         await serveFromTheBucket(thumbnail: thumbnail, options: options, info: info, deliver: deliver) {
             let url = try await edits.requestRenderedFile(of: record, options: options)

@@ -50,6 +50,7 @@ extension RequestBroker {
         for assets: [Asset], targetSize: CGSize, contentMode: ImageContentMode, options: ImageRequestOptions
     ) {
         let request = Self.decodeRequest(targetSize: targetSize, contentMode: contentMode, options: options)
+        // try?: a cache warm-up: nothing is prepared, requests still work
         guard let records = try? catalog.store.records(ids: assets.map(\.rowID)) else { return }
         let budget = configuration.imageCacheBudget
         // Prepared images are final ones (what a request would answer last).
@@ -59,6 +60,7 @@ extension RequestBroker {
             guard let key = Self.cacheKey(record, request, contentMode, options) else { continue }
             images.prepare(key) { [self, options = finalOnly] in
                 guard
+                    // try?: a cache warm-up: a failed image is made when requested
                     case .decoded(let image, _)? = try? await finalImage(
                         record: record, request: request, options: options, requestID: cache.nextRequestID(),
                         priority: .prefetch)
@@ -100,6 +102,7 @@ extension RequestBroker {
             deliver(nil, answer)
         }
         let request = Self.decodeRequest(targetSize: targetSize, contentMode: contentMode, options: options)
+        // try?: answered as deleted in the else branch
         guard let record = try? catalog.store.record(id: asset.rowID), record.id != nil else {
             fail(AssetRequestError.assetDeleted(localIdentifier: asset.rowID), info)
             return

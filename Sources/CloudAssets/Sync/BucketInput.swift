@@ -174,6 +174,7 @@ package enum BucketInput {
         guard data.count <= maxJournalEntryBytes else {
             return .failure(Rejection("journal entry of \(data.count) bytes (at most \(maxJournalEntryBytes))"))
         }
+        // try?: refused with a reason below
         guard let entry = try? JSONDecoder().decode(LenientEntry.self, from: data), entry.format == 1 else {
             return .failure(Rejection("not a journal entry"))
         }
@@ -207,6 +208,7 @@ package enum BucketInput {
 
     private struct LenientChange: Decodable {
         package var change: JournalChange?
+        // try?: an unknown change is skipped, the entry's others kept
         package init(from decoder: any Decoder) throws { change = try? JournalChange(from: decoder) }
     }
 
@@ -404,6 +406,7 @@ package enum BucketInput {
     /// horizon) for bytes that are not one.
     package static func horizon(_ data: Data, now: Date) -> Int64 {
         guard data.count <= maxDocumentBytes,
+            // try?: not a horizon reads as none (documented)
             let horizon = try? JSONDecoder().decode(SyncEngine.JournalHorizon.self, from: data),
             horizon.format == 1, horizon.time > 0
         else { return 0 }
@@ -420,6 +423,7 @@ package enum BucketInput {
         guard data.count <= maxCheckpointManifestBytes else {
             return .failure(Rejection("checkpoint manifest of \(data.count) bytes"))
         }
+        // try?: refused with a reason below
         guard var manifest = try? JSONDecoder().decode(CheckpointManifest.self, from: data), manifest.format == 1
         else { return .failure(Rejection("not a checkpoint manifest")) }
         for (parts, what) in [(manifest.parts, "assets"), (manifest.collectionParts ?? [], "collections")] {

@@ -100,6 +100,7 @@ package struct JournalChange: Codable, Sendable {
     /// The changes that carry a nested document (a sidecar, an edit manifest) use it.
     package var encoded: String {
         guard sidecar == nil, sidecarETag == nil, edit == nil else {
+            // try?: encoding these string and number fields cannot fail
             return String(decoding: (try? Self.encoder.encode(self)) ?? Data(), as: UTF8.self)
         }
         var fields: [String] = []
@@ -141,6 +142,7 @@ extension JournalEntry {
 
     /// An entry read from the bucket; nil when it is not one this version understands.
     package static func decode(_ data: Data) -> JournalEntry? {
+        // try?: not an entry this version reads is nil (documented)
         guard let entry = try? JSONDecoder().decode(JournalEntry.self, from: data), entry.format == 1 else {
             return nil
         }

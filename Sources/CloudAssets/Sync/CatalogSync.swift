@@ -309,6 +309,7 @@ struct CatalogSync {
             for id in vanished { try c.remove(id, tx, files: files, removing: &filesToRemove) }
             // Files go under the write lock, so no concurrent commit (a ranged read) can record bytes in a file
             // that is about to disappear.
+            // try?: a file left is swept at the next open
             for path in filesToRemove { try? FileManager.default.removeItem(atPath: path) }
             return (c, pending)
         }
@@ -417,15 +418,20 @@ struct SyncState: Codable {
     var lastReconciledKey: String
 
     static func load(from url: URL) -> SyncState? {
+        // try?: no saved state: the listing starts from the beginning
         guard let data = try? LocalFile.read(url) else { return nil }
+        // try?: a corrupt state: the listing starts from the beginning
         return try? JSONDecoder().decode(SyncState.self, from: data)
     }
 
     func save(to url: URL) {
+        // try?: encoding strings cannot fail
         guard let data = try? JSONEncoder().encode(self) else { return }
+        // try?: a resume point only: without it the listing starts over
         try? LocalFile.replace(url, with: data)
     }
 
+    // try?: absent already, or a stale point the next save replaces
     static func clear(at url: URL) { try? FileManager.default.removeItem(at: url) }
 }
 

@@ -83,10 +83,12 @@ enum ImageHeaderRead {
                 bucket: bucket, key: key, range: Int64(bytes.count)..<Int64(end), ifMatch: etag
             ).0
         }
+        // try?: unparsable headers: the asset keeps no image metadata
         var parsed = try? ImageMetadata.parse(head: bytes, fileLength: fileLength)
         if case .needMore(let count)? = parsed, count > bytes.count, count <= byteLimit, Int64(count) <= size {
             // The headers run on (a long EXIF block before the frame header): the rest of them.
             try await readOn(to: count)
+            // try?: as above
             parsed = try? ImageMetadata.parse(head: bytes, fileLength: fileLength)
         }
         guard case .parsed(let image)? = parsed else { return (head, nil) }

@@ -31,7 +31,9 @@ final class JournalOutbox: Sendable {
     /// (each sync flushes, and so does every upload commit). One flush at a time per library. Offline, unbound
     /// or without an endpoint it does nothing.
     func flush() async {
+        // try?: unbound: nothing may be sent; the open reported why
         guard let remote, network.policy != .offline, (try? remote.checkBinding()) != nil else { return }
+        // try?: entries not sent stay in the outbox for the next flush
         _ = try? await gate.run {
             let prefix = configuration.layout.journalPrefix
             let device = try catalog.deviceIdentifier()

@@ -287,6 +287,7 @@ struct JournalSync {
             }
             return (
                 key,
+                // try?: refused input is absent, as every refused bucket read
                 read.flatMap { try? BucketInput.editManifest($0.0, expectedOriginal: original, layout: layout).get() }
             )
         }
@@ -396,6 +397,7 @@ struct JournalSync {
             }
             for item in listed { try tx.markJournalEntryApplied(item.key, time: item.time) }
             try tx.setSetting(SyncEngine.JournalSetting.cursor, to: String(newest))
+            // try?: a file left is swept at the next open
             for path in filesToRemove { try? FileManager.default.removeItem(atPath: path) }
             return counts
         }

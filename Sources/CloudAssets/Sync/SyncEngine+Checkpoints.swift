@@ -137,7 +137,11 @@ extension SyncEngine {
         if !won {
             // Another library wrote this slot's checkpoint first: its parts are the ones that count.
             for part in parts + collectionParts {
-                try? await remote.client.deleteObject(bucket: bucket, key: part.key)
+                do {
+                    try await remote.client.deleteObject(bucket: bucket, key: part.key)
+                } catch {
+                    telemetry.failed("could not delete a superseded checkpoint part", key: part.key, error: error)
+                }
             }
         }
         try catalog.setSetting(JournalSetting.checkpointSlot, to: String(slot))
@@ -196,6 +200,7 @@ extension SyncEngine {
                 await restoreCollections(manifest, remote: remote, summary: &summary)
                 try catalog.setSetting(JournalSetting.cursor, to: String(manifest.time))
                 try catalog.setSetting(JournalSetting.lastFullSync, to: String(manifest.lastFullSync))
+                // try?: a failed read-ahead is read again by the journal pass
                 return CheckpointBootstrap(restored: restored, readAhead: try? await readAhead)
             case .failure(let corrupt):
                 let next = corrupt.committed == 0 ? "an older checkpoint is tried" : "the bucket is listed instead"

@@ -14,7 +14,9 @@ extension SyncEngine {
 
     /// ``AssetLibrary/lastSync``.
     var lastSync: LastSync? {
+        // try?: no record: nil, as documented
         guard let data = try? LocalFile.read(lastSyncURL) else { return nil }
+        // try?: an earlier format: read below
         if let last = try? JSONDecoder().decode(LastSync.self, from: data) { return last }
         // Written by an earlier version: the date alone (seconds since 1970).
         guard let seconds = try? JSONDecoder().decode(Double.self, from: data) else { return nil }
@@ -23,7 +25,9 @@ extension SyncEngine {
 
     /// Records a completed sync for ``lastSync`` (atomically replaced; a failure to write loses only the record).
     func recordSyncCompleted(_ last: LastSync) {
+        // try?: encoding a date and numbers cannot fail
         guard let data = try? JSONEncoder().encode(last) else { return }
+        // try?: loses only the record (documented above)
         try? LocalFile.replace(lastSyncURL, with: data)
     }
 }

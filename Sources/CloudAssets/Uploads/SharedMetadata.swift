@@ -121,6 +121,7 @@ package struct SharedMetadata: Sendable, Hashable {
     }
 
     package static func decodeStamps(_ text: String) -> [Property: Stamp]? {
+        // try?: not stamps this version reads is nil
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             return nil
         }
@@ -135,6 +136,7 @@ package struct SharedMetadata: Sendable, Hashable {
     }
 
     package static func jsonString(_ text: String) -> String {
+        // try?: encoding an array of one string cannot fail
         let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])) ?? Data()
         let array = String(decoding: data, as: UTF8.self)
         return String(array.dropFirst().dropLast())
@@ -195,9 +197,9 @@ extension SharedMetadata {
                 let container = try decoder.singleValueContainer()
                 if container.decodeNil() {
                     self = .none
-                } else if let flag = try? container.decode(Bool.self) {
+                } else if let flag = try? container.decode(Bool.self) {  // try?: not a flag: tried as text
                     self = .flag(flag)
-                } else if let text = try? container.decode(String.self) {
+                } else if let text = try? container.decode(String.self) {  // try?: not text: a list, or thrown
                     self = .text(text)
                 } else {
                     self = .list(try container.decode([String].self))
@@ -260,12 +262,14 @@ extension SharedMetadata {
     package static func encode(_ sidecar: Sidecar) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // try?: encoding these string and number fields cannot fail
         return (try? encoder.encode(sidecar)) ?? Data()
     }
 
     /// A sidecar read from the bucket; `nil` when it is not one (it is then treated as absent and overwritten
     /// only by a conditional write against its ETag).
     package static func decode(_ data: Data) -> Sidecar? {
+        // try?: not a sidecar is nil, treated as absent (documented)
         guard let sidecar = try? JSONDecoder().decode(Sidecar.self, from: data), sidecar.format == 1 else {
             return nil
         }

@@ -40,6 +40,7 @@ extension UploadEngine {
                 for case .success(let file) in all { file.discard() }
                 throw error
             }
+            // try?: every failure was thrown above; only successes remain
             return all.compactMap { try? $0.get() }
         }
         let contentChanges = requests.contentChanges
@@ -94,8 +95,10 @@ extension UploadEngine {
         }
         for (id, source) in uploadSources { queue.noteSource(source, for: id) }
         for path in staleEditFiles { unlink(path) }
+        // try?: our own staged copy; a leftover is swept at the next open
         for file in superseded { try? FileManager.default.removeItem(at: file.stagedURL) }
         for file in staged {
+            // try?: the import is committed; a source left is the caller's file
             if let source = file.sourceToRemove { try? FileManager.default.removeItem(at: source) }
         }
         if (!staged.isEmpty || !metadataEdits.isEmpty || !contentChanges.isEmpty || !collectionChanges.isEmpty)

@@ -52,6 +52,7 @@ extension UploadEngine {
     /// ``AssetLibrary/waitForUploads()``.
     func waitForUploads() async -> UploadStatus {
         await sendEverythingPending()
+        // try?: a closed library has nothing in flight to report
         return (try? status()) ?? UploadStatus()
     }
 
@@ -82,6 +83,7 @@ extension UploadEngine {
     /// of the bucket, the credentials or the connection (``stopsEveryUpload(_:)``) ends the pass: no upload is
     /// started after it, and the imports not tried fail with it, untried (``failUntried(attempted:reason:queue:)``).
     func uploadPendingOriginals(explicitly: Bool) async {
+        // try?: unbound: nothing may be sent; the open reported why
         guard let remote, (try? remote.checkBinding()) != nil else { return }
         // (The gate's body does not throw.)
         try? await queue.passGate.run { await uploadPass(remote: remote, queue: queue, explicitly: explicitly) }
@@ -96,8 +98,10 @@ extension UploadEngine {
             guard !Task.isCancelled,
                 explicitly ? network.policy != .offline && !catalog.isClosed : mayUploadInBackground
             else { return [] }
+            // try?: unreadable now: the imports stay pending for the next pass
             let candidates = (try? catalog.store.ids(inUploadStates: [.pendingUpload, .uploading], limit: 512)) ?? []
             let batch = candidates.filter { !attempted.contains($0) }
+            // try?: a gauge only
             if let counts = try? catalog.store.uploadStateCounts() {
                 telemetry.uploadQueueDepth((counts[.pendingUpload] ?? 0) + (counts[.uploading] ?? 0))
             }
@@ -114,7 +118,9 @@ extension UploadEngine {
                 return []
             }
             // One read for the whole batch, not two per upload.
+            // try?: no checkpoints: uploads start over, which is only slower
             checkpoints = (try? catalog.store.allUploadCheckpoints()) ?? [:]
+            // try?: unreadable now: the batch stays pending for the next pass
             return ((try? catalog.store.records(ids: batch)) ?? [])[...]
         }
         await withTaskGroup(of: UploadOutcomeRecord?.self) { group in
@@ -163,10 +169,12 @@ extension UploadEngine {
     /// sync (or ``retryFailedUploads()``) tries them again. Uploads running elsewhere (another caller in this
     /// process, another process) are left alone.
     private func failUntried(attempted: Set<Int64>, reason: String, queue: UploadQueue) {
+        // try?: unreadable: they stay pending and are tried next pass
         guard let waiting = try? catalog.store.ids(inUploadStates: [.pendingUpload, .uploading]), !waiting.isEmpty
         else {
             return
         }
+        // try?: the imports stay pending (not failed) and the next pass tries them; the stopping error was logged
         try? catalog.performWrite { tx in
             for id in waiting where !queue.isClaimed(id) {
                 guard let record = try tx.record(id) else { continue }
@@ -198,16 +206,20 @@ extension UploadEngine {
     /// Aborts the multipart uploads whose asset no longer waits for them (deleted, or uploaded another way), so no
     /// bucket accumulates parts nobody will complete.
     private func abortAbandonedUploads(remote: LibraryRemote, queue: UploadQueue) async {
+        // try?: a sweep: what is not read now is swept next pass
         guard let checkpoints = try? catalog.store.allUploadCheckpoints(), !checkpoints.isEmpty else { return }
+        // try?: unreadable: nothing counts as waiting; the sweep aborts nothing new
         let waiting = Set((try? catalog.store.ids(inUploadStates: [.pendingUpload, .uploading, .uploadFailed])) ?? [])
         for (id, text) in checkpoints where !waiting.contains(id) {
             guard queue.claim(id, size: 0) else { continue }
             defer { queue.release(id) }
             if let checkpoint = UploadCheckpoint.decode(text) {
+                // try?: not aborted: the checkpoint is kept and tried next pass
                 guard (try? await remote.uploader.abort(checkpoint, bucket: configuration.bucket)) != nil else {
                     continue
                 }
             }
+            // try?: a checkpoint left is aborted (a no-op) and dropped next pass
             try? catalog.setUploadCheckpoint(nil, for: id)
         }
     }
@@ -317,15 +329,19 @@ extension UploadEngine {
         guard record.mediaType == .image, let id = record.id,
             let thumbnailKey = configuration.layout.thumbnailKey(forOriginalKey: key)
         else { return nil }
+        // try?: no thumbnail file: one is made from the original below
         var data = record.thumbnailPresent ? try? LocalFile.read(files.thumbnail(id: id)) : nil
         if data == nil,
+            // try?: undecodable: the asset goes without a bucket thumbnail
             let (image, _) = try? await ImageBridge.decode(.file(original), request: configuration.thumbnailRequest),
+            // try?: as above
             let jpeg = try? ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality)
         {
             data = Data(jpeg)
         }
         guard let data, data.count <= BucketInput.maxThumbnailBytes else { return nil }
         guard
+            // try?: no bucket thumbnail: other libraries make their own
             let etag = try? await remote.client.putObject(
                 bucket: configuration.bucket, key: thumbnailKey, body: data, contentType: "image/jpeg",
                 condition: .keyAbsent)
@@ -431,9 +447,11 @@ extension UploadEngine {
 }
 
 extension UploadCheckpoint {
+    // try?: encoding these string and number fields cannot fail
     var encoded: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }
 
     static func decode(_ text: String) -> UploadCheckpoint? {
+        // try?: a corrupt checkpoint is nil: that upload starts over
         try? JSONDecoder().decode(UploadCheckpoint.self, from: Data(text.utf8))
     }
 }

@@ -49,6 +49,7 @@ extension UploadEngine {
                 try tx.delete(id)
                 let editFiles = record.editRevision.map { files.editPaths(id: id, revision: $0) } ?? []
                 for path in files.allPaths(id: id, key: record.key) + editFiles {
+                    // try?: the asset is deleted; a file left is swept at the next open
                     try? FileManager.default.removeItem(atPath: path)
                 }
             }
@@ -138,6 +139,7 @@ extension UploadEngine {
                     try await client.deleteObject(bucket: bucket, key: record.key, ifMatch: record.etag)
                 } catch {
                     if error == .preconditionFailed,
+                        // try?: a failed read cannot tell: the precondition failure stands
                         let replaced = try? await client.headObject(bucket: bucket, key: record.key)
                     {
                         try adoptReplacedOriginal(id: id, head: replaced)
@@ -206,6 +208,7 @@ extension UploadEngine {
                 shared.apply(to: &r)
                 r.metadataDirty = true
             }
+            // try?: the asset is deleted; a file left is swept at the next open
             for path in removing { try? FileManager.default.removeItem(atPath: path) }
         }
     }

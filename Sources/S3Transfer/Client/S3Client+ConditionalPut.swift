@@ -77,6 +77,7 @@ extension S3Client {
         } catch {
             // Another writer, or an endpoint that compares the bare form: a read tells which.
             guard error == .preconditionFailed, form == .quoted,
+                // try?: a failed read cannot tell: the precondition failure is thrown
                 let current = try? await headObject(bucket: bucket, key: key), S3ETag.unquoted(current.etag) == bare
             else { throw error }
         }

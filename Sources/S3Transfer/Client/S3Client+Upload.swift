@@ -301,6 +301,7 @@ extension S3Client {
     /// after the status went out): a failure of the service, so it counts as a 5xx and is retried; nil for any
     /// other body.
     package static func embeddedError(_ body: Data) -> S3Error? {
+        // try?: a body that is not XML is no embedded error
         guard let root = try? S3XMLParser.parse(body), root.name == "Error" else { return nil }
         let code = root.child("Code")?.text ?? "InternalError"
         return .service(

@@ -142,6 +142,7 @@ package final class S3Client: Sendable {
             let local = localClock()
             errorAnswerClock.withLock { $0 = (date, local) }
         }
+        // try?: a body that is not XML is no error document: the status decides
         if !body.isEmpty, let root = try? S3XMLParser.parse(body), root.name == "Error",
             let code = root.child("Code")?.text
         {
@@ -154,6 +155,7 @@ package final class S3Client: Sendable {
         if result == .requestTimeTooSkewed {
             let serverDate =
                 head["date"].flatMap(HTTPDate.parse)
+                // try?: no server time to read: the offset is left as it was
                 ?? ((try? S3XMLParser.parse(body))?.child("ServerTime").flatMap { HTTPDate.parseISO8601($0.text) })
             if let serverDate { clockOffset.withLock { $0 = serverDate.timeIntervalSince(localClock()) } }
         }

@@ -34,6 +34,7 @@ package struct ContainerCredentialProvider: CredentialProvider {
         var failure: CredentialError?
         for attempt in 0..<max(1, settings.containerAttempts) {
             if attempt > 0 {
+                // try?: cancelled: the next attempt's request sees it
                 try? await Task.sleep(nanoseconds: UInt64(settings.containerRetryDelay * 1_000_000_000))
             }
             do {
@@ -121,6 +122,7 @@ package struct ContainerCredentialProvider: CredentialProvider {
 
     /// `Code`/`code` and `Message`/`message` of a JSON error answer, when it has them.
     static func errorFields(_ body: Data) -> (code: String?, message: String) {
+        // try?: a body that is not JSON has no fields; the status is reported
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return (nil, "") }
         let code = (object["Code"] ?? object["code"]) as? String
         let message = (object["Message"] ?? object["message"]) as? String ?? ""

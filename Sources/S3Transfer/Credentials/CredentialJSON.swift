@@ -84,6 +84,7 @@ package enum CredentialJSON {
             for name in Self.keys {
                 let key = Key(stringValue: name)
                 guard container.contains(key), try !container.decodeNil(forKey: key) else { continue }
+                // try?: thrown below as "not a string"
                 guard let value = try? container.decode(String.self, forKey: key) else {
                     throw Failure("\(name) is not a string")
                 }

@@ -27,6 +27,7 @@ package struct InstanceMetadataCredentialProvider: CredentialProvider {
         func send(_ method: String, _ path: String, _ headers: [(name: String, value: String)]) async
             -> (HTTPResponseHead, Data)?
         {
+            // try?: no answer means "not on EC2": the caller reports it
             try? await context.http.send(
                 HTTPRequest(method: method, url: base + path, headers: headers), timeout: timeout)
         }
@@ -75,6 +76,7 @@ package struct InstanceMetadataCredentialProvider: CredentialProvider {
         if context.variable("AWS_EC2_METADATA_DISABLED")?.lowercased() == "true" {
             return "instance metadata (off: AWS_EC2_METADATA_DISABLED)"
         }
+        // try?: a description only
         return "instance metadata at \((try? Self.endpoint(context)) ?? context.settings.metadataEndpoint) (no answer)"
     }
 

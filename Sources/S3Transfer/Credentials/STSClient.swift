@@ -104,6 +104,7 @@ package struct STSClient: Sendable {
     package static func issued(_ answer: Data, status: Int, result: String, provider: String) throws(CredentialError)
         -> Issued
     {
+        // try?: not XML: reported by the else branch
         guard let root = try? S3XMLParser.parse(answer) else {
             if (200..<300).contains(status) {
                 throw .malformedResponse(provider: provider, reason: "the answer is not XML")

@@ -43,6 +43,7 @@ package struct WebIdentityCredentialProvider: CredentialProvider {
         }
         let sessionName = try value("AWS_ROLE_SESSION_NAME", "role_session_name")
         let token = try Self.readToken(context.expandingTilde(tokenPath))
+        // try?: no profile file: the environment's values are used
         if profileValues == nil { profileValues = (try? context.profiles().merged(profile)) ?? [:] }
         let sts = STSClient(
             context: context, region: context.region(profile: profileValues),

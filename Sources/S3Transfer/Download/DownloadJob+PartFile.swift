@@ -121,6 +121,7 @@ extension DownloadJob {
     func save(_ sidecar: PartSidecar) {
         state.withLock { state in
             guard !state.cancelled else { return }
+            // try?: a resume point only: without it the download restarts from zero
             try? sidecar.save(forPart: partPath)
         }
     }

@@ -147,6 +147,7 @@ extension Downloader {
                     start += writer.written
                     etag = currentETag
                     total = head.total
+                    // try?: a resume point only: without it those bytes are fetched again
                     try? PartSidecar(etag: currentETag, size: head.total, checksums: checksums, ranges: ranges)
                         .save(forPart: partPath)
                 }

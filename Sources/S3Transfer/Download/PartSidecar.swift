@@ -48,6 +48,7 @@ struct PartSidecar: Codable, Equatable, Sendable {
             guard n > 0 else { break }
             data.append(contentsOf: buffer[0..<n])
         }
+        // try?: an unreadable sidecar is absent: the part is fetched from zero
         return (try? JSONDecoder().decode(PartSidecar.self, from: data), true)
     }
 

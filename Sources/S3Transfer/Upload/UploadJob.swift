@@ -31,6 +31,7 @@ struct UploadJob: Sendable {
         var resume = resumingFrom.flatMap { usable($0) ? $0 : nil }
         if let stale = resumingFrom, resume == nil, stale.key == request.key {
             // Another file size (or a corrupt checkpoint): that upload can never complete this file.
+            // try?: an upload left open costs only its parts until the lifecycle rule ends it
             try? await client.abortUpload(
                 bucket: request.bucket, key: stale.key, uploadId: stale.uploadId, policy: policy)
             try save(nil)
@@ -197,6 +198,7 @@ struct UploadJob: Sendable {
             // file. After an upload that vanished, the object there may be that upload's, completed by an earlier
             // run whose last checkpoint was not kept.
             if request.createOnly, let head = try await headIfPresent() {
+                // try?: a stale checkpoint finds its upload gone next time and is dropped
                 if resume != nil { try? persist(nil) }
                 if vanished, try isOursByContent(head) {
                     return .done(.created(etag: head.etag, checksums: head.checksums.filling(try fullChecksum())))
@@ -219,6 +221,7 @@ struct UploadJob: Sendable {
                 try save(Self.checkpoint(base, started.acknowledged))
             } catch {
                 if isNew {
+                    // try?: an upload left open costs only its parts until the lifecycle rule ends it
                     try? await client.abortUpload(
                         bucket: request.bucket, key: request.key, uploadId: started.uploadId, policy: policy)
                 }
@@ -259,6 +262,7 @@ struct UploadJob: Sendable {
         }
         if let other = listed.checksumAlgorithm, other.uppercased() != algorithm.headerValue {
             // Made with another checksum: its parts cannot be completed with this one's.
+            // try?: an upload left open costs only its parts until the lifecycle rule ends it
             try? await client.abortUpload(
                 bucket: request.bucket, key: request.key, uploadId: checkpoint.uploadId, policy: policy)
             return .unusable
@@ -416,6 +420,7 @@ struct UploadJob: Sendable {
                 let done = try await client.completeUpload(
                     bucket: request.bucket, key: request.key, uploadId: uploadId, parts: toComplete, fullObject: full,
                     ifNoneMatch: request.createOnly, policy: policy, attempts: &attempts)
+                // try?: the object is complete; a stale checkpoint is dropped at next resume
                 try? persist(nil)
                 var checksums = S3Checksums()
                 for (algorithm, value) in done.checksums where !value.contains("-") {
@@ -426,16 +431,20 @@ struct UploadJob: Sendable {
             } catch .preconditionFailed where request.createOnly {
                 guard let head = try await headIfPresent() else { continue }  // deleted since: complete again
                 if attempts > 1, isOurs(head, etag: etag, checksum: full) {
+                    // try?: the object is complete; a stale checkpoint is dropped at next resume
                     try? persist(nil)
                     return .done(.created(etag: head.etag, checksums: head.checksums.filling(full)))
                 }
+                // try?: an upload left open costs only its parts until the lifecycle rule ends it
                 try? await client.abortUpload(
                     bucket: request.bucket, key: request.key, uploadId: uploadId, policy: policy)
+                // try?: the object is complete; a stale checkpoint is dropped at next resume
                 try? persist(nil)
                 return .done(.keyExists(head))
             } catch {
                 guard error.serviceCode == "NoSuchUpload" else { throw error }
                 if attempts > 1, let head = try await headIfPresent(), isOurs(head, etag: etag, checksum: full) {
+                    // try?: the object is complete; a stale checkpoint is dropped at next resume
                     try? persist(nil)
                     return .done(.created(etag: head.etag, checksums: head.checksums.filling(full)))
                 }
