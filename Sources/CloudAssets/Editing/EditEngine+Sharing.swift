@@ -28,8 +28,13 @@ extension EditEngine {
                 guard let pending = try? catalog.store.unsharedEditRevisions(), !pending.isEmpty else { return false }
                 var shared = false
                 for revision in pending where !Task.isCancelled && !catalog.isClosed {
-                    // try?: a revision not sent stays unshared and is sent next round
-                    if (try? await share(revision, remote: remote)) == true { shared = true }
+                    do {
+                        if try await share(revision, remote: remote) { shared = true }
+                    } catch {
+                        telemetry.failed(
+                            "edit not sent; it stays unshared for the next round", asset: revision.assetID,
+                            error: error)
+                    }
                 }
                 return shared
             }) ?? false
@@ -148,7 +153,7 @@ extension EditEngine {
             try catalog.performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: forgotten) }
         } catch {
             // Their objects are gone from the bucket: rows kept would be offered again as revisions.
-            cache.telemetry.failed(
+            telemetry.failed(
                 "could not forget deleted edit revisions", asset: id, count: forgotten.count, error: error)
         }
     }

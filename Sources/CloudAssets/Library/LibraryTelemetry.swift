@@ -146,7 +146,9 @@ struct LibraryTelemetry: Sendable {
         if let asset { metadata["asset"] = .stringConvertible(asset) }
         if let key { metadata["key"] = .string(key) }
         if let count { metadata["count"] = .stringConvertible(count) }
-        logger.warning("\(what)", metadata: metadata)
+        // A cancellation (a closing library, a cancelled task) is no failure of the work itself.
+        let cancelled = error is CancellationError || (error as? S3Error) == .cancelled
+        logger.log(level: cancelled ? .debug : .warning, "\(what)", metadata: metadata)
     }
 
     /// What an open repaired in the folder, when it repaired anything.

@@ -49,6 +49,12 @@ final class JournalOutbox: Sendable {
                         condition: .keyAbsent)
                 } catch S3Error.preconditionFailed {
                     // The same key exists (this outbox row was sent before and its removal was lost): sent.
+                } catch {
+                    // The rows stay in the outbox for the next flush (the `try?` above): said here, with the key.
+                    LibraryTelemetry(logger: configuration.logger, factory: nil).failed(
+                        "journal entry not sent; its changes stay in the outbox", key: key, count: rows.count,
+                        error: error)
+                    throw error
                 }
                 try catalog.removeJournalOutbox(through: last.seq)
             }

@@ -14,8 +14,12 @@ extension UploadEngine {
             let ids = try? catalog.store.idsWithUnsharedMetadata(), !ids.isEmpty
         else { return }
         await concurrentForEach(ids, limit: configuration.maxConnections) { id in
-            // try?: an edit not sent stays dirty and is sent next round
-            try? await self.shareMetadata(of: id, remote: remote)
+            do {
+                try await self.shareMetadata(of: id, remote: remote)
+            } catch {
+                self.telemetry.failed(
+                    "metadata edit not sent; it stays dirty for the next round", asset: id, error: error)
+            }
         }
         await journal.flush()
     }
