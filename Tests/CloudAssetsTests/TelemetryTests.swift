@@ -110,6 +110,26 @@ struct TelemetryTests {
         }
     }
 
+    @Test("a journal entry that cannot be written is logged with its key, not dropped in silence")
+    func failedJournalWriteIsLogged() async throws {
+        try await withHarness { harness in
+            let handler = InMemoryLogHandler()
+            var configuration = harness.quietConfiguration()
+            configuration.fullSyncInterval = 24 * 3600
+            configuration.checkpointInterval = 24 * 3600
+            configuration.logger = Logger(label: "telemetry-test", factory: { _ in handler })
+            let library = try await harness.open(configuration)
+            try await library.sync(fetchThumbnails: false)
+            harness.server.faults.add(.internalError, keyPattern: "journal/*", method: "PUT")
+            try await harness.importPhoto("IMG_1.JPG", into: library)
+            let warning = try #require(
+                handler.entries.first { "\($0.message)".hasPrefix("journal entry not sent") }, "\(handler.entries)")
+            #expect(warning.level == .warning)
+            #expect(warning.metadata["key"].map { "\($0)".hasPrefix("journal/") } == true)
+            #expect(warning.metadata["count"] == .stringConvertible(1))
+        }
+    }
+
     @Test("each metric handle is made once per library, however many events it counts")
     func handlesAreMadeOnce() async throws {
         try await withHarness { harness in
