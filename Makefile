@@ -4,7 +4,7 @@ SWIFT ?= swift
 RELEASE_BIN = .build/release
 
 .PHONY: all deps deps-python deps-bench build test rgw-test tsan demo gallery bench bench-gallery bench-scale bench-details soak lint format \
-	server docs clean bench-chart lint-commits hooks fuzz
+	server docs clean bench-chart lint-commits lint-try hooks fuzz
 
 all: build
 
@@ -117,8 +117,12 @@ soak: deps-python
 docs: deps
 	SWIFT=$(SWIFT) scripts/docs.sh
 
-lint: lint-commits
+lint: lint-commits lint-try
 	$(SWIFT) format lint --strict --recursive Package.swift Sources TestServer Tests Benchmarks Fuzz
+
+# Every `try?` in Sources gives the reason its failure may be dropped (`scripts/check-try.py --list` shows them).
+lint-try:
+	@python3 scripts/check-try.py
 
 # Commit subjects of at most 72 characters, for every commit after the base the script names (older history is
 # left as it is). `make hooks` also checks each new commit as it is written.
