@@ -238,7 +238,7 @@ extension OriginalsCache {
     /// After a download of this asset failed: when another download made the asset `full` meanwhile and none
     /// still runs (this request's own is counted until it returns), the bytes kept to resume from are of no use.
     func discardLeftoverPart(assetID: Int64, destination: URL) {
-        // try?: frees a leftover part only; the open's sweep removes it otherwise
+        // try?: frees a leftover part only; the next download resumes or replaces it
         try? catalog.performWrite { tx in
             guard try tx.record(assetID)?.availability == .full else { return }
             removeLeftoverPart(assetID: assetID, destinationPath: destination.path)
@@ -264,7 +264,7 @@ extension OriginalsCache {
                 paths += files.allPaths(id: id, key: record.key)
                 _ = try tx.delete(id)
             }
-            // try?: the asset is deleted; a file left is swept at the next open
+            // try?: the asset is deleted; a file left only takes room (no row names it)
             for path in paths { try? FileManager.default.removeItem(atPath: path) }
         }
     }

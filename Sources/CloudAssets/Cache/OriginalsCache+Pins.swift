@@ -64,7 +64,7 @@ extension OriginalsCache {
                     "availability", asset: id, key: record.key, ["from": "\(record.availability)", "reason": "evicted"])
             }
             // Under the write lock: a concurrent ranged read cannot record bytes in a file removed here.
-            // try?: our own files; a leftover is swept at the next open
+            // try?: our own file; one left only takes room (no row names it)
             for path in paths { try? FileManager.default.removeItem(atPath: path) }
         }
         return freed
@@ -163,7 +163,7 @@ extension OriginalsCache {
         // One query over two columns, not a load of every record: this runs on every open.
         // try?: unreadable now: the pins resume at the next open
         guard let ids = try? catalog.store.identifiersOfPinnedAssetsNotFull(), !ids.isEmpty,
-            // try?: unreadable now: the pins resume at the next open
+            // try?: as above
             let records = try? catalog.store.records(ids: ids)
         else { return }
         let pinned = records.compactMap(\.id)

@@ -92,7 +92,7 @@ extension OriginalsCache {
             // ranges in between.
             try? catalog.performWrite { tx in
                 if try tx.record(asset.rowID)?.availability != .partial, try file.isInPlace() {
-                    // try?: our own range file; a leftover is swept at the next open
+                    // try?: our own range file; one left only takes room (no row names it)
                     try? FileManager.default.removeItem(at: url)
                 }
             }
@@ -139,7 +139,7 @@ extension OriginalsCache {
             guard current.etag == etag else { throw AssetRequestError.objectChanged(key: current.key) }
             guard current.availability != .full else {
                 // Under the write lock: nothing refers to the range file once the original is verified.
-                // try?: our own range file; a leftover is swept at the next open
+                // try?: our own range file; one left only takes room (no row names it)
                 if try file.isInPlace() { try? FileManager.default.removeItem(at: file.url) }
                 return .originalVerified
             }

@@ -119,7 +119,7 @@ extension OriginalsCache {
         // A file or folder with any other name is not the library's and is never touched.
         for kind in LocalFiles.Folder.allCases {
             let folder = files.url(of: kind)
-            // try?: a folder that cannot be read is swept at the next open
+            // try?: a folder that cannot be read is scanned at the next recovery
             let names = (try? fm.contentsOfDirectory(atPath: folder.path)) ?? []
             for name in names {
                 // Built as `LocalFiles` builds its names, so that the comparisons below are exact.
@@ -133,7 +133,7 @@ extension OriginalsCache {
                     // try?: no date: the file is kept, as a young one
                     let age = (try? fm.attributesOfItem(atPath: path)[.modificationDate] as? Date).flatMap { $0 }
                     if let age, Date().timeIntervalSince(age) > 24 * 3600 {
-                        // try?: a file that cannot be removed is tried at the next open
+                        // try?: one that cannot be removed is tried at the next recovery
                         try? fm.removeItem(atPath: path)
                         report.orphanFilesRemoved += 1
                     }
@@ -142,7 +142,7 @@ extension OriginalsCache {
                 guard let id = LocalFiles.identifier(ofFileNamed: name),
                     let current = try local[id] ?? catalog.store.record(id: id)
                 else {
-                    // try?: a file that cannot be removed is tried at the next open
+                    // try?: one that cannot be removed is tried at the next recovery
                     try? fm.removeItem(atPath: path)
                     report.orphanFilesRemoved += 1
                     continue
@@ -180,7 +180,7 @@ extension OriginalsCache {
                     }
                 }
                 if !keep {
-                    // try?: a file that cannot be removed is tried at the next open
+                    // try?: one that cannot be removed is tried at the next recovery
                     try? fm.removeItem(atPath: path)
                     report.orphanFilesRemoved += 1
                 }

@@ -112,7 +112,7 @@ extension OriginalsCache {
             for item in items {
                 guard let now = try tx.record(item.id), now.etag == item.assetETag, !now.thumbnailPresent else {
                     if (try tx.record(item.id))?.thumbnailPresent != true {
-                        // try?: our own file; a leftover is swept at the next open
+                        // try?: our own file; one left is replaced by the next thumbnail written
                         try? FileManager.default.removeItem(at: files.thumbnail(id: item.id))
                     }
                     continue

@@ -309,7 +309,7 @@ struct CatalogSync {
             for id in vanished { try c.remove(id, tx, files: files, removing: &filesToRemove) }
             // Files go under the write lock, so no concurrent commit (a ranged read) can record bytes in a file
             // that is about to disappear.
-            // try?: a file left is swept at the next open
+            // try?: a file left only takes room (no row names it)
             for path in filesToRemove { try? FileManager.default.removeItem(atPath: path) }
             return (c, pending)
         }

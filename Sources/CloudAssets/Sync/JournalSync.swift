@@ -397,7 +397,7 @@ struct JournalSync {
             }
             for item in listed { try tx.markJournalEntryApplied(item.key, time: item.time) }
             try tx.setSetting(SyncEngine.JournalSetting.cursor, to: String(newest))
-            // try?: a file left is swept at the next open
+            // try?: a file left only takes room (no row names it)
             for path in filesToRemove { try? FileManager.default.removeItem(atPath: path) }
             return counts
         }

@@ -329,7 +329,7 @@ struct ThumbnailFetcher {
                     record.thumbnailETag.map({ S3ETag.same($0, arrival.etag) }) ?? true
                 else {
                     if record?.thumbnailPresent != true {
-                        // try?: our own file; a leftover is swept at the next open
+                        // try?: our own file; one left is replaced by the next thumbnail written
                         try? FileManager.default.removeItem(at: files.thumbnail(id: arrival.id))
                     }
                     continue

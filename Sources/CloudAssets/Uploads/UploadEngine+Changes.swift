@@ -95,7 +95,7 @@ extension UploadEngine {
         }
         for (id, source) in uploadSources { queue.noteSource(source, for: id) }
         for path in staleEditFiles { unlink(path) }
-        // try?: our own staged copy; a leftover is swept at the next open
+        // try?: our own staged copy; one left only takes room (no row names it)
         for file in superseded { try? FileManager.default.removeItem(at: file.stagedURL) }
         for file in staged {
             // try?: the import is committed; a source left is the caller's file

@@ -49,7 +49,7 @@ extension UploadEngine {
                 try tx.delete(id)
                 let editFiles = record.editRevision.map { files.editPaths(id: id, revision: $0) } ?? []
                 for path in files.allPaths(id: id, key: record.key) + editFiles {
-                    // try?: the asset is deleted; a file left is swept at the next open
+                    // try?: the asset is deleted; a file left only takes room (no row names it)
                     try? FileManager.default.removeItem(atPath: path)
                 }
             }
@@ -208,7 +208,7 @@ extension UploadEngine {
                 shared.apply(to: &r)
                 r.metadataDirty = true
             }
-            // try?: the asset is deleted; a file left is swept at the next open
+            // try?: the asset is deleted; a file left only takes room (no row names it)
             for path in removing { try? FileManager.default.removeItem(atPath: path) }
         }
     }
