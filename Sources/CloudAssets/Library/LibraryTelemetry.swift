@@ -9,6 +9,11 @@ import S3Transfer
 /// ``AssetLibrary/Configuration/metricsFactory`` (the process's `MetricsSystem` when nil: a no-op unless the app
 /// bootstraps a backend). Never a secret, a signed URL or a file's bytes; keys and local identifiers as metadata.
 ///
+/// Logs by level: `info` a sync's summary; `notice` a retry; `warning` what failed and was not thrown (an upload,
+/// a download, work nobody waits for: ``failed(_:asset:key:count:error:)``); `debug` each attempt of each request
+/// to the bucket (``requestEnded(_:)``: method, path without query, status, bytes, seconds, attempt); `trace` each
+/// state transition of an asset (``transition(_:asset:key:_:)``).
+///
 /// Metrics (labels and dimensions):
 /// - `cloudassets_syncs_total` (`mode`: `full`, `incremental`) and `cloudassets_sync_duration_seconds` (timer);
 /// - `cloudassets_uploads_total` (`outcome`: `uploaded`, `failed`) and `cloudassets_upload_bytes_total`;
