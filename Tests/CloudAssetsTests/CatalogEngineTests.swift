@@ -21,10 +21,10 @@ struct CatalogEngineTests {
         let catalog = try Self.catalog(folder)
         let observer = RecordingObserver()
         catalog.observers.register(observer, queue: nil)
-        let a = try catalog.performWrite { try $0.insert(testRecord("a", day: 1)) }
-        try catalog.performWrite { _ in }  // changes nothing
-        let b = try catalog.performWrite { try $0.insert(testRecord("b", day: 2)) }
-        try catalog.performWrite { tx in _ = try tx.update(a) { $0.isFavorite = true } }
+        let a = try await catalog.performWrite { try $0.insert(testRecord("a", day: 1)) }
+        try await catalog.performWrite { _ in }  // changes nothing
+        let b = try await catalog.performWrite { try $0.insert(testRecord("b", day: 2)) }
+        try await catalog.performWrite { tx in _ = try tx.update(a) { $0.isFavorite = true } }
         await observer.waitFor(3)
         let changes = observer.changes
         #expect(changes.count == 3)
@@ -33,6 +33,47 @@ struct CatalogEngineTests {
         #expect(changes[1].insertedIdentifiers == [String(b)])
         #expect(changes[2].updatedIdentifiers == [String(a)])
         catalog.close()
+    }
+
+    @Test(
+        "writes from async code wait on the catalog's writer, never on a thread of the cooperative pool",
+        .timeLimit(.minutes(1)))
+    func asyncWritesLeaveTheCooperativePoolFree() async throws {
+        let folder = LibraryFolder()
+        defer { folder.cleanup() }
+        let catalog = try Self.catalog(folder)
+        defer { catalog.close() }
+        // The body runs on the writer's queue (checked first: without it the part below would hang, not fail).
+        let onWriter = try await catalog.performWrite { _ in catalog.writer.isCurrent }
+        #expect(onWriter)
+        guard onWriter else { return }
+        let width = ProcessInfo.processInfo.activeProcessorCount
+        // One write holds the commit lock until released; more writes than the pool has threads queue behind it.
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let held = Task {
+            try await catalog.performWrite { tx in
+                entered.signal()
+                release.wait()
+                _ = try tx.insert(testRecord("held", day: 1))
+            }
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                entered.wait()
+                continuation.resume()
+            }
+        }
+        let queued = (0..<(width + 2)).map { n in
+            Task { try await catalog.performWrite { tx in _ = try tx.insert(testRecord("queued-\(n)", day: 2)) } }
+        }
+        // With every queued write blocking a pool thread, this task could not run before the release: a hang.
+        let poolStillRuns = await Task { true }.value
+        #expect(poolStillRuns)
+        release.signal()
+        try await held.value
+        for write in queued { try await write.value }
+        #expect(try catalog.store.count == width + 3)
     }
 
     @Test("another catalog's commits on the folder are delivered from the history, before this one's next")
@@ -44,8 +85,8 @@ struct CatalogEngineTests {
             store: try AssetStore(folder: folder.url, historyLimit: 100), configuration: folder.configuration())
         let observer = RecordingObserver()
         mine.observers.register(observer, queue: nil)
-        let theirs = try other.performWrite { try $0.insert(testRecord("theirs")) }
-        let own = try mine.performWrite { try $0.insert(testRecord("mine")) }
+        let theirs = try await other.performWrite { try $0.insert(testRecord("theirs")) }
+        let own = try await mine.performWrite { try $0.insert(testRecord("mine")) }
         await observer.waitFor(2)
         #expect(observer.changes.map(\.insertedIdentifiers) == [[String(theirs)], [String(own)]])
         mine.close()

@@ -10,13 +10,13 @@ import Testing
         let folder = LibraryFolder()
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration())
-        let ids = try library.catalog.performWrite { tx in
+        let ids = try await library.catalog.performWrite { tx in
             try (0..<6).map { try tx.insert(testRecord("\($0)", day: $0)) }
         }
         let before = try library.fetchAssets(FetchOptions(sortBy: [.creationDate()]))
         let observer = RecordingObserver()
         library.register(observer)
-        try library.catalog.performWrite { tx in
+        try await library.catalog.performWrite { tx in
             try tx.delete(ids[1])
             try tx.delete(ids[3])
             _ = try tx.insert(testRecord("new", day: 2))
@@ -44,7 +44,7 @@ import Testing
         let before = try library.fetchAssets()
         let observer = RecordingObserver()
         library.register(observer)
-        try library.catalog.performWrite { tx in for index in 0..<4 { _ = try tx.insert(testRecord("\(index)")) } }
+        try await library.catalog.performWrite { tx in for index in 0..<4 { _ = try tx.insert(testRecord("\(index)")) } }
         await observer.waitFor(1)
         let details = try #require(observer.changes[0].details(for: before))
         #expect(!details.hasIncrementalChanges)

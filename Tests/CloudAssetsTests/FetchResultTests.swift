@@ -8,7 +8,7 @@ import Testing
 @Suite(.heavy) struct FetchResultTests {
     private func makeLibrary(_ folder: LibraryFolder, count: Int) async throws -> (AssetLibrary, [Int64]) {
         let library = try await AssetLibrary(configuration: folder.configuration())
-        let ids = try library.catalog.performWrite { tx in
+        let ids = try await library.catalog.performWrite { tx in
             try (0..<count).map { index in
                 try tx.insert(
                     testRecord(
@@ -82,7 +82,7 @@ import Testing
         defer { folder.cleanup() }
         let (library, ids) = try await makeLibrary(folder, count: 5)
         let result = try library.fetchAssets(FetchOptions(includeHiddenAssets: true))
-        try library.catalog.performWrite { tx in
+        try await library.catalog.performWrite { tx in
             try tx.delete(ids[1])
             _ = try tx.insert(testRecord("late"))
         }

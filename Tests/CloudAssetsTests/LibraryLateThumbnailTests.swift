@@ -21,7 +21,7 @@ struct LibraryLateThumbnailTests {
             let file = library.cache.files.thumbnail(id: a.rowID)
             try Data("late thumbnail".utf8).write(to: file)
             let fetcher = ThumbnailFetcher(sync: library.syncEngine, remote: try library.syncEngine.remote.checked())
-            #expect(try fetcher.commit([(a.rowID, "\"0123\"")]) == 0)
+            await #expect(try fetcher.commit([(a.rowID, "\"0123\"")]) == 0)
             #expect(!FileManager.default.fileExists(atPath: file.path))
         }
     }

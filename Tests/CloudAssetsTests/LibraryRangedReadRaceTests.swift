@@ -88,8 +88,8 @@ struct LibraryRangedReadRaceTests {
             #expect(try await library.read(asset, range: 5000..<5100) == original[5000..<5100])
             #expect(try !file.isInPlace())
 
-            #expect(throws: OriginalsCache.RangeFileRace.self) {
-                try library.cache.commitRanges(
+            await #expect(throws: OriginalsCache.RangeFileRace.self) {
+                try await library.cache.commitRanges(
                     assetID: asset.rowID, adding: ByteRangeSet([Int64(100)..<200]), etag: asset.etag, file: file)
             }
             #expect(try library.current(asset).partialRanges == [5000..<5100])
@@ -112,7 +112,7 @@ struct LibraryRangedReadRaceTests {
             #expect(try file.isInPlace())
 
             // The read's commit finds the original verified and removes its file; nothing is recorded.
-            let commit = try library.cache.commitRanges(
+            let commit = try await library.cache.commitRanges(
                 assetID: asset.rowID, adding: ByteRangeSet([Int64(0)..<100]), etag: asset.etag, file: file)
             #expect(commit == .originalVerified)
             #expect(!FileManager.default.fileExists(atPath: url.path))

@@ -38,14 +38,14 @@ import Testing
         let library = try await AssetLibrary(configuration: folder.configuration())
         let observer = RecordingObserver()
         library.register(observer)
-        try library.catalog.performWrite { _ in }
+        try await library.catalog.performWrite { _ in }
         #expect(throws: AssetStoreError.self) {
             try library.catalog.performWrite { tx in
                 try tx.insert(testRecord("x"))
                 try tx.insert(testRecord("x"))
             }
         }
-        try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("y")) }
+        try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("y")) }
         await observer.waitFor(1)
         await library.drainDeliveries()
         #expect(observer.changes.map(\.token.rawValue) == [1])
@@ -60,10 +60,10 @@ import Testing
         let leavingQueue = DispatchQueue(label: "leaving")
         library.register(leaving, queue: leavingQueue)
         library.register(staying)
-        try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("1")) }
+        try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("1")) }
         await leaving.waitFor(1)
         library.unregister(leaving)
-        try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("2")) }
+        try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("2")) }
         await staying.waitFor(2)
         await library.drainDeliveries()
         leavingQueue.sync {}
@@ -83,7 +83,7 @@ import Testing
         #expect(gone == nil)
         let staying = RecordingObserver()
         library.register(staying)
-        try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("1")) }
+        try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("1")) }
         await staying.waitFor(1)
         await library.drainDeliveries()
         #expect(library.catalog.observers.registeredCount == 1)
@@ -94,7 +94,7 @@ import Testing
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration())
         let stream = library.changes
-        for index in 0..<5 { try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) } }
+        for index in 0..<5 { try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) } }
         library.close()
         var tokens: [Int64] = []
         for await change in stream { tokens.append(change.token.rawValue) }
@@ -105,7 +105,7 @@ import Testing
         let folder = LibraryFolder()
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration())
-        try library.catalog.performWrite { tx in
+        try await library.catalog.performWrite { tx in
             _ = try tx.insert(testRecord("fav", favorite: true))
             _ = try tx.insert(testRecord("plain"))
         }
@@ -113,7 +113,7 @@ import Testing
         let everything = try library.fetchAssets()
         let observer = RecordingObserver()
         library.register(observer)
-        try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("other")) }
+        try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("other")) }
         await observer.waitFor(1)
         let change = try #require(observer.changes.first)
         #expect(change.details(for: favorites) == nil)
@@ -127,13 +127,13 @@ import Testing
         let folder = LibraryFolder()
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration())
-        let (a, b) = try library.catalog.performWrite { tx in
+        let (a, b) = try await library.catalog.performWrite { tx in
             (try tx.insert(testRecord("a")), try tx.insert(testRecord("b")))
         }
         let result = try library.fetchAssets()
         let observer = RecordingObserver()
         library.register(observer)
-        try library.catalog.performWrite { tx in
+        try await library.catalog.performWrite { tx in
             try tx.update(a) { $0.etag = "new" }
             try tx.delete(b)
         }
@@ -158,15 +158,15 @@ import Testing
         let id: Int64
         do {
             let library = try await AssetLibrary(configuration: folder.configuration())
-            id = try library.catalog.performWrite { tx in try tx.insert(testRecord("a", day: 3)) }
-            try library.catalog.performWrite { tx in
+            id = try await library.catalog.performWrite { tx in try tx.insert(testRecord("a", day: 3)) }
+            try await library.catalog.performWrite { tx in
                 try tx.update(id) {
                     $0.thumbnailPresent = true
                     $0.availability = .thumbnail
                     $0.isPinned = true
                 }
             }
-            try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("b", day: 1)) }
+            try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("b", day: 1)) }
             // The thumbnail's bytes are on disk, so reopening (which checks files against states) keeps it.
             try library.cache.files.createFolders()
             try Data([0xFF, 0xD8]).write(to: library.cache.files.thumbnail(id: id))
@@ -189,7 +189,7 @@ import Testing
         let folder = LibraryFolder()
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration(historyLimit: 2))
-        for index in 0..<4 { try library.catalog.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) } }
+        for index in 0..<4 { try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) } }
         #expect(try library.changes(since: ChangeToken(rawValue: 2)).count == 2)
         let expired = expectError(.historyUnavailable) {
             _ = try library.changes(since: ChangeToken(rawValue: 1))

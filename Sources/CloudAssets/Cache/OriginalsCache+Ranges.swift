@@ -90,7 +90,7 @@ extension OriginalsCache {
             // disk stays full otherwise). A concurrent read of the same asset then finds its file gone at its
             // commit and starts again. Checked and removed under the write lock, so no concurrent commit can record
             // ranges in between.
-            try? catalog.performWrite { tx in
+            try? await catalog.performWrite { tx in
                 if try tx.record(asset.rowID)?.availability != .partial, try file.isInPlace() {
                     // try?: our own range file; one left only takes room (no row names it)
                     try? FileManager.default.removeItem(at: url)
@@ -98,7 +98,7 @@ extension OriginalsCache {
             }
             throw error
         }
-        switch try commitRanges(assetID: asset.rowID, adding: fetched, etag: record.etag, file: file) {
+        switch try await commitRanges(assetID: asset.rowID, adding: fetched, etag: record.etag, file: file) {
         case .recorded(let ranges):
             // Ranges counted as present may have gone with a file removed before this read opened its own.
             guard ranges.missing(in: wanted).isEmpty else {
@@ -129,10 +129,10 @@ extension OriginalsCache {
     /// eviction or a sync removed during the read (a new file may stand at the path by now) are not the new file's.
     /// - Throws: ``RangeFileRace`` when the file was removed or replaced; ``CloudAssetsError/Code/objectChanged``
     ///   when the asset's ETag is no longer `etag`; ``CloudAssetsError/Code/assetDeleted``.
-    func commitRanges(assetID: Int64, adding pieces: ByteRangeSet, etag: String, file: RangeFile) throws
+    func commitRanges(assetID: Int64, adding pieces: ByteRangeSet, etag: String, file: RangeFile) async throws
         -> RangeCommit
     {
-        try catalog.performWrite { tx -> RangeCommit in
+        try await catalog.performWrite { tx -> RangeCommit in
             guard let current = try tx.record(assetID) else {
                 throw AssetRequestError.assetDeleted(localIdentifier: assetID)
             }

@@ -24,7 +24,7 @@ extension OriginalsCache {
             let remote = try remote.checked()
             let (data, head) = try await remote.client.getObject(bucket: configuration.bucket, key: thumbnailKey)
             try files.writeThumbnail(data, id: id)
-            try commitThumbnails([GeneratedThumbnail(id: id, assetETag: record.etag, objectETag: head.etag)])
+            try await commitThumbnails([GeneratedThumbnail(id: id, assetETag: record.etag, objectETag: head.etag)])
             return .bucketObject
         }
         if verifiedOriginal(of: record) == nil, network, ImageHeaderRead.mayHaveHeaders(key: record.key),
@@ -33,7 +33,7 @@ extension OriginalsCache {
                 bucket: configuration.bucket, firstBytes: 64 << 10, thumbnailSlack: 128 << 10),
             let embedded = found.embeddedThumbnail
         {
-            try storeGenerated(
+            try await storeGenerated(
                 try EmbeddedThumbnail.jpeg(
                     embedded, orientation: record.orientation, request: configuration.thumbnailRequest),
                 id: id, of: record)
@@ -49,7 +49,7 @@ extension OriginalsCache {
         options.isNetworkAccessAllowed = network
         let url = try await ensureOriginal(assetID: id, options: options, requestID: downloads.nextRequestID())
         let (image, _) = try await ImageBridge.decode(.file(url), request: configuration.thumbnailRequest)
-        try storeGenerated(
+        try await storeGenerated(
             try ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality), id: id, of: record)
         return .downscaledOriginal
     }
@@ -58,7 +58,7 @@ extension OriginalsCache {
     /// small image's whole file), and records them in one transaction; an asset that changed or went meanwhile,
     /// or already has a thumbnail, is skipped (its file removed under the write lock). Bytes that do not decode
     /// are skipped. Returns how many were recorded.
-    func storeEmbeddedThumbnails(_ thumbnails: [String: ImageHeaderRead.ThumbnailBytes]) throws -> Int {
+    func storeEmbeddedThumbnails(_ thumbnails: [String: ImageHeaderRead.ThumbnailBytes]) async throws -> Int {
         let request = configuration.thumbnailRequest
         var written: [(id: Int64, etag: String, size: Int64)] = []
         for (key, source) in thumbnails {
@@ -80,14 +80,14 @@ extension OriginalsCache {
             written.append((id, record.etag, Int64(encoded.count)))
         }
         guard !written.isEmpty else { return 0 }
-        return try commitThumbnails(
+        return try await commitThumbnails(
             written.map { GeneratedThumbnail(id: $0.id, assetETag: $0.etag, objectETag: nil, size: $0.size) })
     }
 
     /// Writes a thumbnail JPEG the library made and records it.
-    private func storeGenerated(_ jpeg: [UInt8], id: Int64, of record: AssetRecord) throws {
+    private func storeGenerated(_ jpeg: [UInt8], id: Int64, of record: AssetRecord) async throws {
         try files.writeThumbnail(Data(jpeg), id: id)
-        try commitThumbnails([GeneratedThumbnail(id: id, assetETag: record.etag, size: Int64(jpeg.count))])
+        try await commitThumbnails([GeneratedThumbnail(id: id, assetETag: record.etag, size: Int64(jpeg.count))])
     }
 
     /// A thumbnail file written for one version of an asset.
@@ -105,9 +105,9 @@ extension OriginalsCache {
     /// meanwhile is removed again (under the write lock, so no file is left that belongs to no asset).
     /// - Returns: How many were recorded.
     @discardableResult
-    func commitThumbnails(_ items: [GeneratedThumbnail]) throws -> Int {
+    func commitThumbnails(_ items: [GeneratedThumbnail]) async throws -> Int {
         let files = self.files
-        let recorded = try catalog.performWrite { tx -> Int in
+        let recorded = try await catalog.performWrite { tx -> Int in
             var count = 0
             for item in items {
                 guard let now = try tx.record(item.id), now.etag == item.assetETag, !now.thumbnailPresent else {

@@ -27,6 +27,8 @@ final class Catalog: Sendable {
     private let watcher = LockedBox<CatalogWatcher?>(nil)
     /// This library's device identifier, read from (or made in) the catalog once.
     private let deviceID = LockedBox<String?>(nil)
+    /// Where async code's writes run.
+    let writer = CatalogWriter()
 
     init(store: AssetStore, configuration: AssetLibrary.Configuration) {
         self.store = store
@@ -83,6 +85,19 @@ final class Catalog: Sendable {
             }
             return value
         }
+    }
+
+    /// ``performWrite(_:)`` from async code: the commit lock and SQLite's write run on the catalog's own writer
+    /// thread (``CatalogWriter``), never on a thread of the cooperative pool, while the calling task is suspended.
+    @discardableResult
+    func performWrite<T: Sendable>(_ body: (StoreTransaction) throws -> T) async throws -> T {
+        try await withTaskExecutorPreference(writer) { try performWriteBlocking(body) }
+    }
+
+    /// The synchronous ``performWrite(_:)``, for code that is not async (it blocks the calling thread).
+    @discardableResult
+    func performWriteBlocking<T: Sendable>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try performWrite(body)
     }
 
     /// Counts the changes ``performWrite(_:)`` delivers within a task tree that sets it (a sync counts its own

@@ -308,7 +308,7 @@ extension UploadEngine {
     }
 
     private func shareCollection(_ id: String, device: String, remote: LibraryRemote) async throws {
-        let read = try catalog.performWrite { tx -> LocalChanges? in
+        let read = try await catalog.performWrite { tx -> LocalChanges? in
             guard let row = try tx.collection(uuid: id, includingDeleted: true), row.isDirty else { return nil }
             let stored = row.document.flatMap(CollectionDocument.init(catalogText:))
             let local = try CollectionSharing.localDocument(row, base: stored, device: device, now: Date(), tx)
@@ -337,7 +337,7 @@ extension UploadEngine {
             }
             guard written != nil else { return }
         }
-        try catalog.performWrite { tx in
+        try await catalog.performWrite { tx in
             try CollectionSharing.adopt(
                 id, incoming: read.local, etag: nil, device: device, now: Date(), tx, sent: read.local, isDelta: true)
             if let written {
@@ -358,7 +358,7 @@ extension UploadEngine {
     private func shareWholeDocument(_ id: String, device: String, remote: LibraryRemote) async throws {
         let key = configuration.layout.collectionKey(id)
         for _ in 0..<8 {
-            let read = try catalog.performWrite { tx -> (CollectionDocument, String?)? in
+            let read = try await catalog.performWrite { tx -> (CollectionDocument, String?)? in
                 guard let row = try tx.collection(uuid: id, includingDeleted: true), row.isDirty else { return nil }
                 return (
                     try CollectionSharing.localWholeDocument(row, device: device, now: Date(), tx), row.documentETag
@@ -388,7 +388,7 @@ extension UploadEngine {
                 case .failure(let error): throw error
                 }
             }
-            try catalog.performWrite { tx in
+            try await catalog.performWrite { tx in
                 try CollectionSharing.adopt(
                     id, incoming: merged, etag: etag, device: device, now: Date(), tx, sent: local)
                 for change in journal { try tx.appendJournalChange(change.encoded) }
@@ -430,7 +430,7 @@ extension UploadEngine {
         let deltas = try await concurrentMap(listed, limit: max(1, configuration.maxConnections)) { key in
             (key, try await CollectionSharing.read(id, key: key, remote: remote, configuration: configuration))
         }
-        let stored = try catalog.performWrite { tx in
+        let stored = try await catalog.performWrite { tx in
             try tx.collection(uuid: id, includingDeleted: true).flatMap { try CollectionSharing.wholeDocument($0, tx) }
         }
         guard var merged = document ?? stored else { return }
@@ -450,7 +450,7 @@ extension UploadEngine {
                     remote: remote, bucket: bucket, key: key, body: merged.encoded,
                     condition: documentETag.map(S3WriteCondition.etagMatches) ?? .keyAbsent)
             else { return }
-            try catalog.performWrite { tx in
+            try await catalog.performWrite { tx in
                 try CollectionSharing.adopt(id, incoming: merged, etag: written, device: device, now: Date(), tx)
                 try tx.appendJournalChange(JournalChange.collection(key: key, etag: written).encoded)
             }
@@ -465,7 +465,7 @@ extension UploadEngine {
                 telemetry.failed("could not delete a folded album delta", key: delta.key, error: error)
             }
         }
-        try catalog.performWrite { tx in try tx.forgetCollectionDeltas(folded.map(\.key)) }
+        try await catalog.performWrite { tx in try tx.forgetCollectionDeltas(folded.map(\.key)) }
     }
 }
 
@@ -579,7 +579,7 @@ extension SyncEngine {
         var read = try await adoptCollections(wanted, remote: remote, skipped: &skipped)
         read += try await adoptCollectionDeltas(deltas, remote: remote, skipped: &skipped)
         let listed = Set(deltas.map(\.key))
-        try catalog.performWrite { tx in try tx.forgetCollectionDeltas(notIn: listed) }
+        try await catalog.performWrite { tx in try tx.forgetCollectionDeltas(notIn: listed) }
         return read
     }
 
@@ -599,7 +599,7 @@ extension SyncEngine {
             }
         }
         let device = try catalog.deviceIdentifier()
-        try catalog.performWrite { tx in
+        try await catalog.performWrite { tx in
             for (id, read) in reads {
                 guard let document = read.document else { continue }
                 try CollectionSharing.adopt(id, incoming: document, etag: read.etag, device: device, now: Date(), tx)
@@ -648,7 +648,7 @@ extension SyncEngine {
         }
         let withDocument = Dictionary(uniqueKeysWithValues: documents.map { ($0.0, $0.1) })
         let device = try catalog.deviceIdentifier()
-        try catalog.performWrite { tx in
+        try await catalog.performWrite { tx in
             for id in Set(found.keys).union(folded).sorted() {
                 let parts = found[id] ?? []
                 let document = withDocument[id]?.document

@@ -224,7 +224,7 @@ extension EditEngine {
             unlink(destination.path)
             throw S3Error.checksumMismatch(expected: rendered.sha256, actual: "another digest", algorithm: "SHA-256")
         }
-        let kept = try catalog.performWrite { tx -> Bool in
+        let kept = try await catalog.performWrite { tx -> Bool in
             guard try tx.record(id)?.editRevision == revision else { return false }
             _ = try tx.update(id) { $0.editAvailability = .full }
             return true

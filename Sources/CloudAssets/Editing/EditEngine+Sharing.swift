@@ -55,7 +55,7 @@ extension EditEngine {
             if record.editRevision != stored.revision, LocalFiles.regularFileSize(file.path) == nil {
                 // Superseded here before it ever reached the bucket (two edits, then a sync), and its rendering
                 // went with it: no library has seen it, none ever will. It is settled, not pending: forgotten.
-                try catalog.performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: [stored.revision]) }
+                try await catalog.performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: [stored.revision]) }
                 return false
             }
             rendered.key = folder + stored.revision + ".jpg"
@@ -91,7 +91,7 @@ extension EditEngine {
             remote: remote, bucket: bucket, key: folder + stored.revision + ".json", body: manifest.encodedData,
             type: "application/json")
         var superseded: [(revision: String, manifest: EditManifest)] = []
-        try catalog.performWrite { tx in
+        try await catalog.performWrite { tx in
             try tx.markEditRevisionShared(assetID: id, revision: stored.revision, manifest: manifest.encoded)
             try tx.appendJournalChange(JournalChange.edit(key: record.key, manifest: manifest).encoded)
             if manifest.reverted {
@@ -150,7 +150,7 @@ extension EditEngine {
             if ok { forgotten.append(revision) }
         }
         do {
-            try catalog.performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: forgotten) }
+            try await catalog.performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: forgotten) }
         } catch {
             // Their objects are gone from the bucket: rows kept would be offered again as revisions.
             telemetry.failed(
@@ -253,7 +253,7 @@ extension EditEngine {
         await prefetchEditThumbnails(manifests, remote: remote)
         let ordered = manifests.sorted { $0.revision < $1.revision }
         let files = self.files
-        try catalog.performWrite { tx in
+        try await catalog.performWrite { tx in
             var removing: [String] = []
             for manifest in ordered { _ = try Self.adopt(manifest, tx, files: files, removing: &removing) }
             for path in removing { unlink(path) }

@@ -6,7 +6,7 @@
 /// few connections kept busy, never one task per object.
 func concurrentForEach<Element: Sendable, Result: Sendable>(
     _ elements: some Sequence<Element>, limit: Int, _ body: @escaping @Sendable (Element) async throws -> Result,
-    receiving receive: (Result) throws -> Void
+    receiving receive: (Result) async throws -> Void
 ) async throws {
     try await withThrowingTaskGroup(of: Result.self) { group in
         var iterator = elements.makeIterator()
@@ -17,7 +17,7 @@ func concurrentForEach<Element: Sendable, Result: Sendable>(
         }
         for _ in 0..<max(1, limit) where !addNext() { break }
         while let result = try await group.next() {
-            try receive(result)
+            try await receive(result)
             _ = addNext()
         }
     }

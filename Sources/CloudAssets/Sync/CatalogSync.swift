@@ -298,7 +298,7 @@ struct CatalogSync {
         // so none appears after the removal below.
         if !vanished.isEmpty { sync.cache.cancelDownloads(forAssets: vanished) }
         let feeds = feed != nil
-        let (counts, pending) = try sync.catalog.performWrite { tx -> (ReconcileCounts, [AssetRecord]) in
+        let (counts, pending) = try await sync.catalog.performWrite { tx -> (ReconcileCounts, [AssetRecord]) in
             tx.reserveCapacity(rows.count)
             var c = ReconcileCounts()
             var pending: [AssetRecord] = []
@@ -319,7 +319,7 @@ struct CatalogSync {
         if counts.changed { summary.transactions += 1 }
         embedded = embedded.filter { thumbnails[$0.key] == nil }
         if !embedded.isEmpty {
-            summary.thumbnailsFromImageHeaders += try sync.cache.storeEmbeddedThumbnails(embedded)
+            await summary.thumbnailsFromImageHeaders += try sync.cache.storeEmbeddedThumbnails(embedded)
             summary.transactions += 1
         }
         return counts.changed

@@ -159,7 +159,7 @@ struct JournalSync {
                 // The entries are applied (never read again) before the collections they announce are merged.
                 let announces = !order.isEmpty || !deltas.isEmpty
                 if announces { try sync.catalog.setSetting(SyncEngine.JournalSetting.collectionsToPull, to: "1") }
-                try apply(
+                try await apply(
                     fresh, entries: entries, sidecars: sidecars, contradicted: contradicted,
                     newest: max(newest, pageNewest), summary: &summary)
                 let known = latest.isEmpty ? [:] : try store.collectionDocumentETags()
@@ -371,7 +371,7 @@ struct JournalSync {
         _ listed: [(key: String, time: Int64)], entries: [String: BucketInput.Entry],
         sidecars: [String: (state: SharedMetadata?, etag: String?)], contradicted: Set<String>, newest: Int64,
         summary: inout SyncSummary
-    ) throws {
+    ) async throws {
         let store = sync.catalog.store
         let files = sync.files
         let clock = BucketInput.milliseconds(remote.client.correctedNow)
@@ -387,7 +387,7 @@ struct JournalSync {
             return try store.record(key: key)?.id
         }
         if !deleting.isEmpty { sync.cache.cancelDownloads(forAssets: deleting) }
-        let counts = try sync.catalog.performWrite { tx -> ReconcileCounts in
+        let counts = try await sync.catalog.performWrite { tx -> ReconcileCounts in
             var counts = ReconcileCounts()
             var filesToRemove: [String] = []
             for (change, time) in changes {

@@ -139,7 +139,7 @@ struct MetadataBackfill {
                 let batch = done
                 done.removeAll(keepingCapacity: true)
                 committing = true
-                group.addTask { .committed(try self.commit(batch)) }
+                group.addTask { await .committed(try self.commit(batch)) }
                 batchLimit = min(2 * batchLimit, max(batchSize, largestBatch))
             }
             func addNext(_ limit: Int) throws -> Bool {
@@ -215,7 +215,7 @@ struct MetadataBackfill {
             }
         }
         // The last results, fewer than a batch.
-        absorb(try commit(done))
+        await absorb(try commit(done))
         outcome.summary.metadataFilled = filled
         return outcome
     }
@@ -312,7 +312,7 @@ struct MetadataBackfill {
     /// Commits one batch in one transaction. A row that changed since its read started (another version
     /// listed, filled by a concurrent sync of this library, removed) keeps what it has. Returns how many rows it
     /// filled.
-    private func commit(_ results: [FillResult]) throws -> CommitOutcome {
+    private func commit(_ results: [FillResult]) async throws -> CommitOutcome {
         var summary = CommitOutcome()
         guard !results.isEmpty else { return summary }
         var rows: [(id: Int64, row: AssetRecord)] = []
@@ -347,7 +347,7 @@ struct MetadataBackfill {
                 }
             }
         }
-        let filled = try sync.catalog.performWrite { tx -> Int in
+        let filled = try await sync.catalog.performWrite { tx -> Int in
             tx.reserveCapacity(rows.count, upserting: false)
             var filled = 0
             for (id, row) in rows {
@@ -362,7 +362,7 @@ struct MetadataBackfill {
         }
         summary.filled = filled
         if !embedded.isEmpty {
-            summary.thumbnailsFromImageHeaders += try sync.cache.storeEmbeddedThumbnails(embedded)
+            await summary.thumbnailsFromImageHeaders += try sync.cache.storeEmbeddedThumbnails(embedded)
         }
         return summary
     }

@@ -232,7 +232,7 @@ extension SyncEngine {
                 let documents = try Self.collectionLines(
                     lines, expected: part.assets, layout: layout, now: remote.client.correctedNow)
                 let device = try catalog.deviceIdentifier()
-                try catalog.performWrite { tx in
+                try await catalog.performWrite { tx in
                     for (document, etag, deltas) in documents {
                         try CollectionSharing.adopt(
                             document.id, incoming: document, etag: etag, device: device, now: Date(), tx)
@@ -388,7 +388,7 @@ extension SyncEngine {
                 }
                 guard let (records, skipped) = next else { break }
                 summary.skipped += skipped
-                let counts = try catalog.performWrite { tx -> ReconcileCounts in
+                let counts = try await catalog.performWrite { tx -> ReconcileCounts in
                     tx.reserveCapacity(records.count, upserting: !wasEmpty)
                     var counts = ReconcileCounts()
                     var unused: [String] = []

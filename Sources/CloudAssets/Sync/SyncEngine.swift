@@ -308,21 +308,21 @@ struct ThumbnailFetcher {
         } receiving: { item in
             if let item { pending.append((item.0, item.1)) }
             if pending.count >= batchSize {
-                fetched += try commit(pending)
+                await fetched += try commit(pending)
                 pending.removeAll()
             }
         }
-        fetched += try commit(pending)
+        await fetched += try commit(pending)
         return fetched
     }
 
     /// Records the thumbnails written. One whose asset was deleted meanwhile (or changed to another version)
     /// is removed again, under the same write lock: no file is left that belongs to no asset.
-    func commit(_ arrivals: [(id: Int64, etag: String)]) throws -> Int {
+    func commit(_ arrivals: [(id: Int64, etag: String)]) async throws -> Int {
         guard !arrivals.isEmpty else { return 0 }
         var count = 0
         let files = sync.files
-        try sync.catalog.performWrite { tx in
+        try await sync.catalog.performWrite { tx in
             for arrival in arrivals {
                 let record = try tx.record(arrival.id)
                 guard let record, !record.thumbnailPresent,

@@ -61,7 +61,7 @@ extension UploadEngine {
         var uploadSources: [(Int64, UploadSourceHint)] = []
         let identifiers: [Int64]
         do {
-            identifiers = try catalog.performWrite { tx -> [Int64] in
+            identifiers = try await catalog.performWrite { tx -> [Int64] in
                 superseded = []
                 uploadSources = []
                 var ids: [Int64] = []

@@ -152,7 +152,7 @@ extension UploadEngine {
                 // transactions), but never held long: a finished upload shows within a fraction of a second.
                 if done.count >= 64 || !more || ContinuousClock.now - lastCommit > .milliseconds(200) {
                     // What a commit leaves to the bucket runs beside the uploads, owned by this pass.
-                    let followUp = commitUploads(done)
+                    let followUp = await commitUploads(done)
                     if !followUp.isEmpty { group.addTask { await self.send(followUp, remote: remote) } }
                     done.removeAll()
                     lastCommit = ContinuousClock.now
@@ -351,13 +351,13 @@ extension UploadEngine {
 
     /// Records upload outcomes in one transaction. An asset deleted meanwhile has its uploaded object deleted
     /// again (nothing is left in the bucket for an asset that no longer exists).
-    func commitUploads(_ outcomes: [UploadOutcomeRecord]) -> UploadFollowUp {
+    func commitUploads(_ outcomes: [UploadOutcomeRecord]) async -> UploadFollowUp {
         guard !outcomes.isEmpty else { return UploadFollowUp() }
         let telemetry = self.telemetry
         var orphans: [String] = []
         var journaled = false
         do {
-            try catalog.performWrite { tx in
+            try await catalog.performWrite { tx in
                 for outcome in outcomes {
                     switch outcome {
                     case .uploaded(let id, let key, let etag, let thumbnail):

@@ -38,7 +38,7 @@ extension UploadEngine {
             }
         }
         let files = self.files
-        try catalog.performWrite { tx in
+        try await catalog.performWrite { tx in
             // The bucket changed whatever happens to the rows: the journal says so.
             for record in deletedObjects {
                 try tx.appendJournalChange(JournalChange.delete(key: record.key, etag: record.etag).encoded)
