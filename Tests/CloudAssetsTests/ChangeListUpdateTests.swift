@@ -44,7 +44,8 @@ import Testing
         let before = try library.fetchAssets()
         let observer = RecordingObserver()
         library.register(observer)
-        try await library.catalog.performWrite { tx in for index in 0..<4 { _ = try tx.insert(testRecord("\(index)")) } }
+        try await library.catalog.performWrite { tx in for index in 0..<4 { _ = try tx.insert(testRecord("\(index)")) }
+        }
         await observer.waitFor(1)
         let details = try #require(observer.changes[0].details(for: before))
         #expect(!details.hasIncrementalChanges)

@@ -94,7 +94,9 @@ import Testing
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration())
         let stream = library.changes
-        for index in 0..<5 { try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) } }
+        for index in 0..<5 {
+            try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) }
+        }
         library.close()
         var tokens: [Int64] = []
         for await change in stream { tokens.append(change.token.rawValue) }
@@ -189,7 +191,9 @@ import Testing
         let folder = LibraryFolder()
         defer { folder.cleanup() }
         let library = try await AssetLibrary(configuration: folder.configuration(historyLimit: 2))
-        for index in 0..<4 { try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) } }
+        for index in 0..<4 {
+            try await library.catalog.performWrite { tx in _ = try tx.insert(testRecord("\(index)")) }
+        }
         #expect(try library.changes(since: ChangeToken(rawValue: 2)).count == 2)
         let expired = expectError(.historyUnavailable) {
             _ = try library.changes(since: ChangeToken(rawValue: 1))

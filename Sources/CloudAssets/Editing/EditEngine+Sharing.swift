@@ -55,7 +55,8 @@ extension EditEngine {
             if record.editRevision != stored.revision, LocalFiles.regularFileSize(file.path) == nil {
                 // Superseded here before it ever reached the bucket (two edits, then a sync), and its rendering
                 // went with it: no library has seen it, none ever will. It is settled, not pending: forgotten.
-                try await catalog.performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: [stored.revision]) }
+                try await catalog.performWrite { tx in try tx.deleteEditRevisions(of: id, revisions: [stored.revision])
+                }
                 return false
             }
             rendered.key = folder + stored.revision + ".jpg"
