@@ -188,7 +188,7 @@ extension AssetLibrary {
         /// open, after ``AssetLibrary/performChanges(_:)`` and when the policy becomes `.allowed`). Default `true`.
         /// A short-lived process that only reads the catalog (a listing, a status) sets `false`, so it starts no
         /// transfer it would cancel a moment later; what it leaves is done by the next library that opens with
-        /// `true`, or by ``AssetLibrary/sync(mode:fetchThumbnails:)`` and ``AssetLibrary/waitForUploads()``, which upload
+        /// `true`, or by ``AssetLibrary/sync(mode:fetchThumbnails:progress:)`` and ``AssetLibrary/waitForUploads()``, which upload
         /// whatever this says.
         public var startsBackgroundTransfers = true
         /// How long an asset stays in the trash before a sync purges it (its objects are deleted from the bucket).
@@ -207,7 +207,7 @@ extension AssetLibrary {
         /// file system instead of one `fdatasync` each. Default `true`; `false` keeps every sync to its own file
         /// (`syncfs` also writes other programs' pending data on that file system).
         public var syncsFileSystemForGroups = true
-        /// How often ``AssetLibrary/sync(mode:fetchThumbnails:)`` in ``SyncMode/automatic`` lists the whole bucket
+        /// How often ``AssetLibrary/sync(mode:fetchThumbnails:progress:)`` in ``SyncMode/automatic`` lists the whole bucket
         /// (the reconciliation that finds objects other tools wrote) instead of reading only the journal. Default
         /// 24 hours; 0 lists on every sync (the behaviour before the journal).
         public var fullSyncInterval: TimeInterval = 24 * 3600
@@ -230,8 +230,10 @@ extension AssetLibrary {
         /// the location either way, so another library with access still sees it.
         public var locationAccess: LocationAccess = .denied
         /// Where the library logs: sync summaries and what it skipped (`info`, `warning`), failed uploads and
-        /// downloads (`warning`), each transfer (`debug`), repairs on open. Default: a logger that discards
-        /// everything. Never a secret, a signed URL or file bytes; keys and local identifiers go in its metadata.
+        /// downloads and background work that failed (`warning`), each request attempt (`debug`: method, path
+        /// without its query, status, bytes, seconds, attempt), each state change of an asset (`trace`), repairs on
+        /// open. Default: a logger that discards everything. Never a secret, a query string, a signature or file
+        /// bytes; keys and local identifiers go in its metadata.
         public var logger = Logger(label: "cloudassets", factory: { _ in SwiftLogNoOpLogHandler() })
         /// Where the library's counters and timers go (syncs and their duration, uploads, downloads and their bytes,
         /// bucket input refused: see docs/configuration.md, *Logging and metrics*). Default nil: the process's

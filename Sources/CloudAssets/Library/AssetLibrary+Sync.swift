@@ -48,26 +48,17 @@ extension AssetLibrary {
     /// - Parameters:
     ///   - mode: Full listing, journal only, or the library's choice (default).
     ///   - fetchThumbnails: Whether to fetch missing thumbnails after listing (default `true`).
+    ///   - progress: Where the sync is (``SyncProgress``): when the catalog reflects the listing (or the journal)
+    ///     and every asset can be fetched, then the metadata read after it. Called from the sync's task, in order,
+    ///     never after this method returns; keep it short. Default none.
     /// - Returns: What the sync did.
     /// - Throws: ``CloudAssetsError``: ``CloudAssetsError/Code/noEndpoint``,
     ///   ``CloudAssetsError/Code/networkNotAllowed`` under the offline policy, the bucket's errors (a malformed or
     ///   truncated listing is an error, never a short catalog).
     @discardableResult
-    public func sync(mode: SyncMode = .automatic, fetchThumbnails: Bool = true) async throws -> SyncSummary {
-        try await entry { try await syncEngine.sync(mode: mode, fetchThumbnails: fetchThumbnails, progress: nil) }
-    }
-
-    /// ``sync(mode:fetchThumbnails:)``, reporting where it is: when the catalog reflects the listing (or the
-    /// journal) and every asset can be fetched, then the metadata read after it.
-    /// - Parameters:
-    ///   - mode: Full listing, journal only, or the library's choice.
-    ///   - fetchThumbnails: Whether to fetch missing thumbnails after listing.
-    ///   - progress: Called from the sync's task, in order, never after this method returns; keep it short.
-    /// - Returns: What the sync did.
-    /// - Throws: As ``sync(mode:fetchThumbnails:)``.
-    @discardableResult
     public func sync(
-        mode: SyncMode, fetchThumbnails: Bool, progress: @escaping @Sendable (SyncProgress) -> Void
+        mode: SyncMode = .automatic, fetchThumbnails: Bool = true,
+        progress: (@Sendable (SyncProgress) -> Void)? = nil
     ) async throws -> SyncSummary {
         try await entry { try await syncEngine.sync(mode: mode, fetchThumbnails: fetchThumbnails, progress: progress) }
     }

@@ -173,7 +173,7 @@ package enum JournalKey {
     }
 }
 
-/// How ``AssetLibrary/sync(mode:fetchThumbnails:)`` learns what changed in the bucket.
+/// How ``AssetLibrary/sync(mode:fetchThumbnails:progress:)`` learns what changed in the bucket.
 public enum SyncMode: Sendable, Hashable, Codable {
     /// Full on the first sync and once the last full listing is older than 100 times what it took (at least a
     /// minute, at most ``AssetLibrary/Configuration/fullSyncInterval``, which applies alone until the library has

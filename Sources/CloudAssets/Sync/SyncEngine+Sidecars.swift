@@ -4,7 +4,7 @@ import S3Transfer
 
 extension SyncEngine {
     /// Reads the sidecars that changed since this library last merged them (their ETags differ from the ones it
-    /// remembers) and merges them, in batches. Part of ``AssetLibrary/sync(mode:fetchThumbnails:)``.
+    /// remembers) and merges them, in batches. Part of ``AssetLibrary/sync(mode:fetchThumbnails:progress:)``.
     /// - Returns: How many sidecars were read.
     func pullSharedMetadata(remote: LibraryRemote) async throws -> Int {
         let layout = configuration.layout

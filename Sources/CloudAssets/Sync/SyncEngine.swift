@@ -47,7 +47,7 @@ final class SyncEngine: Sendable {
 }
 
 extension SyncEngine {
-    /// ``AssetLibrary/sync(mode:fetchThumbnails:)``.
+    /// ``AssetLibrary/sync(mode:fetchThumbnails:progress:)``.
     func sync(mode: SyncMode, fetchThumbnails: Bool, progress: (@Sendable (SyncProgress) -> Void)?) async throws
         -> SyncSummary
     {
@@ -71,7 +71,7 @@ extension SyncEngine {
         return summary
     }
 
-    /// The sync itself, one at a time (``sync(mode:fetchThumbnails:)`` counts what it commits).
+    /// The sync itself, one at a time (``sync(mode:fetchThumbnails:progress:)`` counts what it commits).
     private func synced(
         mode: SyncMode, fetchThumbnails: Bool, remote: LibraryRemote, progress: (@Sendable (SyncProgress) -> Void)?
     ) async throws -> SyncSummary {
