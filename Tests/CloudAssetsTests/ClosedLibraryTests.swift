@@ -98,7 +98,7 @@ struct ClosedLibraryTests {
                     _ = try library.localThumbnailData(forLocalIdentifier: local.localIdentifier)
                 }
             ),
-            ("sync(mode:fetchThumbnails:)", { _ = try await library.sync() }),
+            ("sync(mode:fetchThumbnails:progress:)", { _ = try await library.sync() }),
             (
                 "sync(mode:fetchThumbnails:progress:)",
                 { _ = try await library.sync(mode: .automatic, fetchThumbnails: false) { _ in } }
