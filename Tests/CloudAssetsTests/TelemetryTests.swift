@@ -15,6 +15,20 @@ import Testing
 /// figures, read back from a recording backend.
 @Suite("Library: logging and metrics", .heavy)
 struct TelemetryTests {
+    /// Opens a library on `configuration`, syncs it, downloads `a.bin` (which must be `original`), uploads one
+    /// import and closes it: what the logging tests watch.
+    static func syncDownloadAndUpload(
+        _ configuration: AssetLibrary.Configuration, _ harness: LibraryHarness, original: Data
+    ) async throws {
+        let library = try await harness.open(configuration)
+        try await library.sync(fetchThumbnails: false)
+        let asset = try library.asset(path: "a.bin")
+        #expect(try await library.data(for: asset, options: AssetLibrary.networkOptions()) == original)
+        _ = try await harness.importAll(try harness.sourceFiles(1, prefix: "up", seed: 9), into: library)
+        await library.waitForUploads()
+        library.close()
+    }
+
     @Test("a sync, an upload and a download are logged and counted; nothing is logged by default")
     func syncUploadAndDownloadAreLoggedAndCounted() async throws {
         try await withHarness { harness in
@@ -26,12 +40,7 @@ struct TelemetryTests {
             configuration.logger = Logger(label: "telemetry-test", factory: { _ in handler })
             configuration.logger.logLevel = .debug
             configuration.metricsFactory = metrics
-            let library = try await harness.open(configuration)
-            try await library.sync(fetchThumbnails: false)
-            let asset = try library.asset(path: "a.bin")
-            #expect(try await library.data(for: asset, options: AssetLibrary.networkOptions()) == original)
-            _ = try await harness.importAll(try harness.sourceFiles(1, prefix: "up", seed: 9), into: library)
-            await library.waitForUploads()
+            try await Self.syncDownloadAndUpload(configuration, harness, original: original)
 
             #expect(metrics.counterTotal(label: "cloudassets_syncs_total", dimensions: [("mode", "full")]) == 1)
             #expect(try metrics.expectTimer("cloudassets_sync_duration_seconds", [("mode", "full")]).values.count == 1)
@@ -69,12 +78,7 @@ struct TelemetryTests {
                 accessKeyID: "ASIALOGTEST", secretAccessKey: secret, sessionToken: token)
             configuration.logger = Logger(label: "trace-test", factory: { _ in handler })
             configuration.logger.logLevel = .trace
-            let library = try await harness.open(configuration)
-            try await library.sync(fetchThumbnails: false)
-            let asset = try library.asset(path: "a.bin")
-            #expect(try await library.data(for: asset, options: AssetLibrary.networkOptions()) == original)
-            _ = try await harness.importAll(try harness.sourceFiles(1, prefix: "up", seed: 9), into: library)
-            await library.waitForUploads()
+            try await Self.syncDownloadAndUpload(configuration, harness, original: original)
 
             let requests = handler.entries.filter { $0.level == .debug && "\($0.message)" == "request" }
             func path(_ entry: InMemoryLogHandler.Entry) -> String { entry.metadata["path"].map { "\($0)" } ?? "" }
