@@ -79,7 +79,7 @@ package enum LocationStripper {
             let candidate = Array(bytes[i..<min(bytes.count, i + ImageMetadata.maxHeadBytes)])
             // try?: a candidate that does not parse is not an image: skipped
             guard let found = try? jpegPatches(candidate),
-                // try?: as above: no complete header, no image
+                // try?: no complete header in the candidate: not an image, skipped
                 case .complete(let header)? = try? JPEGHeader.scan(candidate, throughScan: true)
             else {
                 i += 2

@@ -121,7 +121,7 @@ extension OriginalsCache {
             // Not cancelled by the caller: a sync found the object gone and stopped the download (before it commits
             // the removal, so that no file appears after it).
             let vanished = downloads.takeVanished(assetID)
-            // A catalog that cannot be read here answers "cancelled", which the caller may simply ask again.
+            // try?: a catalog that cannot be read here answers "cancelled", which the caller may simply ask again.
             if !Task.isCancelled, vanished || (try? catalog.store.record(id: assetID)) == nil {
                 return AssetRequestError.assetDeleted(localIdentifier: assetID)
             }

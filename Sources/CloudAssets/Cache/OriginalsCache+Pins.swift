@@ -163,7 +163,7 @@ extension OriginalsCache {
         // One query over two columns, not a load of every record: this runs on every open.
         // try?: unreadable now: the pins resume at the next open
         guard let ids = try? catalog.store.identifiersOfPinnedAssetsNotFull(), !ids.isEmpty,
-            // try?: as above
+            // try?: unreadable now: the pins resume at the next open
             let records = try? catalog.store.records(ids: ids)
         else { return }
         let pinned = records.compactMap(\.id)

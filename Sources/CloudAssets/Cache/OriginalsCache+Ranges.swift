@@ -89,7 +89,7 @@ extension OriginalsCache {
             // With no range recorded, no one can use the file's bytes: do not leave them taking space (a full
             // disk stays full otherwise). A concurrent read of the same asset then finds its file gone at its
             // commit and starts again. Checked and removed under the write lock, so no concurrent commit can record
-            // ranges in between.
+            // ranges in between. try?: a file not removed now is removed by the next eviction or open.
             try? await catalog.performWrite { tx in
                 if try tx.record(asset.rowID)?.availability != .partial, try file.isInPlace() {
                     // try?: our own range file; one left only takes room (no row names it)

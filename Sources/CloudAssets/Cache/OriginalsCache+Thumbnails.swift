@@ -71,7 +71,7 @@ extension OriginalsCache {
                 // try?: no thumbnail for this image: it is drawn from the original
                 encoded = try? EmbeddedThumbnail.jpeg(jpeg, orientation: record.orientation, request: request)
             case .wholeImage(let file):
-                // try?: as above
+                // try?: no thumbnail for this image: it is drawn from the original
                 encoded = try? ImageEncoder.jpeg(
                     ImageDecoder.decode(data: file, request: request).image, quality: EmbeddedThumbnail.quality)
             }

@@ -283,7 +283,8 @@ extension UploadEngine {
                 telemetry.logger.warning("albums not sent: the catalog cannot be read", metadata: ["error": "\(error)"])
                 return
             }
-            // Not bound to this bucket (another one, or never synced): the sync says so; nothing goes up meanwhile.
+            // try?: not bound to this bucket (another one, or never synced): the sync says so; nothing goes up
+            // meanwhile.
             guard !dirty.isEmpty, let remote, network.policy != .offline, (try? remote.checkBinding()) != nil
             else { return }
             for id in dirty {
@@ -476,7 +477,7 @@ extension Catalog {
     func resolveCollections() {
         // try?: unreadable now: resolved after the next sync
         guard let unresolved = try? store.collectionsToShare().unresolved, !unresolved.isEmpty,
-            // try?: as above
+            // try?: no device identifier now: resolved after the next sync
             let device = try? deviceIdentifier()
         else { return }
         // try?: the albums stay marked unresolved and are resolved after the next sync

@@ -88,7 +88,7 @@ enum ImageHeaderRead {
         if case .needMore(let count)? = parsed, count > bytes.count, count <= byteLimit, Int64(count) <= size {
             // The headers run on (a long EXIF block before the frame header): the rest of them.
             try await readOn(to: count)
-            // try?: as above
+            // try?: unparsable headers: the asset keeps no image metadata
             parsed = try? ImageMetadata.parse(head: bytes, fileLength: fileLength)
         }
         guard case .parsed(let image)? = parsed else { return (head, nil) }

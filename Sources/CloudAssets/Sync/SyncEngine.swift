@@ -228,7 +228,8 @@ extension SyncEngine {
         do {
             value = try await body()
         } catch {
-            // A library closed meanwhile writes nothing more: the next library to open the folder first builds them.
+            // try?: the sync's own error is the one thrown; indexes not built now are built by the next library to
+            // open the folder first (a closed library writes nothing more).
             if bulk, !catalog.isClosed { _ = try? catalog.restoreSuspendedIndexes() }
             throw error
         }

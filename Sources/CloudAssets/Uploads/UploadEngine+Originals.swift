@@ -334,7 +334,7 @@ extension UploadEngine {
         if data == nil,
             // try?: undecodable: the asset goes without a bucket thumbnail
             let (image, _) = try? await ImageBridge.decode(.file(original), request: configuration.thumbnailRequest),
-            // try?: as above
+            // try?: unencodable: the asset goes without a bucket thumbnail
             let jpeg = try? ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality)
         {
             data = Data(jpeg)
