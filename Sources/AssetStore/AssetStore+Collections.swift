@@ -743,15 +743,7 @@ extension StoreTransaction {
 
 extension AssetStore {
     /// How many assets match `query` (its limit applied).
-    package func count(_ query: StoreQuery) throws -> Int {
-        var arguments = StatementArguments()
-        var unlimited = query
-        unlimited.limit = nil
-        unlimited.sort = []
-        let sql = Self.selectSQL(columns: "count(*)", unlimited, &arguments)
-        let all = try read { db in try Int.fetchOne(db, sql: sql, arguments: arguments) ?? 0 }
-        return query.limit.map { min($0, all) } ?? all
-    }
+    package func count(_ query: StoreQuery) throws -> Int { try counts([query])[0] }
 
     /// An album's assets that match `predicate`, in its order, at most `limit`: for the default fetch (hidden and
     /// trashed assets left out) the album's packed order less its few hidden and trashed members, else one indexed
@@ -800,45 +792,34 @@ extension AssetStore {
         }
     }
 
-    /// How many assets each smart album shows by default, read through indexes (only the rows of each set are
-    /// visited): favourites, videos, edited, added since `addedSince` (each not hidden, not trashed), hidden (not
-    /// trashed), trashed.
-    package func smartAlbumCounts(addedSince: Date) throws -> SmartAlbumCounts {
-        try read { db in
-            let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT
-                        (SELECT count(*) FROM asset INDEXED BY asset_favorite
-                            WHERE isFavorite = 1 AND isHidden = 0 AND trashedDate IS NULL),
-                        (SELECT count(*) FROM asset INDEXED BY asset_video
-                            WHERE mediaType = 2 AND isHidden = 0 AND trashedDate IS NULL),
-                        (SELECT count(*) FROM asset INDEXED BY asset_edited
-                            WHERE editRevision IS NOT NULL AND isHidden = 0 AND trashedDate IS NULL),
-                        (SELECT count(*) FROM asset INDEXED BY asset_hidden WHERE isHidden = 1 AND trashedDate IS NULL),
-                        (SELECT count(*) FROM asset INDEXED BY asset_trashed WHERE trashedDate IS NOT NULL),
-                        (SELECT count(*) FROM asset INDEXED BY asset_added
-                            WHERE \(AssetRecord.addedKeySQL) >= ? AND isHidden = 0 AND trashedDate IS NULL)
-                    """, arguments: [addedSince.timeIntervalSinceReferenceDate])
-            return SmartAlbumCounts(
-                favorites: row?[0] ?? 0, videos: row?[1] ?? 0, edited: row?[2] ?? 0, hidden: row?[3] ?? 0,
-                trashed: row?[4] ?? 0, recentlyAdded: row?[5] ?? 0)
+    /// How many assets match each of `queries` (each one's limit applied), read in one statement of one read
+    /// transaction, so the counts agree with one another. Each count is the very `WHERE` a fetch of the query runs,
+    /// so SQLite picks the same partial index for it.
+    package func counts(_ queries: [StoreQuery]) throws -> [Int] {
+        guard !queries.isEmpty else { return [] }
+        var arguments = StatementArguments()
+        let columns = queries.map { query in
+            var unlimited = query
+            unlimited.limit = nil
+            unlimited.sort = []
+            var sql = "SELECT count(*) FROM asset"
+            if unlimited.predicate != .all { sql += " WHERE " + unlimited.predicate.sql(into: &arguments) }
+            return "(" + sql + ")"
+        }
+        let sql = "SELECT " + columns.joined(separator: ", ")
+        let row = try read { db in try Row.fetchOne(db, sql: sql, arguments: arguments) }
+        return queries.enumerated().map { index, query in
+            let all: Int = row?[index] ?? 0
+            return query.limit.map { min($0, all) } ?? all
         }
     }
 
-    /// What ``smartAlbumCounts(addedSince:)`` counts.
-    package struct SmartAlbumCounts: Sendable, Hashable {
-        package var favorites: Int
-        package var videos: Int
-        package var edited: Int
-        package var hidden: Int
-        package var trashed: Int
-        package var recentlyAdded: Int
-    }
-
-    /// The assets with a content edit.
-    package func editedAssetIDs() throws -> Set<Int64> {
-        try read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM asset WHERE editRevision IS NOT NULL")) }
+    /// SQLite's plan for ``counts(_:)`` of one query, one line per step (`EXPLAIN QUERY PLAN`).
+    package func countPlan(_ query: StoreQuery) throws -> [String] {
+        var arguments = StatementArguments()
+        var sql = "EXPLAIN QUERY PLAN SELECT count(*) FROM asset"
+        if query.predicate != .all { sql += " WHERE " + query.predicate.sql(into: &arguments) }
+        return try read { db in try Row.fetchAll(db, sql: sql, arguments: arguments).map { $0["detail"] } }
     }
 
     /// Whether any of `assetIDs` is in the album.

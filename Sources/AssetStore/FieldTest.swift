@@ -24,6 +24,8 @@ package enum FieldTest: Sendable, Hashable {
     case isHidden(Bool)
     /// Records in the trash (`true`) or not (`false`).
     case isTrashed(Bool)
+    /// Records with a content edit (`true`: ``AssetRecord/editRevision`` is set) or without one (`false`).
+    case hasAdjustments(Bool)
     /// Records whose upload state is in the set.
     case uploadState(Set<StoredUploadState>)
     /// Records with one of these identifiers (a record not inserted yet has none).
@@ -43,6 +45,7 @@ package enum FieldTest: Sendable, Hashable {
         case .isFavorite(let value): fields.isFavorite == value
         case .isHidden(let value): fields.isHidden == value
         case .isTrashed(let value): fields.isTrashed == value
+        case .hasAdjustments(let value): fields.hasAdjustments == value
         case .uploadState(let set): set.contains(fields.uploadState)
         case .ids(let ids): fields.id.map(ids.contains) ?? false
         case .addedSince(let date): fields.addedKey >= date.timeIntervalSinceReferenceDate
@@ -50,10 +53,17 @@ package enum FieldTest: Sendable, Hashable {
     }
 
     /// The test as an SQL boolean expression on the `asset` table's columns; its values are appended to
-    /// `arguments` (always bound, never interpolated). It is never NULL, so `NOT` of it is its negation.
+    /// `arguments` (always bound, never interpolated), except the library's own constants — booleans and media
+    /// types — which are written literally so that the partial indexes on them apply. It is never NULL, so `NOT` of
+    /// it is its negation.
     func sql(into arguments: inout StatementArguments) -> String {
         switch self {
-        case .mediaType(let set): return Self.inList("mediaType", set.map(\.rawValue).sorted(), &arguments)
+        case .mediaType(let set):
+            // The enum's own small integers, written literally (as the booleans below): `asset_video`'s condition
+            // is `mediaType = 2`, which a bound `mediaType IN (?)` does not imply to SQLite's planner.
+            let values = set.map(\.rawValue).sorted()
+            if values.count == 1 { return "mediaType = \(values[0])" }
+            return values.isEmpty ? "0" : "mediaType IN (" + values.map(String.init).joined(separator: ",") + ")"
         case .creationDate(let range): return Self.between("creationDate", range, &arguments)
         case .modificationDate(let range): return Self.between("modificationDate", range, &arguments)
         case .availability(let set):
@@ -69,6 +79,7 @@ package enum FieldTest: Sendable, Hashable {
         case .isFavorite(let value): return value ? "isFavorite = 1" : "isFavorite = 0"
         case .isHidden(let value): return value ? "isHidden = 1" : "isHidden = 0"
         case .isTrashed(let value): return value ? "trashedDate IS NOT NULL" : "trashedDate IS NULL"
+        case .hasAdjustments(let value): return value ? "editRevision IS NOT NULL" : "editRevision IS NULL"
         case .uploadState(let set): return Self.inList("uploadState", set.map(\.rawValue).sorted(), &arguments)
         case .ids(let ids):
             if ids.count <= 256 { return Self.inList("id", ids.sorted(), &arguments) }
@@ -138,6 +149,8 @@ package struct TestedFields: Sendable {
     package var isHidden: Bool
     /// In the trash (``AssetRecord/isTrashed``).
     package var isTrashed: Bool
+    /// With a content edit (``AssetRecord/editRevision`` set).
+    package var hasAdjustments: Bool
     /// Where the original stands with the bucket.
     package var uploadState: StoredUploadState
     /// When it was added to the bucket (``AssetRecord/addedKey``).
@@ -147,7 +160,7 @@ package struct TestedFields: Sendable {
     package init(
         id: Int64?, mediaType: MediaType, creationDate: Date, modificationDate: Date,
         availability: StoredAvailability, currentAvailability: StoredAvailability, isFavorite: Bool, isHidden: Bool,
-        isTrashed: Bool, uploadState: StoredUploadState, addedKey: Double
+        isTrashed: Bool, hasAdjustments: Bool, uploadState: StoredUploadState, addedKey: Double
     ) {
         self.id = id
         self.mediaType = mediaType
@@ -158,6 +171,7 @@ package struct TestedFields: Sendable {
         self.isFavorite = isFavorite
         self.isHidden = isHidden
         self.isTrashed = isTrashed
+        self.hasAdjustments = hasAdjustments
         self.uploadState = uploadState
         self.addedKey = addedKey
     }
@@ -174,6 +188,7 @@ package struct TestedFields: Sendable {
         isFavorite = record.isFavorite
         isHidden = record.isHidden
         isTrashed = record.isTrashed
+        hasAdjustments = record.editRevision != nil
         uploadState = record.uploadState
         addedKey = record.addedKey
     }

@@ -41,6 +41,8 @@ package indirect enum StorePredicate: Sendable, Hashable {
     package static func isHidden(_ value: Bool) -> StorePredicate { .field(.isHidden(value)) }
     /// Records in the trash (`true`) or not (`false`).
     package static func isTrashed(_ value: Bool) -> StorePredicate { .field(.isTrashed(value)) }
+    /// Records with a content edit (`true`) or without one (`false`).
+    package static func hasAdjustments(_ value: Bool) -> StorePredicate { .field(.hasAdjustments(value)) }
     /// Records whose upload state is in the set.
     package static func uploadState(_ set: Set<StoredUploadState>) -> StorePredicate { .field(.uploadState(set)) }
     /// Records with one of these identifiers.

@@ -114,7 +114,7 @@ struct PredicateFuzzer {
 
     /// One store leaf of any kind.
     mutating func storeLeaf(ids: [Int64], keys: [String]) -> StorePredicate {
-        switch below(13) {
+        switch below(14) {
         case 0: .mediaType(subset(MediaType.allCases))
         case 1: .creationDate(range())
         case 2: .modificationDate(range())
@@ -127,6 +127,7 @@ struct PredicateFuzzer {
         case 9: .keyPrefix(prefix(of: keys))
         case 10: .keyFolder(folder(of: keys))
         case 11: .field(.addedSince(date()))
+        case 12: .hasAdjustments(bool())
         default: .ids(idSet(ids))
         }
     }
@@ -159,7 +160,7 @@ struct PredicateFuzzer {
 
     /// One library leaf of any kind.
     mutating func assetLeaf(ids: [Int64], keys: [String]) -> AssetPredicate {
-        switch below(12) {
+        switch below(13) {
         case 0: .mediaTypes(subset(MediaType.allCases))
         case 1: .creationDate(range())
         case 2: .modificationDate(range())
@@ -171,6 +172,7 @@ struct PredicateFuzzer {
         case 8: .keyPrefix(prefix(of: keys))
         case 9: .keyFolder(folder(of: keys))
         case 10: .addedSince(date())
+        case 11: .hasAdjustments(bool())
         default: .identifiers(identifiers(ids))
         }
     }
@@ -303,8 +305,38 @@ extension AssetPredicate: BooleanTree {}
                     "identifiers(\(strings.sorted())).matches vs localIdentifier", records)
             }
 
+            // A smart album's count is the count of its fetch: one definition serves both.
+            for album in try library.fetchSmartAlbums() {
+                let fetched = try library.fetchAssets(in: album).count
+                agree(
+                    Set([Int64(album.estimatedAssetCount)]), Set([Int64(fetched)]), "\(album.title): count vs fetch",
+                    records)
+            }
+
             // One failing round is enough to read (and replay).
             if mismatches > 0 { break }
+        }
+    }
+}
+
+extension PredicateAgreementTests {
+    /// Each smart album's count runs its fetch's `WHERE` and SQLite answers it from that album's partial index:
+    /// never a read of every row.
+    @Test func smartAlbumCountsReadTheirPartialIndexes() async throws {
+        let folder = LibraryFolder()
+        defer { folder.cleanup() }
+        let library = try await AssetLibrary(configuration: folder.configuration())
+        let expected: [AssetCollection.Subtype: String] = [
+            .smartAlbumFavorites: "asset_favorite", .smartAlbumVideos: "asset_video", .smartAlbumEdited: "asset_edited",
+            .smartAlbumHidden: "asset_hidden", .smartAlbumRecentlyDeleted: "asset_trashed",
+            .smartAlbumRecentlyAdded: "asset_added",
+        ]
+        #expect(Set(expected.keys) == Set(CollectionCatalog.smartSubtypes))
+        for (subtype, index) in expected {
+            let plan = try library.catalog.store.countPlan(CollectionCatalog.smartOptions(subtype).storeQuery)
+            #expect(
+                plan.count == 1 && plan[0].contains("INDEX \(index)"),
+                "\(subtype): \(plan) \(CollectionCatalog.smartOptions(subtype).storeQuery.predicate)")
         }
     }
 }

@@ -236,10 +236,12 @@ class Gallery(unittest.TestCase):
 
     def test_edited_badge_toggles_before_and_after(self):
         self.open_gallery()
-        target = self.page.evaluate(
+        # The first thumbnail in view that has loaded and is not square (the images load after the grid shows).
+        target = self.page.wait_for_function(
             "[...document.querySelectorAll('.cell[data-badge=thumbnail]')].map(c => c.dataset.id)"
-            ".find(id => gallery.cell(id).querySelector('img').naturalWidth !== "
-            "gallery.cell(id).querySelector('img').naturalHeight)")
+            ".find(id => { const i = gallery.cell(id).querySelector('img');"
+            " return i.complete && i.naturalWidth > 0 && i.naturalWidth !== i.naturalHeight })",
+            timeout=10_000).json_value()
         self.assertIsNotNone(target, "a non-square thumbnail in view")
         cell = f".cell[data-id='{target}']"
         self.page.wait_for_function("(s) => document.querySelector(s + ' img').complete", arg=cell)

@@ -102,17 +102,14 @@ public struct LibraryChange: Sendable {
             beforeRecords: changes.before, afterRecords: afterRecords)
     }
 
-    /// Details for a result drawn from an album (or the edited assets): its members and order after the change are
-    /// read from the catalog, then compared with the result's. Only a change that touched the album (or, for the
-    /// edited assets, any asset) reads anything.
+    /// Details for a result drawn from an album: its members and order after the change are read from the
+    /// catalog, then compared with the result's. Only a change that touched the album reads anything.
     private func scopedDetails(for fetchResult: FetchResult, scope: FetchScope) throws -> FetchResultChangeDetails? {
         switch scope {
         case .album(let id, let uuid):
             guard try changes.collections.contains(uuid) || store.hasMembers(id, among: changes.updated) else {
                 return nil
             }
-        case .edited:
-            guard !changes.updated.isEmpty || !changes.deleted.isEmpty else { return nil }
         }
         if let fast = try albumInsertionsAndRemovals(fetchResult, scope: scope) { return fast }
         let collections = CollectionCatalog(store: store, revealsLocation: fetchResult.revealsLocation)

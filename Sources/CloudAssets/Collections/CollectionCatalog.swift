@@ -2,11 +2,10 @@ import AssetStore
 import Essentials
 import Foundation
 
-/// What an album-scoped fetch result draws its members from (``FetchResult``'s scope): an album's members, or the
-/// edited assets. Other fetch results, smart albums defined by a predicate included, have none.
+/// What an album-scoped fetch result draws its members from (``FetchResult``'s scope): an album's members. Other
+/// fetch results, smart albums (each defined by its predicate) included, have none.
 package enum FetchScope: Sendable, Hashable {
     case album(id: Int64, uuid: String)
-    case edited
 }
 
 /// Albums, folders and smart albums read from the catalog, and the assets in each. Reads only; safe from any
@@ -57,8 +56,9 @@ struct CollectionCatalog: Sendable {
         }
     }
 
-    /// The fetch a smart album is, its default order newest first (the edited one is a scope, not a predicate);
-    /// Recently Added reaches back ``recentlyAddedWindow`` from `now`.
+    /// The fetch a smart album is, its default order newest first; Recently Added reaches back
+    /// ``recentlyAddedWindow`` from `now`. The one definition of each smart album: its fetch and its count
+    /// (``smartAlbums()``) both run these options.
     static func smartOptions(_ subtype: AssetCollection.Subtype, now: Date = Date()) -> FetchOptions {
         let newest: [AssetSortDescriptor] = [.creationDate(ascending: false)]
         return switch subtype {
@@ -72,7 +72,8 @@ struct CollectionCatalog: Sendable {
         case .smartAlbumRecentlyDeleted:
             FetchOptions(
                 predicate: .isTrashed(true), sortBy: newest, includeHiddenAssets: true, includeTrashedAssets: true)
-        case .smartAlbumEdited, .albumRegular, .albumKeyFolder: FetchOptions(sortBy: newest)
+        case .smartAlbumEdited: FetchOptions(predicate: .hasAdjustments(true), sortBy: newest)
+        case .albumRegular, .albumKeyFolder: FetchOptions(sortBy: newest)
         }
     }
 
@@ -80,20 +81,13 @@ struct CollectionCatalog: Sendable {
         try smartAlbums().first { $0.subtype == subtype }!
     }
 
-    /// Every smart album with its count (one query over partial indexes).
+    /// Every smart album with its count: the count of the fetch ``smartOptions(_:now:)`` defines, all in one
+    /// read (each answered from its partial index).
     func smartAlbums() throws -> [AssetCollection] {
-        let counts = try store.smartAlbumCounts(addedSince: Date().addingTimeInterval(-Self.recentlyAddedWindow))
-        return Self.smartSubtypes.map { subtype in
-            let count =
-                switch subtype {
-                case .smartAlbumFavorites: counts.favorites
-                case .smartAlbumRecentlyAdded: counts.recentlyAdded
-                case .smartAlbumVideos: counts.videos
-                case .smartAlbumEdited: counts.edited
-                case .smartAlbumHidden: counts.hidden
-                case .smartAlbumRecentlyDeleted, .albumRegular, .albumKeyFolder: counts.trashed
-                }
-            return AssetCollection(
+        let now = Date()
+        let counts = try store.counts(Self.smartSubtypes.map { Self.smartOptions($0, now: now).storeQuery })
+        return zip(Self.smartSubtypes, counts).map { subtype, count in
+            AssetCollection(
                 localIdentifier: Self.smartIdentifier(subtype), title: Self.smartTitle(subtype), kind: .smartAlbum,
                 subtype: subtype, estimatedAssetCount: count, folderIdentifier: nil, creationDate: nil)
         }
@@ -297,8 +291,6 @@ struct CollectionCatalog: Sendable {
                 throw AssetLibraryError.noSuchCollection(localIdentifier: collection.localIdentifier)
             }
             return (.album(id: record.id, uuid: record.uuid), options ?? FetchOptions())
-        case .smartAlbumEdited:
-            return (.edited, options ?? Self.smartOptions(.smartAlbumEdited))
         case .albumKeyFolder:
             guard let album = try keyFolderAlbum(collection.localIdentifier) else {
                 throw AssetLibraryError.noSuchCollection(localIdentifier: collection.localIdentifier)
@@ -321,8 +313,8 @@ struct CollectionCatalog: Sendable {
         }
     }
 
-    /// The members of a scope that `options` selects: an album in its own order unless `options` sorts, the
-    /// edited assets in the options' order; then the limit.
+    /// The members of a scope that `options` selects: an album in its own order unless `options` sorts; then the
+    /// limit.
     func sorted(_ scope: FetchScope, options: FetchOptions) throws -> SortedIdentifiers {
         var query = options.storeQuery
         switch scope {
@@ -331,8 +323,6 @@ struct CollectionCatalog: Sendable {
                 return try store.members(ofCollection: id, matching: query.predicate, limit: options.fetchLimit)
             }
             query.predicate = .and([query.predicate, .ids(Set(try store.memberIDs(ofCollection: id)))])
-        case .edited:
-            query.predicate = .and([query.predicate, .ids(try store.editedAssetIDs())])
         }
         return try store.fetchSorted(query)
     }

@@ -24,6 +24,9 @@ public indirect enum AssetPredicate: Sendable, Hashable {
     /// Assets in the trash (`true`) or not. Trashed assets are only fetched with
     /// ``FetchOptions/includeTrashedAssets``.
     case isTrashed(Bool)
+    /// Assets with a content edit (`true`, ``Asset/hasAdjustments``) or without one (`false`). What the Edited
+    /// smart album shows.
+    case hasAdjustments(Bool)
     /// Assets whose upload state is one of these.
     case uploadStates(Set<UploadState>)
     /// Assets whose bucket key starts with this prefix (case-sensitive).
@@ -68,6 +71,7 @@ public indirect enum AssetPredicate: Sendable, Hashable {
         case .isFavorite(let value): .isFavorite(value)
         case .isHidden(let value): .isHidden(value)
         case .isTrashed(let value): .isTrashed(value)
+        case .hasAdjustments(let value): .hasAdjustments(value)
         case .uploadStates(let set): .uploadState(Set(set.map(\.stored)))
         case .keyPrefix(let prefix): .keyPrefix(prefix)
         case .keyFolder(let folder): .keyFolder(folder)
@@ -88,7 +92,7 @@ extension TestedFields {
             id: asset.rowID, mediaType: asset.mediaType, creationDate: asset.creationDate,
             modificationDate: asset.modificationDate, availability: asset.originalAvailability.stored,
             currentAvailability: asset.availability.stored, isFavorite: asset.isFavorite, isHidden: asset.isHidden,
-            isTrashed: asset.isTrashed, uploadState: asset.uploadState.stored,
+            isTrashed: asset.isTrashed, hasAdjustments: asset.hasAdjustments, uploadState: asset.uploadState.stored,
             addedKey: asset.addedDate?.timeIntervalSinceReferenceDate ?? AssetRecord.notListedAddedKey)
     }
 }
