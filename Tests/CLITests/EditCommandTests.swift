@@ -90,7 +90,16 @@ struct EditCommandTests {
             let other = fixture.folder.appendingPathComponent("other")
             var otherGlobals = fixture.globalArguments
             otherGlobals[1] = other.path
+            fixture.server.requestLog.clear()
             expectSuccess(try await fixture.run("favorite", ["1"]))
+            // One pass: the sidecar read, merged and written once, one journal entry (the HEAD asks whether the
+            // original is still there before a first sidecar is written), nothing sent twice.
+            let sent = fixture.server.requestLog.entries().filter { $0.key != nil }.map { entry in
+                entry.method + " " + (entry.key!.hasPrefix("journal/") ? "journal/" : entry.key!)
+            }
+            let favoriteKey = try #require(try await rows(fixture).first { $0.id == "1" }?.key)
+            let sidecar = "metadata/" + favoriteKey.dropFirst("originals/".count) + ".json"
+            #expect(sent == ["GET \(sidecar)", "HEAD \(favoriteKey)", "PUT \(sidecar)", "PUT journal/"], "\(sent)")
             expectSuccess(try await fixture.run("hide", ["2"]))
             expectSuccess(try await fixture.run("rm", ["3"]))
             #expect(try await rows(fixture).map(\.id) == ["1"], "hidden and trashed assets leave ls")
