@@ -16,7 +16,7 @@ struct LibraryLateThumbnailTests {
             let library = try await harness.open()
             try await library.sync()
             let a = try library.asset(path: "a.png")
-            try library.cache.removeAssets([a.rowID])
+            try await library.cache.removeAssets([a.rowID])
             // The fetch wrote its file after the deletion removed the asset's files; its commit comes now.
             let file = library.cache.files.thumbnail(id: a.rowID)
             try Data("late thumbnail".utf8).write(to: file)

@@ -79,8 +79,8 @@ extension OriginalsCache {
                 handle.cancel()
             }
         } catch let error as S3Error {
-            discardLeftoverPart(assetID: assetID, destination: destination)
-            throw downloadFailure(error, of: record)
+            await discardLeftoverPart(assetID: assetID, destination: destination)
+            throw await downloadFailure(error, of: record)
         }
         try await commitDownloaded(assetID: assetID, result: result)
         telemetry.transition("availability", asset: assetID, key: record.key, ["to": "full"])
@@ -88,7 +88,7 @@ extension OriginalsCache {
             localIdentifier: assetID, key: record.key, bytesTransferred: result.bytesTransferred,
             attempts: result.attempts, failure: nil)
         downloads.noteAccess(assetID)
-        try enforceCacheLimit(keeping: assetID)
+        try await enforceCacheLimit(keeping: assetID)
         var committed = record
         committed.availability = .full
         committed.localFilePath = files.storedPath(ofOriginal: result.url)
@@ -102,7 +102,7 @@ extension OriginalsCache {
     /// What a failed download of `record`'s original means to the caller (reported to telemetry): a vanished
     /// object removes the asset, as a sync would; a changed one, a cancellation, the network policy have their own
     /// errors.
-    func downloadFailure(_ error: S3Error, of record: AssetRecord) -> any Error {
+    func downloadFailure(_ error: S3Error, of record: AssetRecord) async -> any Error {
         let assetID = record.id ?? 0
         if error != .cancelled {
             telemetry.downloadEnded(
@@ -113,7 +113,7 @@ extension OriginalsCache {
         case .noSuchKey:
             // Deleted remotely while we fetched it: the asset goes, as a sync would remove it.
             // try?: the asset is gone from the bucket; a sync removes it otherwise
-            try? removeAssets([assetID])
+            try? await removeAssets([assetID])
             return AssetRequestError.assetDeleted(localIdentifier: assetID)
         case .preconditionFailed, .objectChanged:
             return AssetRequestError.objectChanged(key: record.key)
@@ -169,7 +169,7 @@ extension OriginalsCache {
                 attempts: result.attempts, failure: nil)
         } catch let error as S3Error {
             for path in [destination.path + ".part", destination.path + ".part.json"] { Self.removeIfPresent(path) }
-            throw downloadFailure(error, of: record)
+            throw await downloadFailure(error, of: record)
         }
     }
 
@@ -237,9 +237,9 @@ extension OriginalsCache {
 
     /// After a download of this asset failed: when another download made the asset `full` meanwhile and none
     /// still runs (this request's own is counted until it returns), the bytes kept to resume from are of no use.
-    func discardLeftoverPart(assetID: Int64, destination: URL) {
+    func discardLeftoverPart(assetID: Int64, destination: URL) async {
         // try?: frees a leftover part only; the next download resumes or replaces it
-        try? catalog.performWrite { tx in
+        try? await catalog.performWrite { tx in
             guard try tx.record(assetID)?.availability == .full else { return }
             removeLeftoverPart(assetID: assetID, destinationPath: destination.path)
         }
@@ -255,10 +255,10 @@ extension OriginalsCache {
 
     /// Deletes assets (and their files) in one transaction, cancelling their downloads first (a cancelled
     /// download writes no more files, so none appears after the removal).
-    func removeAssets(_ ids: [Int64]) throws {
+    func removeAssets(_ ids: [Int64]) async throws {
         downloads.cancelDownloads(forAssets: ids)
         var paths: [String] = []
-        try catalog.performWrite { tx in
+        try await catalog.performWrite { tx in
             for id in ids {
                 guard let record = try tx.record(id) else { continue }
                 paths += files.allPaths(id: id, key: record.key)

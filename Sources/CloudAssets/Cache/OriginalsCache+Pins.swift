@@ -34,39 +34,50 @@ extension OriginalsCache {
         }
     }
 
+    @available(*, noasync, message: "blocks its thread; async code awaits the async form")
     @discardableResult
     func evict(ids: [Int64], force: Bool) throws -> Int64 {
+        try catalog.performWrite { tx in try evict(ids: ids, force: force, in: tx) }
+    }
+
+    /// ``evict(ids:force:)`` from async code: the commit runs on the catalog's writer, not the cooperative pool.
+    @discardableResult
+    func evict(ids: [Int64], force: Bool) async throws -> Int64 {
+        try await catalog.performWrite { tx in try evict(ids: ids, force: force, in: tx) }
+    }
+
+    /// The eviction inside the write transaction: rows updated, then their files removed (under the write lock,
+    /// so that a concurrent ranged read cannot record bytes in a file removed here).
+    private func evict(ids: [Int64], force: Bool, in tx: StoreTransaction) throws -> Int64 {
         var paths: [String] = []
         var freed: Int64 = 0
-        try catalog.performWrite { tx in
-            for id in ids {
-                guard let record = try tx.record(id) else { continue }
-                if record.isPinned && !force { throw AssetRequestError.pinned(localIdentifier: id) }
-                // An edit's rendered version goes too once it is in the bucket; its adjustment data and thumbnail
-                // stay (the edit can still be resumed, and is drawn from its thumbnail).
-                if let revision = record.editRevision, record.renderedPresent,
-                    try tx.editRevisions(of: id).first(where: { $0.revision == revision })?.isShared == true
-                {
-                    let rendered = files.rendered(id: id, revision: revision)
-                    freed += LocalFiles.regularFileSize(rendered.path) ?? 0
-                    paths.append(rendered.path)
-                    _ = try tx.update(id) {
-                        $0.editAvailability = files.editAvailability(id: id, revision: revision, rendered: false)
-                    }
+        for id in ids {
+            guard let record = try tx.record(id) else { continue }
+            if record.isPinned && !force { throw AssetRequestError.pinned(localIdentifier: id) }
+            // An edit's rendered version goes too once it is in the bucket; its adjustment data and thumbnail
+            // stay (the edit can still be resumed, and is drawn from its thumbnail).
+            if let revision = record.editRevision, record.renderedPresent,
+                try tx.editRevisions(of: id).first(where: { $0.revision == revision })?.isShared == true
+            {
+                let rendered = files.rendered(id: id, revision: revision)
+                freed += LocalFiles.regularFileSize(rendered.path) ?? 0
+                paths.append(rendered.path)
+                _ = try tx.update(id) {
+                    $0.editAvailability = files.editAvailability(id: id, revision: revision, rendered: false)
                 }
-                guard record.availability == .full || record.availability == .partial else { continue }
-                // The only copy of an import that is not in the bucket yet is never removed.
-                guard record.uploadState == .uploaded else { continue }
-                freed += record.availability == .full ? record.size : record.partialRanges.totalBytes
-                paths += files.originalPaths(id: id, key: record.key)
-                _ = try tx.update(id) { $0.dropLocalOriginal() }
-                telemetry.transition(
-                    "availability", asset: id, key: record.key, ["from": "\(record.availability)", "reason": "evicted"])
             }
-            // Under the write lock: a concurrent ranged read cannot record bytes in a file removed here.
-            // try?: our own file; one left only takes room (no row names it)
-            for path in paths { try? FileManager.default.removeItem(atPath: path) }
+            guard record.availability == .full || record.availability == .partial else { continue }
+            // The only copy of an import that is not in the bucket yet is never removed.
+            guard record.uploadState == .uploaded else { continue }
+            freed += record.availability == .full ? record.size : record.partialRanges.totalBytes
+            paths += files.originalPaths(id: id, key: record.key)
+            _ = try tx.update(id) { $0.dropLocalOriginal() }
+            telemetry.transition(
+                "availability", asset: id, key: record.key, ["from": "\(record.availability)", "reason": "evicted"])
         }
+        // Under the write lock: a concurrent ranged read cannot record bytes in a file removed here.
+        // try?: our own file; one left only takes room (no row names it)
+        for path in paths { try? FileManager.default.removeItem(atPath: path) }
         return freed
     }
 
@@ -88,7 +99,7 @@ extension OriginalsCache {
     /// Called after every download: under the limit (the usual case) it decodes no `full` row (see
     /// ``localBytes()``); reading every local asset's row made a batch of downloads into a large cache cost
     /// O(local assets) each.
-    func enforceCacheLimit(keeping keep: Int64?) throws {
+    func enforceCacheLimit(keeping keep: Int64?) async throws {
         guard let limit = configuration.cacheSizeLimit else { return }
         let bytes = try localBytes().bytes
         telemetry.cacheBytes(bytes)
@@ -118,7 +129,7 @@ extension OriginalsCache {
             victims.append(c.id)
             used -= c.size
         }
-        if !victims.isEmpty { try evict(ids: victims, force: false) }
+        if !victims.isEmpty { try await evict(ids: victims, force: false) }
     }
 
     /// Prefetches originals at `priority` (as non-user work: the `userRequestsOnly` and `offline` policies skip

@@ -80,7 +80,7 @@ extension OriginalsCache {
                     throw AssetRequestError.objectChanged(key: record.key)
                 } catch S3Error.noSuchKey {
                     // try?: the asset is gone from the bucket; a sync removes it otherwise
-                    try? removeAssets([asset.rowID])
+                    try? await removeAssets([asset.rowID])
                     throw AssetRequestError.assetDeleted(localIdentifier: asset.rowID)
                 }
                 fetched.insert(piece)
@@ -104,7 +104,7 @@ extension OriginalsCache {
             guard ranges.missing(in: wanted).isEmpty else {
                 throw RangeFileRace(reason: "the ranges read earlier were removed during the read")
             }
-            try enforceCacheLimit(keeping: asset.rowID)
+            try await enforceCacheLimit(keeping: asset.rowID)
             return try file.read(wanted)
         case .originalVerified:
             // A download verified the whole original meanwhile (the range file is gone): answer from it.

@@ -20,10 +20,16 @@ extension OriginalsCache {
     ///   is used: a request checks the original's file and downloads it again; a thumbnail found missing is
     ///   forgotten, and fetched again by the next sync. Opening then costs nothing per local original or
     ///   thumbnail (the scan costs ~26 µs each: seconds for a library with a million thumbnails).
-    func recoverLocalState(afterCleanClose: Bool = false) throws -> AssetLibrary.RecoveryReport {
-        try files.createFolders()
+    func recoverLocalState(afterCleanClose: Bool = false) async throws -> AssetLibrary.RecoveryReport {
         // A bulk load (first listing, bootstrap) killed before it ended left the catalog's indexes suspended.
-        try catalog.restoreSuspendedIndexes()
+        try await catalog.restoreSuspendedIndexes()
+        // The scan reads the file system (a stat per local file): a thread of its own, not the cooperative pool.
+        return try await offCooperativePool { [self] in try repairLocalState(afterCleanClose: afterCleanClose) }
+    }
+
+    /// ``recoverLocalState(afterCleanClose:)``'s repairs, on the calling thread.
+    private func repairLocalState(afterCleanClose: Bool) throws -> AssetLibrary.RecoveryReport {
+        try files.createFolders()
         var report = AssetLibrary.RecoveryReport()
         let fm = FileManager.default
         let size = LocalFiles.regularFileSize
@@ -192,20 +198,36 @@ extension OriginalsCache {
     /// A thumbnail its row says is local whose file is gone (removed by hand while the library was closed, which
     /// an open after a clean close does not look for): the row forgets it — `cloudOnly` when it was the only
     /// local part — so that the next sync fetches it again. Looked at again under the write lock.
+    @available(*, noasync, message: "blocks its thread; async code awaits the async form")
     func forgetMissingThumbnail(_ id: Int64) {
-        let path = files.thumbnail(id: id).path
         do {
-            try catalog.performWrite { tx in
-                guard let record = try tx.record(id), record.thumbnailPresent, LocalFiles.regularFileSize(path) == nil
-                else { return }
-                _ = try tx.update(id) { r in
-                    r.thumbnailPresent = false
-                    if r.availability == .thumbnail { r.availability = .cloudOnly }
-                }
-            }
+            try catalog.performWrite(forgettingMissingThumbnail(id))
         } catch {
             // The row still says a thumbnail is local: it is looked for again at the next read.
             telemetry.failed("could not record a missing thumbnail", asset: id, error: error)
+        }
+    }
+
+    /// ``forgetMissingThumbnail(_:)`` from async code: the commit runs on the catalog's writer.
+    func forgetMissingThumbnail(_ id: Int64) async {
+        do {
+            try await catalog.performWrite(forgettingMissingThumbnail(id))
+        } catch {
+            // The row still says a thumbnail is local: it is looked for again at the next read.
+            telemetry.failed("could not record a missing thumbnail", asset: id, error: error)
+        }
+    }
+
+    /// The write that forgets a missing thumbnail (looked at again under the write lock).
+    private func forgettingMissingThumbnail(_ id: Int64) -> @Sendable (StoreTransaction) throws -> Void {
+        let path = files.thumbnail(id: id).path
+        return { tx in
+            guard let record = try tx.record(id), record.thumbnailPresent, LocalFiles.regularFileSize(path) == nil
+            else { return }
+            _ = try tx.update(id) { r in
+                r.thumbnailPresent = false
+                if r.availability == .thumbnail { r.availability = .cloudOnly }
+            }
         }
     }
 

@@ -128,7 +128,7 @@ extension OriginalsCache {
             }
             return count
         }
-        try enforceCacheLimit(keeping: nil)
+        try await enforceCacheLimit(keeping: nil)
         return recorded
     }
 }

@@ -66,9 +66,17 @@ final class Catalog: Sendable {
     /// ``LibraryChange`` to every observer and stream, serially and in commit order.
     ///
     /// Must not be called from inside `body` (one writer). When `body` throws, nothing is committed or delivered.
-    /// Throws ``AssetLibraryError/closed`` once the catalog is closed.
+    /// Throws ``AssetLibraryError/closed`` once the catalog is closed. Blocks the calling thread on the commit lock
+    /// and SQLite's write: for code that is not async (a public synchronous call, a dispatch queue); the compiler
+    /// refuses it in async code, which awaits the async form.
+    @available(*, noasync, message: "blocks its thread; async code awaits the async performWrite")
     @discardableResult
     func performWrite<T: Sendable>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try commit(body)
+    }
+
+    /// The commit ``performWrite(_:)`` makes, on the calling thread.
+    private func commit<T: Sendable>(_ body: (StoreTransaction) throws -> T) throws -> T {
         try writeOrder.withLock { state in
             if state.closed { throw AssetLibraryError.closed }
             let (value, changes) = try store.write(body)
@@ -91,13 +99,7 @@ final class Catalog: Sendable {
     /// thread (``CatalogWriter``), never on a thread of the cooperative pool, while the calling task is suspended.
     @discardableResult
     func performWrite<T: Sendable>(_ body: (StoreTransaction) throws -> T) async throws -> T {
-        try await withTaskExecutorPreference(writer) { try performWriteBlocking(body) }
-    }
-
-    /// The synchronous ``performWrite(_:)``, for code that is not async (it blocks the calling thread).
-    @discardableResult
-    func performWriteBlocking<T: Sendable>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        try performWrite(body)
+        try await withTaskExecutorPreference(writer) { try commit(body) }
     }
 
     /// Counts the changes ``performWrite(_:)`` delivers within a task tree that sets it (a sync counts its own
@@ -173,8 +175,15 @@ final class Catalog: Sendable {
     // MARK: Writes that deliver no change
 
     /// Runs a write of the catalog's bookkeeping (settings, resume checkpoints, the journal outbox, indexes) that
-    /// no observer sees, in the same order as every commit, and not once the catalog is closed.
-    private func bookkeeping<T>(_ body: () throws -> T) throws -> T {
+    /// no observer sees, in the same order as every commit, and not once the catalog is closed. On the catalog's
+    /// writer thread, as ``performWrite(_:)`` from async code: the caller's task waits suspended.
+    private func bookkeeping<T: Sendable>(_ body: () throws -> T) async throws -> T {
+        try await withTaskExecutorPreference(writer) { try bookkeepingNow(body) }
+    }
+
+    /// ``bookkeeping(_:)`` on the calling thread, for the few callers that are not async (a transfer's progress
+    /// callback on its own thread).
+    private func bookkeepingNow<T>(_ body: () throws -> T) throws -> T {
         try writeOrder.withLock { state in
             if state.closed { throw AssetLibraryError.closed }
             return try body()
@@ -182,38 +191,47 @@ final class Catalog: Sendable {
     }
 
     /// Sets one of the catalog's settings (see ``AssetStore/setSetting(_:to:)``).
-    func setSetting(_ name: String, to value: String) throws {
-        try bookkeeping { try store.setSetting(name, to: value) }
+    func setSetting(_ name: String, to value: String) async throws {
+        try await bookkeeping { try store.setSetting(name, to: value) }
     }
 
     /// Keeps (or, with `nil`, forgets) where a multipart upload of the asset's original can resume.
-    func setUploadCheckpoint(_ checkpoint: String?, for id: Int64) throws {
-        try bookkeeping { try store.setUploadCheckpoint(checkpoint, for: id) }
+    func setUploadCheckpoint(_ checkpoint: String?, for id: Int64) async throws {
+        try await bookkeeping { try store.setUploadCheckpoint(checkpoint, for: id) }
     }
 
-    /// Keeps (or forgets) where the upload of an edit revision's rendered version can resume.
+    /// ``setUploadCheckpoint(_:for:)`` from a transfer's progress callback (not async; it blocks that thread).
+    @available(*, noasync, message: "blocks its thread; async code awaits the async form")
+    func setUploadCheckpoint(_ checkpoint: String?, for id: Int64) throws {
+        try bookkeepingNow { try store.setUploadCheckpoint(checkpoint, for: id) }
+    }
+
+    /// Keeps (or forgets) where the upload of an edit revision's rendered version can resume, from a transfer's
+    /// progress callback (not async; it blocks that thread).
+    @available(*, noasync, message: "blocks its thread")
     func setEditUploadCheckpoint(_ checkpoint: String?, assetID: Int64, revision: String) throws {
-        try bookkeeping { try store.setEditUploadCheckpoint(checkpoint, assetID: assetID, revision: revision) }
+        try bookkeepingNow { try store.setEditUploadCheckpoint(checkpoint, assetID: assetID, revision: revision) }
     }
 
     /// Forgets the journal outbox's entries up to `seq` (they are in the bucket now).
-    func removeJournalOutbox(through seq: Int64) throws {
-        try bookkeeping { try store.removeJournalOutbox(through: seq) }
+    func removeJournalOutbox(through seq: Int64) async throws {
+        try await bookkeeping { try store.removeJournalOutbox(through: seq) }
     }
 
     /// Forgets which journal entries older than `time` were applied (they are past the journal's look-back).
-    func forgetAppliedJournalEntries(before time: Int64) throws {
-        try bookkeeping { try store.forgetAppliedJournalEntries(before: time) }
+    func forgetAppliedJournalEntries(before time: Int64) async throws {
+        try await bookkeeping { try store.forgetAppliedJournalEntries(before: time) }
     }
 
     /// Drops the asset table's secondary indexes before a bulk load into an empty catalog; returns how many.
-    func suspendIndexesForBulkLoad() throws -> Int {
-        try bookkeeping { try store.suspendIndexesForBulkLoad() }
+    func suspendIndexesForBulkLoad() async throws -> Int {
+        try await bookkeeping { try store.suspendIndexesForBulkLoad() }
     }
 
-    /// Makes again the indexes a bulk load dropped (a no-op when none were); returns how many.
+    /// Makes again the indexes a bulk load dropped (a no-op when none were); returns how many. Seconds on a
+    /// million assets: the caller's task waits suspended, off the cooperative pool.
     @discardableResult
-    func restoreSuspendedIndexes() throws -> Int {
-        try bookkeeping { try store.restoreSuspendedIndexes() }
+    func restoreSuspendedIndexes() async throws -> Int {
+        try await bookkeeping { try store.restoreSuspendedIndexes() }
     }
 }

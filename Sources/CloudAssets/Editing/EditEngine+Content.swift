@@ -238,22 +238,22 @@ extension EditEngine {
 
     /// The current version's local thumbnail file: the edit's for an edited asset, else the original's; nil when
     /// there is none.
-    func currentThumbnailFile(of record: AssetRecord) -> URL? {
+    func currentThumbnailFile(of record: AssetRecord) async -> URL? {
         guard let id = record.id else { return nil }
         if let revision = record.editRevision {
             let url = files.renderedThumbnail(id: id, revision: revision)
             return LocalFiles.regularFileSize(url.path) != nil ? url : nil
         }
-        return originalThumbnail(record)
+        return await originalThumbnail(record)
     }
 
     /// The original's thumbnail file, when there is one (a file found missing is forgotten:
     /// ``cache.forgetMissingThumbnail(_:)``).
-    func originalThumbnail(_ record: AssetRecord) -> URL? {
+    func originalThumbnail(_ record: AssetRecord) async -> URL? {
         guard let id = record.id, record.thumbnailPresent else { return nil }
         let url = files.thumbnail(id: id)
         guard LocalFiles.regularFileSize(url.path) != nil else {
-            cache.forgetMissingThumbnail(id)
+            await cache.forgetMissingThumbnail(id)
             return nil
         }
         return url

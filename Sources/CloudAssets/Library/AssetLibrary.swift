@@ -106,7 +106,7 @@ public final class AssetLibrary: Sendable {
             let closedCleanly = CleanClose.take(folder: configuration.storeURL)
             // Only the first library to open the folder repairs it: another one's files may be in use.
             if lock.isFirstOpen {
-                let report = try cache.recoverLocalState(afterCleanClose: closedCleanly)
+                let report = try await cache.recoverLocalState(afterCleanClose: closedCleanly)
                 recoveryReport.withLock { $0 = report }
                 telemetry.recovered(report)
             }

@@ -41,10 +41,10 @@ final class LibraryRemote: Sendable {
     }
 
     /// Records the configured bucket as the library's own (after a full listing or a checkpoint of it).
-    func recordBinding() throws {
+    func recordBinding() async throws {
         let requested = LibraryBinding(configuration).text
         if try catalog.store.setting(LibraryBinding.settingName) != requested {
-            try catalog.setSetting(LibraryBinding.settingName, to: requested)
+            try await catalog.setSetting(LibraryBinding.settingName, to: requested)
         }
         bindingChecked.withLock { $0 = true }
     }

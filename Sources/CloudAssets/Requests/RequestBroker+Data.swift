@@ -69,7 +69,7 @@ extension RequestBroker {
             deliverFiltered(data, of: record, info, deliver)
             return
         }
-        let thumbnail = edits.originalThumbnail(record).flatMap { url in
+        let thumbnail = await edits.originalThumbnail(record).flatMap { url in
             // try?: a preview only: none when the thumbnail cannot be read
             (try? LocalFile.read(url)).flatMap { try? filteredImageData($0, of: record) }
         }
@@ -91,7 +91,7 @@ extension RequestBroker {
             return
         }
         // try?: a preview only: none when the thumbnail cannot be read
-        let thumbnail = edits.currentThumbnailFile(of: record).flatMap { try? LocalFile.read($0) }
+        let thumbnail = await edits.currentThumbnailFile(of: record).flatMap { try? LocalFile.read($0) }
         await serveFromTheBucket(thumbnail: thumbnail, options: options, info: info, deliver: deliver) {
             let url = try await edits.requestRenderedFile(of: record, options: options)
             deliver(try LocalFile.read(url), info)

@@ -175,7 +175,8 @@ extension RequestBroker {
         let networkAllowed =
             options.isNetworkAccessAllowed && network.allows(userRequest: priority == .userInitiated)
         let thumbnail =
-            options.version == .current ? edits.currentThumbnailFile(of: record) : edits.originalThumbnail(record)
+            options.version == .current
+            ? await edits.currentThumbnailFile(of: record) : await edits.originalThumbnail(record)
         if options.deliveryMode != .highQualityFormat, let thumbnail {
             let (image, statistics) = try await ImageBridge.decode(.file(thumbnail), request: request)
             let isFinal = !networkAllowed || options.deliveryMode == .fastFormat

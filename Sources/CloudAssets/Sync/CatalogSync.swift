@@ -189,7 +189,7 @@ struct CatalogSync {
                 return !flags.bound
             }) {
                 // The bucket answered a listing: from now on this library belongs to it.
-                try remote.recordBinding()
+                try await remote.recordBinding()
             }
             var summary = SyncSummary()
             summary.pages = 1

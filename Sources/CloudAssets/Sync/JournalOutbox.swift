@@ -56,7 +56,7 @@ final class JournalOutbox: Sendable {
                         error: error)
                     throw error
                 }
-                try catalog.removeJournalOutbox(through: last.seq)
+                try await catalog.removeJournalOutbox(through: last.seq)
             }
         }
     }

@@ -158,7 +158,7 @@ struct JournalSync {
                 }
                 // The entries are applied (never read again) before the collections they announce are merged.
                 let announces = !order.isEmpty || !deltas.isEmpty
-                if announces { try sync.catalog.setSetting(SyncEngine.JournalSetting.collectionsToPull, to: "1") }
+                if announces { try await sync.catalog.setSetting(SyncEngine.JournalSetting.collectionsToPull, to: "1") }
                 try await apply(
                     fresh, entries: entries, sidecars: sidecars, contradicted: contradicted,
                     newest: max(newest, pageNewest), summary: &summary)
@@ -172,9 +172,9 @@ struct JournalSync {
                 // Deltas after the documents: one a fold deleted since is in a document read above or later.
                 summary.collectionsRead += try await sync.adoptCollectionDeltas(
                     deltas, remote: remote, skipped: &summary.skipped)
-                if announces { try sync.catalog.setSetting(SyncEngine.JournalSetting.collectionsToPull, to: "0") }
+                if announces { try await sync.catalog.setSetting(SyncEngine.JournalSetting.collectionsToPull, to: "0") }
             } else if pageNewest > newest {
-                try sync.catalog.setSetting(SyncEngine.JournalSetting.cursor, to: String(pageNewest))
+                try await sync.catalog.setSetting(SyncEngine.JournalSetting.cursor, to: String(pageNewest))
             }
             newest = max(newest, pageNewest)
             pagesRead += 1
@@ -184,7 +184,7 @@ struct JournalSync {
             }
             continuation = next
         }
-        try sync.catalog.forgetAppliedJournalEntries(before: newest - lookBack)
+        try await sync.catalog.forgetAppliedJournalEntries(before: newest - lookBack)
     }
 
     /// The entries of the listed objects, those in `readAhead` as read there, the others fetched, each validated

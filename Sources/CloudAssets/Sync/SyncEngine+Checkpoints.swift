@@ -43,7 +43,7 @@ extension SyncEngine {
             existing = error == .noSuchKey ? .success(false) : .failure(error)
         }
         if try existing.get() {
-            try catalog.setSetting(JournalSetting.checkpointSlot, to: String(slot))
+            try await catalog.setSetting(JournalSetting.checkpointSlot, to: String(slot))
             return nil
         }
         let device = try catalog.deviceIdentifier()
@@ -144,7 +144,7 @@ extension SyncEngine {
                 }
             }
         }
-        try catalog.setSetting(JournalSetting.checkpointSlot, to: String(slot))
+        try await catalog.setSetting(JournalSetting.checkpointSlot, to: String(slot))
         return won ? cursor : nil
     }
 
@@ -198,8 +198,8 @@ extension SyncEngine {
             switch try await restoreOutcome(manifest, remote: remote, summary: &summary) {
             case .success(let restored):
                 await restoreCollections(manifest, remote: remote, summary: &summary)
-                try catalog.setSetting(JournalSetting.cursor, to: String(manifest.time))
-                try catalog.setSetting(JournalSetting.lastFullSync, to: String(manifest.lastFullSync))
+                try await catalog.setSetting(JournalSetting.cursor, to: String(manifest.time))
+                try await catalog.setSetting(JournalSetting.lastFullSync, to: String(manifest.lastFullSync))
                 // try?: a failed read-ahead is read again by the journal pass
                 return CheckpointBootstrap(restored: restored, readAhead: try? await readAhead)
             case .failure(let corrupt):

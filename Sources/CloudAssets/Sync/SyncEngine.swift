@@ -93,14 +93,14 @@ extension SyncEngine {
             let route = SyncRoute.decide(try routeFacts(mode: mode))
             if route == .checkpoint {
                 // The checkpoint moves the position past the bucket's collections before they are read.
-                try catalog.setSetting(JournalSetting.collectionsToPull, to: "1")
+                try await catalog.setSetting(JournalSetting.collectionsToPull, to: "1")
                 bootstrap = try await loadingInBulk {
                     try await bootstrapFromCheckpoint(remote: remote, summary: &summary)
                 }
             }
             if let bootstrap {
                 // The bucket filled the catalog: from now on this library belongs to it.
-                try remote.recordBinding()
+                try await remote.recordBinding()
                 summary.checkpointAssets = bootstrap.restored
                 summary.mode = .incremental
                 // Edits, albums and folders made before the checkpoint are not in the journal's tail.
@@ -122,13 +122,13 @@ extension SyncEngine {
                 summary.mode = .incremental
                 try await JournalSync(sync: self, remote: remote).run(summary: &summary)
                 // A library filled by a bootstrap before bindings were recorded there is bound by its journal.
-                if try catalog.store.setting(LibraryBinding.settingName) == nil { try remote.recordBinding() }
+                if try catalog.store.setting(LibraryBinding.settingName) == nil { try await remote.recordBinding() }
             }
             if pullsCollections {
                 summary.collectionsRead += try await pullCollections(remote: remote, skipped: &summary.skipped)
             }
             if try catalog.store.setting(JournalSetting.collectionsToPull) == "1" {
-                try catalog.setSetting(JournalSetting.collectionsToPull, to: "0")
+                try await catalog.setSetting(JournalSetting.collectionsToPull, to: "0")
             }
             catalog.resolveCollections()
             try catalog.settleCollectionFolders()
@@ -170,7 +170,7 @@ extension SyncEngine {
         let started = Int64(remote.client.correctedNow.timeIntervalSince1970 * 1000)
         let clock = ContinuousClock.now
         // The listing moves the position past the bucket's collections before they are read.
-        try catalog.setSetting(JournalSetting.collectionsToPull, to: "1")
+        try await catalog.setSetting(JournalSetting.collectionsToPull, to: "1")
         var catalogSync = CatalogSync(sync: self, remote: remote)
         catalogSync.makesThumbnails = makesThumbnails
         let startsAfter = configuration.metadataFillBesideListingAfter
@@ -207,11 +207,12 @@ extension SyncEngine {
         // The journal is read from the listing's start on (less the look-back) by the next incremental sync:
         // entries the listing already reflects apply as no-ops.
         let cursor = Int64(try catalog.store.setting(JournalSetting.cursor) ?? "") ?? 0
-        if cursor < started { try catalog.setSetting(JournalSetting.cursor, to: String(started)) }
-        try catalog.setSetting(JournalSetting.lastFullSync, to: String(Int64(Date().timeIntervalSince1970 * 1000)))
+        if cursor < started { try await catalog.setSetting(JournalSetting.cursor, to: String(started)) }
+        try await catalog.setSetting(
+            JournalSetting.lastFullSync, to: String(Int64(Date().timeIntervalSince1970 * 1000)))
         let cost = ContinuousClock.now - clock
         let costMillis = cost.components.seconds * 1000 + cost.components.attoseconds / 1_000_000_000_000_000
-        try catalog.setSetting(JournalSetting.lastFullSyncCost, to: String(max(0, costMillis)))
+        try await catalog.setSetting(JournalSetting.lastFullSyncCost, to: String(max(0, costMillis)))
         return (summary, filled.seen)
     }
 
@@ -222,18 +223,18 @@ extension SyncEngine {
     private func loadingInBulk<T>(_ body: () async throws -> T) async throws -> T {
         // Under the sync lock no other load runs: indexes still suspended are a killed load's (of a library that
         // is still open somewhere else, or the folder's first open would have built them).
-        try catalog.restoreSuspendedIndexes()
-        let bulk = try catalog.store.count == 0 && catalog.suspendIndexesForBulkLoad() > 0
+        try await catalog.restoreSuspendedIndexes()
+        let bulk = try catalog.store.count == 0 ? try await catalog.suspendIndexesForBulkLoad() > 0 : false
         let value: T
         do {
             value = try await body()
         } catch {
             // try?: the sync's own error is the one thrown; indexes not built now are built by the next library to
             // open the folder first (a closed library writes nothing more).
-            if bulk, !catalog.isClosed { _ = try? catalog.restoreSuspendedIndexes() }
+            if bulk, !catalog.isClosed { _ = try? await catalog.restoreSuspendedIndexes() }
             throw error
         }
-        if bulk { try catalog.restoreSuspendedIndexes() }
+        if bulk { try await catalog.restoreSuspendedIndexes() }
         return value
     }
 

@@ -94,7 +94,7 @@ extension UploadEngine {
         var attempted = Set<Int64>()
         var checkpoints: [Int64: String] = [:]
         /// The next waiting uploads not tried yet in this call, marked `uploading`; none when uploads must stop.
-        func nextBatch() -> ArraySlice<AssetRecord> {
+        func nextBatch() async -> ArraySlice<AssetRecord> {
             guard !Task.isCancelled,
                 explicitly ? network.policy != .offline && !catalog.isClosed : mayUploadInBackground
             else { return [] }
@@ -108,7 +108,7 @@ extension UploadEngine {
             guard !batch.isEmpty else { return [] }
             attempted.formUnion(batch)
             do {
-                try catalog.performWrite { tx in
+                try await catalog.performWrite { tx in
                     for id in batch where try tx.record(id)?.uploadState == .pendingUpload {
                         try tx.update(id) { $0.uploadState = .uploading }
                         telemetry.transition("upload state", asset: id, key: nil, ["to": "uploading"])
@@ -124,11 +124,11 @@ extension UploadEngine {
             return ((try? catalog.store.records(ids: batch)) ?? [])[...]
         }
         await withTaskGroup(of: UploadOutcomeRecord?.self) { group in
-            var waiting = nextBatch()
+            var waiting = await nextBatch()
             var done: [UploadOutcomeRecord] = []
             var lastCommit = ContinuousClock.now
-            func addNext() -> Bool {
-                if waiting.isEmpty { waiting = nextBatch() }
+            func addNext() async -> Bool {
+                if waiting.isEmpty { waiting = await nextBatch() }
                 guard let record = waiting.popFirst() else { return false }
                 let checkpoint = record.id.flatMap { checkpoints[$0] }.flatMap(UploadCheckpoint.decode)
                 group.addTask {
@@ -136,7 +136,7 @@ extension UploadEngine {
                 }
                 return true
             }
-            for _ in 0..<configuration.upload.concurrentUploads where !addNext() { break }
+            for _ in 0..<configuration.upload.concurrentUploads where !(await addNext()) { break }
             var more = true
             var stopped: String?
             while let outcome = await group.next() {
@@ -147,7 +147,7 @@ extension UploadEngine {
                     stopped = reason
                     more = false
                 }
-                more = more && addNext()
+                if more { more = await addNext() }
                 // Outcomes are committed together (a few thousand small files are not a few thousand
                 // transactions), but never held long: a finished upload shows within a fraction of a second.
                 if done.count >= 64 || !more || ContinuousClock.now - lastCommit > .milliseconds(200) {
@@ -159,7 +159,7 @@ extension UploadEngine {
                 }
             }
             _ = await send(commitUploads(done), remote: remote)
-            if let stopped { failUntried(attempted: attempted, reason: stopped, queue: queue) }
+            if let stopped { await failUntried(attempted: attempted, reason: stopped, queue: queue) }
         }
     }
 
@@ -168,14 +168,14 @@ extension UploadEngine {
     /// one reason once instead of waiting for every upload's retries to fail the same way. They stay local; a
     /// sync (or ``retryFailedUploads()``) tries them again. Uploads running elsewhere (another caller in this
     /// process, another process) are left alone.
-    private func failUntried(attempted: Set<Int64>, reason: String, queue: UploadQueue) {
+    private func failUntried(attempted: Set<Int64>, reason: String, queue: UploadQueue) async {
         // try?: unreadable: they stay pending and are tried next pass
         guard let waiting = try? catalog.store.ids(inUploadStates: [.pendingUpload, .uploading]), !waiting.isEmpty
         else {
             return
         }
         // try?: the imports stay pending (not failed) and the next pass tries them; the stopping error was logged
-        try? catalog.performWrite { tx in
+        try? await catalog.performWrite { tx in
             for id in waiting where !queue.isClaimed(id) {
                 guard let record = try tx.record(id) else { continue }
                 // `uploading` and not in this pass's batches: interrupted in another process, or running there.
@@ -220,7 +220,7 @@ extension UploadEngine {
                 }
             }
             // try?: a checkpoint left is aborted (a no-op) and dropped next pass
-            try? catalog.setUploadCheckpoint(nil, for: id)
+            try? await catalog.setUploadCheckpoint(nil, for: id)
         }
     }
 

@@ -33,7 +33,7 @@ extension UploadEngine {
             let (remoteState, remoteETag) = try await remote.readSidecar(key)
             if remoteETag == nil, try await purgedElsewhere(record, remote: remote) {
                 // Writing would leave a sidecar without its original in the bucket: the asset goes here too.
-                try forgetPurged(id)
+                try await forgetPurged(id)
                 return
             }
             let merged = SharedMetadata(record: record).merged(with: remoteState ?? SharedMetadata())
@@ -78,9 +78,9 @@ extension UploadEngine {
 
     /// Removes an asset another library purged from the catalog and its local files (as the purge's own library
     /// did); the bucket's journal tells every other library.
-    func forgetPurged(_ id: Int64) throws {
+    func forgetPurged(_ id: Int64) async throws {
         let files = self.files
-        try catalog.performWrite { tx in
+        try await catalog.performWrite { tx in
             guard let record = try tx.record(id) else { return }
             try tx.delete(id)
             let editFiles = record.editRevision.map { files.editPaths(id: id, revision: $0) } ?? []

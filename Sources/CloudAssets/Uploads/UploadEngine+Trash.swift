@@ -92,7 +92,7 @@ extension UploadEngine {
         let bucket = configuration.bucket
         if let checkpoint {
             try await remote.uploader.abort(checkpoint, bucket: bucket)
-            try catalog.setUploadCheckpoint(nil, for: id)
+            try await catalog.setUploadCheckpoint(nil, for: id)
         }
         guard record.uploadState == .uploaded else { return .notInBucket }
         let layout = configuration.layout
@@ -122,7 +122,7 @@ extension UploadEngine {
                 head = nil
             }
             if let head, !S3ETag.same(head.etag, record.etag) {
-                try adoptReplacedOriginal(id: id, head: head)
+                try await adoptReplacedOriginal(id: id, head: head)
                 return .kept
             }
             // 3. The sidecar, unless a change was written since it was read.
@@ -142,7 +142,7 @@ extension UploadEngine {
                         // try?: a failed read cannot tell: the precondition failure stands
                         let replaced = try? await client.headObject(bucket: bucket, key: record.key)
                     {
-                        try adoptReplacedOriginal(id: id, head: replaced)
+                        try await adoptReplacedOriginal(id: id, head: replaced)
                         return .kept
                     }
                     guard error == .noSuchKey else { throw error }
@@ -184,10 +184,10 @@ extension UploadEngine {
 
     /// Another writer replaced a trashed asset's original: the asset takes the new version (its local copy goes,
     /// as after any content change) and leaves the trash — nobody trashed what the key holds now.
-    private func adoptReplacedOriginal(id: Int64, head: S3ObjectHead) throws {
+    private func adoptReplacedOriginal(id: Int64, head: S3ObjectHead) async throws {
         let files = self.files
         let device = try catalog.deviceIdentifier()
-        try catalog.performWrite { tx in
+        try await catalog.performWrite { tx in
             guard let current = try tx.record(id) else { return }
             var removing: [String] = []
             var counts = ReconcileCounts()
