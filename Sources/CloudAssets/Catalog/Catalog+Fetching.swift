@@ -23,8 +23,8 @@ extension Catalog {
         let (scope, options) = try collections.query(collection, options: options)
         guard let scope else { return try snapshot(options) }  // a smart album is a fetch
         guard case .album(let id, _) = scope, options.sortDescriptors.isEmpty else {
-            // The edited assets and a sorted album are read after the token: their change details read the
-            // result again, so a change between the two reads, applied again, changes nothing.
+            // A sorted album is read after the token: its change details read the result again, so a change
+            // between the two reads, applied again, changes nothing.
             let token = try store.refreshedToken()
             return LibrarySnapshot(fetchResult: try collections.fetchResult(scope, options: options), token: token)
         }
