@@ -85,11 +85,14 @@ let package = Package(
         // Decode, resize, orient, read metadata, strip location; imports none of the engine.
         .target(name: "Images", dependencies: ["CTurboJPEG", "CPNG", "CHeif"], swiftSettings: boundary),
 
+        // Video containers: metadata from a few byte ranges of an MP4 or QuickTime file; imports none of the engine.
+        .target(name: "Video", swiftSettings: boundary),
+
         // Public API.
         .target(
             name: "CloudAssets",
             dependencies: [
-                "AssetStore", "S3Transfer", "Images", "Essentials", "CFileIO", "CZlib",
+                "AssetStore", "S3Transfer", "Images", "Video", "Essentials", "CFileIO", "CZlib",
                 "Hashing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -186,6 +189,7 @@ let package = Package(
         .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzTargets", "Images", "TestSupport"]),
 
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
+        .testTarget(name: "VideoTests", dependencies: ["Video", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ImagesTests",
             dependencies: ["Images", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
