@@ -11,7 +11,8 @@ extension AssetRecord {
         "thumbnailETag", "thumbnailPresent", "availability", "partialRanges", "partialETag", "localFilePath",
         "verifiedSize", "verifiedETag", "isPinned", "lastAccessDate", "title", "keywords", "trashedDate",
         "uploadState", "uploadError", "contentSHA256", "sidecarETag", "metadataStamps", "metadataDirty",
-        "latitude", "longitude", "altitude", "imageMetadataPending", "editRevision", "editAvailability",
+        "latitude", "longitude", "altitude", "imageMetadataPending", "editRevision", "editAvailability", "duration",
+        "videoCodec", "frameRate",
     ]
     static let selectColumns = columnNames.joined(separator: ", ")
 
@@ -48,7 +49,8 @@ extension AssetRecord {
     /// ``StoreTransaction/fillMetadata(_:over:)``.
     static let metadataColumns = [
         "contentType", "creationDate", "modificationDate", "mediaType", "pixelWidth", "pixelHeight", "orientation",
-        "contentSHA256", "latitude", "longitude", "altitude", "imageMetadataPending",
+        "contentSHA256", "latitude", "longitude", "altitude", "imageMetadataPending", "duration", "videoCodec",
+        "frameRate",
     ].map { name in columnNames.firstIndex(of: name)! }
 
     /// Takes what a read of the object says of it — the fields of ``metadataColumns`` except the content hash,
@@ -63,6 +65,9 @@ extension AssetRecord {
         orientation = read.orientation
         location = read.location
         metadataFill = read.metadataFill
+        duration = read.duration
+        videoCodec = read.videoCodec
+        frameRate = read.frameRate
     }
 
     /// `UPDATE asset SET` these columns (positions in ``columnNames``, bound as parameters 1…n) `WHERE id = ?`

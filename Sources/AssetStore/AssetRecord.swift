@@ -147,6 +147,12 @@ package struct AssetRecord: Sendable, Hashable, Codable {
     /// What of the current edit is on disk (meaningful only with ``editRevision``): `full` with its rendered
     /// version, `thumbnail` with only its thumbnail, else `cloudOnly` (never `partial`).
     package var editAvailability: StoredAvailability = .cloudOnly
+    /// A video's length in seconds, as its container says (0: not a video, or not known yet).
+    package var duration: Double = 0
+    /// A video's codec (its sample entry code: `avc1`, `hvc1`, …), when known.
+    package var videoCodec: String?
+    /// A video's frames per second (0 when not known).
+    package var frameRate: Double = 0
 
     /// Whether the current edit's rendered version is on disk.
     package var renderedPresent: Bool { editRevision != nil && editAvailability == .full }

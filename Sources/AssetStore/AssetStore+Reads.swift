@@ -10,7 +10,7 @@ package enum SortColumn: Sendable {
     /// An empty column of the kind `key` produces.
     package init(for key: StoreSortKey) {
         switch key {
-        case .creationDate, .modificationDate, .addedDate: self = .real([])
+        case .creationDate, .modificationDate, .addedDate, .duration: self = .real([])
         case .key: self = .text([])
         case .size, .pixelCount, .uploadState: self = .integer([])
         }

@@ -6,7 +6,7 @@ import GRDB
 /// written by a newer version is recognised before anything is changed.
 extension AssetStore {
     /// The highest schema version this build knows.
-    package static let schemaVersion = 17
+    package static let schemaVersion = 18
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -369,6 +369,19 @@ extension AssetStore {
                         SELECT m.collectionID, count(*) FROM collection_member m JOIN asset a ON a.id = m.assetID
                         WHERE a.isHidden = 0 AND a.trashedDate IS NULL GROUP BY m.collectionID;
                     PRAGMA user_version = 17;
+                    """)
+        }
+        // v18: a video's length, codec and frame rate (read from its container, `Video`). The videos already in
+        // the bucket are marked for their headers to be read (`MetadataFill.imageHeaders`) by the next sync.
+        migrator.registerMigration("v18") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE asset ADD COLUMN duration REAL NOT NULL DEFAULT 0;
+                    ALTER TABLE asset ADD COLUMN videoCodec TEXT;
+                    ALTER TABLE asset ADD COLUMN frameRate REAL NOT NULL DEFAULT 0;
+                    UPDATE asset SET imageMetadataPending = 1
+                        WHERE mediaType = 2 AND imageMetadataPending = 0 AND uploadState = 0;
+                    PRAGMA user_version = 18;
                     """)
         }
         return migrator

@@ -24,6 +24,8 @@ package enum FieldTest: Sendable, Hashable {
     case isHidden(Bool)
     /// Records in the trash (`true`) or not (`false`).
     case isTrashed(Bool)
+    /// Records whose duration (seconds; 0 for anything but a video) is in the half-open interval.
+    case duration(Range<Double>)
     /// Records with a content edit (`true`: ``AssetRecord/editRevision`` is set) or without one (`false`).
     case hasAdjustments(Bool)
     /// Records whose upload state is in the set.
@@ -46,6 +48,7 @@ package enum FieldTest: Sendable, Hashable {
         case .isHidden(let value): fields.isHidden == value
         case .isTrashed(let value): fields.isTrashed == value
         case .hasAdjustments(let value): fields.hasAdjustments == value
+        case .duration(let range): range.contains(fields.duration)
         case .uploadState(let set): set.contains(fields.uploadState)
         case .ids(let ids): fields.id.map(ids.contains) ?? false
         case .addedSince(let date): fields.addedKey >= date.timeIntervalSinceReferenceDate
@@ -80,6 +83,9 @@ package enum FieldTest: Sendable, Hashable {
         case .isHidden(let value): return value ? "isHidden = 1" : "isHidden = 0"
         case .isTrashed(let value): return value ? "trashedDate IS NOT NULL" : "trashedDate IS NULL"
         case .hasAdjustments(let value): return value ? "editRevision IS NOT NULL" : "editRevision IS NULL"
+        case .duration(let range):
+            arguments += [range.lowerBound, range.upperBound]
+            return "(duration >= ? AND duration < ?)"
         case .uploadState(let set): return Self.inList("uploadState", set.map(\.rawValue).sorted(), &arguments)
         case .ids(let ids):
             if ids.count <= 256 { return Self.inList("id", ids.sorted(), &arguments) }
@@ -151,6 +157,8 @@ package struct TestedFields: Sendable {
     package var isTrashed: Bool
     /// With a content edit (``AssetRecord/editRevision`` set).
     package var hasAdjustments: Bool
+    /// A video's length in seconds (0 otherwise).
+    package var duration: Double
     /// Where the original stands with the bucket.
     package var uploadState: StoredUploadState
     /// When it was added to the bucket (``AssetRecord/addedKey``).
@@ -160,7 +168,7 @@ package struct TestedFields: Sendable {
     package init(
         id: Int64?, mediaType: MediaType, creationDate: Date, modificationDate: Date,
         availability: StoredAvailability, currentAvailability: StoredAvailability, isFavorite: Bool, isHidden: Bool,
-        isTrashed: Bool, hasAdjustments: Bool, uploadState: StoredUploadState, addedKey: Double
+        isTrashed: Bool, hasAdjustments: Bool, duration: Double, uploadState: StoredUploadState, addedKey: Double
     ) {
         self.id = id
         self.mediaType = mediaType
@@ -172,6 +180,7 @@ package struct TestedFields: Sendable {
         self.isHidden = isHidden
         self.isTrashed = isTrashed
         self.hasAdjustments = hasAdjustments
+        self.duration = duration
         self.uploadState = uploadState
         self.addedKey = addedKey
     }
@@ -189,6 +198,7 @@ package struct TestedFields: Sendable {
         isHidden = record.isHidden
         isTrashed = record.isTrashed
         hasAdjustments = record.editRevision != nil
+        duration = record.duration
         uploadState = record.uploadState
         addedKey = record.addedKey
     }

@@ -134,6 +134,9 @@ extension AssetRecord {
         metadataFill = MetadataFill(rawValue: row.int(38)) ?? .complete
         editRevision = row.optionalText(39)
         editAvailability = StoredAvailability(rawValue: row.int(40)) ?? .cloudOnly
+        duration = row.double(41)
+        videoCodec = row.optionalText(42)
+        frameRate = row.double(43)
     }
 
     /// Binds every column except `id` to parameters 1…40 (``insertSQL`` / ``updateSQL`` order).
@@ -185,6 +188,9 @@ extension AssetRecord {
         case 38: statement.bind(index, metadataFill.rawValue)
         case 39: statement.bind(index, editRevision)
         case 40: statement.bind(index, editAvailability.rawValue)
+        case 41: statement.bind(index, duration)
+        case 42: statement.bind(index, videoCodec)
+        case 43: statement.bind(index, frameRate)
         default: preconditionFailure("asset column \(column)")
         }
     }
@@ -206,6 +212,9 @@ extension AssetRecord {
         case 36: location?.longitude == other.location?.longitude
         case 37: location?.altitude == other.location?.altitude
         case 38: metadataFill == other.metadataFill
+        case 41: duration == other.duration
+        case 42: videoCodec == other.videoCodec
+        case 43: frameRate == other.frameRate
         default: preconditionFailure("not a metadata column: \(column)")
         }
     }

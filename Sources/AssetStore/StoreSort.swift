@@ -5,6 +5,8 @@ package enum StoreSortKey: Sendable, Hashable, CaseIterable {
     case creationDate, modificationDate, key, size, pixelCount, uploadState
     /// When the asset was added to the bucket (``AssetRecord/addedKey``: those not listed yet last).
     case addedDate
+    /// A video's length (0 for other assets).
+    case duration
 
     var sqlExpression: String {
         switch self {
@@ -15,6 +17,7 @@ package enum StoreSortKey: Sendable, Hashable, CaseIterable {
         case .pixelCount: "(pixelWidth * pixelHeight)"
         case .uploadState: "uploadState"
         case .addedDate: AssetRecord.addedKeySQL
+        case .duration: "duration"
         }
     }
 
@@ -28,6 +31,7 @@ package enum StoreSortKey: Sendable, Hashable, CaseIterable {
         case .pixelCount: .integer(record.pixelCount)
         case .uploadState: .integer(Int64(record.uploadState.rawValue))
         case .addedDate: .real(record.addedKey)
+        case .duration: .real(record.duration)
         }
     }
 }

@@ -28,6 +28,8 @@ public enum VideoMetadataReader {
         public var reads = 0
         /// Bytes they returned.
         public var bytes: Int64 = 0
+        /// No reads yet.
+        public init() {}
     }
 
     /// Reads the metadata of a file of `size` bytes through `read`, which returns exactly the bytes of the range it
@@ -51,6 +53,7 @@ public enum VideoMetadataReader {
     /// - Throws: ``VideoMetadataError``, or the file's read error.
     public static func read(file url: URL) throws -> (metadata: VideoMetadata, cost: Cost) {
         let handle = try FileHandle(forReadingFrom: url)
+        // try?: a read-only handle; closing it cannot lose anything
         defer { try? handle.close() }
         let size = Int64(try handle.seekToEnd())
         var walk = MovieWalk(size: size)

@@ -8,7 +8,8 @@ enum AssetJSON {
     static func write(_ a: Asset, to output: BufferedOutput) {
         output.write(
             "{\"addedDate\":\(a.addedDate.map { "\"\(ISODate.string($0))\"" } ?? "null"),"
-                + "\"creationDate\":\"\(ISODate.string(a.creationDate))\",\"favorite\":\(a.isFavorite),"
+                + "\"creationDate\":\"\(ISODate.string(a.creationDate))\","
+                + "\"duration\":\(a.mediaType == .video ? String(a.duration) : "null"),\"favorite\":\(a.isFavorite),"
                 + "\"hasThumbnail\":\(a.hasThumbnail),\"hidden\":\(a.isHidden),"
                 + "\"id\":\"\(a.localIdentifier)\",\"key\":\(JSONText.quoted(a.key)),"
                 + "\"keywords\":[\(a.keywords.map(JSONText.quoted).joined(separator: ","))],"

@@ -29,7 +29,7 @@ struct List: AsyncParsableCommand {
     @Option(
         parsing: .unconditional,
         help:
-            "Sort by: date, added, key, size (prefix with - for descending); default key, an album's own order with --album."
+            "Sort by: date, added, key, size, duration (prefix with - for descending); default key, an album's own order with --album."
     )
     var sort: String?
     @Option(help: "Only the assets of this album or smart album (id, title or folder path), in its order.")
@@ -74,7 +74,10 @@ struct List: AsyncParsableCommand {
             case "key": sortKey = AssetSortDescriptor(.key, ascending: !descending)
             case "size": sortKey = AssetSortDescriptor(.size, ascending: !descending)
             case "added": sortKey = .addedDate(ascending: !descending)
-            default: throw CLIError("sort must be date, added, key or size (optionally with a leading -), not \(sort)")
+            case "duration": sortKey = .duration(ascending: !descending)
+            default:
+                throw CLIError(
+                    "sort must be date, added, key, size or duration (optionally with a leading -), not \(sort)")
             }
             var options = FetchOptions()
             options.predicate = predicates.isEmpty ? .all : .and(predicates)

@@ -428,9 +428,23 @@ struct JournalSyncTests {
         #expect(CheckpointAsset(line: Data(refused)[...]) == nil)
         // A line written before location and pending headers existed (17 fields) is still read, with neither.
         var old = CheckpointAsset(record).line
-        for _ in 0..<2 { old = old[..<old.lastIndex(of: 0x09)!] }
+        for _ in 0..<3 { old = old[..<old.lastIndex(of: 0x09)!] }
         let oldRecord = try #require(CheckpointAsset(line: old[...])?.record)
         #expect(oldRecord.location == nil && oldRecord.metadataFill == .complete && oldRecord.key == record.key)
+        // A video's container facts round-trip; a line without them (19 fields) leaves them to the next sync.
+        var video = record
+        video.mediaType = .video
+        video.metadataFill = .complete
+        (video.duration, video.videoCodec, video.frameRate) = (12.345, "hvc1", 29.97)
+        #expect(CheckpointAsset(line: CheckpointAsset(video).line[...])?.record == video)
+        let withoutFacts = CheckpointAsset(video).line
+        let nineteen = try #require(CheckpointAsset(line: withoutFacts[..<withoutFacts.lastIndex(of: 0x09)!])?.record)
+        #expect(nineteen.duration == 0 && nineteen.metadataFill == .imageHeaders)
+        // Facts that are not numbers, or not finite, refuse the line.
+        for bad in ["x;avc1;25", "inf;avc1;25", "1;avc1", "-1;avc1;25"] {
+            let line = withoutFacts[..<withoutFacts.lastIndex(of: 0x09)!] + Data(("\t" + bad).utf8)
+            #expect(CheckpointAsset(line: line[...]) == nil, "\(bad)")
+        }
     }
 
     @Test("a location is read from x-amz-meta-location only when it is a place on Earth")

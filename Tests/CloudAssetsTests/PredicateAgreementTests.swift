@@ -46,6 +46,16 @@ struct PredicateFuzzer {
         return min(a, b)..<max(a, b)
     }
 
+    /// Video lengths records are given and range bounds are drawn from (bounds often fall on a record's).
+    static let durations: [Double] = [0, 0.5, 1, 2.002, 60]
+
+    /// A half-open interval of durations (often empty), or every one.
+    mutating func durationRange() -> Range<Double> {
+        if below(8) == 0 { return 0..<Double.infinity }
+        let (a, b) = (pick(Self.durations), pick(Self.durations))
+        return min(a, b)..<max(a, b)
+    }
+
     /// A key of a few pieces, made unique by its index at the end.
     mutating func key(_ index: Int) -> String {
         (0..<below(4)).map { _ in pick(Self.keyPieces) }.joined() + "#\(index)"
@@ -108,13 +118,14 @@ struct PredicateFuzzer {
         // An edit's availability is never partial; without an edit it is left over and must not count.
         if bool() || below(3) == 0 { record.editAvailability = pick([.cloudOnly, .thumbnail, .full]) }
         if bool() { record.editRevision = "r\(index)" }
+        if bool() { record.duration = pick(Self.durations) }
         if below(3) == 0 { record.trashedDate = date() }
         return record
     }
 
     /// One store leaf of any kind.
     mutating func storeLeaf(ids: [Int64], keys: [String]) -> StorePredicate {
-        switch below(14) {
+        switch below(15) {
         case 0: .mediaType(subset(MediaType.allCases))
         case 1: .creationDate(range())
         case 2: .modificationDate(range())
@@ -128,6 +139,7 @@ struct PredicateFuzzer {
         case 10: .keyFolder(folder(of: keys))
         case 11: .field(.addedSince(date()))
         case 12: .hasAdjustments(bool())
+        case 13: .field(.duration(durationRange()))
         default: .ids(idSet(ids))
         }
     }
@@ -160,7 +172,7 @@ struct PredicateFuzzer {
 
     /// One library leaf of any kind.
     mutating func assetLeaf(ids: [Int64], keys: [String]) -> AssetPredicate {
-        switch below(13) {
+        switch below(14) {
         case 0: .mediaTypes(subset(MediaType.allCases))
         case 1: .creationDate(range())
         case 2: .modificationDate(range())
@@ -173,6 +185,7 @@ struct PredicateFuzzer {
         case 9: .keyFolder(folder(of: keys))
         case 10: .addedSince(date())
         case 11: .hasAdjustments(bool())
+        case 12: .duration(durationRange())
         default: .identifiers(identifiers(ids))
         }
     }

@@ -82,6 +82,7 @@ struct NumericOrder<Value: ColumnKey>: KeyOrder {
         case .pixelCount: Value.unboxed(.integer(Int64(record.pixelWidth) * Int64(record.pixelHeight)))
         case .uploadState: Value.unboxed(.integer(Int64(record.uploadState.rawValue)))
         case .addedDate: Value.unboxed(.real(record.addedKey))
+        case .duration: Value.unboxed(.real(record.duration))
         case .key: Value.unboxed(sortKey.value(of: record))
         }
     }

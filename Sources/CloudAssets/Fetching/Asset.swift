@@ -63,6 +63,15 @@ public struct Asset: Sendable, Hashable, Identifiable {
     /// Image, video, audio or unknown: the original's `x-amz-meta-media-type`, else guessed from its key's
     /// extension (imports: from the file's signature and name).
     public let mediaType: MediaType
+    /// A video's length in seconds (PhotoKit's `duration`), read from its container (`mvhd`, or where a
+    /// fragmented file's last fragment ends) — by a sync with a few ranged reads of the original, by an import
+    /// from the file. 0 for photos, and for a video whose length is not known yet (``provisionalFields``).
+    public let duration: TimeInterval
+    /// A video's codec as its container names it (`avc1` H.264, `hvc1`/`hev1` HEVC, `av01`, `vp09`, …); nil for
+    /// photos and when not known.
+    public let videoCodec: String?
+    /// A video's frames per second, from its sample table; 0 for photos and when not known.
+    public let frameRate: Double
     /// The width the asset is drawn at, in pixels (PhotoKit's `pixelWidth`): that of the version it shows. With
     /// an edit (``hasAdjustments``), the edit's rendered version's width, as the edit recorded it; otherwise the
     /// original's with its EXIF ``orientation`` applied (``storedPixelHeight`` for orientations 5–8, which turn
@@ -150,6 +159,8 @@ public struct Asset: Sendable, Hashable, Identifiable {
         public static let mediaType = ProvisionalFields(rawValue: 1 << 3)
         /// ``Asset/contentSHA256`` may yet come from the object's metadata.
         public static let contentSHA256 = ProvisionalFields(rawValue: 1 << 4)
+        /// A video's ``Asset/duration``, ``Asset/videoCodec`` and ``Asset/frameRate`` are not read yet (0, nil, 0).
+        public static let videoDetails = ProvisionalFields(rawValue: 1 << 5)
     }
 
     /// `true` when the asset is in the trash.
@@ -197,6 +208,9 @@ public struct Asset: Sendable, Hashable, Identifiable {
         modificationDate = record.modificationDate
         addedDate = record.lastModified == AssetRecord.notListedYet ? nil : record.lastModified
         mediaType = record.mediaType
+        duration = record.duration
+        videoCodec = record.videoCodec
+        frameRate = record.frameRate
         storedPixelWidth = record.pixelWidth
         storedPixelHeight = record.pixelHeight
         if record.editRevision != nil, let renderedSize {
@@ -229,8 +243,12 @@ public struct Asset: Sendable, Hashable, Identifiable {
         contentSHA256 = record.contentSHA256
         switch record.metadataFill {
         case .complete: provisionalFields = []
-        case .imageHeaders: provisionalFields = [.creationDate, .pixelSize, .location]
-        case .objectHead: provisionalFields = [.creationDate, .pixelSize, .location, .mediaType, .contentSHA256]
+        case .imageHeaders:
+            provisionalFields =
+                record.mediaType == .video
+                ? [.creationDate, .pixelSize, .location, .videoDetails] : [.creationDate, .pixelSize, .location]
+        case .objectHead:
+            provisionalFields = [.creationDate, .pixelSize, .location, .mediaType, .contentSHA256, .videoDetails]
         }
     }
 

@@ -24,6 +24,9 @@ public indirect enum AssetPredicate: Sendable, Hashable {
     /// Assets in the trash (`true`) or not. Trashed assets are only fetched with
     /// ``FetchOptions/includeTrashedAssets``.
     case isTrashed(Bool)
+    /// Assets whose ``Asset/duration`` (seconds) is in the half-open interval: `.duration(60..<.infinity)` is
+    /// every video of a minute or more. Photos and videos whose length is not known yet have 0.
+    case duration(Range<TimeInterval>)
     /// Assets with a content edit (`true`, ``Asset/hasAdjustments``) or without one (`false`). What the Edited
     /// smart album shows.
     case hasAdjustments(Bool)
@@ -72,6 +75,7 @@ public indirect enum AssetPredicate: Sendable, Hashable {
         case .isHidden(let value): .isHidden(value)
         case .isTrashed(let value): .isTrashed(value)
         case .hasAdjustments(let value): .hasAdjustments(value)
+        case .duration(let range): .field(.duration(range))
         case .uploadStates(let set): .uploadState(Set(set.map(\.stored)))
         case .keyPrefix(let prefix): .keyPrefix(prefix)
         case .keyFolder(let folder): .keyFolder(folder)
@@ -92,7 +96,8 @@ extension TestedFields {
             id: asset.rowID, mediaType: asset.mediaType, creationDate: asset.creationDate,
             modificationDate: asset.modificationDate, availability: asset.originalAvailability.stored,
             currentAvailability: asset.availability.stored, isFavorite: asset.isFavorite, isHidden: asset.isHidden,
-            isTrashed: asset.isTrashed, hasAdjustments: asset.hasAdjustments, uploadState: asset.uploadState.stored,
+            isTrashed: asset.isTrashed, hasAdjustments: asset.hasAdjustments, duration: asset.duration,
+            uploadState: asset.uploadState.stored,
             addedKey: asset.addedDate?.timeIntervalSinceReferenceDate ?? AssetRecord.notListedAddedKey)
     }
 }

@@ -23,6 +23,8 @@ public struct AssetSortDescriptor: Sendable, Hashable {
         /// ``Asset/addedDate``: when the original was added to the bucket; assets not listed yet (just added) come
         /// after every dated one.
         case addedDate
+        /// ``Asset/duration``: a video's length (every other asset has 0).
+        case duration
     }
 
     /// The property compared.
@@ -52,6 +54,8 @@ public struct AssetSortDescriptor: Sendable, Hashable {
     public static func uploadState(ascending: Bool = true) -> Self { .init(.uploadState, ascending: ascending) }
     /// Sorts by date added, ascending unless `ascending` is `false`.
     public static func addedDate(ascending: Bool = true) -> Self { .init(.addedDate, ascending: ascending) }
+    /// Sorts by duration, ascending unless `ascending` is `false`.
+    public static func duration(ascending: Bool = true) -> Self { .init(.duration, ascending: ascending) }
 
     var storeSort: StoreSort {
         let storeKey: StoreSortKey =
@@ -63,6 +67,7 @@ public struct AssetSortDescriptor: Sendable, Hashable {
             case .pixelCount: .pixelCount
             case .uploadState: .uploadState
             case .addedDate: .addedDate
+            case .duration: .duration
             }
         return StoreSort(storeKey, ascending: ascending)
     }

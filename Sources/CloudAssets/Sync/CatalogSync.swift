@@ -22,6 +22,9 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     /// Ranged GETs of an image's first bytes made for its own headers (EXIF). In the fill after a first listing
     /// the response also carries the object's head: one request for such an object.
     public internal(set) var imageHeaderReads = 0
+    /// Ranged GETs of videos' containers made for their length, size, codec, date and place (at most a few per
+    /// video, wherever its `moov` box is; ``Asset/duration``).
+    public internal(set) var videoHeaderReads = 0
     /// Assets whose metadata this sync read after committing them from their listing alone (the second phase of
     /// a first sync of objects other tools wrote, or what an interrupted sync left).
     public internal(set) var metadataFilled = 0
@@ -95,6 +98,7 @@ public struct SyncSummary: Sendable, Hashable, Codable {
         removed += other.removed
         headRequests += other.headRequests
         imageHeaderReads += other.imageHeaderReads
+        videoHeaderReads += other.videoHeaderReads
         metadataFilled += other.metadataFilled
         pages += other.pages
         transactions += other.transactions

@@ -8,8 +8,9 @@ package import Foundation
 /// empty when no listing showed it yet), content type, creation and modification dates (ms), media type
 /// (`image`, `video`, `audio` or empty), pixel width, height, orientation, thumbnail key, size and ETag, SHA-256,
 /// sidecar ETag, the sidecar's JSON (empty without shared properties), the location (`lat,lon[,alt]`, empty when
-/// unknown), `1` when the object's own headers were not read yet (else empty). Lines of 17 fields (written before
-/// the last two existed) are read with neither. Text fields escape `\`, tab and newline
+/// unknown), `1` when the object's own headers were not read yet (else empty), and a video's container facts
+/// (`duration;codec;frame rate`, empty for anything else). Lines of 17 and 19 fields (written before the last
+/// fields existed) are read without them; a video read from such a line has its container read by the next sync. Text fields escape `\`, tab and newline
 /// as `\\`, `\t`, `\n`; an empty text field is absent. (Lines, not JSON objects: a million of them parse in
 /// about a second where a JSON decoder takes ten.)
 package struct CheckpointAsset: Sendable {
@@ -33,6 +34,8 @@ package struct CheckpointAsset: Sendable {
     package var sidecar: SharedMetadata.Sidecar?
     package var location: AssetLocation?
     package var metadataFill = MetadataFill.complete
+    /// A video's length (seconds), codec and frame rate, as the 20th field carries them.
+    package var video: (duration: Double, codec: String?, frameRate: Double)?
 
     package init(_ record: AssetRecord) {
         key = record.key
@@ -55,6 +58,9 @@ package struct CheckpointAsset: Sendable {
         sidecarETag = record.sidecarETag
         location = record.location
         metadataFill = record.metadataFill
+        if record.mediaType == .video, record.duration > 0 || record.videoCodec != nil {
+            video = (record.duration, record.videoCodec, record.frameRate)
+        }
         let shared = SharedMetadata(record: record)
         sidecar = shared.stamps.isEmpty ? nil : shared.sidecar(originalKey: record.key, sha256: record.contentSHA256)
     }
@@ -120,6 +126,8 @@ package struct CheckpointAsset: Sendable {
         text(location?.serialized)
         out.append(0x09)
         text(metadataFill == .complete ? nil : String(metadataFill.rawValue))
+        out.append(0x09)
+        text(video.map { "\($0.duration);\($0.codec ?? "");\($0.frameRate)" })
         return Data(out)
     }
 
@@ -131,23 +139,23 @@ package struct CheckpointAsset: Sendable {
 
     /// Parses a line held in raw bytes (the restore's path: no `Data` slice per line or per field).
     package init?(line: UnsafeRawBufferPointer) {
-        // Field boundaries as offsets, on the stack: at most 19 fields (17 in the first format).
+        // Field boundaries as offsets, on the stack: at most 20 fields (17 and 19 in the earlier formats).
         var starts = InlineArray<20, Int>(repeating: 0)
         var ends = InlineArray<20, Int>(repeating: 0)
         var count = 0
         var start = 0
         for index in 0..<line.count where line[index] == 0x09 {
-            guard count < 19 else { return nil }
+            guard count < 19 + 1 else { return nil }
             starts[count] = start
             ends[count] = index
             count += 1
             start = index + 1
         }
-        guard count < 19 else { return nil }
+        guard count < 19 + 1 else { return nil }
         starts[count] = start
         ends[count] = line.count
         count += 1
-        guard count == 17 || count == 19 else { return nil }
+        guard count == 17 || count == 19 || count == 20 else { return nil }
         func field(_ i: Int) -> UnsafeRawBufferPointer {
             UnsafeRawBufferPointer(rebasing: line[starts[i]..<ends[i]])
         }
@@ -217,9 +225,17 @@ package struct CheckpointAsset: Sendable {
         } else {
             sidecar = nil
         }
-        if count == 19 {
+        if count >= 19 {
             location = text(17).flatMap(AssetLocation.init(serialized:))
             metadataFill = text(18).flatMap { Int($0) }.flatMap(MetadataFill.init(rawValue:)) ?? .complete
+        }
+        if count == 20, let facts = text(19) {
+            let parts = facts.split(separator: ";", omittingEmptySubsequences: false)
+            guard parts.count == 3, let duration = Double(parts[0]), duration.isFinite, duration >= 0,
+                duration < 1e9, let frameRate = Double(parts[2]), frameRate.isFinite, frameRate >= 0,
+                frameRate < 10_000, parts[1].utf8.count <= 16, parts[1].allSatisfy(\.isASCII)
+            else { return nil }
+            video = (duration, parts[1].isEmpty ? nil : String(parts[1]), frameRate)
         }
         if danglingEscape { return nil }
     }
@@ -238,6 +254,14 @@ package struct CheckpointAsset: Sendable {
         record.sidecarETag = sidecarETag
         record.location = location
         record.metadataFill = metadataFill
+        if record.mediaType == .video {
+            if let video {
+                (record.duration, record.videoCodec, record.frameRate) = video
+            } else if metadataFill == .complete, record.uploadState == .uploaded {
+                // A line without the container's facts (an earlier format): the next sync reads them.
+                record.metadataFill = .imageHeaders
+            }
+        }
         if let sidecar { SharedMetadata(sidecar: sidecar, learnedAt: Date()).apply(to: &record) }
         return record
     }

@@ -3,6 +3,7 @@ import Essentials
 import Foundation
 import Images
 import S3Transfer
+import Video
 
 /// The second phase of a sync: reads what the listing did not say of the assets a first listing took in from
 /// their listing alone (`MetadataFill.objectHead`) — their `x-amz-meta-*` fields, and for another tool's image
@@ -225,6 +226,7 @@ struct MetadataBackfill {
         var filled = 0
         var headRequests = 0
         var imageHeaderReads = 0
+        var videoHeaderReads = 0
         var thumbnailsFromImageHeaders = 0
         var skipped: [SyncSummary.SkippedObject] = []
     }
@@ -238,6 +240,8 @@ struct MetadataBackfill {
         enum Outcome: Sendable {
             /// The object's head, the image's headers when they were read and parsed, and whether they were read.
             case read(S3ObjectHead, ImageHeaderRead.Found?, headersRead: Bool)
+            /// A video's head and what the reads of its container found.
+            case video(S3ObjectHead, VideoHeaderRead.Found)
             /// Deleted or replaced since the listing: the next listing says what it is now.
             case gone
             case failed(S3Error)
@@ -274,6 +278,22 @@ struct MetadataBackfill {
             }
             let heads = await client.headObjects(bucket: bucket, keys: headed.map(\.key))
             for (record, answer) in zip(headed, heads) {
+                // A video whose fields do not give its length: its container's few reads.
+                if case .success(let head) = answer, head.size > 0, head.metadata["duration"] == nil,
+                    VideoHeaderRead.mayHaveHeaders(key: record.key),
+                    head.metadata["media-type"].map({ $0 == "video" }) ?? true
+                {
+                    group.addTask {
+                        await outcome(of: record) { () throws(S3Error) in
+                            .video(
+                                head,
+                                try await VideoHeaderRead.read(
+                                    key: record.key, size: head.size, etag: head.etag, client: client,
+                                    bucket: bucket))
+                        }
+                    }
+                    continue
+                }
                 guard case .success(let head) = answer, readsHeaders(record), head.metadata["creation-date"] == nil
                 else {
                     results.append(
@@ -325,6 +345,20 @@ struct MetadataBackfill {
             case .failed(let error):
                 summary.skipped.append(SyncSummary.SkippedObject(key: record.key, reason: error.description))
                 continue
+            case .video(let head, let found):
+                summary.headRequests += 1
+                summary.videoHeaderReads += found.cost.reads
+                guard let id = record.id, S3ETag.same(head.etag, record.etag), head.size == record.size else {
+                    continue
+                }
+                let listed = S3ObjectSummary(
+                    key: record.key, size: record.size, etag: record.etag, lastModified: record.lastModified)
+                var row = RemoteMetadata.record(
+                    for: listed, head: head, video: found.metadata, thumbnail: nil,
+                    source: sync.configuration.metadataSource)
+                // Read and not a movie the reader takes: nothing more to learn from it.
+                if row.metadataFill == .imageHeaders { row.metadataFill = .complete }
+                rows.append((id, row))
             case .read(let head, let found, let headersRead):
                 summary.headRequests += 1
                 if headersRead { summary.imageHeaderReads += 1 }
@@ -373,6 +407,7 @@ extension SyncSummary {
     fileprivate mutating func absorb(_ outcome: MetadataBackfill.CommitOutcome) {
         headRequests += outcome.headRequests
         imageHeaderReads += outcome.imageHeaderReads
+        videoHeaderReads += outcome.videoHeaderReads
         thumbnailsFromImageHeaders += outcome.thumbnailsFromImageHeaders
         skipped += outcome.skipped
     }

@@ -3,17 +3,28 @@ import Essentials
 import Foundation
 import Images
 import S3Transfer
+import Video
 
 /// Turns a listing entry plus (optionally) its HEAD into a store row, reading the `x-amz-meta-*` fields of
 /// the bucket layout: creation-date (ISO 8601), pixel-width, pixel-height, media-type, orientation, sha256,
-/// location (`latitude,longitude[,altitude]`).
+/// location (`latitude,longitude[,altitude]`), and for a video duration (seconds), video-codec and frame-rate.
 enum RemoteMetadata {
     static func record(
-        for object: S3ObjectSummary, head: S3ObjectHead?, image: ImageMetadata? = nil, thumbnail: S3ObjectSummary?,
-        source: AssetLibrary.MetadataSource
+        for object: S3ObjectSummary, head: S3ObjectHead?, image: ImageMetadata? = nil, video: VideoMetadata? = nil,
+        thumbnail: S3ObjectSummary?, source: AssetLibrary.MetadataSource
     ) -> AssetRecord {
         var record = record(
             for: object, metadata: head?.metadata ?? [:], contentType: head?.contentType, thumbnail: thumbnail)
+        // A video whose fields do not give its length (another tool's, or one an older library uploaded): its
+        // container does.
+        if let head, record.mediaType == .video, head.metadata["duration"] == nil {
+            if let video {
+                apply(video, to: &record, ours: head.metadata["creation-date"] != nil)
+            } else {
+                record.metadataFill = .imageHeaders
+            }
+            return record
+        }
         // Another tool's image: no fields of ours; its own headers (EXIF) say when and where it was taken.
         if let head, head.metadata["creation-date"] == nil, record.mediaType == .image {
             if let image {
@@ -36,6 +47,39 @@ enum RemoteMetadata {
         record.metadataFill = .complete
     }
 
+    /// A video's container where the bucket's fields do not give its length: length, codec, frame rate and
+    /// displayed size, and — for another tool's video (not `ours`) — its capture date and place when it has them.
+    static func apply(_ video: VideoMetadata, to record: inout AssetRecord, ours: Bool) {
+        record.duration = video.duration
+        record.videoCodec = video.codec
+        record.frameRate = video.frameRate
+        if video.pixelWidth > 0, video.pixelHeight > 0 {
+            record.pixelWidth = video.pixelWidth
+            record.pixelHeight = video.pixelHeight
+            record.orientation = 1
+        }
+        if !ours {
+            if let date = video.creationDate { record.creationDate = date }
+            if let place = video.location,
+                let location = Optional(
+                    AssetLocation(latitude: place.latitude, longitude: place.longitude, altitude: place.altitude)),
+                location.isValid
+            {
+                record.location = location
+            }
+        }
+        record.metadataFill = .complete
+    }
+
+    /// The `x-amz-meta-*` fields of a video's container facts (what ``record(for:metadata:contentType:thumbnail:)``
+    /// reads back).
+    static func videoFields(of record: AssetRecord) -> [String: String] {
+        var fields = ["duration": String(record.duration)]
+        if let codec = record.videoCodec { fields["video-codec"] = codec }
+        if record.frameRate > 0 { fields["frame-rate"] = String(record.frameRate) }
+        return fields
+    }
+
     /// The row for an object of known `x-amz-meta-*` fields (from a HEAD, or a journal entry).
     static func record(
         for object: S3ObjectSummary, metadata meta: [String: String], contentType: String?,
@@ -53,6 +97,17 @@ enum RemoteMetadata {
             thumbnailKey: thumbnail?.key, thumbnailSize: thumbnail?.size, thumbnailETag: thumbnail?.etag)
         // The content hash a library wrote when it uploaded the original (what deduplicates imports).
         record.location = meta["location"].flatMap(AssetLocation.init(serialized:))
+        if mediaType == .video {
+            // Bounded and finite, or not taken: these come from whoever wrote the object.
+            record.duration =
+                meta["duration"].flatMap(Double.init).flatMap { $0.isFinite && $0 >= 0 && $0 < 1e9 ? $0 : nil } ?? 0
+            record.videoCodec = meta["video-codec"].flatMap {
+                $0.utf8.count <= 16 && $0.allSatisfy(\.isASCII) ? $0 : nil
+            }
+            record.frameRate =
+                meta["frame-rate"].flatMap(Double.init).flatMap { $0.isFinite && $0 >= 0 && $0 < 10_000 ? $0 : nil }
+                ?? 0
+        }
         if let hash = meta["sha256"]?.lowercased(), hash.utf8.count == 64, hash.allSatisfy(\.isHexDigit) {
             record.contentSHA256 = hash
         }

@@ -1,6 +1,7 @@
 import AssetStore
 import Foundation
 import Images
+import Video
 
 #if canImport(Glibc)
     import Glibc
@@ -10,8 +11,9 @@ import Images
 ///
 /// JPEG, PNG and HEIF: pixel size, EXIF orientation, the capture date (`DateTimeOriginal`, with
 /// `OffsetTimeOriginal` when present, else read as UTC) and GPS location, read by the `Images` module's header
-/// parser. GIF, videos and anything else: the media type from the file's signature or name, the date from the
-/// file system. A file
+/// parser. MP4 and QuickTime videos: length, displayed size, codec, frame rate, capture date and place from the
+/// container (the `Video` reader, the same a sync runs on the bucket's videos). GIF and anything else: the media
+/// type from the file's signature or name, the date from the file system. A file
 /// whose headers cannot be read is still imported, with what could be read.
 struct ImportMetadata: Sendable, Hashable {
     var mediaType: MediaType
@@ -21,8 +23,12 @@ struct ImportMetadata: Sendable, Hashable {
     var pixelHeight = 0
     /// EXIF orientation, 1…8.
     var orientation = 1
-    /// Where it was taken (EXIF GPS), when the image says.
+    /// Where it was taken (EXIF GPS, a video's ISO 6709 location), when the file says.
     var location: AssetLocation?
+    /// A video's length in seconds, codec and frame rate (0, nil, 0 otherwise).
+    var duration: Double = 0
+    var videoCodec: String?
+    var frameRate: Double = 0
 
     /// Headers past this many bytes are not looked for (EXIF and the frame header sit at the start).
     static let headerLimit = 512 * 1024
@@ -59,6 +65,22 @@ struct ImportMetadata: Sendable, Hashable {
             result.contentType = "image/gif"
         }
         return result
+    }
+
+    /// Takes what a video's container says (the displayed size: its rotation applied, orientation 1).
+    mutating func apply(_ video: VideoMetadata) {
+        var record = AssetRecord(
+            key: "", size: 0, etag: "", lastModified: creationDate, contentType: nil, creationDate: creationDate,
+            modificationDate: creationDate, mediaType: .video)
+        RemoteMetadata.apply(video, to: &record, ours: false)
+        duration = record.duration
+        videoCodec = record.videoCodec
+        frameRate = record.frameRate
+        if video.pixelWidth > 0, video.pixelHeight > 0 {
+            (pixelWidth, pixelHeight, orientation) = (record.pixelWidth, record.pixelHeight, 1)
+        }
+        creationDate = record.creationDate
+        location = record.location ?? location
     }
 
     /// Takes the pixel size, orientation, capture date and location an image's headers carry.

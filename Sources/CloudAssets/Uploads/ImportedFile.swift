@@ -5,6 +5,7 @@ import Dispatch
 import Essentials
 import Foundation
 import Hashing
+import Video
 
 #if canImport(Glibc)
     import Glibc
@@ -155,8 +156,13 @@ struct ImportedFile: Sendable {
                 throw error
             }
         }
-        let metadata = ImportMetadata.read(
+        var metadata = ImportMetadata.read(
             head: digest.head, name: source.lastPathComponent, fileStatus: status, fileLength: Int(status.st_size))
+        // A video's container, read from the staged copy (the file the asset keeps): a few reads at most.
+        // try?: a video whose container does not read is imported all the same, without its length
+        if metadata.mediaType == .video, let video = try? VideoMetadataReader.read(file: staged).metadata {
+            metadata.apply(video)
+        }
         // A large copy was written around the page cache, while the source was just read through it: its first
         // upload reads the source, as long as it stays the file that was copied.
         let uploadSource =

@@ -124,6 +124,9 @@ extension UploadEngine {
         record.uploadState = .pendingUpload
         record.contentSHA256 = file.sha256
         record.location = metadata.location
+        record.duration = metadata.duration
+        record.videoCodec = metadata.videoCodec
+        record.frameRate = metadata.frameRate
         // Inserted first as a placeholder to get its identifier, which names the file.
         var placeholder = record
         placeholder.uploadState = .uploaded

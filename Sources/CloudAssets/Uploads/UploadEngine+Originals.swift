@@ -442,6 +442,7 @@ extension UploadEngine {
         metadata["media-type"] = record.mediaType.metadataValue
         if let hash = record.contentSHA256 { metadata["sha256"] = hash }
         if let location = record.location { metadata["location"] = location.serialized }
+        if record.mediaType == .video { metadata.merge(RemoteMetadata.videoFields(of: record)) { _, new in new } }
         return metadata
     }
 }

@@ -190,6 +190,13 @@ public final class FakeS3Server: Sendable {
         return try read(core.store.open(bucket: bucket, key: key))
     }
 
+    /// An object's `x-amz-meta-*` values by name (without the prefix), or nil when there is no such key.
+    /// - Throws: ``S3Error`` `NoSuchBucket`.
+    public func objectMetadata(bucket: String, key: String) throws -> [String: String]? {
+        guard core.store.bucketExists(bucket) else { throw S3Error.noSuchBucket(bucket) }
+        return (try? core.store.info(bucket: bucket, key: key))?.userMetadata
+    }
+
     private func read(_ opened: (ObjectInfo, ObjectBody)) throws -> Data {
         switch opened.1 {
         case .memory(let buffer):

@@ -1,0 +1,76 @@
+import FakeS3
+import Foundation
+import S3Transfer
+import TestSupport
+import Testing
+
+@testable import CloudAssets
+
+/// Videos' length, size, codec, frame rate, date and place in the catalog: read from the bucket by a sync with a
+/// few ranged GETs (never the whole original), from the file by an import, and carried to other libraries.
+@Suite("Library: video metadata", .heavy, .timeLimit(.minutes(1)))
+struct VideoMetadataLibraryTests {
+    static func fixture(_ name: String) throws -> Data {
+        try Data(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../VideoTests/Fixtures/\(name)"))
+    }
+
+    @Test("another tool's videos: a sync reads their containers by range, leaves them cloud-only, sorts and filters")
+    func syncReadsAnotherToolsVideos() async throws {
+        try await withHarness { harness in
+            // Plain objects, as the aws CLI writes them: no fields of ours.
+            let tail = try Self.fixture("tail.mp4")
+            let apple = try Self.fixture("apple.mov")
+            try harness.server.putObject(bucket: LibraryHarness.bucket, key: "originals/clips/tail.mp4", data: tail)
+            try harness.server.putObject(bucket: LibraryHarness.bucket, key: "originals/clips/apple.mov", data: apple)
+            let library = try await harness.open()
+            let summary = try await library.sync(fetchThumbnails: false)
+            let clip = try library.asset(path: "clips/tail.mp4")
+            #expect(clip.mediaType == .video)
+            #expect(abs(clip.duration - 2) < 0.05, "\(clip)")
+            #expect(clip.pixelWidth == 64 && clip.pixelHeight == 48)
+            #expect(clip.videoCodec == "avc1" && clip.frameRate == 25)
+            #expect(clip.provisionalFields.isEmpty)
+            #expect(clip.availability == .cloudOnly)
+            let phone = try library.asset(path: "clips/apple.mov")
+            #expect(phone.creationDate == ISO8601DateFormatter().date(from: "2023-06-01T10:34:56Z"))
+            #expect(phone.location?.latitude == 37.3318)
+            // Ranged reads only: no GET of a whole original.
+            let gets = harness.log.filter { $0.method == "GET" && ($0.key ?? "").hasPrefix("originals/") }
+            #expect(!gets.isEmpty && gets.allSatisfy { $0.rangeHeader != nil }, "\(gets)")
+            #expect(summary.videoHeaderReads == 2, "\(summary)")
+
+            let long = try library.fetchAssets(FetchOptions(predicate: .duration(1.5..<Double.infinity)))
+            #expect(Array(long.identifiers) == [clip.rowID])
+            let byLength = try library.fetchAssets(FetchOptions(sortBy: [.duration(ascending: false)]))
+            #expect(Array(byLength.identifiers) == [clip.rowID, phone.rowID])
+        }
+    }
+
+    @Test("an imported video carries its length to the bucket's fields and to another library, which reads nothing")
+    func importCarriesTheLength() async throws {
+        try await withHarness { harness in
+            let library = try await harness.open()
+            let file = harness.folder.appendingPathComponent("holiday.mov")
+            try FileManager.default.createDirectory(at: harness.folder, withIntermediateDirectories: true)
+            try Self.fixture("rotated.mov").write(to: file)
+            let ids = try await library.performChanges { $0.createAsset(fromFileAt: file) }
+            let imported = try #require(try library.asset(withLocalIdentifier: ids[0]))
+            #expect(imported.mediaType == .video && abs(imported.duration - 1) < 0.05, "\(imported)")
+            #expect(imported.pixelWidth == 48 && imported.pixelHeight == 64, "rotation applied")
+            _ = await library.waitForUploads()
+            let head = try #require(try harness.server.objectMetadata(bucket: LibraryHarness.bucket, key: imported.key))
+            #expect(head["duration"].flatMap(Double.init).map { abs($0 - 1) < 0.05 } == true, "\(head)")
+
+            var other = harness.configuration()
+            other.storeURL = harness.folder.appendingPathComponent("other")
+            let second = try await harness.open(other)
+            harness.server.requestLog.clear()
+            let summary = try await second.sync(fetchThumbnails: false)
+            let theirs = try second.asset(path: String(imported.key.dropFirst("originals/".count)))
+            #expect(theirs.duration == imported.duration && theirs.frameRate == imported.frameRate)
+            #expect(summary.videoHeaderReads == 0)
+        }
+    }
+}
