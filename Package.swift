@@ -179,7 +179,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "S3Transfer", "CloudAssets", "AssetStore", "Essentials", "Images", "CTurboJPEG", "FakeS3", "Gallery",
-                "AWSSigV4",
+                "AWSSigV4", "Video",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

@@ -22,6 +22,7 @@ package enum FuzzCatalog {
         locationStrip,
         heifILOC,
         imageDecode,
+        videoMetadata,
     ]
 
     package static func target(named name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -68,6 +68,19 @@ public enum VideoMetadataReader {
         }
     }
 
+    /// Reads the metadata of a file held in memory, by the same reads (the fuzz harness's entry).
+    package static func read(bytes: [UInt8]) throws(VideoMetadataError) -> (metadata: VideoMetadata, cost: Cost) {
+        var walk = MovieWalk(size: Int64(bytes.count))
+        var step = try walk.start()
+        while true {
+            switch step {
+            case .read(let range):
+                step = try walk.received(Array(bytes[Int(range.lowerBound)..<Int(range.upperBound)]))
+            case .done(let metadata): return (metadata, walk.cost)
+            }
+        }
+    }
+
     /// The walk over the top-level boxes as a value: it asks for a range, is handed its bytes, and either asks
     /// for another or is done. The async and the file reader both drive it.
     struct MovieWalk {
