@@ -205,7 +205,7 @@ let package = Package(
         .testTarget(
             name: "CloudAssetsTests",
             dependencies: [
-                "CloudAssets", "FakeS3", "FakeS3TLS", "Images", "Essentials", "TestSupport", "Hashing",
+                "CloudAssets", "FakeS3", "FakeS3TLS", "Images", "Video", "Essentials", "TestSupport", "Hashing",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

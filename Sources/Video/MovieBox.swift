@@ -439,10 +439,15 @@ struct MovieBox {
     /// The text items of a `meta` box named by its `keys` (QuickTime's metadata): key name → UTF-8 value. The
     /// QuickTime form has no version and flags; the ISO form (a full box) has them: told apart by where `hdlr` is.
     private func items(ofMeta body: Range<Int>, depth: Int) throws(VideoMetadataError) -> [String: String] {
+        try itemRanges(ofMeta: body, depth: depth).mapValues { String(decoding: bytes[$0], as: UTF8.self) }
+    }
+
+    /// ``items(ofMeta:depth:)`` as the byte ranges of the values, by key name.
+    private func itemRanges(ofMeta body: Range<Int>, depth: Int) throws(VideoMetadataError) -> [String: Range<Int>] {
         guard depth <= Self.maxDepth, body.count >= 8 else { return [:] }
         let start = Self.code("hdlr") == u32(body.lowerBound + 4) ? body.lowerBound : body.lowerBound + 4
         var names: [String] = []
-        var values: [UInt32: String] = [:]
+        var values: [UInt32: Range<Int>] = [:]
         for box in try children(of: start..<body.upperBound) {
             if box.type == Self.keys {
                 try need(box.body, 8)
@@ -463,17 +468,55 @@ struct MovieBox {
                     for value in try children(of: item.body) where value.type == Self.data {
                         // Type indicator (4: 0 then the type, 1 is UTF-8), locale (4), then the value.
                         guard value.body.count >= 8, u32(value.body.lowerBound) == 1 else { continue }
-                        values[item.type] = String(
-                            decoding: bytes[value.body.lowerBound + 8..<value.body.upperBound], as: UTF8.self)
+                        values[item.type] = value.body.lowerBound + 8..<value.body.upperBound
                     }
                 }
             }
         }
-        var items: [String: String] = [:]
+        var items: [String: Range<Int>] = [:]
         for (index, value) in values where index >= 1 && Int(index) <= names.count {
             items[names[Int(index) - 1]] = value
         }
         return items
+    }
+
+    // MARK: Location
+
+    /// The byte ranges, within the body, of every place the movie states: `©xyz` user data (the movie's and its
+    /// tracks') and the values of Apple's `com.apple.quicktime.location…` keys. What a copy without the location
+    /// overwrites.
+    static func locationRanges(body: [UInt8]) throws(VideoMetadataError) -> [Range<Int>] {
+        let movie = MovieBox(bytes: body)
+        var ranges: [Range<Int>] = []
+        func userData(_ range: Range<Int>) throws(VideoMetadataError) {
+            for child in try movie.children(of: range) {
+                if child.type == Self.xyz, child.body.count >= 4 {
+                    let length = Int(movie.u16(child.body.lowerBound))
+                    let start = child.body.lowerBound + 4
+                    ranges.append(start..<min(child.body.upperBound, start + length))
+                } else if child.type == Self.meta {
+                    try meta(child.body, depth: 3)
+                }
+            }
+        }
+        func meta(_ range: Range<Int>, depth: Int) throws(VideoMetadataError) {
+            for (name, value) in try movie.itemRanges(ofMeta: range, depth: depth)
+            where name.hasPrefix("com.apple.quicktime.location") {
+                ranges.append(value)
+            }
+        }
+        for box in try movie.children(of: 0..<body.count) {
+            switch box.type {
+            case Self.udta: try userData(box.body)
+            case Self.meta: try meta(box.body, depth: 2)
+            case Self.trak:
+                for child in try movie.children(of: box.body) where child.type == Self.udta {
+                    try userData(child.body)
+                }
+            default: continue
+            }
+        }
+        return ranges.filter { !$0.isEmpty }
     }
 
     // MARK: Dates

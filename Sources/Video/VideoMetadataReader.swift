@@ -81,6 +81,52 @@ public enum VideoMetadataReader {
         }
     }
 
+    /// The file ranges that state where the movie was recorded (`©xyz`, Apple's location keys), read by the same
+    /// few reads as its metadata: what a copy handed out without the location overwrites (same length). Empty for
+    /// a movie that states none.
+    /// - Throws: ``VideoMetadataError`` for a file that is not a movie or lies about its boxes; `read`'s errors.
+    package static func locationRanges(size: Int64, read: (Range<Int64>) async throws -> [UInt8]) async throws
+        -> [Range<Int64>]
+    {
+        var walk = MovieWalk(size: size)
+        walk.stopsAtMovie = true
+        var step = try walk.start()
+        while case .read(let range) = step { step = try walk.received(try await read(range)) }
+        let base = walk.movieBodyStart
+        return try MovieBox.locationRanges(body: walk.movieBody).map {
+            base + Int64($0.lowerBound)..<base + Int64($0.upperBound)
+        }
+    }
+
+    /// ``locationRanges(size:read:)`` of a local file. Blocks the calling thread on the file's reads.
+    package static func locationRanges(file url: URL) throws -> [Range<Int64>] {
+        let handle = try FileHandle(forReadingFrom: url)
+        // try?: a read-only handle; closing it cannot lose anything
+        defer { try? handle.close() }
+        let size = Int64(try handle.seekToEnd())
+        return try locationRanges(size: size) { range in
+            try handle.seek(toOffset: UInt64(range.lowerBound))
+            return [UInt8](try handle.read(upToCount: range.count) ?? Data())
+        }
+    }
+
+    /// ``locationRanges(size:read:)`` through a synchronous reader (a file, bytes in memory).
+    package static func locationRanges(size: Int64, readNow: (Range<Int64>) throws -> [UInt8]) throws
+        -> [Range<Int64>]
+    {
+        var walk = MovieWalk(size: size)
+        walk.stopsAtMovie = true
+        var step = try walk.start()
+        while case .read(let range) = step { step = try walk.received(try readNow(range)) }
+        let base = walk.movieBodyStart
+        return try MovieBox.locationRanges(body: walk.movieBody).map {
+            base + Int64($0.lowerBound)..<base + Int64($0.upperBound)
+        }
+    }
+
+    /// Whether these first bytes of a file begin a movie (a container this module reads).
+    package static func isMovie(head: [UInt8]) -> Bool { isMovieStart(head) }
+
     /// The walk over the top-level boxes as a value: it asks for a range, is handed its bytes, and either asks
     /// for another or is done. The async and the file reader both drive it.
     struct MovieWalk {
@@ -91,6 +137,11 @@ public enum VideoMetadataReader {
 
         let size: Int64
         private(set) var cost = Cost()
+        /// Stop once the `moov` box is read (no fragment reads): what a location filter needs.
+        var stopsAtMovie = false
+        /// The `moov` box's body once read, and its offset in the file.
+        private(set) var movieBody: [UInt8] = []
+        private(set) var movieBodyStart: Int64 = 0
         private var asked: Range<Int64> = 0..<0
         private var windowStart: Int64 = 0
         private var window: [UInt8] = []
@@ -164,6 +215,7 @@ public enum VideoMetadataReader {
                 if type == moov {
                     guard boxSize <= maxMovieBoxBytes else { throw .movieBoxTooLarge(boxSize) }
                     let bodyStart = offset + header
+                    movieBodyStart = bodyStart
                     let end = offset + boxSize
                     let windowEnd = windowStart + Int64(window.count)
                     let body = Array(window[Int(bodyStart - windowStart)..<Int(min(end, windowEnd) - windowStart)])
@@ -180,8 +232,9 @@ public enum VideoMetadataReader {
         /// file's tail for its fragment index.
         private mutating func parsed(_ body: [UInt8]) throws(VideoMetadataError) -> Step {
             movie = nil
+            movieBody = body
             let (metadata, fragments) = try MovieBox.parseWithFragments(body: body)
-            guard let fragments, cost.reads < maxReads - 1 else { return .done(metadata) }
+            guard let fragments, !stopsAtMovie, cost.reads < maxReads - 1 else { return .done(metadata) }
             fragmented = (metadata, fragments, true)
             return try ask(max(0, size - Int64(tailReadBytes))..<size)
         }

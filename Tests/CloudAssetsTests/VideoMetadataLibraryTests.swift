@@ -74,3 +74,34 @@ struct VideoMetadataLibraryTests {
         }
     }
 }
+
+extension VideoMetadataLibraryTests {
+    @Test("location access denied: a video's place is blanked in every byte handed out, its length unchanged")
+    func videoLocationIsBlankedWhenDenied() async throws {
+        try await withHarness { harness in
+            let original = try Self.fixture("apple.mov")
+            try harness.server.putObject(
+                bucket: LibraryHarness.bucket, key: "originals/clips/apple.mov", data: original)
+            var configuration = harness.configuration()
+            configuration.locationAccess = .denied
+            let library = try await harness.open(configuration)
+            try await library.sync(fetchThumbnails: false)
+            let clip = try library.asset(path: "clips/apple.mov")
+            #expect(clip.location == nil)
+            // A ranged read of the movie box (at the file's end), before anything else is local.
+            let moovAt = Int64(original.count - 1423)
+            let tail = try await library.read(clip, range: moovAt..<Int64(original.count))
+            #expect(!tail.contains(Data("+37.3318".utf8)), "the ranged read carries no place")
+            // The whole original: same length, the place blank, the rest as stored.
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = true
+            let whole = try await library.data(for: clip, options: options)
+            #expect(whole.count == original.count)
+            #expect(whole.range(of: Data("+37.3318".utf8)) == nil)
+            #expect(whole[moovAt...] == tail)
+            let read = try VideoMetadataReaderForTests.metadata(of: whole)
+            #expect(read.location == nil && abs(read.duration - 1) < 0.05)
+            #expect(zip(whole, original).filter { $0 != $1 }.count == "+37.3318-122.0312+012.500/".utf8.count)
+        }
+    }
+}

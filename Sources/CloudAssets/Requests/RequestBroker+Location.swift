@@ -2,14 +2,15 @@ import AssetStore
 import Essentials
 import Foundation
 import Images
+import Video
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// What a library hands out when ``AssetLibrary/Configuration/locationAccess`` is `.denied`: the original's bytes
-/// with every GPS tag removed (JPEG, PNG and HEIF EXIF, XMP GPS fields), the same length, everything else
-/// untouched.
+/// with every GPS tag removed (JPEG, PNG and HEIF EXIF, XMP GPS fields; a movie's `©xyz` and Apple location keys,
+/// their text blanked with spaces), the same length, everything else untouched.
 enum LocationFilter {
     /// An image's headers are looked for in this many leading bytes (EXIF sits at the start).
     static let headLimit = 1 << 20
@@ -19,9 +20,15 @@ enum LocationFilter {
     /// `read` gives the bytes of such a file range.
     /// - Throws: ``ImageError`` when the image's EXIF cannot be read: nothing is handed out rather than bytes
     ///   that might still say where the picture was taken.
-    static func patches(head: [UInt8], read: (Range<Int>) throws -> [UInt8]) throws -> [(offset: Int, bytes: [UInt8])] {
+    static func patches(head: [UInt8], size: Int? = nil, read: (Range<Int>) throws -> [UInt8]) throws
+        -> [(offset: Int, bytes: [UInt8])]
+    {
         switch ImageFormat.sniff(head) {
-        case nil: return []
+        case nil:
+            guard let size, VideoMetadataReader.isMovie(head: head) else { return [] }
+            return try moviePatches(size: Int64(size)) { range in
+                try read(Int(range.lowerBound)..<Int(range.upperBound))
+            }
         case .jpeg, .png: return try LocationStripper.locationPatches(head: head)
         case .heif:
             var patches: [(offset: Int, bytes: [UInt8])] = []
@@ -35,6 +42,23 @@ enum LocationFilter {
             }
             return patches
         }
+    }
+
+    /// The overwrites that blank a movie's stated places, read through `read` (a few ranges). A movie whose boxes
+    /// cannot be read is not handed out (``ImageError``), as an image whose EXIF cannot be read.
+    static func moviePatches(size: Int64, read: (Range<Int64>) throws -> [UInt8]) throws
+        -> [(offset: Int, bytes: [UInt8])]
+    {
+        do {
+            return try VideoMetadataReader.locationRanges(size: size, readNow: read).map(moviePatch)
+        } catch let error as VideoMetadataError {
+            throw ImageError.corrupt("movie: \(error)")
+        }
+    }
+
+    /// One blanked place: spaces over its text (no reader takes them for a place).
+    static func moviePatch(_ range: Range<Int64>) -> (offset: Int, bytes: [UInt8]) {
+        (Int(range.lowerBound), [UInt8](repeating: 0x20, count: range.count))
     }
 
     /// Writes `patches` over the file at `url` (same length), and syncs it when asked.
@@ -51,7 +75,8 @@ enum LocationFilter {
     /// ``patches(head:read:)`` for a file, reading its first ``headLimit`` bytes.
     static func patches(forFileAt url: URL) throws -> [(offset: Int, bytes: [UInt8])] {
         let head = [UInt8](try LocalFile.read(url, limit: headLimit))
-        return try patches(head: head) { range in
+        let size = LocalFiles.regularFileSize(url.path).map(Int.init)
+        return try patches(head: head, size: size) { range in
             let bytes = [UInt8](try LocalFile.read(url, offset: Int64(range.lowerBound), count: range.count))
             guard bytes.count == range.count else { throw ImageError.truncated }
             return bytes
@@ -84,13 +109,14 @@ enum LocationFilter {
 extension RequestBroker {
     /// Whether bytes of this asset must go out without location data.
     func stripsLocation(of record: AssetRecord) -> Bool {
-        !catalog.revealsLocation && record.mediaType == .image
+        !catalog.revealsLocation && (record.mediaType == .image || record.mediaType == .video)
     }
 
     /// A whole file's bytes (an original, a thumbnail) as this library may hand them out.
     func filteredImageData(_ data: Data, of record: AssetRecord) throws -> Data {
         guard stripsLocation(of: record) else { return data }
-        let patches = try LocationFilter.patches(head: [UInt8](data.prefix(LocationFilter.headLimit))) { range in
+        let head = [UInt8](data.prefix(LocationFilter.headLimit))
+        let patches = try LocationFilter.patches(head: head, size: data.count) { range in
             guard range.upperBound <= data.count else { throw ImageError.truncated }
             return [UInt8](data[(data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound)])
         }
@@ -161,6 +187,22 @@ extension RequestBroker {
                 return bytes
             }
             LocationFilter.apply(patches, to: &data, at: range.lowerBound)
+        } else if let record = try catalog.store.record(id: asset.rowID), stripsLocation(of: record),
+            record.mediaType == .video, VideoHeaderRead.mayHaveHeaders(key: record.key)
+        {
+            // A movie's places sit in its `moov` box, at either end: found by the container's few reads (which
+            // this may fetch, and which stay in the cache).
+            let ranges: [Range<Int64>]
+            do {
+                ranges = try await VideoMetadataReader.locationRanges(size: record.size) { range in
+                    [UInt8](
+                        try await cache.readRetrying(
+                            asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed))
+                }
+            } catch let error as VideoMetadataError {
+                throw ImageError.corrupt("movie: \(error)")
+            }
+            LocationFilter.apply(ranges.map(LocationFilter.moviePatch), to: &data, at: range.lowerBound)
         }
         return data
     }
