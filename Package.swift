@@ -93,7 +93,10 @@ let package = Package(
             name: "CloudAssets",
             dependencies: [
                 "AssetStore", "S3Transfer", "Images", "Video", "Essentials", "CFileIO", "CZlib",
-                "Hashing",
+                "Hashing", "HTTPServerSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
@@ -179,7 +182,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "S3Transfer", "CloudAssets", "AssetStore", "Essentials", "Images", "CTurboJPEG", "FakeS3", "Gallery",
-                "AWSSigV4", "Video",
+                "AWSSigV4", "Video", "HTTPServerSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

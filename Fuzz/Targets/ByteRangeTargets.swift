@@ -1,12 +1,13 @@
 import FakeS3
 import Foundation
 import Gallery
+import HTTPServerSupport
 import NIOHTTP1
 import S3Transfer
 
 extension FuzzCatalog {
     /// Every `Range` / `Content-Range` parser: the fake server's `ByteRangeRequest`, the gallery's
-    /// `GalleryRouter.byteRange(_:size:)` and the client's `ContentRange`. By the first byte:
+    /// `HTTPByteRange` (the gallery's and the playback server's) and the client's `ContentRange`. By the first byte:
     ///
     /// - even: the rest is an object size and a header text: nothing traps; a resolved range is non-empty and
     ///   within the size; a `Content-Range` read is non-empty and within its total; the two servers agree on a
@@ -16,7 +17,7 @@ extension FuzzCatalog {
     ///   `bytes a-b/total` or `/*`) and numbers up to 2⁶⁴−1: each parser must answer what RFC 9110 says.
     static let byteRange = FuzzTarget(
         name: "byte-range",
-        summary: "ByteRangeRequest, GalleryRouter.byteRange, ContentRange: within bounds, servers agree, RFC 9110",
+        summary: "ByteRangeRequest, HTTPByteRange, ContentRange: within bounds, servers agree, RFC 9110",
         maxLength: 256,
         seeds: { ByteRangeFuzz.seeds() },
         check: { bytes throws(FuzzFailure) in
@@ -57,7 +58,7 @@ enum ByteRangeFuzz {
     }
 
     static func gallery(_ text: String, size: Int64) -> Answer {
-        switch GalleryRouter.byteRange(text, size: size) {
+        switch HTTPByteRange(header: text, size: size) {
         case .whole: .whole
         case .part(let range): .part(range)
         case .unsatisfiable: .unsatisfiable

@@ -1,6 +1,7 @@
 import CloudAssets
 import Essentials
 import Foundation
+import HTTPServerSupport
 import NIOHTTP1
 
 /// The HTTP request router: checks every request (host, token, path) and answers it from the library's public
@@ -329,7 +330,7 @@ package final class GalleryRouter: Sendable {
         ]
         let type = types[ext] ?? "application/octet-stream"
         let whole = FileAnswer(status: .ok, contentType: type, file: file, range: 0..<file.size, totalSize: file.size)
-        switch Self.byteRange(range, size: file.size) {
+        switch HTTPByteRange(header: range, size: file.size) {
         case .whole:
             return .file(whole)
         case .unsatisfiable:
@@ -342,43 +343,6 @@ package final class GalleryRouter: Sendable {
             answer.range = part
             return .file(answer)
         }
-    }
-
-    /// What a `Range` header asks of a file.
-    package enum RangeRequest: Equatable {
-        /// The whole file: no header, another unit, several ranges, or a header that does not parse (all of which
-        /// a server may ignore).
-        case whole
-        /// These bytes (the end clamped to the size).
-        case part(Range<Int64>)
-        /// A range that starts at or past the end, or the last 0 bytes.
-        case unsatisfiable
-    }
-
-    /// The bytes a `Range` header asks of a file of `size` bytes (RFC 9110, one range: `bytes=a-b`, `bytes=a-`,
-    /// `bytes=-n`).
-    package static func byteRange(_ header: String?, size: Int64) -> RangeRequest {
-        guard let header, header.lowercased().hasPrefix("bytes=") else { return .whole }
-        let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
-        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .whole }
-        let first = spec[..<dash]
-        let last = spec[spec.index(after: dash)...]
-        func number(_ text: Substring) -> Int64? {
-            !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber } ? Int64(text) : nil
-        }
-        if first.isEmpty {
-            guard let suffix = number(last) else { return .whole }
-            guard suffix > 0, size > 0 else { return .unsatisfiable }
-            return .part(max(0, size - suffix)..<size)
-        }
-        guard let start = number(first) else { return .whole }
-        var end = size
-        if !last.isEmpty {
-            guard let inclusive = number(last), inclusive >= start else { return .whole }
-            end = inclusive < size - 1 ? inclusive + 1 : size
-        }
-        guard start < size else { return .unsatisfiable }
-        return .part(start..<end)
     }
 
     private func action(_ name: String, id: String) async throws -> GalleryResponse {

@@ -13,7 +13,7 @@ struct CloudAssetsCommand: AsyncParsableCommand {
             Demo.self, Sync.self, List.self, Get.self, Add.self, Remove.self, Restore.self, EmptyTrash.self,
             Favorite.self, Unfavorite.self, Hide.self, Unhide.self, ContentEdit.self, Revert.self, Pin.self, Unpin.self,
             Evict.self, Watch.self, Album.self,
-            Image.self, Thumbnail.self, Serve.self, Status.self, Doctor.self, ExitCodes.self,
+            Image.self, Thumbnail.self, Play.self, Serve.self, Status.self, Doctor.self, ExitCodes.self,
         ])
 
     /// Parses and runs the command, ending with a status of ``ExitStatus``: help exits 0; a command line that does

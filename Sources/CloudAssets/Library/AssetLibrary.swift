@@ -29,6 +29,8 @@ public final class AssetLibrary: Sendable {
     let cache: OriginalsCache
     let edits: EditEngine
     let requests: RequestBroker
+    /// The loopback server of ``requestPlaybackURL(for:options:)`` (listening from its first URL).
+    let playback: PlaybackServer
     let journal: JournalOutbox
     let uploadEngine: UploadEngine
     let syncEngine: SyncEngine
@@ -88,6 +90,7 @@ public final class AssetLibrary: Sendable {
         requests = RequestBroker(
             configuration: configuration, catalog: catalog, files: files, lock: lock, network: network,
             cache: cache, edits: edits)
+        playback = PlaybackServer(requests: requests, catalog: catalog)
         uploadEngine = UploadEngine(
             configuration: configuration, catalog: catalog, files: files, lock: lock, remote: remote,
             telemetry: telemetry, network: network, edits: edits, journal: journal)
@@ -158,6 +161,7 @@ public final class AssetLibrary: Sendable {
         // write a file after the marker.
         let idle =
             opened.withLock { $0 } && cache.isIdle && !syncEngine.isBusy && !uploadEngine.isActive
+        playback.close()
         uploadEngine.close()
         cache.close()
         if idle, lock.takeExclusivelyIfAlone() { CleanClose.mark(folder: configuration.storeURL) }
