@@ -191,6 +191,9 @@ struct ExitStatusTests {
             // Drop the catalog's shared-memory index (rebuilt from the log at the next open, which then cannot make
             // it: the "disk I/O error" of a log that filled the disk): even reading commands say the disk is full.
             try? FileManager.default.removeItem(atPath: store.appendingPathComponent("library.sqlite-shm").path)
+            // Full again: the failed commands above may have freed room as they closed (a checkpoint that shortened
+            // the log), and so does the index removed here.
+            fill()
             commands = [["ls"], ["status"]]
             for arguments in commands {
                 let result = try await fixture.run(arguments[0], Array(arguments.dropFirst()), globals: globals)

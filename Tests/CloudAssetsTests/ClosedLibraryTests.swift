@@ -132,6 +132,10 @@ struct ClosedLibraryTests {
             ),
             ("read(_:range:isNetworkAccessAllowed:)", { _ = try await library.read(remote, range: 0..<10) }),
             (
+                "requestPlaybackURL(for:options:)",
+                { _ = try await library.requestPlaybackURL(for: remote, options: network) }
+            ),
+            (
                 "image(for:targetSize:contentMode:options:)",
                 {
                     var options = ImageRequestOptions()
