@@ -154,7 +154,8 @@ final class GalleryChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         headers.add(
             name: "Content-Security-Policy",
             value: "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
-                + "connect-src 'self'; media-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+                + "connect-src 'self'; media-src 'self' http://127.0.0.1:*; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        )
     }
 
     private static func write(

@@ -58,7 +58,7 @@ extension Asset {
             + "\"width\":\(pixelWidth),\"height\":\(pixelHeight),"
             + "\"availability\":\"\(availability.galleryName)\",\"upload\":\"\(uploadState.galleryName)\","
             + "\"badge\":\"\(galleryBadge)\",\"favorite\":\(isFavorite),\"pinned\":\(isPinned),"
-            + "\"thumbnail\":\(hasThumbnail),\"edited\":\(hasAdjustments),"
+            + "\"thumbnail\":\(hasThumbnail),\"edited\":\(hasAdjustments),\"duration\":\(duration),"
             + "\"version\":\(JSONText.quoted(version))}"
     }
 }

@@ -211,6 +211,9 @@ package final class GalleryRouter: Sendable {
             if segments.count == 3, segments[0] == "api", segments[1] == "originals" {
                 return try await original(segments[2], range: range)
             }
+            if segments.count == 3, segments[0] == "api", segments[1] == "play" {
+                return try await playback(segments[2])
+            }
             return .error(.notFound, "not found")
         case (.POST, "api"):
             if segments.count == 4, segments[1] == "assets" { return try await action(segments[3], id: segments[2]) }
@@ -406,6 +409,16 @@ package final class GalleryRouter: Sendable {
         }
         onPick(.picked(ids))
         return .json(.ok, "{\"ok\":true}")
+    }
+
+    /// `{"url":…}`: the library's playback URL of a video (loopback, by range, fetching what is missing from the
+    /// bucket under the library's network policy): what the page's `<video>` plays, seekable while cloud-only.
+    private func playback(_ id: String) async throws -> GalleryResponse {
+        guard let asset = try library.asset(withLocalIdentifier: id) else { return .error(.notFound, "no such asset") }
+        var options = AssetRequestOptions()
+        options.isNetworkAccessAllowed = true
+        let url = try await library.requestPlaybackURL(for: asset, options: options)
+        return .json(.ok, "{\"url\":\(JSONText.quoted(url.absoluteString))}")
     }
 
     /// The app's toolbar: `{"items":[{"id","title","minimumSelection"}]}`, in the app's order.

@@ -266,6 +266,51 @@ class Gallery(unittest.TestCase):
         self.page.wait_for_function(turned, arg=cell)
         self.assertEqual(self.page.text_content(f"{cell} .edited"), "Edited")
 
+    def test_cloud_only_video_plays_and_seeks_by_range(self):
+        # Another tool's video (no fields of ours), moov after the media data, as phones write it.
+        clip = os.path.join(self.tmp, "clip.mp4")
+        subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
+                        "-t", "40", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", "2M", "-g", "25",
+                        "-pix_fmt", "yuv420p", "-metadata", "creation_time=2031-01-01T00:00:00Z", clip],
+                       check=True, timeout=120)
+        size = os.path.getsize(clip)
+        key = "originals/clips/clip.mp4"
+        with open(clip, "rb") as source:
+            self.bucket.put_object(Bucket=BUCKET, Key=key, Body=source.read())
+        self.cli("sync", "--full", "--quiet")  # another tool's object: no journal entry tells of it
+        listed = json.loads(self.cli("ls", "--json", "--prefix", "clips/").stdout)
+        self.assertEqual([a["key"] for a in listed], [key], listed)
+        asset = listed[0]
+        self.assertAlmostEqual(asset["duration"], 40, delta=0.1)
+        self.assertEqual(asset["state"], "cloudOnly")
+        target = asset["id"]
+        self.open_gallery()
+        self.page.wait_for_selector(f".cell[data-id='{target}']", timeout=10_000)
+        urllib.request.urlopen(urllib.request.Request(f"{self.endpoint}/_fake-s3/log", method="DELETE")).close()
+        self.page.dblclick(f".cell[data-id='{target}']")
+        video = "document.getElementById('viewer-video')"
+        self.page.wait_for_function(f"() => !{video}.hidden && {video}.readyState >= 2", timeout=20_000)
+        self.page.evaluate(f"""() => {{
+            const v = {video};
+            window.seekedAt = null;
+            v.addEventListener('seeked', () => {{ window.seekedAt = v.currentTime }}, {{once: true}});
+            v.currentTime = 20;
+        }}""")
+        self.page.wait_for_function(f"() => window.seekedAt !== null && {video}.readyState >= 2", timeout=20_000)
+        self.assertAlmostEqual(self.page.evaluate("window.seekedAt"), 20, delta=0.5)
+        self.page.screenshot(path=os.path.join(SHOTS, "video-seeked.png"))
+        with urllib.request.urlopen(f"{self.endpoint}/_fake-s3/log") as answer:
+            gets = [e for e in json.load(answer) if e["method"] == "GET" and e.get("key") == key]
+        # Ranged GETs only, some starting near the seek point (the middle): the middle is not reached by reading
+        # from the head, and no GET is of the whole file. What was fetched stays (partial, or full once all is).
+        self.assertTrue(gets and all(e.get("range") for e in gets), gets)
+        spans = [(int(e["range"].split("=")[1].split("-")[0]), e["bytesSent"]) for e in gets]
+        spans = [(start, start + sent) for start, sent in spans]
+        self.assertTrue(any(size * 0.3 < start < size * 0.7 for start, _ in spans), f"{spans} of {size}")
+        self.assertFalse(any(start < size * 0.3 and end > size * 0.5 for start, end in spans), f"{spans} of {size}")
+        self.assertIn(self.asset(target)["availability"], ("partial", "full"))
+        self.assertEqual(self.page.text_content(f".cell[data-id='{target}'] .duration"), "0:40")
+
     def test_offline_shows_in_cloud(self):
         self.open_gallery()
         self.page.check("#offline")

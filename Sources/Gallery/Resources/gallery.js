@@ -82,6 +82,14 @@
     return [first, Math.max(first, last)];
   }
 
+  // A video's length as a player shows it: m:ss, or h:mm:ss from an hour.
+  function clock(seconds) {
+    const total = Math.round(seconds);
+    const pad = (n) => String(n).padStart(2, "0");
+    const h = Math.floor(total / 3600), m = Math.floor((total % 3600) / 60), s = total % 60;
+    return h > 0 ? `${h}:${pad(m)}:${pad(s)}` : `${m}:${pad(s)}`;
+  }
+
   function makeCell() {
     const cell = document.createElement("div");
     cell.className = "cell";
@@ -89,6 +97,7 @@
     cell.style.height = `${CELL}px`;
     cell.innerHTML =
       '<img alt="" hidden><div class="placeholder"></div><span class="badge"></span><span class="fav">♥</span>' +
+      '<span class="duration"></span>' +
       '<button class="edited" type="button" title="Edited: show the original">Edited</button>' +
       '<span class="pin">pinned</span><span class="note"></span>' +
       '<svg class="ring" viewBox="0 0 28 28"><circle class="track" cx="14" cy="14" r="12"></circle>' +
@@ -170,6 +179,7 @@
     delete cell.dataset.before;
     cell.title = asset.name;
     cell.querySelector(".badge").textContent = asset.badge === "cloud" ? "cloud only" : asset.badge;
+    cell.querySelector(".duration").textContent = asset.media === "video" && asset.duration > 0 ? clock(asset.duration) : "";
     const img = cell.querySelector("img");
     const placeholder = cell.querySelector(".placeholder");
     if (asset.thumbnail) {
@@ -502,6 +512,8 @@
   }
 
   async function open(id) {
+    const asset = state.assets.get(id);
+    if (asset && asset.media === "video") return play(id);
     state.opening = id;
     state.notes.delete(id);
     try {
@@ -517,8 +529,28 @@
   }
 
   function showOriginal(id) {
+    $("viewer-video").hidden = true;
+    $("viewer-image").hidden = false;
     $("viewer-image").src = url(`/api/originals/${encodeURIComponent(id)}`);
     $("viewer").hidden = false;
+  }
+
+  // A video plays from the library's playback URL: streamed by range, seekable while it is still in the cloud.
+  async function play(id) {
+    try {
+      const response = await fetch(url(`/api/play/${encodeURIComponent(id)}`));
+      const answer = await response.json();
+      if (!response.ok) throw new Error(answer.error || response.statusText);
+      const video = $("viewer-video");
+      $("viewer-image").hidden = true;
+      $("viewer-image").removeAttribute("src");
+      video.hidden = false;
+      video.dataset.id = id;
+      video.src = answer.url;
+      $("viewer").hidden = false;
+    } catch (e) {
+      status(`play failed: ${e.message}`);
+    }
   }
 
   async function act(action) {
@@ -632,6 +664,11 @@
   $("viewer-close").addEventListener("click", () => {
     $("viewer").hidden = true;
     $("viewer-image").removeAttribute("src");
+    const video = $("viewer-video");
+    video.pause();
+    video.removeAttribute("src");
+    video.load();
+    video.hidden = true;
   });
   $("offline").addEventListener("change", async (event) => {
     try {
