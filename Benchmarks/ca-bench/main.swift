@@ -48,6 +48,7 @@ rows += await section("first hour") { try await runFirstHourBenchmarks() + runFi
 rows += await section("first-hour thumbnails") { try await runFirstHourThumbnailBenchmarks() }
 rows += await section("images") { try await runImageBenchmarks() }
 rows += await section("edits") { try runEditBenchmarks() }
+rows += await section("video") { try await runVideoBenchmarks() }
 rows += await section("stranger's album") { try await runStrangerAlbumBenchmarks() }
 // Only with CA_BENCH_ONLY=albums: a million-asset catalog with 10,000 albums (issue 42's scale rows).
 rows += await section("albums") {
