@@ -131,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "cloudassets",
             dependencies: [
-                "CloudAssets", "FakeS3", "Gallery", "CFileIO", "CommandLineSupport", "Essentials",
+                "CloudAssets", "FakeS3", "Gallery", "CFileIO", "CommandLineSupport", "Essentials", "Video",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

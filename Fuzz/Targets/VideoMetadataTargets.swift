@@ -35,56 +35,42 @@ extension FuzzCatalog {
         })
 }
 
-/// Small movies built in code: `moov` at the head and after the media data, a fragmented one with its index, a
-/// rotated track with Apple's metadata keys.
+/// Small movies built in code (``SyntheticMovie``): `moov` at the head and after the media data with Apple's keys
+/// and a rotation, and a fragmented one with its index.
 enum VideoSeeds {
-    static var all: [[UInt8]] { [head, tail, fragmented] }
-
-    static func box(_ type: String, _ body: [UInt8]) -> [UInt8] {
-        be32(UInt32(8 + body.count)) + Array(type.utf8) + body
-    }
-    static func be32(_ value: UInt32) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
-
-    static let ftyp = box("ftyp", Array("isom".utf8) + be32(0x200) + Array("isomavc1".utf8))
-
-    static var movie: [UInt8] {
-        let mvhd = box("mvhd", [0, 0, 0, 0] + be32(3_000_000_000) + be32(0) + be32(600) + be32(1200) + zeros(80))
-        var matrix = be32(0) + be32(0x10000) + be32(0) + be32(0xFFFF_0000) + be32(0) + be32(0)
-        matrix += be32(0) + be32(0) + be32(0x4000_0000)
-        let tkhd = box(
-            "tkhd",
-            [0, 0, 0, 3] + be32(0) + be32(0) + be32(1) + be32(0) + be32(1200) + zeros(16) + matrix
-                + be32(640 << 16) + be32(480 << 16))
-        let mdhd = box("mdhd", [0, 0, 0, 0] + be32(0) + be32(0) + be32(600) + be32(1200) + zeros(4))
-        let hdlr = box("hdlr", [0, 0, 0, 0] + be32(0) + Array("vide".utf8) + zeros(12))
-        let entry = box("avc1", zeros(24) + [2, 128, 1, 224] + zeros(50))
-        let stsd = box("stsd", [0, 0, 0, 0] + be32(1) + entry)
-        let stts = box("stts", [0, 0, 0, 0] + be32(1) + be32(60) + be32(20))
-        let trak = box("trak", tkhd + box("mdia", mdhd + hdlr + box("minf", box("stbl", stsd + stts))))
-        let key = "com.apple.quicktime.location.ISO6709"
-        let keyed = box(
-            "keys", [0, 0, 0, 0] + be32(1) + be32(UInt32(8 + key.utf8.count)) + Array("mdta".utf8) + Array(key.utf8))
-        let item = be32(24 + 18) + be32(1) + box("data", be32(1) + be32(0) + Array("+48.8584+002.2945/".utf8))
-        let meta = box("meta", box("hdlr", zeros(8) + Array("mdta".utf8) + zeros(12)) + keyed + box("ilst", item))
-        return box("moov", mvhd + trak + meta)
+    static var all: [[UInt8]] {
+        [
+            SyntheticMovie.make(
+                duration: 2, width: 640, height: 480, frameRate: 30, mediaBytes: 64, movieLast: false,
+                creationDate: "2023-06-01T12:34:56+0200", location: "+48.8584+002.2945/", rotated: true),
+            SyntheticMovie.make(
+                duration: 2, width: 640, height: 480, frameRate: 30, mediaBytes: 64, movieLast: true,
+                location: "+37.3318-122.0312+012.500/"),
+            fragmented,
+        ]
     }
 
-    static func zeros(_ count: Int) -> [UInt8] { [UInt8](repeating: 0, count: count) }
-
-    static var head: [UInt8] { ftyp + movie + box("mdat", zeros(64)) }
-    static var tail: [UInt8] { ftyp + box("mdat", zeros(64)) + movie }
+    /// A movie whose samples are in one fragment after its `moov` (which says nothing of its length), with the
+    /// fragment index (`mfra`) at the end.
     static var fragmented: [UInt8] {
+        let box = SyntheticMovie.box
+        let be32 = SyntheticMovie.be32
+        let plain = SyntheticMovie.make(
+            duration: 2, width: 640, height: 480, frameRate: 30, mediaBytes: 0, movieLast: false)
+        // ftyp (20 bytes), then moov: its body, with the fragments' defaults added.
+        let ftyp = Array(plain[0..<20])
+        let moovSize = Int(plain[20]) << 24 | Int(plain[21]) << 16 | Int(plain[22]) << 8 | Int(plain[23])
         let trex = box("trex", [0, 0, 0, 0] + be32(1) + be32(1) + be32(20) + be32(0) + be32(0))
-        var moov = movie
-        moov = Array(moov.dropFirst(8))
-        let withExtends = box("moov", moov + box("mvex", trex))
-        let moofAt = UInt32(ftyp.count + withExtends.count)
-        let tfhd = box("tfhd", [0, 0, 0, 0] + be32(1))
-        let tfdt = box("tfdt", [0, 0, 0, 0] + be32(1200))
-        let trun = box("trun", [0, 0, 0, 0] + be32(30))
-        let moof = box("moof", box("traf", tfhd + tfdt + trun))
+        let moov = box("moov", Array(plain[28..<20 + moovSize]) + box("mvex", trex))
+        let moofAt = ftyp.count + moov.count
+        let moof = box(
+            "moof",
+            box(
+                "traf",
+                box("tfhd", [0, 0, 0, 0] + be32(1)) + box("tfdt", [0, 0, 0, 0] + be32(1200))
+                    + box("trun", [0, 0, 0, 0] + be32(30))))
         let tfra = box("tfra", [0, 0, 0, 0] + be32(1) + be32(0) + be32(1) + be32(1200) + be32(moofAt) + [1, 1, 1])
-        let mfro = box("mfro", [0, 0, 0, 0] + be32(UInt32(8 + tfra.count + 16)))
-        return ftyp + withExtends + moof + box("mdat", zeros(32)) + box("mfra", tfra + mfro)
+        let mfro = box("mfro", [0, 0, 0, 0] + be32(8 + tfra.count + 16))
+        return ftyp + moov + moof + box("mdat", [UInt8](repeating: 0, count: 32)) + box("mfra", tfra + mfro)
     }
 }

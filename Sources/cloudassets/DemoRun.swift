@@ -2,6 +2,11 @@ import CloudAssets
 import Essentials
 import FakeS3
 import Foundation
+import Video
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// `cloudassets demo`: the whole engine against the bundled fake S3 server, in under a minute.
 struct DemoRun {
@@ -47,6 +52,8 @@ struct DemoRun {
             try await favoriteFromSecond(
                 received, second: second, library: library, imported: imported, observer: observer)
             try await showImages(library, server: server, storeURL: temp.appendingPathComponent("owner-device"))
+            await observer.drain()
+            try await showVideo(library, server: server, observer: observer)
             await observer.drain()
             try await showEdits(library, second: second, observer: observer)
             await observer.drain()
@@ -194,6 +201,41 @@ struct DemoRun {
             "== re-sync (\(resync.mode == .incremental ? "incremental, from the journal" : "full listing")): "
                 + "\(server.requestLog.entries().count - requestsBefore) request(s), "
                 + "\(resync.transactions) transactions, \(observer.count - before) notifications")
+    }
+
+    /// A video another tool wrote (no fields of ours; 32 MiB, its `moov` after the media data, as phones write):
+    /// the sync reads its length, size, date and place with a few ranged GETs; its playback URL serves the middle
+    /// with one more, and the bytes stay in the cache.
+    private func showVideo(_ library: AssetLibrary, server: FakeS3Server, observer: DemoObserver) async throws {
+        let key = "originals/clips/harbour.mov"
+        let movie = SyntheticMovie.make(
+            duration: 95, width: 1920, height: 1080, frameRate: 30, mediaBytes: 32 << 20, movieLast: true,
+            creationDate: "2024-07-14T21:30:00+0200", location: "+43.2965+005.3698/", rotated: true)
+        try server.putObject(bucket: Self.bucket, key: key, data: Data(movie), contentType: "video/quicktime")
+        server.requestLog.clear()
+        _ = try await library.sync(mode: .full, fetchThumbnails: false)
+        await observer.drain()
+        let reads = server.requestLog.entries().filter { $0.key == key }
+        guard let video = try library.asset(forKey: key) else { return }
+        say(
+            "== video \(key) (\(movie.count >> 20) MiB, another tool's): \(Int(video.duration)) s, "
+                + "\(video.pixelWidth)×\(video.pixelHeight) (rotated), \(video.videoCodec ?? "?") at "
+                + "\(Int(video.frameRate)) fps, taken \(video.creationDate) — read with \(reads.count) requests, "
+                + "\(reads.reduce(0) { $0 + $1.bytesSent } >> 10) KiB, state \(video.availability)")
+        var options = AssetRequestOptions()
+        options.isNetworkAccessAllowed = true
+        let url = try await library.requestPlaybackURL(for: video, options: options)
+        let middle = Int64(movie.count / 2)
+        var request = URLRequest(url: url)
+        request.setValue("bytes=\(middle)-\(middle + 65_535)", forHTTPHeaderField: "Range")
+        server.requestLog.clear()
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let seek = server.requestLog.entries().filter { $0.key == key }
+        say(
+            "   seek to the middle via \(url.absoluteString): HTTP \((response as? HTTPURLResponse)?.statusCode ?? 0), "
+                + "\(data.count) bytes; GETs \(seek.compactMap(\.rangeHeader).joined(separator: ", ")) (the middle, and "
+                + "once the head and movie box, where the location the library blanks is); "
+                + "state now \(try library.asset(forKey: key).map { "\($0.availability)" } ?? "?")")
     }
 
     /// The write path: an import is local at once and uploads in the background.
