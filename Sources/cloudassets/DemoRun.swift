@@ -4,10 +4,6 @@ import FakeS3
 import Foundation
 import Video
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// `cloudassets demo`: the whole engine against the bundled fake S3 server, in under a minute.
 struct DemoRun {
     let storePath: String?
@@ -226,15 +222,14 @@ struct DemoRun {
         options.isNetworkAccessAllowed = true
         let url = try await library.requestPlaybackURL(for: video, options: options)
         let middle = Int64(movie.count / 2)
-        var request = URLRequest(url: url)
-        request.setValue("bytes=\(middle)-\(middle + 65_535)", forHTTPHeaderField: "Range")
         server.requestLog.clear()
-        let (data, response) = try await URLSession.shared.data(for: request)
+        // What a player asks of the URL after a seek: the bytes at the middle (the server reads them this way).
+        let data = try await library.read(video, range: middle..<middle + 65_536)
         let seek = server.requestLog.entries().filter { $0.key == key }
         say(
-            "   seek to the middle via \(url.absoluteString): HTTP \((response as? HTTPURLResponse)?.statusCode ?? 0), "
-                + "\(data.count) bytes; GETs \(seek.compactMap(\.rangeHeader).joined(separator: ", ")) (the middle, and "
-                + "once the head and movie box, where the location the library blanks is); "
+            "   playback URL \(url.absoluteString); a seek to the middle: \(data.count) bytes, "
+                + "GETs \(seek.compactMap(\.rangeHeader).joined(separator: ", ")) (the middle, and once the head and "
+                + "movie box, where the location the library blanks is); "
                 + "state now \(try library.asset(forKey: key).map { "\($0.availability)" } ?? "?")")
     }
 

@@ -69,7 +69,9 @@ final class PlaybackServer: Sendable {
         let safeName = name.unicodeScalars.filter {
             $0.isASCII && ($0.properties.isAlphabetic || "0123456789._-".unicodeScalars.contains($0))
         }
-        let last = safeName.isEmpty ? "original" : String(String.UnicodeScalarView(safeName))
+        let kept = String(String.UnicodeScalarView(safeName))
+        // A name of dots would be read as a path step (`..`) by a client that normalises the URL.
+        let last = kept.allSatisfy { $0 == "." } ? "original" : kept
         return URL(string: "http://127.0.0.1:\(port)/play/\(token)/\(last)")!
     }
 
