@@ -105,3 +105,31 @@ extension VideoMetadataLibraryTests {
         }
     }
 }
+
+extension VideoMetadataLibraryTests {
+    @Test("location access denied: a .mp4 that is no movie is handed out as stored; a movie whose boxes lie is not")
+    func notAMovieIsHandedOutAndALyingOneIsNot() async throws {
+        try await withHarness { harness in
+            let bytes = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            try harness.server.putObject(bucket: LibraryHarness.bucket, key: "originals/clips/noise.mp4", data: bytes)
+            // A movie box that claims more bytes than its file has.
+            var lying = [UInt8](try Self.fixture("tail.mp4"))
+            let moovAt = lying.count - 1430
+            lying[moovAt + 3] = 0xFF
+            try harness.server.putObject(
+                bucket: LibraryHarness.bucket, key: "originals/clips/lying.mp4", data: Data(lying))
+            var configuration = harness.configuration()
+            configuration.locationAccess = .denied
+            let library = try await harness.open(configuration)
+            try await library.sync(fetchThumbnails: false)
+            let noise = try library.asset(path: "clips/noise.mp4")
+            #expect(try await library.read(noise, range: 1000..<2000) == bytes[1000..<2000])
+            var options = AssetRequestOptions()
+            options.isNetworkAccessAllowed = true
+            #expect(try await library.data(for: noise, options: options) == bytes)
+            let liar = try library.asset(path: "clips/lying.mp4")
+            await #expect(throws: CloudAssetsError.self) { _ = try await library.read(liar, range: 0..<100) }
+            await #expect(throws: CloudAssetsError.self) { _ = try await library.data(for: liar, options: options) }
+        }
+    }
+}

@@ -52,8 +52,15 @@ enum LocationFilter {
         do {
             return try VideoMetadataReader.locationRanges(size: size, readNow: read).map(moviePatch)
         } catch let error as VideoMetadataError {
-            throw ImageError.corrupt("movie: \(error)")
+            guard statesNoPlace(error) else { throw ImageError.corrupt("movie: \(error)") }
+            return []
         }
+    }
+
+    /// Whether a movie the reader refuses this way has no place to blank: it is not a movie, or has no `moov`
+    /// box (where the places are). Any other refusal (a box that lies) is not handed out.
+    static func statesNoPlace(_ error: VideoMetadataError) -> Bool {
+        error == .notAMovie || error == .noMovieBox
     }
 
     /// One blanked place: spaces over its text (no reader takes them for a place).
@@ -200,7 +207,8 @@ extension RequestBroker {
                             asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed))
                 }
             } catch let error as VideoMetadataError {
-                throw ImageError.corrupt("movie: \(error)")
+                guard LocationFilter.statesNoPlace(error) else { throw ImageError.corrupt("movie: \(error)") }
+                ranges = []
             }
             LocationFilter.apply(ranges.map(LocationFilter.moviePatch), to: &data, at: range.lowerBound)
         }
