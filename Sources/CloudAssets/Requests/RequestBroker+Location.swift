@@ -195,10 +195,12 @@ extension RequestBroker {
             }
             LocationFilter.apply(patches, to: &data, at: range.lowerBound)
         } else if let record = try catalog.store.record(id: asset.rowID), stripsLocation(of: record),
-            record.mediaType == .video, VideoHeaderRead.mayHaveHeaders(key: record.key)
+            record.mediaType == .video, VideoHeaderRead.mayHaveHeaders(key: record.key),
+            record.location != nil || record.metadataFill != .complete
         {
             // A movie's places sit in its `moov` box, at either end: found by the container's few reads (which
-            // this may fetch, and which stay in the cache).
+            // this may fetch, and which stay in the cache). A video whose container was read (by the sync or the
+            // import, with the same reader) and states no place needs none of them.
             let ranges: [Range<Int64>]
             do {
                 ranges = try await VideoMetadataReader.locationRanges(size: record.size) { range in
