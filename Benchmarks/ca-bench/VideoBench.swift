@@ -28,6 +28,7 @@ func runVideoBenchmarks() async throws -> [BenchRow] {
         try await server.stop()
         return rows
     } catch {
+        // try?: the section has failed already; its error is the one reported
         try? await server.stop()
         throw error
     }
@@ -142,6 +143,7 @@ extension FileHandle {
     /// The bytes up to and including the first newline (or the end).
     fileprivate func availableLine() -> Data {
         var line = Data()
+        // try?: a read that fails ends the line; the caller checks what it got
         while let byte = try? read(upToCount: 1), let first = byte.first {
             line.append(first)
             if first == 0x0A { break }

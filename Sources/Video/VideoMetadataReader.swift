@@ -40,45 +40,25 @@ public enum VideoMetadataReader {
     ) async throws -> (metadata: VideoMetadata, cost: Cost) {
         var walk = MovieWalk(size: size)
         var step = try walk.start()
-        while true {
-            switch step {
-            case .read(let range): step = try walk.received(try await read(range))
-            case .done(let metadata): return (metadata, walk.cost)
-            }
-        }
+        while case .read(let range) = step { step = try walk.received(try await read(range)) }
+        return (try walk.answer(step), walk.cost)
     }
 
     /// Reads the metadata of a local file (what an import runs): the same reads, from the file. Blocks the calling
     /// thread on the file's reads.
     /// - Throws: ``VideoMetadataError``, or the file's read error.
     public static func read(file url: URL) throws -> (metadata: VideoMetadata, cost: Cost) {
-        let handle = try FileHandle(forReadingFrom: url)
-        // try?: a read-only handle; closing it cannot lose anything
-        defer { try? handle.close() }
-        let size = Int64(try handle.seekToEnd())
-        var walk = MovieWalk(size: size)
-        var step = try walk.start()
-        while true {
-            switch step {
-            case .read(let range):
-                try handle.seek(toOffset: UInt64(range.lowerBound))
-                step = try walk.received([UInt8](try handle.read(upToCount: range.count) ?? Data()))
-            case .done(let metadata): return (metadata, walk.cost)
-            }
+        try reading(url) { size, readNow in
+            var walk = MovieWalk(size: size)
+            return (try walk.run(readNow), walk.cost)
         }
     }
 
     /// Reads the metadata of a file held in memory, by the same reads (the fuzz harness's entry).
-    package static func read(bytes: [UInt8]) throws(VideoMetadataError) -> (metadata: VideoMetadata, cost: Cost) {
+    package static func read(bytes: [UInt8]) throws -> (metadata: VideoMetadata, cost: Cost) {
         var walk = MovieWalk(size: Int64(bytes.count))
-        var step = try walk.start()
-        while true {
-            switch step {
-            case .read(let range):
-                step = try walk.received(Array(bytes[Int(range.lowerBound)..<Int(range.upperBound)]))
-            case .done(let metadata): return (metadata, walk.cost)
-            }
-        }
+        let metadata = try walk.run { range in Array(bytes[Int(range.lowerBound)..<Int(range.upperBound)]) }
+        return (metadata, walk.cost)
     }
 
     /// The file ranges that state where the movie was recorded (`©xyz`, Apple's location keys), read by the same
@@ -92,22 +72,7 @@ public enum VideoMetadataReader {
         walk.stopsAtMovie = true
         var step = try walk.start()
         while case .read(let range) = step { step = try walk.received(try await read(range)) }
-        let base = walk.movieBodyStart
-        return try MovieBox.locationRanges(body: walk.movieBody).map {
-            base + Int64($0.lowerBound)..<base + Int64($0.upperBound)
-        }
-    }
-
-    /// ``locationRanges(size:read:)`` of a local file. Blocks the calling thread on the file's reads.
-    package static func locationRanges(file url: URL) throws -> [Range<Int64>] {
-        let handle = try FileHandle(forReadingFrom: url)
-        // try?: a read-only handle; closing it cannot lose anything
-        defer { try? handle.close() }
-        let size = Int64(try handle.seekToEnd())
-        return try locationRanges(size: size) { range in
-            try handle.seek(toOffset: UInt64(range.lowerBound))
-            return [UInt8](try handle.read(upToCount: range.count) ?? Data())
-        }
+        return try walk.locationRanges()
     }
 
     /// ``locationRanges(size:read:)`` through a synchronous reader (a file, bytes in memory).
@@ -116,11 +81,21 @@ public enum VideoMetadataReader {
     {
         var walk = MovieWalk(size: size)
         walk.stopsAtMovie = true
-        var step = try walk.start()
-        while case .read(let range) = step { step = try walk.received(try readNow(range)) }
-        let base = walk.movieBodyStart
-        return try MovieBox.locationRanges(body: walk.movieBody).map {
-            base + Int64($0.lowerBound)..<base + Int64($0.upperBound)
+        _ = try walk.run(readNow)
+        return try walk.locationRanges()
+    }
+
+    /// Runs `body` with a local file's size and a reader of its ranges. Blocks the calling thread on the reads.
+    private static func reading<T>(
+        _ url: URL, _ body: (Int64, (Range<Int64>) throws -> [UInt8]) throws -> T
+    ) throws -> T {
+        let handle = try FileHandle(forReadingFrom: url)
+        // try?: a read-only handle; closing it cannot lose anything
+        defer { try? handle.close() }
+        let size = Int64(try handle.seekToEnd())
+        return try body(size) { range in
+            try handle.seek(toOffset: UInt64(range.lowerBound))
+            return [UInt8](try handle.read(upToCount: range.count) ?? Data())
         }
     }
 
@@ -154,6 +129,26 @@ public enum VideoMetadataReader {
         private var fragmented: (metadata: VideoMetadata, fragments: MovieBox.Fragments, readingIndex: Bool)?
 
         init(size: Int64) { self.size = size }
+
+        /// The walk to its end through a synchronous reader.
+        mutating func run(_ readNow: (Range<Int64>) throws -> [UInt8]) throws -> VideoMetadata {
+            var step = try start()
+            while case .read(let range) = step { step = try received(try readNow(range)) }
+            return try answer(step)
+        }
+
+        /// The metadata of the step that ended the walk.
+        func answer(_ step: Step) throws(VideoMetadataError) -> VideoMetadata {
+            guard case .done(let metadata) = step else { throw .tooManyReads }
+            return metadata
+        }
+
+        /// The stated places of the `moov` box the walk read, as file ranges.
+        func locationRanges() throws(VideoMetadataError) -> [Range<Int64>] {
+            try MovieBox.locationRanges(body: movieBody).map {
+                movieBodyStart + Int64($0.lowerBound)..<movieBodyStart + Int64($0.upperBound)
+            }
+        }
 
         mutating func start() throws(VideoMetadataError) -> Step {
             guard size >= 8 else { throw .notAMovie }

@@ -122,6 +122,7 @@ final class PlaybackChannelHandler: ChannelInboundHandler, RemovableChannelHandl
             try await done.get()
         } catch {
             // The length announced cannot be kept: the player sees a cut stream and asks again.
+            // try?: a connection that cannot be closed is gone already
             try? await channel.close()
         }
     }

@@ -194,6 +194,7 @@ public final class FakeS3Server: Sendable {
     /// - Throws: ``S3Error`` `NoSuchBucket`.
     public func objectMetadata(bucket: String, key: String) throws -> [String: String]? {
         guard core.store.bucketExists(bucket) else { throw S3Error.noSuchBucket(bucket) }
+        // try?: no such key reads as nil, as documented
         return (try? core.store.info(bucket: bucket, key: key))?.userMetadata
     }
 
