@@ -175,9 +175,10 @@ extension RequestBroker {
         var data = try await cache.readRetrying(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
         // Location access denied: bytes of an image's headers go out without its GPS tags (read from the
         // headers, which this may fetch).
-        if range.lowerBound < Int64(LocationFilter.headLimit), let record = try catalog.store.record(id: asset.rowID),
-            stripsLocation(of: record), LocationFilter.mayCarryLocation(record)
-        {
+        guard !catalog.revealsLocation, let record = try catalog.store.record(id: asset.rowID),
+            stripsLocation(of: record)
+        else { return data }
+        if range.lowerBound < Int64(LocationFilter.headLimit), LocationFilter.mayCarryLocation(record) {
             let headRange = 0..<min(record.size, Int64(LocationFilter.headLimit))
             let head = [UInt8](
                 try await cache.readRetrying(asset, range: headRange, isNetworkAccessAllowed: isNetworkAccessAllowed))
@@ -194,8 +195,7 @@ extension RequestBroker {
                 return bytes
             }
             LocationFilter.apply(patches, to: &data, at: range.lowerBound)
-        } else if let record = try catalog.store.record(id: asset.rowID), stripsLocation(of: record),
-            record.mediaType == .video, VideoHeaderRead.mayHaveHeaders(key: record.key),
+        } else if record.mediaType == .video, VideoHeaderRead.mayHaveHeaders(key: record.key),
             record.location != nil || record.metadataFill != .complete
         {
             // A movie's places sit in its `moov` box, at either end: found by the container's few reads (which
