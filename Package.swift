@@ -48,6 +48,9 @@ let package = Package(
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
         // libheif is loaded with dlopen on first use (it pulls in four codecs a process rarely needs).
         .target(name: "CHeif", linkerSettings: [.linkedLibrary("dl")]),
+        // FFmpeg's libavformat, libavcodec and libswscale, loaded with dlopen on first use the same way (they link
+        // most of the system's codec libraries).
+        .target(name: "CVideo", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("m")]),
 
         // What every module shares: the one lock box, thread-role checks, HTTP dates and ASCII helpers,
         // byte-range sets and a seeded generator.
@@ -86,7 +89,8 @@ let package = Package(
         .target(name: "Images", dependencies: ["CTurboJPEG", "CPNG", "CHeif"], swiftSettings: boundary),
 
         // Video containers: metadata from a few byte ranges of an MP4 or QuickTime file; imports none of the engine.
-        .target(name: "Video", swiftSettings: boundary),
+        // Poster frames through CVideo, sized and turned upright by Images.
+        .target(name: "Video", dependencies: ["CVideo", "Images"], swiftSettings: boundary),
 
         // Public API.
         .target(
@@ -192,7 +196,7 @@ let package = Package(
         .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzTargets", "Images", "TestSupport"]),
 
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
-        .testTarget(name: "VideoTests", dependencies: ["Video", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "VideoTests", dependencies: ["Video", "Images", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ImagesTests",
             dependencies: ["Images", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),

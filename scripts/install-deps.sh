@@ -2,7 +2,7 @@
 # Installs what `make test`, `make demo` and `make bench` need and is missing:
 # Debian packages (the core libraries, openssl for the HTTPS tests' throwaway CAs, the image codecs and vipsthumbnail
 # for the image bench, Chromium for the gallery's browser tests, exiftool for the EXIF differential test, ffmpeg for
-# the browser test's video; with apt-get
+# the browser test's video and the poster frames' reference decode, FFmpeg's libav* headers for the poster frames; with apt-get
 # when root; otherwise prints the command and fails) and the Python tools the
 # tests drive (with pip): the S3 tools of the interop tests, the HTTP/2
 # protocol library of the HTTP/2 test server, and Playwright (which drives the
@@ -23,7 +23,7 @@ missing_debs() {
 
 debs=(libcurl4-openssl-dev libssl-dev libsqlite3-dev zlib1g-dev curl openssl strace
       libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libheif-dev libvips-tools time chromium
-      libimage-exiftool-perl ffmpeg)
+      libimage-exiftool-perl ffmpeg libavformat-dev libavcodec-dev libswscale-dev libavutil-dev)
 mapfile -t missing < <(missing_debs "${debs[@]}")
 if ((${#missing[@]})); then
     if [ "$(id -u)" = 0 ]; then

@@ -269,18 +269,35 @@ package enum ImageDecoder {
         // The coded size (a grid's descriptor, an HEVC stream's parameters) must be the declared one, which the
         // pixel limit was checked against.
         guard sw == w, sh == h else { throw .corrupt("HEIF: decoded \(sw)x\(sh), declared \(w)x\(h)") }
-        let size = outputSize(width: sw, height: sh, orientation: 1, request: request)
+        return try fit(
+            UnsafeRawBufferPointer(start: pixels, count: rowBytes * sh), width: sw, height: sh, bytesPerRow: rowBytes,
+            orientation: 1, request: request, isCancelled: isCancelled)
+    }
+
+    /// Sizes `request` asks for and turns upright (by EXIF `orientation`) RGBA8 rows decoded elsewhere — a HEIF's
+    /// primary image, a video's frame — in the same row pipeline as a file's decode, so both answer one request
+    /// alike. The pixels (`height` rows of `bytesPerRow` bytes, `width * 4` of them used) are read, not kept.
+    package static func fit(
+        _ pixels: UnsafeRawBufferPointer, width: Int, height: Int, bytesPerRow: Int, orientation: Int,
+        request: DecodeRequest, isCancelled: () -> Bool = { false }
+    ) throws(ImageError) -> (image: RGBAImage, statistics: DecodeStatistics) {
+        guard width > 0, height > 0, bytesPerRow >= width * 4, pixels.count >= bytesPerRow * (height - 1) + width * 4,
+            let base = pixels.baseAddress
+        else { throw .corrupt("pixels of \(width)x\(height), \(bytesPerRow) bytes per row, \(pixels.count) bytes") }
+        try DecodePlan.checkPixels(width: width, height: height, limit: request.maxPixels)
+        let size = outputSize(width: width, height: height, orientation: orientation, request: request)
         var pipeline = try RowPipeline(
-            sourceWidth: sw, sourceHeight: sh, width: size.width, height: size.height,
+            sourceWidth: width, sourceHeight: height, width: size.width, height: size.height,
             maxPixels: request.maxPixels)
-        pipeline.allocate(rowBytes * sh)
-        for y in 0..<sh {
+        pipeline.allocate(bytesPerRow * height)
+        for y in 0..<height {
             if isCancelled() { throw .cancelled }
-            try pipeline.push(UnsafeRawBufferPointer(start: pixels + y * rowBytes, count: sw * 4))
+            try pipeline.push(UnsafeRawBufferPointer(start: base + y * bytesPerRow, count: width * 4))
         }
-        let image = try pipeline.finish(orientation: 1)
+        let image = try pipeline.finish(orientation: orientation)
         return (
-            image, DecodeStatistics(peakPixelBytes: pipeline.peakBytes, sourceWidth: sw, sourceHeight: sh, dctScale: 1)
+            image,
+            DecodeStatistics(peakPixelBytes: pipeline.peakBytes, sourceWidth: width, sourceHeight: height, dctScale: 1)
         )
     }
 
