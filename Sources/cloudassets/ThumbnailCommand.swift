@@ -5,10 +5,10 @@ import CloudAssets
 struct Thumbnail: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Make local thumbnails: bucket object, embedded EXIF thumbnail (ranged read), or downscaled original.",
+            "Make local thumbnails: bucket object, EXIF thumbnail or video frame (ranged reads), or the original.",
         discussion: """
-            Prints "<id>\\t<key>\\t<where from>" per thumbnail. An asset whose thumbnail cannot be made (not an image, \
-            an unreadable image, in the cloud without --network) is reported on stderr and the others go on; the \
+            Prints "<id>\\t<key>\\t<where from>" per thumbnail. An asset whose thumbnail cannot be made (not an image or \
+            a video, an unreadable one, in the cloud without --network) is reported on stderr and the others go on; the \
             command then ends with a count of the failures and the exit status of the first one. Errors that would \
             fail every asset (interrupted, credentials, an unreachable endpoint, a full disk) stop it at once.
             """)
@@ -33,9 +33,9 @@ struct Thumbnail: AsyncParsableCommand {
                     try Task.checkCancellation()
                     let source: ThumbnailSource
                     do {
-                        guard asset.mediaType == .image else {
+                        guard asset.mediaType == .image || asset.mediaType == .video else {
                             throw CLIError(
-                                "\(TextEscape.cStyle(asset.key)) is not an image: only images get a thumbnail",
+                                "\(TextEscape.cStyle(asset.key)) is not an image or a video: it gets no thumbnail",
                                 status: .unsupportedInput)
                         }
                         source = try await library.makeThumbnail(for: asset, isNetworkAccessAllowed: network)
@@ -56,6 +56,8 @@ struct Thumbnail: AsyncParsableCommand {
                         case .bucketObject: "from the bucket's thumbnail object"
                         case .embeddedThumbnail(let bytes): "from the embedded EXIF thumbnail (\(bytes) bytes read)"
                         case .downscaledOriginal: "downscaled from the original"
+                        case .posterFrame(0): "the video's first frame, from the local original"
+                        case .posterFrame(let bytes): "the video's first frame (\(bytes) bytes read)"
                         }
                     Terminal.shared.out("\(asset.localIdentifier)\t\(TextEscape.cStyle(asset.key))\t\(how)")
                 }

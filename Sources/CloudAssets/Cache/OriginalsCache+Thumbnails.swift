@@ -39,10 +39,17 @@ extension OriginalsCache {
                 id: id, of: record)
             return .embeddedThumbnail(bytesFetched: found.bytesRead)
         }
+        if record.mediaType == .video {
+            let (image, _, bytesRead) = try await posterFrame(
+                of: record, request: configuration.thumbnailRequest, isNetworkAccessAllowed: network)
+            try await storeGenerated(
+                try ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality), id: id, of: record)
+            return .posterFrame(bytesRead: Int(bytesRead))
+        }
         guard record.mediaType == .image else {
-            // Not an image the decoders read: the file is not at fault, the request is.
+            // Not an image or a video the decoders read: the file is not at fault, the request is.
             throw CloudAssetsError(
-                .imageUnreadable, "\(record.key) is not an image: only images get a thumbnail made",
+                .imageUnreadable, "\(record.key) is not an image or a video: it gets no thumbnail",
                 localIdentifier: String(id), path: record.key)
         }
         var options = AssetRequestOptions()
@@ -52,6 +59,24 @@ extension OriginalsCache {
         try await storeGenerated(
             try ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality), id: id, of: record)
         return .downscaledOriginal
+    }
+
+    /// A video's poster frame (its first frame, upright) of `request`'s size: from the verified original when it
+    /// is local, else through the library's ranged reads — the container's boxes and the first keyframe, a few
+    /// requests, which stay in the cache (the asset becomes `partial`). Bytes not cached need the network.
+    /// - Returns: The image, its decode statistics, and the bytes read by range (0 from the local original).
+    func posterFrame(of record: AssetRecord, request: DecodeRequest, isNetworkAccessAllowed: Bool) async throws
+        -> (image: AssetImage, statistics: DecodeStatistics, bytesRead: Int64)
+    {
+        if let url = verifiedOriginal(of: record) {
+            if let id = record.id { noteAccess(id) }
+            return try await ImageBridge.posterFrame(.file(url), request: request)
+        }
+        let asset = catalog.asset(record)
+        return try await ImageBridge.posterFrame(
+            .ranges(size: record.size) { [self] range in
+                try await readRetrying(asset, range: range, isNetworkAccessAllowed: isNetworkAccessAllowed)
+            }, request: request)
     }
 
     /// Makes thumbnails from what a sync read with the images' headers (by key: an embedded EXIF thumbnail, or a

@@ -106,7 +106,9 @@ public struct CloudAssetsError: Error, Sendable, CustomStringConvertible {
         /// Any other error answer of the service (its S3 code is in the message).
         public static let serviceError = Code("serviceError")
         // Images.
-        /// The file is not an image the library decodes (JPEG, PNG, HEIF), or its bytes are corrupt or truncated.
+        /// The file is not an image the library decodes (JPEG, PNG, HEIF) or a video whose frames it decodes
+        /// (FFmpeg's containers and codecs), its bytes are corrupt or truncated, or the decoder's library (libheif,
+        /// FFmpeg) cannot be loaded.
         public static let imageUnreadable = Code("imageUnreadable")
         /// The image's declared pixel count is above the decoder's limit: refused before any pixel memory is
         /// allocated.

@@ -36,35 +36,36 @@ enum ImageBridge {
 
     /// Decodes `source` off the cooperative pool; cancelling the calling task stops the decode at the next row.
     static func decode(_ source: Source, request: DecodeRequest) async throws -> (AssetImage, DecodeStatistics) {
-        let cancelled = LockedBox(false)
-        return try await withTaskCancellationHandler {
-            try await slots.withSlot { try await decodeOnQueue(source, request: request, cancelled: cancelled) }
-        } onCancel: {
-            cancelled.withLock { $0 = true }
+        try await offPool { isCancelled in
+            let (image, statistics) =
+                switch source {
+                case .file(let url):
+                    try ImageDecoder.decode(fileAt: url.path, request: request, isCancelled: isCancelled)
+                case .bytes(let bytes):
+                    try ImageDecoder.decode(data: bytes, request: request, isCancelled: isCancelled)
+                }
+            return (AssetImage(image), statistics)
         }
     }
 
-    /// Decodes `source` on the decode queue (the caller holds one of the ``slots``).
-    private static func decodeOnQueue(
-        _ source: Source, request: DecodeRequest, cancelled: LockedBox<Bool>
-    ) async throws -> (AssetImage, DecodeStatistics) {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                let isCancelled: @Sendable () -> Bool = { cancelled.withLock { $0 } }
-                do throws(ImageError) {
-                    if isCancelled() { throw .cancelled }
-                    let (image, statistics) =
-                        switch source {
-                        case .file(let url):
-                            try ImageDecoder.decode(fileAt: url.path, request: request, isCancelled: isCancelled)
-                        case .bytes(let bytes):
-                            try ImageDecoder.decode(data: bytes, request: request, isCancelled: isCancelled)
-                        }
-                    continuation.resume(returning: (AssetImage(image), statistics))
-                } catch {
-                    continuation.resume(throwing: error)
+    /// Runs `body`, a decode that blocks its thread, on the decode queue in one of the ``slots``; cancelling the
+    /// calling task makes `isCancelled` answer true (and a decode not yet started throws `.cancelled`).
+    static func offPool<T: Sendable>(
+        _ body: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) throws -> T
+    ) async throws -> T {
+        let cancelled = LockedBox(false)
+        let isCancelled: @Sendable () -> Bool = { cancelled.withLock { $0 } }
+        return try await withTaskCancellationHandler {
+            try await slots.withSlot {
+                try await withCheckedThrowingContinuation { continuation in
+                    queue.async {
+                        guard !isCancelled() else { return continuation.resume(throwing: ImageError.cancelled) }
+                        continuation.resume(with: Result { try body(isCancelled) })
+                    }
                 }
             }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
         }
     }
 

@@ -125,6 +125,9 @@ public enum ThumbnailSource: Sendable, Hashable {
     case embeddedThumbnail(bytesFetched: Int)
     /// Decoded from the local (or downloaded) original and downscaled.
     case downscaledOriginal
+    /// A video's first frame, decoded from the local original (`bytesRead` 0) or from this many bytes of it read
+    /// by range — its container's boxes and the first keyframe; the rest of the video was not downloaded.
+    case posterFrame(bytesRead: Int)
 }
 
 extension ImageRequestOptions {

@@ -155,7 +155,8 @@ extension RequestBroker {
     /// the same version, decoded the same way, for the same options.
     ///
     /// The version is the current edit's rendered version for `options.version == .current` on an edited asset,
-    /// else the original. Local: decoded. Otherwise, unless `.highQualityFormat`, the version's local thumbnail is
+    /// else the original; a video's image is its poster frame (``OriginalsCache/posterFrame(of:request:isNetworkAccessAllowed:)``:
+    /// by range when the original is not local, never downloaded whole). Local: decoded. Otherwise, unless `.highQualityFormat`, the version's local thumbnail is
     /// decoded and handed to `degraded` first (`isFinal` when the network may not be used or `.fastFormat`: then
     /// that is the answer); then the version is downloaded and decoded when the options and the policy (for
     /// `priority`) allow.
@@ -165,11 +166,16 @@ extension RequestBroker {
         degraded: (_ image: AssetImage, _ peakBytes: Int, _ isFinal: Bool) -> Void = { _, _, _ in }
     ) async throws -> FinalImage {
         guard let assetID = record.id else { throw AssetRequestError.assetDeleted(localIdentifier: 0) }
-        // The current version of an edited asset is its rendered version, with the edit's thumbnail.
-        let edited = options.version == .current && record.editRevision != nil
+        // A video's image is its poster frame. The current version of an edited asset is its rendered version,
+        // with the edit's thumbnail.
+        let video = record.mediaType == .video
+        let edited = !video && options.version == .current && record.editRevision != nil
         if let url = edited ? edits.localRenderedFile(of: record) : cache.verifiedOriginal(of: record) {
             cache.noteAccess(assetID)
-            let (image, statistics) = try await ImageBridge.decode(.file(url), request: request)
+            let (image, statistics) =
+                video
+                ? try await Self.posterOnly(ImageBridge.posterFrame(.file(url), request: request))
+                : try await ImageBridge.decode(.file(url), request: request)
             return .decoded(image, peakBytes: statistics.peakPixelBytes)
         }
         let networkAllowed =
@@ -184,6 +190,12 @@ extension RequestBroker {
             if isFinal { return .degradedWasFinal }
         } else if options.deliveryMode == .fastFormat || !networkAllowed {
             return .inCloud
+        }
+        if video {
+            // The container's boxes and the first keyframe, by range: the video is not downloaded.
+            let (image, statistics, _) = try await cache.posterFrame(
+                of: record, request: request, isNetworkAccessAllowed: true)
+            return .decoded(image, peakBytes: statistics.peakPixelBytes)
         }
         let url =
             edited
@@ -209,6 +221,13 @@ extension RequestBroker {
         } onCancel: {
             self.cache.cancelDownloads(forRequest: id)
         }
+    }
+
+    /// A poster frame's image and statistics, without the count of bytes read.
+    private static func posterOnly(_ decoded: (image: AssetImage, statistics: DecodeStatistics, bytesRead: Int64))
+        -> (AssetImage, DecodeStatistics)
+    {
+        (decoded.image, decoded.statistics)
     }
 
     /// What a request for `targetSize` decodes to, by its options.

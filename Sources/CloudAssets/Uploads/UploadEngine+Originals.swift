@@ -318,22 +318,25 @@ extension UploadEngine {
         return .failed(id: id, reason: "the bucket holds other objects under every name tried for \(record.key)")
     }
 
-    /// Writes the thumbnail of an image just uploaded under `key` beside it (the layout's `thumbnails/<path>.jpg`,
-    /// created only if absent), so that every library shows the new photo at its next sync instead of a blank
-    /// cell: the one this library has, else one made from the local original (decoded small, no metadata — no
-    /// location). Nil when it is not an image the decoders read, the key holds another writer's thumbnail, or the
+    /// Writes the thumbnail of an image or a video just uploaded under `key` beside it (the layout's
+    /// `thumbnails/<path>.jpg`, created only if absent), so that every library shows the new photo at its next sync
+    /// instead of a blank cell: the one this library has, else one made from the local original (decoded small —
+    /// a video's first frame —, no metadata: no location). Nil when it is not an image or video the decoders read, the key holds another writer's thumbnail, or the
     /// upload fails: the original's upload stands either way.
     private func uploadThumbnail(of record: AssetRecord, key: String, original: URL, remote: LibraryRemote) async
         -> ThumbnailObject?
     {
-        guard record.mediaType == .image, let id = record.id,
+        guard record.mediaType == .image || record.mediaType == .video, let id = record.id,
             let thumbnailKey = configuration.layout.thumbnailKey(forOriginalKey: key)
         else { return nil }
         // try?: no thumbnail file: one is made from the original below
         var data = record.thumbnailPresent ? try? LocalFile.read(files.thumbnail(id: id)) : nil
+        let request = configuration.thumbnailRequest
         if data == nil,
             // try?: undecodable: the asset goes without a bucket thumbnail
-            let (image, _) = try? await ImageBridge.decode(.file(original), request: configuration.thumbnailRequest),
+            let image = try? await (record.mediaType == .video
+                ? ImageBridge.posterFrame(.file(original), request: request).image
+                : ImageBridge.decode(.file(original), request: request).0),
             // try?: unencodable: the asset goes without a bucket thumbnail
             let jpeg = try? ImageBridge.encodeJPEG(image, quality: EmbeddedThumbnail.quality)
         {
