@@ -4,6 +4,8 @@ import Foundation
 // Issue 55, videos, on the path a user runs (the CLI end to end, a bucket another tool wrote):
 // - the metadata of a 1 GiB MP4 whose `moov` follows the media data: the requests and bytes `cloudassets sync`
 //   reads for it, beside `ffprobe` reading the same object over HTTP (what a user would otherwise run);
+// - its poster frame: `cloudassets thumbnail --network` (the first frame, by range), beside
+//   `ffmpeg -ss 0 -i URL -frames:v 1` writing a JPEG from the same object over HTTP: time and bytes fetched;
 // - a seek in a cloud-only video: the time from `cloudassets play`'s URL to the first decoded frame at the middle
 //   (`ffmpeg -ss` on the URL), beside downloading the whole original first (curl).
 
@@ -92,6 +94,27 @@ private func measureVideo(_ server: FakeS3Server, body: Data, scratch: URL) asyn
     guard probed.status == 0, probed.output.contains("duration=60") else { throw BenchError("ffprobe failed") }
     let theirs = reads()
 
+    // Its poster frame, by each tool from the cloud-only object.
+    server.requestLog.clear()
+    let posterTime = try await seconds {
+        let made = try run(cli, ["thumbnail", "clips/big.mp4", "--network"] + globals, environment: environment)
+        guard made.status == 0, made.output.contains("first frame") else {
+            throw BenchError("cloudassets thumbnail: \(made.status) \(made.output)")
+        }
+    }
+    let posterReads = reads()
+    server.requestLog.clear()
+    let ffmpegPosterTime = try await seconds {
+        let made = try run(
+            "/usr/bin/ffmpeg",
+            [
+                "-loglevel", "error", "-y", "-ss", "0", "-i", url, "-frames:v", "1",
+                scratch.appendingPathComponent("poster.jpg").path,
+            ])
+        guard made.status == 0 else { throw BenchError("ffmpeg could not write the poster frame") }
+    }
+    let ffmpegPosterReads = reads()
+
     // A seek to the middle of the cloud-only video: `cloudassets play`, then the first frame there.
     let player = Process()
     player.executableURL = URL(fileURLWithPath: cli)
@@ -131,6 +154,17 @@ private func measureVideo(_ server: FakeS3Server, body: Data, scratch: URL) asyn
             value: Double(ours.bytes) / mib, unit: "MiB", reference: "ffprobe over HTTP",
             referenceValue: Double(theirs.bytes) / mib, ratio: Double(theirs.bytes) / Double(max(1, ours.bytes)),
             target: "<= 1 MiB", met: ours.bytes <= 1 << 20),
+        BenchRow(
+            name: "video: poster frame of a cloud-only 1 GiB video via cloudassets thumbnail --network (s)",
+            value: posterTime, unit: "s", reference: "ffmpeg -ss 0 -frames:v 1 over HTTP",
+            referenceValue: ffmpegPosterTime, ratio: ffmpegPosterTime / posterTime,
+            target: "report (\(posterReads.requests) GETs; ffmpeg \(ffmpegPosterReads.requests))", met: true),
+        BenchRow(
+            name: "video: poster frame of a cloud-only 1 GiB video via cloudassets thumbnail --network (MiB read)",
+            value: Double(posterReads.bytes) / mib, unit: "MiB", reference: "ffmpeg -ss 0 -frames:v 1 over HTTP",
+            referenceValue: Double(ffmpegPosterReads.bytes) / mib,
+            ratio: Double(ffmpegPosterReads.bytes) / Double(max(1, posterReads.bytes)),
+            target: "<= 2 MiB", met: posterReads.bytes <= 2 << 20),
         BenchRow(
             name: "video: first frame at the middle of a cloud-only 1 GiB video via cloudassets play",
             value: firstFrame, unit: "s", reference: "downloading it whole (curl)", referenceValue: download,

@@ -40,7 +40,8 @@ package enum PosterFrame {
             read: { context, offset, buffer, length in
                 let reader = Unmanaged<ReadContext>.fromOpaque(context!).takeUnretainedValue()
                 do {
-                    let count = try reader.read(offset, UnsafeMutableRawBufferPointer(start: buffer, count: Int(length)))
+                    let count = try reader.read(
+                        offset, UnsafeMutableRawBufferPointer(start: buffer, count: Int(length)))
                     return Int64(count)
                 } catch {
                     reader.error = error
@@ -90,7 +91,9 @@ package enum PosterFrame {
         fileAt path: String, request: DecodeRequest, seconds: Double = 0, isCancelled: @escaping () -> Bool = { false }
     ) throws -> (image: RGBAImage, statistics: DecodeStatistics) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ImageError.codec("cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw ImageError.codec("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {

@@ -18,8 +18,11 @@ private func fixtureURL(_ name: String) -> URL {
 /// reference the poster frame is compared with.
 private func ffmpegFirstFrame(_ url: URL) throws -> (width: Int, height: Int, pixels: [UInt8]) {
     let size = try run(
-        "ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height:stream_side_data=rotation",
-                    "-of", "default=nw=1", url.path])
+        "ffprobe",
+        [
+            "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height:stream_side_data=rotation",
+            "-of", "default=nw=1", url.path,
+        ])
     var fields: [String: Int] = [:]
     for line in String(decoding: size, as: UTF8.self).split(separator: "\n") {
         let parts = line.split(separator: "=")
@@ -52,7 +55,9 @@ private func meanDifference(_ image: RGBAImage, _ reference: [UInt8]) -> Double 
     for y in 0..<image.height {
         for x in 0..<image.width {
             for c in 0..<3 {
-                total += abs(Int(image.pixels[y * image.bytesPerRow + x * 4 + c]) - Int(reference[(y * image.width + x) * 4 + c]))
+                total += abs(
+                    Int(image.pixels[y * image.bytesPerRow + x * 4 + c]) - Int(reference[(y * image.width + x) * 4 + c])
+                )
                 count += 1
             }
         }
@@ -125,7 +130,9 @@ struct PosterFrameTests {
         #expect(throws: ImageError.self) {
             _ = try PosterFrame.decode(size: Int64(garbage.count), request: fullSize) { offset, buffer in
                 let count = min(buffer.count, garbage.count - Int(offset))
-                garbage.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
+                garbage.withUnsafeBytes {
+                    buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count]))
+                }
                 return count
             }
         }

@@ -334,7 +334,8 @@ extension UploadEngine {
         let request = configuration.thumbnailRequest
         if data == nil,
             // try?: undecodable: the asset goes without a bucket thumbnail
-            let image = try? await (record.mediaType == .video
+            let image = try? await
+                (record.mediaType == .video
                 ? ImageBridge.posterFrame(.file(original), request: request).image
                 : ImageBridge.decode(.file(original), request: request).0),
             // try?: unencodable: the asset goes without a bucket thumbnail
