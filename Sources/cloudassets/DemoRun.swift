@@ -200,13 +200,13 @@ struct DemoRun {
     }
 
     /// A video another tool wrote (no fields of ours; 32 MiB, its `moov` after the media data, as phones write):
-    /// the sync reads its length, size, date and place with a few ranged GETs; its playback URL serves the middle
-    /// with one more, and the bytes stay in the cache.
+    /// the sync reads its length, size, date and place with a few ranged GETs; its poster frame is decoded from a
+    /// few more; its playback URL serves the middle with one more, and the bytes stay in the cache.
     private func showVideo(_ library: AssetLibrary, server: FakeS3Server, observer: DemoObserver) async throws {
         let key = "originals/clips/harbour.mov"
         let movie = SyntheticMovie.make(
-            duration: 95, width: 1920, height: 1080, frameRate: 30, mediaBytes: 32 << 20, movieLast: true,
-            creationDate: "2024-07-14T21:30:00+0200", location: "+43.2965+005.3698/", rotated: true)
+            duration: 95, width: 640, height: 360, frameRate: 30, mediaBytes: 32 << 20, movieLast: true,
+            creationDate: "2024-07-14T21:30:00+0200", location: "+43.2965+005.3698/", rotated: true, decodable: true)
         try server.putObject(bucket: Self.bucket, key: key, data: Data(movie), contentType: "video/quicktime")
         server.requestLog.clear()
         _ = try await library.sync(mode: .full, fetchThumbnails: false)
@@ -218,6 +218,14 @@ struct DemoRun {
                 + "\(video.pixelWidth)×\(video.pixelHeight) (rotated), \(video.videoCodec ?? "?") at "
                 + "\(Int(video.frameRate)) fps, taken \(video.creationDate) — read with \(reads.count) requests, "
                 + "\(reads.reduce(0) { $0 + $1.bytesSent } >> 10) KiB, state \(video.availability)")
+        server.requestLog.clear()
+        if case .posterFrame(let bytesRead) = try await library.makeThumbnail(for: video) {
+            let gets = server.requestLog.entries().filter { $0.key == key }
+            say(
+                "   poster frame: its first frame, upright, decoded from \(bytesRead >> 10) KiB read by range "
+                    + "(\(gets.count) GETs: \(gets.compactMap(\.rangeHeader).joined(separator: ", "))); state "
+                    + "\(try library.asset(forKey: key).map { "\($0.availability)" } ?? "?")")
+        }
         var options = AssetRequestOptions()
         options.isNetworkAccessAllowed = true
         let url = try await library.requestPlaybackURL(for: video, options: options)
@@ -228,8 +236,8 @@ struct DemoRun {
         let seek = server.requestLog.entries().filter { $0.key == key }
         say(
             "   playback URL \(url.absoluteString); a seek to the middle: \(data.count) bytes, "
-                + "GETs \(seek.compactMap(\.rangeHeader).joined(separator: ", ")) (the middle, and once the head and "
-                + "movie box, where the location the library blanks is); "
+                + "GETs \(seek.compactMap(\.rangeHeader).joined(separator: ", ")) (the middle only: the head and "
+                + "movie box, where the location the library blanks is, stayed in the cache); "
                 + "state now \(try library.asset(forKey: key).map { "\($0.availability)" } ?? "?")")
     }
 

@@ -158,3 +158,66 @@ struct PosterFrameTests {
         }
     }
 }
+
+@Suite("Movies built in code")
+struct SyntheticMovieTests {
+    static func decode(_ movie: [UInt8], request: DecodeRequest = fullSize, seconds: Double = 0, log: ReadLogBox? = nil)
+        throws -> RGBAImage
+    {
+        try PosterFrame.decode(size: Int64(movie.count), request: request, seconds: seconds) { offset, buffer in
+            let count = min(buffer.count, movie.count - Int(offset))
+            movie.withUnsafeBytes {
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count]))
+            }
+            log?.ranges.append(offset..<offset + Int64(count))
+            return count
+        }.image
+    }
+
+    @Test(
+        "a decodable movie's frames are the pictures written, moov at either end, cropped to an odd size of blocks",
+        arguments: [true, false])
+    func decodableMovieShowsItsPictures(movieLast: Bool) throws {
+        let movie = SyntheticMovie.make(
+            duration: 6, width: 96, height: 56, frameRate: 10, mediaBytes: 2 << 20, movieLast: movieLast,
+            decodable: true)
+        let metadata = try VideoMetadataReader.read(bytes: movie).metadata
+        #expect(metadata.pixelWidth == 96 && metadata.pixelHeight == 56 && abs(metadata.duration - 6) < 0.01)
+        let first = try Self.decode(movie)
+        #expect(first.width == 96 && first.height == 56)
+        // Each pixel within rounding of the colour written (YCbCr 4:2:0 and back: chroma is shared by 2x2 pixels,
+        // so compare where the gradient is flat enough: every pixel, with a tolerance).
+        var worst = 0
+        for y in 0..<56 where abs(y - 14) > 4 {
+            for x in 0..<96 {
+                let want = SyntheticMovie.colour(x: x, y: y, width: 96, height: 56, look: 0)
+                let at = y * first.bytesPerRow + x * 4
+                worst = max(
+                    worst, abs(Int(first.pixels[at]) - Int(want.red)), abs(Int(first.pixels[at + 1]) - Int(want.green)),
+                    abs(Int(first.pixels[at + 2]) - Int(want.blue)))
+            }
+        }
+        #expect(worst <= 8, "largest channel error \(worst)")
+        // Four seconds in: the third keyframe's picture (look 2), not the first's.
+        let later = try Self.decode(movie, seconds: 4.05)
+        let want = SyntheticMovie.colour(x: 48, y: 40, width: 96, height: 56, look: 2)
+        let at = 40 * later.bytesPerRow + 48 * 4
+        #expect(abs(Int(later.pixels[at]) - Int(want.red)) <= 8 && abs(Int(later.pixels[at + 2]) - Int(want.blue)) <= 8)
+    }
+
+    @Test("a poster of a large decodable movie reads its head and its movie box, not its media data")
+    func posterReadsLittle() throws {
+        let movie = SyntheticMovie.make(
+            duration: 20, width: 64, height: 48, frameRate: 10, mediaBytes: 16 << 20, movieLast: true,
+            decodable: true)
+        let log = ReadLogBox()
+        _ = try Self.decode(movie, log: log)
+        let read = log.ranges.reduce(0) { $0 + $1.count }
+        #expect(read < 1 << 20, "\(read) bytes read of \(movie.count)")
+    }
+}
+
+/// Ranges a decode read.
+final class ReadLogBox: @unchecked Sendable {  // used by one decode, on its one thread
+    var ranges: [Range<Int64>] = []
+}
