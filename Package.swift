@@ -145,7 +145,7 @@ let package = Package(
         .target(
             name: "FakeS3",
             dependencies: [
-                "AWSSigV4", "CZlib", "Essentials", "Images", "HTTPServerSupport",
+                "AWSSigV4", "CZlib", "Essentials", "Images", "Video", "HTTPServerSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -220,7 +220,8 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         .testTarget(
-            name: "FakeS3Tests", dependencies: ["FakeS3", "AWSSigV4", "Images", "Essentials", "TestSupport", "Hashing"]),
+            name: "FakeS3Tests",
+            dependencies: ["FakeS3", "AWSSigV4", "Images", "Video", "Essentials", "TestSupport", "Hashing"]),
         // Helpers more than one test target needs.
         .target(name: "TestSupport", dependencies: ["Essentials"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(

@@ -15,6 +15,11 @@ package struct SplitMix64: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 
+    /// Skips `count` numbers at once: the generator is then where `count` calls of ``next()`` would have left it.
+    package mutating func skip(_ count: Int) {
+        state &+= 0x9E37_79B9_7F4A_7C15 &* UInt64(max(0, count))
+    }
+
     /// A number in `0..<bound` (`bound` > 0), by modulo: fast, and uniform enough for workloads and tests.
     package mutating func next(below bound: UInt64) -> UInt64 { next() % bound }
 

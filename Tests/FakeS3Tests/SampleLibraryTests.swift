@@ -1,8 +1,10 @@
+import Essentials
 import FakeS3
 import Foundation
 import Images
 import TestSupport
 import Testing
+import Video
 
 @Suite("Sample library seeding", .heavy)
 struct SampleLibraryTests {
@@ -99,4 +101,51 @@ struct SampleLibraryTests {
         if !wasStarted { try await server.stop() }
         return r.text.components(separatedBy: "<Key>").dropFirst().map { String($0.prefix { $0 != "<" }) }
     }
+}
+
+extension SampleLibraryTests {
+    @Test func videoOriginalsAreRealMoviesWhoseFieldsAgreeWithTheirContainers() async throws {
+        let server = try FakeS3Server(configuration: FakeS3Configuration())
+        try SampleLibrary.seed(into: server, assets: 120, seed: 11)
+        let videos = try await keys(server).filter { $0.hasPrefix("originals/") && $0.hasSuffix(".mov") }
+        #expect(videos.count >= 3)
+        var movieLast = 0
+        for key in videos {
+            let bytes = [UInt8](try #require(try server.objectData(bucket: "photos", key: key)))
+            let fields = try #require(try server.objectMetadata(bucket: "photos", key: key))
+            let metadata = try VideoMetadataReader.read(bytes: bytes).metadata
+            #expect(fields["duration"].flatMap(Double.init) == metadata.duration, "\(key)")
+            #expect(fields["pixel-width"] == String(metadata.pixelWidth), "\(key)")
+            #expect(fields["video-codec"] == metadata.codec && fields["media-type"] == "video")
+            // Its first frame decodes at the size its fields state.
+            let frame = try PosterFrame.decode(
+                size: Int64(bytes.count),
+                request: DecodeRequest(
+                    targetWidth: 0, targetHeight: 0, resizeMode: .none)
+            ) { offset, buffer in
+                let count = min(buffer.count, bytes.count - Int(offset))
+                bytes.withUnsafeBytes {
+                    buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count]))
+                }
+                return count
+            }.image
+            #expect(String(frame.width) == fields["pixel-width"] && String(frame.height) == fields["pixel-height"])
+            if let moov = bytes.indices.dropLast(8).last(where: {
+                bytes[$0 + 4...$0 + 7].elementsEqual(Array("moov".utf8))
+            }),
+                moov > bytes.count / 2
+            {
+                movieLast += 1
+            }
+        }
+        #expect(movieLast > 0 && movieLast < videos.count, "moov at either end: \(movieLast) of \(videos.count) last")
+    }
+}
+
+@Test func splitMixSkipLeavesTheGeneratorWhereThatManyDrawsWould() {
+    var drawn = SplitMix64(seed: 42)
+    var skipped = SplitMix64(seed: 42)
+    for _ in 0..<1000 { _ = drawn.next() }
+    skipped.skip(1000)
+    #expect(drawn.next() == skipped.next())
 }

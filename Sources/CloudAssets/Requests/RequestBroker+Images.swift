@@ -178,6 +178,13 @@ extension RequestBroker {
                 : try await ImageBridge.decode(.file(url), request: request)
             return .decoded(image, peakBytes: statistics.peakPixelBytes)
         }
+        if video, record.availability == .partial,
+            // try?: not every byte the frame needs is cached: the paths below decide, with the network or not
+            let (image, statistics, _) = try? await cache.posterFrame(
+                of: record, request: request, isNetworkAccessAllowed: false)
+        {
+            return .decoded(image, peakBytes: statistics.peakPixelBytes)
+        }
         let networkAllowed =
             options.isNetworkAccessAllowed && network.allows(userRequest: priority == .userInitiated)
         let thumbnail =

@@ -4,13 +4,15 @@ import Foundation
 import Hashing
 import Images
 import NIOCore
+import Video
 
 /// A deterministic sample photo library in the bucket layout of DESIGN.md:
 ///
 /// - `originals/<yyyy>/<mm>/IMG_<n>.jpg` — real JPEG photos of varied dimensions (mostly), with EXIF:
 ///   the capture date (DateTimeOriginal at a varied time-zone offset), the orientation (1–8 in turn, the
 ///   stored pixels rotated so that they display upright), a GPS position on about a third and an embedded
-///   IFD1 thumbnail on about half; or `VID_<n>.mov` / `AUD_<n>.m4a` with placeholder bytes. Each has
+///   IFD1 thumbnail on about half; or `VID_<n>.mov`, a real H.264 movie (``SyntheticMovie``, its `moov` at
+///   either end, its facts in its fields as the library uploads them), or `AUD_<n>.m4a` with placeholder bytes. Each has
 ///   `x-amz-meta-creation-date` (ISO 8601), `pixel-width`, `pixel-height` (as stored), `media-type`
 ///   (`image`/`video`/`audio`) and `orientation` (1–8; 1 for video and audio);
 /// - `thumbnails/<same path>.jpg` — a real JPEG rendition (upright, at most 160 px) for about 85 % of the assets;
@@ -91,7 +93,7 @@ public enum SampleLibrary {
                 contentType = "image/jpeg"
             case "video":
                 name = "VID_\(number).mov"
-                data = noise(count: 200_000 + Int(rng.next() % 2_000_000), rng: &rng)
+                data = video(mediaBytes: 200_000 + Int(rng.next() % 2_000_000), shape: (width, height), rng: &rng)
                 contentType = "video/quicktime"
             default:
                 name = "AUD_\(number).m4a"
@@ -102,7 +104,15 @@ public enum SampleLibrary {
             var metadata = [
                 "creation-date": iso8601(created), "media-type": mediaType, "orientation": String(orientation),
             ]
-            if mediaType != "audio" {
+            if mediaType == "video" {
+                // As the library uploads a video: its container's facts in its fields (no reads at sync).
+                let facts = videoFacts(shape: (width, height))
+                metadata["pixel-width"] = String(facts.width)
+                metadata["pixel-height"] = String(facts.height)
+                metadata["duration"] = String(Double(facts.duration))
+                metadata["video-codec"] = "avc1"
+                metadata["frame-rate"] = String(Double(facts.frameRate))
+            } else if mediaType != "audio" {
                 metadata["pixel-width"] = String(width)
                 metadata["pixel-height"] = String(height)
             }
@@ -400,6 +410,29 @@ public enum SampleLibrary {
     public static func samplePNG(width: Int, height: Int, seed: UInt64) throws -> Data {
         var rng = SplitMix64(seed: seed)
         return Data(try ImageEncoder.png(pixels(width: width, height: height, rng: &rng)))
+    }
+
+    /// A sample video's facts, from the size drawn for its asset: 160 x 90 (H.264 of raw keyframes is large per
+    /// pixel), 2 to 21 seconds at 30 fps, its `moov` after the media data for 55 of 100 (as phones write; one
+    /// published sample of phone videos had 55 % so), a place on one in three.
+    static func videoFacts(shape: (width: Int, height: Int)) -> (
+        width: Int, height: Int, duration: Int, frameRate: Int, movieLast: Bool, location: String?
+    ) {
+        (
+            160, 90, 2 + shape.width % 20, 30, shape.height % 100 < 55,
+            shape.width % 3 == 0 ? "+\(40 + shape.height % 10).\(1000 + shape.width)+00\(shape.height % 10).5/" : nil
+        )
+    }
+
+    /// A real, decodable movie (``SyntheticMovie``) of about `mediaBytes`, drawing from `rng` what the noise it
+    /// replaced drew, so that every other sample asset stays as it was.
+    private static func video(mediaBytes: Int, shape: (width: Int, height: Int), rng: inout SplitMix64) -> Data {
+        rng.skip(mediaBytes)
+        let facts = videoFacts(shape: shape)
+        return Data(
+            SyntheticMovie.make(
+                duration: facts.duration, width: facts.width, height: facts.height, frameRate: facts.frameRate,
+                mediaBytes: mediaBytes, movieLast: facts.movieLast, location: facts.location, decodable: true))
     }
 
     private static func noise(count: Int, rng: inout SplitMix64) -> Data {
