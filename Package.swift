@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "CHeif", linkerSettings: [.linkedLibrary("dl")]),
         // FFmpeg's libavformat, libavcodec and libswscale, loaded with dlopen on first use the same way (they link
         // most of the system's codec libraries).
-        .target(name: "CVideo", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("m")]),
+        .target(name: "CVideo", linkerSettings: [.linkedLibrary("dl")]),
 
         // What every module shares: the one lock box, thread-role checks, HTTP dates and ASCII helpers,
         // byte-range sets and a seeded generator.

@@ -94,7 +94,9 @@ package enum SyntheticMovie {
     /// Media data that is not video: a pattern without long runs.
     static func placeholder(_ count: Int, from start: Int = 0) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            for index in 0..<count { buffer[index] = UInt8(truncatingIfNeeded: ((start + index) &* 2_654_435_761) >> 11) }
+            for index in 0..<count {
+                buffer[index] = UInt8(truncatingIfNeeded: ((start + index) &* 2_654_435_761) >> 11)
+            }
             initialized = count
         }
     }

@@ -223,12 +223,15 @@ struct DocumentationTests {
     // MARK: - Debian packages
 
     /// The Debian package an app builds with, for each library the `CloudAssets` product links (Package.swift's
-    /// `linkedLibrary` settings; GRDB's system library `sqlite3`) or takes a header from (libheif's, whose library
-    /// is loaded with dlopen).
+    /// `linkedLibrary` settings; GRDB's system library `sqlite3`) or takes a header from (libheif's and FFmpeg's,
+    /// whose libraries are loaded with dlopen).
     static let buildPackages: [String: String] = [
         "curl": "libcurl4-openssl-dev", "z": "zlib1g-dev", "jpeg": "libjpeg62-turbo-dev", "png16": "libpng-dev",
-        "sqlite3": "libsqlite3-dev", "heif": "libheif-dev", "crypto": "libssl-dev",
+        "sqlite3": "libsqlite3-dev", "heif": "libheif-dev", "crypto": "libssl-dev", "avformat": "libavformat-dev",
+        "avcodec": "libavcodec-dev", "swscale": "libswscale-dev", "avutil": "libavutil-dev",
     ]
+    /// The libraries loaded with dlopen, whose headers an app builds with.
+    static let loadedLibraries: Set<String> = ["heif", "avformat", "avcodec", "swscale", "avutil"]
 
     @Test func theReadmeNamesThePackagesAnAppBuildsWith() throws {
         let manifest = try Repository.text("Package.swift")
@@ -242,8 +245,12 @@ struct DocumentationTests {
         linked.remove("dl")  // in libc6
         let heifShim = try Repository.text("Sources/CHeif/CHeif.c")
         #expect(heifShim.contains("#include <libheif/heif.h>") && heifShim.contains("dlopen(\"libheif.so.1\""))
+        let videoShim = try Repository.text("Sources/CVideo/CVideo.c")
+        for library in ["avformat", "avcodec", "swscale", "avutil"] {
+            #expect(videoShim.contains("#include <lib\(library)/") && videoShim.contains("CVIDEO_SONAME(\"\(library)\""))
+        }
         #expect(
-            linked.union(["sqlite3", "heif"]) == Set(Self.buildPackages.keys),
+            linked.union(["sqlite3"]).union(Self.loadedLibraries) == Set(Self.buildPackages.keys),
             "Package.swift links \(linked.sorted()): give each its Debian package here and in the README")
 
         let readme = MarkdownText(text: try Repository.text("README.md"))

@@ -45,11 +45,11 @@ struct InvalidInputTests {
         }
     }
 
-    @Test func thumbnailOfANonImageIsUnsupportedInputNotAFullDisk() async throws {
+    @Test func thumbnailOfAVideoThatIsNoMovieIsUnsupportedInputNotAFullDisk() async throws {
         try await withFixture(assets: 0) { fixture in
             let ids = try await Self.seed(fixture)
             let result = try await fixture.run("thumbnail", [try #require(ids[Self.video]), "--network"])
-            expectUserError(result, status: 16, mentioning: "not an image")
+            expectUserError(result, status: 16, mentioning: "not a container FFmpeg reads")
         }
     }
 
