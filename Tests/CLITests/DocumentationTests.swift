@@ -247,7 +247,8 @@ struct DocumentationTests {
         #expect(heifShim.contains("#include <libheif/heif.h>") && heifShim.contains("dlopen(\"libheif.so.1\""))
         let videoShim = try Repository.text("Sources/CVideo/CVideo.c")
         for library in ["avformat", "avcodec", "swscale", "avutil"] {
-            #expect(videoShim.contains("#include <lib\(library)/") && videoShim.contains("CVIDEO_SONAME(\"\(library)\""))
+            #expect(
+                videoShim.contains("#include <lib\(library)/") && videoShim.contains("CVIDEO_SONAME(\"\(library)\""))
         }
         #expect(
             linked.union(["sqlite3"]).union(Self.loadedLibraries) == Set(Self.buildPackages.keys),
