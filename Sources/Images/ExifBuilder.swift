@@ -12,6 +12,8 @@ package struct ExifBuilder: Sendable {
     package var thumbnailJPEG: [UInt8]?
     package var make: String?
     package var model: String?
+    /// Written in an Apple MakerNote (tag 0x11), as an iPhone writes a Live Photo's still.
+    package var appleContentIdentifier: String?
 
     package init() {}
 
@@ -39,6 +41,16 @@ package struct ExifBuilder: Sendable {
                 exif.append(ascii(Tag.offsetTime, ExifDate.formatOffset(offset)))
                 exif.append(ascii(Tag.offsetTimeOriginal, ExifDate.formatOffset(offset)))
             }
+        }
+        if let appleContentIdentifier {
+            let text = Array(appleContentIdentifier.utf8) + [0]
+            // "Apple iOS\0", version 1, big-endian; one entry; no next IFD; the text after it (offsets count
+            // from the note's start).
+            var note = Array("Apple iOS\0".utf8) + [0, 1] + Array("MM".utf8) + [0, 1]
+            note += [0x00, 0x11, 0x00, 0x02] + be32(text.count) + be32(text.count > 4 ? 32 : 0)
+            note += [0, 0, 0, 0] + (text.count > 4 ? text : [])
+            if text.count <= 4 { note.replaceSubrange(24..<24 + text.count, with: text) }
+            exif.append(Entry(tag: Tag.makerNote, type: 7, count: note.count, value: note))
         }
         if let location {
             gps.append(Entry(tag: 0, type: 1, count: 4, value: [2, 3, 0, 0]))
@@ -77,6 +89,8 @@ package struct ExifBuilder: Sendable {
         if let thumbnailJPEG { out += thumbnailJPEG }
         return out
     }
+
+    private func be32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
 
     private func ascii(_ tag: UInt16, _ text: String) -> Entry {
         let bytes = Array(text.utf8) + [0]

@@ -13,6 +13,8 @@ struct ExifFields {
     var gpsIFD: TIFFReader.IFD?
     /// The IFDs read other than IFD0 and the GPS IFD (the Exif IFD, the chain after IFD0).
     var otherIFDs: [TIFFReader.IFD] = []
+    /// The Live Photo identifier in an Apple MakerNote (its tag 0x11), validated; nil without one.
+    var contentIdentifier: String?
 
     enum Tag {
         static let make: UInt16 = 0x010F
@@ -27,6 +29,7 @@ struct ExifFields {
         static let compression: UInt16 = 0x0103
         static let thumbnailOffset: UInt16 = 0x0201
         static let thumbnailLength: UInt16 = 0x0202
+        static let makerNote: UInt16 = 0x927C
     }
 
     /// Reads IFD0, the Exif and GPS IFDs and the IFD chain after IFD0, refusing loops (an IFD visited twice),
@@ -51,6 +54,10 @@ struct ExifFields {
             if let entry = exif.entry(Tag.dateTimeOriginal) { dateTimeOriginal = try reader.ascii(entry) }
             if let entry = exif.entry(Tag.offsetTimeOriginal) { offsetTimeOriginal = try reader.ascii(entry) }
             if let entry = exif.entry(Tag.offsetTime) { offsetTime = try reader.ascii(entry) }
+            if let entry = exif.entry(Tag.makerNote), let value = entry.value {
+                contentIdentifier = Self.appleContentIdentifier(
+                    reader.bytes[(reader.base + value.lowerBound)..<(reader.base + value.upperBound)])
+            }
         }
         if let entry = ifd0.entry(Tag.gpsIFD) {
             gpsPointer = entry
@@ -77,6 +84,29 @@ struct ExifFields {
             isFirst = false
             next = ifd.nextOffset
         }
+    }
+
+    /// The content identifier in an Apple MakerNote: `Apple iOS\0`, a version, `MM`, then a big-endian IFD whose
+    /// offsets count from the note's start; tag 0x11 is the identifier (ASCII). Nil for another maker's note, or
+    /// one whose entry is malformed or lies outside the note (a note is a stranger's bytes: nothing is trusted).
+    static func appleContentIdentifier(_ note: ArraySlice<UInt8>) -> String? {
+        let bytes = Array(note)
+        guard bytes.count >= 16, bytes.starts(with: Array("Apple iOS\0".utf8)), bytes[12] == 0x4D, bytes[13] == 0x4D
+        else { return nil }
+        func u16(_ at: Int) -> Int { Int(bytes[at]) << 8 | Int(bytes[at + 1]) }
+        func u32(_ at: Int) -> Int { u16(at) << 16 | u16(at + 2) }
+        let count = u16(14)
+        guard count <= TIFFReader.maxEntriesPerIFD, 16 + count * 12 <= bytes.count else { return nil }
+        for index in 0..<count {
+            let entry = 16 + index * 12
+            guard u16(entry) == 0x0011, u16(entry + 2) == 2 else { continue }
+            let length = u32(entry + 4)
+            let start = length <= 4 ? entry + 8 : u32(entry + 8)
+            guard length >= 1, length <= ContentIdentifier.maxLength + 1, start >= 0, start <= bytes.count - length
+            else { return nil }
+            return ContentIdentifier.validated(String(decoding: bytes[start..<start + length], as: UTF8.self))
+        }
+        return nil
     }
 
     /// The GPS IFD's position; nil when latitude or longitude is missing or out of range.

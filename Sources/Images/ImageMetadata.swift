@@ -28,6 +28,8 @@ package struct ImageMetadata: Sendable, Hashable {
     package var location: GPSLocation?
     /// Where in the file IFD1's JPEG thumbnail lies; it starts with FFD8 and lies inside the EXIF segment.
     package var embeddedThumbnail: Range<Int>?
+    /// The Live Photo identifier of an Apple camera's photo (its MakerNote), validated; nil without one.
+    package var contentIdentifier: String?
 
     /// The size as displayed: the stored one, swapped for orientations 5...8.
     package var displayWidth: Int { orientation >= 5 ? pixelHeight : pixelWidth }
@@ -110,6 +112,7 @@ package struct ImageMetadata: Sendable, Hashable {
             captureDate = ExifDate.parse(dateTime, offset: exif.offsetTime)
         }
         location = exif.location
+        contentIdentifier = exif.contentIdentifier
         embeddedThumbnail = exif.thumbnail.map {
             (payload.lowerBound + $0.lowerBound)..<(payload.lowerBound + $0.upperBound)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Images
 
 /// What a video container's reader refuses: one line each, for a file that is not one, or a box that lies.
 public enum VideoMetadataError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -219,6 +220,8 @@ struct MovieBox {
             metaItems["com.apple.quicktime.creationdate"].flatMap(Self.date(iso8601:)) ?? headerCreation
         result.location =
             metaItems["com.apple.quicktime.location.ISO6709"].flatMap(VideoLocation.init(iso6709:)) ?? userLocation
+        result.contentIdentifier = metaItems["com.apple.quicktime.content.identifier"].flatMap(
+            ContentIdentifier.validated)
         guard fragmented, fragmentDuration == 0, let video = tracks.first(where: { $0.handler == Self.vide }),
             video.timescale > 0
         else { return (result, nil) }

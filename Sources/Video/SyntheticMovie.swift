@@ -4,7 +4,7 @@
 package enum SyntheticMovie {
     /// A movie of `duration` seconds, one H.264 video track of `width` × `height` at `frameRate`, `mediaBytes` of
     /// media data, `moov` after the media data (`movieLast`, as phones write) or before it; with Apple's creation
-    /// date and ISO 6709 location keys when given, and a 90° rotation when `rotated`.
+    /// date, ISO 6709 location and Live Photo content identifier keys when given, and a 90° rotation when `rotated`.
     ///
     /// With `decodable`, the media data is real H.264 (``SyntheticH264``): a keyframe every two seconds, the frames
     /// between them repeats, each two seconds' frames one chunk, the chunks spread evenly over `mediaBytes` (the
@@ -12,7 +12,8 @@ package enum SyntheticMovie {
     /// `width` and `height` are then the coded size too (keep them small: a keyframe stores its pixels raw).
     package static func make(
         duration: Int, width: Int, height: Int, frameRate: Int, mediaBytes: Int, movieLast: Bool,
-        creationDate: String? = nil, location: String? = nil, rotated: Bool = false, decodable: Bool = false
+        creationDate: String? = nil, location: String? = nil, rotated: Bool = false, decodable: Bool = false,
+        contentIdentifier: String? = nil
     ) -> [UInt8] {
         let ftyp = box("ftyp", Array("qt  ".utf8) + be32(0x200) + Array("qt  ".utf8))
         let timescale = 600
@@ -54,6 +55,7 @@ package enum SyntheticMovie {
         var items: [(String, String)] = []
         if let creationDate { items.append(("com.apple.quicktime.creationdate", creationDate)) }
         if let location { items.append(("com.apple.quicktime.location.ISO6709", location)) }
+        if let contentIdentifier { items.append(("com.apple.quicktime.content.identifier", contentIdentifier)) }
         var meta: [UInt8] = []
         if !items.isEmpty {
             var keys = [0, 0, 0, 0] + be32(items.count)

@@ -20,12 +20,18 @@ public struct VideoMetadata: Sendable, Hashable {
     public var creationDate: Date?
     /// Where it was recorded: `com.apple.quicktime.location.ISO6709`, else the `©xyz` user data; nil when absent.
     public var location: VideoLocation?
+    /// The identifier Apple's cameras give the two halves of a Live Photo
+    /// (`com.apple.quicktime.content.identifier`, the photo's MakerNote has the same): letters, digits and
+    /// hyphens, at most 64; nil when absent or not of that form.
+    public var contentIdentifier: String?
 
     /// Metadata with nothing known.
     public init(
         duration: Double = 0, pixelWidth: Int = 0, pixelHeight: Int = 0, rotation: Int = 0, codec: String? = nil,
-        frameRate: Double = 0, creationDate: Date? = nil, location: VideoLocation? = nil
+        frameRate: Double = 0, creationDate: Date? = nil, location: VideoLocation? = nil,
+        contentIdentifier: String? = nil
     ) {
+        self.contentIdentifier = contentIdentifier
         self.duration = duration
         self.pixelWidth = pixelWidth
         self.pixelHeight = pixelHeight

@@ -221,3 +221,16 @@ struct SyntheticMovieTests {
 final class ReadLogBox: @unchecked Sendable {  // used by one decode, on its one thread
     var ranges: [Range<Int64>] = []
 }
+
+@Test("a Live Photo's movie gives its content identifier; one of another form is absent")
+func movieContentIdentifier() throws {
+    let movie = SyntheticMovie.make(
+        duration: 3, width: 64, height: 48, frameRate: 10, mediaBytes: 4096, movieLast: true,
+        contentIdentifier: "9c1b0a6e-3f52-4d7b-8e21-5a6c0d4e7f10")
+    #expect(
+        try VideoMetadataReader.read(bytes: movie).metadata.contentIdentifier == "9C1B0A6E-3F52-4D7B-8E21-5A6C0D4E7F10")
+    let odd = SyntheticMovie.make(
+        duration: 3, width: 64, height: 48, frameRate: 10, mediaBytes: 4096, movieLast: true,
+        contentIdentifier: "not/an id")
+    #expect(try VideoMetadataReader.read(bytes: odd).metadata.contentIdentifier == nil)
+}
